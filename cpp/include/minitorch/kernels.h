@@ -1,0 +1,54 @@
+// kernels.h — the device interface: the few kernel families every op is built from.
+//
+// A device (CPU, CUDA) fills one KernelTable. The ops in cpp/src/ops check their inputs,
+// allocate outputs, prepare views (broadcast with expand, cast with copy), then call
+// these. Kernels trust their callers: shapes and dtypes are already checked.
+#pragma once
+#include <cstdint>
+
+#include "minitorch/scalar.h"
+#include "minitorch/tensor.h"
+
+namespace minitorch {
+
+enum class UnaryOp { Neg, Exp, Log, Sqrt, Abs, Sigmoid, Relu, Tanh, LogicalNot };
+enum class BinaryOp { Add, Sub, Mul, Div, Pow, Maximum, Minimum, Eq, Ne, Lt, Le, Gt, Ge };
+enum class ReduceOp { Sum, Max, Min, ArgMax, ArgMin };
+enum class RandomOp { Uniform, Normal, Integer };
+
+inline bool is_comparison(BinaryOp op) { return op >= BinaryOp::Eq; }
+
+struct KernelTable {
+    // dst[i] = cast(src[i]); same shape, any strides and dtypes (src may be expanded).
+    void (*copy)(const Tensor& dst, const Tensor& src);
+    // dst[i] = value; any strides.
+    void (*fill)(const Tensor& dst, Scalar value);
+    // dst[i] = start + i * step; dst contiguous 1-D.
+    void (*arange)(const Tensor& dst, double start, double step);
+    // out[i] = op(in[i]); same shape and dtype, any strides.
+    void (*map)(UnaryOp op, const Tensor& out, const Tensor& in);
+    // out[i] = op(a[i], b[i]); a and b already expanded to out's shape, same dtype;
+    // out has that dtype too, or bool for comparisons.
+    void (*zip)(BinaryOp op, const Tensor& out, const Tensor& a, const Tensor& b);
+    // out[i] = cond[i] ? a[i] : b[i]; all expanded to out's shape, a/b/out one dtype.
+    void (*where)(const Tensor& out, const Tensor& cond, const Tensor& a, const Tensor& b);
+    // in: contiguous (outer, inner). Reduces each row into values[row] (and, for the
+    // arg ops and max/min, the position in the row into indices[row], int64).
+    // values/indices: contiguous (outer,); indices may be null for Sum.
+    void (*reduce)(ReduceOp op, const Tensor& values, const Tensor& indices, const Tensor& in);
+    // out (batch..., M, N) contiguous = a (batch..., M, K) @ b (batch..., K, N);
+    // a and b expanded to the same batch shape, any strides, one dtype.
+    void (*matmul)(const Tensor& out, const Tensor& a, const Tensor& b);
+    // Random fill from the global generator: Uniform [lo, hi), Normal(mean=lo, std=hi),
+    // Integer [lo, hi). dst contiguous.
+    void (*random)(RandomOp op, const Tensor& dst, double lo, double hi);
+};
+
+const KernelTable& kernels(Device device);
+void register_kernels(DeviceType type, const KernelTable* table);
+
+namespace cpu {
+const KernelTable& kernel_table();
+}
+
+}  // namespace minitorch

@@ -1,0 +1,75 @@
+// ops.h — every tensor operation. Each checks its inputs, allocates the output and
+// calls a kernel family from kernels.h. Errors name the op and the offending shapes.
+#pragma once
+#include <optional>
+#include <tuple>
+#include <vector>
+
+#include "minitorch/kernels.h"
+#include "minitorch/scalar.h"
+#include "minitorch/tensor.h"
+
+namespace minitorch {
+
+// ---- creation (ops/creation.cpp) ----
+Tensor full(const Shape& shape, Scalar value, DType dtype, Device device = {});
+Tensor zeros(const Shape& shape, DType dtype = kDefaultFloat, Device device = {});
+Tensor arange(double start, double end, double step, DType dtype, Device device = {});
+Tensor linspace(double start, double end, int64_t steps, DType dtype, Device device = {});
+Tensor eye(int64_t n, int64_t m, DType dtype, Device device = {});
+Tensor scalar_tensor(Scalar value, Device device = {});  // a wrapped number
+void manual_seed(uint64_t seed);
+Tensor rand(const Shape& shape, DType dtype, Device device = {});
+Tensor randn(const Shape& shape, DType dtype, Device device = {});
+Tensor randint(int64_t low, int64_t high, const Shape& shape, DType dtype, Device device = {});
+
+// ---- copies and casts (ops/copy.cpp) ----
+Tensor contiguous(const Tensor& t);
+Tensor clone(const Tensor& t);
+Tensor to_dtype(const Tensor& t, DType dtype);  // returns t itself when nothing changes
+Tensor to_device(const Tensor& t, Device device);
+void copy_(const Tensor& dst, const Tensor& src);  // broadcasts src to dst
+void fill_(const Tensor& dst, Scalar value);
+
+// ---- views (ops/views.cpp) ----
+Tensor view(const Tensor& t, Shape shape);
+Tensor reshape(const Tensor& t, Shape shape);
+Tensor permute(const Tensor& t, std::vector<int64_t> dims);
+Tensor transpose(const Tensor& t, int64_t d0, int64_t d1);
+Tensor t_(const Tensor& t);  // .t(): 2-D transpose (0-D and 1-D unchanged)
+Tensor expand(const Tensor& t, const Shape& shape);
+Tensor unsqueeze(const Tensor& t, int64_t dim);
+Tensor squeeze(const Tensor& t, std::optional<std::vector<int64_t>> dims);
+Tensor flatten(const Tensor& t, int64_t start_dim, int64_t end_dim);
+Tensor select(const Tensor& t, int64_t dim, int64_t index);
+Tensor slice(const Tensor& t, int64_t dim, std::optional<int64_t> start,
+             std::optional<int64_t> stop, int64_t step);
+Tensor as_strided(const Tensor& t, Shape shape, Strides strides, int64_t offset);
+
+// ---- elementwise (ops/elementwise.cpp) ----
+Shape broadcast_shapes(const Shape& a, const Shape& b, const char* op);
+DType result_type(const Tensor& a, const Tensor& b);
+Tensor unary(UnaryOp op, const Tensor& x);
+Tensor binary(BinaryOp op, const Tensor& a, const Tensor& b);
+Tensor where(const Tensor& cond, const Tensor& a, const Tensor& b);
+Tensor clamp(const Tensor& x, const Tensor* lo, const Tensor* hi);
+// In place: a = op(a, b), b broadcast to a's shape, result cast to a's dtype.
+void binary_(BinaryOp op, const Tensor& a, const Tensor& b);
+const char* op_name(UnaryOp op);
+const char* op_name(BinaryOp op);
+
+// ---- reductions (ops/reduce.cpp) ----
+// dims empty = all dims.
+Tensor sum(const Tensor& t, std::vector<int64_t> dims, bool keepdim, std::optional<DType> dtype);
+Tensor mean(const Tensor& t, std::vector<int64_t> dims, bool keepdim, std::optional<DType> dtype);
+Tensor max_all(const Tensor& t);
+Tensor min_all(const Tensor& t);
+std::tuple<Tensor, Tensor> max_dim(const Tensor& t, int64_t dim, bool keepdim);
+std::tuple<Tensor, Tensor> min_dim(const Tensor& t, int64_t dim, bool keepdim);
+Tensor argmax(const Tensor& t, std::optional<int64_t> dim, bool keepdim);
+Tensor argmin(const Tensor& t, std::optional<int64_t> dim, bool keepdim);
+
+// ---- matmul (ops/matmul.cpp) ----
+Tensor matmul(const Tensor& a, const Tensor& b);
+
+}  // namespace minitorch

@@ -1,0 +1,34 @@
+// storage.h — a flat block of bytes on one device, shared by every view of it.
+#pragma once
+#include <cstddef>
+#include <functional>
+#include <memory>
+
+#include "minitorch/device.h"
+
+namespace minitorch {
+
+struct Storage {
+    void* data = nullptr;
+    size_t nbytes = 0;
+    Device device;
+    std::function<void(void*)> deleter;  // frees `data`; empty for zero-byte storage
+
+    Storage() = default;
+    Storage(const Storage&) = delete;
+    Storage& operator=(const Storage&) = delete;
+    ~Storage() { if (deleter) deleter(data); }
+
+    // New uninitialised memory. Raises OutOfMemoryError (Python MemoryError) when the
+    // request cannot be met — before anything is touched.
+    static std::shared_ptr<Storage> allocate(size_t nbytes, Device device);
+    // Memory owned by someone else (a NumPy array): `release` runs when the last view dies.
+    static std::shared_ptr<Storage> wrap(void* data, size_t nbytes, Device device,
+                                         std::function<void(void*)> release);
+};
+
+// Registered by the CUDA backend; without it, allocating on "cuda" raises.
+using DeviceAllocator = std::shared_ptr<Storage> (*)(size_t nbytes, Device device);
+void register_allocator(DeviceType type, DeviceAllocator alloc);
+
+}  // namespace minitorch

@@ -1,0 +1,69 @@
+// tensor.h — a Tensor is a shared handle to a TensorImpl: storage + how to read it.
+//
+// Element (i0, i1, ..., ik) of a tensor lives at
+//     storage.data + itemsize * (offset + i0*strides[0] + ... + ik*strides[k])
+// so views (transpose, slices, expand, ...) are new TensorImpls over the same Storage
+// with other shape / strides / offset. Strides and offset count elements, not bytes.
+#pragma once
+#include <cstdint>
+#include <memory>
+#include <vector>
+
+#include "minitorch/device.h"
+#include "minitorch/dtype.h"
+#include "minitorch/storage.h"
+
+namespace minitorch {
+
+using Shape = std::vector<int64_t>;
+using Strides = std::vector<int64_t>;
+
+struct TensorImpl;
+using Tensor = std::shared_ptr<TensorImpl>;
+
+struct TensorImpl {
+    std::shared_ptr<Storage> storage;
+    DType dtype = kDefaultFloat;
+    Shape shape;
+    Strides strides;
+    int64_t offset = 0;
+
+    // A Python number turned into a 0-dim tensor for an op: it takes part in dtype
+    // promotion with the lowest priority (PyTorch's "wrapped number").
+    bool wrapped_number = false;
+
+    // Autograd fields (the engine arrives with the autograd issue).
+    bool requires_grad = false;
+    Tensor grad;
+
+    TensorImpl();
+    ~TensorImpl();
+    TensorImpl(const TensorImpl&) = delete;
+    TensorImpl& operator=(const TensorImpl&) = delete;
+
+    int64_t dim() const { return static_cast<int64_t>(shape.size()); }
+    int64_t numel() const;
+    int64_t size(int64_t d) const;    // negative d counts from the end
+    int64_t stride(int64_t d) const;
+    Device device() const { return storage->device; }
+    bool is_contiguous() const;
+    // Address of element (0, ..., 0).
+    char* data() const { return static_cast<char*>(storage->data) + offset * (int64_t)itemsize(dtype); }
+    template <class T> T* data_as() const { return reinterpret_cast<T*>(data()); }
+};
+
+// Number of TensorImpl objects alive (for leak tests).
+int64_t live_tensor_count();
+
+// Row-major strides of a dense tensor of this shape.
+Strides contiguous_strides(const Shape& shape);
+// Product of sizes, checking each size >= 0 and the product for overflow ("op" names the caller).
+int64_t checked_numel(const Shape& shape, const char* op);
+// Wraps a possibly negative dim into [0, ndim); IndexError when out of range.
+int64_t wrap_dim(int64_t dim, int64_t ndim, const char* op);
+
+// New tensors.
+Tensor empty(const Shape& shape, DType dtype = kDefaultFloat, Device device = {});
+Tensor make_view(const Tensor& base, Shape shape, Strides strides, int64_t offset);
+
+}  // namespace minitorch

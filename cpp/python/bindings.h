@@ -1,0 +1,21 @@
+// bindings.h — the pieces of the _C module, one file each.
+#pragma once
+#include <cstring>
+
+#include "convert.h"
+
+namespace minitorch::python {
+
+void bind_errors(py::module_& m);
+void bind_types(py::module_& m);     // dtype, device
+void bind_tensor(py::module_& m);    // the Tensor class and its methods
+void bind_functions(py::module_& m); // creation, math, threads, seeds
+void bind_numpy(py::module_& m);
+void bind_cuda(py::module_& m);
+
+Tensor from_numpy(py::handle arr);
+py::array to_numpy(const Tensor& t, bool force);
+Tensor index(const Tensor& t, py::handle idx);
+void index_put(const Tensor& t, py::handle idx, py::handle value);
+
+}  // namespace minitorch::python

@@ -1,0 +1,156 @@
+// convert.cpp — Python argument conversion (see convert.h).
+#include "convert.h"
+
+#include <climits>
+
+namespace minitorch::python {
+
+namespace {
+std::optional<DType> dtype_from_name(const std::string& s)
+{
+    if (s == "float32" || s == "float") return DType::Float32;
+    if (s == "float64" || s == "double") return DType::Float64;
+    if (s == "int64" || s == "long") return DType::Int64;
+    if (s == "bool") return DType::Bool;
+    return std::nullopt;
+}
+}  // namespace
+
+DType dtype_arg(py::handle h, DType fallback)
+{
+    if (h.is_none()) return fallback;
+    if (py::isinstance<DType>(h)) return h.cast<DType>();
+    if (h.ptr() == (PyObject*)&PyFloat_Type) return DType::Float64;
+    if (h.ptr() == (PyObject*)&PyLong_Type) return DType::Int64;
+    if (h.ptr() == (PyObject*)&PyBool_Type) return DType::Bool;
+    std::string name;
+    if (py::isinstance<py::str>(h)) {
+        name = h.cast<std::string>();
+    } else {
+        try {  // NumPy dtypes and scalar types (np.float32, np.dtype("int64"))
+            name = py::str(py::dtype::from_args(py::reinterpret_borrow<py::object>(h)).attr("name"));
+        } catch (py::error_already_set&) {
+            throw TypeError(detail::str("invalid dtype ", std::string(py::repr(h)),
+                                        "; expected one of minitorch.float32, float64, int64, bool"));
+        }
+    }
+    auto t = dtype_from_name(name);
+    MT_CHECK_TYPE(t.has_value(), "unsupported dtype '", name,
+                  "': minitorch supports float32, float64, int64 and bool");
+    return *t;
+}
+
+std::optional<DType> optional_dtype_arg(py::handle h)
+{
+    if (h.is_none()) return std::nullopt;
+    return dtype_arg(h);
+}
+
+Device device_arg(py::handle h)
+{
+    if (h.is_none()) return Device{};
+    if (py::isinstance<Device>(h)) return h.cast<Device>();
+    MT_CHECK_TYPE(py::isinstance<py::str>(h), "invalid device ", std::string(py::repr(h)),
+                  "; expected 'cpu', 'cuda' or a minitorch.device");
+    std::string s = h.cast<std::string>();
+    if (s == "cpu") return Device{};
+    if (s.rfind("cuda", 0) == 0) {
+        Device d{DeviceType::CUDA, 0};
+        if (s.size() > 4) {
+            MT_CHECK(s[4] == ':' && s.size() > 5 && s.find_first_not_of("0123456789", 5) == std::string::npos,
+                     "invalid device string '", s, "'");
+            d.index = std::stoi(s.substr(5));
+        }
+        return d;
+    }
+    throw ValueError(detail::str("invalid device string '", s, "'; expected 'cpu', 'cuda' or 'cuda:N'"));
+}
+
+int64_t int_arg(py::handle h, const char* op, const char* what)
+{
+    // bool is an int in Python, but PyTorch rejects it as a size or dim.
+    MT_CHECK_TYPE(!PyBool_Check(h.ptr()) && (PyLong_Check(h.ptr()) || PyIndex_Check(h.ptr())), op, ": ", what,
+                  " must be an int, but got ", std::string(py::str(h.get_type().attr("__name__"))));
+    int overflow = 0;
+    py::object idx = py::reinterpret_steal<py::object>(PyNumber_Index(h.ptr()));
+    if (!idx) throw py::error_already_set();
+    long long v = PyLong_AsLongLongAndOverflow(idx.ptr(), &overflow);
+    MT_CHECK(!overflow, op, ": ", what, " ", std::string(py::str(h)), " does not fit in 64 bits");
+    return v;
+}
+
+Shape shape_seq(py::handle seq, const char* op)
+{
+    MT_CHECK_TYPE(py::isinstance<py::tuple>(seq) || py::isinstance<py::list>(seq), op,
+                  ": size must be a tuple of ints, but got ", std::string(py::str(seq.get_type().attr("__name__"))));
+    Shape s;
+    for (py::handle item : seq) s.push_back(int_arg(item, op, "size"));
+    return s;
+}
+
+Shape shape_arg(const py::args& args, const char* op)
+{
+    if (args.size() == 1 && (py::isinstance<py::tuple>(args[0]) || py::isinstance<py::list>(args[0])))
+        return shape_seq(args[0], op);
+    Shape s;
+    for (py::handle item : args) s.push_back(int_arg(item, op, "size"));
+    return s;
+}
+
+std::vector<int64_t> dims_arg(py::handle h, const char* op)
+{
+    if (h.is_none()) return {};
+    if (py::isinstance<py::tuple>(h) || py::isinstance<py::list>(h)) {
+        std::vector<int64_t> dims;
+        for (py::handle item : h) dims.push_back(int_arg(item, op, "dim"));
+        return dims;
+    }
+    return {int_arg(h, op, "dim")};
+}
+
+std::optional<Scalar> scalar_arg(py::handle h)
+{
+    PyObject* o = h.ptr();
+    if (PyBool_Check(o)) return Scalar(o == Py_True);
+    if (PyLong_Check(o)) {
+        int overflow = 0;
+        long long v = PyLong_AsLongLongAndOverflow(o, &overflow);
+        MT_CHECK_RUNTIME(!overflow, "value ", std::string(py::str(h)), " does not fit in int64");
+        return Scalar(int64_t(v));
+    }
+    if (PyFloat_Check(o)) return Scalar(PyFloat_AS_DOUBLE(o));
+    // NumPy scalars (np.float32(2), np.int64(3), np.bool_(True)): unwrap with .item().
+    if (py::hasattr(h, "dtype") && py::hasattr(h, "item") && py::hasattr(h, "ndim") && h.attr("ndim").cast<int>() == 0 &&
+        !py::isinstance<TensorImpl>(h)) {
+        py::object v = h.attr("item")();
+        if (PyBool_Check(v.ptr()) || PyLong_Check(v.ptr()) || PyFloat_Check(v.ptr())) return scalar_arg(v);
+    }
+    return std::nullopt;
+}
+
+std::optional<Tensor> operand(py::handle h, Device device)
+{
+    if (py::isinstance<TensorImpl>(h)) return h.cast<Tensor>();
+    if (auto s = scalar_arg(h)) return scalar_tensor(*s, device);
+    return std::nullopt;
+}
+
+Tensor operand_or_throw(py::handle h, Device device, const char* op, const char* what)
+{
+    if (auto t = operand(h, device)) return *t;
+    throw TypeError(detail::str(op, ": ", what, " must be a Tensor or a number, but got ",
+                                std::string(py::str(h.get_type().attr("__name__")))));
+}
+
+py::dtype numpy_dtype(DType t)
+{
+    switch (t) {
+        case DType::Bool: return py::dtype("bool");
+        case DType::Int64: return py::dtype("int64");
+        case DType::Float32: return py::dtype("float32");
+        case DType::Float64: return py::dtype("float64");
+    }
+    return py::dtype("float32");
+}
+
+}  // namespace minitorch::python

@@ -1,0 +1,37 @@
+// convert.h — turning Python arguments into C++ values, with PyTorch-style errors.
+#pragma once
+#include <pybind11/numpy.h>
+#include <pybind11/pybind11.h>
+#include <pybind11/stl.h>
+
+#include <optional>
+
+#include "minitorch/ops.h"
+
+namespace py = pybind11;
+
+namespace minitorch::python {
+
+// dtype=: a minitorch dtype, a Python type (float -> float64, int -> int64, bool),
+// a NumPy dtype or its name. None -> `fallback`.
+DType dtype_arg(py::handle h, DType fallback = kDefaultFloat);
+std::optional<DType> optional_dtype_arg(py::handle h);
+// device=: a minitorch device, "cpu", "cuda", "cuda:1", or None (cpu).
+Device device_arg(py::handle h);
+// A size given as ints, or as one tuple / list / Size of ints.
+Shape shape_arg(const py::args& args, const char* op);
+Shape shape_seq(py::handle seq, const char* op);
+// dim=: None -> empty (all dims), an int, or a tuple / list of ints.
+std::vector<int64_t> dims_arg(py::handle h, const char* op);
+int64_t int_arg(py::handle h, const char* op, const char* what);
+// A Python number as a Scalar (bool, int or float; NumPy scalars too).
+std::optional<Scalar> scalar_arg(py::handle h);
+// The other operand of a binary op: a Tensor, or a Python number as a wrapped 0-dim
+// tensor on `device`. Empty for anything else (the operator returns NotImplemented).
+std::optional<Tensor> operand(py::handle h, Device device);
+// Like operand, but raises a TypeError naming the op.
+Tensor operand_or_throw(py::handle h, Device device, const char* op, const char* what);
+// A NumPy dtype for a minitorch dtype and back.
+py::dtype numpy_dtype(DType t);
+
+}  // namespace minitorch::python

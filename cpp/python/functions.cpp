@@ -1,0 +1,126 @@
+// functions.cpp — module-level functions: creation, math (minitorch.exp(x), ...),
+// threads and seeds. Python wrappers in python/minitorch add the varargs forms.
+#include "bindings.h"
+#include "minitorch/parallel.h"
+
+namespace minitorch::python {
+
+namespace {
+
+Tensor tensor_arg(py::handle h, const char* op, const char* what = "input")
+{
+    MT_CHECK_TYPE(py::isinstance<TensorImpl>(h), op, ": argument '", what, "' must be a Tensor, not ",
+                  std::string(py::str(h.get_type().attr("__name__"))));
+    return h.cast<Tensor>();
+}
+
+double number_arg(py::handle h, const char* op, const char* what)
+{
+    auto s = scalar_arg(h);
+    MT_CHECK_TYPE(s.has_value(), op, ": ", what, " must be a number, not ",
+                  std::string(py::str(h.get_type().attr("__name__"))));
+    return s->d;
+}
+
+}  // namespace
+
+void bind_functions(py::module_& m)
+{
+    // ---- creation (size already parsed into a tuple by the Python wrapper) ----
+    m.def("_empty", [](py::handle size, py::handle dtype, py::handle device) {
+        return empty(shape_seq(size, "empty"), dtype_arg(dtype), device_arg(device));
+    });
+    m.def("_full", [](py::handle size, py::handle value, py::handle dtype, py::handle device) {
+        auto s = scalar_arg(value);
+        MT_CHECK_TYPE(s.has_value(), "full: fill_value must be a number, not ",
+                      std::string(py::str(value.get_type().attr("__name__"))));
+        // Without dtype=: bool -> bool, int -> int64, float -> float32 (PyTorch's inference).
+        DType inferred = s->dtype == DType::Float64 ? kDefaultFloat : s->dtype;
+        return full(shape_seq(size, "full"), *s, dtype_arg(dtype, inferred), device_arg(device));
+    });
+    m.def("_arange", [](py::handle start, py::handle end, py::handle step, py::handle dtype, py::handle device) {
+        bool any_float = false;
+        for (py::handle h : {start, end, step}) {
+            auto s = scalar_arg(h);
+            MT_CHECK_TYPE(s.has_value(), "arange: start, end and step must be numbers, got ",
+                          std::string(py::str(h.get_type().attr("__name__"))));
+            any_float = any_float || s->dtype == DType::Float64;
+        }
+        DType dt = dtype_arg(dtype, any_float ? kDefaultFloat : DType::Int64);
+        return arange(number_arg(start, "arange", "start"), number_arg(end, "arange", "end"),
+                      number_arg(step, "arange", "step"), dt, device_arg(device));
+    });
+    m.def("_linspace", [](py::handle start, py::handle end, py::handle steps, py::handle dtype, py::handle device) {
+        return linspace(number_arg(start, "linspace", "start"), number_arg(end, "linspace", "end"),
+                        int_arg(steps, "linspace", "steps"), dtype_arg(dtype), device_arg(device));
+    });
+    m.def("_eye", [](py::handle n, py::handle mm, py::handle dtype, py::handle device) {
+        int64_t rows = int_arg(n, "eye", "n");
+        int64_t cols = mm.is_none() ? rows : int_arg(mm, "eye", "m");
+        return eye(rows, cols, dtype_arg(dtype), device_arg(device));
+    });
+    m.def("_rand", [](py::handle size, py::handle dtype, py::handle device) {
+        return rand(shape_seq(size, "rand"), dtype_arg(dtype), device_arg(device));
+    });
+    m.def("_randn", [](py::handle size, py::handle dtype, py::handle device) {
+        return randn(shape_seq(size, "randn"), dtype_arg(dtype), device_arg(device));
+    });
+    m.def("_randint", [](py::handle low, py::handle high, py::handle size, py::handle dtype, py::handle device) {
+        return randint(int_arg(low, "randint", "low"), int_arg(high, "randint", "high"), shape_seq(size, "randint"),
+                       dtype_arg(dtype, DType::Int64), device_arg(device));
+    });
+    m.def("manual_seed", [](py::handle seed) {
+        manual_seed(static_cast<uint64_t>(int_arg(seed, "manual_seed", "seed")));
+    }, py::arg("seed"), "Seeds the random number generator (rand, randn, randint, ...).");
+
+    // ---- threads ----
+    m.def("set_num_threads", &set_num_threads, py::arg("n"),
+          "Sets the number of threads used by minitorch's kernels and BLAS.");
+    m.def("get_num_threads", &get_num_threads);
+    m.def("live_tensor_count", &live_tensor_count, "Number of tensor objects alive (for leak checks).");
+
+    // ---- math ----
+    struct U { const char* name; UnaryOp op; };
+    static const U unaries[] = {{"neg", UnaryOp::Neg},         {"exp", UnaryOp::Exp},   {"log", UnaryOp::Log},
+                                {"sqrt", UnaryOp::Sqrt},       {"abs", UnaryOp::Abs},   {"sigmoid", UnaryOp::Sigmoid},
+                                {"relu", UnaryOp::Relu},       {"tanh", UnaryOp::Tanh}, {"logical_not", UnaryOp::LogicalNot}};
+    for (const U& u : unaries) {
+        UnaryOp op = u.op;
+        const char* name = u.name;
+        m.def(name, [op, name](py::handle x) { return unary(op, tensor_arg(x, name)); }, py::arg("input"));
+    }
+    struct B { const char* name; BinaryOp op; };
+    static const B binaries[] = {{"add", BinaryOp::Add}, {"sub", BinaryOp::Sub}, {"mul", BinaryOp::Mul},
+                                 {"div", BinaryOp::Div}, {"pow", BinaryOp::Pow}, {"maximum", BinaryOp::Maximum},
+                                 {"minimum", BinaryOp::Minimum}, {"eq", BinaryOp::Eq}, {"ne", BinaryOp::Ne},
+                                 {"lt", BinaryOp::Lt}, {"le", BinaryOp::Le}, {"gt", BinaryOp::Gt}, {"ge", BinaryOp::Ge}};
+    for (const B& b : binaries) {
+        BinaryOp op = b.op;
+        const char* name = b.name;
+        m.def(name, [op, name](py::handle x, py::handle y) {
+            // One side may be a number (minitorch.pow(2, x)); at least one must be a tensor.
+            Device dev = py::isinstance<TensorImpl>(x) ? x.cast<Tensor>()->device()
+                                                       : tensor_arg(y, name, "other")->device();
+            return binary(op, operand_or_throw(x, dev, name, "input"), operand_or_throw(y, dev, name, "other"));
+        }, py::arg("input"), py::arg("other"));
+    }
+    m.def("where", [](py::handle cond, py::handle x, py::handle y) {
+        Tensor c = tensor_arg(cond, "where", "condition");
+        return where(c, operand_or_throw(x, c->device(), "where", "input"),
+                     operand_or_throw(y, c->device(), "where", "other"));
+    }, py::arg("condition"), py::arg("input"), py::arg("other"));
+    m.def("matmul", [](py::handle a, py::handle b) {
+        return matmul(tensor_arg(a, "matmul"), tensor_arg(b, "matmul", "other"));
+    }, py::arg("input"), py::arg("other"));
+    m.def("result_type", [](py::handle a, py::handle b) {
+        return result_type(operand_or_throw(a, Device{}, "result_type", "tensor1"),
+                           operand_or_throw(b, Device{}, "result_type", "tensor2"));
+    });
+    m.def("broadcast_shapes", [](py::args shapes) {
+        Shape out;
+        for (py::handle s : shapes) out = broadcast_shapes(out, shape_seq(s, "broadcast_shapes"), "broadcast_shapes");
+        return py::tuple(py::cast(out));
+    });
+}
+
+}  // namespace minitorch::python

@@ -1,0 +1,100 @@
+// indexing.cpp — t[...] with ints, slices (with steps), None and ...; every result
+// is a view (select / slice / unsqueeze), so writes through it reach the base.
+#include "bindings.h"
+
+namespace minitorch::python {
+
+namespace {
+
+enum class Kind { Int, Slice, None, Ellipsis };
+
+Kind kind_of(py::handle item)
+{
+    if (item.is_none()) return Kind::None;
+    if (item.ptr() == Py_Ellipsis) return Kind::Ellipsis;
+    if (PySlice_Check(item.ptr())) return Kind::Slice;
+    MT_CHECK_TYPE(!PyBool_Check(item.ptr()), "index: indexing with a Python bool is not supported");
+    if (PyLong_Check(item.ptr()) || PyIndex_Check(item.ptr())) {
+        if (py::isinstance<TensorImpl>(item)) {
+            Tensor t = item.cast<Tensor>();
+            MT_CHECK_TYPE(t->numel() == 1 && t->dtype == DType::Int64, "index: only integer 0-dim tensors can be used as an index");
+        }
+        return Kind::Int;
+    }
+    throw TypeError(detail::str("index: only integers, slices (`:`), ellipsis (`...`) and None are valid indices, got ",
+                                std::string(py::str(item.get_type().attr("__name__"))),
+                                " (indexing with tensors or lists is not supported yet)"));
+}
+
+std::optional<int64_t> slice_part(PyObject* o)
+{
+    if (o == Py_None) return std::nullopt;
+    return int_arg(o, "index", "slice bound");
+}
+
+}  // namespace
+
+Tensor index(const Tensor& t, py::handle idx)
+{
+    py::tuple items = py::isinstance<py::tuple>(idx) ? py::reinterpret_borrow<py::tuple>(idx) : py::make_tuple(idx);
+    std::vector<Kind> kinds;
+    int64_t consumed = 0, ellipses = 0;
+    for (py::handle item : items) {
+        kinds.push_back(kind_of(item));
+        consumed += kinds.back() == Kind::Int || kinds.back() == Kind::Slice;
+        ellipses += kinds.back() == Kind::Ellipsis;
+    }
+    MT_CHECK_INDEX(ellipses <= 1, "index: an index can only have a single ellipsis ('...')");
+    MT_CHECK_INDEX(consumed <= t->dim(), "index: too many indices for tensor of dimension ", t->dim(), " (got ",
+                   consumed, ")");
+    Tensor out = t;
+    int64_t d = 0;  // the dim of `out` the next item applies to
+    for (size_t i = 0; i < kinds.size(); ++i) {
+        py::handle item = items[i];
+        switch (kinds[i]) {
+            case Kind::Int: {
+                int64_t k = int_arg(item, "index", "index");
+                const int64_t size = out->shape[d];
+                MT_CHECK_INDEX(k >= -size && k < size, "index ", k, " is out of bounds for dimension ", d,
+                               " with size ", size);
+                out = select(out, d, k);
+                break;
+            }
+            case Kind::Slice: {
+                auto* s = reinterpret_cast<PySliceObject*>(item.ptr());
+                auto step = slice_part(s->step);
+                MT_CHECK(!step || *step != 0, "index: slice step cannot be zero");
+                out = slice(out, d, slice_part(s->start), slice_part(s->stop), step ? *step : 1);
+                ++d;
+                break;
+            }
+            case Kind::None: out = unsqueeze(out, d); ++d; break;
+            case Kind::Ellipsis: d += t->dim() - consumed; break;
+        }
+    }
+    // A plain t[...] or t[:] still returns a new view object, like PyTorch.
+    return out == t ? make_view(t, t->shape, t->strides, t->offset) : out;
+}
+
+void index_put(const Tensor& t, py::handle idx, py::handle value)
+{
+    Tensor dst = index(t, idx);
+    if (auto s = scalar_arg(value)) {
+        fill_(dst, *s);
+        return;
+    }
+    Tensor src;
+    if (py::isinstance<TensorImpl>(value)) {
+        src = value.cast<Tensor>();
+    } else {
+        // Lists and arrays: make a tensor of the destination's dtype first.
+        src = py::module_::import("minitorch").attr("tensor")(value, py::arg("dtype") = t->dtype,
+                                                              py::arg("device") = t->device())
+                  .cast<Tensor>();
+    }
+    // PyTorch drops leading size-1 dims of the value: t[0] = x[None] works.
+    while (src->dim() > dst->dim() && src->shape[0] == 1) src = select(src, 0, 0);
+    copy_(dst, src);
+}
+
+}  // namespace minitorch::python

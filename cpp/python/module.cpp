@@ -1,0 +1,85 @@
+// module.cpp — the _C extension: error mapping, dtype/device types, and the module.
+#include "bindings.h"
+#include "minitorch/parallel.h"
+
+namespace minitorch::python {
+
+void bind_errors(py::module_& m)
+{
+    // Created once and kept for the life of the interpreter.
+    static PyObject* input_error = PyErr_NewExceptionWithDoc(
+        "minitorch.InputError",
+        "Bad shapes or values. Both a ValueError and a RuntimeError (what PyTorch raises).",
+        py::make_tuple(py::handle(PyExc_ValueError), py::handle(PyExc_RuntimeError)).release().ptr(), nullptr);
+    static PyObject* dtype_error = PyErr_NewExceptionWithDoc(
+        "minitorch.DTypeError", "Unsupported dtype or argument type. Both a TypeError and a RuntimeError.",
+        py::make_tuple(py::handle(PyExc_TypeError), py::handle(PyExc_RuntimeError)).release().ptr(), nullptr);
+    m.attr("InputError") = py::handle(input_error);
+    m.attr("DTypeError") = py::handle(dtype_error);
+    py::register_exception_translator([](std::exception_ptr p) {
+        try {
+            if (p) std::rethrow_exception(p);
+        } catch (const ValueError& e) {
+            PyErr_SetString(input_error, e.what());
+        } catch (const TypeError& e) {
+            PyErr_SetString(dtype_error, e.what());
+        } catch (const IndexError& e) {
+            PyErr_SetString(PyExc_IndexError, e.what());
+        } catch (const OutOfMemoryError& e) {
+            PyErr_SetString(PyExc_MemoryError, e.what());
+        }
+    });
+}
+
+void bind_types(py::module_& m)
+{
+    py::enum_<DType>(m, "dtype")
+        .value("bool", DType::Bool)
+        .value("int64", DType::Int64)
+        .value("float32", DType::Float32)
+        .value("float64", DType::Float64)
+        .def("__repr__", [](DType t) { return std::string("minitorch.") + dtype_name(t); })
+        .def("__str__", [](DType t) { return std::string("minitorch.") + dtype_name(t); })
+        .def_property_readonly("is_floating_point", [](DType t) { return is_floating(t); })
+        .def_property_readonly("itemsize", [](DType t) { return itemsize(t); });
+
+    py::class_<Device>(m, "device")
+        .def(py::init([](py::handle spec, py::object index) {
+                 Device d = device_arg(spec);
+                 if (!index.is_none()) d.index = int(int_arg(index, "device", "index"));
+                 return d;
+             }),
+             py::arg("type"), py::arg("index") = py::none())
+        .def_property_readonly("type", [](const Device& d) { return d.is_cpu() ? "cpu" : "cuda"; })
+        .def_property_readonly("index", [](const Device& d) -> py::object {
+            return d.is_cpu() ? py::none() : py::object(py::int_(d.index));
+        })
+        .def("__eq__", [](const Device& d, py::handle o) {
+            if (py::isinstance<Device>(o) || py::isinstance<py::str>(o)) {
+                Device e = device_arg(o);
+                if (!d.is_cpu() && py::isinstance<py::str>(o) && o.cast<std::string>() == "cuda") return !e.is_cpu();
+                return d == e;
+            }
+            return false;
+        })
+        .def("__hash__", [](const Device& d) { return int(d.type) * 1000 + d.index; })
+        .def("__str__", &Device::str)
+        .def("__repr__", [](const Device& d) {
+            return d.is_cpu() ? std::string("device(type='cpu')")
+                              : "device(type='cuda', index=" + std::to_string(d.index) + ")";
+        });
+}
+
+}  // namespace minitorch::python
+
+PYBIND11_MODULE(_C, m)
+{
+    using namespace minitorch::python;
+    m.doc() = "minitorch's C++ core: tensors, kernels and ops";
+    bind_errors(m);
+    bind_types(m);
+    bind_tensor(m);
+    bind_functions(m);
+    bind_numpy(m);
+    bind_cuda(m);
+}

@@ -1,0 +1,83 @@
+// numpy_interop.cpp — sharing memory with NumPy both ways.
+#include "bindings.h"
+
+namespace minitorch::python {
+
+Tensor from_numpy(py::handle obj)
+{
+    MT_CHECK_TYPE(py::isinstance<py::array>(obj), "from_numpy: expected np.ndarray, but got ",
+                  std::string(py::str(obj.get_type().attr("__name__"))));
+    py::array arr = py::reinterpret_borrow<py::array>(obj);
+    std::string name = py::str(arr.dtype().attr("name"));
+    DType dt;
+    if (name == "float32") dt = DType::Float32;
+    else if (name == "float64") dt = DType::Float64;
+    else if (name == "int64") dt = DType::Int64;
+    else if (name == "bool") dt = DType::Bool;
+    else
+        throw TypeError(detail::str("from_numpy: can't convert np.ndarray of type ", name,
+                                    "; the only supported types are float32, float64, int64 and bool"));
+    MT_CHECK(arr.dtype().attr("isnative").cast<bool>(), "from_numpy: given numpy array has byte order different from the native byte order");
+    const int64_t item = int64_t(itemsize(dt));
+    Shape shape(arr.shape(), arr.shape() + arr.ndim());
+    Strides strides(arr.ndim());
+    int64_t extent = 1;  // elements from the first one to the last one, inclusive
+    bool empty_array = arr.size() == 0;
+    for (py::ssize_t d = 0; d < arr.ndim(); ++d) {
+        int64_t s = arr.strides()[d];
+        MT_CHECK(s >= 0, "from_numpy: at least one stride in the given numpy array is negative (", s,
+                 " bytes); copy the array first with arr.copy()");
+        MT_CHECK(s % item == 0, "from_numpy: given numpy array strides are not a multiple of the element size (",
+                 s, " bytes for ", item, "-byte elements)");
+        strides[d] = s / item;
+        if (shape[d] > 0) extent += (shape[d] - 1) * strides[d];
+    }
+    // The storage keeps the array alive; dropping it needs the GIL.
+    auto* keep = new py::object(arr);
+    auto release = [keep](void*) {
+        py::gil_scoped_acquire gil;
+        delete keep;
+    };
+    auto t = std::make_shared<TensorImpl>();
+    t->storage = Storage::wrap(arr.mutable_data(), empty_array ? 0 : size_t(extent * item), Device{}, release);
+    t->dtype = dt;
+    t->shape = shape;
+    t->strides = strides;
+    return t;
+}
+
+// A NumPy array over the tensor's memory (no copy); it keeps the storage alive.
+py::array to_numpy(const Tensor& t, bool force)
+{
+    MT_CHECK_TYPE(t->device().is_cpu(), "numpy: can't convert ", t->device(),
+                  " device type tensor to numpy; use Tensor.cpu() to copy the tensor to host memory first");
+    MT_CHECK_RUNTIME(force || !t->requires_grad,
+                     "numpy: can't call numpy() on a Tensor that requires grad; use tensor.detach().numpy() instead");
+    std::vector<py::ssize_t> shape(t->shape.begin(), t->shape.end()), strides;
+    for (int64_t s : t->strides) strides.push_back(s * int64_t(itemsize(t->dtype)));
+    auto* keep = new std::shared_ptr<Storage>(t->storage);
+    py::capsule owner(keep, [](void* p) { delete static_cast<std::shared_ptr<Storage>*>(p); });
+    void* data = t->storage->data ? static_cast<void*>(t->data()) : nullptr;
+    return py::array(numpy_dtype(t->dtype), shape, strides, data, owner);
+}
+
+// A copy of a NumPy array (any strides) in a new tensor of dtype `dt`.
+Tensor from_numpy_copy(py::handle obj, DType dt, Device device)
+{
+    py::module_ np = py::module_::import("numpy");
+    py::array arr = np.attr("ascontiguousarray")(obj, py::arg("dtype") = numpy_dtype(dt));
+    Tensor t = empty(Shape(arr.shape(), arr.shape() + arr.ndim()), dt, Device{});
+    if (t->numel()) std::memcpy(t->storage->data, arr.data(), size_t(t->numel()) * itemsize(dt));
+    return device.is_cpu() ? t : to_device(t, device);
+}
+
+void bind_numpy(py::module_& m)
+{
+    m.def("from_numpy", &from_numpy, py::arg("ndarray"),
+          "A tensor sharing memory with a NumPy array (float32, float64, int64 or bool).");
+    m.def("_from_numpy_copy", [](py::handle a, py::handle dtype, py::handle device) {
+        return from_numpy_copy(a, dtype_arg(dtype), device_arg(device));
+    });
+}
+
+}  // namespace minitorch::python

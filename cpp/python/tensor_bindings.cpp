@@ -1,0 +1,242 @@
+// tensor_bindings.cpp — the Tensor class as Python sees it: properties, views,
+// operators and methods. Each method converts its arguments and calls one op.
+// (Pure-Python conveniences such as repr and tolist live in python/minitorch.)
+#include "bindings.h"
+
+namespace minitorch::python {
+
+namespace {
+
+py::object not_implemented() { return py::reinterpret_borrow<py::object>(Py_NotImplemented); }
+
+// a <op> b for Python operators: NotImplemented for operands we don't know, so Python
+// can try the other side.
+py::object binop(BinaryOp op, const Tensor& self, py::handle other, bool reflected)
+{
+    auto o = operand(other, self->device());
+    if (!o) return not_implemented();
+    return py::cast(reflected ? binary(op, *o, self) : binary(op, self, *o));
+}
+
+// a <op>= b: in place, returns a.
+Tensor inplace(BinaryOp op, const Tensor& self, py::handle other)
+{
+    binary_(op, self, operand_or_throw(other, self->device(), op_name(op), "other"));
+    return self;
+}
+
+py::object item(const Tensor& t)
+{
+    MT_CHECK_RUNTIME(t->numel() == 1, "item: a Tensor with ", t->numel(), " elements cannot be converted to Scalar");
+    Tensor c = to_device(t, Device{});
+    return dispatch(c->dtype, [&](auto tag) -> py::object {
+        using T = typename decltype(tag)::type;
+        return py::cast(*c->data_as<T>());
+    });
+}
+
+// max() / max(dim) / max(other) share one name in PyTorch.
+py::object max_or_min(bool is_max, const Tensor& t, py::handle dim, bool keepdim)
+{
+    static py::object max_type = py::module_::import("collections").attr("namedtuple")("max", "values indices");
+    static py::object min_type = py::module_::import("collections").attr("namedtuple")("min", "values indices");
+    if (dim.is_none()) return py::cast(is_max ? max_all(t) : min_all(t));
+    if (py::isinstance<TensorImpl>(dim))
+        return py::cast(binary(is_max ? BinaryOp::Maximum : BinaryOp::Minimum, t, dim.cast<Tensor>()));
+    int64_t d = int_arg(dim, is_max ? "max" : "min", "dim");
+    auto [v, i] = is_max ? max_dim(t, d, keepdim) : min_dim(t, d, keepdim);
+    return (is_max ? max_type : min_type)(v, i);
+}
+
+std::optional<int64_t> optional_dim(py::handle h, const char* op)
+{
+    if (h.is_none()) return std::nullopt;
+    return int_arg(h, op, "dim");
+}
+
+void set_requires_grad(const Tensor& t, bool flag)
+{
+    MT_CHECK_RUNTIME(!flag || is_floating(t->dtype), "only Tensors of floating point dtype can require gradients (got ",
+                     t->dtype, ")");
+    t->requires_grad = flag;
+}
+
+}  // namespace
+
+void bind_tensor(py::module_& m)
+{
+    py::class_<TensorImpl, std::shared_ptr<TensorImpl>> cls(m, "Tensor");
+    m.attr("_set_requires_grad") = py::cpp_function(&set_requires_grad);
+
+    // ---- what a tensor is ----
+    cls.def_property_readonly("_shape", [](const Tensor& t) { return py::tuple(py::cast(t->shape)); })
+        .def_property_readonly("dtype", [](const Tensor& t) { return t->dtype; })
+        .def_property_readonly("device", [](const Tensor& t) { return t->device(); })
+        .def_property_readonly("ndim", [](const Tensor& t) { return t->dim(); })
+        .def_property_readonly("is_cuda", [](const Tensor& t) { return !t->device().is_cpu(); })
+        .def_property("requires_grad", [](const Tensor& t) { return t->requires_grad; }, &set_requires_grad)
+        .def_property(
+            "grad", [](const Tensor& t) { return t->grad; },
+            [](const Tensor& t, std::optional<Tensor> g) { t->grad = g ? *g : nullptr; })
+        .def_property_readonly("is_leaf", [](const Tensor&) { return true; })
+        .def("dim", [](const Tensor& t) { return t->dim(); })
+        .def("numel", [](const Tensor& t) { return t->numel(); })
+        .def("element_size", [](const Tensor& t) { return itemsize(t->dtype); })
+        .def("stride",
+             [](const Tensor& t, py::handle dim) -> py::object {
+                 if (dim.is_none()) return py::tuple(py::cast(t->strides));
+                 return py::int_(t->stride(int_arg(dim, "stride", "dim")));
+             },
+             py::arg("dim") = py::none())
+        .def("storage_offset", [](const Tensor& t) { return t->offset; })
+        .def("data_ptr", [](const Tensor& t) {
+            return reinterpret_cast<uintptr_t>(t->storage->data ? t->data() : nullptr);
+        })
+        .def("is_contiguous", [](const Tensor& t) { return t->is_contiguous(); })
+        .def("item", &item)
+        .def("numpy", [](const Tensor& t, bool force) { return to_numpy(t, force); }, py::arg("force") = false)
+        .def("_storage_id", [](const Tensor& t) { return reinterpret_cast<uintptr_t>(t->storage.get()); })
+        .def("_to", [](const Tensor& t, py::handle dtype, py::handle device, bool copy) {
+            Tensor out = t;
+            if (!dtype.is_none()) out = to_dtype(out, dtype_arg(dtype));
+            if (!device.is_none()) out = to_device(out, device_arg(device));
+            if (copy && out == t) out = clone(t);
+            return out;
+        });
+
+    // ---- views ----
+    cls.def("view", [](const Tensor& t, py::args s) { return view(t, shape_arg(s, "view")); })
+        .def("reshape", [](const Tensor& t, py::args s) { return reshape(t, shape_arg(s, "reshape")); })
+        .def("expand", [](const Tensor& t, py::args s) { return expand(t, shape_arg(s, "expand")); })
+        .def("permute", [](const Tensor& t, py::args s) { return permute(t, shape_arg(s, "permute")); })
+        .def("transpose", [](const Tensor& t, int64_t a, int64_t b) { return transpose(t, a, b); }, py::arg("dim0"),
+             py::arg("dim1"))
+        .def("t", &t_)
+        .def_property_readonly("T", [](const Tensor& t) {
+            std::vector<int64_t> rev;
+            for (int64_t d = t->dim() - 1; d >= 0; --d) rev.push_back(d);
+            return permute(t, rev);
+        })
+        .def_property_readonly("mT", [](const Tensor& t) {
+            MT_CHECK(t->dim() >= 2, "mT: tensor must have at least 2 dimensions, got shape ", t->shape);
+            return transpose(t, -2, -1);
+        })
+        .def("unsqueeze", [](const Tensor& t, py::handle d) { return unsqueeze(t, int_arg(d, "unsqueeze", "dim")); },
+             py::arg("dim"))
+        .def("squeeze",
+             [](const Tensor& t, py::handle dim) {
+                 if (dim.is_none()) return squeeze(t, std::nullopt);
+                 return squeeze(t, dims_arg(dim, "squeeze"));
+             },
+             py::arg("dim") = py::none())
+        .def("flatten", &flatten, py::arg("start_dim") = 0, py::arg("end_dim") = -1)
+        .def("contiguous", &contiguous)
+        .def("clone", &clone)
+        .def("detach", [](const Tensor& t) { return make_view(t, t->shape, t->strides, t->offset); })
+        .def("__getitem__", &index)
+        .def("__setitem__", &index_put);
+
+    // ---- in place ----
+    cls.def("copy_", [](const Tensor& t, const Tensor& src) { copy_(t, src); return t; }, py::arg("src"))
+        .def("fill_",
+             [](const Tensor& t, py::handle v) {
+                 auto s = scalar_arg(v);
+                 MT_CHECK_TYPE(s.has_value(), "fill_: value must be a number");
+                 fill_(t, *s);
+                 return t;
+             })
+        .def("zero_", [](const Tensor& t) { fill_(t, Scalar(0.0)); return t; })
+        .def("add_", [](const Tensor& t, py::handle o) { return inplace(BinaryOp::Add, t, o); })
+        .def("sub_", [](const Tensor& t, py::handle o) { return inplace(BinaryOp::Sub, t, o); })
+        .def("mul_", [](const Tensor& t, py::handle o) { return inplace(BinaryOp::Mul, t, o); })
+        .def("div_", [](const Tensor& t, py::handle o) { return inplace(BinaryOp::Div, t, o); })
+        .def("__iadd__", [](const Tensor& t, py::handle o) { return inplace(BinaryOp::Add, t, o); })
+        .def("__isub__", [](const Tensor& t, py::handle o) { return inplace(BinaryOp::Sub, t, o); })
+        .def("__imul__", [](const Tensor& t, py::handle o) { return inplace(BinaryOp::Mul, t, o); })
+        .def("__itruediv__", [](const Tensor& t, py::handle o) { return inplace(BinaryOp::Div, t, o); });
+
+    // ---- operators ----
+    struct Op { const char* name; BinaryOp op; bool reflected; };
+    static const Op ops[] = {
+        {"__add__", BinaryOp::Add, false},      {"__radd__", BinaryOp::Add, true},
+        {"__sub__", BinaryOp::Sub, false},      {"__rsub__", BinaryOp::Sub, true},
+        {"__mul__", BinaryOp::Mul, false},      {"__rmul__", BinaryOp::Mul, true},
+        {"__truediv__", BinaryOp::Div, false},  {"__rtruediv__", BinaryOp::Div, true},
+        {"__pow__", BinaryOp::Pow, false},      {"__rpow__", BinaryOp::Pow, true},
+        {"__eq__", BinaryOp::Eq, false},        {"__ne__", BinaryOp::Ne, false},
+        {"__lt__", BinaryOp::Lt, false},        {"__le__", BinaryOp::Le, false},
+        {"__gt__", BinaryOp::Gt, false},        {"__ge__", BinaryOp::Ge, false},
+    };
+    for (const Op& o : ops) {
+        BinaryOp op = o.op;
+        bool r = o.reflected;
+        cls.def(o.name, [op, r](const Tensor& t, py::handle other) { return binop(op, t, other, r); }, py::is_operator());
+    }
+    cls.def("__neg__", [](const Tensor& t) { return unary(UnaryOp::Neg, t); })
+        .def("__abs__", [](const Tensor& t) { return unary(UnaryOp::Abs, t); })
+        .def("__invert__", [](const Tensor& t) {
+            MT_CHECK_TYPE(t->dtype == DType::Bool, "bitwise_not: only bool tensors are supported (~ is logical not), got ",
+                          t->dtype);
+            return unary(UnaryOp::LogicalNot, t);
+        })
+        .def("__matmul__", [](const Tensor& a, py::handle b) -> py::object {
+            if (!py::isinstance<TensorImpl>(b)) return not_implemented();
+            return py::cast(matmul(a, b.cast<Tensor>()));
+        })
+        .def("__rmatmul__", [](const Tensor& b, py::handle a) -> py::object {
+            if (!py::isinstance<TensorImpl>(a)) return not_implemented();
+            return py::cast(matmul(a.cast<Tensor>(), b));
+        })
+        .def("__hash__", [](py::handle self) { return py::hash(py::int_(reinterpret_cast<uintptr_t>(self.ptr()))); });
+
+    // ---- math methods (the same ops as minitorch.f(x)) ----
+    struct U { const char* name; UnaryOp op; };
+    static const U unaries[] = {{"neg", UnaryOp::Neg},         {"exp", UnaryOp::Exp},   {"log", UnaryOp::Log},
+                                {"sqrt", UnaryOp::Sqrt},       {"abs", UnaryOp::Abs},   {"sigmoid", UnaryOp::Sigmoid},
+                                {"relu", UnaryOp::Relu},       {"tanh", UnaryOp::Tanh}, {"logical_not", UnaryOp::LogicalNot}};
+    for (const U& u : unaries) {
+        UnaryOp op = u.op;
+        cls.def(u.name, [op](const Tensor& t) { return unary(op, t); });
+    }
+    struct B { const char* name; BinaryOp op; };
+    static const B binaries[] = {{"add", BinaryOp::Add}, {"sub", BinaryOp::Sub}, {"mul", BinaryOp::Mul},
+                                 {"div", BinaryOp::Div}, {"pow", BinaryOp::Pow}, {"maximum", BinaryOp::Maximum},
+                                 {"minimum", BinaryOp::Minimum}, {"eq", BinaryOp::Eq}, {"ne", BinaryOp::Ne},
+                                 {"lt", BinaryOp::Lt}, {"le", BinaryOp::Le}, {"gt", BinaryOp::Gt}, {"ge", BinaryOp::Ge}};
+    for (const B& b : binaries) {
+        BinaryOp op = b.op;
+        const char* name = b.name;
+        cls.def(name, [op, name](const Tensor& t, py::handle other) {
+            return binary(op, t, operand_or_throw(other, t->device(), name, "other"));
+        }, py::arg("other"));
+    }
+    cls.def("clamp",
+            [](const Tensor& t, py::handle lo, py::handle hi) {
+                std::optional<Tensor> l, h;
+                if (!lo.is_none()) l = operand_or_throw(lo, t->device(), "clamp", "min");
+                if (!hi.is_none()) h = operand_or_throw(hi, t->device(), "clamp", "max");
+                return clamp(t, l ? &*l : nullptr, h ? &*h : nullptr);
+            },
+            py::arg("min") = py::none(), py::arg("max") = py::none())
+        .def("matmul", [](const Tensor& a, const Tensor& b) { return matmul(a, b); }, py::arg("other"))
+        .def("sum",
+             [](const Tensor& t, py::handle dim, bool keepdim, py::handle dtype) {
+                 return sum(t, dims_arg(dim, "sum"), keepdim, optional_dtype_arg(dtype));
+             },
+             py::arg("dim") = py::none(), py::arg("keepdim") = false, py::kw_only(), py::arg("dtype") = py::none())
+        .def("mean",
+             [](const Tensor& t, py::handle dim, bool keepdim, py::handle dtype) {
+                 return mean(t, dims_arg(dim, "mean"), keepdim, optional_dtype_arg(dtype));
+             },
+             py::arg("dim") = py::none(), py::arg("keepdim") = false, py::kw_only(), py::arg("dtype") = py::none())
+        .def("max", [](const Tensor& t, py::handle dim, bool keepdim) { return max_or_min(true, t, dim, keepdim); },
+             py::arg("dim") = py::none(), py::arg("keepdim") = false)
+        .def("min", [](const Tensor& t, py::handle dim, bool keepdim) { return max_or_min(false, t, dim, keepdim); },
+             py::arg("dim") = py::none(), py::arg("keepdim") = false)
+        .def("argmax", [](const Tensor& t, py::handle dim, bool keepdim) { return argmax(t, optional_dim(dim, "argmax"), keepdim); },
+             py::arg("dim") = py::none(), py::arg("keepdim") = false)
+        .def("argmin", [](const Tensor& t, py::handle dim, bool keepdim) { return argmin(t, optional_dim(dim, "argmin"), keepdim); },
+             py::arg("dim") = py::none(), py::arg("keepdim") = false);
+}
+
+}  // namespace minitorch::python

@@ -1,0 +1,29 @@
+// blas.h — the one place that knows which BLAS we link: the scipy-openblas32 wheel
+// (every symbol carries a scipy_ prefix) or a system CBLAS.
+#pragma once
+
+#ifdef MINITORCH_SCIPY_OPENBLAS
+#include <cblas.h>  // from scipy_openblas32/include
+#define MT_CBLAS_SGEMM scipy_cblas_sgemm
+#define MT_CBLAS_DGEMM scipy_cblas_dgemm
+#else
+#include <cblas.h>
+#define MT_CBLAS_SGEMM cblas_sgemm
+#define MT_CBLAS_DGEMM cblas_dgemm
+#endif
+
+namespace minitorch::cpu {
+
+// C = A @ B, A (M, K) and B (K, N) with BLAS layouts already chosen.
+inline void gemm(CBLAS_TRANSPOSE ta, CBLAS_TRANSPOSE tb, int m, int n, int k, const float* a, int lda,
+                 const float* b, int ldb, float* c, int ldc)
+{
+    MT_CBLAS_SGEMM(CblasRowMajor, ta, tb, m, n, k, 1.0f, a, lda, b, ldb, 0.0f, c, ldc);
+}
+inline void gemm(CBLAS_TRANSPOSE ta, CBLAS_TRANSPOSE tb, int m, int n, int k, const double* a, int lda,
+                 const double* b, int ldb, double* c, int ldc)
+{
+    MT_CBLAS_DGEMM(CblasRowMajor, ta, tb, m, n, k, 1.0, a, lda, b, ldb, 0.0, c, ldc);
+}
+
+}  // namespace minitorch::cpu

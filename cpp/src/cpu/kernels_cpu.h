@@ -1,0 +1,17 @@
+// kernels_cpu.h — the CPU implementations behind cpu::kernel_table().
+#pragma once
+#include "minitorch/kernels.h"
+
+namespace minitorch::cpu {
+
+void copy(const Tensor& dst, const Tensor& src);
+void fill(const Tensor& dst, Scalar value);
+void arange(const Tensor& dst, double start, double step);
+void map(UnaryOp op, const Tensor& out, const Tensor& in);
+void zip(BinaryOp op, const Tensor& out, const Tensor& a, const Tensor& b);
+void where(const Tensor& out, const Tensor& cond, const Tensor& a, const Tensor& b);
+void reduce(ReduceOp op, const Tensor& values, const Tensor& indices, const Tensor& in);
+void matmul(const Tensor& out, const Tensor& a, const Tensor& b);
+void random(RandomOp op, const Tensor& dst, double lo, double hi);
+
+}  // namespace minitorch::cpu

@@ -1,0 +1,107 @@
+// matmul.cpp — CPU kernel for batched matmul: BLAS GEMM for floats, a plain
+// i-k-j loop for int64. Batch dims are walked here; each batch is one GEMM.
+#include <climits>
+#include <vector>
+
+#include "blas.h"
+#include "kernels_cpu.h"
+#include "minitorch/ops.h"
+
+namespace minitorch::cpu {
+
+namespace {
+
+// Can a (rows, cols) matrix with element strides (rs, cs) be handed to row-major
+// BLAS without a copy? Either rows are contiguous (cs == 1: no transpose, ld = rs)
+// or columns are (rs == 1: transposed, ld = cs).
+bool blas_layout(int64_t rows, int64_t cols, int64_t rs, int64_t cs, CBLAS_TRANSPOSE& trans, int64_t& ld)
+{
+    if ((cs == 1 || cols == 1) && (rs >= std::max<int64_t>(1, cols) || rows == 1)) {
+        trans = CblasNoTrans;
+        ld = rows == 1 ? std::max<int64_t>(1, cols) : rs;
+        return true;
+    }
+    if ((rs == 1 || rows == 1) && (cs >= std::max<int64_t>(1, rows) || cols == 1)) {
+        trans = CblasTrans;
+        ld = cols == 1 ? std::max<int64_t>(1, rows) : cs;
+        return true;
+    }
+    return false;
+}
+
+// Offsets (in elements) of each batch's matrix in a, b; batch dims walked row-major.
+void batch_offsets(const TensorImpl& t, int64_t batch_dims, std::vector<int64_t>& offs)
+{
+    offs.assign(1, 0);
+    for (int64_t d = 0; d < batch_dims; ++d) {
+        std::vector<int64_t> next;
+        next.reserve(offs.size() * t.shape[d]);
+        for (int64_t o : offs)
+            for (int64_t i = 0; i < t.shape[d]; ++i) next.push_back(o + i * t.strides[d]);
+        offs.swap(next);
+    }
+}
+
+}  // namespace
+
+void matmul(const Tensor& out, const Tensor& a_in, const Tensor& b_in)
+{
+    const int64_t nd = out->dim();
+    const int64_t M = out->shape[nd - 2], N = out->shape[nd - 1], K = a_in->shape[nd - 1];
+    const int64_t batch = M * N ? out->numel() / (M * N) : 0;
+    if (batch == 0) return;
+
+    if (K == 0) {
+        fill(out, Scalar(0.0));
+        return;
+    }
+
+    Tensor a = a_in, b = b_in;
+    std::vector<int64_t> a_offs, b_offs;
+    batch_offsets(*a, nd - 2, a_offs);
+    batch_offsets(*b, nd - 2, b_offs);
+
+    if (out->dtype == DType::Int64) {
+        const int64_t *A = a->data_as<int64_t>(), *B = b->data_as<int64_t>();
+        int64_t* C = out->data_as<int64_t>();
+        const int64_t am = a->strides[nd - 2], ak = a->strides[nd - 1];
+        const int64_t bk = b->strides[nd - 2], bn = b->strides[nd - 1];
+        for (int64_t p = 0; p < batch; ++p) {
+            int64_t* c = C + p * M * N;
+            for (int64_t i = 0; i < M * N; ++i) c[i] = 0;
+            for (int64_t i = 0; i < M; ++i)
+                for (int64_t k = 0; k < K; ++k) {
+                    const int64_t av = A[a_offs[p] + i * am + k * ak];
+                    for (int64_t j = 0; j < N; ++j) c[i * N + j] += av * B[b_offs[p] + k * bk + j * bn];
+                }
+        }
+        return;
+    }
+
+    MT_CHECK_RUNTIME(M <= INT_MAX && N <= INT_MAX && K <= INT_MAX, "matmul: sizes (", M, ", ", K, ") @ (", K, ", ",
+                     N, ") are too large for 32-bit BLAS");
+    CBLAS_TRANSPOSE ta, tb;
+    int64_t lda, ldb;
+    // A layout BLAS cannot read (e.g. a strided slice in both dims): copy once.
+    if (!blas_layout(M, K, a->strides[nd - 2], a->strides[nd - 1], ta, lda)) {
+        a = contiguous(a);
+        batch_offsets(*a, nd - 2, a_offs);
+        blas_layout(M, K, a->strides[nd - 2], a->strides[nd - 1], ta, lda);
+    }
+    if (!blas_layout(K, N, b->strides[nd - 2], b->strides[nd - 1], tb, ldb)) {
+        b = contiguous(b);
+        batch_offsets(*b, nd - 2, b_offs);
+        blas_layout(K, N, b->strides[nd - 2], b->strides[nd - 1], tb, ldb);
+    }
+    MT_CHECK_RUNTIME(lda <= INT_MAX && ldb <= INT_MAX, "matmul: strides too large for 32-bit BLAS");
+
+    dispatch_floating(out->dtype, "matmul", [&](auto tag) {
+        using T = typename decltype(tag)::type;
+        const T *A = a->data_as<T>(), *B = b->data_as<T>();
+        T* C = out->data_as<T>();
+        for (int64_t p = 0; p < batch; ++p)
+            gemm(ta, tb, int(M), int(N), int(K), A + a_offs[p], int(lda), B + b_offs[p], int(ldb), C + p * M * N, int(N));
+    });
+}
+
+}  // namespace minitorch::cpu

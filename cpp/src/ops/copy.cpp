@@ -1,0 +1,54 @@
+// copy.cpp — contiguous, clone, dtype/device casts and in-place copy/fill.
+#include "minitorch/ops.h"
+
+namespace minitorch {
+
+Tensor clone(const Tensor& t)
+{
+    Tensor out = empty(t->shape, t->dtype, t->device());
+    if (out->numel()) kernels(t->device()).copy(out, t);
+    return out;
+}
+
+Tensor contiguous(const Tensor& t) { return t->is_contiguous() ? t : clone(t); }
+
+Tensor to_dtype(const Tensor& t, DType dtype)
+{
+    if (t->dtype == dtype) return t;
+    Tensor out = empty(t->shape, dtype, t->device());
+    if (out->numel()) kernels(t->device()).copy(out, t);
+    return out;
+}
+
+// Cross-device copies go through the device that is not the CPU (its table's copy
+// knows how to move bytes to and from host memory).
+Tensor to_device(const Tensor& t, Device device)
+{
+    if (t->device() == device) return t;
+    Tensor src = contiguous(t);
+    Tensor out = empty(src->shape, src->dtype, device);
+    if (out->numel()) kernels(device.is_cpu() ? src->device() : device).copy(out, src);
+    return out;
+}
+
+void copy_(const Tensor& dst, const Tensor& src)
+{
+    MT_CHECK_RUNTIME(dst->device() == src->device(), "copy_: expected both tensors on one device, got ",
+                     dst->device(), " and ", src->device());
+    Shape b = broadcast_shapes(dst->shape, src->shape, "copy_");
+    MT_CHECK(b == dst->shape, "copy_: source of shape ", src->shape, " cannot be broadcast to destination shape ",
+             dst->shape);
+    if (dst->numel() == 0) return;
+    Tensor s = src;
+    // Reading and writing overlapping memory in one pass could read already-written
+    // values (t[1:] = t[:-1]); a temporary copy makes it safe.
+    if (s->storage == dst->storage) s = clone(s);
+    kernels(dst->device()).copy(dst, expand(s, dst->shape));
+}
+
+void fill_(const Tensor& dst, Scalar value)
+{
+    if (dst->numel()) kernels(dst->device()).fill(dst, value);
+}
+
+}  // namespace minitorch

@@ -1,0 +1,87 @@
+// creation.cpp — new tensors: full/zeros, ranges, eye, scalars and random fills.
+#include <cmath>
+
+#include "../cpu/random_state.h"
+#include "minitorch/ops.h"
+
+namespace minitorch {
+
+Tensor full(const Shape& shape, Scalar value, DType dtype, Device device)
+{
+    Tensor t = empty(shape, dtype, device);
+    if (t->numel()) kernels(device).fill(t, value);
+    return t;
+}
+
+Tensor zeros(const Shape& shape, DType dtype, Device device) { return full(shape, Scalar(0.0), dtype, device); }
+
+Tensor scalar_tensor(Scalar value, Device device)
+{
+    Tensor t = full({}, value, value.dtype, device);
+    t->wrapped_number = true;
+    return t;
+}
+
+Tensor arange(double start, double end, double step, DType dtype, Device device)
+{
+    MT_CHECK(step != 0.0, "arange: step must be nonzero");
+    MT_CHECK(std::isfinite(start) && std::isfinite(end), "arange: unsupported range ", start, " -> ", end);
+    MT_CHECK((end - start) / step >= 0 || start == end, "arange: upper bound and step are inconsistent (start=", start,
+             ", end=", end, ", step=", step, ")");
+    double count = std::ceil((end - start) / step);
+    MT_CHECK(count < 9.2e18, "arange: too many elements (", count, ")");
+    Tensor t = empty({int64_t(std::max(0.0, count))}, dtype, device);
+    if (t->numel()) kernels(device).arange(t, start, step);
+    return t;
+}
+
+Tensor linspace(double start, double end, int64_t steps, DType dtype, Device device)
+{
+    MT_CHECK(steps >= 0, "linspace: number of steps must be non-negative, got ", steps);
+    Tensor t = empty({steps}, dtype, device);
+    if (steps == 1) kernels(device).fill(t, Scalar(start));
+    else if (steps > 1) kernels(device).arange(t, start, (end - start) / double(steps - 1));
+    return t;
+}
+
+Tensor eye(int64_t n, int64_t m, DType dtype, Device device)
+{
+    MT_CHECK(n >= 0 && m >= 0, "eye: sizes must be non-negative, got n=", n, ", m=", m);
+    Tensor t = zeros({n, m}, dtype, device);
+    // The diagonal is a strided view: one step down and one step right = m + 1 elements.
+    int64_t k = std::min(n, m);
+    if (k) kernels(device).fill(make_view(t, {k}, {m + 1}, 0), Scalar(1.0));
+    return t;
+}
+
+void manual_seed(uint64_t seed) { cpu::generator().seed(seed); }
+
+namespace {
+// Random numbers are drawn on the CPU (one generator, reproducible on every device).
+Tensor random_tensor(RandomOp op, const Shape& shape, DType dtype, Device device, double lo, double hi)
+{
+    Tensor t = empty(shape, dtype, Device{});
+    if (t->numel()) cpu::kernel_table().random(op, t, lo, hi);
+    return device.is_cpu() ? t : to_device(t, device);
+}
+}  // namespace
+
+Tensor rand(const Shape& shape, DType dtype, Device device)
+{
+    MT_CHECK_TYPE(is_floating(dtype), "rand: expected a floating dtype, got ", dtype);
+    return random_tensor(RandomOp::Uniform, shape, dtype, device, 0.0, 1.0);
+}
+
+Tensor randn(const Shape& shape, DType dtype, Device device)
+{
+    MT_CHECK_TYPE(is_floating(dtype), "randn: expected a floating dtype, got ", dtype);
+    return random_tensor(RandomOp::Normal, shape, dtype, device, 0.0, 1.0);
+}
+
+Tensor randint(int64_t low, int64_t high, const Shape& shape, DType dtype, Device device)
+{
+    MT_CHECK(low < high, "randint: expected low < high, got low=", low, ", high=", high);
+    return random_tensor(RandomOp::Integer, shape, dtype, device, double(low), double(high));
+}
+
+}  // namespace minitorch

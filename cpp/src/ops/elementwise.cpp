@@ -1,0 +1,191 @@
+// elementwise.cpp — unary map and binary zip ops: broadcasting, dtype promotion,
+// the checks PyTorch makes, then one kernel call.
+#include "minitorch/ops.h"
+
+namespace minitorch {
+
+const char* op_name(UnaryOp op)
+{
+    switch (op) {
+        case UnaryOp::Neg: return "neg";
+        case UnaryOp::Exp: return "exp";
+        case UnaryOp::Log: return "log";
+        case UnaryOp::Sqrt: return "sqrt";
+        case UnaryOp::Abs: return "abs";
+        case UnaryOp::Sigmoid: return "sigmoid";
+        case UnaryOp::Relu: return "relu";
+        case UnaryOp::Tanh: return "tanh";
+        case UnaryOp::LogicalNot: return "logical_not";
+    }
+    return "?";
+}
+
+const char* op_name(BinaryOp op)
+{
+    switch (op) {
+        case BinaryOp::Add: return "add";
+        case BinaryOp::Sub: return "sub";
+        case BinaryOp::Mul: return "mul";
+        case BinaryOp::Div: return "div";
+        case BinaryOp::Pow: return "pow";
+        case BinaryOp::Maximum: return "maximum";
+        case BinaryOp::Minimum: return "minimum";
+        case BinaryOp::Eq: return "eq";
+        case BinaryOp::Ne: return "ne";
+        case BinaryOp::Lt: return "lt";
+        case BinaryOp::Le: return "le";
+        case BinaryOp::Gt: return "gt";
+        case BinaryOp::Ge: return "ge";
+    }
+    return "?";
+}
+
+// NumPy's rule: align shapes at the right; each pair of sizes must be equal or one of
+// them 1, and the result takes the larger.
+Shape broadcast_shapes(const Shape& a, const Shape& b, const char* op)
+{
+    if (a == b) return a;
+    const size_t n = std::max(a.size(), b.size());
+    Shape out(n);
+    for (size_t i = 0; i < n; ++i) {
+        int64_t x = i < n - a.size() ? 1 : a[i - (n - a.size())];
+        int64_t y = i < n - b.size() ? 1 : b[i - (n - b.size())];
+        MT_CHECK(x == y || x == 1 || y == 1, op, ": shapes ", a, " and ", b,
+                 " cannot be broadcast together (size ", x, " != ", y, " at dimension ", i, ")");
+        out[i] = x == 1 ? y : x;
+    }
+    return out;
+}
+
+// PyTorch's promotion: tensors with dims decide first; a 0-dim tensor, then a Python
+// number, only matter when they are of a higher category (bool < int < float). A
+// Python float that wins gives the default dtype (float32), not float64.
+DType result_type(const Tensor& a, const Tensor& b)
+{
+    auto tier = [](const Tensor& t) { return t->wrapped_number ? 0 : (t->dim() == 0 ? 1 : 2); };
+    auto as_seen = [](const Tensor& t) {
+        return (t->wrapped_number && t->dtype == DType::Float64) ? kDefaultFloat : t->dtype;
+    };
+    int ta = tier(a), tb = tier(b);
+    if (ta == tb) {
+        if (ta == 0) return promote(as_seen(a), as_seen(b));
+        return promote(a->dtype, b->dtype);
+    }
+    const Tensor& hi = ta > tb ? a : b;
+    const Tensor& lo = ta > tb ? b : a;
+    DType lo_t = as_seen(lo);
+    return category(lo_t) > category(hi->dtype) ? promote(hi->dtype, lo_t) : hi->dtype;
+}
+
+namespace {
+
+void check_same_device(const char* op, const Tensor& a, const Tensor& b)
+{
+    MT_CHECK_RUNTIME(a->device() == b->device(), op, ": expected all tensors to be on the same device, but found ",
+                     a->device(), " and ", b->device());
+}
+
+// The dtype an op computes in, given the promoted input dtype.
+DType compute_dtype(BinaryOp op, DType common, const Tensor& a, const Tensor& b)
+{
+    if (op == BinaryOp::Div && !is_floating(common)) return kDefaultFloat;  // true division
+    if (op == BinaryOp::Sub)
+        MT_CHECK_TYPE(common != DType::Bool, "sub: subtraction, the `-` operator, with two bool tensors is not "
+                                             "supported; use the `^` or logical_xor() operator instead");
+    return common;
+}
+
+}  // namespace
+
+Tensor unary(UnaryOp op, const Tensor& x)
+{
+    DType dt = x->dtype;
+    switch (op) {
+        case UnaryOp::Exp: case UnaryOp::Log: case UnaryOp::Sqrt: case UnaryOp::Sigmoid: case UnaryOp::Tanh:
+            if (!is_floating(dt)) dt = kDefaultFloat;  // exp(int tensor) is a float tensor, as in PyTorch
+            break;
+        case UnaryOp::Neg:
+            MT_CHECK_TYPE(dt != DType::Bool, "neg: negation, the `-` operator, on a bool tensor is not supported; "
+                                             "use the `~` or logical_not() operator instead");
+            break;
+        case UnaryOp::Relu:
+            MT_CHECK_TYPE(dt != DType::Bool, "relu: not supported for bool tensors");
+            break;
+        case UnaryOp::LogicalNot: {
+            Tensor out = empty(x->shape, DType::Bool, x->device());
+            if (out->numel()) kernels(x->device()).map(op, out, to_dtype(x, DType::Bool));
+            return out;
+        }
+        default: break;
+    }
+    Tensor in = to_dtype(x, dt);
+    Tensor out = empty(x->shape, dt, x->device());
+    if (out->numel()) kernels(x->device()).map(op, out, in);
+    return out;
+}
+
+Tensor binary(BinaryOp op, const Tensor& a, const Tensor& b)
+{
+    const char* name = op_name(op);
+    check_same_device(name, a, b);
+    DType common = result_type(a, b);
+    if (op == BinaryOp::Pow && !is_floating(common) && b->wrapped_number && b->dtype == DType::Int64)
+        MT_CHECK(b->data_as<int64_t>()[0] >= 0, "pow: integers to negative integer powers are not allowed");
+    DType dt = compute_dtype(op, common, a, b);
+    Shape shape = broadcast_shapes(a->shape, b->shape, name);
+    Tensor out = empty(shape, is_comparison(op) ? DType::Bool : dt, a->device());
+    if (out->numel() == 0) return out;
+    Tensor ac = expand(to_dtype(a, dt), shape), bc = expand(to_dtype(b, dt), shape);
+    kernels(a->device()).zip(op, out, ac, bc);
+    return out;
+}
+
+void binary_(BinaryOp op, const Tensor& a, const Tensor& b)
+{
+    const char* name = op_name(op);
+    check_same_device(name, a, b);
+    DType common = result_type(a, b);
+    DType dt = compute_dtype(op, common, a, b);
+    MT_CHECK_TYPE(!is_comparison(op), name, "_: comparisons have no in-place form here");
+    // PyTorch: the result must be castable back to a's dtype without losing its kind.
+    MT_CHECK_TYPE(category(dt) <= category(a->dtype), name, "_: result type ", dt,
+                  " can't be cast to the desired output type ", a->dtype);
+    Shape shape = broadcast_shapes(a->shape, b->shape, name);
+    MT_CHECK(shape == a->shape, name, "_: output with shape ", a->shape,
+             " doesn't match the broadcast shape ", shape);
+    if (a->numel() == 0) return;
+    Tensor bc = to_dtype(b, dt);
+    if (bc->storage == a->storage) bc = clone(bc);  // x += x.t() must not read what it wrote
+    Tensor ac = to_dtype(a, dt);
+    if (ac == a) {
+        kernels(a->device()).zip(op, a, a, expand(bc, shape));
+    } else {
+        Tensor tmp = empty(shape, dt, a->device());
+        kernels(a->device()).zip(op, tmp, ac, expand(bc, shape));
+        kernels(a->device()).copy(a, tmp);
+    }
+}
+
+Tensor where(const Tensor& cond, const Tensor& a, const Tensor& b)
+{
+    check_same_device("where", cond, a);
+    check_same_device("where", a, b);
+    MT_CHECK_TYPE(cond->dtype == DType::Bool, "where: expected condition to be a bool tensor, but got ", cond->dtype);
+    DType dt = result_type(a, b);
+    Shape shape = broadcast_shapes(broadcast_shapes(cond->shape, a->shape, "where"), b->shape, "where");
+    Tensor out = empty(shape, dt, a->device());
+    if (out->numel() == 0) return out;
+    kernels(a->device()).where(out, expand(cond, shape), expand(to_dtype(a, dt), shape), expand(to_dtype(b, dt), shape));
+    return out;
+}
+
+Tensor clamp(const Tensor& x, const Tensor* lo, const Tensor* hi)
+{
+    MT_CHECK(lo || hi, "clamp: at least one of 'min' or 'max' must not be None");
+    Tensor out = x;
+    if (lo) out = binary(BinaryOp::Maximum, out, *lo);
+    if (hi) out = binary(BinaryOp::Minimum, out, *hi);
+    return out;
+}
+
+}  // namespace minitorch

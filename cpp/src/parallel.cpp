@@ -1,0 +1,38 @@
+// parallel.cpp — the thread budget, shared by our OpenMP loops and OpenBLAS.
+#include "minitorch/parallel.h"
+
+#include <thread>
+
+#include "minitorch/error.h"
+
+#ifdef MINITORCH_SCIPY_OPENBLAS
+extern "C" void scipy_openblas_set_num_threads(int);
+#endif
+
+namespace minitorch {
+
+namespace {
+int default_threads()
+{
+    unsigned hw = std::thread::hardware_concurrency();
+    return hw ? int(hw) : 1;
+}
+int g_threads = -1;  // -1: not set yet, take the default on first use
+}  // namespace
+
+int get_num_threads()
+{
+    if (g_threads < 0) set_num_threads(default_threads());
+    return g_threads;
+}
+
+void set_num_threads(int n)
+{
+    MT_CHECK(n >= 1, "set_num_threads: expected a positive number of threads, got ", n);
+    g_threads = n;
+#ifdef MINITORCH_SCIPY_OPENBLAS
+    scipy_openblas_set_num_threads(n);
+#endif
+}
+
+}  // namespace minitorch

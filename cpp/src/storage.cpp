@@ -1,0 +1,73 @@
+// storage.cpp — allocating and wrapping memory.
+#include "minitorch/storage.h"
+
+#include <unistd.h>
+
+#include <cstdlib>
+
+#include "minitorch/error.h"
+
+namespace minitorch {
+
+namespace {
+DeviceAllocator g_allocators[2] = {nullptr, nullptr};
+
+// Physical memory of this machine: a request above it cannot succeed, and on Linux a
+// lazily-overcommitted one would later be killed instead of failing cleanly.
+size_t physical_memory_bytes()
+{
+    long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGE_SIZE);
+    return (pages > 0 && page > 0) ? size_t(pages) * size_t(page) : SIZE_MAX;
+}
+
+std::string human_bytes(size_t n)
+{
+    const char* units[] = {"bytes", "KiB", "MiB", "GiB", "TiB", "PiB", "EiB"};
+    double v = double(n);
+    int u = 0;
+    while (v >= 1024.0 && u < 6) { v /= 1024.0; ++u; }
+    std::ostringstream os;
+    os.precision(u ? 2 : 0);
+    os << std::fixed << v << ' ' << units[u];
+    return os.str();
+}
+}  // namespace
+
+void register_allocator(DeviceType type, DeviceAllocator alloc) { g_allocators[int(type)] = alloc; }
+
+std::shared_ptr<Storage> Storage::allocate(size_t nbytes, Device device)
+{
+    if (!device.is_cpu()) {
+        auto alloc = g_allocators[int(device.type)];
+        MT_CHECK_RUNTIME(alloc, "cannot allocate on device '", device,
+                         "': minitorch was built without CUDA support");
+        return alloc(nbytes, device);
+    }
+    auto s = std::make_shared<Storage>();
+    s->device = device;
+    if (nbytes == 0) return s;
+    size_t limit = physical_memory_bytes();
+    if (nbytes > limit)
+        throw OutOfMemoryError(detail::str("cannot allocate ", human_bytes(nbytes), " on the CPU: this machine has ",
+                                           human_bytes(limit), " of memory"));
+    // 64-byte alignment suits AVX-512 loads; aligned_alloc wants a multiple of it.
+    size_t rounded = (nbytes + 63) / 64 * 64;
+    void* p = std::aligned_alloc(64, rounded);
+    if (!p) throw OutOfMemoryError(detail::str("cannot allocate ", human_bytes(nbytes), " on the CPU"));
+    s->data = p;
+    s->nbytes = nbytes;
+    s->deleter = [](void* q) { std::free(q); };
+    return s;
+}
+
+std::shared_ptr<Storage> Storage::wrap(void* data, size_t nbytes, Device device, std::function<void(void*)> release)
+{
+    auto s = std::make_shared<Storage>();
+    s->data = data;
+    s->nbytes = nbytes;
+    s->device = device;
+    s->deleter = std::move(release);
+    return s;
+}
+
+}  // namespace minitorch

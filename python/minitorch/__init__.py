@@ -1,0 +1,106 @@
+"""minitorch — a PyTorch-shaped deep-learning library for teaching.
+
+The core (tensors, kernels, ops) is C++ in the ``_C`` extension; this package adds the
+Python conveniences around it. Read ``docs/ARCHITECTURE.md`` for the layers.
+
+    >>> import minitorch
+    >>> x = minitorch.tensor([[1.0, 2.0], [3.0, 4.0]])
+    >>> (x @ x.T).sum()
+    tensor(52.)
+"""
+from __future__ import annotations
+
+
+def _load_blas() -> None:
+    """Loads NumPy's OpenBLAS (the scipy-openblas32 wheel) before the extension needs it.
+
+    The extension also carries an rpath to it; this is the fallback for layouts where
+    that relative path does not hold (editable installs, unusual site-packages).
+    """
+    import ctypes
+    import glob
+    import os
+
+    try:
+        import scipy_openblas32
+    except ImportError:  # built against a system BLAS instead
+        return
+    for path in glob.glob(os.path.join(scipy_openblas32.get_lib_dir(), "libscipy_openblas*")):
+        ctypes.CDLL(path, mode=ctypes.RTLD_GLOBAL)
+        return
+
+
+_load_blas()
+
+from . import _C  # noqa: E402
+from ._C import (  # noqa: E402,F401
+    DTypeError,
+    InputError,
+    Tensor,
+    abs,
+    add,
+    broadcast_shapes,
+    device,
+    div,
+    dtype,
+    eq,
+    exp,
+    from_numpy,
+    ge,
+    get_num_threads,
+    gt,
+    le,
+    log,
+    logical_not,
+    lt,
+    manual_seed,
+    matmul,
+    maximum,
+    minimum,
+    mul,
+    ne,
+    neg,
+    pow,
+    relu,
+    result_type,
+    set_num_threads,
+    sigmoid,
+    sqrt,
+    sub,
+    tanh,
+    where,
+)
+
+dtype.__repr__ = lambda self: f"minitorch.{self.name}"  # like torch.float32
+float32 = dtype.float32
+float64 = dtype.float64
+int64 = dtype.int64
+bool = dtype.bool  # noqa: A001  (PyTorch spells it torch.bool too)
+float = float32  # noqa: A001
+double = float64
+long = int64
+
+from ._tensor import Size  # noqa: E402  (adds the Python-side Tensor methods)
+from ._creation import (  # noqa: E402,F401
+    arange,
+    empty,
+    empty_like,
+    eye,
+    full,
+    full_like,
+    linspace,
+    ones,
+    ones_like,
+    rand,
+    rand_like,
+    randint,
+    randn,
+    randn_like,
+    tensor,
+    zeros,
+    zeros_like,
+)
+from ._functions import argmax, argmin, clamp, max, mean, min, sum  # noqa: E402,F401
+from . import cuda  # noqa: E402,F401
+
+__version__ = "0.1.0"

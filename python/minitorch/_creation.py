@@ -1,0 +1,206 @@
+"""Creating tensors: ``tensor`` from Python data, and the factory functions."""
+from __future__ import annotations
+
+import builtins
+
+import numpy as np
+
+from . import _C
+from ._C import Tensor
+
+# NumPy dtypes we take as they are, and those we widen to the nearest supported one.
+_NUMPY_KEEP = {"float32", "float64", "int64", "bool"}
+_NUMPY_WIDEN = {
+    "float16": "float32",
+    "int8": "int64",
+    "int16": "int64",
+    "int32": "int64",
+    "uint8": "int64",
+    "uint16": "int64",
+    "uint32": "int64",
+}
+
+
+def _ragged_message(data) -> str:
+    """Says where a nested list stops being rectangular, like PyTorch does."""
+
+    def shape_of(x, dim, expected):
+        if not isinstance(x, (list, tuple)):
+            return
+        if dim < len(expected):
+            if len(x) != expected[dim]:
+                raise ValueError(f"expected sequence of length {expected[dim]} at dim {dim} (got {len(x)})")
+        else:
+            expected.append(len(x))
+        for item in x:
+            shape_of(item, dim + 1, expected)
+
+    try:
+        shape_of(data, 0, [])
+    except ValueError as e:
+        return str(e)
+    return "the nested sequence is ragged or mixes numbers and sequences"
+
+
+def _as_numpy(data, op: str) -> np.ndarray:
+    if isinstance(data, Tensor):
+        return data.detach().cpu().numpy()
+    try:
+        arr = np.asarray(data)
+    except ValueError as e:  # NumPy refuses ragged nested lists
+        raise _C.InputError(f"{op}: {_ragged_message(data)}") from e
+    if arr.dtype == object:
+        if isinstance(data, (list, tuple)):
+            raise _C.InputError(f"{op}: {_ragged_message(data)}")
+        raise TypeError(f"{op}: could not infer dtype of {type(data).__name__}")
+    return arr
+
+
+def _infer_dtype(data, arr: np.ndarray):
+    """PyTorch's inference: Python floats -> float32; NumPy arrays keep their dtype."""
+    name = arr.dtype.name
+    if isinstance(data, (np.ndarray, np.generic, Tensor)):
+        if name in _NUMPY_KEEP:
+            return _C.dtype.__members__[name]
+        if name in _NUMPY_WIDEN:
+            return _C.dtype.__members__[_NUMPY_WIDEN[name]]
+        raise TypeError(
+            f"tensor: can't convert np.ndarray of type {name}; the supported types are "
+            "float32, float64, int64 and bool"
+        )
+    kind = arr.dtype.kind
+    if kind == "b":
+        return _C.dtype.bool
+    if kind in "iu":
+        return _C.dtype.int64
+    if kind == "f":
+        return _C.dtype.float32
+    raise TypeError(f"tensor: could not infer a dtype from data of NumPy kind {arr.dtype} (numbers and bools only)")
+
+
+def tensor(data, dtype=None, device=None, requires_grad: bool = False) -> Tensor:
+    """A new tensor holding a copy of ``data`` (a number, nested lists, or an array).
+
+    >>> minitorch.tensor([[1, 2], [3, 4]])
+    tensor([[1, 2],
+            [3, 4]])
+    """
+    arr = _as_numpy(data, "tensor")
+    if dtype is None:
+        dtype = _infer_dtype(data, arr)
+    elif arr.dtype.kind not in "biuf":
+        raise TypeError(f"tensor: can't convert data of NumPy dtype {arr.dtype} to a tensor")
+    t = _C._from_numpy_copy(arr, dtype, device)
+    if requires_grad:
+        t.requires_grad = True
+    return t
+
+
+def _size(size, op: str) -> tuple:
+    """``f(2, 3)``, ``f((2, 3))`` and ``f([2, 3])`` all mean size (2, 3)."""
+    if len(size) == 1 and isinstance(size[0], (tuple, list)):
+        size = tuple(size[0])
+    for s in size:
+        if isinstance(s, builtins.bool) or not isinstance(s, (int, np.integer)):
+            raise TypeError(f"{op}(): size must be a tuple of ints, but got an element of type {type(s).__name__}")
+    return tuple(int(s) for s in size)
+
+
+def _finish(t: Tensor, requires_grad: bool) -> Tensor:
+    if requires_grad:
+        t.requires_grad = True
+    return t
+
+
+def empty(*size, dtype=None, device=None, requires_grad: bool = False) -> Tensor:
+    """An uninitialised tensor (its values are whatever memory held)."""
+    return _finish(_C._empty(_size(size, "empty"), dtype, device), requires_grad)
+
+
+def zeros(*size, dtype=None, device=None, requires_grad: bool = False) -> Tensor:
+    """A tensor of zeros: ``zeros(2, 3)`` or ``zeros((2, 3))``."""
+    return _finish(_C._full(_size(size, "zeros"), 0.0, dtype, device), requires_grad)
+
+
+def ones(*size, dtype=None, device=None, requires_grad: bool = False) -> Tensor:
+    """A tensor of ones."""
+    return _finish(_C._full(_size(size, "ones"), 1.0, dtype, device), requires_grad)
+
+
+def full(size, fill_value, *, dtype=None, device=None, requires_grad: bool = False) -> Tensor:
+    """A tensor filled with ``fill_value``; the dtype follows the value when not given."""
+    return _finish(_C._full(_size((size,), "full"), fill_value, dtype, device), requires_grad)
+
+
+def arange(start, end=None, step=1, *, dtype=None, device=None, requires_grad: bool = False) -> Tensor:
+    """``arange(5)`` -> 0..4; ``arange(1, 2, 0.25)`` -> 1.0, 1.25, 1.5, 1.75."""
+    if end is None:
+        start, end = 0, start
+    return _finish(_C._arange(start, end, step, dtype, device), requires_grad)
+
+
+def linspace(start, end, steps, *, dtype=None, device=None, requires_grad: bool = False) -> Tensor:
+    """``steps`` evenly spaced values from ``start`` to ``end`` inclusive."""
+    return _finish(_C._linspace(start, end, steps, dtype, device), requires_grad)
+
+
+def eye(n, m=None, *, dtype=None, device=None, requires_grad: bool = False) -> Tensor:
+    """An ``n x m`` identity matrix (``m`` defaults to ``n``)."""
+    return _finish(_C._eye(n, m, dtype, device), requires_grad)
+
+
+def rand(*size, dtype=None, device=None, requires_grad: bool = False) -> Tensor:
+    """Uniform samples from [0, 1); reproducible after ``manual_seed``."""
+    return _finish(_C._rand(_size(size, "rand"), dtype, device), requires_grad)
+
+
+def randn(*size, dtype=None, device=None, requires_grad: bool = False) -> Tensor:
+    """Standard normal samples; reproducible after ``manual_seed``."""
+    return _finish(_C._randn(_size(size, "randn"), dtype, device), requires_grad)
+
+
+def randint(low, high=None, size=None, *, dtype=None, device=None) -> Tensor:
+    """Integers from ``[low, high)``: ``randint(10, (3,))`` or ``randint(2, 10, (3,))``."""
+    if size is None:
+        if high is None or not isinstance(high, (tuple, list)):
+            raise TypeError("randint(): missing the 'size' argument, e.g. randint(0, 10, (3,))")
+        low, high, size = 0, low, high
+    elif high is None:
+        low, high = 0, low
+    return _C._randint(low, high, _size((size,), "randint"), dtype, device)
+
+
+def _like(t: Tensor, dtype, device):
+    if not isinstance(t, Tensor):
+        raise TypeError(f"expected a Tensor, got {type(t).__name__}")
+    return tuple(t.shape), (t.dtype if dtype is None else dtype), (t.device if device is None else device)
+
+
+def empty_like(input, *, dtype=None, device=None, requires_grad: bool = False) -> Tensor:
+    size, dtype, device = _like(input, dtype, device)
+    return empty(size, dtype=dtype, device=device, requires_grad=requires_grad)
+
+
+def zeros_like(input, *, dtype=None, device=None, requires_grad: bool = False) -> Tensor:
+    size, dtype, device = _like(input, dtype, device)
+    return zeros(size, dtype=dtype, device=device, requires_grad=requires_grad)
+
+
+def ones_like(input, *, dtype=None, device=None, requires_grad: bool = False) -> Tensor:
+    size, dtype, device = _like(input, dtype, device)
+    return ones(size, dtype=dtype, device=device, requires_grad=requires_grad)
+
+
+def full_like(input, fill_value, *, dtype=None, device=None, requires_grad: bool = False) -> Tensor:
+    size, dtype, device = _like(input, dtype, device)
+    return full(size, fill_value, dtype=dtype, device=device, requires_grad=requires_grad)
+
+
+def rand_like(input, *, dtype=None, device=None, requires_grad: bool = False) -> Tensor:
+    size, dtype, device = _like(input, dtype, device)
+    return rand(size, dtype=dtype, device=device, requires_grad=requires_grad)
+
+
+def randn_like(input, *, dtype=None, device=None, requires_grad: bool = False) -> Tensor:
+    size, dtype, device = _like(input, dtype, device)
+    return randn(size, dtype=dtype, device=device, requires_grad=requires_grad)

@@ -1,0 +1,168 @@
+"""The Python half of ``minitorch.Tensor``: conveniences on top of the C++ class.
+
+Everything that does arithmetic lives in C++; here are the pieces that are about
+Python itself (repr, iteration, conversion to numbers and lists, ``.to``).
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from . import _C
+from ._C import Tensor
+from ._tensor_str import tensor_repr
+
+
+class Size(tuple):
+    """A tensor's shape: a tuple of ints, printed like PyTorch's ``torch.Size``."""
+
+    def __repr__(self) -> str:
+        return f"minitorch.Size({list(self)})"
+
+    def numel(self) -> int:
+        n = 1
+        for s in self:
+            n *= s
+        return n
+
+
+def _shape(self) -> Size:
+    return Size(self._shape)
+
+
+def _size(self, dim=None):
+    if dim is None:
+        return Size(self._shape)
+    return self._shape[_wrap(dim, self.ndim, "size")]
+
+
+def _wrap(dim, ndim, op):
+    n = max(ndim, 1)
+    if not -n <= dim < n:
+        raise IndexError(f"{op}: dimension out of range (expected to be in range of [{-n}, {n - 1}], but got {dim})")
+    return dim % n
+
+
+def _len(self) -> int:
+    if self.ndim == 0:
+        raise TypeError("len() of a 0-d tensor")
+    return self._shape[0]
+
+
+def _iter(self):
+    if self.ndim == 0:
+        raise TypeError("iteration over a 0-d tensor")
+    return (self[i] for i in range(self._shape[0]))
+
+
+def _one_value(self, kind: str):
+    if self.numel() != 1:
+        raise RuntimeError(f"only one element tensors can be converted to Python scalars ({kind}), got {self.numel()}")
+    return self.item()
+
+
+def _bool(self) -> bool:
+    if self.numel() != 1:
+        raise RuntimeError(f"Boolean value of Tensor with {self.numel()} values is ambiguous")
+    return bool(self.item())
+
+
+def _index(self) -> int:
+    if self.dtype not in (_C.dtype.int64, _C.dtype.bool) or self.numel() != 1:
+        raise TypeError("only integer tensors of a single element can be converted to an index")
+    return int(self.item())
+
+
+def _tolist(self):
+    """Nested Python lists of Python numbers (a number for a 0-dim tensor)."""
+    return self.detach().cpu().numpy().tolist()
+
+
+def _array(self, dtype=None, copy=None):
+    arr = self.detach().cpu().numpy()
+    if dtype is not None:
+        arr = arr.astype(dtype, copy=False)
+    return arr
+
+
+def _to(self, *args, **kwargs):
+    """``to(dtype)``, ``to(device)``, ``to(device, dtype)``, ``to(other)``; ``copy=True`` forces a copy."""
+    dtype, device = kwargs.pop("dtype", None), kwargs.pop("device", None)
+    copy = kwargs.pop("copy", False)
+    kwargs.pop("non_blocking", None)
+    if kwargs:
+        raise TypeError(f"to() got unexpected keyword arguments {sorted(kwargs)}")
+    for a in args:
+        if isinstance(a, Tensor):
+            dtype, device = a.dtype, a.device
+        elif isinstance(a, _C.dtype) or a in (float, int, bool):
+            dtype = a
+        elif isinstance(a, (str, _C.device)):
+            device = a
+        else:
+            raise TypeError(f"to() received an invalid argument {a!r}: expected a dtype, a device or a Tensor")
+    return self._to(dtype, device, copy)
+
+
+def _requires_grad_(self, requires_grad: bool = True):
+    self.requires_grad = requires_grad
+    return self
+
+
+def _format(self, spec):
+    if self.ndim == 0:
+        return format(self.item(), spec)
+    return format(repr(self), spec)
+
+
+_methods = {
+    "shape": property(_shape),
+    "size": _size,
+    "__len__": _len,
+    "__iter__": _iter,
+    "__bool__": _bool,
+    "__float__": lambda self: float(_one_value(self, "float")),
+    "__int__": lambda self: int(_one_value(self, "int")),
+    "__index__": _index,
+    "__repr__": tensor_repr,
+    "__str__": tensor_repr,
+    "__format__": _format,
+    "__array__": _array,
+    "__array_priority__": 1000,  # so ndarray <op> Tensor asks the Tensor first
+    "tolist": _tolist,
+    "to": _to,
+    "cpu": lambda self: self._to(None, "cpu", False),
+    "cuda": lambda self, device=None: self._to(None, "cuda" if device is None else device, False),
+    "float": lambda self: self._to(_C.dtype.float32, None, False),
+    "double": lambda self: self._to(_C.dtype.float64, None, False),
+    "long": lambda self: self._to(_C.dtype.int64, None, False),
+    "bool": lambda self: self._to(_C.dtype.bool, None, False),
+    "type_as": lambda self, other: self._to(other.dtype, None, False),
+    "view_as": lambda self, other: self.view(other._shape),
+    "reshape_as": lambda self, other: self.reshape(other._shape),
+    "expand_as": lambda self, other: self.expand(other._shape),
+    "requires_grad_": _requires_grad_,
+    "is_floating_point": lambda self: self.dtype.is_floating_point,
+    "__and__": lambda self, other: _logical(self, other, "and"),
+    "__or__": lambda self, other: _logical(self, other, "or"),
+    "__rand__": lambda self, other: _logical(self, other, "and"),
+    "__ror__": lambda self, other: _logical(self, other, "or"),
+}
+
+
+def _logical(a, b, kind):
+    """``&`` and ``|`` on bool tensors (masks): logical and / or."""
+    if not isinstance(b, Tensor):
+        if isinstance(b, bool):
+            b = _C._full((), b, _C.dtype.bool, a.device)
+        else:
+            return NotImplemented
+    if a.dtype != _C.dtype.bool or b.dtype != _C.dtype.bool:
+        raise _C.DTypeError(f"bitwise_{kind}: only bool tensors are supported, got {a.dtype} and {b.dtype}")
+    return a * b if kind == "and" else (a + b)
+
+
+for _name, _value in _methods.items():
+    setattr(Tensor, _name, _value)
+
+# numpy scalars on the left (np.float32(2) * t) must defer to the tensor.
+np.ndarray  # noqa: B018  (NumPy is a hard dependency; imported for __array__)
