@@ -70,7 +70,7 @@ int64_t int_arg(py::handle h, const char* op, const char* what)
 {
     // bool is an int in Python, but PyTorch rejects it as a size or dim.
     MT_CHECK_TYPE(!PyBool_Check(h.ptr()) && (PyLong_Check(h.ptr()) || PyIndex_Check(h.ptr())), op, ": ", what,
-                  " must be an int, but got ", std::string(py::str(h.get_type().attr("__name__"))));
+                  " must be an int, but got ", type_name(h));
     int overflow = 0;
     py::object idx = py::reinterpret_steal<py::object>(PyNumber_Index(h.ptr()));
     if (!idx) throw py::error_already_set();
@@ -82,7 +82,7 @@ int64_t int_arg(py::handle h, const char* op, const char* what)
 Shape shape_seq(py::handle seq, const char* op)
 {
     MT_CHECK_TYPE(py::isinstance<py::tuple>(seq) || py::isinstance<py::list>(seq), op,
-                  ": size must be a tuple of ints, but got ", std::string(py::str(seq.get_type().attr("__name__"))));
+                  ": size must be a tuple of ints, but got ", type_name(seq));
     Shape s;
     for (py::handle item : seq) s.push_back(int_arg(item, op, "size"));
     return s;
@@ -135,11 +135,21 @@ std::optional<Tensor> operand(py::handle h, Device device)
     return std::nullopt;
 }
 
+std::optional<Tensor> operand_like(py::handle h, const Tensor& like)
+{
+    if (py::isinstance<TensorImpl>(h)) return h.cast<Tensor>();
+    auto s = scalar_arg(h);
+    if (!s) return std::nullopt;
+    // A number of a category no higher than the tensor's never decides the result dtype.
+    if (category(s->dtype) <= category(like->dtype)) return scalar_tensor(*s, like->device(), like->dtype);
+    return scalar_tensor(*s, like->device());
+}
+
 Tensor operand_or_throw(py::handle h, Device device, const char* op, const char* what)
 {
     if (auto t = operand(h, device)) return *t;
     throw TypeError(detail::str(op, ": ", what, " must be a Tensor or a number, but got ",
-                                std::string(py::str(h.get_type().attr("__name__")))));
+                                type_name(h)));
 }
 
 py::dtype numpy_dtype(DType t)

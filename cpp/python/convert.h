@@ -29,8 +29,13 @@ std::optional<Scalar> scalar_arg(py::handle h);
 // The other operand of a binary op: a Tensor, or a Python number as a wrapped 0-dim
 // tensor on `device`. Empty for anything else (the operator returns NotImplemented).
 std::optional<Tensor> operand(py::handle h, Device device);
+// The same, beside tensor `like`: a number is stored directly in like's dtype when that
+// cannot change the promoted result (saves a cast on every `x * 2.0`).
+std::optional<Tensor> operand_like(py::handle h, const Tensor& like);
 // Like operand, but raises a TypeError naming the op.
 Tensor operand_or_throw(py::handle h, Device device, const char* op, const char* what);
+// The Python type name of an object, for error messages ("list", "str", ...).
+inline std::string type_name(py::handle h) { return Py_TYPE(h.ptr())->tp_name; }
 // A NumPy dtype for a minitorch dtype and back.
 py::dtype numpy_dtype(DType t);
 

@@ -10,7 +10,7 @@ namespace {
 Tensor tensor_arg(py::handle h, const char* op, const char* what = "input")
 {
     MT_CHECK_TYPE(py::isinstance<TensorImpl>(h), op, ": argument '", what, "' must be a Tensor, not ",
-                  std::string(py::str(h.get_type().attr("__name__"))));
+                  type_name(h));
     return h.cast<Tensor>();
 }
 
@@ -18,7 +18,7 @@ double number_arg(py::handle h, const char* op, const char* what)
 {
     auto s = scalar_arg(h);
     MT_CHECK_TYPE(s.has_value(), op, ": ", what, " must be a number, not ",
-                  std::string(py::str(h.get_type().attr("__name__"))));
+                  type_name(h));
     return s->d;
 }
 
@@ -33,7 +33,7 @@ void bind_functions(py::module_& m)
     m.def("_full", [](py::handle size, py::handle value, py::handle dtype, py::handle device) {
         auto s = scalar_arg(value);
         MT_CHECK_TYPE(s.has_value(), "full: fill_value must be a number, not ",
-                      std::string(py::str(value.get_type().attr("__name__"))));
+                      type_name(value));
         // Without dtype=: bool -> bool, int -> int64, float -> float32 (PyTorch's inference).
         DType inferred = s->dtype == DType::Float64 ? kDefaultFloat : s->dtype;
         return full(shape_seq(size, "full"), *s, dtype_arg(dtype, inferred), device_arg(device));
@@ -43,7 +43,7 @@ void bind_functions(py::module_& m)
         for (py::handle h : {start, end, step}) {
             auto s = scalar_arg(h);
             MT_CHECK_TYPE(s.has_value(), "arange: start, end and step must be numbers, got ",
-                          std::string(py::str(h.get_type().attr("__name__"))));
+                          type_name(h));
             any_float = any_float || s->dtype == DType::Float64;
         }
         DType dt = dtype_arg(dtype, any_float ? kDefaultFloat : DType::Int64);

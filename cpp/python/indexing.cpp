@@ -22,7 +22,7 @@ Kind kind_of(py::handle item)
         return Kind::Int;
     }
     throw TypeError(detail::str("index: only integers, slices (`:`), ellipsis (`...`) and None are valid indices, got ",
-                                std::string(py::str(item.get_type().attr("__name__"))),
+                                type_name(item),
                                 " (indexing with tensors or lists is not supported yet)"));
 }
 

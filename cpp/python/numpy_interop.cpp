@@ -6,7 +6,7 @@ namespace minitorch::python {
 Tensor from_numpy(py::handle obj)
 {
     MT_CHECK_TYPE(py::isinstance<py::array>(obj), "from_numpy: expected np.ndarray, but got ",
-                  std::string(py::str(obj.get_type().attr("__name__"))));
+                  type_name(obj));
     py::array arr = py::reinterpret_borrow<py::array>(obj);
     std::string name = py::str(arr.dtype().attr("name"));
     DType dt;

@@ -13,7 +13,7 @@ py::object not_implemented() { return py::reinterpret_borrow<py::object>(Py_NotI
 // can try the other side.
 py::object binop(BinaryOp op, const Tensor& self, py::handle other, bool reflected)
 {
-    auto o = operand(other, self->device());
+    auto o = operand_like(other, self);
     if (!o) return not_implemented();
     return py::cast(reflected ? binary(op, *o, self) : binary(op, self, *o));
 }

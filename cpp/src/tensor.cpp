@@ -58,6 +58,8 @@ Strides contiguous_strides(const Shape& shape)
 
 int64_t checked_numel(const Shape& shape, const char* op)
 {
+    MT_CHECK(shape.size() <= size_t(kMaxDims), op, ": tensors can have at most ", kMaxDims, " dims, got ",
+             shape.size());
     int64_t n = 1;
     for (int64_t s : shape) {
         MT_CHECK(s >= 0, op, ": negative dimension ", s, " in size ", shape);
@@ -84,6 +86,8 @@ Tensor empty(const Shape& shape, DType dtype, Device device)
 
 Tensor make_view(const Tensor& base, Shape shape, Strides strides, int64_t offset)
 {
+    MT_CHECK(shape.size() <= size_t(kMaxDims), "view: tensors can have at most ", kMaxDims, " dims, got ",
+             shape.size());
     auto t = std::make_shared<TensorImpl>();
     t->storage = base->storage;
     t->dtype = base->dtype;

@@ -17,7 +17,9 @@ Tensor zeros(const Shape& shape, DType dtype = kDefaultFloat, Device device = {}
 Tensor arange(double start, double end, double step, DType dtype, Device device = {});
 Tensor linspace(double start, double end, int64_t steps, DType dtype, Device device = {});
 Tensor eye(int64_t n, int64_t m, DType dtype, Device device = {});
-Tensor scalar_tensor(Scalar value, Device device = {});  // a wrapped number
+// A Python number as a 0-dim "wrapped number" tensor, of the number's own dtype
+// (bool / int64 / float64) unless one is given.
+Tensor scalar_tensor(Scalar value, Device device = {}, std::optional<DType> dtype = std::nullopt);
 void manual_seed(uint64_t seed);
 Tensor rand(const Shape& shape, DType dtype, Device device = {});
 Tensor randn(const Shape& shape, DType dtype, Device device = {});

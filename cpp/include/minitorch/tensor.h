@@ -16,6 +16,9 @@
 namespace minitorch {
 
 using Shape = std::vector<int64_t>;
+
+// Tensors have at most this many dims (kernels keep per-dim state in fixed arrays).
+constexpr int kMaxDims = 25;
 using Strides = std::vector<int64_t>;
 
 struct TensorImpl;

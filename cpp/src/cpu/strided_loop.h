@@ -18,9 +18,10 @@ namespace minitorch::cpu {
 
 template <int N>
 struct StridedPlan {
+    // Fixed-size arrays, no heap: a tiny op should not pay for malloc here.
     int ndim = 0;
-    std::vector<int64_t> shape;                       // coalesced sizes
-    std::array<std::vector<int64_t>, N> strides;      // per operand, in bytes
+    std::array<int64_t, kMaxDims> shape;                       // coalesced sizes
+    std::array<std::array<int64_t, kMaxDims>, N> strides;      // per operand, in bytes
     std::array<char*, N> base;
     int64_t numel = 1;
 
@@ -29,25 +30,28 @@ struct StridedPlan {
         const Shape& full = ts[0]->shape;
         for (int k = 0; k < N; ++k) base[k] = ts[k]->data();
         // Keep only dims of size != 1, then merge neighbours when possible.
+        int64_t item[N];
+        for (int k = 0; k < N; ++k) item[k] = int64_t(itemsize(ts[k]->dtype));
         for (size_t d = 0; d < full.size(); ++d) {
             if (full[d] == 1) continue;
-            bool merge = !shape.empty();
+            bool merge = ndim > 0;
             for (int k = 0; k < N && merge; ++k)
-                merge = strides[k].back() == full[d] * ts[k]->strides[d] * int64_t(itemsize(ts[k]->dtype));
+                merge = strides[k][ndim - 1] == full[d] * ts[k]->strides[d] * item[k];
             if (merge) {
-                shape.back() *= full[d];
-                for (int k = 0; k < N; ++k) strides[k].back() = ts[k]->strides[d] * int64_t(itemsize(ts[k]->dtype));
+                shape[ndim - 1] *= full[d];
+                for (int k = 0; k < N; ++k) strides[k][ndim - 1] = ts[k]->strides[d] * item[k];
             } else {
-                shape.push_back(full[d]);
-                for (int k = 0; k < N; ++k) strides[k].push_back(ts[k]->strides[d] * int64_t(itemsize(ts[k]->dtype)));
+                shape[ndim] = full[d];
+                for (int k = 0; k < N; ++k) strides[k][ndim] = ts[k]->strides[d] * item[k];
+                ++ndim;
             }
         }
-        if (shape.empty()) {  // 0-dim or all ones: one element
-            shape.push_back(1);
-            for (int k = 0; k < N; ++k) strides[k].push_back(0);
+        if (ndim == 0) {  // 0-dim or all ones: one element
+            shape[0] = 1;
+            for (int k = 0; k < N; ++k) strides[k][0] = 0;
+            ndim = 1;
         }
-        ndim = int(shape.size());
-        for (int64_t s : shape) numel *= s;
+        for (int d = 0; d < ndim; ++d) numel *= shape[d];
     }
 
     // Calls inner(ptrs, inner_strides, n) for runs of n elements along the last dim,
@@ -56,7 +60,7 @@ struct StridedPlan {
     void run_range(int64_t begin, int64_t end, const Inner& inner) const
     {
         const int last = ndim - 1;
-        std::vector<int64_t> idx(ndim);
+        std::array<int64_t, kMaxDims> idx;
         std::array<char*, N> ptr = base;
         int64_t rest = begin;
         for (int d = last; d >= 0; --d) {

@@ -15,9 +15,19 @@ Tensor full(const Shape& shape, Scalar value, DType dtype, Device device)
 
 Tensor zeros(const Shape& shape, DType dtype, Device device) { return full(shape, Scalar(0.0), dtype, device); }
 
-Tensor scalar_tensor(Scalar value, Device device)
+Tensor scalar_tensor(Scalar value, Device device, std::optional<DType> dtype)
 {
-    Tensor t = full({}, value, value.dtype, device);
+    DType dt = dtype ? *dtype : value.dtype;
+    Tensor t;
+    if (device.is_cpu()) {  // the hot path of `x * 2.0`: write the one value directly
+        t = empty({}, dt, device);
+        dispatch(dt, [&](auto tag) {
+            using T = typename decltype(tag)::type;
+            *t->data_as<T>() = value.to<T>();
+        });
+    } else {
+        t = full({}, value, dt, device);
+    }
     t->wrapped_number = true;
     return t;
 }

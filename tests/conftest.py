@@ -1,0 +1,159 @@
+"""Shared test machinery: devices, hypothesis strategies, NumPy <-> minitorch helpers.
+
+Every tensor test runs once per device (``cpu`` always; ``cuda`` is skipped, with a
+reason, when minitorch cannot use a GPU) and compares against NumPy.
+
+Test modules import the helpers directly: ``from conftest import DEVICES, shapes``.
+"""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, settings
+from hypothesis import strategies as st
+from hypothesis.extra import numpy as hnp
+
+import minitorch
+
+# A modest default so the whole suite runs in well under a minute on two cores.
+settings.register_profile(
+    "minitorch",
+    max_examples=40,
+    deadline=None,
+    suppress_health_check=[HealthCheck.too_slow],
+)
+settings.load_profile("minitorch")
+
+CUDA_SKIP_REASON = "CUDA not available (minitorch.cuda.is_available() is False)"
+
+DEVICES = [
+    pytest.param("cpu", id="cpu"),
+    pytest.param(
+        "cuda",
+        id="cuda",
+        marks=pytest.mark.skipif(not minitorch.cuda.is_available(), reason=CUDA_SKIP_REASON),
+    ),
+]
+
+
+@pytest.fixture(params=DEVICES, scope="session")
+def device(request) -> str:
+    """The device a test runs on; session-scoped so hypothesis tests may use it too."""
+    return request.param
+
+
+# ---------------------------------------------------------------- strategies ----
+
+MAX_SIDE = 5
+
+
+def shapes(min_dims: int = 1, max_dims: int = 4, min_side: int = 0, max_side: int = MAX_SIDE):
+    """Shapes of 1-4 dims with sizes 0..5 (so size-0 and size-1 dims both appear)."""
+    return hnp.array_shapes(min_dims=min_dims, max_dims=max_dims, min_side=min_side, max_side=max_side)
+
+
+def nonempty_shapes(min_dims: int = 1, max_dims: int = 4, max_side: int = MAX_SIDE):
+    return shapes(min_dims, max_dims, min_side=1, max_side=max_side)
+
+
+def broadcastable_pairs(min_dims: int = 1, max_dims: int = 4, min_side: int = 0, max_side: int = MAX_SIDE):
+    """Pairs of shapes that broadcast together (NumPy's rule), e.g. ((3, 1, 4), (2, 1))."""
+    return hnp.mutually_broadcastable_shapes(
+        num_shapes=2, min_dims=min_dims, max_dims=max_dims, min_side=min_side, max_side=max_side
+    ).map(lambda b: b.input_shapes)
+
+
+seeds = st.integers(0, 2**32 - 1)
+
+LAYOUTS = ["contiguous", "step", "transpose"]
+
+
+# ------------------------------------------------------------------ helpers ----
+
+def random_array(seed: int, shape, dtype, low: float = -10.0, high: float = 10.0) -> np.ndarray:
+    """Reproducible random values of ``dtype`` in [low, high)."""
+    rng = np.random.default_rng(seed)
+    dtype = np.dtype(dtype)
+    if dtype == np.bool_:
+        return rng.integers(0, 2, size=shape).astype(np.bool_)
+    if dtype.kind in "iu":
+        return rng.integers(int(low), int(high), size=shape).astype(dtype)
+    return rng.uniform(low, high, size=shape).astype(dtype)
+
+
+def to_numpy(t: minitorch.Tensor) -> np.ndarray:
+    """A NumPy copy of a tensor on any device."""
+    return np.array(t.detach().cpu().numpy(), copy=True)
+
+
+def noncontiguous(arr: np.ndarray, device: str = "cpu", how: str = "step") -> minitorch.Tensor:
+    """A minitorch tensor holding ``arr``'s values that is a NON-contiguous view.
+
+    how="step": the values sit at odd positions of a bigger tensor and we take
+    ``big[1::2, 1::2, ...]`` (strides of 2 and a storage offset).
+    how="transpose": a reversed-dims copy, permuted back (``.T``-style strides).
+    """
+    arr = np.asarray(arr)
+    if how == "step":
+        big_shape = tuple(2 * s + 1 for s in arr.shape)
+        sentinel = True if arr.dtype == np.bool_ else 77
+        big = np.full(big_shape, sentinel, dtype=arr.dtype)
+        idx = tuple(slice(1, None, 2) for _ in arr.shape)
+        big[idx] = arr
+        t = minitorch.tensor(big, device=device)[idx]
+    elif how == "transpose":
+        rev = tuple(range(arr.ndim))[::-1]
+        t = minitorch.tensor(np.ascontiguousarray(arr.transpose(rev)), device=device).permute(*rev)
+    else:
+        raise ValueError(how)
+    assert tuple(t.shape) == arr.shape
+    # A tensor with <= 1 element, or only one non-1 dim under a transpose, is contiguous
+    # by definition; anything bigger must really be strided.
+    non1 = sum(s != 1 for s in arr.shape)
+    if arr.size >= 2 and (how == "step" or non1 >= 2):
+        assert not t.is_contiguous(), (how, arr.shape, t.stride())
+    np.testing.assert_array_equal(to_numpy(t), arr)
+    return t
+
+
+def make_tensor(arr: np.ndarray, layout: str = "contiguous", device: str = "cpu") -> minitorch.Tensor:
+    """``arr`` as a minitorch tensor in the given layout (see ``LAYOUTS``)."""
+    if layout == "contiguous":
+        t = minitorch.tensor(np.asarray(arr), device=device)
+        assert t.is_contiguous()
+        return t
+    return noncontiguous(arr, device, layout)
+
+
+MT_DTYPES = {
+    np.dtype(np.float32): minitorch.float32,
+    np.dtype(np.float64): minitorch.float64,
+    np.dtype(np.int64): minitorch.int64,
+    np.dtype(np.bool_): minitorch.bool,
+}
+
+
+def assert_tensor_equal(t: minitorch.Tensor, expected, *, rtol: float = 0.0, atol: float = 0.0, dtype=None):
+    """Shape, dtype (that of ``expected`` unless given) and values of ``t``.
+
+    NaNs compare equal to NaNs.
+    """
+    expected = np.asarray(expected)
+    want_dtype = MT_DTYPES[np.dtype(dtype)] if dtype is not None else MT_DTYPES[expected.dtype]
+    assert isinstance(t, minitorch.Tensor), type(t)
+    assert t.dtype == want_dtype, f"dtype {t.dtype} != {want_dtype}"
+    got = to_numpy(t)
+    assert got.shape == expected.shape, f"shape {got.shape} != {expected.shape}"
+    if expected.dtype.kind == "f":
+        np.testing.assert_allclose(got, expected, rtol=rtol, atol=atol, equal_nan=True)
+    else:
+        np.testing.assert_array_equal(got, expected)
+
+
+# Tolerances per dtype for results computed by different but correct algorithms.
+TOL = {
+    np.dtype(np.float32): dict(rtol=1e-5, atol=1e-6),
+    np.dtype(np.float64): dict(rtol=1e-12, atol=1e-12),
+    np.dtype(np.int64): dict(),
+    np.dtype(np.bool_): dict(),
+}

@@ -1,0 +1,432 @@
+"""Elementwise ops (unary map, binary zip, where, clamp) against NumPy.
+
+Every op is checked over random shapes (including size-0 and size-1 dims) with
+broadcasting, on contiguous and non-contiguous inputs, as an operator, a method and a
+module function, in float32 and float64 (and int64 where the op makes sense).
+"""
+from __future__ import annotations
+
+import operator
+
+import numpy as np
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+from hypothesis.extra import numpy as hnp
+
+import minitorch
+from conftest import (
+    DEVICES,
+    LAYOUTS,
+    TOL,
+    assert_tensor_equal,
+    broadcastable_pairs,
+    make_tensor,
+    random_array,
+    seeds,
+    shapes,
+)
+
+FLOATS = [np.float32, np.float64]
+ALL = [np.float32, np.float64, np.int64]
+
+
+def _sigmoid(x):
+    x = x.astype(np.float64)
+    return 1.0 / (1.0 + np.exp(-x))
+
+
+# ---------------------------------------------------------------- binary ops ----
+
+def _operands(op_name, dtype, seed, shape_a, shape_b):
+    """Inputs in a domain where the op is well defined and well conditioned."""
+    rng = np.random.default_rng(seed)
+    dtype = np.dtype(dtype)
+    if op_name == "div":
+        a = random_array(seed, shape_a, dtype, -10, 10)
+        mag = rng.uniform(0.5, 10, size=shape_b) if dtype.kind == "f" else rng.integers(1, 10, size=shape_b)
+        b = (mag * rng.choice([-1, 1], size=shape_b)).astype(dtype)
+    elif op_name == "pow":
+        if dtype.kind == "f":
+            a = rng.uniform(0.5, 3.0, size=shape_a).astype(dtype)
+            b = rng.uniform(-3.0, 3.0, size=shape_b).astype(dtype)
+        else:
+            a = rng.integers(-5, 6, size=shape_a).astype(dtype)
+            b = rng.integers(0, 6, size=shape_b).astype(dtype)
+    elif op_name in ("eq", "ne", "lt", "le", "gt", "ge", "maximum", "minimum"):
+        # Small whole numbers, so ties (where == and <= matter) are common.
+        a = rng.integers(-3, 4, size=shape_a).astype(dtype)
+        b = rng.integers(-3, 4, size=shape_b).astype(dtype)
+    else:
+        a = random_array(seed, shape_a, dtype)
+        b = random_array(seed + 1, shape_b, dtype)
+    return a, b
+
+
+def _np_div(a, b):
+    out = np.true_divide(a, b)
+    # int / int is true division to the default float dtype (float32), like PyTorch.
+    return out.astype(np.float32) if a.dtype.kind == "i" else out
+
+
+# name: (operator form or None, NumPy reference)
+BINARY = {
+    "add": (operator.add, np.add),
+    "sub": (operator.sub, np.subtract),
+    "mul": (operator.mul, np.multiply),
+    "div": (operator.truediv, _np_div),
+    "pow": (operator.pow, np.power),
+    "maximum": (None, np.maximum),
+    "minimum": (None, np.minimum),
+    "eq": (operator.eq, np.equal),
+    "ne": (operator.ne, np.not_equal),
+    "lt": (operator.lt, np.less),
+    "le": (operator.le, np.less_equal),
+    "gt": (operator.gt, np.greater),
+    "ge": (operator.ge, np.greater_equal),
+}
+COMPARISONS = {"eq", "ne", "lt", "le", "gt", "ge"}
+
+
+BINARY_FORMS = [
+    (name, form)
+    for name in BINARY
+    for form in ("operator", "method", "function")
+    if form != "operator" or BINARY[name][0] is not None
+]
+
+
+def _call(form, name, a, b):
+    if form == "operator":
+        return BINARY[name][0](a, b)
+    if form == "method":
+        return getattr(a, name)(b)
+    return getattr(minitorch, name)(a, b)
+
+
+@pytest.mark.parametrize("device", DEVICES)
+@pytest.mark.parametrize("dtype", ALL, ids=lambda d: np.dtype(d).name)
+@pytest.mark.parametrize(("name", "form"), BINARY_FORMS, ids=[f"{n}-{f}" for n, f in BINARY_FORMS])
+@given(pair=broadcastable_pairs(), seed=seeds, layouts=st.tuples(st.sampled_from(LAYOUTS), st.sampled_from(LAYOUTS)))
+def test_binary_matches_numpy(device, name, form, dtype, pair, seed, layouts):
+    a_np, b_np = _operands(name, dtype, seed, *pair)
+    a = make_tensor(a_np, layouts[0], device)
+    b = make_tensor(b_np, layouts[1], device)
+    expected = BINARY[name][1](a_np, b_np)
+    out = _call(form, name, a, b)
+    tol = TOL[np.dtype(expected.dtype)]
+    if name == "pow" and expected.dtype == np.float32:
+        tol = dict(rtol=2e-5, atol=1e-5)  # powf vs NumPy's float32 pow: a few ulps
+    assert_tensor_equal(out, expected, **tol)
+    if name in COMPARISONS:
+        assert out.dtype == minitorch.bool
+
+
+@pytest.mark.parametrize("device", DEVICES)
+@pytest.mark.parametrize("dtype", FLOATS, ids=lambda d: np.dtype(d).name)
+def test_binary_inputs_are_not_modified(device, dtype):
+    a_np = random_array(0, (3, 4), dtype)
+    b_np = random_array(1, (4,), dtype)
+    a, b = make_tensor(a_np, "step", device), make_tensor(b_np, "contiguous", device)
+    for op in (operator.add, operator.sub, operator.mul, operator.truediv, minitorch.maximum):
+        op(a, b)
+    assert_tensor_equal(a, a_np)
+    assert_tensor_equal(b, b_np)
+
+
+# --------------------------------------------------------- scalar operands ----
+
+# (description, function on a tensor-or-array, domain low, domain high)
+SCALAR_FORMS = [
+    ("x + 1.5", lambda x: x + 1.5, -10, 10),
+    ("1.5 + x", lambda x: 1.5 + x, -10, 10),
+    ("x - 2", lambda x: x - 2, -10, 10),
+    ("2 - x", lambda x: 2 - x, -10, 10),
+    ("3 * x", lambda x: 3 * x, -10, 10),
+    ("x * 0.5", lambda x: x * 0.5, -10, 10),
+    ("x / 3", lambda x: x / 3, -10, 10),
+    ("2 / x", lambda x: 2 / x, 0.5, 10),
+    ("x ** 2", lambda x: x**2, -10, 10),
+    ("x ** 0.5", lambda x: x**0.5, 0.1, 10),
+    ("2 ** x", lambda x: 2**x, -5, 5),
+    ("2.5 ** x", lambda x: 2.5**x, -5, 5),
+    ("-x", lambda x: -x, -10, 10),
+    ("x > 0.5", lambda x: x > 0.5, -3, 3),
+    ("x <= 1", lambda x: x <= 1, -3, 3),
+    ("x == 2", lambda x: x == 2, -3, 3),
+    ("x != 2", lambda x: x != 2, -3, 3),
+    ("x >= -1", lambda x: x >= -1, -3, 3),
+    ("x < 0", lambda x: x < 0, -3, 3),
+]
+
+
+@pytest.mark.parametrize("device", DEVICES)
+@pytest.mark.parametrize("dtype", FLOATS, ids=lambda d: np.dtype(d).name)
+@pytest.mark.parametrize("form", SCALAR_FORMS, ids=[f[0] for f in SCALAR_FORMS])
+@given(shape=shapes(), seed=seeds, layout=st.sampled_from(LAYOUTS))
+def test_scalar_operand_float(device, dtype, form, shape, seed, layout):
+    _, f, lo, hi = form
+    x_np = random_array(seed, shape, dtype, lo, hi)
+    if any(c in form[0] for c in "<>=!"):
+        x_np = np.round(x_np)  # whole numbers: ties with the scalar happen
+    x = make_tensor(x_np, layout, device)
+    expected = np.asarray(f(x_np))
+    if expected.dtype != np.bool_:
+        # A Python number never widens a float tensor: float32 stays float32.
+        expected = expected.astype(dtype)
+    tol = dict(rtol=2e-5, atol=1e-5) if "**" in form[0] and dtype == np.float32 else TOL[np.dtype(expected.dtype)]
+    assert_tensor_equal(f(x), expected, **tol)
+
+
+INT_SCALAR_FORMS = [
+    ("x + 2", lambda x: x + 2, np.int64),
+    ("2 - x", lambda x: 2 - x, np.int64),
+    ("x * 3", lambda x: x * 3, np.int64),
+    ("x ** 2", lambda x: x**2, np.int64),
+    ("2 ** x", lambda x: 2**x, np.int64),  # x >= 0 below
+    ("-x", lambda x: -x, np.int64),
+    ("x / 3", lambda x: x / 3, np.float32),  # true division
+    ("x + 0.5", lambda x: x + 0.5, np.float32),  # int tensor + Python float -> float32
+    ("x > 2", lambda x: x > 2, np.bool_),
+]
+
+
+@pytest.mark.parametrize("device", DEVICES)
+@pytest.mark.parametrize("form", INT_SCALAR_FORMS, ids=[f[0] for f in INT_SCALAR_FORMS])
+@given(shape=shapes(), seed=seeds, layout=st.sampled_from(LAYOUTS))
+def test_scalar_operand_int64(device, form, shape, seed, layout):
+    _, f, out_dtype = form
+    x_np = random_array(seed, shape, np.int64, 0, 10)
+    x = make_tensor(x_np, layout, device)
+    expected = np.asarray(f(x_np)).astype(out_dtype)
+    assert_tensor_equal(f(x), expected, **TOL[np.dtype(out_dtype)])
+
+
+# ----------------------------------------------------------------- unary ops ----
+
+# name: (NumPy reference, low, high)
+UNARY = {
+    "neg": (np.negative, -10, 10),
+    "exp": (np.exp, -10, 10),
+    "log": (np.log, 0.01, 10),
+    "sqrt": (np.sqrt, 0.0, 10),
+    "abs": (np.abs, -10, 10),
+    "sigmoid": (_sigmoid, -20, 20),
+    "relu": (lambda x: np.maximum(x, 0).astype(x.dtype), -10, 10),
+    "tanh": (np.tanh, -5, 5),
+}
+
+
+@pytest.mark.parametrize("device", DEVICES)
+@pytest.mark.parametrize("form", ["method", "function"])
+@pytest.mark.parametrize("dtype", FLOATS, ids=lambda d: np.dtype(d).name)
+@pytest.mark.parametrize("name", list(UNARY))
+@given(shape=shapes(), seed=seeds, layout=st.sampled_from(LAYOUTS))
+def test_unary_float(device, form, dtype, name, shape, seed, layout):
+    ref, lo, hi = UNARY[name]
+    x_np = random_array(seed, shape, dtype, lo, hi)
+    x = make_tensor(x_np, layout, device)
+    out = getattr(x, name)() if form == "method" else getattr(minitorch, name)(x)
+    # Reference in float64 from the same (rounded) inputs, rounded to the input dtype.
+    expected = np.asarray(ref(x_np.astype(np.float64))).astype(dtype)
+    assert_tensor_equal(out, expected, **TOL[np.dtype(dtype)])
+
+
+# int64 inputs: neg/abs/relu stay int64; the transcendental ones give float32 (PyTorch).
+UNARY_INT = {
+    "neg": (np.negative, np.int64),
+    "abs": (np.abs, np.int64),
+    "relu": (lambda x: np.maximum(x, 0), np.int64),
+    "exp": (np.exp, np.float32),
+    "log": (np.log, np.float32),
+    "sqrt": (np.sqrt, np.float32),
+    "sigmoid": (_sigmoid, np.float32),
+    "tanh": (np.tanh, np.float32),
+}
+
+
+@pytest.mark.parametrize("device", DEVICES)
+@pytest.mark.parametrize("name", list(UNARY_INT))
+@given(shape=shapes(), seed=seeds, layout=st.sampled_from(LAYOUTS))
+def test_unary_int64(device, name, shape, seed, layout):
+    ref, out_dtype = UNARY_INT[name]
+    lo = 1 if name in ("log", "sqrt") else -8
+    x_np = random_array(seed, shape, np.int64, lo, 9)
+    x = make_tensor(x_np, layout, device)
+    expected = np.asarray(ref(x_np.astype(np.float64) if out_dtype != np.int64 else x_np)).astype(out_dtype)
+    assert_tensor_equal(getattr(x, name)(), expected, **TOL[np.dtype(out_dtype)])
+    assert_tensor_equal(getattr(minitorch, name)(x), expected, **TOL[np.dtype(out_dtype)])
+
+
+@pytest.mark.parametrize("device", DEVICES)
+@pytest.mark.parametrize("dtype", ALL, ids=lambda d: np.dtype(d).name)
+def test_neg_and_abs_operators(device, dtype):
+    x_np = np.array([[-3, 0, 2], [5, -1, 4]], dtype=dtype)
+    x = make_tensor(x_np, "transpose", device)
+    assert_tensor_equal(-x, -x_np)
+    assert_tensor_equal(abs(x), np.abs(x_np))
+    assert_tensor_equal(x.neg(), -x_np)
+    assert_tensor_equal(minitorch.abs(x), np.abs(x_np))
+
+
+@pytest.mark.parametrize("device", DEVICES)
+def test_unary_special_values(device):
+    x_np = np.array([-np.inf, -1.0, -0.0, 0.0, 1.0, np.inf, np.nan], dtype=np.float32)
+    x = minitorch.tensor(x_np, device=device)
+    tol = TOL[np.dtype(np.float32)]
+    with np.errstate(all="ignore"):
+        assert_tensor_equal(x.exp(), np.exp(x_np), **tol)
+        assert_tensor_equal(x.log(), np.log(x_np), **tol)
+        assert_tensor_equal(x.sqrt(), np.sqrt(x_np), **tol)
+        assert_tensor_equal(x.tanh(), np.tanh(x_np), **tol)
+        assert_tensor_equal(x.abs(), np.abs(x_np))
+    # sigmoid saturates cleanly instead of producing inf/inf = nan
+    assert_tensor_equal(x.sigmoid(), np.array([0, 0.26894142, 0.5, 0.5, 0.7310586, 1, np.nan], np.float32), rtol=1e-6)
+    big = minitorch.tensor(np.array([-1000.0, 1000.0], dtype=np.float64), device=device)
+    assert_tensor_equal(big.sigmoid(), np.array([0.0, 1.0]))
+    # relu keeps NaN (like PyTorch)
+    assert_tensor_equal(x.relu(), np.array([0, 0, 0, 0, 1, np.inf, np.nan], np.float32))
+
+
+# ------------------------------------------------------- maximum / minimum ----
+
+@pytest.mark.parametrize("device", DEVICES)
+def test_maximum_minimum_propagate_nan(device):
+    a = minitorch.tensor(np.array([1.0, np.nan, 3.0, np.nan]), device=device)
+    b = minitorch.tensor(np.array([np.nan, 2.0, 1.0, np.nan]), device=device)
+    assert_tensor_equal(minitorch.maximum(a, b), np.array([np.nan, np.nan, 3.0, np.nan]))
+    assert_tensor_equal(minitorch.minimum(a, b), np.array([np.nan, np.nan, 1.0, np.nan]))
+    assert_tensor_equal(a.maximum(b), np.array([np.nan, np.nan, 3.0, np.nan]))
+
+
+@pytest.mark.parametrize("device", DEVICES)
+def test_max_min_with_tensor_argument_is_elementwise(device):
+    a_np = np.array([[1.0, 5.0], [-2.0, 0.5]], dtype=np.float32)
+    b_np = np.array([0.0, 4.0], dtype=np.float32)
+    a, b = minitorch.tensor(a_np, device=device), minitorch.tensor(b_np, device=device)
+    assert_tensor_equal(a.max(b), np.maximum(a_np, b_np))
+    assert_tensor_equal(minitorch.min(a, b), np.minimum(a_np, b_np))
+
+
+# --------------------------------------------------------------------- pow ----
+
+@pytest.mark.parametrize("device", DEVICES)
+@pytest.mark.parametrize("form", ["operator", "method", "function"])
+def test_pow_forms(device, form):
+    x_np = np.array([[0.5, 1.0, 2.0], [3.0, 4.0, 9.0]], dtype=np.float32)
+    x = make_tensor(x_np, "step", device)
+    for e in (2, 0.5, -1, 0, 3.0):
+        out = x**e if form == "operator" else (x.pow(e) if form == "method" else minitorch.pow(x, e))
+        assert_tensor_equal(out, np.power(x_np, np.float32(e)), rtol=1e-6)
+    assert_tensor_equal(minitorch.pow(2, x), np.power(np.float32(2), x_np), rtol=1e-6)
+
+
+@pytest.mark.parametrize("device", DEVICES)
+def test_pow_int64_exact(device):
+    x_np = np.array([-3, -1, 0, 1, 2, 7], dtype=np.int64)
+    x = minitorch.tensor(x_np, device=device)
+    assert_tensor_equal(x**3, x_np**3)
+    assert_tensor_equal(x**0, np.ones(6, dtype=np.int64))
+    # exact for results past float64's 53-bit mantissa
+    big = minitorch.tensor(np.array([3], dtype=np.int64), device=device)
+    assert (big**39).item() == 3**39
+
+
+# ------------------------------------------------------------------- clamp ----
+
+@pytest.mark.parametrize("device", DEVICES)
+@pytest.mark.parametrize("dtype", ALL, ids=lambda d: np.dtype(d).name)
+@pytest.mark.parametrize("bounds", [(-2, 3), (None, 1), (0, None), (4, 1)], ids=str)
+@given(shape=shapes(), seed=seeds, layout=st.sampled_from(LAYOUTS))
+def test_clamp_scalar_bounds(device, dtype, bounds, shape, seed, layout):
+    lo, hi = bounds
+    x_np = random_array(seed, shape, dtype, -6, 6)
+    x = make_tensor(x_np, layout, device)
+    expected = x_np
+    if lo is not None:
+        expected = np.maximum(expected, np.asarray(lo, dtype))
+    if hi is not None:
+        expected = np.minimum(expected, np.asarray(hi, dtype))  # min > max: everything is max
+    assert_tensor_equal(x.clamp(lo, hi), expected)
+    assert_tensor_equal(minitorch.clamp(x, min=lo, max=hi), expected)
+    assert_tensor_equal(x.clamp(min=lo, max=hi), expected)
+
+
+@pytest.mark.parametrize("device", DEVICES)
+@given(pair=broadcastable_pairs(max_dims=3), seed=seeds)
+def test_clamp_tensor_bounds_broadcast(device, pair, seed):
+    x_np = random_array(seed, pair[0], np.float64, -5, 5)
+    lo_np = random_array(seed + 1, pair[1], np.float64, -3, 0)
+    hi_np = lo_np + 2
+    x = make_tensor(x_np, "step", device)
+    lo, hi = minitorch.tensor(lo_np, device=device), minitorch.tensor(hi_np, device=device)
+    expected = np.minimum(np.maximum(x_np, lo_np), hi_np)
+    assert_tensor_equal(minitorch.clamp(x, lo, hi), expected)
+
+
+# ------------------------------------------------------------------- where ----
+
+@st.composite
+def _three_shapes(draw):
+    return draw(
+        hnp.mutually_broadcastable_shapes(num_shapes=3, min_dims=1, max_dims=4, min_side=0, max_side=4)
+    ).input_shapes
+
+
+@pytest.mark.parametrize("device", DEVICES)
+@pytest.mark.parametrize("dtype", ALL, ids=lambda d: np.dtype(d).name)
+@given(shapes3=_three_shapes(), seed=seeds, layout=st.sampled_from(LAYOUTS))
+def test_where_matches_numpy(device, dtype, shapes3, seed, layout):
+    c_np = random_array(seed, shapes3[0], np.bool_)
+    a_np = random_array(seed + 1, shapes3[1], dtype)
+    b_np = random_array(seed + 2, shapes3[2], dtype)
+    c = make_tensor(c_np, layout, device)
+    a = make_tensor(a_np, layout, device)
+    b = make_tensor(b_np, "contiguous", device)
+    assert_tensor_equal(minitorch.where(c, a, b), np.where(c_np, a_np, b_np))
+
+
+@pytest.mark.parametrize("device", DEVICES)
+def test_where_with_scalars_and_a_mask(device):
+    x_np = np.array([[-1.5, 2.0], [0.0, -3.0]], dtype=np.float32)
+    x = minitorch.tensor(x_np, device=device)
+    assert_tensor_equal(minitorch.where(x > 0, x, 0.0), np.where(x_np > 0, x_np, np.float32(0)))
+    assert_tensor_equal(minitorch.where(x > 0, 1.0, -1.0), np.where(x_np > 0, 1.0, -1.0).astype(np.float32))
+    assert_tensor_equal(minitorch.where(x > 0, 1, 0), np.where(x_np > 0, 1, 0).astype(np.int64))
+
+
+# ---------------------------------------------------------------- in place ----
+
+@pytest.mark.parametrize("device", DEVICES)
+@pytest.mark.parametrize("dtype", FLOATS, ids=lambda d: np.dtype(d).name)
+@given(pair=broadcastable_pairs(max_dims=3), seed=seeds, layout=st.sampled_from(LAYOUTS))
+def test_inplace_ops_write_into_self(device, dtype, pair, seed, layout):
+    shape_a, shape_b = pair
+    out_shape = np.broadcast_shapes(shape_a, shape_b)
+    shape_a = out_shape  # the in-place target must already have the broadcast shape
+    a_np = random_array(seed, shape_a, dtype)
+    b_np = random_array(seed + 1, shape_b, dtype, 0.5, 4)
+    for name, ref in [("__iadd__", np.add), ("__isub__", np.subtract), ("__imul__", np.multiply),
+                      ("__itruediv__", np.true_divide)]:
+        a = make_tensor(a_np, layout, device)
+        before = a.data_ptr()
+        result = getattr(a, name)(minitorch.tensor(b_np, device=device))
+        assert result is a
+        assert a.data_ptr() == before
+        assert_tensor_equal(a, ref(a_np, b_np).astype(dtype), **TOL[np.dtype(dtype)])
+
+
+@pytest.mark.parametrize("device", DEVICES)
+def test_inplace_named_methods(device):
+    x_np = np.array([1.0, 2.0, 4.0], dtype=np.float32)
+    x = minitorch.tensor(x_np, device=device)
+    x.add_(1).mul_(2).sub_(0.5).div_(2)
+    assert_tensor_equal(x, ((x_np + 1) * 2 - 0.5) / 2)
+
+
+@pytest.mark.parametrize("device", DEVICES)
+def test_inplace_with_overlapping_transpose(device):
+    x_np = np.arange(9.0).reshape(3, 3)
+    x = minitorch.tensor(x_np, device=device)
+    x += x.T  # must read the old values, not what it already wrote
+    assert_tensor_equal(x, x_np + x_np.T)
