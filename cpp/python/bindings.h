@@ -12,6 +12,7 @@ void bind_tensor(py::module_& m);    // the Tensor class and its methods
 void bind_functions(py::module_& m); // creation, math, threads, seeds
 void bind_numpy(py::module_& m);
 void bind_cuda(py::module_& m);
+void bind_autograd(py::module_& m);  // after bind_tensor
 
 Tensor from_numpy(py::handle arr);
 py::array to_numpy(const Tensor& t, bool force);

@@ -1,6 +1,7 @@
 // indexing.cpp — t[...] with ints, slices (with steps), None and ...; every result
 // is a view (select / slice / unsqueeze), so writes through it reach the base.
 #include "bindings.h"
+#include "minitorch/autograd.h"
 
 namespace minitorch::python {
 
@@ -73,11 +74,12 @@ Tensor index(const Tensor& t, py::handle idx)
         }
     }
     // A plain t[...] or t[:] still returns a new view object, like PyTorch.
-    return out == t ? make_view(t, t->shape, t->strides, t->offset) : out;
+    return out == t ? view(t, t->shape) : out;
 }
 
 void index_put(const Tensor& t, py::handle idx, py::handle value)
 {
+    autograd::check_inplace(t, "index_put_");
     Tensor dst = index(t, idx);
     if (auto s = scalar_arg(value)) {
         fill_(dst, *s);

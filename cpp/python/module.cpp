@@ -79,6 +79,7 @@ PYBIND11_MODULE(_C, m)
     bind_errors(m);
     bind_types(m);
     bind_tensor(m);
+    bind_autograd(m);
     bind_functions(m);
     bind_numpy(m);
     bind_cuda(m);

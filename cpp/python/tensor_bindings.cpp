@@ -2,6 +2,7 @@
 // operators and methods. Each method converts its arguments and calls one op.
 // (Pure-Python conveniences such as repr and tolist live in python/minitorch.)
 #include "bindings.h"
+#include "minitorch/autograd.h"
 
 namespace minitorch::python {
 
@@ -56,6 +57,8 @@ std::optional<int64_t> optional_dim(py::handle h, const char* op)
 
 void set_requires_grad(const Tensor& t, bool flag)
 {
+    MT_CHECK_RUNTIME(t->is_leaf() || flag, "you can only change requires_grad flags of leaf variables; use "
+                                           "detach() to get a tensor that does not require grad");
     MT_CHECK_RUNTIME(!flag || is_floating(t->dtype), "only Tensors of floating point dtype can require gradients (got ",
                      t->dtype, ")");
     t->requires_grad = flag;
@@ -78,7 +81,6 @@ void bind_tensor(py::module_& m)
         .def_property(
             "grad", [](const Tensor& t) { return t->grad; },
             [](const Tensor& t, std::optional<Tensor> g) { t->grad = g ? *g : nullptr; })
-        .def_property_readonly("is_leaf", [](const Tensor&) { return true; })
         .def("dim", [](const Tensor& t) { return t->dim(); })
         .def("numel", [](const Tensor& t) { return t->numel(); })
         .def("element_size", [](const Tensor& t) { return itemsize(t->dtype); })
@@ -133,6 +135,12 @@ void bind_tensor(py::module_& m)
         .def("contiguous", &contiguous)
         .def("clone", &clone)
         .def("detach", [](const Tensor& t) { return make_view(t, t->shape, t->strides, t->offset); })
+        .def("backward",
+             [](const Tensor& t, std::optional<Tensor> gradient, std::optional<bool> retain_graph, bool create_graph) {
+                 MT_CHECK_RUNTIME(!create_graph, "backward: create_graph=True (higher-order gradients) is not supported");
+                 autograd::run_backward({t}, {gradient ? *gradient : nullptr}, retain_graph.value_or(false));
+             },
+             py::arg("gradient") = py::none(), py::arg("retain_graph") = py::none(), py::arg("create_graph") = false)
         .def("__getitem__", &index)
         .def("__setitem__", &index_put);
 

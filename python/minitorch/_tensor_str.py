@@ -93,6 +93,8 @@ def tensor_repr(t) -> str:
         suffixes.append(f"dtype={t.dtype!r}")
     elif t.dtype == _C.dtype.bool and arr.size == 0 or (t.dtype == _C.dtype.int64 and arr.size == 0):
         suffixes.append(f"dtype={t.dtype!r}")
-    if t.requires_grad:
+    if t.grad_fn is not None:
+        suffixes.append(f"grad_fn=<{t.grad_fn.name()}>")
+    elif t.requires_grad:
         suffixes.append("requires_grad=True")
     return "tensor(" + ", ".join([body] + suffixes) + ")"

@@ -11,7 +11,7 @@
 
 namespace minitorch {
 
-enum class UnaryOp { Neg, Exp, Log, Sqrt, Abs, Sigmoid, Relu, Tanh, LogicalNot };
+enum class UnaryOp { Neg, Exp, Log, Sqrt, Abs, Sigmoid, Relu, Tanh, LogicalNot, Sign };
 enum class BinaryOp { Add, Sub, Mul, Div, Pow, Maximum, Minimum, Eq, Ne, Lt, Le, Gt, Ge };
 enum class ReduceOp { Sum, Max, Min, ArgMax, ArgMin };
 enum class RandomOp { Uniform, Normal, Integer };

@@ -23,6 +23,9 @@ using Strides = std::vector<int64_t>;
 
 struct TensorImpl;
 using Tensor = std::shared_ptr<TensorImpl>;
+namespace autograd {
+struct Node;
+}
 
 struct TensorImpl {
     std::shared_ptr<Storage> storage;
@@ -35,9 +38,16 @@ struct TensorImpl {
     // promotion with the lowest priority (PyTorch's "wrapped number").
     bool wrapped_number = false;
 
-    // Autograd fields (the engine arrives with the autograd issue).
-    bool requires_grad = false;
+    // Autograd (see autograd.h). A leaf has no grad_fn; a tensor made by a recorded op
+    // has the node that computes its inputs' gradients, and is output `output_nr` of it.
+    bool requires_grad = false;  // for leaves: set by the user; for results: set by recording
     Tensor grad;
+    std::shared_ptr<autograd::Node> grad_fn;
+    int output_nr = 0;
+    bool retains_grad = false;
+    std::weak_ptr<autograd::Node> grad_accumulator;  // a leaf's AccumulateGrad, while a graph uses it
+
+    bool is_leaf() const { return grad_fn == nullptr; }
 
     TensorImpl();
     ~TensorImpl();

@@ -22,6 +22,7 @@ struct Unary {
                 case UnaryOp::Abs: return x < T(0) ? -x : x;
                 case UnaryOp::Relu: return x < T(0) ? T(0) : x;  // NaN stays NaN
                 case UnaryOp::LogicalNot: return static_cast<T>(x == T(0));
+                case UnaryOp::Sign: return static_cast<T>((T(0) < x) - (x < T(0)));
                 default: break;
             }
             if constexpr (std::is_floating_point_v<T>) {

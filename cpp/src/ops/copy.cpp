@@ -1,13 +1,39 @@
 // copy.cpp — contiguous, clone, dtype/device casts and in-place copy/fill.
+#include "minitorch/autograd.h"
 #include "minitorch/ops.h"
 
 namespace minitorch {
+
+namespace {
+
+// clone / contiguous / dtype and device casts: the gradient passes through, cast back
+// to the input's dtype and device.
+struct CopyBackward : autograd::Node {
+    std::string op;
+    std::string name() const override { return op; }
+    std::vector<Tensor> apply(std::vector<Tensor>& g) override
+    {
+        const auto& m = input_meta[0];
+        return {to_device(to_dtype(g[0], m.dtype), m.device)};
+    }
+};
+
+Tensor tracked(const Tensor& in, const Tensor& out, const char* name)
+{
+    if (out == in || !autograd::needs_grad(in)) return out;
+    auto node = std::make_shared<CopyBackward>();
+    node->op = name;
+    autograd::record(node, {&in}, {&out});
+    return out;
+}
+
+}  // namespace
 
 Tensor clone(const Tensor& t)
 {
     Tensor out = empty(t->shape, t->dtype, t->device());
     if (out->numel()) kernels(t->device()).copy(out, t);
-    return out;
+    return tracked(t, out, "CloneBackward0");
 }
 
 Tensor contiguous(const Tensor& t) { return t->is_contiguous() ? t : clone(t); }
@@ -15,9 +41,11 @@ Tensor contiguous(const Tensor& t) { return t->is_contiguous() ? t : clone(t); }
 Tensor to_dtype(const Tensor& t, DType dtype)
 {
     if (t->dtype == dtype) return t;
+    MT_CHECK_RUNTIME(!autograd::needs_grad(t) || is_floating(dtype), "to: casting a tensor that requires grad to ",
+                     dtype, " would lose its gradient; detach() it first");
     Tensor out = empty(t->shape, dtype, t->device());
     if (out->numel()) kernels(t->device()).copy(out, t);
-    return out;
+    return tracked(t, out, "ToCopyBackward0");
 }
 
 // Cross-device copies go through the device that is not the CPU (its table's copy
@@ -25,14 +53,19 @@ Tensor to_dtype(const Tensor& t, DType dtype)
 Tensor to_device(const Tensor& t, Device device)
 {
     if (t->device() == device) return t;
-    Tensor src = contiguous(t);
+    Tensor src;
+    {
+        autograd::NoGradGuard guard;  // the layout copy is not part of the graph
+        src = contiguous(t);
+    }
     Tensor out = empty(src->shape, src->dtype, device);
     if (out->numel()) kernels(device.is_cpu() ? src->device() : device).copy(out, src);
-    return out;
+    return tracked(t, out, "ToCopyBackward0");
 }
 
 void copy_(const Tensor& dst, const Tensor& src)
 {
+    autograd::check_inplace(dst, "copy_");
     MT_CHECK_RUNTIME(dst->device() == src->device(), "copy_: expected both tensors on one device, got ",
                      dst->device(), " and ", src->device());
     Shape b = broadcast_shapes(dst->shape, src->shape, "copy_");
@@ -48,6 +81,7 @@ void copy_(const Tensor& dst, const Tensor& src)
 
 void fill_(const Tensor& dst, Scalar value)
 {
+    autograd::check_inplace(dst, "fill_");
     if (dst->numel()) kernels(dst->device()).fill(dst, value);
 }
 

@@ -1,5 +1,6 @@
 // elementwise.cpp — unary map and binary zip ops: broadcasting, dtype promotion,
 // the checks PyTorch makes, then one kernel call.
+#include "minitorch/autograd.h"
 #include "minitorch/ops.h"
 
 namespace minitorch {
@@ -16,6 +17,7 @@ const char* op_name(UnaryOp op)
         case UnaryOp::Relu: return "relu";
         case UnaryOp::Tanh: return "tanh";
         case UnaryOp::LogicalNot: return "logical_not";
+        case UnaryOp::Sign: return "sign";
     }
     return "?";
 }
@@ -97,7 +99,9 @@ DType compute_dtype(BinaryOp op, DType common, const Tensor& a, const Tensor& b)
 
 }  // namespace
 
-Tensor unary(UnaryOp op, const Tensor& x)
+namespace {
+
+Tensor unary_forward(UnaryOp op, const Tensor& x)
 {
     DType dt = x->dtype;
     switch (op) {
@@ -124,7 +128,7 @@ Tensor unary(UnaryOp op, const Tensor& x)
     return out;
 }
 
-Tensor binary(BinaryOp op, const Tensor& a, const Tensor& b)
+Tensor binary_forward(BinaryOp op, const Tensor& a, const Tensor& b)
 {
     const char* name = op_name(op);
     check_same_device(name, a, b);
@@ -140,8 +144,11 @@ Tensor binary(BinaryOp op, const Tensor& a, const Tensor& b)
     return out;
 }
 
+}  // namespace
+
 void binary_(BinaryOp op, const Tensor& a, const Tensor& b)
 {
+    autograd::check_inplace(a, op_name(op));
     const char* name = op_name(op);
     check_same_device(name, a, b);
     DType common = result_type(a, b);
@@ -166,7 +173,9 @@ void binary_(BinaryOp op, const Tensor& a, const Tensor& b)
     }
 }
 
-Tensor where(const Tensor& cond, const Tensor& a, const Tensor& b)
+namespace {
+
+Tensor where_forward(const Tensor& cond, const Tensor& a, const Tensor& b)
 {
     check_same_device("where", cond, a);
     check_same_device("where", a, b);
@@ -179,12 +188,185 @@ Tensor where(const Tensor& cond, const Tensor& a, const Tensor& b)
     return out;
 }
 
+}  // namespace
+
 Tensor clamp(const Tensor& x, const Tensor* lo, const Tensor* hi)
 {
     MT_CHECK(lo || hi, "clamp: at least one of 'min' or 'max' must not be None");
     Tensor out = x;
     if (lo) out = binary(BinaryOp::Maximum, out, *lo);
     if (hi) out = binary(BinaryOp::Minimum, out, *hi);
+    return out;
+}
+
+// ---------------------------------------------------------------------------
+// Backward formulas. g is the gradient of the output; each input's gradient is
+// summed back to its own shape (sum_to) because the forward broadcast it.
+// ---------------------------------------------------------------------------
+namespace {
+
+using autograd::Node;
+
+Tensor num(double v, const Tensor& like) { return scalar_tensor(Scalar(v), like->device()); }
+Tensor mul(const Tensor& a, const Tensor& b) { return binary(BinaryOp::Mul, a, b); }
+Tensor div(const Tensor& a, const Tensor& b) { return binary(BinaryOp::Div, a, b); }
+Tensor sub(const Tensor& a, const Tensor& b) { return binary(BinaryOp::Sub, a, b); }
+
+// The gradient for input i: back to its shape and dtype.
+Tensor to_input(const Node& n, size_t i, const Tensor& g)
+{
+    const auto& m = n.input_meta[i];
+    return to_dtype(autograd::sum_to(g, m.shape), m.dtype);
+}
+
+struct UnaryBackward : Node {
+    UnaryOp op;
+    Tensor x, out;  // saved (only what the formula needs)
+    std::string name() const override
+    {
+        static const char* names[] = {"NegBackward0",     "ExpBackward0",  "LogBackward0",
+                                      "SqrtBackward0",    "AbsBackward0",  "SigmoidBackward0",
+                                      "ReluBackward0",    "TanhBackward0", "LogicalNotBackward0", "SignBackward0"};
+        return names[int(op)];
+    }
+    std::vector<Tensor> apply(std::vector<Tensor>& grads) override
+    {
+        const Tensor& g = grads[0];
+        Tensor r;
+        switch (op) {
+            case UnaryOp::Neg: r = unary(UnaryOp::Neg, g); break;                       // d(-x) = -1
+            case UnaryOp::Exp: r = mul(g, out); break;                                   // d e^x = e^x
+            case UnaryOp::Log: r = div(g, x); break;                                     // d log x = 1/x
+            case UnaryOp::Sqrt: r = div(g, mul(out, num(2.0, g))); break;                // 1 / (2 sqrt x)
+            case UnaryOp::Abs: r = mul(g, unary(UnaryOp::Sign, x)); break;               // sign(x)
+            case UnaryOp::Sigmoid: r = mul(g, mul(out, sub(num(1.0, g), out))); break;   // s (1 - s)
+            case UnaryOp::Relu: r = mul(g, binary(BinaryOp::Gt, out, num(0.0, g))); break;  // 1 where x > 0
+            case UnaryOp::Tanh: r = mul(g, sub(num(1.0, g), mul(out, out))); break;      // 1 - tanh^2
+            default: r = zeros(g->shape, g->dtype, g->device()); break;                  // sign: 0
+        }
+        return {to_input(*this, 0, r)};
+    }
+    void release() override { x.reset(), out.reset(); }
+};
+
+struct BinaryBackward : Node {
+    BinaryOp op;
+    Tensor a, b, out;
+    std::string name() const override
+    {
+        switch (op) {
+            case BinaryOp::Add: return "AddBackward0";
+            case BinaryOp::Sub: return "SubBackward0";
+            case BinaryOp::Mul: return "MulBackward0";
+            case BinaryOp::Div: return "DivBackward0";
+            case BinaryOp::Pow: return "PowBackward0";
+            case BinaryOp::Maximum: return "MaximumBackward0";
+            default: return "MinimumBackward0";
+        }
+    }
+    std::vector<Tensor> apply(std::vector<Tensor>& grads) override
+    {
+        const Tensor& g = grads[0];
+        Tensor ga, gb;
+        const bool need_a = needs_input_grad(0), need_b = needs_input_grad(1);
+        switch (op) {
+            case BinaryOp::Add: ga = g, gb = g; break;
+            case BinaryOp::Sub: ga = g; if (need_b) gb = unary(UnaryOp::Neg, g); break;
+            case BinaryOp::Mul: if (need_a) ga = mul(g, b); if (need_b) gb = mul(g, a); break;
+            case BinaryOp::Div:  // d(a/b)/da = 1/b, d(a/b)/db = -a/b^2
+                if (need_a) ga = div(g, b);
+                if (need_b) gb = unary(UnaryOp::Neg, div(mul(g, a), mul(b, b)));
+                break;
+            case BinaryOp::Pow:  // d(a^b)/da = b a^(b-1), d(a^b)/db = a^b log a (0 where a == 0, b >= 0)
+                if (need_a) ga = mul(g, mul(b, binary(BinaryOp::Pow, a, sub(b, num(1.0, b)))));
+                if (need_b) {
+                    Tensor r = mul(g, mul(out, unary(UnaryOp::Log, a)));
+                    Tensor zero_base = binary(BinaryOp::Mul, binary(BinaryOp::Eq, a, num(0.0, a)),
+                                              binary(BinaryOp::Ge, b, num(0.0, b)));
+                    gb = where(zero_base, num(0.0, r), r);
+                }
+                break;
+            default: {  // maximum / minimum: the chosen side gets g; ties split it evenly
+                BinaryOp wins = op == BinaryOp::Maximum ? BinaryOp::Gt : BinaryOp::Lt;
+                Tensor half_ties = mul(binary(BinaryOp::Eq, a, b), num(0.5, g));
+                Tensor wa = binary(BinaryOp::Add, binary(wins, a, b), half_ties);
+                if (need_a) ga = mul(g, wa);
+                if (need_b) gb = mul(g, sub(num(1.0, g), wa));
+            }
+        }
+        return {need_a ? to_input(*this, 0, ga) : nullptr, need_b ? to_input(*this, 1, gb) : nullptr};
+    }
+    void release() override { a.reset(), b.reset(), out.reset(); }
+};
+
+struct WhereBackward : Node {
+    Tensor cond;
+    std::string name() const override { return "WhereBackward0"; }
+    std::vector<Tensor> apply(std::vector<Tensor>& grads) override
+    {
+        const Tensor& g = grads[0];
+        Tensor zero = num(0.0, g);
+        return {needs_input_grad(0) ? to_input(*this, 0, where(cond, g, zero)) : nullptr,
+                needs_input_grad(1) ? to_input(*this, 1, where(cond, zero, g)) : nullptr};
+    }
+    void release() override { cond.reset(); }
+};
+
+bool differentiable(UnaryOp op) { return op != UnaryOp::LogicalNot && op != UnaryOp::Sign; }
+
+}  // namespace
+
+Tensor unary(UnaryOp op, const Tensor& x)
+{
+    if (!differentiable(op) || !autograd::needs_grad(x)) return unary_forward(op, x);
+    Tensor out;
+    {
+        autograd::NoGradGuard guard;
+        out = unary_forward(op, x);
+    }
+    auto node = std::make_shared<UnaryBackward>();
+    node->op = op;
+    node->has_saved = op != UnaryOp::Neg;
+    if (op == UnaryOp::Log || op == UnaryOp::Abs) node->x = autograd::save(x);
+    if (op == UnaryOp::Exp || op == UnaryOp::Sqrt || op == UnaryOp::Sigmoid || op == UnaryOp::Relu ||
+        op == UnaryOp::Tanh)
+        node->out = autograd::save(out);
+    autograd::record(node, {&x}, {&out});
+    return out;
+}
+
+Tensor binary(BinaryOp op, const Tensor& a, const Tensor& b)
+{
+    if (is_comparison(op) || !autograd::needs_grad(a, b)) return binary_forward(op, a, b);
+    Tensor out;
+    {
+        autograd::NoGradGuard guard;
+        out = binary_forward(op, a, b);
+    }
+    auto node = std::make_shared<BinaryBackward>();
+    node->op = op;
+    node->has_saved = op != BinaryOp::Add && op != BinaryOp::Sub;
+    if (node->has_saved) {
+        node->a = autograd::save(a);
+        node->b = autograd::save(b);
+        if (op == BinaryOp::Pow) node->out = autograd::save(out);
+    }
+    autograd::record(node, {&a, &b}, {&out});
+    return out;
+}
+
+Tensor where(const Tensor& cond, const Tensor& a, const Tensor& b)
+{
+    if (!autograd::needs_grad(a, b)) return where_forward(cond, a, b);
+    Tensor out;
+    {
+        autograd::NoGradGuard guard;
+        out = where_forward(cond, a, b);
+    }
+    auto node = std::make_shared<WhereBackward>();
+    node->cond = autograd::save(cond);
+    node->has_saved = true;
+    autograd::record(node, {&a, &b}, {&out});
     return out;
 }
 

@@ -1,8 +1,45 @@
 // matmul.cpp — matmul / @ with NumPy's rules: 1-D operands get a dim added (and
 // removed again), batch dims broadcast, the last two dims multiply.
+//
+// matmul is composed from views (unsqueeze, expand, squeeze — each records its own
+// backward) around one core op, batched_matmul, whose backward is the lectures'
+//     dA = dC @ B^T,    dB = A^T @ dC.
+#include "minitorch/autograd.h"
 #include "minitorch/ops.h"
 
 namespace minitorch {
+
+namespace {
+
+struct MatmulBackward : autograd::Node {
+    Tensor a, b;
+    std::string name() const override { return "MmBackward0"; }
+    std::vector<Tensor> apply(std::vector<Tensor>& g) override
+    {
+        return {needs_input_grad(0) ? matmul(g[0], transpose(b, -2, -1)) : nullptr,
+                needs_input_grad(1) ? matmul(transpose(a, -2, -1), g[0]) : nullptr};
+    }
+    void release() override { a.reset(), b.reset(); }
+};
+
+// a (batch..., M, K) @ b (batch..., K, N), one batch shape and dtype.
+Tensor batched_matmul(const Tensor& a, const Tensor& b)
+{
+    Shape out_shape(a->shape.begin(), a->shape.end() - 1);
+    out_shape.push_back(b->shape.back());
+    Tensor out = empty(out_shape, a->dtype, a->device());
+    kernels(a->device()).matmul(out, a, b);
+    if (autograd::needs_grad(a, b)) {
+        auto node = std::make_shared<MatmulBackward>();
+        node->a = autograd::save(a);
+        node->b = autograd::save(b);
+        node->has_saved = true;
+        autograd::record(node, {&a, &b}, {&out});
+    }
+    return out;
+}
+
+}  // namespace
 
 Tensor matmul(const Tensor& a_in, const Tensor& b_in)
 {
@@ -15,23 +52,21 @@ Tensor matmul(const Tensor& a_in, const Tensor& b_in)
 
     // A vector is a (1, K) row on the left and a (K, 1) column on the right.
     const bool a_vec = a_in->dim() == 1, b_vec = b_in->dim() == 1;
-    Tensor a = a_vec ? unsqueeze(a_in, 0) : a_in;
-    Tensor b = b_vec ? unsqueeze(b_in, 1) : b_in;
-    const int64_t M = a->size(-2), K = a->size(-1), K2 = b->size(-2), N = b->size(-1);
+    const int64_t K = a_in->size(-1), K2 = b_in->dim() == 1 ? b_in->size(0) : b_in->size(-2);
     MT_CHECK(K == K2, "matmul: shapes ", a_in->shape, " and ", b_in->shape, " cannot be multiplied (", K, " != ", K2,
              ")");
+    Tensor a = a_vec ? unsqueeze(a_in, 0) : a_in;
+    Tensor b = b_vec ? unsqueeze(b_in, 1) : b_in;
+    const int64_t M = a->size(-2), N = b->size(-1);
 
     Shape a_batch(a->shape.begin(), a->shape.end() - 2), b_batch(b->shape.begin(), b->shape.end() - 2);
     Shape batch = broadcast_shapes(a_batch, b_batch, "matmul");
-    Shape a_shape = batch, b_shape = batch, out_shape = batch;
+    Shape a_shape = batch, b_shape = batch;
     a_shape.insert(a_shape.end(), {M, K});
     b_shape.insert(b_shape.end(), {K, N});
-    out_shape.insert(out_shape.end(), {M, N});
 
-    Tensor out = empty(out_shape, dt, a->device());
-    kernels(a->device()).matmul(out, expand(to_dtype(a, dt), a_shape), expand(to_dtype(b, dt), b_shape));
-
-    if (a_vec && b_vec) return view(out, {});
+    Tensor out = batched_matmul(expand(to_dtype(a, dt), a_shape), expand(to_dtype(b, dt), b_shape));
+    if (a_vec && b_vec) return reshape(out, {});
     if (a_vec) return squeeze(out, std::vector<int64_t>{-2});
     if (b_vec) return squeeze(out, std::vector<int64_t>{-1});
     return out;

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "minitorch/autograd.h"
 #include "minitorch/ops.h"
 
 namespace minitorch {
@@ -66,7 +67,9 @@ std::tuple<Tensor, Tensor> best(ReduceOp op, const Tensor& t, std::vector<int64_
 
 }  // namespace
 
-Tensor sum(const Tensor& t, std::vector<int64_t> dims, bool keepdim, std::optional<DType> dtype)
+namespace {
+
+Tensor sum_forward(const Tensor& t, std::vector<int64_t> dims, bool keepdim, std::optional<DType> dtype)
 {
     // Integer and bool sums are int64, like PyTorch.
     DType out_t = dtype ? *dtype : (is_floating(t->dtype) ? t->dtype : DType::Int64);
@@ -78,6 +81,95 @@ Tensor sum(const Tensor& t, std::vector<int64_t> dims, bool keepdim, std::option
         return out;
     }
     kernels(t->device()).reduce(ReduceOp::Sum, out, nullptr, p.rows);
+    return out;
+}
+
+// ---- backward ----
+using autograd::Node;
+
+// The reduced dims (sorted, non-negative) for a dims argument; empty = all.
+std::vector<int64_t> reduced_dims(const std::vector<int64_t>& dims, int64_t ndim)
+{
+    std::vector<int64_t> out;
+    if (dims.empty())
+        for (int64_t d = 0; d < ndim; ++d) out.push_back(d);
+    for (int64_t d : dims) out.push_back(wrap_dim(d, ndim, "sum"));
+    std::sort(out.begin(), out.end());
+    return out;
+}
+
+// A reduced gradient back at the input's rank: size-1 dims where the reduction was.
+Tensor unreduce(const Tensor& g, const std::vector<int64_t>& dims, bool keepdim)
+{
+    Tensor r = g;
+    if (!keepdim)
+        for (int64_t d : dims) r = unsqueeze(r, d);
+    return r;
+}
+
+// d sum / dx = 1 everywhere: the gradient is broadcast back over the reduced dims.
+struct SumBackward : Node {
+    std::vector<int64_t> dims;
+    bool keepdim = false;
+    std::string name() const override { return "SumBackward1"; }
+    std::vector<Tensor> apply(std::vector<Tensor>& g) override
+    {
+        const auto& m = input_meta[0];
+        return {to_dtype(contiguous(expand(unreduce(g[0], dims, keepdim), m.shape)), m.dtype)};
+    }
+};
+
+// max()/min() of everything: the gradient is shared evenly by the elements equal to
+// the result (PyTorch's rule for ties).
+struct MaxAllBackward : Node {
+    Tensor x, out;
+    bool is_max = true;
+    std::string name() const override { return is_max ? "MaxBackward1" : "MinBackward1"; }
+    std::vector<Tensor> apply(std::vector<Tensor>& g) override
+    {
+        Tensor hit = to_dtype(binary(BinaryOp::Eq, x, out), x->dtype);
+        return {binary(BinaryOp::Mul, hit, binary(BinaryOp::Div, g[0], sum(hit, {}, false, std::nullopt)))};
+    }
+    void release() override { x.reset(), out.reset(); }
+};
+
+// max(dim)/min(dim): the gradient goes to the chosen index of each row.
+struct MaxDimBackward : Node {
+    Tensor indices;  // keepdim form
+    int64_t dim = 0;
+    bool is_max = true;
+    bool keepdim = false;
+    std::string name() const override { return is_max ? "MaxBackward0" : "MinBackward0"; }
+    std::vector<Tensor> apply(std::vector<Tensor>& g) override
+    {
+        const auto& m = input_meta[0];
+        if (m.shape.empty()) return {g[0]};  // max of a 0-dim tensor is itself
+        Tensor gk = unreduce(g[0], {dim}, keepdim);
+        // positions along `dim`, shaped (1, ..., size, ..., 1), compared with the indices
+        Shape pos_shape(m.shape.size(), 1);
+        pos_shape[dim] = m.shape[dim];
+        Tensor pos = reshape(arange(0, double(m.shape[dim]), 1, DType::Int64, m.device), pos_shape);
+        Tensor hit = binary(BinaryOp::Eq, pos, indices);
+        return {binary(BinaryOp::Mul, gk, hit)};
+    }
+    void release() override { indices.reset(); }
+};
+
+}  // namespace
+
+Tensor sum(const Tensor& t, std::vector<int64_t> dims, bool keepdim, std::optional<DType> dtype)
+{
+    if (!autograd::needs_grad(t)) return sum_forward(t, dims, keepdim, dtype);
+    Tensor out;
+    {
+        autograd::NoGradGuard guard;
+        out = sum_forward(t, dims, keepdim, dtype);
+    }
+    auto node = std::make_shared<SumBackward>();
+    node->dims = reduced_dims(dims, t->dim());
+    if (t->dim() == 0) node->dims.clear();
+    node->keepdim = keepdim;
+    autograd::record(node, {&t}, {&out});
     return out;
 }
 
@@ -93,27 +185,54 @@ Tensor mean(const Tensor& t, std::vector<int64_t> dims, bool keepdim, std::optio
     return binary(BinaryOp::Div, s, scalar_tensor(Scalar(double(count)), t->device()));
 }
 
-Tensor max_all(const Tensor& t)
+namespace {
+
+Tensor extreme_all(const Tensor& t, bool is_max)
 {
-    MT_CHECK(t->numel() > 0, "max: expected a non-empty tensor (shape ", t->shape, "); specify dim= for empty inputs");
-    return std::get<0>(best(ReduceOp::Max, t, {}, false, true, false, "max"));
+    const char* name = is_max ? "max" : "min";
+    MT_CHECK(t->numel() > 0, name, ": expected a non-empty tensor (shape ", t->shape, "); specify dim= for empty inputs");
+    ReduceOp op = is_max ? ReduceOp::Max : ReduceOp::Min;
+    if (!autograd::needs_grad(t)) return std::get<0>(best(op, t, {}, false, true, false, name));
+    Tensor out;
+    {
+        autograd::NoGradGuard guard;
+        out = std::get<0>(best(op, t, {}, false, true, false, name));
+    }
+    auto node = std::make_shared<MaxAllBackward>();
+    node->is_max = is_max;
+    node->x = autograd::save(t);
+    node->out = autograd::save(out);
+    node->has_saved = true;
+    autograd::record(node, {&t}, {&out});
+    return out;
 }
 
-Tensor min_all(const Tensor& t)
+std::tuple<Tensor, Tensor> extreme_dim(const Tensor& t, int64_t dim, bool keepdim, bool is_max)
 {
-    MT_CHECK(t->numel() > 0, "min: expected a non-empty tensor (shape ", t->shape, "); specify dim= for empty inputs");
-    return std::get<0>(best(ReduceOp::Min, t, {}, false, true, false, "min"));
+    const char* name = is_max ? "max" : "min";
+    ReduceOp op = is_max ? ReduceOp::Max : ReduceOp::Min;
+    if (!autograd::needs_grad(t)) return best(op, t, {dim}, keepdim, true, true, name);
+    Tensor values, indices;
+    {
+        autograd::NoGradGuard guard;
+        std::tie(values, indices) = best(op, t, {dim}, keepdim, true, true, name);
+    }
+    auto node = std::make_shared<MaxDimBackward>();
+    node->is_max = is_max;
+    node->dim = t->dim() ? wrap_dim(dim, t->dim(), name) : 0;
+    node->keepdim = keepdim || t->dim() == 0;
+    node->indices = t->dim() && !keepdim ? unsqueeze(indices, node->dim) : indices;
+    node->has_saved = true;
+    autograd::record(node, {&t}, {&values});
+    return {values, indices};
 }
 
-std::tuple<Tensor, Tensor> max_dim(const Tensor& t, int64_t dim, bool keepdim)
-{
-    return best(ReduceOp::Max, t, {dim}, keepdim, true, true, "max");
-}
+}  // namespace
 
-std::tuple<Tensor, Tensor> min_dim(const Tensor& t, int64_t dim, bool keepdim)
-{
-    return best(ReduceOp::Min, t, {dim}, keepdim, true, true, "min");
-}
+Tensor max_all(const Tensor& t) { return extreme_all(t, true); }
+Tensor min_all(const Tensor& t) { return extreme_all(t, false); }
+std::tuple<Tensor, Tensor> max_dim(const Tensor& t, int64_t dim, bool keepdim) { return extreme_dim(t, dim, keepdim, true); }
+std::tuple<Tensor, Tensor> min_dim(const Tensor& t, int64_t dim, bool keepdim) { return extreme_dim(t, dim, keepdim, false); }
 
 Tensor argmax(const Tensor& t, std::optional<int64_t> dim, bool keepdim)
 {

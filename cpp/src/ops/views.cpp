@@ -2,12 +2,14 @@
 // (The lecture on strides: a view never moves data, it changes how we index it.)
 #include <optional>
 
+#include "minitorch/autograd.h"
 #include "minitorch/ops.h"
 
 namespace minitorch {
 
 Tensor as_strided(const Tensor& t, Shape shape, Strides strides, int64_t offset)
 {
+    MT_CHECK_RUNTIME(!autograd::needs_grad(t), "as_strided: not differentiable here; call it on a detached tensor");
     MT_CHECK(shape.size() == strides.size(), "as_strided: got ", shape.size(), " sizes but ", strides.size(),
              " strides");
     int64_t n = checked_numel(shape, "as_strided");
@@ -84,7 +86,7 @@ std::optional<Strides> view_strides(Shape old_shape, Strides old_strides, const 
 
 }  // namespace
 
-Tensor view(const Tensor& t, Shape shape)
+static Tensor view_impl(const Tensor& t, Shape shape)
 {
     shape = infer_size(std::move(shape), t->numel(), "view");
     if (t->numel() == 0) return make_view(t, shape, contiguous_strides(shape), t->offset);
@@ -95,7 +97,7 @@ Tensor view(const Tensor& t, Shape shape)
     return make_view(t, shape, *strides, t->offset);
 }
 
-Tensor reshape(const Tensor& t, Shape shape)
+static Tensor reshape_impl(const Tensor& t, Shape shape)
 {
     shape = infer_size(std::move(shape), t->numel(), "reshape");
     if (t->numel() == 0) return make_view(t, shape, contiguous_strides(shape), t->offset);
@@ -104,7 +106,7 @@ Tensor reshape(const Tensor& t, Shape shape)
     return make_view(c, shape, contiguous_strides(shape), 0);
 }
 
-Tensor permute(const Tensor& t, std::vector<int64_t> dims)
+static Tensor permute_impl(const Tensor& t, std::vector<int64_t> dims)
 {
     const int64_t n = t->dim();
     MT_CHECK(int64_t(dims.size()) == n, "permute: number of dims ", dims, " doesn't match the tensor's ", n,
@@ -122,7 +124,7 @@ Tensor permute(const Tensor& t, std::vector<int64_t> dims)
     return make_view(t, shape, strides, t->offset);
 }
 
-Tensor transpose(const Tensor& t, int64_t d0, int64_t d1)
+static Tensor transpose_impl(const Tensor& t, int64_t d0, int64_t d1)
 {
     if (t->dim() == 0) {
         wrap_dim(d0, 0, "transpose");
@@ -142,10 +144,10 @@ Tensor t_(const Tensor& t)
 {
     MT_CHECK(t->dim() <= 2, "t: expects a tensor with <= 2 dimensions, but got shape ", t->shape,
              " (use .mT or transpose(-2, -1) for batches)");
-    return t->dim() < 2 ? make_view(t, t->shape, t->strides, t->offset) : transpose(t, 0, 1);
+    return t->dim() < 2 ? view(t, t->shape) : transpose(t, 0, 1);
 }
 
-Tensor expand(const Tensor& t, const Shape& shape)
+static Tensor expand_impl(const Tensor& t, const Shape& shape)
 {
     const int64_t n = int64_t(shape.size()), lead = n - t->dim();
     MT_CHECK(lead >= 0, "expand: the number of sizes provided (", n,
@@ -174,7 +176,7 @@ Tensor expand(const Tensor& t, const Shape& shape)
     return make_view(t, out_shape, out_strides, t->offset);
 }
 
-Tensor unsqueeze(const Tensor& t, int64_t dim)
+static Tensor unsqueeze_impl(const Tensor& t, int64_t dim)
 {
     dim = wrap_dim(dim, t->dim() + 1, "unsqueeze");
     Shape shape = t->shape;
@@ -186,7 +188,7 @@ Tensor unsqueeze(const Tensor& t, int64_t dim)
     return make_view(t, shape, strides, t->offset);
 }
 
-Tensor squeeze(const Tensor& t, std::optional<std::vector<int64_t>> dims)
+static Tensor squeeze_impl(const Tensor& t, std::optional<std::vector<int64_t>> dims)
 {
     std::vector<bool> drop(t->dim(), false);
     if (!dims) {
@@ -225,7 +227,7 @@ Tensor flatten(const Tensor& t, int64_t start_dim, int64_t end_dim)
     return reshape(t, shape);
 }
 
-Tensor select(const Tensor& t, int64_t dim, int64_t index)
+static Tensor select_impl(const Tensor& t, int64_t dim, int64_t index)
 {
     MT_CHECK_INDEX(t->dim() > 0, "select: invalid index of a 0-dim tensor");
     dim = wrap_dim(dim, t->dim(), "select");
@@ -241,7 +243,7 @@ Tensor select(const Tensor& t, int64_t dim, int64_t index)
     return make_view(t, shape, strides, offset);
 }
 
-Tensor slice(const Tensor& t, int64_t dim, std::optional<int64_t> start, std::optional<int64_t> stop, int64_t step)
+static Tensor slice_impl(const Tensor& t, int64_t dim, std::optional<int64_t> start, std::optional<int64_t> stop, int64_t step)
 {
     MT_CHECK_INDEX(t->dim() > 0, "slice: cannot slice a 0-dim tensor");
     dim = wrap_dim(dim, t->dim(), "slice");
@@ -263,5 +265,135 @@ Tensor slice(const Tensor& t, int64_t dim, std::optional<int64_t> start, std::op
     strides[dim] *= step;
     return make_view(t, shape, strides, offset);
 }
+
+// ---------------------------------------------------------------------------
+// Backward of views: put the gradient back into the input's layout.
+// ---------------------------------------------------------------------------
+namespace {
+
+using autograd::Node;
+
+// view / reshape / unsqueeze / squeeze: the gradient is reshaped back.
+struct ReshapeBackward : Node {
+    std::string op;
+    std::string name() const override { return op; }
+    std::vector<Tensor> apply(std::vector<Tensor>& g) override { return {reshape(g[0], input_meta[0].shape)}; }
+};
+
+struct PermuteBackward : Node {
+    std::vector<int64_t> dims;
+    std::string name() const override { return "PermuteBackward0"; }
+    std::vector<Tensor> apply(std::vector<Tensor>& g) override
+    {
+        std::vector<int64_t> inverse(dims.size());
+        for (size_t i = 0; i < dims.size(); ++i) inverse[dims[i]] = int64_t(i);
+        return {permute(g[0], inverse)};
+    }
+};
+
+struct TransposeBackward : Node {
+    int64_t d0 = 0, d1 = 0;
+    std::string name() const override { return "TransposeBackward0"; }
+    std::vector<Tensor> apply(std::vector<Tensor>& g) override { return {transpose(g[0], d0, d1)}; }
+};
+
+struct ExpandBackward : Node {
+    std::string name() const override { return "ExpandBackward0"; }
+    std::vector<Tensor> apply(std::vector<Tensor>& g) override { return {autograd::sum_to(g[0], input_meta[0].shape)}; }
+};
+
+// select / slice: zeros of the input's shape with the gradient written into the
+// same view the forward took.
+struct IndexBackward : Node {
+    bool is_select = true;
+    int64_t dim = 0, index = 0, step = 1;
+    std::optional<int64_t> start, stop;
+    std::string name() const override { return is_select ? "SelectBackward0" : "SliceBackward0"; }
+    std::vector<Tensor> apply(std::vector<Tensor>& g) override
+    {
+        const auto& m = input_meta[0];
+        Tensor grad = zeros(m.shape, g[0]->dtype, m.device);
+        copy_(is_select ? select(grad, dim, index) : slice(grad, dim, start, stop, step), g[0]);
+        return {grad};
+    }
+};
+
+template <class NodeT>
+Tensor finish(const Tensor& in, const Tensor& out, std::shared_ptr<NodeT> node)
+{
+    autograd::record(node, {&in}, {&out});
+    return out;
+}
+
+std::shared_ptr<ReshapeBackward> reshape_node(const char* name)
+{
+    auto n = std::make_shared<ReshapeBackward>();
+    n->op = name;
+    return n;
+}
+
+}  // namespace
+
+// Each public view runs the layout change above and, when a gradient is needed, records
+// how to undo it. The guard keeps helper ops inside (clone in reshape) from recording.
+#define MT_VIEW_OP(expr, node_expr)                                     \
+    if (!autograd::needs_grad(t)) return expr;                        \
+    Tensor out;                                                        \
+    {                                                                  \
+        autograd::NoGradGuard guard;                                   \
+        out = expr;                                                    \
+    }                                                                  \
+    return finish(t, out, node_expr)
+
+Tensor view(const Tensor& t, Shape shape) { MT_VIEW_OP(view_impl(t, shape), reshape_node("ViewBackward0")); }
+Tensor reshape(const Tensor& t, Shape shape) { MT_VIEW_OP(reshape_impl(t, shape), reshape_node("ReshapeAliasBackward0")); }
+Tensor unsqueeze(const Tensor& t, int64_t dim) { MT_VIEW_OP(unsqueeze_impl(t, dim), reshape_node("UnsqueezeBackward0")); }
+Tensor squeeze(const Tensor& t, std::optional<std::vector<int64_t>> dims)
+{
+    MT_VIEW_OP(squeeze_impl(t, dims), reshape_node("SqueezeBackward0"));
+}
+Tensor expand(const Tensor& t, const Shape& shape)
+{
+    if (t->shape == shape) return t;  // nothing to record (the common case inside zip)
+    MT_VIEW_OP(expand_impl(t, shape), std::make_shared<ExpandBackward>());
+}
+
+Tensor permute(const Tensor& t, std::vector<int64_t> dims)
+{
+    auto node = std::make_shared<PermuteBackward>();
+    MT_VIEW_OP(permute_impl(t, dims), ([&] {
+                   for (int64_t d : dims) node->dims.push_back(wrap_dim(d, t->dim(), "permute"));
+                   return node;
+               }()));
+}
+
+Tensor transpose(const Tensor& t, int64_t d0, int64_t d1)
+{
+    auto node = std::make_shared<TransposeBackward>();
+    node->d0 = d0;
+    node->d1 = d1;
+    MT_VIEW_OP(transpose_impl(t, d0, d1), node);
+}
+
+Tensor select(const Tensor& t, int64_t dim, int64_t index)
+{
+    auto node = std::make_shared<IndexBackward>();
+    node->dim = dim;
+    node->index = index;
+    MT_VIEW_OP(select_impl(t, dim, index), node);
+}
+
+Tensor slice(const Tensor& t, int64_t dim, std::optional<int64_t> start, std::optional<int64_t> stop, int64_t step)
+{
+    auto node = std::make_shared<IndexBackward>();
+    node->is_select = false;
+    node->dim = dim;
+    node->start = start;
+    node->stop = stop;
+    node->step = step;
+    MT_VIEW_OP(slice_impl(t, dim, start, stop, step), node);
+}
+
+#undef MT_VIEW_OP
 
 }  // namespace minitorch

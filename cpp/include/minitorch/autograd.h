@@ -1,0 +1,103 @@
+// autograd.h — reverse-mode automatic differentiation: graph nodes and the engine.
+//
+// When grad mode is on and an op's input requires grad, the op records a Node: what
+// its backward needs (saved tensors, shapes) plus one Edge per input telling where
+// that input's gradient goes — the Node that made the input, or an AccumulateGrad
+// that adds into a leaf's .grad. backward() walks the nodes from the output in
+// topological order. Every backward formula is written with ordinary ops, so it runs
+// on any device; the formulas live beside their forward ops in cpp/src/ops/*.cpp.
+#pragma once
+#include <initializer_list>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "minitorch/tensor.h"
+
+namespace minitorch::autograd {
+
+// ---- grad mode: thread-local on/off switch (no_grad) ----
+bool is_grad_enabled();
+void set_grad_enabled(bool enabled);
+
+struct NoGradGuard {
+    bool prev;
+    NoGradGuard() : prev(is_grad_enabled()) { set_grad_enabled(false); }
+    ~NoGradGuard() { set_grad_enabled(prev); }
+};
+
+struct Node;
+
+struct Edge {
+    std::shared_ptr<Node> fn;  // null: this input needs no gradient
+    int input_nr = 0;          // which output of fn the gradient belongs to
+};
+
+// Shape, dtype and device of a tensor, enough to make zeros or check a gradient.
+struct TensorMeta {
+    Shape shape;
+    DType dtype = kDefaultFloat;
+    Device device;
+};
+TensorMeta meta_of(const Tensor& t);
+
+struct Node {
+    std::vector<Edge> next_edges;                     // one per input
+    std::vector<TensorMeta> input_meta;               // one per input
+    std::vector<TensorMeta> output_meta;              // one per output
+    std::vector<std::weak_ptr<TensorImpl>> retained;  // outputs that called retain_grad()
+    bool has_saved = false;                           // set by nodes that save tensors
+    bool released = false;                            // saved tensors were freed
+
+    virtual ~Node() = default;
+    virtual std::string name() const = 0;
+    // grads: one per output (never null here: the engine fills zeros). Returns one
+    // gradient per input; null where the input needs none.
+    virtual std::vector<Tensor> apply(std::vector<Tensor>& grads) = 0;
+    // Frees saved tensors after a backward without retain_graph.
+    virtual void release() {}
+
+    bool needs_input_grad(size_t i) const { return i < next_edges.size() && next_edges[i].fn != nullptr; }
+};
+
+// Adds a gradient into a leaf's .grad.
+struct AccumulateGrad : Node {
+    Tensor leaf;
+    explicit AccumulateGrad(Tensor t) : leaf(std::move(t)) {}
+    std::string name() const override { return "AccumulateGrad"; }
+    std::vector<Tensor> apply(std::vector<Tensor>& grads) override;
+};
+
+// True when grad mode is on and any input requires grad: the op must record a node.
+bool needs_grad(std::initializer_list<const Tensor*> inputs);
+inline bool needs_grad(const Tensor& a) { return needs_grad({&a}); }
+inline bool needs_grad(const Tensor& a, const Tensor& b) { return needs_grad({&a, &b}); }
+
+// Where the gradient of t goes: its grad_fn, its leaf accumulator, or nowhere.
+Edge gradient_edge(const Tensor& t);
+
+// Connects node to its inputs and makes `outputs` its results (requires_grad, grad_fn).
+void record(const std::shared_ptr<Node>& node, std::initializer_list<const Tensor*> inputs,
+            std::initializer_list<const Tensor*> outputs);
+void record(const std::shared_ptr<Node>& node, const std::vector<Tensor>& inputs, const std::vector<Tensor>& outputs);
+
+// A saved tensor that does not keep the graph alive: same storage, no grad_fn
+// (saving an op's own output with its grad_fn would make a reference cycle).
+Tensor save(const Tensor& t);
+
+// Sums a broadcast gradient back to `shape` (the inverse of expand).
+Tensor sum_to(const Tensor& grad, const Shape& shape);
+
+// Runs backward from `roots` with `grads` (null = ones for a scalar root). When
+// `inputs` is given, their gradients are returned instead of accumulated into .grad.
+std::vector<Tensor> run_backward(const std::vector<Tensor>& roots, const std::vector<Tensor>& grads,
+                                 bool retain_graph, const std::vector<Tensor>* inputs = nullptr,
+                                 bool allow_unused = false);
+
+// Makes t keep its .grad after backward (a no-op for leaves).
+void retain_grad(const Tensor& t);
+
+// Raised when an in-place op would break a graph.
+void check_inplace(const Tensor& t, const char* op);
+
+}  // namespace minitorch::autograd

@@ -1,0 +1,118 @@
+// autograd_bindings.cpp — grad_fn, backward, no_grad, and custom Python Functions.
+#include "bindings.h"
+#include "minitorch/autograd.h"
+
+namespace minitorch::python {
+
+namespace {
+
+using autograd::Node;
+
+// A node whose backward is a Python callable (minitorch.autograd.Function). The
+// callable receives the output gradients and returns one gradient (or None) per
+// tensor input; minitorch/autograd/function.py checks counts and shapes.
+struct PyNode : Node {
+    py::object backward_fn;  // callable(list of grads) -> list of grads
+    py::object release_fn;   // callable() that frees ctx.saved_tensors
+    std::string fn_name;
+
+    ~PyNode() override
+    {
+        py::gil_scoped_acquire gil;
+        backward_fn = py::object();
+        release_fn = py::object();
+    }
+    std::string name() const override { return fn_name; }
+    std::vector<Tensor> apply(std::vector<Tensor>& grads) override
+    {
+        py::gil_scoped_acquire gil;
+        py::list gl;
+        for (auto& g : grads) gl.append(py::cast(g));
+        py::object result = backward_fn(gl);
+        std::vector<Tensor> out;
+        for (py::handle h : result) out.push_back(h.is_none() ? nullptr : h.cast<Tensor>());
+        MT_CHECK_RUNTIME(out.size() == next_edges.size(), fn_name, ": expected ", next_edges.size(),
+                         " gradients, got ", out.size());
+        return out;
+    }
+    void release() override
+    {
+        py::gil_scoped_acquire gil;
+        if (release_fn) release_fn();
+    }
+};
+
+std::vector<Tensor> tensor_list(py::handle seq, const char* op)
+{
+    std::vector<Tensor> out;
+    if (py::isinstance<TensorImpl>(seq)) return {seq.cast<Tensor>()};
+    for (py::handle h : seq) {
+        if (h.is_none()) {
+            out.push_back(nullptr);
+            continue;
+        }
+        MT_CHECK_TYPE(py::isinstance<TensorImpl>(h), op, ": expected Tensors, got ", type_name(h));
+        out.push_back(h.cast<Tensor>());
+    }
+    return out;
+}
+
+}  // namespace
+
+void bind_autograd(py::module_& m)
+{
+    py::class_<Node, std::shared_ptr<Node>>(m, "Node")
+        .def("name", &Node::name)
+        .def_property_readonly("next_functions", [](const Node& n) {
+            py::list out;
+            for (const auto& e : n.next_edges)
+                out.append(py::make_tuple(e.fn ? py::cast(e.fn) : py::none(), e.input_nr));
+            return py::tuple(out);
+        })
+        .def("__repr__", [](py::handle self) {
+            return "<" + self.cast<Node&>().name() + " object at " +
+                   std::string(py::str(py::int_(reinterpret_cast<uintptr_t>(self.ptr())).attr("__format__")("#x"))) +
+                   ">";
+        });
+
+    m.def("is_grad_enabled", &autograd::is_grad_enabled);
+    m.def("_set_grad_enabled", &autograd::set_grad_enabled);
+    m.def("_run_backward",
+          [](py::handle roots, py::handle grads, bool retain_graph, py::handle inputs, bool allow_unused) {
+              std::vector<Tensor> r = tensor_list(roots, "backward");
+              std::vector<Tensor> g = grads.is_none() ? std::vector<Tensor>(r.size()) : tensor_list(grads, "backward");
+              MT_CHECK(g.size() == r.size(), "backward: got ", r.size(), " tensors and ", g.size(), " gradients");
+              if (inputs.is_none()) {
+                  autograd::run_backward(r, g, retain_graph);
+                  return py::object(py::none());
+              }
+              std::vector<Tensor> in = tensor_list(inputs, "grad");
+              auto out = autograd::run_backward(r, g, retain_graph, &in, allow_unused);
+              py::list res;
+              for (auto& t : out) res.append(t ? py::cast(t) : py::none());
+              return py::object(py::tuple(res));
+          });
+    // Called by Function.apply after forward ran under no_grad.
+    m.def("_record_function", [](py::object backward_fn, py::object release_fn, std::string name, py::handle inputs,
+                                 py::handle outputs) {
+        auto node = std::make_shared<PyNode>();
+        node->backward_fn = std::move(backward_fn);
+        node->release_fn = std::move(release_fn);
+        node->fn_name = std::move(name);
+        node->has_saved = true;
+        autograd::record(node, tensor_list(inputs, "Function.apply"), tensor_list(outputs, "Function.apply"));
+    });
+
+    py::class_<TensorImpl, std::shared_ptr<TensorImpl>> cls = m.attr("Tensor");
+    cls.def_property_readonly("grad_fn", [](const Tensor& t) { return t->grad_fn; })
+        .def_property_readonly("is_leaf", [](const Tensor& t) { return t->is_leaf(); })
+        .def_property_readonly("retains_grad", [](const Tensor& t) { return t->retains_grad; })
+        .def("retain_grad", [](const Tensor& t) { autograd::retain_grad(t); })
+        .def("detach_", [](const Tensor& t) {
+            t->grad_fn.reset();
+            t->requires_grad = false;
+            return t;
+        });
+}
+
+}  // namespace minitorch::python
