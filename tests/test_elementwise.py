@@ -430,3 +430,33 @@ def test_inplace_with_overlapping_transpose(device):
     x = minitorch.tensor(x_np, device=device)
     x += x.T  # must read the old values, not what it already wrote
     assert_tensor_equal(x, x_np + x_np.T)
+
+
+@pytest.mark.parametrize("device", DEVICES)
+def test_int64_arithmetic_is_exact(device):
+    # values past 2**53, where a trip through double would round
+    x_np = np.array([2**53 + 1, -(2**60) - 3, 7], dtype=np.int64)
+    x = minitorch.tensor(x_np, device=device)
+    assert_tensor_equal(x + 1, x_np + 1)
+    assert_tensor_equal(x - (2**53 + 1), x_np - (2**53 + 1))
+    assert_tensor_equal(x * 3, x_np * 3)
+    assert_tensor_equal(x + x, x_np + x_np)
+    assert_tensor_equal(minitorch.maximum(x, 0), np.maximum(x_np, 0))
+    assert_tensor_equal(x == 2**53 + 1, np.array([True, False, False]))
+
+
+@pytest.mark.parametrize("device", DEVICES)
+def test_large_strided_broadcast_uses_threads_correctly(device):
+    """Big enough to be split across threads, with strided and broadcast operands."""
+    n = minitorch.get_num_threads()
+    try:
+        minitorch.set_num_threads(2)
+        a_np = random_array(7, (301, 420), np.float64)
+        b_np = random_array(8, (301, 1), np.float64)
+        a = minitorch.tensor(a_np, device=device).T  # (420, 301), non-contiguous
+        b = minitorch.tensor(b_np, device=device).T  # (1, 301)
+        assert_tensor_equal(a * b - a, a_np.T * b_np.T - a_np.T)
+        assert_tensor_equal(minitorch.where(a > 0, a, b), np.where(a_np.T > 0, a_np.T, b_np.T))
+        assert_tensor_equal(a[::3, 1:].exp(), np.exp(a_np.T[::3, 1:]), rtol=1e-15)
+    finally:
+        minitorch.set_num_threads(n)

@@ -112,6 +112,29 @@ void bind_functions(py::module_& m)
     m.def("matmul", [](py::handle a, py::handle b) {
         return matmul(tensor_arg(a, "matmul"), tensor_arg(b, "matmul", "other"));
     }, py::arg("input"), py::arg("other"));
+    m.def("index_select", [](py::handle x, py::handle dim, py::handle index) {
+        return index_select(tensor_arg(x, "index_select"), int_arg(dim, "index_select", "dim"),
+                            tensor_arg(index, "index_select", "index"));
+    }, py::arg("input"), py::arg("dim"), py::arg("index"));
+
+    // ---- fused nn ops (minitorch.nn.functional wraps these) ----
+    m.def("_linear", [](py::handle x, py::handle w, py::handle b) {
+        return linear(tensor_arg(x, "linear"), tensor_arg(w, "linear", "weight"),
+                      b.is_none() ? nullptr : tensor_arg(b, "linear", "bias"));
+    });
+    m.def("_log_softmax", [](py::handle x, py::handle dim) {
+        return log_softmax(tensor_arg(x, "log_softmax"), int_arg(dim, "log_softmax", "dim"));
+    });
+    m.def("_softmax", [](py::handle x, py::handle dim) {
+        return softmax(tensor_arg(x, "softmax"), int_arg(dim, "softmax", "dim"));
+    });
+    m.def("_cross_entropy", [](py::handle x, py::handle t, int reduction, int64_t ignore_index) {
+        return cross_entropy(tensor_arg(x, "cross_entropy"), tensor_arg(t, "cross_entropy", "target"), reduction,
+                             ignore_index);
+    });
+    m.def("_nll_loss", [](py::handle x, py::handle t, int reduction, int64_t ignore_index) {
+        return nll_loss(tensor_arg(x, "nll_loss"), tensor_arg(t, "nll_loss", "target"), reduction, ignore_index);
+    });
     m.def("result_type", [](py::handle a, py::handle b) {
         return result_type(operand_or_throw(a, Device{}, "result_type", "tensor1"),
                            operand_or_throw(b, Device{}, "result_type", "tensor2"));

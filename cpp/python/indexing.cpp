@@ -35,8 +35,36 @@ std::optional<int64_t> slice_part(PyObject* o)
 
 }  // namespace
 
+// x[idx] with an int64 tensor, a list of ints or an int NumPy array: index_select on dim 0.
+std::optional<Tensor> tensor_index(py::handle idx, Device device)
+{
+    if (py::isinstance<TensorImpl>(idx)) {
+        Tensor i = idx.cast<Tensor>();
+        if (i->dim() == 0) return std::nullopt;  // a 0-dim int tensor is an ordinary int index
+        MT_CHECK_TYPE(i->dtype == DType::Int64, "index: tensors used as indices must be int64 (boolean masks are not "
+                                                "supported yet), got ", i->dtype);
+        return i;
+    }
+    if (py::isinstance<py::list>(idx) || py::isinstance<py::array>(idx)) {
+        py::object t = py::module_::import("minitorch").attr("tensor")(idx, py::arg("device") = device);
+        Tensor i = t.cast<Tensor>();
+        MT_CHECK_TYPE(i->dtype == DType::Int64 || i->numel() == 0, "index: lists and arrays used as indices must "
+                                                                   "hold integers, got ", i->dtype);
+        return to_dtype(i, DType::Int64);
+    }
+    return std::nullopt;
+}
+
 Tensor index(const Tensor& t, py::handle idx)
 {
+    if (auto i = tensor_index(idx, t->device())) {
+        MT_CHECK_INDEX(t->dim() > 0, "index: cannot index a 0-dim tensor with a tensor");
+        Tensor flat = reshape(*i, {(*i)->numel()});
+        Tensor rows = index_select(t, 0, flat);
+        Shape shape = (*i)->shape;  // x[idx] has shape idx.shape + x.shape[1:]
+        shape.insert(shape.end(), t->shape.begin() + 1, t->shape.end());
+        return reshape(rows, shape);
+    }
     py::tuple items = py::isinstance<py::tuple>(idx) ? py::reinterpret_borrow<py::tuple>(idx) : py::make_tuple(idx);
     std::vector<Kind> kinds;
     int64_t consumed = 0, ellipses = 0;
@@ -49,16 +77,18 @@ Tensor index(const Tensor& t, py::handle idx)
     MT_CHECK_INDEX(consumed <= t->dim(), "index: too many indices for tensor of dimension ", t->dim(), " (got ",
                    consumed, ")");
     Tensor out = t;
-    int64_t d = 0;  // the dim of `out` the next item applies to
+    int64_t d = 0;       // the dim of `out` the next item applies to
+    int64_t orig_d = 0;  // the same dim counted in `t` (for error messages)
     for (size_t i = 0; i < kinds.size(); ++i) {
         py::handle item = items[i];
         switch (kinds[i]) {
             case Kind::Int: {
                 int64_t k = int_arg(item, "index", "index");
                 const int64_t size = out->shape[d];
-                MT_CHECK_INDEX(k >= -size && k < size, "index ", k, " is out of bounds for dimension ", d,
+                MT_CHECK_INDEX(k >= -size && k < size, "index ", k, " is out of bounds for dimension ", orig_d,
                                " with size ", size);
                 out = select(out, d, k);
+                ++orig_d;
                 break;
             }
             case Kind::Slice: {
@@ -66,11 +96,11 @@ Tensor index(const Tensor& t, py::handle idx)
                 auto step = slice_part(s->step);
                 MT_CHECK(!step || *step != 0, "index: slice step cannot be zero");
                 out = slice(out, d, slice_part(s->start), slice_part(s->stop), step ? *step : 1);
-                ++d;
+                ++d, ++orig_d;
                 break;
             }
             case Kind::None: out = unsqueeze(out, d); ++d; break;
-            case Kind::Ellipsis: d += t->dim() - consumed; break;
+            case Kind::Ellipsis: d += t->dim() - consumed, orig_d += t->dim() - consumed; break;
         }
     }
     // A plain t[...] or t[:] still returns a new view object, like PyTorch.
@@ -80,6 +110,8 @@ Tensor index(const Tensor& t, py::handle idx)
 void index_put(const Tensor& t, py::handle idx, py::handle value)
 {
     autograd::check_inplace(t, "index_put_");
+    MT_CHECK_TYPE(!tensor_index(idx, t->device()), "index_put_: assignment through tensor or list indices is not "
+                                                   "supported yet (x[idx] = v); use ints and slices");
     Tensor dst = index(t, idx);
     if (auto s = scalar_arg(value)) {
         fill_(dst, *s);

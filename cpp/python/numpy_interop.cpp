@@ -65,7 +65,8 @@ py::array to_numpy(const Tensor& t, bool force)
 Tensor from_numpy_copy(py::handle obj, DType dt, Device device)
 {
     py::module_ np = py::module_::import("numpy");
-    py::array arr = np.attr("ascontiguousarray")(obj, py::arg("dtype") = numpy_dtype(dt));
+    // np.array(order="C") keeps 0-dim arrays 0-dim (ascontiguousarray would make them 1-D).
+    py::array arr = np.attr("array")(obj, py::arg("dtype") = numpy_dtype(dt), py::arg("order") = "C");
     Tensor t = empty(Shape(arr.shape(), arr.shape() + arr.ndim()), dt, Device{});
     if (t->numel()) std::memcpy(t->storage->data, arr.data(), size_t(t->numel()) * itemsize(dt));
     return device.is_cpu() ? t : to_device(t, device);

@@ -26,6 +26,19 @@ Tensor inplace(BinaryOp op, const Tensor& self, py::handle other)
     return self;
 }
 
+// a.add_(b, alpha=s): a += s * b (what optimizers use).
+Tensor inplace_alpha(BinaryOp op, const Tensor& self, py::handle other, py::handle alpha)
+{
+    Tensor b = operand_or_throw(other, self->device(), op_name(op), "other");
+    if (!alpha.is_none()) {
+        auto s = scalar_arg(alpha);
+        MT_CHECK_TYPE(s.has_value(), op_name(op), "_: alpha must be a number");
+        b = binary(BinaryOp::Mul, b, scalar_tensor(*s, self->device()));
+    }
+    binary_(op, self, b);
+    return self;
+}
+
 py::object item(const Tensor& t)
 {
     MT_CHECK_RUNTIME(t->numel() == 1, "item: a Tensor with ", t->numel(), " elements cannot be converted to Scalar");
@@ -71,8 +84,26 @@ void bind_tensor(py::module_& m)
     py::class_<TensorImpl, std::shared_ptr<TensorImpl>> cls(m, "Tensor");
     m.attr("_set_requires_grad") = py::cpp_function(&set_requires_grad);
 
+    // Tensor(other): an alias sharing other's storage (how nn.Parameter wraps data).
+    cls.def(py::init([](const Tensor& data, bool requires_grad) {
+                Tensor t = make_view(data, data->shape, data->strides, data->offset);
+                set_requires_grad(t, requires_grad);
+                return t;
+            }),
+            py::arg("data"), py::arg("requires_grad") = false);
+
     // ---- what a tensor is ----
-    cls.def_property_readonly("_shape", [](const Tensor& t) { return py::tuple(py::cast(t->shape)); })
+    cls.def_property(
+           "data", [](const Tensor& t) { return make_view(t, t->shape, t->strides, t->offset); },
+           [](const Tensor& t, const Tensor& other) {
+               // Swap in other's contents, keeping this object (and its graph identity).
+               t->storage = other->storage;
+               t->dtype = other->dtype;
+               t->shape = other->shape;
+               t->strides = other->strides;
+               t->offset = other->offset;
+           })
+        .def_property_readonly("_shape", [](const Tensor& t) { return py::tuple(py::cast(t->shape)); })
         .def_property_readonly("dtype", [](const Tensor& t) { return t->dtype; })
         .def_property_readonly("device", [](const Tensor& t) { return t->device(); })
         .def_property_readonly("ndim", [](const Tensor& t) { return t->dim(); })
@@ -154,8 +185,10 @@ void bind_tensor(py::module_& m)
                  return t;
              })
         .def("zero_", [](const Tensor& t) { fill_(t, Scalar(0.0)); return t; })
-        .def("add_", [](const Tensor& t, py::handle o) { return inplace(BinaryOp::Add, t, o); })
-        .def("sub_", [](const Tensor& t, py::handle o) { return inplace(BinaryOp::Sub, t, o); })
+        .def("add_", [](const Tensor& t, py::handle o, py::handle alpha) { return inplace_alpha(BinaryOp::Add, t, o, alpha); },
+             py::arg("other"), py::kw_only(), py::arg("alpha") = py::none())
+        .def("sub_", [](const Tensor& t, py::handle o, py::handle alpha) { return inplace_alpha(BinaryOp::Sub, t, o, alpha); },
+             py::arg("other"), py::kw_only(), py::arg("alpha") = py::none())
         .def("mul_", [](const Tensor& t, py::handle o) { return inplace(BinaryOp::Mul, t, o); })
         .def("div_", [](const Tensor& t, py::handle o) { return inplace(BinaryOp::Div, t, o); })
         .def("__iadd__", [](const Tensor& t, py::handle o) { return inplace(BinaryOp::Add, t, o); })

@@ -43,7 +43,9 @@ def _formatter(values: np.ndarray, dtype):
             return "inf" if v > 0 else "-inf"
         return fmt(v)
 
-    width = max((len(one(v)) for v in values.flat), default=0)
+    # Width from the finite values (PyTorch prints [nan, inf, 1.], not [nan, inf,  1.]).
+    widths = [len(one(v)) for v in finite.flat] or [len(one(v)) for v in values.flat]
+    width = max(widths, default=0)
     return lambda v: one(v).rjust(width)
 
 
@@ -59,19 +61,25 @@ def _summarized(arr: np.ndarray) -> np.ndarray:
 
 
 def _body(arr: np.ndarray, fmt, indent: int, summarize: bool) -> str:
+    """Text of arr (the whole tensor: long dims are cut to their edges here)."""
     if arr.ndim == 0:
         return fmt(arr.item())
+    cut = summarize and arr.shape[0] > 2 * EDGEITEMS
     if arr.ndim == 1:
-        items = [fmt(v) for v in arr.tolist()]
-        if summarize and len(items) > 2 * EDGEITEMS:
-            items = items[:EDGEITEMS] + ["..."] + items[-EDGEITEMS:]
+        if cut:
+            head = [fmt(v) for v in arr[:EDGEITEMS].tolist()]
+            items = head + ["...".rjust(len(head[0]))] + [fmt(v) for v in arr[-EDGEITEMS:].tolist()]
+        else:
+            items = [fmt(v) for v in arr.tolist()]
         # Wrap long rows at the line width, as PyTorch does.
         per_line = max(1, (LINEWIDTH - indent) // (len(items[0]) + 2)) if items else 1
         lines = [", ".join(items[i : i + per_line]) for i in range(0, len(items), per_line)]
         return "[" + (",\n" + " " * (indent + 1)).join(lines) + "]"
-    rows = [_body(arr[i], fmt, indent + 1, summarize) for i in range(arr.shape[0])]
-    if summarize and arr.shape[0] > 2 * EDGEITEMS:
-        rows = rows[:EDGEITEMS] + ["..."] + rows[-EDGEITEMS:]
+    if cut:
+        rows = ([_body(arr[i], fmt, indent + 1, summarize) for i in range(EDGEITEMS)] + ["..."]
+                + [_body(arr[i], fmt, indent + 1, summarize) for i in range(arr.shape[0] - EDGEITEMS, arr.shape[0])])
+    else:
+        rows = [_body(arr[i], fmt, indent + 1, summarize) for i in range(arr.shape[0])]
     sep = "," + "\n" * (arr.ndim - 1) + " " * (indent + 1)
     return "[" + sep.join(rows) + "]"
 
@@ -88,7 +96,7 @@ def tensor_repr(t) -> str:
         if arr.shape != (0,):
             suffixes.append(f"size={tuple(arr.shape)}")
     else:
-        body = _body(shown, _formatter(shown, t.dtype), len("tensor("), summarize)
+        body = _body(arr, _formatter(shown, t.dtype), len("tensor("), summarize)
     if t.dtype not in (_C.dtype.float32, _C.dtype.int64, _C.dtype.bool):
         suffixes.append(f"dtype={t.dtype!r}")
     elif t.dtype == _C.dtype.bool and arr.size == 0 or (t.dtype == _C.dtype.int64 and arr.size == 0):

@@ -39,6 +39,12 @@ struct KernelTable {
     // out (batch..., M, N) contiguous = a (batch..., M, K) @ b (batch..., K, N);
     // a and b expanded to the same batch shape, any strides, one dtype.
     void (*matmul)(const Tensor& out, const Tensor& a, const Tensor& b);
+    // Gather / scatter-add of rows: in and out are contiguous (rows, row_size) views.
+    //   gather_rows:      out[i, :] = in[index[i], :]
+    //   scatter_add_rows: out[index[i], :] += in[i, :]
+    // index: contiguous int64 (n,), already checked to be in range.
+    void (*gather_rows)(const Tensor& out, const Tensor& in, const Tensor& index);
+    void (*scatter_add_rows)(const Tensor& out, const Tensor& in, const Tensor& index);
     // Random fill from the global generator: Uniform [lo, hi), Normal(mean=lo, std=hi),
     // Integer [lo, hi). dst contiguous.
     void (*random)(RandomOp op, const Tensor& dst, double lo, double hi);

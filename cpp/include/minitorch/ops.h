@@ -71,7 +71,20 @@ std::tuple<Tensor, Tensor> min_dim(const Tensor& t, int64_t dim, bool keepdim);
 Tensor argmax(const Tensor& t, std::optional<int64_t> dim, bool keepdim);
 Tensor argmin(const Tensor& t, std::optional<int64_t> dim, bool keepdim);
 
+// ---- indexing by tensors (ops/index_select.cpp) ----
+Tensor index_select(const Tensor& t, int64_t dim, const Tensor& index);
+
 // ---- matmul (ops/matmul.cpp) ----
 Tensor matmul(const Tensor& a, const Tensor& b);
+
+// ---- fused neural-network ops (ops/nn.cpp) ----
+// y = x @ w^T + b; x (..., in), w (out, in), b (out,) or null.
+Tensor linear(const Tensor& x, const Tensor& w, const Tensor& b);
+Tensor log_softmax(const Tensor& x, int64_t dim);
+Tensor softmax(const Tensor& x, int64_t dim);
+// Mean / sum / per-sample negative log-likelihood of log_softmax(logits) at the targets.
+// logits (N, C), target (N,) int64; reduction: 0 none, 1 mean, 2 sum.
+Tensor cross_entropy(const Tensor& logits, const Tensor& target, int reduction, int64_t ignore_index);
+Tensor nll_loss(const Tensor& logp, const Tensor& target, int reduction, int64_t ignore_index);
 
 }  // namespace minitorch

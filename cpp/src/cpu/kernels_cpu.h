@@ -12,6 +12,8 @@ void zip(BinaryOp op, const Tensor& out, const Tensor& a, const Tensor& b);
 void where(const Tensor& out, const Tensor& cond, const Tensor& a, const Tensor& b);
 void reduce(ReduceOp op, const Tensor& values, const Tensor& indices, const Tensor& in);
 void matmul(const Tensor& out, const Tensor& a, const Tensor& b);
+void gather_rows(const Tensor& out, const Tensor& in, const Tensor& index);
+void scatter_add_rows(const Tensor& out, const Tensor& in, const Tensor& index);
 void random(RandomOp op, const Tensor& dst, double lo, double hi);
 
 }  // namespace minitorch::cpu

@@ -5,7 +5,7 @@ namespace minitorch::cpu {
 
 const KernelTable& kernel_table()
 {
-    static const KernelTable table{copy, fill, arange, map, zip, where, reduce, matmul, random};
+    static const KernelTable table{copy, fill, arange, map, zip, where, reduce, matmul, gather_rows, scatter_add_rows, random};
     return table;
 }
 

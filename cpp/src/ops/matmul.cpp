@@ -60,6 +60,11 @@ Tensor matmul(const Tensor& a_in, const Tensor& b_in)
     const int64_t M = a->size(-2), N = b->size(-1);
 
     Shape a_batch(a->shape.begin(), a->shape.end() - 2), b_batch(b->shape.begin(), b->shape.end() - 2);
+    for (size_t i = 1; i <= std::min(a_batch.size(), b_batch.size()); ++i) {
+        int64_t x = a_batch[a_batch.size() - i], y = b_batch[b_batch.size() - i];
+        MT_CHECK(x == y || x == 1 || y == 1, "matmul: shapes ", a_in->shape, " and ", b_in->shape,
+                 " have batch dims ", a_batch, " and ", b_batch, " that cannot be broadcast together");
+    }
     Shape batch = broadcast_shapes(a_batch, b_batch, "matmul");
     Shape a_shape = batch, b_shape = batch;
     a_shape.insert(a_shape.end(), {M, K});

@@ -175,6 +175,13 @@ Tensor sum(const Tensor& t, std::vector<int64_t> dims, bool keepdim, std::option
 
 Tensor mean(const Tensor& t, std::vector<int64_t> dims, bool keepdim, std::optional<DType> dtype)
 {
+    // Check dims here so errors name mean, not the sum it is built from.
+    std::vector<bool> seen(std::max<int64_t>(t->dim(), 1), false);
+    for (int64_t d : dims) {
+        int64_t w = wrap_dim(d, t->dim(), "mean");
+        MT_CHECK(!seen[w], "mean: dim ", w, " appears multiple times in the list of dims");
+        seen[w] = true;
+    }
     DType out_t = dtype ? *dtype : t->dtype;
     MT_CHECK_TYPE(is_floating(out_t), "mean: could not infer output dtype; input dtype must be floating point, got ",
                   t->dtype, " (use .float() first or pass dtype=)");

@@ -1,0 +1,104 @@
+// index_select.cpp — picking slices by a tensor of indices (x[idx], DataLoader
+// batches), and its backward, scatter-add into zeros.
+#include "minitorch/autograd.h"
+#include "minitorch/ops.h"
+
+namespace minitorch {
+
+namespace {
+
+// t with `dim` moved to the front, contiguous, seen as (size(dim), rest).
+Tensor rows_view(const Tensor& t, int64_t dim)
+{
+    std::vector<int64_t> order{dim};
+    for (int64_t d = 0; d < t->dim(); ++d)
+        if (d != dim) order.push_back(d);
+    Tensor c = contiguous(permute(t, order));
+    int64_t rows = t->shape[dim];
+    return view(c, {rows, rows ? t->numel() / rows : 0});
+}
+
+// Shape of t with dim moved to the front and resized to n.
+Shape front_shape(const Shape& s, int64_t dim, int64_t n)
+{
+    Shape out{n};
+    for (int64_t d = 0; d < int64_t(s.size()); ++d)
+        if (d != dim) out.push_back(s[d]);
+    return out;
+}
+
+// Moves the front dim back to `dim`.
+Tensor unfront(const Tensor& t, int64_t dim)
+{
+    // perm[i] = which dim of the front layout lands at position i
+    std::vector<int64_t> perm(t->dim());
+    for (int64_t i = 0; i < t->dim(); ++i) perm[i] = i == dim ? 0 : (i < dim ? i + 1 : i);
+    return permute(t, perm);
+}
+
+Tensor checked_index(const Tensor& index, int64_t size, const char* op)
+{
+    MT_CHECK_TYPE(index->dtype == DType::Int64, op, ": index must be an int64 tensor, got ", index->dtype);
+    MT_CHECK(index->dim() <= 1, op, ": index must be 0-D or 1-D, got shape ", index->shape);
+    Tensor idx = contiguous(reshape(to_device(index, Device{}), {index->numel()}));
+    const int64_t* p = idx->data_as<int64_t>();
+    for (int64_t i = 0; i < idx->numel(); ++i)
+        MT_CHECK_INDEX(p[i] >= -size && p[i] < size, op, ": index ", p[i], " is out of bounds for dimension with size ",
+                       size);
+    // Negative indices count from the end, as in Python.
+    bool negative = false;
+    for (int64_t i = 0; i < idx->numel(); ++i) negative = negative || p[i] < 0;
+    if (negative) {
+        idx = clone(idx);
+        int64_t* q = idx->data_as<int64_t>();
+        for (int64_t i = 0; i < idx->numel(); ++i)
+            if (q[i] < 0) q[i] += size;
+    }
+    return to_device(idx, index->device());
+}
+
+struct IndexSelectBackward : autograd::Node {
+    Tensor index;
+    int64_t dim = 0;
+    std::string name() const override { return "IndexSelectBackward0"; }
+    std::vector<Tensor> apply(std::vector<Tensor>& g) override
+    {
+        const auto& m = input_meta[0];
+        Tensor grad = zeros(front_shape(m.shape, dim, m.shape[dim]), g[0]->dtype, m.device);
+        Tensor src = rows_view(g[0], dim);
+        Tensor out = view(grad, {m.shape[dim], m.shape[dim] ? grad->numel() / m.shape[dim] : 0});
+        if (src->numel()) kernels(m.device).scatter_add_rows(out, src, index);
+        return {contiguous(unfront(grad, dim))};
+    }
+    void release() override { index.reset(); }
+};
+
+}  // namespace
+
+Tensor index_select(const Tensor& t, int64_t dim, const Tensor& index)
+{
+    MT_CHECK_RUNTIME(t->device() == index->device(), "index_select: expected index on ", t->device(), ", got ",
+                     index->device());
+    MT_CHECK_INDEX(t->dim() > 0, "index_select: cannot index a 0-dim tensor");
+    dim = wrap_dim(dim, t->dim(), "index_select");
+    Tensor idx = checked_index(index, t->shape[dim], "index_select");
+    Tensor out;
+    {
+        autograd::NoGradGuard guard;
+        Tensor rows = rows_view(t, dim);
+        out = empty(front_shape(t->shape, dim, idx->numel()), t->dtype, t->device());
+        if (out->numel())
+            kernels(t->device()).gather_rows(view(out, {idx->numel(), out->numel() / idx->numel()}), rows, idx);
+        out = unfront(out, dim);
+    }
+    if (autograd::needs_grad(t)) {
+        auto node = std::make_shared<IndexSelectBackward>();
+        node->index = idx;
+        node->dim = dim;
+        node->has_saved = true;
+        autograd::record(node, {&t}, {&out});
+    }
+    return out;
+}
+
+}  // namespace minitorch

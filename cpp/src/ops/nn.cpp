@@ -1,0 +1,233 @@
+// nn.cpp — the fused ops of the neural-network layer, each one graph node:
+//   linear          y = x W^T + b          (one GEMM, one broadcast add)
+//   log_softmax     x - max - log(sum(exp(x - max)))   (stable for large logits)
+//   softmax         exp(log_softmax)
+//   cross_entropy   nll_loss(log_softmax(logits), target), with the short backward
+//                   (softmax - onehot(target)) * g / N
+// Forward and backward are written with the ordinary ops, so they run on every device.
+#include "minitorch/autograd.h"
+#include "minitorch/ops.h"
+
+namespace minitorch {
+
+namespace {
+
+using autograd::Node;
+
+Tensor mul(const Tensor& a, const Tensor& b) { return binary(BinaryOp::Mul, a, b); }
+Tensor sub(const Tensor& a, const Tensor& b) { return binary(BinaryOp::Sub, a, b); }
+
+// x flattened to 2-D (rows, in) — batch dims of any rank become rows.
+Tensor rows2d(const Tensor& x) { return reshape(x, {x->numel() / std::max<int64_t>(x->size(-1), 1), x->size(-1)}); }
+
+struct LinearBackward : Node {
+    Tensor x, w;
+    bool has_bias = false;
+    std::string name() const override { return "LinearBackward0"; }
+    std::vector<Tensor> apply(std::vector<Tensor>& grads) override
+    {
+        Tensor g = rows2d(grads[0]);  // (rows, out)
+        Tensor gx, gw, gb;
+        if (needs_input_grad(0)) gx = reshape(matmul(g, w), input_meta[0].shape);  // dX = dY W
+        if (needs_input_grad(1)) gw = matmul(transpose(g, 0, 1), rows2d(x));       // dW = dY^T X
+        if (has_bias && needs_input_grad(2)) gb = sum(g, {0}, false, std::nullopt);  // db = sum of dY rows
+        return {gx, gw, gb};
+    }
+    void release() override { x.reset(), w.reset(); }
+};
+
+// d log_softmax: g - softmax * sum(g)
+struct LogSoftmaxBackward : Node {
+    Tensor out;
+    int64_t dim = 0;
+    std::string name() const override { return "LogSoftmaxBackward0"; }
+    std::vector<Tensor> apply(std::vector<Tensor>& g) override
+    {
+        Tensor s = unary(UnaryOp::Exp, out);
+        return {sub(g[0], mul(s, sum(g[0], {dim}, true, std::nullopt)))};
+    }
+    void release() override { out.reset(); }
+};
+
+// d softmax: s * (g - sum(g * s))
+struct SoftmaxBackward : Node {
+    Tensor out;
+    int64_t dim = 0;
+    std::string name() const override { return "SoftmaxBackward0"; }
+    std::vector<Tensor> apply(std::vector<Tensor>& g) override
+    {
+        return {mul(out, sub(g[0], sum(mul(g[0], out), {dim}, true, std::nullopt)))};
+    }
+    void release() override { out.reset(); }
+};
+
+// Loss over targets: backward (softmax - onehot) * weight, weight = g / count per row.
+struct CrossEntropyBackward : Node {
+    Tensor logp, onehot, row_weight;  // row_weight: (N, 1), the loss weight of each row
+    bool from_logits = true;          // false: nll_loss on log-probabilities
+    int reduction = 1;
+    std::string name() const override { return from_logits ? "CrossEntropyLossBackward0" : "NllLossBackward0"; }
+    std::vector<Tensor> apply(std::vector<Tensor>& g) override
+    {
+        Tensor scale = reduction == 0 ? mul(unsqueeze(g[0], 1), row_weight) : mul(g[0], row_weight);
+        Tensor d = from_logits ? sub(unary(UnaryOp::Exp, logp), onehot) : unary(UnaryOp::Neg, onehot);
+        return {mul(d, scale), nullptr};
+    }
+    void release() override { logp.reset(), onehot.reset(), row_weight.reset(); }
+};
+
+Tensor log_softmax_forward(const Tensor& x, int64_t dim)
+{
+    Tensor m = std::get<0>(max_dim(x, dim, true));  // subtracting the max keeps exp finite
+    Tensor shifted = sub(x, m);
+    Tensor lse = unary(UnaryOp::Log, sum(unary(UnaryOp::Exp, shifted), {dim}, true, std::nullopt));
+    return sub(shifted, lse);
+}
+
+// One-hot rows of the targets (ignored rows all zero), and each row's loss weight.
+std::pair<Tensor, Tensor> targets(const Tensor& input, const Tensor& target, int reduction, int64_t ignore_index,
+                                  const char* op)
+{
+    MT_CHECK(input->dim() == 2, op, ": expected input of shape (N, C), got ", input->shape);
+    MT_CHECK_TYPE(target->dtype == DType::Int64, op, ": expected target of dtype int64 (class indices), got ",
+                  target->dtype);
+    MT_CHECK(target->dim() == 1 && target->shape[0] == input->shape[0], op, ": expected target of shape (",
+             input->shape[0], ",) for input of shape ", input->shape, ", got ", target->shape);
+    MT_CHECK(reduction >= 0 && reduction <= 2, op, ": unknown reduction ", reduction);
+    const int64_t C = input->shape[1];
+    // Validate class indices on the host (a bad label is the commonest mistake).
+    Tensor t = contiguous(to_device(target, Device{}));
+    const int64_t* p = t->data_as<int64_t>();
+    int64_t valid = 0;
+    for (int64_t i = 0; i < t->numel(); ++i) {
+        if (p[i] == ignore_index) continue;
+        MT_CHECK_INDEX(p[i] >= 0 && p[i] < C, op, ": target ", p[i], " is out of bounds for ", C, " classes (at index ",
+                       i, ")");
+        ++valid;
+    }
+    Tensor classes = reshape(arange(0, double(C), 1, DType::Int64, input->device()), {1, C});
+    Tensor tgt = unsqueeze(target, 1);
+    Tensor onehot = to_dtype(binary(BinaryOp::Eq, classes, tgt), input->dtype);
+    Tensor keep = to_dtype(binary(BinaryOp::Ne, tgt, scalar_tensor(Scalar(ignore_index), input->device())), input->dtype);
+    // mean divides by the number of non-ignored targets (NaN when there are none, as in PyTorch)
+    double w = reduction == 1 ? 1.0 / double(valid) : 1.0;
+    Tensor row_weight = mul(keep, scalar_tensor(Scalar(w), input->device()));
+    return {onehot, row_weight};
+}
+
+Tensor reduce_loss(const Tensor& per_row, int reduction)
+{
+    if (reduction == 0) return per_row;
+    return sum(per_row, {}, false, std::nullopt);
+}
+
+Tensor loss_common(const Tensor& input, const Tensor& target, int reduction, int64_t ignore_index, bool from_logits)
+{
+    const char* op = from_logits ? "cross_entropy" : "nll_loss";
+    bool track = autograd::needs_grad(input);
+    Tensor out, logp, onehot, row_weight;
+    {
+        autograd::NoGradGuard guard;
+        std::tie(onehot, row_weight) = targets(input, target, reduction, ignore_index, op);
+        logp = from_logits ? log_softmax_forward(input, 1) : input;
+        // per-row loss = -sum(logp * onehot) * weight
+        Tensor per_row = unary(UnaryOp::Neg, sum(mul(logp, onehot), {1}, false, std::nullopt));
+        per_row = mul(per_row, reshape(row_weight, {input->shape[0]}));
+        out = reduce_loss(per_row, reduction);
+    }
+    if (track) {
+        auto node = std::make_shared<CrossEntropyBackward>();
+        node->from_logits = from_logits;
+        node->reduction = reduction;
+        node->logp = from_logits ? logp : nullptr;
+        node->onehot = onehot;
+        node->row_weight = row_weight;
+        node->has_saved = true;
+        autograd::record(node, {&input, &target}, {&out});
+    }
+    return out;
+}
+
+}  // namespace
+
+Tensor linear(const Tensor& x, const Tensor& w, const Tensor& b)
+{
+    MT_CHECK(x->dim() >= 1 && w->dim() == 2, "linear: expected input (..., in_features) and weight (out, in), got ",
+             x->shape, " and ", w->shape);
+    MT_CHECK(x->size(-1) == w->shape[1], "linear: input of shape ", x->shape, " does not match weight of shape ",
+             w->shape, " (in_features ", x->size(-1), " != ", w->shape[1], ")");
+    if (b) MT_CHECK(b->dim() == 1 && b->shape[0] == w->shape[0], "linear: bias of shape ", b->shape,
+                    " does not match weight of shape ", w->shape);
+    bool track = autograd::needs_grad({&x, &w, &b});
+    Tensor out;
+    {
+        autograd::NoGradGuard guard;
+        out = matmul(x, transpose(w, 0, 1));  // BLAS reads W^T in place (a transposed view)
+        if (b) binary_(BinaryOp::Add, out, b);  // out is fresh memory: add the bias in place
+    }
+    if (track) {
+        auto node = std::make_shared<LinearBackward>();
+        node->x = autograd::save(x);
+        node->w = autograd::save(w);
+        node->has_bias = b != nullptr;
+        node->has_saved = true;
+        if (b) autograd::record(node, {&x, &w, &b}, {&out});
+        else autograd::record(node, {&x, &w}, {&out});
+    }
+    return out;
+}
+
+Tensor log_softmax(const Tensor& x, int64_t dim)
+{
+    MT_CHECK_TYPE(is_floating(x->dtype), "log_softmax: expected a floating tensor, got ", x->dtype);
+    dim = wrap_dim(dim, x->dim(), "log_softmax");
+    if (x->dim() == 0) return zeros({}, x->dtype, x->device());
+    bool track = autograd::needs_grad(x);
+    Tensor out;
+    {
+        autograd::NoGradGuard guard;
+        out = log_softmax_forward(x, dim);
+    }
+    if (track) {
+        auto node = std::make_shared<LogSoftmaxBackward>();
+        node->out = autograd::save(out);
+        node->dim = dim;
+        node->has_saved = true;
+        autograd::record(node, {&x}, {&out});
+    }
+    return out;
+}
+
+Tensor softmax(const Tensor& x, int64_t dim)
+{
+    MT_CHECK_TYPE(is_floating(x->dtype), "softmax: expected a floating tensor, got ", x->dtype);
+    dim = wrap_dim(dim, x->dim(), "softmax");
+    bool track = autograd::needs_grad(x);
+    Tensor out;
+    {
+        autograd::NoGradGuard guard;
+        out = x->dim() == 0 ? full({}, Scalar(1.0), x->dtype, x->device()) : unary(UnaryOp::Exp, log_softmax_forward(x, dim));
+    }
+    if (track) {
+        auto node = std::make_shared<SoftmaxBackward>();
+        node->out = autograd::save(out);
+        node->dim = dim;
+        node->has_saved = true;
+        autograd::record(node, {&x}, {&out});
+    }
+    return out;
+}
+
+Tensor cross_entropy(const Tensor& logits, const Tensor& target, int reduction, int64_t ignore_index)
+{
+    MT_CHECK_TYPE(is_floating(logits->dtype), "cross_entropy: expected floating logits, got ", logits->dtype);
+    return loss_common(logits, target, reduction, ignore_index, true);
+}
+
+Tensor nll_loss(const Tensor& logp, const Tensor& target, int reduction, int64_t ignore_index)
+{
+    MT_CHECK_TYPE(is_floating(logp->dtype), "nll_loss: expected floating log-probabilities, got ", logp->dtype);
+    return loss_common(logp, target, reduction, ignore_index, false);
+}
+
+}  // namespace minitorch
