@@ -5,9 +5,6 @@
 
 #include "minitorch/error.h"
 
-#ifdef MINITORCH_SCIPY_OPENBLAS
-extern "C" void scipy_openblas_set_num_threads(int);
-#endif
 
 namespace minitorch {
 
@@ -29,10 +26,7 @@ int get_num_threads()
 void set_num_threads(int n)
 {
     MT_CHECK(n >= 1, "set_num_threads: expected a positive number of threads, got ", n);
-    g_threads = n;
-#ifdef MINITORCH_SCIPY_OPENBLAS
-    scipy_openblas_set_num_threads(n);
-#endif
+    g_threads = n;  // BLAS calls pick 1 or n per call (cpu/blas.h)
 }
 
 }  // namespace minitorch

@@ -6,13 +6,28 @@
 #include <cblas.h>  // from scipy_openblas32/include
 #define MT_CBLAS_SGEMM scipy_cblas_sgemm
 #define MT_CBLAS_DGEMM scipy_cblas_dgemm
+#define MT_BLAS_SET_THREADS scipy_openblas_set_num_threads
 #else
 #include <cblas.h>
 #define MT_CBLAS_SGEMM cblas_sgemm
 #define MT_CBLAS_DGEMM cblas_dgemm
+#define MT_BLAS_SET_THREADS(n) ((void)(n))
 #endif
 
 namespace minitorch::cpu {
+
+// BLAS threads for one call: small GEMMs run on one thread (waking OpenBLAS's pool
+// costs more than it saves, and its spinning workers fight our OpenMP threads — the
+// oversubscription DESIGN.md measured); big ones get the whole budget.
+inline void set_blas_threads_for(double flops, int budget)
+{
+    static int current = -1;
+    int want = flops < 3.2e7 ? 1 : budget;
+    if (want != current) {
+        MT_BLAS_SET_THREADS(want);
+        current = want;
+    }
+}
 
 // C = A @ B, A (M, K) and B (K, N) with BLAS layouts already chosen.
 inline void gemm(CBLAS_TRANSPOSE ta, CBLAS_TRANSPOSE tb, int m, int n, int k, const float* a, int lda,

@@ -6,6 +6,7 @@
 #include "blas.h"
 #include "kernels_cpu.h"
 #include "minitorch/ops.h"
+#include "minitorch/parallel.h"
 
 namespace minitorch::cpu {
 
@@ -99,6 +100,7 @@ void matmul(const Tensor& out, const Tensor& a_in, const Tensor& b_in)
         using T = typename decltype(tag)::type;
         const T *A = a->data_as<T>(), *B = b->data_as<T>();
         T* C = out->data_as<T>();
+        set_blas_threads_for(2.0 * double(M) * double(N) * double(K) * double(batch), get_num_threads());
         for (int64_t p = 0; p < batch; ++p)
             gemm(ta, tb, int(M), int(N), int(K), A + a_offs[p], int(lda), B + b_offs[p], int(ldb), C + p * M * N, int(N));
     });

@@ -1,0 +1,62 @@
+"""``nn.Linear``, ``nn.Identity`` and ``nn.Flatten``."""
+from __future__ import annotations
+
+import math
+
+from .. import _C
+from . import functional as F
+from . import init
+from .module import Module
+from .parameter import Parameter
+
+
+class Linear(Module):
+    """``y = x @ W.T + b`` with W (out_features, in_features), initialised like PyTorch:
+    W ~ U(-1/sqrt(in), 1/sqrt(in)) (kaiming_uniform with a=sqrt(5)), b likewise."""
+
+    def __init__(self, in_features: int, out_features: int, bias: bool = True, device=None, dtype=None):
+        super().__init__()
+        for name, v in (("in_features", in_features), ("out_features", out_features)):
+            if not isinstance(v, int) or isinstance(v, bool) or v < 0:
+                raise ValueError(f"Linear: {name} must be a non-negative int, got {v!r}")
+        self.in_features = in_features
+        self.out_features = out_features
+        self.weight = Parameter(_C._empty((out_features, in_features), dtype, device))
+        self.bias = Parameter(_C._empty((out_features,), dtype, device)) if bias else None
+        self.reset_parameters()
+
+    def reset_parameters(self) -> None:
+        init.kaiming_uniform_(self.weight, a=math.sqrt(5)) if self.in_features else init.zeros_(self.weight)
+        if self.bias is not None:
+            bound = 1 / math.sqrt(self.in_features) if self.in_features > 0 else 0
+            init.uniform_(self.bias, -bound, bound)
+
+    def forward(self, x):
+        return F.linear(x, self.weight, self.bias)
+
+    def extra_repr(self) -> str:
+        return f"in_features={self.in_features}, out_features={self.out_features}, bias={self.bias is not None}"
+
+
+class Identity(Module):
+    """Returns its input (a placeholder layer)."""
+
+    def __init__(self, *args, **kwargs):
+        super().__init__()
+
+    def forward(self, x):
+        return x
+
+
+class Flatten(Module):
+    """Flattens dims ``start_dim..end_dim`` (default: all but the batch dim)."""
+
+    def __init__(self, start_dim: int = 1, end_dim: int = -1):
+        super().__init__()
+        self.start_dim, self.end_dim = start_dim, end_dim
+
+    def forward(self, x):
+        return x.flatten(self.start_dim, self.end_dim)
+
+    def extra_repr(self) -> str:
+        return f"start_dim={self.start_dim}, end_dim={self.end_dim}"

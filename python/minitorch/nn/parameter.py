@@ -1,0 +1,25 @@
+"""``nn.Parameter``: a tensor that a Module registers as learnable."""
+from __future__ import annotations
+
+from .. import _C
+
+
+class Parameter(_C.Tensor):
+    """A leaf tensor with ``requires_grad=True`` that shares memory with ``data``.
+
+    Assigning one to a Module attribute registers it, so it shows up in
+    ``parameters()`` and ``state_dict()``.
+    """
+
+    def __init__(self, data=None, requires_grad: bool = True):
+        if data is None:
+            data = _C._empty((0,), None, None)
+        if not isinstance(data, _C.Tensor):
+            raise TypeError(f"Parameter: data must be a Tensor, got {type(data).__name__}")
+        super().__init__(data, requires_grad)
+
+    def __repr__(self) -> str:
+        return "Parameter containing:\n" + _C.Tensor.__repr__(self)
+
+    def __reduce_ex__(self, protocol):
+        raise TypeError("minitorch tensors are not picklable; use minitorch.save(model.state_dict(), path)")

@@ -1,0 +1,6 @@
+"""``minitorch.optim``: optimizers that update parameters in place."""
+from .adam import Adam, AdamW
+from .optimizer import Optimizer
+from .sgd import SGD
+
+__all__ = ["SGD", "Adam", "AdamW", "Optimizer"]

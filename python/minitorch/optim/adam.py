@@ -1,0 +1,66 @@
+"""``Adam`` and ``AdamW`` (Kingma & Ba, with PyTorch's bias correction and defaults)."""
+from __future__ import annotations
+
+
+from ..autograd import enable_grad, no_grad
+from .optimizer import Optimizer
+
+
+class Adam(Optimizer):
+    """``m = b1 m + (1-b1) g``, ``v = b2 v + (1-b2) g^2``,
+    ``p -= lr * m_hat / (sqrt(v_hat) + eps)`` with bias-corrected ``m_hat, v_hat``.
+    ``weight_decay`` adds ``wd * p`` to the gradient (L2); AdamW decays ``p`` directly."""
+
+    decoupled = False
+
+    def __init__(self, params, lr: float = 1e-3, betas=(0.9, 0.999), eps: float = 1e-8, weight_decay: float = 0.0):
+        if lr < 0.0:
+            raise ValueError(f"Invalid learning rate: {lr}")
+        if not (0.0 <= betas[0] < 1.0 and 0.0 <= betas[1] < 1.0):
+            raise ValueError(f"Invalid beta parameters: {betas}")
+        if eps < 0.0:
+            raise ValueError(f"Invalid epsilon value: {eps}")
+        super().__init__(params, dict(lr=lr, betas=tuple(betas), eps=eps, weight_decay=weight_decay))
+
+    @no_grad()
+    def step(self, closure=None):
+        loss = None
+        if closure is not None:
+            with enable_grad():
+                loss = closure()
+        for g in self.param_groups:
+            lr, (b1, b2), eps, wd = g["lr"], g["betas"], g["eps"], g["weight_decay"]
+            for p in g["params"]:
+                if p.grad is None:
+                    continue
+                grad = p.grad
+                if wd != 0:
+                    if self.decoupled:
+                        p.mul_(1 - lr * wd)
+                    else:
+                        grad = grad + p * wd
+                state = self.state.setdefault(id(p), {})
+                if not state:
+                    state["step"] = 0
+                    state["exp_avg"] = grad * 0.0
+                    state["exp_avg_sq"] = grad * 0.0
+                state["step"] += 1
+                t = state["step"]
+                m, v = state["exp_avg"], state["exp_avg_sq"]
+                m.mul_(b1).add_(grad, alpha=1 - b1)
+                v.mul_(b2).add_(grad * grad, alpha=1 - b2)
+                step_size = lr / (1 - b1**t)
+                denom = (v / (1 - b2**t)).sqrt() + eps
+                p.sub_(m / denom, alpha=step_size)
+        return loss
+
+
+class AdamW(Adam):
+    """Adam with decoupled weight decay: ``p *= 1 - lr * weight_decay`` each step."""
+
+    decoupled = True
+
+    def __init__(self, params, lr: float = 1e-3, betas=(0.9, 0.999), eps: float = 1e-8, weight_decay: float = 1e-2):
+        super().__init__(params, lr, betas, eps, weight_decay)
+
+

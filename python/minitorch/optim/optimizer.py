@@ -1,0 +1,85 @@
+"""``Optimizer``: parameter groups, state, ``zero_grad`` and ``state_dict``."""
+from __future__ import annotations
+
+from .. import _C
+
+
+class Optimizer:
+    """Base class. ``params`` is an iterable of tensors or of dicts (parameter groups
+    with their own options, e.g. ``[{"params": ..., "lr": 0.01}, ...]``)."""
+
+    def __init__(self, params, defaults: dict):
+        self.defaults = defaults
+        self.state: dict = {}
+        self.param_groups: list[dict] = []
+        if isinstance(params, _C.Tensor):
+            raise TypeError("params argument given to the optimizer should be an iterable of Tensors or dicts, "
+                            "but got a Tensor")
+        groups = list(params)
+        if not groups:
+            raise ValueError("optimizer got an empty parameter list")
+        if not isinstance(groups[0], dict):
+            groups = [{"params": groups}]
+        for g in groups:
+            self.add_param_group(g)
+
+    def add_param_group(self, group: dict) -> None:
+        group = dict(group)
+        params = group["params"]
+        group["params"] = [params] if isinstance(params, _C.Tensor) else list(params)
+        for p in group["params"]:
+            if not isinstance(p, _C.Tensor):
+                raise TypeError(f"optimizer can only optimize Tensors, but one of the params is {type(p).__name__}")
+            if not p.is_leaf:
+                raise ValueError("can't optimize a non-leaf Tensor")
+        for k, v in self.defaults.items():
+            group.setdefault(k, v)
+        seen = {id(p) for g in self.param_groups for p in g["params"]}
+        if any(id(p) in seen for p in group["params"]):
+            raise ValueError("some parameters appear in more than one parameter group")
+        self.param_groups.append(group)
+
+    def zero_grad(self, set_to_none: bool = True) -> None:
+        for g in self.param_groups:
+            for p in g["params"]:
+                if p.grad is None:
+                    continue
+                if set_to_none:
+                    p.grad = None
+                else:
+                    p.grad.zero_()
+
+    def state_dict(self) -> dict:
+        """``{"state": {index: {...}}, "param_groups": [{..., "params": [indices]}]}`` like PyTorch."""
+        index = {}
+        groups = []
+        for g in self.param_groups:
+            ids = []
+            for p in g["params"]:
+                index.setdefault(id(p), len(index))
+                ids.append(index[id(p)])
+            groups.append({**{k: v for k, v in g.items() if k != "params"}, "params": ids})
+        state = {index[id(p)]: dict(s) for g in self.param_groups for p in g["params"]
+                 if (s := self.state.get(id(p)))}
+        return {"state": state, "param_groups": groups}
+
+    def load_state_dict(self, state_dict: dict) -> None:
+        groups = state_dict["param_groups"]
+        if len(groups) != len(self.param_groups) or any(
+                len(a["params"]) != len(b["params"]) for a, b in zip(groups, self.param_groups)):
+            raise ValueError("loaded state dict has a different number of parameter groups or parameters")
+        params = [p for g in self.param_groups for p in g["params"]]
+        for g, saved in zip(self.param_groups, groups):
+            g.update({k: v for k, v in saved.items() if k != "params"})
+        self.state = {id(params[int(i)]): dict(s) for i, s in state_dict["state"].items()}
+
+    def step(self, closure=None):
+        raise NotImplementedError
+
+    def __repr__(self) -> str:
+        lines = [f"{type(self).__name__} ("]
+        for i, g in enumerate(self.param_groups):
+            lines.append(f"Parameter Group {i}")
+            for k in sorted(k for k in g if k != "params"):
+                lines.append(f"    {k}: {g[k]}")
+        return "\n".join(lines) + "\n)"

@@ -1,0 +1,49 @@
+"""``SGD`` with momentum, dampening, Nesterov and weight decay (PyTorch's update rule)."""
+from __future__ import annotations
+
+from ..autograd import enable_grad, no_grad
+from .optimizer import Optimizer
+
+
+class SGD(Optimizer):
+    """``p -= lr * d``, where ``d`` is the gradient (plus ``weight_decay * p``), or with
+    momentum the running ``buf = momentum * buf + (1 - dampening) * d`` (Nesterov:
+    ``d + momentum * buf``). Updates are in place and record no graph."""
+
+    def __init__(self, params, lr: float = 1e-3, momentum: float = 0.0, dampening: float = 0.0,
+                 weight_decay: float = 0.0, nesterov: bool = False):
+        if lr < 0.0:
+            raise ValueError(f"Invalid learning rate: {lr}")
+        if momentum < 0.0:
+            raise ValueError(f"Invalid momentum value: {momentum}")
+        if weight_decay < 0.0:
+            raise ValueError(f"Invalid weight_decay value: {weight_decay}")
+        if nesterov and (momentum <= 0 or dampening != 0):
+            raise ValueError("Nesterov momentum requires a momentum and zero dampening")
+        super().__init__(params, dict(lr=lr, momentum=momentum, dampening=dampening, weight_decay=weight_decay,
+                                      nesterov=nesterov))
+
+    @no_grad()
+    def step(self, closure=None):
+        loss = None
+        if closure is not None:
+            with enable_grad():
+                loss = closure()
+        for g in self.param_groups:
+            lr, momentum, dampening, wd, nesterov = g["lr"], g["momentum"], g["dampening"], g["weight_decay"], g["nesterov"]
+            for p in g["params"]:
+                if p.grad is None:
+                    continue
+                d = p.grad
+                if wd != 0:
+                    d = d + p * wd
+                if momentum != 0:
+                    state = self.state.setdefault(id(p), {})
+                    buf = state.get("momentum_buffer")
+                    if buf is None:
+                        buf = state["momentum_buffer"] = d.clone()
+                    else:
+                        buf.mul_(momentum).add_(d, alpha=1 - dampening)
+                    d = d + buf * momentum if nesterov else buf
+                p.sub_(d, alpha=lr)
+        return loss
