@@ -32,6 +32,11 @@ def _load_blas() -> None:
 
 _load_blas()
 
+# OpenMP worker threads sleep between parallel regions instead of spinning: spinning
+# workers steal a core from the main thread on small machines (set the variable
+# yourself to choose otherwise). Must happen before _C loads the OpenMP runtime.
+__import__("os").environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
+
 from . import _C  # noqa: E402
 from ._C import (  # noqa: E402,F401
     DTypeError,

@@ -16,8 +16,11 @@ namespace minitorch {
 int get_num_threads();
 void set_num_threads(int n);
 
-// Elementwise work below this many elements per thread stays serial.
-constexpr int64_t kGrainSize = 32768;
+// Elementwise work below this many elements per thread stays serial. Large on purpose:
+// waking a second thread costs tens of microseconds, and on a busy 2-core machine a
+// parallel region can stall for milliseconds waiting for a descheduled thread, so
+// only work that takes ~100 us or more per thread is split.
+constexpr int64_t kGrainSize = 131072;
 
 // Calls f(begin, end) on disjoint chunks covering [0, n).
 template <class F>
