@@ -135,6 +135,20 @@ void bind_functions(py::module_& m)
     m.def("_nll_loss", [](py::handle x, py::handle t, int reduction, int64_t ignore_index) {
         return nll_loss(tensor_arg(x, "nll_loss"), tensor_arg(t, "nll_loss", "target"), reduction, ignore_index);
     });
+    // ---- convolution and pooling: (h, w) pairs already expanded by nn.functional ----
+    m.def("_conv2d", [](py::handle x, py::handle w, py::handle b, std::array<int64_t, 2> stride,
+                        std::array<int64_t, 2> padding, std::array<int64_t, 2> dilation) {
+        return conv2d(tensor_arg(x, "conv2d"), tensor_arg(w, "conv2d", "weight"),
+                      b.is_none() ? nullptr : tensor_arg(b, "conv2d", "bias"), stride, padding, dilation);
+    });
+    m.def("_max_pool2d", [](py::handle x, std::array<int64_t, 2> k, std::array<int64_t, 2> stride,
+                            std::array<int64_t, 2> padding, std::array<int64_t, 2> dilation, bool ceil_mode) {
+        return max_pool2d(tensor_arg(x, "max_pool2d"), k, stride, padding, dilation, ceil_mode);
+    });
+    m.def("_avg_pool2d", [](py::handle x, std::array<int64_t, 2> k, std::array<int64_t, 2> stride,
+                            std::array<int64_t, 2> padding, bool ceil_mode) {
+        return avg_pool2d(tensor_arg(x, "avg_pool2d"), k, stride, padding, ceil_mode);
+    });
     m.def("result_type", [](py::handle a, py::handle b) {
         return result_type(operand_or_throw(a, Device{}, "result_type", "tensor1"),
                            operand_or_throw(b, Device{}, "result_type", "tensor2"));

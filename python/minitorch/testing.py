@@ -116,10 +116,10 @@ def gradcheck(fn, inputs, *, eps: float = 1e-6, atol: float = 1e-5, rtol: float 
                 orig = arr.flat[e]
                 arr.flat[e] = orig + eps
                 with autograd.no_grad():
-                    plus = _outputs(fn, inputs)[k].numpy().astype(np.float64).reshape(-1)
+                    plus = _outputs(fn, inputs)[k].detach().numpy().astype(np.float64).reshape(-1)
                 arr.flat[e] = orig - eps
                 with autograd.no_grad():
-                    minus = _outputs(fn, inputs)[k].numpy().astype(np.float64).reshape(-1)
+                    minus = _outputs(fn, inputs)[k].detach().numpy().astype(np.float64).reshape(-1)
                 arr.flat[e] = orig
                 numerical[:, e] = (plus - minus) / (2 * eps)
             bad = np.abs(analytic[i] - numerical) > atol + rtol * np.abs(numerical)

@@ -18,6 +18,15 @@ enum class RandomOp { Uniform, Normal, Integer };
 
 inline bool is_comparison(BinaryOp op) { return op >= BinaryOp::Eq; }
 
+// Geometry of a 2-D sliding window (convolution or pooling) over (N, C, H, W) input:
+// output pixel (oh, ow) reads input rows oh*stride_h - pad_h + kh*dil_h (likewise w).
+struct Window2d {
+    int64_t N = 0, C = 0, H = 0, W = 0;  // input
+    int64_t KH = 1, KW = 1;              // window
+    int64_t stride_h = 1, stride_w = 1, pad_h = 0, pad_w = 0, dil_h = 1, dil_w = 1;
+    int64_t OH = 0, OW = 0;              // output
+};
+
 struct KernelTable {
     // dst[i] = cast(src[i]); same shape, any strides and dtypes (src may be expanded).
     void (*copy)(const Tensor& dst, const Tensor& src);
@@ -45,6 +54,20 @@ struct KernelTable {
     // index: contiguous int64 (n,), already checked to be in range.
     void (*gather_rows)(const Tensor& out, const Tensor& in, const Tensor& index);
     void (*scatter_add_rows)(const Tensor& out, const Tensor& in, const Tensor& index);
+    // im2col: cols (N*OH*OW, C*KH*KW) contiguous, one row per output pixel holding the
+    // input patch it sees (zeros where the window hangs over the padding).
+    // col2im: the reverse, adding each row of cols back into grad_input (N, C, H, W),
+    // which the caller zeroed. input/grad_input contiguous.
+    void (*im2col)(const Tensor& cols, const Tensor& input, const Window2d& w);
+    void (*col2im)(const Tensor& grad_input, const Tensor& cols, const Window2d& w);
+    // Pooling over each (n, c) plane. max: out and indices (N, C, OH, OW), indices
+    // are flat positions ih*W + iw in the plane (as PyTorch); padding never wins.
+    // avg: divides by KH*KW (padding counts as zeros). All contiguous.
+    void (*max_pool2d)(const Tensor& out, const Tensor& indices, const Tensor& input, const Window2d& w);
+    void (*max_pool2d_backward)(const Tensor& grad_input, const Tensor& grad_out, const Tensor& indices,
+                                const Window2d& w);
+    void (*avg_pool2d)(const Tensor& out, const Tensor& input, const Window2d& w);
+    void (*avg_pool2d_backward)(const Tensor& grad_input, const Tensor& grad_out, const Window2d& w);
     // Random fill from the global generator: Uniform [lo, hi), Normal(mean=lo, std=hi),
     // Integer [lo, hi). dst contiguous.
     void (*random)(RandomOp op, const Tensor& dst, double lo, double hi);

@@ -1,6 +1,7 @@
 // ops.h — every tensor operation. Each checks its inputs, allocates the output and
 // calls a kernel family from kernels.h. Errors name the op and the offending shapes.
 #pragma once
+#include <array>
 #include <optional>
 #include <tuple>
 #include <vector>
@@ -76,6 +77,14 @@ Tensor index_select(const Tensor& t, int64_t dim, const Tensor& index);
 
 // ---- matmul (ops/matmul.cpp) ----
 Tensor matmul(const Tensor& a, const Tensor& b);
+
+// ---- convolution and pooling (ops/conv.cpp); NCHW, (h, w) pairs ----
+Tensor conv2d(const Tensor& x, const Tensor& weight, const Tensor& bias, std::array<int64_t, 2> stride,
+              std::array<int64_t, 2> padding, std::array<int64_t, 2> dilation);
+std::tuple<Tensor, Tensor> max_pool2d(const Tensor& x, std::array<int64_t, 2> kernel, std::array<int64_t, 2> stride,
+                                      std::array<int64_t, 2> padding, std::array<int64_t, 2> dilation, bool ceil_mode);
+Tensor avg_pool2d(const Tensor& x, std::array<int64_t, 2> kernel, std::array<int64_t, 2> stride,
+                  std::array<int64_t, 2> padding, bool ceil_mode);
 
 // ---- fused neural-network ops (ops/nn.cpp) ----
 // y = x @ w^T + b; x (..., in), w (out, in), b (out,) or null.

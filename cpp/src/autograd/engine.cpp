@@ -106,6 +106,8 @@ std::vector<Tensor> AccumulateGrad::apply(std::vector<Tensor>& grads)
         // Keep the engine's tensor only if nobody else can see or write it.
         bool exclusive = g.use_count() <= 2 && g->storage.use_count() == 1 && g->is_contiguous();
         leaf->grad = exclusive ? g : clone(g);
+    } else if (leaf->grad->shape == g->shape && leaf->grad->dtype == g->dtype) {
+        binary_(BinaryOp::Add, leaf->grad, g);  // in place: `g = x.grad` sees later backward passes
     } else {
         leaf->grad = binary(BinaryOp::Add, leaf->grad, g);
     }

@@ -41,11 +41,10 @@ Tensor contiguous(const Tensor& t) { return t->is_contiguous() ? t : clone(t); }
 Tensor to_dtype(const Tensor& t, DType dtype)
 {
     if (t->dtype == dtype) return t;
-    MT_CHECK_RUNTIME(!autograd::needs_grad(t) || is_floating(dtype), "to: casting a tensor that requires grad to ",
-                     dtype, " would lose its gradient; detach() it first");
     Tensor out = empty(t->shape, dtype, t->device());
     if (out->numel()) kernels(t->device()).copy(out, t);
-    return tracked(t, out, "ToCopyBackward0");
+    // A cast to an integer or bool dtype is not differentiable: its result has no grad_fn.
+    return is_floating(dtype) ? tracked(t, out, "ToCopyBackward0") : out;
 }
 
 // Cross-device copies go through the device that is not the CPU (its table's copy

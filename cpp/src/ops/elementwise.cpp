@@ -190,7 +190,7 @@ Tensor where_forward(const Tensor& cond, const Tensor& a, const Tensor& b)
 
 }  // namespace
 
-Tensor clamp(const Tensor& x, const Tensor* lo, const Tensor* hi)
+Tensor clamp_forward(const Tensor& x, const Tensor* lo, const Tensor* hi)
 {
     MT_CHECK(lo || hi, "clamp: at least one of 'min' or 'max' must not be None");
     Tensor out = x;
@@ -278,7 +278,10 @@ struct BinaryBackward : Node {
                 if (need_b) gb = unary(UnaryOp::Neg, div(mul(g, a), mul(b, b)));
                 break;
             case BinaryOp::Pow:  // d(a^b)/da = b a^(b-1), d(a^b)/db = a^b log a (0 where a == 0, b >= 0)
-                if (need_a) ga = mul(g, mul(b, binary(BinaryOp::Pow, a, sub(b, num(1.0, b)))));
+                if (need_a) {  // 0 where the exponent is 0 (avoids 0 * inf at a == 0)
+                    Tensor r = mul(g, mul(b, binary(BinaryOp::Pow, a, sub(b, num(1.0, b)))));
+                    ga = where(binary(BinaryOp::Eq, b, num(0.0, b)), num(0.0, r), r);
+                }
                 if (need_b) {
                     Tensor r = mul(g, mul(out, unary(UnaryOp::Log, a)));
                     Tensor zero_base = binary(BinaryOp::Mul, binary(BinaryOp::Eq, a, num(0.0, a)),
@@ -310,6 +313,15 @@ struct WhereBackward : Node {
                 needs_input_grad(1) ? to_input(*this, 1, where(cond, zero, g)) : nullptr};
     }
     void release() override { cond.reset(); }
+};
+
+// clamp with bounds that need no gradient: g strictly inside (min, max), else 0 —
+// what current PyTorch does (at a bound the output no longer moves with x).
+struct ClampBackward : Node {
+    Tensor mask;
+    std::string name() const override { return "ClampBackward1"; }
+    std::vector<Tensor> apply(std::vector<Tensor>& grads) override { return {mul(grads[0], mask)}; }
+    void release() override { mask.reset(); }
 };
 
 bool differentiable(UnaryOp op) { return op != UnaryOp::LogicalNot && op != UnaryOp::Sign; }
@@ -352,6 +364,26 @@ Tensor binary(BinaryOp op, const Tensor& a, const Tensor& b)
         if (op == BinaryOp::Pow) node->out = autograd::save(out);
     }
     autograd::record(node, {&a, &b}, {&out});
+    return out;
+}
+
+Tensor clamp(const Tensor& x, const Tensor* lo, const Tensor* hi)
+{
+    bool bounds_need_grad = (lo && (*lo)->requires_grad) || (hi && (*hi)->requires_grad);
+    // Tensor bounds that need gradients: compose maximum/minimum (they record themselves).
+    if (!autograd::needs_grad(x) || bounds_need_grad) return clamp_forward(x, lo, hi);
+    Tensor out, mask;
+    {
+        autograd::NoGradGuard guard;
+        out = clamp_forward(x, lo, hi);
+        mask = full(x->shape, Scalar(true), DType::Bool, x->device());
+        if (lo) mask = binary(BinaryOp::Mul, mask, binary(BinaryOp::Gt, x, *lo));
+        if (hi) mask = binary(BinaryOp::Mul, mask, binary(BinaryOp::Lt, x, *hi));
+    }
+    auto node = std::make_shared<ClampBackward>();
+    node->mask = mask;
+    node->has_saved = true;
+    autograd::record(node, {&x}, {&out});
     return out;
 }
 

@@ -111,7 +111,8 @@ Tensor unreduce(const Tensor& g, const std::vector<int64_t>& dims, bool keepdim)
 struct SumBackward : Node {
     std::vector<int64_t> dims;
     bool keepdim = false;
-    std::string name() const override { return "SumBackward1"; }
+    bool all = true;  // sum() (SumBackward0) or sum(dim) (SumBackward1), as PyTorch names them
+    std::string name() const override { return all ? "SumBackward0" : "SumBackward1"; }
     std::vector<Tensor> apply(std::vector<Tensor>& g) override
     {
         const auto& m = input_meta[0];
@@ -169,6 +170,7 @@ Tensor sum(const Tensor& t, std::vector<int64_t> dims, bool keepdim, std::option
     node->dims = reduced_dims(dims, t->dim());
     if (t->dim() == 0) node->dims.clear();
     node->keepdim = keepdim;
+    node->all = dims.empty();
     autograd::record(node, {&t}, {&out});
     return out;
 }

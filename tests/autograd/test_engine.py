@@ -1,0 +1,758 @@
+"""The autograd engine: accumulation, retain_graph, grad modes, detach, leaves and
+non-leaves, ``autograd.grad``, error messages, deep graphs and memory."""
+from __future__ import annotations
+
+import gc
+import os
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import minitorch
+from minitorch.autograd import enable_grad, no_grad, set_grad_enabled
+
+PYTHON_DIR = Path(minitorch.__file__).resolve().parent.parent
+
+
+def leaf(values, **kw) -> minitorch.Tensor:
+    return minitorch.tensor(np.asarray(values, dtype=np.float64), requires_grad=True, **kw)
+
+
+def arr(t: minitorch.Tensor) -> np.ndarray:
+    return np.array(t.detach().numpy(), copy=True)
+
+
+@pytest.fixture(autouse=True)
+def _grad_mode_is_restored():
+    """Every test starts and must end with grad mode on (a leaked no_grad would hide bugs)."""
+    assert minitorch.is_grad_enabled()
+    yield
+    enabled = minitorch.is_grad_enabled()
+    minitorch.autograd.grad_mode._C._set_grad_enabled(True)
+    assert enabled, "the test left grad mode off"
+
+
+X = np.array([[0.5, -1.0, 2.0], [3.0, -0.25, 1.5]])
+
+
+# ------------------------------------------------------------- accumulation ----
+
+def test_simple_graph_gradient():
+    x = leaf(X)
+    y = x * x + x
+    y.sum().backward()
+    np.testing.assert_allclose(arr(x.grad), 2 * X + 1)
+    assert x.grad.shape == x.shape
+    assert x.grad.dtype == minitorch.float64
+    assert not x.grad.requires_grad
+    assert x.grad.grad_fn is None
+
+
+def test_backward_twice_with_retain_graph_accumulates():
+    x = leaf(X)
+    y = (x * x + x).sum()
+    y.backward(retain_graph=True)
+    np.testing.assert_allclose(arr(x.grad), 2 * X + 1)
+    y.backward()
+    np.testing.assert_allclose(arr(x.grad), 2 * (2 * X + 1))
+
+
+def test_two_graphs_accumulate_into_one_grad():
+    x = leaf(X)
+    (x * 3).sum().backward()
+    (x * x).sum().backward()
+    np.testing.assert_allclose(arr(x.grad), 3 + 2 * X)
+
+
+def test_second_backward_without_retain_graph_raises():
+    x = leaf(X)
+    y = (x * x).sum()  # mul saves its inputs
+    y.backward()
+    with pytest.raises(RuntimeError, match="second time"):
+        y.backward()
+    # the failed call did not change the gradient of the first
+    np.testing.assert_allclose(arr(x.grad), 2 * X)
+
+
+@pytest.mark.parametrize("op", ["exp", "sigmoid", "div", "matmul", "max"])
+def test_second_backward_raises_for_every_saving_op(op):
+    x = leaf(X)
+    f = {"exp": lambda t: t.exp(), "sigmoid": lambda t: t.sigmoid(), "div": lambda t: 1 / t,
+         "matmul": lambda t: t @ t.T, "max": lambda t: t.max()}[op]
+    y = f(x).sum()
+    y.backward()
+    with pytest.raises(RuntimeError, match="second time"):
+        y.backward()
+
+
+def test_second_backward_through_ops_that_save_nothing_works():
+    # PyTorch allows it: add/sum/views keep nothing that backward frees.
+    x = leaf(X)
+    y = (x + 1).T.sum()
+    y.backward()
+    y.backward()
+    np.testing.assert_array_equal(arr(x.grad), np.full(X.shape, 2.0))
+
+
+def test_setting_grad_to_none_resets():
+    x = leaf(X)
+    (x * 2).sum().backward()
+    np.testing.assert_array_equal(arr(x.grad), np.full(X.shape, 2.0))
+    x.grad = None
+    assert x.grad is None
+    (x * 5).sum().backward()
+    np.testing.assert_array_equal(arr(x.grad), np.full(X.shape, 5.0))
+
+
+def test_grad_can_be_assigned():
+    x = leaf(X)
+    x.grad = minitorch.ones(2, 3, dtype=minitorch.float64)
+    (x * 2).sum().backward()
+    np.testing.assert_array_equal(arr(x.grad), np.full(X.shape, 3.0))
+
+
+def test_grad_does_not_alias_the_gradient_argument():
+    x = leaf(X)
+    g = minitorch.tensor(np.ones((2, 3)))
+    (x + 0).backward(g)
+    (x + 0).backward(g)
+    np.testing.assert_array_equal(arr(g), np.ones((2, 3)))
+    np.testing.assert_array_equal(arr(x.grad), np.full((2, 3), 2.0))
+    x.grad = None
+    x.backward(g)  # a leaf's own backward
+    g.detach()[0, 0] = 7.0
+    np.testing.assert_array_equal(arr(x.grad), np.ones((2, 3)))
+
+
+@pytest.mark.parametrize("fn", [
+    lambda a, b: (a + b).sum(),
+    lambda a, b: (a.clone() + b.clone()).sum(),
+    lambda a, b: (a.view(4) + b.view(4)).sum(),
+    lambda a, b: (a.T + b.T).sum(),
+    lambda a, b: (a[None] + b[None]).sum(),
+], ids=["add", "clone", "view", "T", "unsqueeze"])
+def test_grads_of_two_leaves_do_not_share_memory(fn):
+    # the engine hands one gradient tensor to both branches of an add; each .grad must own its memory
+    a, b = leaf(np.zeros((2, 2))), leaf(np.zeros((2, 2)))
+    fn(a, b).backward()
+    assert a.grad._storage_id() != b.grad._storage_id()
+    assert a.grad.is_contiguous() and b.grad.is_contiguous()
+    with no_grad():
+        a.grad.add_(5.0)
+    np.testing.assert_array_equal(arr(b.grad), np.ones((2, 2)))
+
+
+# ---------------------------------------------------------------- grad mode ----
+
+def test_no_grad_context_manager():
+    x = leaf(X)
+    with no_grad():
+        assert not minitorch.is_grad_enabled()
+        y = x * 2 + x.exp()
+        z = x[0].T @ x[1]
+    assert minitorch.is_grad_enabled()
+    for t in (y, z):
+        assert not t.requires_grad
+        assert t.grad_fn is None
+        assert t.is_leaf
+    np.testing.assert_allclose(arr(y), X * 2 + np.exp(X))
+    assert (x * 2).requires_grad  # recording is back on
+
+
+def test_no_grad_top_level_name():
+    x = leaf(X)
+    with minitorch.no_grad():
+        y = x * 2
+    assert y.grad_fn is None and not y.requires_grad
+
+
+def test_no_grad_decorator():
+    @no_grad()
+    def f(t):
+        assert not minitorch.is_grad_enabled()
+        return t * 2
+
+    x = leaf(X)
+    y = f(x)
+    assert not y.requires_grad and y.grad_fn is None
+    assert minitorch.is_grad_enabled()
+    assert f.__name__ == "f"
+
+
+def test_no_grad_restores_mode_after_exception():
+    with pytest.raises(ZeroDivisionError):
+        with no_grad():
+            1 / 0
+    assert minitorch.is_grad_enabled()
+
+    @no_grad()
+    def boom():
+        raise KeyError("x")
+
+    with pytest.raises(KeyError):
+        boom()
+    assert minitorch.is_grad_enabled()
+
+
+def test_enable_grad_inside_no_grad():
+    x = leaf(X)
+    with no_grad():
+        with enable_grad():
+            assert minitorch.is_grad_enabled()
+            y = x * 2
+        assert not minitorch.is_grad_enabled()
+        z = x * 2
+    assert y.requires_grad and y.grad_fn is not None and y.grad_fn.name() == "MulBackward0"
+    assert not z.requires_grad
+    y.sum().backward()
+    np.testing.assert_array_equal(arr(x.grad), np.full(X.shape, 2.0))
+
+
+def test_enable_grad_decorator_inside_no_grad():
+    @enable_grad()
+    def f(t):
+        return t * 3
+
+    x = leaf(X)
+    with no_grad():
+        y = f(x)
+        assert not minitorch.is_grad_enabled()
+    assert y.requires_grad
+
+
+def test_set_grad_enabled_acts_immediately():
+    x = leaf(X)
+    set_grad_enabled(False)
+    try:
+        assert not minitorch.is_grad_enabled()
+        y = x * 2
+    finally:
+        set_grad_enabled(True)
+    assert minitorch.is_grad_enabled()
+    assert not y.requires_grad and y.grad_fn is None
+
+
+def test_set_grad_enabled_as_context_manager():
+    x = leaf(X)
+    with set_grad_enabled(False):
+        y = x * 2
+    assert minitorch.is_grad_enabled()
+    with set_grad_enabled(True):
+        z = x * 2
+    assert not y.requires_grad
+    assert z.requires_grad
+    with no_grad():
+        with set_grad_enabled(True):
+            w = x * 2
+        assert not minitorch.is_grad_enabled()
+    assert w.requires_grad
+
+
+def test_inputs_without_requires_grad_record_nothing():
+    a = minitorch.tensor(X)
+    b = a * 2 + a.exp()
+    assert not b.requires_grad and b.grad_fn is None and b.is_leaf
+
+
+# ------------------------------------------------------------------- detach ----
+
+def test_detach_shares_storage_and_has_no_grad():
+    x = leaf(X)
+    y = x * 2
+    d = y.detach()
+    assert not d.requires_grad
+    assert d.grad_fn is None
+    assert d.is_leaf
+    assert d.grad is None
+    assert d._storage_id() == y._storage_id()
+    assert d.data_ptr() == y.data_ptr()
+    d[0, 0] = 100.0  # the write is seen through y
+    assert y[0, 0].item() == 100.0
+    # y is still in the graph
+    y.sum().backward()
+    np.testing.assert_array_equal(arr(x.grad), np.full(X.shape, 2.0))
+
+
+def test_detach_of_a_leaf_and_ops_after_it():
+    x = leaf(X)
+    d = x.detach()
+    assert d._storage_id() == x._storage_id()
+    out = d * x  # d is a constant here
+    out.sum().backward()
+    np.testing.assert_allclose(arr(x.grad), X)
+
+
+def test_detach_stops_gradient():
+    x = leaf(X)
+    y = x * x
+    z = (y.detach() * x).sum()  # d z / d x = y = x^2 (no flow through y)
+    z.backward()
+    np.testing.assert_allclose(arr(x.grad), X * X)
+
+
+# -------------------------------------------------------- leaves and grad_fn ----
+
+def test_is_leaf_and_requires_grad():
+    x = leaf(X)
+    c = minitorch.tensor(X)
+    y = x * 2
+    assert x.is_leaf and x.requires_grad and x.grad_fn is None
+    assert c.is_leaf and not c.requires_grad
+    assert not y.is_leaf and y.requires_grad
+    assert (c * 2).is_leaf
+
+
+def test_requires_grad_on_non_leaf_cannot_be_turned_off():
+    y = leaf(X) * 2
+    with pytest.raises(RuntimeError):
+        y.requires_grad = False
+    y.requires_grad = True  # a no-op, allowed
+
+
+def test_requires_grad_flag_and_method():
+    c = minitorch.tensor(X)
+    assert c.requires_grad_() is c
+    assert c.requires_grad
+    c.requires_grad_(False)
+    assert not c.requires_grad
+    z = minitorch.zeros(2, 3, dtype=minitorch.float64, requires_grad=True)
+    assert z.requires_grad and z.is_leaf
+
+
+@pytest.mark.parametrize("fn, name", [
+    (lambda x: x * 2, "MulBackward0"),
+    (lambda x: x + 2, "AddBackward0"),
+    (lambda x: x - x, "SubBackward0"),
+    (lambda x: x / 2, "DivBackward0"),
+    (lambda x: x ** 2, "PowBackward0"),
+    (lambda x: -x, "NegBackward0"),
+    (lambda x: x.exp(), "ExpBackward0"),
+    (lambda x: x.abs().log(), "LogBackward0"),
+    (lambda x: x.abs().sqrt(), "SqrtBackward0"),
+    (lambda x: x.abs(), "AbsBackward0"),
+    (lambda x: x.sigmoid(), "SigmoidBackward0"),
+    (lambda x: x.relu(), "ReluBackward0"),
+    (lambda x: x.tanh(), "TanhBackward0"),
+    (lambda x: minitorch.maximum(x, x * 2), "MaximumBackward0"),
+    (lambda x: minitorch.minimum(x, x * 2), "MinimumBackward0"),
+    (lambda x: minitorch.where(x > 0, x, x * 2), "WhereBackward0"),
+    (lambda x: x.sum(0), "SumBackward1"),
+    (lambda x: x.max(), "MaxBackward1"),
+    (lambda x: x.max(0).values, "MaxBackward0"),
+    (lambda x: x.min(), "MinBackward1"),
+    (lambda x: x.min(1).values, "MinBackward0"),
+    (lambda x: x @ x.T, "MmBackward0"),
+    (lambda x: x.view(6), "ViewBackward0"),
+    (lambda x: x.permute(1, 0), "PermuteBackward0"),
+    (lambda x: x.transpose(0, 1), "TransposeBackward0"),
+    (lambda x: x.expand(2, 2, 3), "ExpandBackward0"),
+    (lambda x: x.unsqueeze(0), "UnsqueezeBackward0"),
+    (lambda x: x[None], "UnsqueezeBackward0"),
+    (lambda x: x[0], "SelectBackward0"),
+    (lambda x: x[:, 1:], "SliceBackward0"),
+    (lambda x: x.clone(), "CloneBackward0"),
+    (lambda x: x.T.contiguous(), "CloneBackward0"),
+])
+def test_grad_fn_names(fn, name):
+    y = fn(leaf(X))
+    assert y.grad_fn is not None
+    assert y.grad_fn.name() == name
+    assert f"grad_fn=<{name}>" in repr(y)
+    assert name in repr(y.grad_fn)
+
+
+def test_repr_shows_grad_fn_and_requires_grad():
+    x = leaf([1.0, 2.0])
+    assert "requires_grad=True" in repr(x)
+    assert "grad_fn" not in repr(x)
+    y = x * 2
+    assert "grad_fn=<MulBackward0>" in repr(y)
+    with no_grad():
+        assert "grad" not in repr(x * 2)
+
+
+def test_next_functions_describe_the_graph():
+    x = leaf(X)
+    c = minitorch.tensor(X)
+    y = x * c
+    (acc, nr), (none, _) = y.grad_fn.next_functions
+    assert acc.name() == "AccumulateGrad" and nr == 0
+    assert none is None
+    z = y.exp()
+    (prev, _), = z.grad_fn.next_functions
+    assert prev.name() == "MulBackward0"
+
+
+def test_contiguous_of_contiguous_is_the_same_tensor():
+    x = leaf(X)
+    assert x.contiguous() is x  # as in PyTorch: no copy, no node
+    y = x.T.contiguous()
+    assert y is not x and y.grad_fn.name() == "CloneBackward0"
+
+
+def test_gradient_through_dtype_casts():
+    x = leaf([1.0, 2.0])
+    (x.float() * 2).sum().backward()  # ToCopyBackward0: the gradient comes back as float64
+    assert x.grad.dtype == minitorch.float64
+    np.testing.assert_array_equal(arr(x.grad), [2.0, 2.0])
+    x32 = minitorch.tensor(np.array([1.0, 2.0], dtype=np.float32), requires_grad=True)
+    y64 = leaf([3.0, 4.0])
+    (x32 * y64).sum().backward()  # promoted to float64; each grad in its leaf's dtype
+    assert x32.grad.dtype == minitorch.float32 and y64.grad.dtype == minitorch.float64
+    np.testing.assert_array_equal(arr(x32.grad), [3.0, 4.0])
+    np.testing.assert_array_equal(arr(y64.grad), [1.0, 2.0])
+
+
+# ----------------------------------------------------------------- non-leaf ----
+
+def test_non_leaf_grad_is_none_without_retain_grad():
+    x = leaf(X)
+    y = x * 2
+    z = (y * y).sum()
+    z.backward()
+    assert y.grad is None
+    assert not y.retains_grad
+    np.testing.assert_allclose(arr(x.grad), 8 * X)
+
+
+def test_retain_grad_keeps_non_leaf_grad():
+    x = leaf(X)
+    y = x * 2
+    y.retain_grad()
+    assert y.retains_grad
+    z = (y * y).sum()
+    z.backward(retain_graph=True)
+    np.testing.assert_allclose(arr(y.grad), 4 * X)
+    np.testing.assert_allclose(arr(x.grad), 8 * X)
+    z.backward()  # accumulates too
+    np.testing.assert_allclose(arr(y.grad), 8 * X)
+
+
+def test_retain_grad_on_a_leaf_is_a_no_op():
+    x = leaf(X)
+    x.retain_grad()
+    (x * 3).sum().backward()
+    np.testing.assert_array_equal(arr(x.grad), np.full(X.shape, 3.0))
+
+
+def test_retain_grad_on_a_view():
+    x = leaf(X)
+    v = x.T
+    v.retain_grad()
+    (v * minitorch.tensor(X.T)).sum().backward()
+    np.testing.assert_allclose(arr(v.grad), X.T)
+    np.testing.assert_allclose(arr(x.grad), X)
+
+
+# ------------------------------------------------------------ autograd.grad ----
+
+def test_autograd_grad_returns_without_touching_dot_grad():
+    x = leaf(X)
+    w = leaf([1.0, 2.0, 3.0])
+    out = (x * w).sum()
+    gx, gw = minitorch.autograd.grad(out, [x, w])
+    assert x.grad is None and w.grad is None
+    np.testing.assert_allclose(arr(gx), np.broadcast_to([1.0, 2.0, 3.0], X.shape))
+    np.testing.assert_allclose(arr(gw), X.sum(0))
+    assert gx.shape == x.shape and gw.shape == w.shape
+
+
+def test_autograd_grad_single_input_and_retain_graph():
+    x = leaf(X)
+    y = (x * x).sum()
+    (g,) = minitorch.autograd.grad(y, x, retain_graph=True)
+    np.testing.assert_allclose(arr(g), 2 * X)
+    (g2,) = minitorch.autograd.grad(y, x)  # graph was retained
+    np.testing.assert_allclose(arr(g2), 2 * X)
+    with pytest.raises(RuntimeError, match="second time"):
+        minitorch.autograd.grad(y, x)
+    assert x.grad is None
+
+
+def test_autograd_grad_of_intermediate_and_grad_outputs():
+    x = leaf(X)
+    y = x * 3
+    z = y.exp()
+    g = minitorch.tensor(np.full(X.shape, 2.0))
+    (gy,) = minitorch.autograd.grad(z, y, grad_outputs=g)
+    np.testing.assert_allclose(arr(gy), 2 * np.exp(3 * X))
+    assert x.grad is None and y.grad is None
+
+
+def test_autograd_grad_unused_input():
+    x = leaf(X)
+    unused = leaf([1.0])
+    y = (x * 2).sum()
+    with pytest.raises(RuntimeError, match="allow_unused"):
+        minitorch.autograd.grad(y, [x, unused], retain_graph=True)
+    gx, gu = minitorch.autograd.grad(y, [x, unused], allow_unused=True)
+    assert gu is None
+    np.testing.assert_array_equal(arr(gx), np.full(X.shape, 2.0))
+
+
+def test_autograd_backward_function_with_several_roots():
+    x = leaf(X)
+    a = (x * 2).sum()
+    b = x * x
+    minitorch.autograd.backward([a, b], [None, minitorch.tensor(np.ones(X.shape))])
+    np.testing.assert_allclose(arr(x.grad), 2 + 2 * X)
+
+
+# ------------------------------------------------------------------- errors ----
+
+def test_backward_on_non_scalar_needs_gradient():
+    x = leaf(X)
+    with pytest.raises(RuntimeError, match="scalar"):
+        (x * 2).backward()
+    assert x.grad is None
+
+
+def test_backward_on_tensor_without_grad():
+    c = minitorch.tensor(X)
+    with pytest.raises(RuntimeError, match="does not require grad"):
+        c.sum().backward()
+    with no_grad():
+        y = leaf(X).sum()
+    with pytest.raises(RuntimeError):
+        y.backward()
+
+
+def test_requires_grad_on_integer_tensor():
+    with pytest.raises(RuntimeError, match="floating point"):
+        minitorch.tensor([1, 2, 3], requires_grad=True)
+    t = minitorch.tensor(np.array([1, 2], dtype=np.int64))
+    with pytest.raises(RuntimeError):
+        t.requires_grad_()
+    with pytest.raises(RuntimeError):
+        t.requires_grad = True
+    with pytest.raises(RuntimeError):
+        minitorch.tensor([True, False], requires_grad=True)
+    assert not t.requires_grad
+
+
+def test_gradient_with_wrong_shape_raises():
+    x = leaf(X)
+    with pytest.raises(RuntimeError, match="shape"):
+        (x * 2).backward(minitorch.ones(3, 2, dtype=minitorch.float64))
+
+
+@pytest.mark.parametrize("inplace", [
+    lambda t: t.__iadd__(1),
+    lambda t: t.add_(1),
+    lambda t: t.sub_(1),
+    lambda t: t.mul_(2),
+    lambda t: t.div_(2),
+    lambda t: t.fill_(0.0),
+    lambda t: t.zero_(),
+    lambda t: t.copy_(minitorch.tensor(np.zeros(X.shape))),
+    lambda t: t.__setitem__(0, 5.0),
+], ids=["iadd", "add_", "sub_", "mul_", "div_", "fill_", "zero_", "copy_", "setitem"])
+def test_inplace_on_leaf_that_requires_grad(inplace):
+    x = leaf(X)
+    with pytest.raises(RuntimeError, match="leaf"):
+        inplace(x)
+    np.testing.assert_array_equal(arr(x), X)  # untouched
+    with no_grad():
+        out = inplace(x)
+    assert out is None or out is x
+    assert not np.array_equal(arr(x), X)  # changed in place
+    assert x.requires_grad and x.is_leaf and x.grad_fn is None
+
+
+def test_augmented_assignment_on_leaf_statement_form():
+    x = leaf(X)
+    with pytest.raises(RuntimeError, match="leaf"):
+        x += 1
+    with no_grad():
+        x += 1
+        x *= 2
+    np.testing.assert_allclose(arr(x), (X + 1) * 2)
+    assert x.requires_grad and x.is_leaf
+
+
+# ------------------------------------------------- gradients through graphs ----
+
+def test_backward_with_explicit_gradient():
+    x = leaf(X)
+    y = x * 3
+    g = np.array([[1.0, 2.0, 3.0], [4.0, 5.0, 6.0]])
+    y.backward(gradient=minitorch.tensor(g))
+    np.testing.assert_allclose(arr(x.grad), 3 * g)
+
+
+def test_backward_with_explicit_gradient_of_other_float_dtype():
+    x = leaf(X)
+    (x * 3).backward(minitorch.ones(2, 3))  # float32 gradient for a float64 output
+    assert x.grad.dtype == minitorch.float64
+    np.testing.assert_allclose(arr(x.grad), np.full(X.shape, 3.0))
+
+
+def test_scalar_backward_of_one_element_tensor():
+    x = leaf([2.0])
+    (x * x).backward()  # shape (1,): a scalar in PyTorch's sense
+    np.testing.assert_allclose(arr(x.grad), [4.0])
+
+
+def test_broadcast_input_gradient_is_summed_to_its_shape():
+    a_np = np.array([[1.0], [2.0], [3.0]])        # (3, 1)
+    b_np = np.array([10.0, 20.0, 30.0, 40.0])     # (4,)
+    a, b = leaf(a_np), leaf(b_np)
+    (a * b).sum().backward()
+    assert a.grad.shape == (3, 1) and b.grad.shape == (4,)
+    np.testing.assert_allclose(arr(a.grad), np.full((3, 1), b_np.sum()))
+    np.testing.assert_allclose(arr(b.grad), np.full(4, a_np.sum()))
+
+
+def test_broadcast_scalar_tensor_gradient():
+    s = leaf(2.0)
+    x = leaf(X)
+    (s * x).sum().backward()
+    assert s.grad.shape == s.shape
+    np.testing.assert_allclose(arr(s.grad).reshape(()), X.sum())
+
+
+def test_one_tensor_feeding_several_ops():
+    x = leaf(X)
+    a = x.exp()
+    b = x * 2
+    c = x.sigmoid()
+    out = (a + b * x + c * 3).sum()
+    out.backward()
+    s = 1 / (1 + np.exp(-X))
+    np.testing.assert_allclose(arr(x.grad), np.exp(X) + 4 * X + 3 * s * (1 - s), rtol=1e-12)
+
+
+def test_diamond_graph():
+    x = leaf(X)
+    y = x * 2
+    z = y * y + y.exp()  # y used twice; x reached through one node on two paths
+    z.sum().backward()
+    np.testing.assert_allclose(arr(x.grad), 2 * (2 * (2 * X) + np.exp(2 * X)), rtol=1e-12)
+
+
+def test_partially_required_inputs():
+    x = leaf(X)
+    c = minitorch.tensor(X * 10)
+    (x * c + c).sum().backward()
+    np.testing.assert_allclose(arr(x.grad), X * 10)
+    assert c.grad is None
+
+
+def test_gradient_through_views_of_one_leaf():
+    x = leaf(np.arange(6.0).reshape(2, 3))
+    (x[0] * 2 + x[1] * 3 + x.T[:, 0]).sum().backward()
+    np.testing.assert_array_equal(arr(x.grad), [[3.0, 3.0, 3.0], [3.0, 3.0, 3.0]])
+
+
+def test_unused_branch_gets_no_gradient():
+    x = leaf(X)
+    w = leaf(X)
+    _ = w * 2  # never reaches the output
+    (x * 2).sum().backward()
+    assert w.grad is None
+
+
+def _run_python(code: str, timeout: float = 60.0) -> subprocess.CompletedProcess:
+    """Runs code in a fresh interpreter, so a crash (stack overflow) is a test failure."""
+    env = {**os.environ, "PYTHONPATH": str(PYTHON_DIR)}
+    return subprocess.run([sys.executable, "-c", textwrap.dedent(code)], capture_output=True, text=True,
+                          timeout=timeout, env=env)
+
+
+@pytest.mark.parametrize("step", ["y * 1.0000001", "y + 0"])
+def test_deep_chain_backward_and_teardown(step):
+    code = f"""
+        import numpy as np, minitorch
+        x = minitorch.tensor(np.array([1.0, 2.0, 3.0]), requires_grad=True)
+        y = x
+        for _ in range(100_000):
+            y = {step}
+        y.sum().backward()
+        print(repr(x.grad.numpy().tolist()))
+        del y                      # tearing down a 100,000-node graph
+        y = x
+        for _ in range(100_000):
+            y = {step}
+        del y                      # and one that never ran backward
+        print("done")
+    """
+    proc = _run_python(code)
+    assert proc.returncode == 0, f"exit {proc.returncode}\nstdout: {proc.stdout[-2000:]}\nstderr: {proc.stderr[-2000:]}"
+    lines = proc.stdout.strip().splitlines()
+    assert lines[-1] == "done"
+    grad = np.array(eval(lines[0]))
+    want = 1.0000001 ** 100_000 if "*" in step else 1.0
+    np.testing.assert_allclose(grad, np.full(3, want), rtol=1e-9)
+
+
+def test_deep_chain_in_process():
+    x = leaf([1.0, 2.0])
+    y = x
+    for _ in range(20_000):
+        y = y * 1.0
+    y.sum().backward()
+    np.testing.assert_array_equal(arr(x.grad), [1.0, 1.0])
+
+
+# ------------------------------------------------------------------- memory ----
+
+def _train(steps: int, x, t, w, b, lr=0.1):
+    losses = []
+    for _ in range(steps):
+        loss = (((x @ w + b).sigmoid() - t) ** 2).mean()
+        loss.backward()
+        with no_grad():
+            w -= lr * w.grad
+            b -= lr * b.grad
+        w.grad = None
+        b.grad = None
+        losses.append(loss.item())
+    return losses
+
+
+def test_training_loop_does_not_leak_tensors():
+    r = np.random.default_rng(0)
+    x = minitorch.tensor(r.normal(size=(16, 3)))
+    t = minitorch.tensor((r.uniform(size=(16, 1)) > 0.5).astype(np.float64))
+    w = leaf(r.normal(size=(3, 1)) * 0.1)
+    b = leaf(np.zeros(1))
+    _train(5, x, t, w, b)  # warm-up: anything cached once is made now
+    gc.collect()
+    before = minitorch._C.live_tensor_count()
+    losses = _train(1000, x, t, w, b)
+    gc.collect()
+    after = minitorch._C.live_tensor_count()
+    assert after - before <= 2, f"live tensors grew from {before} to {after} over 1000 steps"
+    assert losses[-1] < losses[0]  # and it trained
+    assert w.is_leaf and w.requires_grad and b.is_leaf and b.requires_grad
+
+
+def test_graph_is_freed_when_output_dies():
+    x = leaf(X)
+    gc.collect()
+    before = minitorch._C.live_tensor_count()
+    for _ in range(50):
+        y = (x * x).exp().sum()
+        del y
+    gc.collect()
+    assert minitorch._C.live_tensor_count() - before <= 1
+
+
+def test_backward_frees_saved_tensors():
+    x = leaf(X)
+    gc.collect()
+    before = minitorch._C.live_tensor_count()
+    y = (x * x).exp().sigmoid().sum()
+    during = minitorch._C.live_tensor_count()
+    y.backward()
+    gc.collect()
+    after_backward = minitorch._C.live_tensor_count()
+    assert after_backward < during  # saved tensors released though y is alive
+    del y
+    x.grad = None
+    gc.collect()
+    assert minitorch._C.live_tensor_count() <= before

@@ -1,0 +1,464 @@
+"""Custom ``minitorch.autograd.Function`` subclasses: correct ones checked with
+gradcheck and mixed with built-in ops, and the errors a student's mistakes must give."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import minitorch
+from minitorch.autograd import Function
+from minitorch.testing import GradcheckError, gradcheck
+
+
+def leaf(values) -> minitorch.Tensor:
+    return minitorch.tensor(np.asarray(values, dtype=np.float64), requires_grad=True)
+
+
+def arr(t: minitorch.Tensor) -> np.ndarray:
+    return np.array(t.detach().numpy(), copy=True)
+
+
+def rand(shape, seed=0, low=-1.0, high=1.0) -> np.ndarray:
+    return np.random.default_rng(seed).uniform(low, high, size=shape)
+
+
+class MySigmoid(Function):
+    @staticmethod
+    def forward(ctx, x):
+        s = 1 / (1 + (-x).exp())
+        ctx.save_for_backward(s)
+        return s
+
+    @staticmethod
+    def backward(ctx, grad):
+        (s,) = ctx.saved_tensors
+        return grad * s * (1 - s)
+
+
+class MyLinear(Function):
+    """y = x @ w + b, with only the gradients that are needed."""
+
+    @staticmethod
+    def forward(ctx, x, w, b):
+        ctx.save_for_backward(x, w)
+        return x @ w + b
+
+    @staticmethod
+    def backward(ctx, grad):
+        x, w = ctx.saved_tensors
+        gx = grad @ w.T if ctx.needs_input_grad[0] else None
+        gw = x.T @ grad if ctx.needs_input_grad[1] else None
+        gb = grad.sum(0) if ctx.needs_input_grad[2] else None
+        return gx, gw, gb
+
+
+class Scale(Function):
+    """x * scale with a Python float argument."""
+
+    @staticmethod
+    def forward(ctx, x, scale):
+        ctx.scale = scale
+        return x * scale
+
+    @staticmethod
+    def backward(ctx, grad):
+        return grad * ctx.scale, None
+
+
+# ---------------------------------------------------------- correct functions ----
+
+def test_my_sigmoid_values_and_gradcheck():
+    x = leaf(rand((3, 4)))
+    y = MySigmoid.apply(x)
+    np.testing.assert_allclose(arr(y), 1 / (1 + np.exp(-arr(x))), rtol=1e-12)
+    assert y.requires_grad
+    assert gradcheck(MySigmoid.apply, (x,))
+
+
+def test_my_sigmoid_matches_builtin_gradient():
+    xv = rand((3, 4), seed=1)
+    a, b = leaf(xv), leaf(xv)
+    MySigmoid.apply(a).sum().backward()
+    b.sigmoid().sum().backward()
+    np.testing.assert_allclose(arr(a.grad), arr(b.grad), rtol=1e-12)
+
+
+def test_grad_fn_name():
+    x = leaf(rand((2, 2)))
+    y = MySigmoid.apply(x)
+    assert y.grad_fn.name() == "MySigmoidBackward"
+    assert "grad_fn=<MySigmoidBackward>" in repr(y)
+    assert not y.is_leaf
+    assert MyLinear.apply(x, x, x[0]).grad_fn.name() == "MyLinearBackward"
+
+
+def test_mixed_with_builtin_ops_before_and_after():
+    def f(x, w):
+        h = (x * 2 - 0.5).T          # built-ins before (non-contiguous view)
+        s = MySigmoid.apply(h)        # custom
+        return (s @ w).tanh().sum(0)  # built-ins after
+
+    x = leaf(rand((4, 3), seed=2))
+    w = leaf(rand((4, 2), seed=3))
+    assert gradcheck(f, (x, w))
+
+
+def test_my_linear_gradcheck():
+    x = leaf(rand((3, 4), seed=4))
+    w = leaf(rand((4, 2), seed=5))
+    b = leaf(rand((2,), seed=6))
+    y = MyLinear.apply(x, w, b)
+    np.testing.assert_allclose(arr(y), arr(x) @ arr(w) + arr(b), rtol=1e-12)
+    assert gradcheck(MyLinear.apply, (x, w, b))
+
+
+def test_my_linear_in_a_network():
+    def net(x, w1, b1, w2, b2):
+        h = MySigmoid.apply(MyLinear.apply(x, w1, b1))
+        return (MyLinear.apply(h, w2, b2) ** 2).mean()
+
+    args = (leaf(rand((3, 4), seed=7)), leaf(rand((4, 3), seed=8)), leaf(rand((3,), seed=9)),
+            leaf(rand((3, 2), seed=10)), leaf(rand((2,), seed=11)))
+    assert gradcheck(net, args)
+
+
+def test_my_linear_matches_builtin_ops():
+    xv, wv, bv = rand((3, 4), seed=12), rand((4, 2), seed=13), rand((2,), seed=14)
+    x1, w1, b1 = leaf(xv), leaf(wv), leaf(bv)
+    x2, w2, b2 = leaf(xv), leaf(wv), leaf(bv)
+    (MyLinear.apply(x1, w1, b1).sigmoid() * 3).sum().backward()
+    ((x2 @ w2 + b2).sigmoid() * 3).sum().backward()
+    for a, b in ((x1, x2), (w1, w2), (b1, b2)):
+        np.testing.assert_allclose(arr(a.grad), arr(b.grad), rtol=1e-12)
+
+
+def test_needs_input_grad_reflects_inputs():
+    seen = {}
+
+    class Probe(Function):
+        @staticmethod
+        def forward(ctx, x, w, b):
+            seen["forward"] = ctx.needs_input_grad
+            return x @ w + b
+
+        @staticmethod
+        def backward(ctx, grad):
+            seen["backward"] = ctx.needs_input_grad
+            return None, grad.sum(0).unsqueeze(0).expand(4, 2) * 0 + 1, None
+
+    x = minitorch.tensor(rand((3, 4), seed=15))
+    w = leaf(rand((4, 2), seed=16))
+    b = minitorch.tensor(rand((2,), seed=17))
+    Probe.apply(x, w, b).sum().backward()
+    assert tuple(seen["forward"]) == (False, True, False)
+    assert tuple(seen["backward"]) == (False, True, False)
+    np.testing.assert_array_equal(arr(w.grad), np.ones((4, 2)))
+    assert x.grad is None and b.grad is None
+
+
+def test_only_needed_gradients_are_computed():
+    calls = []
+
+    class Lin(MyLinear):
+        @staticmethod
+        def backward(ctx, grad):
+            calls.append(tuple(ctx.needs_input_grad))
+            return MyLinear.backward(ctx, grad)
+
+    x = minitorch.tensor(rand((3, 4), seed=18))
+    w = leaf(rand((4, 2), seed=19))
+    b = leaf(rand((2,), seed=20))
+    Lin.apply(x, w, b).sum().backward()
+    assert calls == [(False, True, True)]
+    np.testing.assert_allclose(arr(w.grad), arr(x).T @ np.ones((3, 2)), rtol=1e-12)
+    np.testing.assert_allclose(arr(b.grad), np.full(2, 3.0))
+
+
+def test_non_tensor_argument_gets_none_gradient():
+    x = leaf(rand((2, 3), seed=21))
+    y = Scale.apply(x, 2.5)
+    np.testing.assert_allclose(arr(y), 2.5 * arr(x))
+    y.sum().backward()
+    np.testing.assert_allclose(arr(x.grad), np.full((2, 3), 2.5))
+    assert gradcheck(lambda t: Scale.apply(t, -1.5), (x,))
+
+
+def test_non_tensor_argument_gradient_must_be_none_or_is_ignored():
+    # backward returns one value per forward argument; for the float, None is right
+    class ScaleBoth(Function):
+        @staticmethod
+        def forward(ctx, scale, x):
+            ctx.scale = scale
+            return x * scale
+
+        @staticmethod
+        def backward(ctx, grad):
+            return None, grad * ctx.scale
+
+    x = leaf([1.0, 2.0])
+    ScaleBoth.apply(3.0, x).sum().backward()
+    np.testing.assert_array_equal(arr(x.grad), [3.0, 3.0])
+
+
+def test_multiple_outputs():
+    class SplitScale(Function):
+        @staticmethod
+        def forward(ctx, x):
+            return x * 2, x * 3
+
+        @staticmethod
+        def backward(ctx, g1, g2):
+            return g1 * 2 + g2 * 3
+
+    x = leaf(rand((2, 3), seed=22))
+    a, b = SplitScale.apply(x)
+    assert a.grad_fn is b.grad_fn or a.grad_fn.name() == b.grad_fn.name() == "SplitScaleBackward"
+    (a.sum() + (b * b).sum()).backward()
+    np.testing.assert_allclose(arr(x.grad), 2 + 2 * 3 * (3 * arr(x)), rtol=1e-12)
+    x.grad = None
+    a2, _ = SplitScale.apply(x)  # one output unused: its gradient arrives as zeros
+    a2.sum().backward()
+    np.testing.assert_allclose(arr(x.grad), np.full((2, 3), 2.0))
+
+
+def test_forward_runs_without_recording():
+    seen = {}
+
+    class Probe(Function):
+        @staticmethod
+        def forward(ctx, x):
+            y = x * 2
+            seen["enabled"] = minitorch.is_grad_enabled()
+            seen["requires_grad"] = y.requires_grad
+            return y
+
+        @staticmethod
+        def backward(ctx, grad):
+            return grad * 2
+
+    x = leaf([1.0])
+    out = Probe.apply(x)
+    assert seen == {"enabled": False, "requires_grad": False}
+    assert out.grad_fn.name() == "ProbeBackward"
+    assert minitorch.is_grad_enabled()
+
+
+def test_returning_an_input_unchanged():
+    class Identity(Function):
+        @staticmethod
+        def forward(ctx, x):
+            return x
+
+        @staticmethod
+        def backward(ctx, grad):
+            return grad * 1
+
+    x = leaf([1.0, 2.0])
+    y = Identity.apply(x)
+    assert x.is_leaf and x.grad_fn is None  # the input's history is not rewritten
+    assert y.grad_fn.name() == "IdentityBackward"
+    (y * 3).sum().backward()
+    np.testing.assert_array_equal(arr(x.grad), [3.0, 3.0])
+
+
+def test_apply_under_no_grad():
+    x = leaf(rand((2, 3), seed=23))
+    with minitorch.no_grad():
+        y = MySigmoid.apply(x)
+    assert isinstance(y, minitorch.Tensor)
+    assert y.grad_fn is None
+    assert not y.requires_grad
+    np.testing.assert_allclose(arr(y), 1 / (1 + np.exp(-arr(x))), rtol=1e-12)
+
+
+def test_apply_on_inputs_without_grad():
+    y = MySigmoid.apply(minitorch.tensor(np.zeros(3)))
+    assert y.grad_fn is None and not y.requires_grad
+    np.testing.assert_allclose(arr(y), np.full(3, 0.5))
+
+
+def test_backward_twice_needs_retain_graph():
+    x = leaf([0.1, 0.2])
+    y = MySigmoid.apply(x).sum()
+    y.backward(retain_graph=True)
+    y.backward()
+    s = 1 / (1 + np.exp(-np.array([0.1, 0.2])))
+    np.testing.assert_allclose(arr(x.grad), 2 * s * (1 - s), rtol=1e-12)
+    with pytest.raises(RuntimeError, match="second time"):
+        y.backward()
+
+
+def test_gradient_dtype_is_cast_to_input_dtype():
+    class F32Grad(Function):
+        @staticmethod
+        def forward(ctx, x):
+            return x * 2
+
+        @staticmethod
+        def backward(ctx, grad):
+            return (grad * 2).float()
+
+    x = leaf([1.0, 2.0])
+    F32Grad.apply(x).sum().backward()
+    assert x.grad.dtype == minitorch.float64
+    np.testing.assert_array_equal(arr(x.grad), [2.0, 2.0])
+
+
+def test_function_graphs_do_not_leak():
+    import gc
+
+    x = leaf(np.ones((3, 3)))
+    for _ in range(3):
+        MySigmoid.apply(x).sum().backward()
+    x.grad = None
+    gc.collect()
+    before = minitorch._C.live_tensor_count()
+    for _ in range(200):
+        MyLinear.apply(MySigmoid.apply(x * 2), x, x[0]).sum().backward()
+        unused = MySigmoid.apply(x)  # a graph that never runs backward
+        del unused
+        x.grad = None
+    gc.collect()
+    assert minitorch._C.live_tensor_count() - before <= 2
+
+
+# ------------------------------------------------------------------- errors ----
+
+def test_wrong_number_of_gradients():
+    class TooMany(Function):
+        @staticmethod
+        def forward(ctx, x):
+            return x * 2
+
+        @staticmethod
+        def backward(ctx, grad):
+            return grad * 2, grad
+
+    class TooFew(Function):
+        @staticmethod
+        def forward(ctx, x, w):
+            return x * w
+
+        @staticmethod
+        def backward(ctx, grad):
+            return grad
+
+    x = leaf([1.0, 2.0])
+    with pytest.raises(RuntimeError, match="incorrect number of gradients") as info:
+        TooMany.apply(x).sum().backward()
+    assert "TooManyBackward" in str(info.value) and "expected 1, got 2" in str(info.value)
+    with pytest.raises(RuntimeError, match="incorrect number of gradients"):
+        TooFew.apply(x, leaf([3.0, 4.0])).sum().backward()
+    assert x.grad is None
+
+
+def test_gradient_with_wrong_shape():
+    class BadShape(Function):
+        @staticmethod
+        def forward(ctx, x):
+            return x.sum()
+
+        @staticmethod
+        def backward(ctx, grad):
+            return grad  # should be expanded to x's shape
+
+    x = leaf(rand((2, 3), seed=24))
+    with pytest.raises(RuntimeError, match="invalid gradient at index 0") as info:
+        BadShape.apply(x).backward()
+    assert "(2, 3)" in str(info.value)
+    assert x.grad is None
+
+
+def test_wrong_shape_at_later_index():
+    class BadSecond(Function):
+        @staticmethod
+        def forward(ctx, x, w):
+            return x * w
+
+        @staticmethod
+        def backward(ctx, grad):
+            return grad, grad.sum()
+
+    with pytest.raises(RuntimeError, match="invalid gradient at index 1"):
+        BadSecond.apply(leaf([1.0, 2.0]), leaf([3.0, 4.0])).sum().backward()
+
+
+def test_forward_returning_non_tensor():
+    class NotATensor(Function):
+        @staticmethod
+        def forward(ctx, x):
+            return x.sum().item()
+
+        @staticmethod
+        def backward(ctx, grad):
+            return grad
+
+    with pytest.raises(TypeError, match="NotATensor"):
+        NotATensor.apply(leaf([1.0, 2.0]))
+
+
+def test_backward_returning_non_tensor():
+    class Bad(Function):
+        @staticmethod
+        def forward(ctx, x):
+            return x * 2
+
+        @staticmethod
+        def backward(ctx, grad):
+            return 2.0
+
+    with pytest.raises(TypeError):
+        Bad.apply(leaf([1.0])).sum().backward()
+
+
+def test_save_for_backward_rejects_non_tensors():
+    class Bad(Function):
+        @staticmethod
+        def forward(ctx, x):
+            ctx.save_for_backward(x, 3.0)
+            return x * 2
+
+        @staticmethod
+        def backward(ctx, grad):
+            return grad * 2
+
+    with pytest.raises(TypeError, match="save_for_backward"):
+        Bad.apply(leaf([1.0]))
+
+
+def test_missing_forward_or_backward():
+    class NoBackward(Function):
+        @staticmethod
+        def forward(ctx, x):
+            return x * 2
+
+    with pytest.raises(NotImplementedError):
+        NoBackward.apply(leaf([1.0])).sum().backward()
+
+
+def test_gradcheck_catches_a_wrong_backward():
+    class WrongSigmoid(MySigmoid):
+        @staticmethod
+        def backward(ctx, grad):
+            (s,) = ctx.saved_tensors
+            return grad * s  # missing (1 - s)
+
+    x = leaf(rand((2, 3), seed=25))
+    with pytest.raises(GradcheckError, match="Jacobian mismatch"):
+        gradcheck(WrongSigmoid.apply, (x,))
+    assert gradcheck(WrongSigmoid.apply, (x,), raise_exception=False) is False
+
+
+def test_gradcheck_of_identity_and_of_functions_returning_an_input():
+    # PyTorch's gradcheck accepts these; the output may be the (grad-requiring) input itself
+    x = leaf(rand((2, 3), seed=26))
+    assert gradcheck(lambda t: t, (x,))
+    assert gradcheck(lambda t: t.contiguous(), (x,))
+    assert gradcheck(lambda t, u: (t, u * 2), (x, leaf(rand((2,), seed=27))))
+
+
+def test_gradcheck_wants_float64_and_a_grad_input():
+    with pytest.raises(TypeError, match="float64"):
+        gradcheck(MySigmoid.apply, (minitorch.tensor(np.zeros(2, dtype=np.float32), requires_grad=True),))
+    with pytest.raises(ValueError):
+        gradcheck(MySigmoid.apply, (minitorch.tensor(np.zeros(2)),))
