@@ -117,3 +117,118 @@ def one_hot(tensor, num_classes: int = -1):
         num_classes = int(tensor.max().item()) + 1 if tensor.numel() else 0
     classes = _C._arange(0, num_classes, 1, _C.dtype.int64, tensor.device)
     return (tensor.unsqueeze(-1) == classes).long()
+
+
+# ---- convolution and pooling (NCHW) ----
+
+def _pair(v, name: str, op: str):
+    if isinstance(v, (tuple, list)):
+        if len(v) != 2:
+            raise ValueError(f"{op}: {name} must be an int or a pair of ints, got {v!r}")
+        return (int(v[0]), int(v[1]))
+    if isinstance(v, bool) or not isinstance(v, int):
+        raise TypeError(f"{op}: {name} must be an int or a pair of ints, got {type(v).__name__}")
+    return (v, v)
+
+
+def _batched(input, rank: int, op: str):
+    """(C, ...) -> (1, C, ...) for unbatched input, like PyTorch; returns (x, unbatched)."""
+    if not isinstance(input, _C.Tensor):
+        raise TypeError(f"{op}: input must be a Tensor, got {type(input).__name__}")
+    if input.dim() == rank - 1:
+        return input.unsqueeze(0), True
+    if input.dim() != rank:
+        raise ValueError(f"{op}: expected a {rank - 1}-D (unbatched) or {rank}-D (batched) input, "
+                         f"got shape {tuple(input.shape)}")
+    return input, False
+
+
+def conv2d(input, weight, bias=None, stride=1, padding=0, dilation=1):
+    """2-D convolution (cross-correlation) of (N, C, H, W) input with (O, C, KH, KW) weight,
+    computed as im2col + one GEMM in C++. ``padding`` may be an int, a pair, or "valid"/"same"
+    (stride 1)."""
+    x, unbatched = _batched(input, 4, "conv2d")
+    stride, dilation = _pair(stride, "stride", "conv2d"), _pair(dilation, "dilation", "conv2d")
+    if isinstance(padding, str):
+        if padding == "valid":
+            padding = (0, 0)
+        elif padding == "same":
+            if stride != (1, 1):
+                raise ValueError("conv2d: padding='same' is not supported for strided convolutions")
+            # 'same' needs a total padding of dilation*(k-1) per side pair; an odd total
+            # would need one extra row/column on one side only.
+            totals = [dilation[i] * (weight.shape[2 + i] - 1) for i in range(2)]
+            if totals[0] % 2 or totals[1] % 2:
+                raise NotImplementedError("conv2d: padding='same' with an even effective kernel size is not "
+                                          "supported yet; use an odd kernel or explicit padding")
+            padding = (totals[0] // 2, totals[1] // 2)
+        else:
+            raise ValueError(f"conv2d: padding must be 'valid', 'same', an int or a pair, got {padding!r}")
+    else:
+        padding = _pair(padding, "padding", "conv2d")
+    out = _C._conv2d(x, weight, bias, stride, padding, dilation)
+    return out.squeeze(0) if unbatched else out
+
+
+def conv1d(input, weight, bias=None, stride=1, padding=0, dilation=1):
+    """1-D convolution of (N, C, L) input with (O, C, K) weight: a conv2d with height 1
+    (the lectures' sliding window)."""
+    x, unbatched = _batched(input, 3, "conv1d")
+    if weight.dim() != 3:
+        raise ValueError(f"conv1d: expected a 3-D weight (out_channels, in_channels, K), got shape {tuple(weight.shape)}")
+    for name, v in (("stride", stride), ("padding", padding), ("dilation", dilation)):
+        if isinstance(v, (tuple, list)):
+            if len(v) != 1:
+                raise ValueError(f"conv1d: {name} must be an int or a 1-tuple, got {v!r}")
+    s = stride[0] if isinstance(stride, (tuple, list)) else stride
+    d = dilation[0] if isinstance(dilation, (tuple, list)) else dilation
+    p = padding[0] if isinstance(padding, (tuple, list)) else padding
+    if isinstance(p, str):
+        p = {"valid": 0}.get(p, p)
+        if p == "same":
+            if s != 1:
+                raise ValueError("conv1d: padding='same' is not supported for strided convolutions")
+            total = d * (weight.shape[2] - 1)
+            if total % 2:
+                raise NotImplementedError("conv1d: padding='same' with an even effective kernel is not supported yet")
+            p = total // 2
+    out = conv2d(x.unsqueeze(2), weight.unsqueeze(2), bias, (1, s), (0, p), (1, d)).squeeze(2)
+    return out.squeeze(0) if unbatched else out
+
+
+def max_pool2d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode: bool = False,
+               return_indices: bool = False):
+    """Max over each window; ``stride`` defaults to ``kernel_size``. With ``return_indices``
+    also the flat position (ih * W + iw) of each maximum."""
+    x, unbatched = _batched(input, 4, "max_pool2d")
+    k = _pair(kernel_size, "kernel_size", "max_pool2d")
+    s = k if stride is None or stride == [] else _pair(stride, "stride", "max_pool2d")
+    out, idx = _C._max_pool2d(x, k, s, _pair(padding, "padding", "max_pool2d"),
+                              _pair(dilation, "dilation", "max_pool2d"), ceil_mode)
+    if unbatched:
+        out, idx = out.squeeze(0), idx.squeeze(0)
+    return (out, idx) if return_indices else out
+
+
+def avg_pool2d(input, kernel_size, stride=None, padding=0, ceil_mode: bool = False, count_include_pad: bool = True):
+    """Mean over each window (padding counts as zeros); ``stride`` defaults to ``kernel_size``."""
+    if not count_include_pad:
+        raise NotImplementedError("avg_pool2d: count_include_pad=False is not supported yet")
+    x, unbatched = _batched(input, 4, "avg_pool2d")
+    k = _pair(kernel_size, "kernel_size", "avg_pool2d")
+    s = k if stride is None or stride == [] else _pair(stride, "stride", "avg_pool2d")
+    out = _C._avg_pool2d(x, k, s, _pair(padding, "padding", "avg_pool2d"), ceil_mode)
+    return out.squeeze(0) if unbatched else out
+
+
+def adaptive_avg_pool2d(input, output_size):
+    """Average pooling to a fixed output size. Supported when the input size is a multiple
+    of the output size (then it is avg_pool2d with kernel = stride = H/oh, W/ow)."""
+    x, unbatched = _batched(input, 4, "adaptive_avg_pool2d")
+    oh, ow = _pair(output_size, "output_size", "adaptive_avg_pool2d")
+    h, w = x.shape[2], x.shape[3]
+    if oh <= 0 or ow <= 0 or h % oh or w % ow:
+        raise NotImplementedError(f"adaptive_avg_pool2d: input size ({h}, {w}) must be a multiple of the output "
+                                  f"size ({oh}, {ow}) in minitorch")
+    out = _C._avg_pool2d(x, (h // oh, w // ow), (h // oh, w // ow), (0, 0), False)
+    return out.squeeze(0) if unbatched else out
