@@ -54,10 +54,10 @@ struct KernelTable {
     // index: contiguous int64 (n,), already checked to be in range.
     void (*gather_rows)(const Tensor& out, const Tensor& in, const Tensor& index);
     void (*scatter_add_rows)(const Tensor& out, const Tensor& in, const Tensor& index);
-    // im2col: cols (N*OH*OW, C*KH*KW) contiguous, one row per output pixel holding the
-    // input patch it sees (zeros where the window hangs over the padding).
-    // col2im: the reverse, adding each row of cols back into grad_input (N, C, H, W),
-    // which the caller zeroed. input/grad_input contiguous.
+    // im2col: cols (C*KH*KW, N*OH*OW) contiguous: row (c, kh, kw) holds, for every output
+    // pixel, the input value that tap sees (zero where the window hangs over the padding).
+    // col2im: the reverse, adding cols back into grad_input (N, C, H, W), which the
+    // caller zeroed. input/grad_input contiguous.
     void (*im2col)(const Tensor& cols, const Tensor& input, const Window2d& w);
     void (*col2im)(const Tensor& grad_input, const Tensor& cols, const Window2d& w);
     // Pooling over each (n, c) plane. max: out and indices (N, C, OH, OW), indices

@@ -22,7 +22,7 @@ namespace minitorch::cpu {
 inline void set_blas_threads_for(double flops, int budget)
 {
     static int current = -1;
-    int want = flops < 3.2e7 ? 1 : budget;
+    int want = flops < 1e7 ? 1 : budget;
     if (want != current) {
         MT_BLAS_SET_THREADS(want);
         current = want;

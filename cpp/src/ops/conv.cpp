@@ -1,9 +1,9 @@
 // conv.cpp — conv2d as im2col + one GEMM, and max/avg pooling, with their backward.
 //
-//   forward:  cols = im2col(x)                     (N*OH*OW, C*KH*KW)
-//             rows = cols @ W^T (+ b)              (N*OH*OW, O)  -> (N, O, OH, OW)
-//   backward: G = grad as rows                     (N*OH*OW, O)
-//             dW = G^T @ cols,  db = sum(G rows),  dx = col2im(G @ W)
+//   forward:  cols = im2col(x)                     (C*KH*KW, N*OH*OW)
+//             Y = W @ cols (+ b)                   (O, N*OH*OW)  -> (N, O, OH, OW)
+//   backward: G = grad as (O, N*OH*OW)
+//             dW = G @ cols^T,  db = sum over G's columns,  dx = col2im(W^T @ G)
 // conv1d is conv2d with H = 1 (see python/minitorch/nn/functional.py).
 #include "minitorch/autograd.h"
 #include "minitorch/ops.h"
@@ -33,10 +33,10 @@ void check_params(const char* op, std::array<int64_t, 2> stride, std::array<int6
     }
 }
 
-Tensor as_rows(const Tensor& g)  // (N, O, OH, OW) -> (N*OH*OW, O)
+Tensor channels_first(const Tensor& g)  // (N, O, OH, OW) -> (O, N*OH*OW)
 {
-    Tensor p = contiguous(permute(g, {0, 2, 3, 1}));
-    return view(p, {p->numel() / std::max<int64_t>(p->shape[3], 1), p->shape[3]});
+    Tensor p = contiguous(permute(g, {1, 0, 2, 3}));
+    return view(p, {p->shape[0], p->numel() / std::max<int64_t>(p->shape[0], 1)});
 }
 
 struct Conv2dBackward : Node {
@@ -46,16 +46,17 @@ struct Conv2dBackward : Node {
     std::string name() const override { return "ConvolutionBackward0"; }
     std::vector<Tensor> apply(std::vector<Tensor>& grads) override
     {
-        Tensor G = as_rows(grads[0]);
+        Tensor G = channels_first(grads[0]);  // (O, N*OH*OW)
         const Shape& ws = input_meta[1].shape;
         Tensor gx, gw, gb;
         if (needs_input_grad(0)) {
-            Tensor dcols = contiguous(matmul(G, view(contiguous(weight), {ws[0], ws[1] * ws[2] * ws[3]})));
+            Tensor wm = view(contiguous(weight), {ws[0], ws[1] * ws[2] * ws[3]});
+            Tensor dcols = contiguous(matmul(transpose(wm, 0, 1), G));  // (C*KH*KW, N*OH*OW)
             gx = zeros(input_meta[0].shape, G->dtype, input_meta[0].device);
             kernels(gx->device()).col2im(gx, dcols, w);
         }
-        if (needs_input_grad(1)) gw = reshape(matmul(transpose(G, 0, 1), cols), ws);
-        if (has_bias && needs_input_grad(2)) gb = sum(G, {0}, false, std::nullopt);
+        if (needs_input_grad(1)) gw = reshape(matmul(G, transpose(cols, 0, 1)), ws);
+        if (has_bias && needs_input_grad(2)) gb = sum(G, {1}, false, std::nullopt);
         return {gx, gw, gb};
     }
     void release() override { cols.reset(), weight.reset(); }
@@ -143,11 +144,11 @@ Tensor conv2d(const Tensor& x, const Tensor& weight, const Tensor& bias, std::ar
     {
         autograd::NoGradGuard guard;
         Tensor xc = contiguous(x);
-        cols = empty({w.N * w.OH * w.OW, patch}, x->dtype, x->device());
+        cols = empty({patch, w.N * w.OH * w.OW}, x->dtype, x->device());
         if (cols->numel()) kernels(x->device()).im2col(cols, xc, w);
-        Tensor rows = matmul(cols, transpose(view(contiguous(weight), {O, patch}), 0, 1));  // (N*OH*OW, O)
-        if (bias) binary_(BinaryOp::Add, rows, bias);
-        out = contiguous(permute(view(rows, {w.N, w.OH, w.OW, O}), {0, 3, 1, 2}));
+        Tensor y = matmul(view(contiguous(weight), {O, patch}), cols);  // (O, N*OH*OW)
+        if (bias) binary_(BinaryOp::Add, y, unsqueeze(bias, 1));
+        out = contiguous(permute(view(y, {O, w.N, w.OH, w.OW}), {1, 0, 2, 3}));
     }
     if (track) {
         auto node = std::make_shared<Conv2dBackward>();
