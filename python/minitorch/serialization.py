@@ -14,7 +14,7 @@ from . import _C
 
 def _flatten(obj, prefix: str, out: dict) -> None:
     if isinstance(obj, _C.Tensor):
-        out[prefix] = np.ascontiguousarray(obj.detach().cpu().numpy())
+        out[prefix] = np.array(obj.detach().cpu().numpy(), order="C")  # keeps 0-dim tensors 0-dim
     elif isinstance(obj, dict):
         for k, v in obj.items():
             if not isinstance(k, str) or (prefix == "" and k == ""):

@@ -24,10 +24,9 @@ class Sequential(Module):
         return x
 
     def __getitem__(self, idx):
-        mods = list(self._modules.values())
-        if isinstance(idx, slice):
-            return Sequential(*mods[idx])
-        return mods[idx]
+        if isinstance(idx, slice):  # keeps the original names, like PyTorch
+            return Sequential(OrderedDict(list(self._modules.items())[idx]))
+        return list(self._modules.values())[idx]
 
     def __len__(self) -> int:
         return len(self._modules)

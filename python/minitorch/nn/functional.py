@@ -8,6 +8,7 @@ tensor ops and get their gradients from those.
 from __future__ import annotations
 
 from .. import _C
+from ..autograd.function import Function
 
 _REDUCTIONS = {"none": 0, "mean": 1, "sum": 2}
 
@@ -86,11 +87,30 @@ def binary_cross_entropy(input, target, reduction: str = "mean"):
     return _reduce(-(target * log_p + (1 - target) * log_1mp), reduction, "binary_cross_entropy")
 
 
+class _BCEWithLogits(Function):
+    """Per-element BCE of logits with the exact gradient ``sigmoid(x) - t``.
+
+    Forward is the stable ``max(x, 0) - x*t + log(1 + exp(-|x|))``; composing it from
+    relu/abs would give a wrong gradient at x = 0 (both kinks have derivative 0 there).
+    """
+
+    @staticmethod
+    def forward(ctx, x, t):
+        ctx.save_for_backward(x, t)
+        return x.relu() - x * t + (1 + (-x.abs()).exp()).log()
+
+    @staticmethod
+    def backward(ctx, g):
+        x, t = ctx.saved_tensors
+        gx = g * (x.sigmoid() - t) if ctx.needs_input_grad[0] else None
+        gt = g * (-x) if ctx.needs_input_grad[1] else None
+        return gx, gt
+
+
 def binary_cross_entropy_with_logits(input, target, reduction: str = "mean"):
-    """BCE of logits, stable: ``max(x, 0) - x*t + log(1 + exp(-|x|))``."""
+    """BCE of logits, stable for large |x|, gradient ``sigmoid(x) - target``."""
     _check_same_shape(input, target, "binary_cross_entropy_with_logits")
-    loss = input.relu() - input * target + (1 + (-input.abs()).exp()).log()
-    return _reduce(loss, reduction, "binary_cross_entropy_with_logits")
+    return _reduce(_BCEWithLogits.apply(input, target), reduction, "binary_cross_entropy_with_logits")
 
 
 def dropout(input, p: float = 0.5, training: bool = True, inplace: bool = False):

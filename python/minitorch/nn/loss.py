@@ -11,9 +11,6 @@ class _Loss(Module):
         F._reduction(reduction, type(self).__name__)
         self.reduction = reduction
 
-    def extra_repr(self) -> str:
-        return "" if self.reduction == "mean" else f"reduction={self.reduction}"
-
 
 class CrossEntropyLoss(_Loss):
     """Fused log-softmax + NLL on (N, C) logits and (N,) int64 labels."""

@@ -1,0 +1,156 @@
+"""``minitorch.save`` / ``minitorch.load``: safetensors round trips and error cases."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import minitorch
+from minitorch import nn
+
+
+def to_np(t) -> np.ndarray:
+    return np.array(t.detach().cpu().numpy(), copy=True)
+
+
+def mlp():
+    return nn.Sequential(nn.Flatten(), nn.Linear(12, 8), nn.ReLU(), nn.Linear(8, 3))
+
+
+def test_save_load_state_dict_round_trip(tmp_path):
+    model = mlp()
+    path = tmp_path / "model.safetensors"
+    minitorch.save(model.state_dict(), path)
+    assert path.stat().st_size > 0
+    loaded = minitorch.load(path)
+    assert set(loaded) == {"1.weight", "1.bias", "3.weight", "3.bias"}
+    for k, v in model.state_dict().items():
+        assert isinstance(loaded[k], minitorch.Tensor)
+        assert loaded[k].dtype == v.dtype
+        assert tuple(loaded[k].shape) == tuple(v.shape)
+        np.testing.assert_array_equal(to_np(loaded[k]), to_np(v))
+    other = mlp()
+    other.load_state_dict(loaded)
+    x = minitorch.randn(4, 2, 6)
+    np.testing.assert_array_equal(to_np(other(x)), to_np(model(x)))
+
+
+def test_save_load_str_path_and_dtypes(tmp_path):
+    sd = {"a": minitorch.tensor(np.arange(6, dtype=np.float64).reshape(2, 3)),
+          "b": minitorch.tensor(np.array([1, -2, 3], np.int64)),
+          "c": minitorch.tensor(np.array([True, False]))}
+    path = str(tmp_path / "mixed.safetensors")
+    minitorch.save(sd, path)
+    loaded = minitorch.load(path)
+    for k, v in sd.items():
+        assert loaded[k].dtype == v.dtype, k
+        assert tuple(loaded[k].shape) == tuple(v.shape), k
+        np.testing.assert_array_equal(to_np(loaded[k]), to_np(v))
+
+
+def test_save_load_zero_dim_tensor_keeps_shape(tmp_path):
+    # A 0-dim tensor (a scalar buffer such as a step count) must come back 0-dim.
+    path = tmp_path / "scalar.safetensors"
+    minitorch.save({"step": minitorch.tensor(2.5)}, path)
+    loaded = minitorch.load(path)["step"]
+    assert tuple(loaded.shape) == ()
+    assert loaded.item() == 2.5
+
+
+def test_module_with_scalar_buffer_round_trip(tmp_path):
+    model = nn.Linear(2, 2)
+    model.register_buffer("count", minitorch.tensor(7))
+    minitorch.save(model.state_dict(), tmp_path / "m.safetensors")
+    other = nn.Linear(2, 2)
+    other.register_buffer("count", minitorch.tensor(0))
+    other.load_state_dict(minitorch.load(tmp_path / "m.safetensors"))
+    assert other.count.item() == 7
+    np.testing.assert_array_equal(to_np(other.weight), to_np(model.weight))
+
+
+def test_save_nested_dict_flattens_with_dots(tmp_path):
+    path = tmp_path / "nested.safetensors"
+    minitorch.save({"model": {"w": minitorch.ones(2)}, "step": minitorch.tensor(3)}, path)
+    loaded = minitorch.load(path)
+    assert set(loaded) == {"model.w", "step"}
+    np.testing.assert_array_equal(to_np(loaded["model.w"]), np.ones(2, np.float32))
+
+
+def test_save_noncontiguous_tensor(tmp_path):
+    arr = np.arange(12, dtype=np.float32).reshape(3, 4)
+    t = minitorch.tensor(arr).T
+    assert not t.is_contiguous()
+    minitorch.save({"t": t}, tmp_path / "t.safetensors")
+    np.testing.assert_array_equal(to_np(minitorch.load(tmp_path / "t.safetensors")["t"]), arr.T)
+
+
+def test_loaded_tensors_are_independent_of_model(tmp_path):
+    model = nn.Linear(3, 2)
+    minitorch.save(model.state_dict(), tmp_path / "m.safetensors")
+    loaded = minitorch.load(tmp_path / "m.safetensors")
+    before = to_np(loaded["weight"])
+    with minitorch.no_grad():
+        model.weight.fill_(9.0)
+    np.testing.assert_array_equal(to_np(loaded["weight"]), before)
+
+
+def test_file_readable_by_safetensors_numpy(tmp_path):
+    from safetensors.numpy import load_file
+
+    model = nn.Linear(3, 2)
+    minitorch.save(model.state_dict(), tmp_path / "m.safetensors")
+    arrays = load_file(str(tmp_path / "m.safetensors"))
+    np.testing.assert_array_equal(arrays["weight"], to_np(model.weight))
+    np.testing.assert_array_equal(arrays["bias"], to_np(model.bias))
+
+
+def test_load_truncated_file_value_error(tmp_path):
+    path = tmp_path / "m.safetensors"
+    minitorch.save(mlp().state_dict(), path)
+    data = path.read_bytes()
+    path.write_bytes(data[: len(data) // 2])
+    with pytest.raises(ValueError, match="not a valid safetensors file"):
+        minitorch.load(path)
+
+
+@pytest.mark.parametrize("content", [b"", b"garbage!", b"\xff" * 64, b"\x10\x00\x00\x00\x00\x00\x00\x00{not json}xxxxx"])
+def test_load_garbage_file_value_error(tmp_path, content):
+    path = tmp_path / "bad.safetensors"
+    path.write_bytes(content)
+    with pytest.raises(ValueError):
+        minitorch.load(path)
+
+
+def test_load_missing_file(tmp_path):
+    with pytest.raises(FileNotFoundError, match="nope.safetensors"):
+        minitorch.load(tmp_path / "nope.safetensors")
+
+
+@pytest.mark.parametrize("obj", [[minitorch.ones(2)], 3.0, {"a": 1.0}, {"a": [minitorch.ones(1)]},
+                                 {"a": np.ones(2)}])
+def test_save_non_tensor_type_error(tmp_path, obj):
+    with pytest.raises(TypeError):
+        minitorch.save(obj, tmp_path / "x.safetensors")
+
+
+def test_save_non_string_key_type_error(tmp_path):
+    with pytest.raises(TypeError, match="keys must be non-empty strings"):
+        minitorch.save({1: minitorch.ones(1)}, tmp_path / "x.safetensors")
+
+
+def test_parameter_is_not_picklable():
+    import pickle
+
+    with pytest.raises(TypeError, match="minitorch.save"):
+        pickle.dumps(nn.Linear(2, 2).weight)
+
+
+def test_file_readable_by_torch(tmp_path):
+    torch = pytest.importorskip("torch", reason="PyTorch is not installed; the PyTorch comparison is optional")
+    st_torch = pytest.importorskip("safetensors.torch")
+    ours = mlp()
+    minitorch.save(ours.state_dict(), tmp_path / "m.safetensors")
+    theirs = torch.nn.Sequential(torch.nn.Flatten(), torch.nn.Linear(12, 8), torch.nn.ReLU(), torch.nn.Linear(8, 3))
+    theirs.load_state_dict(st_torch.load_file(str(tmp_path / "m.safetensors")))
+    x = np.random.default_rng(0).standard_normal((5, 3, 4)).astype(np.float32)
+    np.testing.assert_allclose(theirs(torch.from_numpy(x)).detach().numpy(), to_np(ours(minitorch.tensor(x))),
+                               rtol=1e-5, atol=1e-6)
