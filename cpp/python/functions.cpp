@@ -77,6 +77,16 @@ void bind_functions(py::module_& m)
     m.def("set_num_threads", &set_num_threads, py::arg("n"),
           "Sets the number of threads used by minitorch's kernels and BLAS.");
     m.def("get_num_threads", &get_num_threads);
+    m.def("_set_cpu_matmul", [](const std::string& name) {
+        if (name == "naive") cpu::set_matmul_algo(cpu::MatmulAlgo::Naive);
+        else if (name == "blocked") cpu::set_matmul_algo(cpu::MatmulAlgo::Blocked);
+        else if (name == "blas") cpu::set_matmul_algo(cpu::MatmulAlgo::Blas);
+        else throw ValueError("backends.cpu.matmul: expected 'naive', 'blocked' or 'blas', got '" + name + "'");
+    });
+    m.def("_get_cpu_matmul", [] {
+        auto a = cpu::matmul_algo();
+        return a == cpu::MatmulAlgo::Naive ? "naive" : a == cpu::MatmulAlgo::Blocked ? "blocked" : "blas";
+    });
     m.def("live_tensor_count", &live_tensor_count, "Number of tensor objects alive (for leak checks).");
 
     // ---- math ----

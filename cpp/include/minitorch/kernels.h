@@ -78,6 +78,11 @@ void register_kernels(DeviceType type, const KernelTable* table);
 
 namespace cpu {
 const KernelTable& kernel_table();
+
+// Which CPU matmul runs (for the lectures' comparison; BLAS is the default).
+enum class MatmulAlgo { Naive, Blocked, Blas };
+void set_matmul_algo(MatmulAlgo algo);
+MatmulAlgo matmul_algo();
 }
 
 }  // namespace minitorch

@@ -43,7 +43,60 @@ void batch_offsets(const TensorImpl& t, int64_t batch_dims, std::vector<int64_t>
     }
 }
 
+// The lectures' three CPU matmuls, for comparison (minitorch.backends.cpu.matmul):
+//   naive   — the textbook i-j-k triple loop: the inner loop walks B down a column,
+//             a cache miss per step for large N;
+//   blocked — i-k-j order over kTile x kTile tiles: each tile of B is reused from cache
+//             while a tile of A streams through, and the inner loop is contiguous;
+//   blas    — OpenBLAS (the default): packing, SIMD micro-kernels, threads.
+// All take one (M, K) @ (K, N) product with row strides lda / ldb and write C (M, N).
+template <class T>
+void matmul_naive(int64_t M, int64_t N, int64_t K, const T* A, int64_t lda_r, int64_t lda_c, const T* B,
+                  int64_t ldb_r, int64_t ldb_c, T* C)
+{
+    for (int64_t i = 0; i < M; ++i)
+        for (int64_t j = 0; j < N; ++j) {
+            T acc = 0;
+            for (int64_t k = 0; k < K; ++k) acc += A[i * lda_r + k * lda_c] * B[k * ldb_r + j * ldb_c];
+            C[i * N + j] = acc;
+        }
+}
+
+constexpr int64_t kTile = 64;
+
+template <class T>
+void matmul_blocked(int64_t M, int64_t N, int64_t K, const T* A, int64_t lda_r, int64_t lda_c, const T* B,
+                    int64_t ldb_r, int64_t ldb_c, T* C)
+{
+    for (int64_t i = 0; i < M * N; ++i) C[i] = 0;
+    // Rows of C are independent: threads split the row tiles.
+    parallel_for((M + kTile - 1) / kTile, 1, [&](int64_t t0, int64_t t1) {
+        for (int64_t i0 = t0 * kTile; i0 < std::min(M, t1 * kTile); i0 += kTile)
+            for (int64_t k0 = 0; k0 < K; k0 += kTile)
+                for (int64_t j0 = 0; j0 < N; j0 += kTile) {
+                    const int64_t i1 = std::min(M, i0 + kTile), k1 = std::min(K, k0 + kTile), j1 = std::min(N, j0 + kTile);
+                    for (int64_t i = i0; i < i1; ++i)
+                        for (int64_t k = k0; k < k1; ++k) {
+                            const T a = A[i * lda_r + k * lda_c];
+                            const T* b = B + k * ldb_r;
+                            T* c = C + i * N;
+                            if (ldb_c == 1)
+                                for (int64_t j = j0; j < j1; ++j) c[j] += a * b[j];
+                            else
+                                for (int64_t j = j0; j < j1; ++j) c[j] += a * b[j * ldb_c];
+                        }
+                }
+    });
+}
+
 }  // namespace
+
+namespace {
+MatmulAlgo g_matmul_algo = MatmulAlgo::Blas;
+}
+
+void set_matmul_algo(MatmulAlgo algo) { g_matmul_algo = algo; }
+MatmulAlgo matmul_algo() { return g_matmul_algo; }
 
 void matmul(const Tensor& out, const Tensor& a_in, const Tensor& b_in)
 {
@@ -79,6 +132,21 @@ void matmul(const Tensor& out, const Tensor& a_in, const Tensor& b_in)
         return;
     }
 
+    if (g_matmul_algo != MatmulAlgo::Blas) {
+        const int64_t ar = a->strides[nd - 2], ac = a->strides[nd - 1], br = b->strides[nd - 2], bc = b->strides[nd - 1];
+        dispatch_floating(out->dtype, "matmul", [&](auto tag) {
+            using T = typename decltype(tag)::type;
+            const T *A = a->data_as<T>(), *B = b->data_as<T>();
+            T* C = out->data_as<T>();
+            for (int64_t p = 0; p < batch; ++p) {
+                if (g_matmul_algo == MatmulAlgo::Naive)
+                    matmul_naive(M, N, K, A + a_offs[p], ar, ac, B + b_offs[p], br, bc, C + p * M * N);
+                else
+                    matmul_blocked(M, N, K, A + a_offs[p], ar, ac, B + b_offs[p], br, bc, C + p * M * N);
+            }
+        });
+        return;
+    }
     MT_CHECK_RUNTIME(M <= INT_MAX && N <= INT_MAX && K <= INT_MAX, "matmul: sizes (", M, ", ", K, ") @ (", K, ", ",
                      N, ") are too large for 32-bit BLAS");
     CBLAS_TRANSPOSE ta, tb;

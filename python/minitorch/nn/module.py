@@ -104,7 +104,27 @@ class Module:
         raise NotImplementedError(f'Module [{type(self).__name__}] is missing the required "forward" function')
 
     def __call__(self, *args, **kwargs):
-        return self.forward(*args, **kwargs)
+        out = self.forward(*args, **kwargs)
+        hooks = self.__dict__.get("_forward_hooks")
+        if hooks:
+            for hook in list(hooks.values()):
+                result = hook(self, args, out)
+                if result is not None:
+                    out = result
+        return out
+
+    def register_forward_hook(self, hook):
+        """Calls ``hook(module, inputs, output)`` after every forward; returns a handle
+        whose ``remove()`` unregisters it (how ``minitorch.utils.summary`` measures layers)."""
+        hooks = self.__dict__.setdefault("_forward_hooks", {})
+        key = object()
+        hooks[key] = hook
+
+        class _Handle:
+            def remove(_self):
+                hooks.pop(key, None)
+
+        return _Handle()
 
     # ---- traversal ----
     def named_modules(self, memo=None, prefix: str = "") -> Iterator[tuple[str, "Module"]]:
