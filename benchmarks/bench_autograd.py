@@ -6,11 +6,11 @@ not arithmetic. Target (issue 3): no slower than PyTorch.
 """
 from __future__ import annotations
 
-import time
 
 import numpy as np
 
 import minitorch
+from timing import best_of
 
 
 def graph(lib, x, w, b):
@@ -18,16 +18,6 @@ def graph(lib, x, w, b):
     h = (x @ w + b).sigmoid()
     h = h * h - h.exp() / 3.0
     return (h.relu() ** 2).mean()
-
-
-def best_of(fn, repeat: int = 7, number: int = 300) -> float:
-    best = float("inf")
-    for _ in range(repeat):
-        t0 = time.perf_counter()
-        for _ in range(number):
-            fn()
-        best = min(best, (time.perf_counter() - t0) / number)
-    return best
 
 
 def step(lib, x, w, b):
@@ -47,8 +37,8 @@ def main() -> None:
         x = minitorch.tensor(xs, dtype=minitorch.float32)
         w = minitorch.tensor(ws, dtype=minitorch.float32, requires_grad=True)
         b = minitorch.tensor(bs, dtype=minitorch.float32, requires_grad=True)
-        t_mt = best_of(step(minitorch, x, w, b))
-        t_fwd = best_of(lambda: graph(minitorch, x, w, b))
+        t_mt = best_of(step(minitorch, x, w, b), 7, 300)
+        t_fwd = best_of(lambda: graph(minitorch, x, w, b), 7, 300)
         t_pt = t_pt_fwd = None
         try:
             import torch
@@ -57,8 +47,8 @@ def main() -> None:
             xt = torch.tensor(xs, dtype=torch.float32)
             wt = torch.tensor(ws, dtype=torch.float32, requires_grad=True)
             bt = torch.tensor(bs, dtype=torch.float32, requires_grad=True)
-            t_pt = best_of(step(torch, xt, wt, bt))
-            t_pt_fwd = best_of(lambda: graph(torch, xt, wt, bt))
+            t_pt = best_of(step(torch, xt, wt, bt), 7, 300)
+            t_pt_fwd = best_of(lambda: graph(torch, xt, wt, bt), 7, 300)
         except ImportError:
             pass
         rows.append((n, t_fwd, t_mt, t_pt_fwd, t_pt))

@@ -7,22 +7,11 @@ CNN: conv(1->8, 3x3, pad 1) -> ReLU -> maxpool 2 -> conv(8->16, 3x3, pad 1) -> R
 """
 from __future__ import annotations
 
-import time
 
 import numpy as np
 
 import minitorch
-
-
-def best_of(fn, repeat: int = 5, number: int = 20) -> float:
-    fn()
-    best = float("inf")
-    for _ in range(repeat):
-        t0 = time.perf_counter()
-        for _ in range(number):
-            fn()
-        best = min(best, (time.perf_counter() - t0) / number)
-    return best
+from timing import best_of
 
 
 def layers(lib):

@@ -7,22 +7,11 @@ Targets (issue 2): GEMM >= 0.9x NumPy at N >= 256; a tiny op <= 2 us.
 from __future__ import annotations
 
 import argparse
-import time
 
 import numpy as np
 
 import minitorch
-
-
-def best_of(fn, repeat: int, number: int) -> float:
-    """Best mean time per call over `repeat` rounds of `number` calls."""
-    best = float("inf")
-    for _ in range(repeat):
-        t0 = time.perf_counter()
-        for _ in range(number):
-            fn()
-        best = min(best, (time.perf_counter() - t0) / number)
-    return best
+from timing import best_of
 
 
 def gemm_table(sizes, threads: int) -> None:

@@ -90,21 +90,12 @@ void bind_functions(py::module_& m)
     m.def("live_tensor_count", &live_tensor_count, "Number of tensor objects alive (for leak checks).");
 
     // ---- math ----
-    struct U { const char* name; UnaryOp op; };
-    static const U unaries[] = {{"neg", UnaryOp::Neg},         {"exp", UnaryOp::Exp},   {"log", UnaryOp::Log},
-                                {"sqrt", UnaryOp::Sqrt},       {"abs", UnaryOp::Abs},   {"sigmoid", UnaryOp::Sigmoid},
-                                {"relu", UnaryOp::Relu},       {"tanh", UnaryOp::Tanh}, {"logical_not", UnaryOp::LogicalNot}};
-    for (const U& u : unaries) {
+    for (const NamedUnary& u : kUnaryOps) {
         UnaryOp op = u.op;
         const char* name = u.name;
         m.def(name, [op, name](py::handle x) { return unary(op, tensor_arg(x, name)); }, py::arg("input"));
     }
-    struct B { const char* name; BinaryOp op; };
-    static const B binaries[] = {{"add", BinaryOp::Add}, {"sub", BinaryOp::Sub}, {"mul", BinaryOp::Mul},
-                                 {"div", BinaryOp::Div}, {"pow", BinaryOp::Pow}, {"maximum", BinaryOp::Maximum},
-                                 {"minimum", BinaryOp::Minimum}, {"eq", BinaryOp::Eq}, {"ne", BinaryOp::Ne},
-                                 {"lt", BinaryOp::Lt}, {"le", BinaryOp::Le}, {"gt", BinaryOp::Gt}, {"ge", BinaryOp::Ge}};
-    for (const B& b : binaries) {
+    for (const NamedBinary& b : kBinaryOps) {
         BinaryOp op = b.op;
         const char* name = b.name;
         m.def(name, [op, name](py::handle x, py::handle y) {

@@ -231,20 +231,11 @@ void bind_tensor(py::module_& m)
         .def("__hash__", [](py::handle self) { return py::hash(py::int_(reinterpret_cast<uintptr_t>(self.ptr()))); });
 
     // ---- math methods (the same ops as minitorch.f(x)) ----
-    struct U { const char* name; UnaryOp op; };
-    static const U unaries[] = {{"neg", UnaryOp::Neg},         {"exp", UnaryOp::Exp},   {"log", UnaryOp::Log},
-                                {"sqrt", UnaryOp::Sqrt},       {"abs", UnaryOp::Abs},   {"sigmoid", UnaryOp::Sigmoid},
-                                {"relu", UnaryOp::Relu},       {"tanh", UnaryOp::Tanh}, {"logical_not", UnaryOp::LogicalNot}};
-    for (const U& u : unaries) {
+    for (const NamedUnary& u : kUnaryOps) {
         UnaryOp op = u.op;
         cls.def(u.name, [op](const Tensor& t) { return unary(op, t); });
     }
-    struct B { const char* name; BinaryOp op; };
-    static const B binaries[] = {{"add", BinaryOp::Add}, {"sub", BinaryOp::Sub}, {"mul", BinaryOp::Mul},
-                                 {"div", BinaryOp::Div}, {"pow", BinaryOp::Pow}, {"maximum", BinaryOp::Maximum},
-                                 {"minimum", BinaryOp::Minimum}, {"eq", BinaryOp::Eq}, {"ne", BinaryOp::Ne},
-                                 {"lt", BinaryOp::Lt}, {"le", BinaryOp::Le}, {"gt", BinaryOp::Gt}, {"ge", BinaryOp::Ge}};
-    for (const B& b : binaries) {
+    for (const NamedBinary& b : kBinaryOps) {
         BinaryOp op = b.op;
         const char* name = b.name;
         cls.def(name, [op, name](const Tensor& t, py::handle other) {

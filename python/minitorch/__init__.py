@@ -70,6 +70,7 @@ from ._C import (  # noqa: E402,F401
     result_type,
     set_num_threads,
     sigmoid,
+    sign,
     sqrt,
     sub,
     tanh,

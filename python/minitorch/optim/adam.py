@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 
-from ..autograd import enable_grad, no_grad
+from ..autograd import no_grad
 from .optimizer import Optimizer
 
 
@@ -24,10 +24,7 @@ class Adam(Optimizer):
 
     @no_grad()
     def step(self, closure=None):
-        loss = None
-        if closure is not None:
-            with enable_grad():
-                loss = closure()
+        loss = self._evaluate(closure)
         for g in self.param_groups:
             lr, (b1, b2), eps, wd = g["lr"], g["betas"], g["eps"], g["weight_decay"]
             for p in g["params"]:

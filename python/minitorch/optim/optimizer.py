@@ -76,6 +76,16 @@ class Optimizer:
     def step(self, closure=None):
         raise NotImplementedError
 
+    @staticmethod
+    def _evaluate(closure):
+        """Runs a closure (which recomputes the loss) with gradients on; None without one."""
+        if closure is None:
+            return None
+        from ..autograd import enable_grad
+
+        with enable_grad():
+            return closure()
+
     def __repr__(self) -> str:
         lines = [f"{type(self).__name__} ("]
         for i, g in enumerate(self.param_groups):

@@ -1,7 +1,7 @@
 """``SGD`` with momentum, dampening, Nesterov and weight decay (PyTorch's update rule)."""
 from __future__ import annotations
 
-from ..autograd import enable_grad, no_grad
+from ..autograd import no_grad
 from .optimizer import Optimizer
 
 
@@ -25,10 +25,7 @@ class SGD(Optimizer):
 
     @no_grad()
     def step(self, closure=None):
-        loss = None
-        if closure is not None:
-            with enable_grad():
-                loss = closure()
+        loss = self._evaluate(closure)
         for g in self.param_groups:
             lr, momentum, dampening, wd, nesterov = g["lr"], g["momentum"], g["dampening"], g["weight_decay"], g["nesterov"]
             for p in g["params"]:
