@@ -62,7 +62,8 @@ struct KernelTable {
     void (*col2im)(const Tensor& grad_input, const Tensor& cols, const Window2d& w);
     // Pooling over each (n, c) plane. max: out and indices (N, C, OH, OW), indices
     // are flat positions ih*W + iw in the plane (as PyTorch); padding never wins.
-    // avg: divides by KH*KW (padding counts as zeros). All contiguous.
+    // avg: divides by the window's size within the padded input (padding counts as
+    // zeros). All contiguous.
     void (*max_pool2d)(const Tensor& out, const Tensor& indices, const Tensor& input, const Window2d& w);
     void (*max_pool2d_backward)(const Tensor& grad_input, const Tensor& grad_out, const Tensor& indices,
                                 const Window2d& w);

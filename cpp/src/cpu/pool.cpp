@@ -8,6 +8,16 @@
 namespace minitorch::cpu {
 
 namespace {
+// Average pooling divides by the part of the window inside the *padded* input (padding
+// counts, as in PyTorch's count_include_pad=True); with ceil_mode the last window can
+// hang past even the padding, and that part does not count.
+int64_t window_size(const Window2d& w, int64_t oh, int64_t ow)
+{
+    const int64_t h0 = oh * w.stride_h - w.pad_h, w0 = ow * w.stride_w - w.pad_w;
+    const int64_t h1 = std::min(h0 + w.KH, w.H + w.pad_h), w1 = std::min(w0 + w.KW, w.W + w.pad_w);
+    return std::max<int64_t>(1, (h1 - h0) * (w1 - w0));
+}
+
 int64_t plane_grain(const Window2d& w)
 {
     return std::max<int64_t>(1, kGrainSize / std::max<int64_t>(w.OH * w.OW * w.KH * w.KW, 1));
@@ -74,12 +84,12 @@ void avg_pool2d(const Tensor& out, const Tensor& input, const Window2d& w)
         using T = typename decltype(tag)::type;
         const T* x = input->data_as<T>();
         T* y = out->data_as<T>();
-        const T scale = T(1) / T(w.KH * w.KW);
         parallel_for(w.N * w.C, plane_grain(w), [&](int64_t p0, int64_t p1) {
             for (int64_t p = p0; p < p1; ++p) {
                 const T* plane = x + p * w.H * w.W;
                 for (int64_t oh = 0; oh < w.OH; ++oh)
                     for (int64_t ow = 0; ow < w.OW; ++ow) {
+                        const T scale = T(1) / T(window_size(w, oh, ow));
                         T acc = 0;
                         for (int64_t kh = 0; kh < w.KH; ++kh) {
                             const int64_t ih = oh * w.stride_h - w.pad_h + kh;
@@ -102,13 +112,12 @@ void avg_pool2d_backward(const Tensor& grad_input, const Tensor& grad_out, const
         using T = typename decltype(tag)::type;
         T* gx = grad_input->data_as<T>();
         const T* g = grad_out->data_as<T>();
-        const T scale = T(1) / T(w.KH * w.KW);
         parallel_for(w.N * w.C, plane_grain(w), [&](int64_t p0, int64_t p1) {
             for (int64_t p = p0; p < p1; ++p) {
                 T* plane = gx + p * w.H * w.W;
                 for (int64_t oh = 0; oh < w.OH; ++oh)
                     for (int64_t ow = 0; ow < w.OW; ++ow) {
-                        const T v = g[(p * w.OH + oh) * w.OW + ow] * scale;
+                        const T v = g[(p * w.OH + oh) * w.OW + ow] / T(window_size(w, oh, ow));
                         for (int64_t kh = 0; kh < w.KH; ++kh) {
                             const int64_t ih = oh * w.stride_h - w.pad_h + kh;
                             if (ih < 0 || ih >= w.H) continue;

@@ -194,24 +194,39 @@ def conv1d(input, weight, bias=None, stride=1, padding=0, dilation=1):
     """1-D convolution of (N, C, L) input with (O, C, K) weight: a conv2d with height 1
     (the lectures' sliding window)."""
     x, unbatched = _batched(input, 3, "conv1d")
-    if weight.dim() != 3:
-        raise ValueError(f"conv1d: expected a 3-D weight (out_channels, in_channels, K), got shape {tuple(weight.shape)}")
-    for name, v in (("stride", stride), ("padding", padding), ("dilation", dilation)):
+
+    def one(v, name):
         if isinstance(v, (tuple, list)):
             if len(v) != 1:
                 raise ValueError(f"conv1d: {name} must be an int or a 1-tuple, got {v!r}")
-    s = stride[0] if isinstance(stride, (tuple, list)) else stride
-    d = dilation[0] if isinstance(dilation, (tuple, list)) else dilation
-    p = padding[0] if isinstance(padding, (tuple, list)) else padding
+            v = v[0]
+        return v
+
+    s, d, p = one(stride, "stride"), one(dilation, "dilation"), one(padding, "padding")
+    if not isinstance(weight, _C.Tensor) or weight.dim() != 3:
+        shape = tuple(weight.shape) if isinstance(weight, _C.Tensor) else type(weight).__name__
+        raise ValueError(f"conv1d: expected a 3-D weight (out_channels, in_channels, K), got {shape}")
     if isinstance(p, str):
-        p = {"valid": 0}.get(p, p)
-        if p == "same":
+        if p == "valid":
+            p = 0
+        elif p == "same":
             if s != 1:
                 raise ValueError("conv1d: padding='same' is not supported for strided convolutions")
             total = d * (weight.shape[2] - 1)
             if total % 2:
                 raise NotImplementedError("conv1d: padding='same' with an even effective kernel is not supported yet")
             p = total // 2
+        else:
+            raise ValueError(f"conv1d: padding must be 'valid', 'same' or an int, got {p!r}")
+    # Check here so messages name conv1d and the 3-D shapes the caller passed.
+    if x.shape[1] != weight.shape[1]:
+        raise ValueError(f"conv1d: input of shape {tuple(input.shape)} has {x.shape[1]} channels, but weight of "
+                         f"shape {tuple(weight.shape)} expects {weight.shape[1]} input channels")
+    if bias is not None and (bias.dim() != 1 or bias.shape[0] != weight.shape[0]):
+        raise ValueError(f"conv1d: bias of shape {tuple(bias.shape)} does not match {weight.shape[0]} output channels")
+    if isinstance(p, int) and isinstance(d, int) and p >= 0 and d > 0 and x.shape[2] + 2 * p < d * (weight.shape[2] - 1) + 1:
+        raise ValueError(f"conv1d: kernel of size {weight.shape[2]} (dilation {d}) is larger than the padded input "
+                         f"of length {x.shape[2] + 2 * p} for input shape {tuple(input.shape)}")
     out = conv2d(x.unsqueeze(2), weight.unsqueeze(2), bias, (1, s), (0, p), (1, d)).squeeze(2)
     return out.squeeze(0) if unbatched else out
 
