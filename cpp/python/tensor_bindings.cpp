@@ -8,6 +8,14 @@ namespace minitorch::python {
 
 namespace {
 
+// pybind11 turns None into an empty shared_ptr for Tensor arguments: refuse it here,
+// before any op dereferences it.
+const Tensor& not_none(const Tensor& t, const char* op, const char* what)
+{
+    MT_CHECK_TYPE(t != nullptr, op, ": argument '", what, "' must be a Tensor, not None");
+    return t;
+}
+
 py::object not_implemented() { return py::reinterpret_borrow<py::object>(Py_NotImplemented); }
 
 // a <op> b for Python operators: NotImplemented for operands we don't know, so Python
@@ -86,6 +94,7 @@ void bind_tensor(py::module_& m)
 
     // Tensor(other): an alias sharing other's storage (how nn.Parameter wraps data).
     cls.def(py::init([](const Tensor& data, bool requires_grad) {
+                not_none(data, "Tensor", "data");
                 Tensor t = make_view(data, data->shape, data->strides, data->offset);
                 set_requires_grad(t, requires_grad);
                 return t;
@@ -96,6 +105,8 @@ void bind_tensor(py::module_& m)
     cls.def_property(
            "data", [](const Tensor& t) { return make_view(t, t->shape, t->strides, t->offset); },
            [](const Tensor& t, const Tensor& other) {
+               not_none(other, "data", "value");
+               MT_CHECK_RUNTIME(other->device() == t->device() || t->is_leaf(), "data: cannot change the device");
                // Swap in other's contents, keeping this object (and its graph identity).
                t->storage = other->storage;
                t->dtype = other->dtype;
@@ -111,7 +122,16 @@ void bind_tensor(py::module_& m)
         .def_property("requires_grad", [](const Tensor& t) { return t->requires_grad; }, &set_requires_grad)
         .def_property(
             "grad", [](const Tensor& t) { return t->grad; },
-            [](const Tensor& t, std::optional<Tensor> g) { t->grad = g ? *g : nullptr; })
+            [](const Tensor& t, std::optional<Tensor> g) {
+                if (g && *g) {
+                    MT_CHECK_RUNTIME((*g)->shape == t->shape, "assigned grad has data of a different size: ", (*g)->shape,
+                                     " for a tensor of shape ", t->shape);
+                    MT_CHECK_RUNTIME((*g)->dtype == t->dtype && (*g)->device() == t->device(),
+                                     "assigned grad has a different dtype or device (", (*g)->dtype, ", ", (*g)->device(),
+                                     ") than the tensor (", t->dtype, ", ", t->device(), ")");
+                }
+                t->grad = g ? *g : nullptr;
+            })
         .def("dim", [](const Tensor& t) { return t->dim(); })
         .def("numel", [](const Tensor& t) { return t->numel(); })
         .def("element_size", [](const Tensor& t) { return itemsize(t->dtype); })
@@ -176,7 +196,8 @@ void bind_tensor(py::module_& m)
         .def("__setitem__", &index_put);
 
     // ---- in place ----
-    cls.def("copy_", [](const Tensor& t, const Tensor& src) { copy_(t, src); return t; }, py::arg("src"))
+    cls.def("copy_", [](const Tensor& t, const Tensor& src) { copy_(t, not_none(src, "copy_", "src")); return t; },
+            py::arg("src"))
         .def("fill_",
              [](const Tensor& t, py::handle v) {
                  auto s = scalar_arg(v);
@@ -250,7 +271,8 @@ void bind_tensor(py::module_& m)
                 return clamp(t, l ? &*l : nullptr, h ? &*h : nullptr);
             },
             py::arg("min") = py::none(), py::arg("max") = py::none())
-        .def("matmul", [](const Tensor& a, const Tensor& b) { return matmul(a, b); }, py::arg("other"))
+        .def("matmul", [](const Tensor& a, const Tensor& b) { return matmul(a, not_none(b, "matmul", "other")); },
+             py::arg("other"))
         .def("sum",
              [](const Tensor& t, py::handle dim, bool keepdim, py::handle dtype) {
                  return sum(t, dims_arg(dim, "sum"), keepdim, optional_dtype_arg(dtype));
