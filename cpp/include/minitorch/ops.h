@@ -32,6 +32,9 @@ Tensor clone(const Tensor& t);
 Tensor to_dtype(const Tensor& t, DType dtype);  // returns t itself when nothing changes
 Tensor to_device(const Tensor& t, Device device);
 void copy_(const Tensor& dst, const Tensor& src);  // broadcasts src to dst
+// In-place ops refuse a destination where several elements share one memory location
+// (an expanded tensor): each shared cell would be updated once per alias.
+void check_no_internal_overlap(const Tensor& t, const char* op);
 void fill_(const Tensor& dst, Scalar value);
 
 // ---- views (ops/views.cpp) ----

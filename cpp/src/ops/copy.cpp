@@ -62,9 +62,18 @@ Tensor to_device(const Tensor& t, Device device)
     return tracked(t, out, "ToCopyBackward0");
 }
 
+void check_no_internal_overlap(const Tensor& t, const char* op)
+{
+    for (int64_t d = 0; d < t->dim(); ++d)
+        MT_CHECK_RUNTIME(t->strides[d] != 0 || t->shape[d] <= 1, op, ": unsupported operation: more than one element "
+                         "of the written-to tensor refers to a single memory location (an expanded tensor of shape ",
+                         t->shape, " and strides ", t->strides, "); call .clone() before writing to it");
+}
+
 void copy_(const Tensor& dst, const Tensor& src)
 {
     autograd::check_inplace(dst, "copy_");
+    check_no_internal_overlap(dst, "copy_");
     MT_CHECK_RUNTIME(dst->device() == src->device(), "copy_: expected both tensors on one device, got ",
                      dst->device(), " and ", src->device());
     Shape b = broadcast_shapes(dst->shape, src->shape, "copy_");
@@ -81,6 +90,7 @@ void copy_(const Tensor& dst, const Tensor& src)
 void fill_(const Tensor& dst, Scalar value)
 {
     autograd::check_inplace(dst, "fill_");
+    check_no_internal_overlap(dst, "fill_");
     if (dst->numel()) kernels(dst->device()).fill(dst, value);
 }
 

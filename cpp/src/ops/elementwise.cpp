@@ -149,6 +149,7 @@ Tensor binary_forward(BinaryOp op, const Tensor& a, const Tensor& b)
 void binary_(BinaryOp op, const Tensor& a, const Tensor& b)
 {
     autograd::check_inplace(a, op_name(op));
+    check_no_internal_overlap(a, op_name(op));
     const char* name = op_name(op);
     check_same_device(name, a, b);
     DType common = result_type(a, b);

@@ -127,7 +127,7 @@ def summary(model, input_size, dtype=None, device=None) -> Summary:
     for m in model.modules():
         if not any(True for _ in m.children()):  # leaves only: containers would double count
             handles.append(m.register_forward_hook(hook))
-    was_training = model.training
+    flags = [(m, m.training) for m in model.modules()]  # restored one by one (a frozen part stays frozen)
     model.eval()
     try:
         with no_grad():
@@ -135,6 +135,7 @@ def summary(model, input_size, dtype=None, device=None) -> Summary:
     finally:
         for h in handles:
             h.remove()
-        model.train(was_training)
+        for m, flag in flags:
+            object.__setattr__(m, "training", flag)
     total = sum(p.numel() for p in model.parameters())
     return Summary(type(model).__name__, input_size, layers, total)
