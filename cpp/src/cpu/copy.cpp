@@ -20,7 +20,7 @@ void copy(const Tensor& dst, const Tensor& src)
                     for (int64_t i = 0; i < n; ++i)
                         *reinterpret_cast<D*>(p[0] + i * s[0]) = static_cast<D>(*reinterpret_cast<const S*>(p[1] + i * s[1]));
                 }
-            });
+            }, kMemoryBoundGrain);
         });
     });
 }
@@ -38,7 +38,7 @@ void fill(const Tensor& dst, Scalar value)
             } else {
                 for (int64_t i = 0; i < n; ++i) *reinterpret_cast<T*>(p[0] + i * s[0]) = v;
             }
-        });
+        }, kMemoryBoundGrain);
     });
 }
 

@@ -45,8 +45,16 @@ void reduce(ReduceOp op, const Tensor& values, const Tensor& indices, const Tens
                         for (int64_t i = 0; i < inner; ++i) any = any || row[i];
                         val[r] = any;
                     } else {
-                        typename Acc<T>::type acc = 0;
-                        for (int64_t i = 0; i < inner; ++i) acc += row[i];
+                        // Eight running sums (summed at the end): independent chains the
+                        // compiler can keep in SIMD registers, and a little more accurate.
+                        using A = typename Acc<T>::type;
+                        A lanes[8] = {0, 0, 0, 0, 0, 0, 0, 0};
+                        int64_t i = 0;
+                        for (; i + 8 <= inner; i += 8)
+                            for (int k = 0; k < 8; ++k) lanes[k] += row[i + k];
+                        A acc = 0;
+                        for (; i < inner; ++i) acc += row[i];
+                        for (int k = 0; k < 8; ++k) acc += lanes[k];
                         val[r] = static_cast<T>(acc);
                     }
                     continue;

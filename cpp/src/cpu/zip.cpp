@@ -70,7 +70,7 @@ struct Compare {
 // The loop: contiguous operands get a plain indexed loop (vectorizable), a broadcast
 // scalar on the right its own loop, anything else the general strided form.
 template <class O, class T, class F>
-void run_zip(const StridedPlan<3>& plan, F f)
+void run_zip(const StridedPlan<3>& plan, F f, int64_t grain = kGrainSize)
 {
     plan.run([f](const std::array<char*, 3>& p, const std::array<int64_t, 3>& s, int64_t n) {
         O* out = reinterpret_cast<O*>(p[0]);
@@ -86,7 +86,7 @@ void run_zip(const StridedPlan<3>& plan, F f)
                 *reinterpret_cast<O*>(p[0] + i * s[0]) =
                     f(*reinterpret_cast<const T*>(p[1] + i * s[1]), *reinterpret_cast<const T*>(p[2] + i * s[2]));
         }
-    });
+    }, grain);
 }
 
 }  // namespace
@@ -96,13 +96,13 @@ void zip(BinaryOp op, const Tensor& out, const Tensor& a, const Tensor& b)
     StridedPlan<3> plan({out.get(), a.get(), b.get()});
     dispatch(a->dtype, [&](auto tag) {
         using T = typename decltype(tag)::type;
-        if (is_comparison(op)) return run_zip<bool, T>(plan, Compare<T>{op});
+        if (is_comparison(op)) return run_zip<bool, T>(plan, Compare<T>{op}, kMemoryBoundGrain);
         if constexpr (!std::is_same_v<T, bool>) {
             switch (op) {  // the hot ones get switch-free loops
-                case BinaryOp::Add: return run_zip<T, T>(plan, [](T x, T y) { return static_cast<T>(x + y); });
-                case BinaryOp::Sub: return run_zip<T, T>(plan, [](T x, T y) { return static_cast<T>(x - y); });
-                case BinaryOp::Mul: return run_zip<T, T>(plan, [](T x, T y) { return static_cast<T>(x * y); });
-                case BinaryOp::Div: return run_zip<T, T>(plan, [](T x, T y) { return static_cast<T>(x / y); });
+                case BinaryOp::Add: return run_zip<T, T>(plan, [](T x, T y) { return static_cast<T>(x + y); }, kMemoryBoundGrain);
+                case BinaryOp::Sub: return run_zip<T, T>(plan, [](T x, T y) { return static_cast<T>(x - y); }, kMemoryBoundGrain);
+                case BinaryOp::Mul: return run_zip<T, T>(plan, [](T x, T y) { return static_cast<T>(x * y); }, kMemoryBoundGrain);
+                case BinaryOp::Div: return run_zip<T, T>(plan, [](T x, T y) { return static_cast<T>(x / y); }, kMemoryBoundGrain);
                 default: break;
             }
         }
