@@ -5,7 +5,6 @@ Python itself (repr, iteration, conversion to numbers and lists, ``.to``).
 """
 from __future__ import annotations
 
-import numpy as np
 
 from . import _C
 from ._C import Tensor
@@ -163,6 +162,3 @@ def _logical(a, b, kind):
 
 for _name, _value in _methods.items():
     setattr(Tensor, _name, _value)
-
-# numpy scalars on the left (np.float32(2) * t) must defer to the tensor.
-np.ndarray  # noqa: B018  (NumPy is a hard dependency; imported for __array__)

@@ -243,25 +243,28 @@ Tensor min_all(const Tensor& t) { return extreme_all(t, false); }
 std::tuple<Tensor, Tensor> max_dim(const Tensor& t, int64_t dim, bool keepdim) { return extreme_dim(t, dim, keepdim, true); }
 std::tuple<Tensor, Tensor> min_dim(const Tensor& t, int64_t dim, bool keepdim) { return extreme_dim(t, dim, keepdim, false); }
 
+namespace {
+
+// argmax / argmin: over one dim, or (dim=None) over the flattened tensor, where
+// keepdim keeps every dim as size 1.
+Tensor arg_extreme(ReduceOp op, const Tensor& t, std::optional<int64_t> dim, bool keepdim, const char* name)
+{
+    if (dim) return std::get<1>(best(op, t, {*dim}, keepdim, false, true, name));
+    MT_CHECK(t->numel() > 0, name, ": expected a non-empty tensor (shape ", t->shape, ")");
+    Tensor i = std::get<1>(best(op, reshape(t, {t->numel()}), {}, false, false, true, name));
+    return keepdim ? reshape(i, Shape(t->dim(), 1)) : i;
+}
+
+}  // namespace
+
 Tensor argmax(const Tensor& t, std::optional<int64_t> dim, bool keepdim)
 {
-    if (!dim) {
-        MT_CHECK(t->numel() > 0, "argmax: expected a non-empty tensor (shape ", t->shape, ")");
-        // Over the flattened tensor; keepdim keeps every dim as size 1.
-        Tensor i = std::get<1>(best(ReduceOp::ArgMax, reshape(t, {t->numel()}), {}, false, false, true, "argmax"));
-        return keepdim ? reshape(i, Shape(t->dim(), 1)) : i;
-    }
-    return std::get<1>(best(ReduceOp::ArgMax, t, {*dim}, keepdim, false, true, "argmax"));
+    return arg_extreme(ReduceOp::ArgMax, t, dim, keepdim, "argmax");
 }
 
 Tensor argmin(const Tensor& t, std::optional<int64_t> dim, bool keepdim)
 {
-    if (!dim) {
-        MT_CHECK(t->numel() > 0, "argmin: expected a non-empty tensor (shape ", t->shape, ")");
-        Tensor i = std::get<1>(best(ReduceOp::ArgMin, reshape(t, {t->numel()}), {}, false, false, true, "argmin"));
-        return keepdim ? reshape(i, Shape(t->dim(), 1)) : i;
-    }
-    return std::get<1>(best(ReduceOp::ArgMin, t, {*dim}, keepdim, false, true, "argmin"));
+    return arg_extreme(ReduceOp::ArgMin, t, dim, keepdim, "argmin");
 }
 
 }  // namespace minitorch
