@@ -1,20 +1,54 @@
-// runtime.cu — asking the CUDA runtime whether there is a GPU to use.
+// runtime.cu — is there a GPU, and plugging the CUDA backend into minitorch.
 //
 // On a machine with the toolkit but no driver (our CI), cudaGetDeviceCount answers
 // cudaErrorInsufficientDriver or cudaErrorNoDevice: that means "no GPU", not a crash.
-#include <cuda_runtime.h>
+// The emulated build (kernels run on the CPU) always has one device.
+#include "common.cuh"
 
 namespace minitorch::cuda {
+
+std::shared_ptr<Storage> allocate(size_t nbytes, Device device);
 
 int device_count()
 {
     int n = 0;
     cudaError_t err = cudaGetDeviceCount(&n);
     if (err != cudaSuccess) {
-        cudaGetLastError();  // clear the sticky error so later calls start clean
+        cudaGetLastError();  // clear the error so later calls start clean
         return 0;
     }
     return n;
+}
+
+bool is_emulated() { return MT_CUDA_EMULATED != 0; }
+
+void synchronize() { MT_CUDA_CHECK(cudaDeviceSynchronize()); }
+
+void random(RandomOp, const Tensor&, double, double)
+{
+    // Random numbers are drawn on the CPU and copied (ops/creation.cpp), so every
+    // device gives the same values for one seed.
+    throw std::runtime_error("random: CUDA tensors are filled on the CPU and copied");
+}
+
+const KernelTable& kernel_table()
+{
+    static const KernelTable table{copy,   fill,   arange,     map,        zip,        where,
+                                   reduce, matmul, gather_rows, scatter_add_rows, im2col, col2im,
+                                   max_pool2d, max_pool2d_backward, avg_pool2d, avg_pool2d_backward, random};
+    return table;
+}
+
+// Registers the kernels and the allocator when a device is usable; returns whether it is.
+bool init()
+{
+    static const bool ok = [] {
+        if (device_count() == 0) return false;
+        register_kernels(DeviceType::CUDA, &kernel_table());
+        register_allocator(DeviceType::CUDA, &allocate);
+        return true;
+    }();
+    return ok;
 }
 
 }  // namespace minitorch::cuda

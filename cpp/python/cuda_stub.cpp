@@ -1,10 +1,8 @@
-// cuda_stub.cpp — minitorch._C.cuda_* when the CUDA backend is (or is not) compiled in.
+// cuda_stub.cpp — minitorch._C's CUDA functions, with or without the CUDA backend.
 #include "bindings.h"
 
 #ifdef MINITORCH_WITH_CUDA
-namespace minitorch::cuda {
-int device_count();  // cuda/runtime.cu: 0 when there is no usable driver or GPU
-}
+#include "../../cuda/api.h"
 #endif
 
 namespace minitorch::python {
@@ -12,11 +10,40 @@ namespace minitorch::python {
 void bind_cuda(py::module_& m)
 {
 #ifdef MINITORCH_WITH_CUDA
+    namespace c = minitorch::cuda;
     m.attr("_cuda_compiled") = true;
-    m.def("_cuda_device_count", [] { return minitorch::cuda::device_count(); });
+    m.def("_cuda_device_count", [] { return c::device_count(); });
+    m.def("_cuda_is_emulated", [] { return c::is_emulated(); });
+    m.def("_cuda_init", [] { return c::init(); });
+    m.def("_cuda_synchronize", [] { if (c::init()) c::synchronize(); });
+    m.def("_cuda_empty_cache", [] { if (c::init()) c::empty_cache(); });
+    m.def("_cuda_memory_allocated", [] { return c::memory_allocated(); });
+    m.def("_cuda_max_memory_allocated", [] { return c::max_memory_allocated(); });
+    m.def("_cuda_memory_cached", [] { return c::memory_cached(); });
+    m.def("_set_cuda_matmul", [](const std::string& name) {
+        if (name == "naive") c::set_matmul_impl(c::MatmulImpl::Naive);
+        else if (name == "tiled") c::set_matmul_impl(c::MatmulImpl::Tiled);
+        else if (name == "cublas") c::set_matmul_impl(c::MatmulImpl::Cublas);
+        else throw ValueError("backends.cuda.matmul: expected 'naive', 'tiled' or 'cublas', got '" + name + "'");
+    });
+    m.def("_get_cuda_matmul", [] {
+        auto i = c::matmul_impl();
+        return i == c::MatmulImpl::Naive ? "naive" : i == c::MatmulImpl::Tiled ? "tiled" : "cublas";
+    });
 #else
     m.attr("_cuda_compiled") = false;
     m.def("_cuda_device_count", [] { return 0; });
+    m.def("_cuda_is_emulated", [] { return false; });
+    m.def("_cuda_init", [] { return false; });
+    m.def("_cuda_synchronize", [] {});
+    m.def("_cuda_empty_cache", [] {});
+    m.def("_cuda_memory_allocated", [] { return size_t(0); });
+    m.def("_cuda_max_memory_allocated", [] { return size_t(0); });
+    m.def("_cuda_memory_cached", [] { return size_t(0); });
+    m.def("_set_cuda_matmul", [](const std::string&) {
+        throw std::runtime_error("backends.cuda.matmul: minitorch was built without CUDA");
+    });
+    m.def("_get_cuda_matmul", [] { return "none"; });
 #endif
 }
 

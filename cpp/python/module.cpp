@@ -14,6 +14,10 @@ void bind_errors(py::module_& m)
     static PyObject* dtype_error = PyErr_NewExceptionWithDoc(
         "minitorch.DTypeError", "Unsupported dtype or argument type. Both a TypeError and a RuntimeError.",
         py::make_tuple(py::handle(PyExc_TypeError), py::handle(PyExc_RuntimeError)).release().ptr(), nullptr);
+    static PyObject* cuda_oom = PyErr_NewExceptionWithDoc(
+        "minitorch.cuda.OutOfMemoryError", "The GPU ran out of memory. Both a RuntimeError and a MemoryError.",
+        py::make_tuple(py::handle(PyExc_RuntimeError), py::handle(PyExc_MemoryError)).release().ptr(), nullptr);
+    m.attr("CudaOutOfMemoryError") = py::handle(cuda_oom);
     m.attr("InputError") = py::handle(input_error);
     m.attr("DTypeError") = py::handle(dtype_error);
     py::register_exception_translator([](std::exception_ptr p) {
@@ -27,6 +31,8 @@ void bind_errors(py::module_& m)
             PyErr_SetString(PyExc_IndexError, e.what());
         } catch (const OutOfMemoryError& e) {
             PyErr_SetString(PyExc_MemoryError, e.what());
+        } catch (const CudaOutOfMemoryError& e) {
+            PyErr_SetString(cuda_oom, e.what());
         }
     });
 }

@@ -15,7 +15,7 @@ const KernelTable& kernels(Device device)
 {
     if (device.is_cpu()) return cpu::kernel_table();
     const KernelTable* t = g_tables[int(device.type)];
-    MT_CHECK_RUNTIME(t, "no kernels for device '", device, "': minitorch was built without CUDA support");
+    MT_CHECK_RUNTIME(t, "no kernels for device '", device, "': CUDA is not available (see minitorch.cuda.is_available())");
     return *t;
 }
 

@@ -40,7 +40,10 @@ std::shared_ptr<Storage> Storage::allocate(size_t nbytes, Device device)
     if (!device.is_cpu()) {
         auto alloc = g_allocators[int(device.type)];
         MT_CHECK_RUNTIME(alloc, "cannot allocate on device '", device,
-                         "': minitorch was built without CUDA support");
+                         "': CUDA is not available (minitorch was built without CUDA, or no GPU and driver were "
+                         "found; see minitorch.cuda.is_available())");
+        MT_CHECK_RUNTIME(device.index == 0, "cannot allocate on device '", device,
+                         "': minitorch uses one GPU, cuda:0");
         return alloc(nbytes, device);
     }
     auto s = std::make_shared<Storage>();

@@ -108,6 +108,9 @@ from ._creation import (  # noqa: E402,F401
 )
 from ._functions import argmax, argmin, clamp, max, mean, min, sum  # noqa: E402,F401
 from . import cuda  # noqa: E402,F401
+
+if _C._cuda_compiled:
+    _C._cuda_init()  # registers the CUDA kernels when a device (or the emulator) is there
 from . import testing  # noqa: E402,F401
 from . import autograd  # noqa: E402,F401
 from .autograd import enable_grad, is_grad_enabled, no_grad, set_grad_enabled  # noqa: E402,F401

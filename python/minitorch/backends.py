@@ -2,6 +2,7 @@
 comparisons (the defaults are the fast ones).
 
     minitorch.backends.cpu.matmul = "naive"     # "naive" | "blocked" | "blas" (default)
+    minitorch.backends.cuda.matmul = "tiled"    # "naive" | "tiled" | "cublas" (default on a GPU)
     with minitorch.backends.cpu.use_matmul("blocked"):
         c = a @ b
 """
@@ -34,4 +35,27 @@ class _CPU:
             self.matmul = prev
 
 
+class _CUDA:
+    """GPU kernel choices (need a CUDA build)."""
+
+    @property
+    def matmul(self) -> str:
+        """"naive" (a thread per output), "tiled" (shared-memory tiles) or "cublas" (default on a GPU)."""
+        return _C._get_cuda_matmul()
+
+    @matmul.setter
+    def matmul(self, name: str) -> None:
+        _C._set_cuda_matmul(name)
+
+    @contextlib.contextmanager
+    def use_matmul(self, name: str):
+        prev = self.matmul
+        self.matmul = name
+        try:
+            yield
+        finally:
+            self.matmul = prev
+
+
 cpu = _CPU()
+cuda = _CUDA()

@@ -20,6 +20,9 @@ struct TypeError : std::runtime_error { using std::runtime_error::runtime_error;
 struct IndexError : std::runtime_error { using std::runtime_error::runtime_error; };
 // Allocation too large -> Python MemoryError.
 struct OutOfMemoryError : std::runtime_error { using std::runtime_error::runtime_error; };
+// GPU memory exhausted -> Python minitorch.cuda.OutOfMemoryError (a RuntimeError and
+// a MemoryError, like torch.cuda.OutOfMemoryError).
+struct CudaOutOfMemoryError : std::runtime_error { using std::runtime_error::runtime_error; };
 // Anything else (std::runtime_error) -> Python RuntimeError.
 
 namespace detail {

@@ -1,0 +1,22 @@
+// api.h — the CUDA backend's host functions that the rest of minitorch may call
+// (plain C++: no CUDA headers, so the bindings include it in every build).
+#pragma once
+#include <cstddef>
+
+namespace minitorch::cuda {
+
+int device_count();   // 0 without a usable driver or GPU; 1 in the emulated build
+bool is_emulated();   // kernels run on the CPU through cuda/emu
+bool init();          // registers kernels + allocator once; false when no device
+void synchronize();
+void empty_cache();
+size_t memory_allocated();      // bytes held by live CUDA tensors
+size_t max_memory_allocated();  // the peak of that
+size_t memory_cached();         // bytes kept by the caching allocator for reuse
+
+// Which GPU matmul runs (naive / tiled / cuBLAS), for the lectures' comparison.
+enum class MatmulImpl { Naive, Tiled, Cublas };
+void set_matmul_impl(MatmulImpl impl);
+MatmulImpl matmul_impl();
+
+}  // namespace minitorch::cuda

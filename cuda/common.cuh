@@ -1,0 +1,97 @@
+// common.cuh — what every CUDA kernel file shares: error checks, launch sizes, and
+// the strided view of a tensor that kernels index with.
+//
+// The same sources build with nvcc (a real GPU) and with the host compiler against
+// emu/cuda_emu.h (MINITORCH_CUDA_EMULATE=ON: kernels run on the CPU, see emu/README.md).
+#pragma once
+#include <cstdint>
+#include <type_traits>
+
+#include "api.h"
+#include "emu/cuda_compat.h"
+#include "minitorch/error.h"
+#include "minitorch/kernels.h"
+
+namespace minitorch::cuda {
+
+// Every CUDA API call is checked; a failure becomes a Python RuntimeError naming the call.
+#define MT_CUDA_CHECK(call)                                                                              \
+    do {                                                                                                 \
+        cudaError_t err_ = (call);                                                                       \
+        if (err_ != cudaSuccess)                                                                         \
+            throw std::runtime_error(::minitorch::detail::str("CUDA error: ", cudaGetErrorString(err_), \
+                                                              " (", #call, ")"));                        \
+    } while (0)
+
+// Every launch is followed by this (a bad configuration is reported at launch time).
+#define MT_CUDA_CHECK_LAUNCH(name) MT_CUDA_CHECK_LAUNCH_(cudaGetLastError(), name)
+#define MT_CUDA_CHECK_LAUNCH_(err, name)                                                                     \
+    do {                                                                                                     \
+        cudaError_t e_ = (err);                                                                              \
+        if (e_ != cudaSuccess)                                                                               \
+            throw std::runtime_error(::minitorch::detail::str("CUDA kernel launch failed (", name, "): ",   \
+                                                              cudaGetErrorString(e_)));                      \
+    } while (0)
+
+constexpr int kThreads = 256;  // threads per block for elementwise kernels
+
+// Blocks for n elements with a grid-stride loop: enough to fill the GPU, capped so
+// huge tensors loop instead of launching millions of blocks.
+inline unsigned blocks_for(int64_t n)
+{
+    int64_t b = (n + kThreads - 1) / kThreads;
+    return unsigned(b < 1 ? 1 : (b > 4096 ? 4096 : b));
+}
+
+// N tensors of one (coalesced) shape: each thread turns its flat index into N byte
+// offsets. Built on the host from cpu::StridedPlan's coalescing.
+template <int N>
+struct Strided {
+    int ndim;
+    int64_t numel;
+    int64_t shape[kMaxDims];
+    int64_t stride[N][kMaxDims];  // bytes
+    char* base[N];
+
+    __device__ __forceinline__ void offsets(int64_t i, int64_t (&off)[N]) const
+    {
+        for (int k = 0; k < N; ++k) off[k] = 0;
+        for (int d = ndim - 1; d >= 0; --d) {
+            const int64_t idx = i % shape[d];
+            i /= shape[d];
+            for (int k = 0; k < N; ++k) off[k] += idx * stride[k][d];
+        }
+    }
+};
+
+template <int N>
+Strided<N> make_strided(const std::array<const TensorImpl*, N>& ts);
+
+// Device math by element type (float calls the f-suffixed functions).
+template <class T> __device__ __forceinline__ T dexp(T x) { if constexpr (std::is_same_v<T, float>) return expf(x); else return exp(x); }
+template <class T> __device__ __forceinline__ T dlog(T x) { if constexpr (std::is_same_v<T, float>) return logf(x); else return log(x); }
+template <class T> __device__ __forceinline__ T dsqrt(T x) { if constexpr (std::is_same_v<T, float>) return sqrtf(x); else return sqrt(x); }
+template <class T> __device__ __forceinline__ T dtanh(T x) { if constexpr (std::is_same_v<T, float>) return tanhf(x); else return tanh(x); }
+template <class T> __device__ __forceinline__ T dpow(T x, T y) { if constexpr (std::is_same_v<T, float>) return powf(x, y); else return pow(x, y); }
+template <class T> __device__ __forceinline__ bool dnan(T x) { if constexpr (std::is_floating_point_v<T>) return x != x; else return false; }
+
+// ---- the CUDA KernelTable entries (one .cu file per family) ----
+void copy(const Tensor& dst, const Tensor& src);
+void fill(const Tensor& dst, Scalar value);
+void arange(const Tensor& dst, double start, double step);
+void map(UnaryOp op, const Tensor& out, const Tensor& in);
+void zip(BinaryOp op, const Tensor& out, const Tensor& a, const Tensor& b);
+void where(const Tensor& out, const Tensor& cond, const Tensor& a, const Tensor& b);
+void reduce(ReduceOp op, const Tensor& values, const Tensor& indices, const Tensor& in);
+void matmul(const Tensor& out, const Tensor& a, const Tensor& b);
+void gather_rows(const Tensor& out, const Tensor& in, const Tensor& index);
+void scatter_add_rows(const Tensor& out, const Tensor& in, const Tensor& index);
+void im2col(const Tensor& cols, const Tensor& input, const Window2d& w);
+void col2im(const Tensor& grad_input, const Tensor& cols, const Window2d& w);
+void max_pool2d(const Tensor& out, const Tensor& indices, const Tensor& input, const Window2d& w);
+void max_pool2d_backward(const Tensor& grad_input, const Tensor& grad_out, const Tensor& indices, const Window2d& w);
+void avg_pool2d(const Tensor& out, const Tensor& input, const Window2d& w);
+void avg_pool2d_backward(const Tensor& grad_input, const Tensor& grad_out, const Window2d& w);
+void random(RandomOp op, const Tensor& dst, double lo, double hi);
+
+}  // namespace minitorch::cuda

@@ -1,0 +1,206 @@
+// conv.cu — CUDA kernels for im2col / col2im (convolution as one GEMM), pooling, and
+// row gather / scatter-add. Layouts are those of kernels.h (same as the CPU).
+#include "common.cuh"
+
+namespace minitorch::cuda {
+
+namespace {
+
+#define MT_GRID_STRIDE(i, n) \
+    for (int64_t i = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; i < (n); i += int64_t(gridDim.x) * blockDim.x)
+
+// Thread mapping: one thread per element of cols (tap t, output pixel p).
+template <class T>
+__global__ void im2col_kernel(const T* x, T* cols, Window2d w)
+{
+    const int64_t pixels = w.N * w.OH * w.OW;
+    MT_GRID_STRIDE(i, w.C * w.KH * w.KW * pixels) {
+        const int64_t t = i / pixels, p = i % pixels;
+        const int64_t c = t / (w.KH * w.KW), kh = (t / w.KW) % w.KH, kw = t % w.KW;
+        const int64_t n = p / (w.OH * w.OW), oh = (p / w.OW) % w.OH, ow = p % w.OW;
+        const int64_t ih = oh * w.stride_h - w.pad_h + kh * w.dil_h, iw = ow * w.stride_w - w.pad_w + kw * w.dil_w;
+        cols[i] = (ih >= 0 && ih < w.H && iw >= 0 && iw < w.W) ? x[((n * w.C + c) * w.H + ih) * w.W + iw] : T(0);
+    }
+}
+
+// Thread mapping: one thread per INPUT pixel (n, c, ih, iw), summing every cols entry
+// that read it — a gather, so no two threads write the same place (no atomics).
+template <class T>
+__global__ void col2im_kernel(const T* cols, T* gx, Window2d w)
+{
+    const int64_t pixels = w.N * w.OH * w.OW;
+    MT_GRID_STRIDE(i, w.N * w.C * w.H * w.W) {
+        const int64_t iw = i % w.W, ih = (i / w.W) % w.H, c = (i / (w.W * w.H)) % w.C, n = i / (w.W * w.H * w.C);
+        T acc = 0;
+        for (int64_t kh = 0; kh < w.KH; ++kh) {
+            const int64_t hs = ih + w.pad_h - kh * w.dil_h;  // = oh * stride_h
+            if (hs < 0 || hs % w.stride_h) continue;
+            const int64_t oh = hs / w.stride_h;
+            if (oh >= w.OH) continue;
+            for (int64_t kw = 0; kw < w.KW; ++kw) {
+                const int64_t ws = iw + w.pad_w - kw * w.dil_w;
+                if (ws < 0 || ws % w.stride_w) continue;
+                const int64_t ow = ws / w.stride_w;
+                if (ow >= w.OW) continue;
+                acc += cols[((c * w.KH + kh) * w.KW + kw) * pixels + (n * w.OH + oh) * w.OW + ow];
+            }
+        }
+        gx[i] += acc;
+    }
+}
+
+// Thread mapping: one thread per output element (plane p, oh, ow).
+template <class T>
+__global__ void max_pool_kernel(const T* x, T* y, int64_t* idx, Window2d w)
+{
+    MT_GRID_STRIDE(i, w.N * w.C * w.OH * w.OW) {
+        const int64_t ow = i % w.OW, oh = (i / w.OW) % w.OH, p = i / (w.OW * w.OH);
+        const T* plane = x + p * w.H * w.W;
+        T best = T(0);
+        int64_t best_i = -1;
+        for (int64_t kh = 0; kh < w.KH; ++kh) {
+            const int64_t ih = oh * w.stride_h - w.pad_h + kh * w.dil_h;
+            if (ih < 0 || ih >= w.H) continue;
+            for (int64_t kw = 0; kw < w.KW; ++kw) {
+                const int64_t iw = ow * w.stride_w - w.pad_w + kw * w.dil_w;
+                if (iw < 0 || iw >= w.W) continue;
+                const T v = plane[ih * w.W + iw];
+                if (best_i < 0 || (!dnan(best) && (v > best || dnan(v)))) best = v, best_i = ih * w.W + iw;
+            }
+        }
+        y[i] = best_i < 0 ? T(-INFINITY) : best;
+        idx[i] = best_i;
+    }
+}
+
+// Thread mapping: one thread per output gradient; windows may overlap, so atomicAdd.
+template <class T>
+__global__ void max_pool_backward_kernel(const T* g, const int64_t* idx, T* gx, Window2d w)
+{
+    MT_GRID_STRIDE(i, w.N * w.C * w.OH * w.OW) {
+        const int64_t p = i / (w.OH * w.OW);
+        if (idx[i] >= 0) atomicAdd(gx + p * w.H * w.W + idx[i], g[i]);
+    }
+}
+
+__device__ __forceinline__ int64_t window_size(const Window2d& w, int64_t oh, int64_t ow)
+{
+    const int64_t h0 = oh * w.stride_h - w.pad_h, w0 = ow * w.stride_w - w.pad_w;
+    const int64_t h1 = min(h0 + w.KH, w.H + w.pad_h), w1 = min(w0 + w.KW, w.W + w.pad_w);
+    const int64_t n = (h1 - h0) * (w1 - w0);
+    return n < 1 ? 1 : n;
+}
+
+template <class T>
+__global__ void avg_pool_kernel(const T* x, T* y, Window2d w)
+{
+    MT_GRID_STRIDE(i, w.N * w.C * w.OH * w.OW) {
+        const int64_t ow = i % w.OW, oh = (i / w.OW) % w.OH, p = i / (w.OW * w.OH);
+        const T* plane = x + p * w.H * w.W;
+        T acc = 0;
+        for (int64_t kh = 0; kh < w.KH; ++kh) {
+            const int64_t ih = oh * w.stride_h - w.pad_h + kh;
+            if (ih < 0 || ih >= w.H) continue;
+            for (int64_t kw = 0; kw < w.KW; ++kw) {
+                const int64_t iw = ow * w.stride_w - w.pad_w + kw;
+                if (iw >= 0 && iw < w.W) acc += plane[ih * w.W + iw];
+            }
+        }
+        y[i] = acc / T(window_size(w, oh, ow));
+    }
+}
+
+template <class T>
+__global__ void avg_pool_backward_kernel(const T* g, T* gx, Window2d w)
+{
+    MT_GRID_STRIDE(i, w.N * w.C * w.OH * w.OW) {
+        const int64_t ow = i % w.OW, oh = (i / w.OW) % w.OH, p = i / (w.OW * w.OH);
+        const T v = g[i] / T(window_size(w, oh, ow));
+        for (int64_t kh = 0; kh < w.KH; ++kh) {
+            const int64_t ih = oh * w.stride_h - w.pad_h + kh;
+            if (ih < 0 || ih >= w.H) continue;
+            for (int64_t kw = 0; kw < w.KW; ++kw) {
+                const int64_t iw = ow * w.stride_w - w.pad_w + kw;
+                if (iw >= 0 && iw < w.W) atomicAdd(gx + p * w.H * w.W + ih * w.W + iw, v);
+            }
+        }
+    }
+}
+
+// Thread mapping: one thread per element of out (row i, column j).
+template <class T>
+__global__ void gather_rows_kernel(const T* in, T* out, const int64_t* index, int64_t n, int64_t row)
+{
+    MT_GRID_STRIDE(i, n * row) { out[i] = in[index[i / row] * row + i % row]; }
+}
+
+// Thread mapping: one thread per element of in; two rows may land on one: atomicAdd.
+template <class T>
+__global__ void scatter_add_rows_kernel(const T* in, T* out, const int64_t* index, int64_t n, int64_t row)
+{
+    MT_GRID_STRIDE(i, n * row) { atomicAdd(out + index[i / row] * row + i % row, in[i]); }
+}
+
+}  // namespace
+
+#define MT_FLOAT_LAUNCH(dtype, name, count, kernel, ...)                                 \
+    do {                                                                                 \
+        dispatch_floating(dtype, name, [&](auto tag) {                                   \
+            using T = typename decltype(tag)::type;                                      \
+            MT_LAUNCH(blocks_for(count), kThreads, 0, 0, kernel<T>)(__VA_ARGS__);        \
+        });                                                                              \
+        MT_CUDA_CHECK_LAUNCH(name);                                                      \
+    } while (0)
+
+void im2col(const Tensor& cols, const Tensor& x, const Window2d& w)
+{
+    MT_FLOAT_LAUNCH(x->dtype, "im2col", cols->numel(), im2col_kernel, x->data_as<T>(), cols->data_as<T>(), w);
+}
+
+void col2im(const Tensor& gx, const Tensor& cols, const Window2d& w)
+{
+    MT_FLOAT_LAUNCH(gx->dtype, "col2im", gx->numel(), col2im_kernel, cols->data_as<T>(), gx->data_as<T>(), w);
+}
+
+void max_pool2d(const Tensor& out, const Tensor& indices, const Tensor& x, const Window2d& w)
+{
+    MT_FLOAT_LAUNCH(x->dtype, "max_pool2d", out->numel(), max_pool_kernel, x->data_as<T>(), out->data_as<T>(),
+                    indices->data_as<int64_t>(), w);
+}
+
+void max_pool2d_backward(const Tensor& gx, const Tensor& g, const Tensor& indices, const Window2d& w)
+{
+    MT_FLOAT_LAUNCH(gx->dtype, "max_pool2d_backward", g->numel(), max_pool_backward_kernel, g->data_as<T>(),
+                    indices->data_as<int64_t>(), gx->data_as<T>(), w);
+}
+
+void avg_pool2d(const Tensor& out, const Tensor& x, const Window2d& w)
+{
+    MT_FLOAT_LAUNCH(x->dtype, "avg_pool2d", out->numel(), avg_pool_kernel, x->data_as<T>(), out->data_as<T>(), w);
+}
+
+void avg_pool2d_backward(const Tensor& gx, const Tensor& g, const Window2d& w)
+{
+    MT_FLOAT_LAUNCH(gx->dtype, "avg_pool2d_backward", g->numel(), avg_pool_backward_kernel, g->data_as<T>(),
+                    gx->data_as<T>(), w);
+}
+
+void gather_rows(const Tensor& out, const Tensor& in, const Tensor& index)
+{
+    const int64_t n = index->numel(), row = n ? out->numel() / n : 0;
+    dispatch(in->dtype, [&](auto tag) {
+        using T = typename decltype(tag)::type;
+        MT_LAUNCH(blocks_for(n * row), kThreads, 0, 0, gather_rows_kernel<T>)(in->data_as<T>(), out->data_as<T>(),
+                                                                                index->data_as<int64_t>(), n, row);
+    });
+    MT_CUDA_CHECK_LAUNCH("gather_rows");
+}
+
+void scatter_add_rows(const Tensor& out, const Tensor& in, const Tensor& index)
+{
+    const int64_t n = index->numel(), row = n ? in->numel() / n : 0;
+    MT_FLOAT_LAUNCH(out->dtype, "scatter_add_rows", n * row, scatter_add_rows_kernel, in->data_as<T>(),
+                    out->data_as<T>(), index->data_as<int64_t>(), n, row);
+}
+
+}  // namespace minitorch::cuda

@@ -1,0 +1,241 @@
+// elementwise.cu — CUDA kernels for fill / strided copy / map / zip / where / arange.
+//
+// Thread mapping: one thread per output element, grid-stride loop (any size works);
+// each thread turns its flat index into byte offsets with Strided<N>::offsets.
+#include <cstring>
+
+#include "../cpp/src/cpu/strided_loop.h"
+#include "common.cuh"
+
+namespace minitorch::cuda {
+
+template <int N>
+Strided<N> make_strided(const std::array<const TensorImpl*, N>& ts)
+{
+    cpu::StridedPlan<N> plan(ts);  // the CPU's dim coalescing, reused on the host
+    Strided<N> s{};
+    s.ndim = plan.ndim;
+    s.numel = plan.numel;
+    for (int d = 0; d < plan.ndim; ++d) {
+        s.shape[d] = plan.shape[d];
+        for (int k = 0; k < N; ++k) s.stride[k][d] = plan.strides[k][d];
+    }
+    for (int k = 0; k < N; ++k) s.base[k] = plan.base[k];
+    return s;
+}
+template Strided<1> make_strided<1>(const std::array<const TensorImpl*, 1>&);
+template Strided<2> make_strided<2>(const std::array<const TensorImpl*, 2>&);
+template Strided<3> make_strided<3>(const std::array<const TensorImpl*, 3>&);
+template Strided<4> make_strided<4>(const std::array<const TensorImpl*, 4>&);
+
+namespace {
+
+template <class D, class S>
+__global__ void copy_kernel(Strided<2> s)
+{
+    for (int64_t i = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; i < s.numel; i += int64_t(gridDim.x) * blockDim.x) {
+        int64_t off[2];
+        s.offsets(i, off);
+        *reinterpret_cast<D*>(s.base[0] + off[0]) = static_cast<D>(*reinterpret_cast<const S*>(s.base[1] + off[1]));
+    }
+}
+
+template <class T>
+__global__ void fill_kernel(Strided<1> s, T value)
+{
+    for (int64_t i = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; i < s.numel; i += int64_t(gridDim.x) * blockDim.x) {
+        int64_t off[1];
+        s.offsets(i, off);
+        *reinterpret_cast<T*>(s.base[0] + off[0]) = value;
+    }
+}
+
+template <class T>
+__global__ void arange_kernel(T* out, int64_t n, double start, double step)
+{
+    for (int64_t i = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; i < n; i += int64_t(gridDim.x) * blockDim.x)
+        out[i] = static_cast<T>(start + double(i) * step);
+}
+
+template <class T>
+__device__ __forceinline__ T unary_op(UnaryOp op, T x)
+{
+    if constexpr (std::is_same_v<T, bool>) {
+        return op == UnaryOp::LogicalNot ? !x : x;
+    } else {
+        switch (op) {
+            case UnaryOp::Neg: return -x;
+            case UnaryOp::Abs: return x < T(0) ? -x : x;
+            case UnaryOp::Relu: return x < T(0) ? T(0) : x;
+            case UnaryOp::LogicalNot: return static_cast<T>(x == T(0));
+            case UnaryOp::Sign: return static_cast<T>((T(0) < x) - (x < T(0)));
+            default: break;
+        }
+        if constexpr (std::is_floating_point_v<T>) {
+            switch (op) {
+                case UnaryOp::Exp: return dexp(x);
+                case UnaryOp::Log: return dlog(x);
+                case UnaryOp::Sqrt: return dsqrt(x);
+                case UnaryOp::Tanh: return dtanh(x);
+                case UnaryOp::Sigmoid: return T(1) / (T(1) + dexp(-x));
+                default: break;
+            }
+        }
+        return x;
+    }
+}
+
+template <class T>
+__global__ void map_kernel(Strided<2> s, UnaryOp op)
+{
+    for (int64_t i = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; i < s.numel; i += int64_t(gridDim.x) * blockDim.x) {
+        int64_t off[2];
+        s.offsets(i, off);
+        *reinterpret_cast<T*>(s.base[0] + off[0]) = unary_op(op, *reinterpret_cast<const T*>(s.base[1] + off[1]));
+    }
+}
+
+__device__ __forceinline__ int64_t int_pow(int64_t x, int64_t e)
+{
+    if (e < 0) return x == 1 ? 1 : (x == -1 ? (e % 2 ? -1 : 1) : 0);
+    int64_t r = 1;
+    while (e) {
+        if (e & 1) r *= x;
+        x *= x;
+        e >>= 1;
+    }
+    return r;
+}
+
+template <class T>
+__device__ __forceinline__ T binary_op(BinaryOp op, T a, T b)
+{
+    switch (op) {
+        case BinaryOp::Add: return static_cast<T>(a + b);
+        case BinaryOp::Sub: return static_cast<T>(a - b);
+        case BinaryOp::Mul: return static_cast<T>(a * b);
+        case BinaryOp::Div: return static_cast<T>(a / b);  // floating only (ops cast first)
+        case BinaryOp::Pow:
+            if constexpr (std::is_floating_point_v<T>) return dpow(a, b);
+            else if constexpr (std::is_same_v<T, bool>) return a || !b;
+            else return int_pow(a, b);
+        case BinaryOp::Maximum: return dnan(a) ? a : (dnan(b) ? b : (a > b ? a : b));
+        case BinaryOp::Minimum: return dnan(a) ? a : (dnan(b) ? b : (a < b ? a : b));
+        default: return T(0);
+    }
+}
+
+template <class T>
+__device__ __forceinline__ bool compare_op(BinaryOp op, T a, T b)
+{
+    switch (op) {
+        case BinaryOp::Eq: return a == b;
+        case BinaryOp::Ne: return a != b;
+        case BinaryOp::Lt: return a < b;
+        case BinaryOp::Le: return a <= b;
+        case BinaryOp::Gt: return a > b;
+        case BinaryOp::Ge: return a >= b;
+        default: return false;
+    }
+}
+
+template <class T>
+__global__ void zip_kernel(Strided<3> s, BinaryOp op)
+{
+    const bool cmp = op >= BinaryOp::Eq;
+    for (int64_t i = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; i < s.numel; i += int64_t(gridDim.x) * blockDim.x) {
+        int64_t off[3];
+        s.offsets(i, off);
+        const T a = *reinterpret_cast<const T*>(s.base[1] + off[1]);
+        const T b = *reinterpret_cast<const T*>(s.base[2] + off[2]);
+        if (cmp) *reinterpret_cast<bool*>(s.base[0] + off[0]) = compare_op(op, a, b);
+        else *reinterpret_cast<T*>(s.base[0] + off[0]) = binary_op(op, a, b);
+    }
+}
+
+template <class T>
+__global__ void where_kernel(Strided<4> s)
+{
+    for (int64_t i = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; i < s.numel; i += int64_t(gridDim.x) * blockDim.x) {
+        int64_t off[4];
+        s.offsets(i, off);
+        const bool c = *reinterpret_cast<const bool*>(s.base[1] + off[1]);
+        *reinterpret_cast<T*>(s.base[0] + off[0]) = *reinterpret_cast<const T*>(s.base[c ? 2 : 3] + off[c ? 2 : 3]);
+    }
+}
+
+}  // namespace
+
+void copy(const Tensor& dst, const Tensor& src)
+{
+    // Between host and device: plain bytes (to_device makes both contiguous, same dtype).
+    if (dst->device().is_cpu() != src->device().is_cpu()) {
+        MT_CHECK_RUNTIME(dst->is_contiguous() && src->is_contiguous() && dst->dtype == src->dtype,
+                         "copy: host<->device copies need contiguous tensors of one dtype");
+        const size_t bytes = size_t(dst->numel()) * itemsize(dst->dtype);
+        MT_CUDA_CHECK(cudaMemcpy(dst->data(), src->data(), bytes,
+                                 dst->device().is_cpu() ? cudaMemcpyDeviceToHost : cudaMemcpyHostToDevice));
+        return;
+    }
+    Strided<2> s = make_strided<2>({dst.get(), src.get()});
+    dispatch(dst->dtype, [&](auto dt) {
+        using D = typename decltype(dt)::type;
+        dispatch(src->dtype, [&](auto st) {
+            using S = typename decltype(st)::type;
+            MT_LAUNCH(blocks_for(s.numel), kThreads, 0, 0, copy_kernel<D, S>)(s);
+        });
+    });
+    MT_CUDA_CHECK_LAUNCH("copy_kernel");
+}
+
+void fill(const Tensor& dst, Scalar value)
+{
+    Strided<1> s = make_strided<1>({dst.get()});
+    dispatch(dst->dtype, [&](auto tag) {
+        using T = typename decltype(tag)::type;
+        MT_LAUNCH(blocks_for(s.numel), kThreads, 0, 0, fill_kernel<T>)(s, value.to<T>());
+    });
+    MT_CUDA_CHECK_LAUNCH("fill_kernel");
+}
+
+void arange(const Tensor& dst, double start, double step)
+{
+    const int64_t n = dst->numel();
+    dispatch(dst->dtype, [&](auto tag) {
+        using T = typename decltype(tag)::type;
+        MT_LAUNCH(blocks_for(n), kThreads, 0, 0, arange_kernel<T>)(dst->data_as<T>(), n, start, step);
+    });
+    MT_CUDA_CHECK_LAUNCH("arange_kernel");
+}
+
+void map(UnaryOp op, const Tensor& out, const Tensor& in)
+{
+    Strided<2> s = make_strided<2>({out.get(), in.get()});
+    dispatch(out->dtype, [&](auto tag) {
+        using T = typename decltype(tag)::type;
+        MT_LAUNCH(blocks_for(s.numel), kThreads, 0, 0, map_kernel<T>)(s, op);
+    });
+    MT_CUDA_CHECK_LAUNCH("map_kernel");
+}
+
+void zip(BinaryOp op, const Tensor& out, const Tensor& a, const Tensor& b)
+{
+    Strided<3> s = make_strided<3>({out.get(), a.get(), b.get()});
+    dispatch(a->dtype, [&](auto tag) {
+        using T = typename decltype(tag)::type;
+        MT_LAUNCH(blocks_for(s.numel), kThreads, 0, 0, zip_kernel<T>)(s, op);
+    });
+    MT_CUDA_CHECK_LAUNCH("zip_kernel");
+}
+
+void where(const Tensor& out, const Tensor& cond, const Tensor& a, const Tensor& b)
+{
+    Strided<4> s = make_strided<4>({out.get(), cond.get(), a.get(), b.get()});
+    dispatch(out->dtype, [&](auto tag) {
+        using T = typename decltype(tag)::type;
+        MT_LAUNCH(blocks_for(s.numel), kThreads, 0, 0, where_kernel<T>)(s);
+    });
+    MT_CUDA_CHECK_LAUNCH("where_kernel");
+}
+
+}  // namespace minitorch::cuda
