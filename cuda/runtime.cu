@@ -22,6 +22,15 @@ int device_count()
 
 bool is_emulated() { return MT_CUDA_EMULATED != 0; }
 
+long emulator_diagnostics()
+{
+#if MT_CUDA_EMULATED
+    return ::emu::diagnostic_count();
+#else
+    return 0;
+#endif
+}
+
 void synchronize() { MT_CUDA_CHECK(cudaDeviceSynchronize()); }
 
 void random(RandomOp, const Tensor&, double, double)

@@ -36,6 +36,16 @@ DEVICES = [
 ]
 
 
+@pytest.fixture(autouse=True)
+def _no_emulator_reports():
+    """In the emulated CUDA build, a kernel that misuses barriers or shuffles makes the
+    emulator print a report (it may still compute the right numbers): fail the test."""
+    before = minitorch._C._cuda_emulator_diagnostics()
+    yield
+    after = minitorch._C._cuda_emulator_diagnostics()
+    assert after == before, f"the CUDA emulator reported {after - before} kernel problem(s); see stderr"
+
+
 @pytest.fixture(params=DEVICES, scope="session")
 def device(request) -> str:
     """The device a test runs on; session-scoped so hypothesis tests may use it too."""

@@ -117,7 +117,7 @@ def test_linspace(device, args):
     assert_tensor_equal(t, np.linspace(*args, dtype=np.float32), rtol=1e-6, atol=1e-6)
     assert_tensor_equal(minitorch.linspace(*args, dtype=F64, device=device), np.linspace(*args), rtol=1e-12)
     if args[2] > 1:
-        assert t.numpy()[-1] == np.float32(args[1])  # the end point is exact
+        assert t.cpu().numpy()[-1] == np.float32(args[1])  # the end point is exact
 
 
 @pytest.mark.parametrize("device", DEVICES)
@@ -142,7 +142,7 @@ def test_like_forms(device, dtype):
     if dtype in (None, F64):
         r = minitorch.rand_like(x, dtype=dtype)
         assert r.dtype == want and tuple(r.shape) == (2, 3)
-        assert ((r >= 0) * (r < 1)).numpy().all()
+        assert ((r >= 0) * (r < 1)).cpu().numpy().all()
         assert minitorch.randn_like(x, dtype=dtype).dtype == want
 
 
@@ -200,14 +200,14 @@ def test_from_numpy_shares_memory_both_ways(dtype):
     assert a[1, 2] == 1
     a[2, 3] = 1  # array -> tensor
     assert t[2, 3].item() == 1
-    assert np.shares_memory(t.numpy(), a)
+    assert np.shares_memory(t.cpu().numpy(), a)
 
 
 def test_from_numpy_of_strided_arrays_keeps_the_strides():
     base = np.arange(24.0).reshape(4, 6)
     for a in (base.T, base[1:, ::2], base[:, 3]):
         t = minitorch.from_numpy(a)
-        np.testing.assert_array_equal(t.numpy(), a)
+        np.testing.assert_array_equal(t.cpu().numpy(), a)
         assert t.stride() == tuple(s // 8 for s in a.strides)
         t.fill_(-1.0)
         assert (a == -1).all()
@@ -217,15 +217,15 @@ def test_from_numpy_of_strided_arrays_keeps_the_strides():
 def test_from_numpy_keeps_the_array_alive():
     t = minitorch.from_numpy(np.arange(5.0) * 2)
     gc.collect()
-    np.testing.assert_array_equal(t.numpy(), [0, 2, 4, 6, 8])
+    np.testing.assert_array_equal(t.cpu().numpy(), [0, 2, 4, 6, 8])
 
 
 @pytest.mark.parametrize("dtype", [F32, F64, I64, BOOL])
 def test_numpy_shares_memory_with_the_tensor(dtype):
     t = minitorch.zeros(2, 3, dtype=dtype)
-    n = t.numpy()
+    n = t.cpu().numpy()
     assert n.dtype == {F32: np.float32, F64: np.float64, I64: np.int64, BOOL: np.bool_}[dtype]
-    assert np.shares_memory(n, t.numpy())
+    assert np.shares_memory(n, t.cpu().numpy())
     assert n.ctypes.data == t.data_ptr()
     n[0, 1] = 1
     assert t[0, 1].item() == 1
@@ -236,7 +236,7 @@ def test_numpy_shares_memory_with_the_tensor(dtype):
 def test_numpy_of_a_view_has_its_strides_and_offset():
     t = minitorch.tensor(np.arange(12.0).reshape(3, 4))
     v = t.T[1:, ::2]
-    n = v.numpy()
+    n = v.cpu().numpy()
     np.testing.assert_array_equal(n, np.arange(12.0).reshape(3, 4).T[1:, ::2])
     assert n.ctypes.data == v.data_ptr()
     n[0, 0] = 100
@@ -244,7 +244,7 @@ def test_numpy_of_a_view_has_its_strides_and_offset():
 
 
 def test_numpy_outlives_the_tensor():
-    n = minitorch.arange(4).numpy()
+    n = minitorch.arange(4).cpu().numpy()
     gc.collect()
     np.testing.assert_array_equal(n, [0, 1, 2, 3])
 
@@ -293,7 +293,7 @@ def test_shape_size_dim_numel_dtype_device(device):
     assert t.dim() == 3 and t.ndim == 3
     assert t.numel() == 24 and t.shape.numel() == 24
     assert t.dtype == F64 and t.element_size() == 8
-    assert t.device.type == device and str(t.device) == device and t.device == device
+    assert t.device.type == device and str(t.device) == ("cpu" if device == "cpu" else "cuda:0") and t.device == device
     assert len(t) == 2
     assert [tuple(r.shape) for r in t] == [(3, 4), (3, 4)]
     assert minitorch.zeros(0, 5, device=device).numel() == 0

@@ -28,7 +28,7 @@ CASES = {
     "max_min_where": ((A, V), lambda a, v: minitorch.where(a > 0, minitorch.maximum(a, v), minitorch.minimum(a, v))),
     "clamp": ((A,), lambda a: a.clamp(-0.5, 0.5) * 3),
     "sum_mean": ((A,), lambda a: a.sum(0) * a.mean(1, keepdim=True)),
-    "max_dim": ((A,), lambda a: a.max(1).values + a.min(0, keepdim=True).values),
+    "max_dim": ((A,), lambda a: a.max(1, keepdim=True).values + a.min(0, keepdim=True).values),
     "max_all": ((A,), lambda a: a.max() * a),
     "matmul": ((A, B), lambda a, b: a @ b),
     "matmul_batched": ((IMG[:, :, :4, :4], B[:4, :4]), lambda x, b: (x @ b).sum(1)),
@@ -38,7 +38,7 @@ CASES = {
     "softmax": ((A,), lambda a: F.softmax(a, 1) + F.log_softmax(a, 0)),
     "cross_entropy": ((LOGITS,), lambda z: F.cross_entropy(z, minitorch.tensor(LABELS).to(z.device))),
     "conv2d": ((IMG, W), lambda x, w: F.conv2d(x, w, stride=(2, 1), padding=1)),
-    "pools": ((IMG,), lambda x: F.max_pool2d(x, 2, padding=1) .sum() + F.avg_pool2d(x, 3, 2, 1).sum()),
+    "pools": ((IMG,), lambda x: F.max_pool2d(x, 2, padding=1).sum() + F.avg_pool2d(x, 3, 2, 1).sum()),
 }
 
 

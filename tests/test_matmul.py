@@ -36,7 +36,7 @@ def _operand(arr, layout, device):
         # stored as (..., cols, rows), viewed transposed: column-major matrices
         stored = np.ascontiguousarray(np.swapaxes(arr, -1, -2))
         t = minitorch.tensor(stored, device=device).transpose(-2, -1)
-        np.testing.assert_array_equal(t.numpy(), arr)
+        np.testing.assert_array_equal(t.cpu().numpy(), arr)
         return t
     if layout == "mT":
         layout = "contiguous"

@@ -94,7 +94,7 @@ def test_float32_plus_python_float_keeps_float32_values(device):
     x = minitorch.tensor(np.array([0.1, 1e-3], dtype=np.float32), device=device)
     out = x + 0.2
     assert out.dtype == F32
-    np.testing.assert_array_equal(out.numpy(), np.array([0.1, 1e-3], np.float32) + np.float32(0.2))
+    np.testing.assert_array_equal(out.cpu().numpy(), np.array([0.1, 1e-3], np.float32) + np.float32(0.2))
 
 
 # (0-dim dtype, dimensioned dtype, result dtype)
@@ -213,15 +213,15 @@ def test_tensor_infers_dtype(data, want):
     t = minitorch.tensor(data)
     assert t.dtype == want
     # (the shape of tensor(scalar) is checked in test_creation_interop; here only values)
-    np.testing.assert_array_equal(t.numpy().reshape(np.shape(data)), np.asarray(data).astype(NP[want]))
-    assert t.numpy().dtype == NP[want]
+    np.testing.assert_array_equal(t.cpu().numpy().reshape(np.shape(data)), np.asarray(data).astype(NP[want]))
+    assert t.cpu().numpy().dtype == NP[want]
 
 
 @pytest.mark.parametrize("dtype", [F32, F64, I64, BOOL], ids=lambda d: d.name)
 def test_tensor_dtype_argument_overrides_inference(dtype):
     t = minitorch.tensor([0, 1, 2], dtype=dtype)
     assert t.dtype == dtype
-    np.testing.assert_array_equal(t.numpy(), np.array([0, 1, 2]).astype(NP[dtype]))
+    np.testing.assert_array_equal(t.cpu().numpy(), np.array([0, 1, 2]).astype(NP[dtype]))
 
 
 def test_dtype_objects():

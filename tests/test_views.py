@@ -125,7 +125,7 @@ def test_view_with_minus_one(device):
     assert tuple(t.view(-1).shape) == (24,)
     assert tuple(t.view(4, -1).shape) == (4, 6)
     assert tuple(t.view(2, -1, 3).shape) == (2, 4, 3)
-    np.testing.assert_array_equal(t.view(-1, 8).numpy(), _base((2, 3, 4)).reshape(-1, 8))
+    np.testing.assert_array_equal(t.view(-1, 8).cpu().numpy(), _base((2, 3, 4)).reshape(-1, 8))
     assert tuple(minitorch.zeros(0, 3, device=device).view(-1, 3).shape) == (0, 3)
     z = minitorch.full((), 7.0, device=device)
     assert tuple(z.view(1).shape) == (1,) and tuple(z.view(-1).shape) == (1,)
@@ -137,7 +137,7 @@ def test_view_on_transposed_raises_suggesting_reshape(device):
     t = minitorch.tensor(_base((3, 4)), device=device).T
     with pytest.raises(ValueError, match=r"view: size \(12,\) is not compatible .*use \.reshape"):
         t.view(12)
-    np.testing.assert_array_equal(t.reshape(12).numpy(), _base((3, 4)).T.reshape(12))
+    np.testing.assert_array_equal(t.reshape(12).cpu().numpy(), _base((3, 4)).T.reshape(12))
 
 
 # -------------------------------------------------------- permute & co. ----
@@ -203,7 +203,7 @@ def test_expand_shares_memory(device):
     e = base.expand(2, 3)
     assert e.stride() == (1, 0)
     base[1, 0] = 9.0
-    np.testing.assert_array_equal(e.numpy(), [[1, 1, 1], [9, 9, 9]])
+    np.testing.assert_array_equal(e.cpu().numpy(), [[1, 1, 1], [9, 9, 9]])
     assert_tensor_equal(base.expand_as(minitorch.zeros(4, 2, 3)), np.broadcast_to([[1.0], [9.0]], (4, 2, 3)))
 
 
@@ -315,9 +315,9 @@ def test_indexing_named_cases(device):
         got = t[idx]
         want = np.asarray(a[idx])
         assert tuple(got.shape) == want.shape, idx
-        np.testing.assert_array_equal(got.numpy(), want, err_msg=str(idx))
+        np.testing.assert_array_equal(got.cpu().numpy(), want, err_msg=str(idx))
     assert t[...] is not t
-    assert t[minitorch.full((), 2, dtype=minitorch.int64)].numpy().tolist() == a[2].tolist()
+    assert t[minitorch.full((), 2, dtype=minitorch.int64)].cpu().numpy().tolist() == a[2].tolist()
 
 
 @pytest.mark.parametrize("device", DEVICES)
@@ -344,23 +344,23 @@ def test_writes_through_views_reach_the_base(device):
     row = t[1]
     row += 1
     a[1] += 1
-    np.testing.assert_array_equal(t.numpy(), a)
+    np.testing.assert_array_equal(t.cpu().numpy(), a)
     t[0, 1:] = 5
     a[0, 1:] = 5
-    np.testing.assert_array_equal(t.numpy(), a)
+    np.testing.assert_array_equal(t.cpu().numpy(), a)
     t[:, 2].fill_(3)
     a[:, 2] = 3
-    np.testing.assert_array_equal(t.numpy(), a)
+    np.testing.assert_array_equal(t.cpu().numpy(), a)
     t.T[3].zero_()
     a.T[3] = 0
-    np.testing.assert_array_equal(t.numpy(), a)
+    np.testing.assert_array_equal(t.cpu().numpy(), a)
     t.view(12)[5] = -1
     a.reshape(12)[5] = -1
-    np.testing.assert_array_equal(t.numpy(), a)
+    np.testing.assert_array_equal(t.cpu().numpy(), a)
     # and the other way round: a write into the base shows in an older view
     col = t[:, 0]
     t.mul_(2)
-    np.testing.assert_array_equal(col.numpy(), 2 * a[:, 0])
+    np.testing.assert_array_equal(col.cpu().numpy(), 2 * a[:, 0])
 
 
 @pytest.mark.parametrize("device", DEVICES)
@@ -373,13 +373,13 @@ def test_setitem_with_tensors_lists_and_overlap(device):
     a[:, 0] = [7, 8, 9]
     t[2:] = minitorch.tensor(np.array([[0.5, 0.5, 0.5, 0.5]]), device=device)
     a[2:] = 0.5
-    np.testing.assert_array_equal(t.numpy(), a)
+    np.testing.assert_array_equal(t.cpu().numpy(), a)
     t[1:] = t[:-1]  # overlapping source and destination: reads the old values
     a[1:] = a[:-1].copy()
-    np.testing.assert_array_equal(t.numpy(), a)
+    np.testing.assert_array_equal(t.cpu().numpy(), a)
     t[:, 1] = t[:, 3]
     a[:, 1] = a[:, 3]
-    np.testing.assert_array_equal(t.numpy(), a)
+    np.testing.assert_array_equal(t.cpu().numpy(), a)
 
 
 # ----------------------------------------------------- contiguous & clone ----
