@@ -136,11 +136,15 @@ def train(args) -> dict:
     else:
         opt = minitorch.optim.Adam(model.parameters(), lr=args.lr)
     loss_fn = nn.CrossEntropyLoss()
+    if args.schedule is None:  # the CNNs anneal the lr to 0 (cosine) over the run; the MLP keeps it constant
+        args.schedule = "none" if args.model == "mlp" else "cosine"
     loader = minitorch.data.DataLoader(train_set, batch_size=args.batch_size, shuffle=True,
                                        generator=minitorch.data.Generator(args.seed))
     print(f"{args.dataset}: {len(train_set)} train / {len(test_set)} test images from {getattr(train_set, 'root', '')}")
     print(model)
 
+    scheduler = (minitorch.optim.lr_scheduler.CosineAnnealingLR(opt, T_max=args.epochs * len(loader))
+                 if args.schedule == "cosine" else None)
     history = {"step": [], "loss": [], "test_acc": [], "epoch_time": []}
     step = 0
     for epoch in range(1, args.epochs + 1):
@@ -153,6 +157,8 @@ def train(args) -> dict:
             opt.zero_grad()
             loss.backward()
             opt.step()
+            if scheduler is not None:
+                scheduler.step()
             step += 1
             seen += x.shape[0]
             if step % 10 == 0:
@@ -190,6 +196,8 @@ def parse_args(argv=None):
     p.add_argument("--lr", type=float, default=None, help="default 0.1 (mlp), 0.05 (cnn), 0.01 (lenet)")
     p.add_argument("--momentum", type=float, default=None, help="default 0 (mlp), 0.9 (cnn, lenet)")
     p.add_argument("--optimizer", default="sgd", choices=["sgd", "adam"])
+    p.add_argument("--schedule", default=None, choices=["none", "cosine"],
+                   help="learning-rate schedule per step (default: none for mlp, cosine for cnn/lenet)")
     p.add_argument("--activation", default="relu", choices=["relu", "sigmoid", "tanh"])
     p.add_argument("--hidden", type=int, default=128)
     p.add_argument("--seed", type=int, default=0)

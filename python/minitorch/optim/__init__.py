@@ -2,5 +2,6 @@
 from .adam import Adam, AdamW
 from .optimizer import Optimizer
 from .sgd import SGD
+from . import lr_scheduler
 
-__all__ = ["SGD", "Adam", "AdamW", "Optimizer"]
+__all__ = ["SGD", "Adam", "AdamW", "Optimizer", "lr_scheduler"]
