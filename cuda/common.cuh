@@ -9,6 +9,7 @@
 
 #include "api.h"
 #include "emu/cuda_compat.h"
+#include "minitorch/elementwise_math.h"
 #include "minitorch/error.h"
 #include "minitorch/kernels.h"
 
@@ -66,14 +67,6 @@ struct Strided {
 
 template <int N>
 Strided<N> make_strided(const std::array<const TensorImpl*, N>& ts);
-
-// Device math by element type (float calls the f-suffixed functions).
-template <class T> __device__ __forceinline__ T dexp(T x) { if constexpr (std::is_same_v<T, float>) return expf(x); else return exp(x); }
-template <class T> __device__ __forceinline__ T dlog(T x) { if constexpr (std::is_same_v<T, float>) return logf(x); else return log(x); }
-template <class T> __device__ __forceinline__ T dsqrt(T x) { if constexpr (std::is_same_v<T, float>) return sqrtf(x); else return sqrt(x); }
-template <class T> __device__ __forceinline__ T dtanh(T x) { if constexpr (std::is_same_v<T, float>) return tanhf(x); else return tanh(x); }
-template <class T> __device__ __forceinline__ T dpow(T x, T y) { if constexpr (std::is_same_v<T, float>) return powf(x, y); else return pow(x, y); }
-template <class T> __device__ __forceinline__ bool dnan(T x) { if constexpr (std::is_floating_point_v<T>) return x != x; else return false; }
 
 // ---- the CUDA KernelTable entries (one .cu file per family) ----
 void copy(const Tensor& dst, const Tensor& src);

@@ -65,7 +65,7 @@ __global__ void max_pool_kernel(const T* x, T* y, int64_t* idx, Window2d w)
                 const int64_t iw = ow * w.stride_w - w.pad_w + kw * w.dil_w;
                 if (iw < 0 || iw >= w.W) continue;
                 const T v = plane[ih * w.W + iw];
-                if (best_i < 0 || (!dnan(best) && (v > best || dnan(v)))) best = v, best_i = ih * w.W + iw;
+                if (best_i < 0 || (!is_nan(best) && (v > best || is_nan(v)))) best = v, best_i = ih * w.W + iw;
             }
         }
         y[i] = best_i < 0 ? T(-INFINITY) : best;
@@ -83,14 +83,6 @@ __global__ void max_pool_backward_kernel(const T* g, const int64_t* idx, T* gx, 
     }
 }
 
-__device__ __forceinline__ int64_t window_size(const Window2d& w, int64_t oh, int64_t ow)
-{
-    const int64_t h0 = oh * w.stride_h - w.pad_h, w0 = ow * w.stride_w - w.pad_w;
-    const int64_t h1 = min(h0 + w.KH, w.H + w.pad_h), w1 = min(w0 + w.KW, w.W + w.pad_w);
-    const int64_t n = (h1 - h0) * (w1 - w0);
-    return n < 1 ? 1 : n;
-}
-
 template <class T>
 __global__ void avg_pool_kernel(const T* x, T* y, Window2d w)
 {
@@ -106,7 +98,7 @@ __global__ void avg_pool_kernel(const T* x, T* y, Window2d w)
                 if (iw >= 0 && iw < w.W) acc += plane[ih * w.W + iw];
             }
         }
-        y[i] = acc / T(window_size(w, oh, ow));
+        y[i] = acc / T(pool_window_size(w, oh, ow));
     }
 }
 
@@ -115,7 +107,7 @@ __global__ void avg_pool_backward_kernel(const T* g, T* gx, Window2d w)
 {
     MT_GRID_STRIDE(i, w.N * w.C * w.OH * w.OW) {
         const int64_t ow = i % w.OW, oh = (i / w.OW) % w.OH, p = i / (w.OW * w.OH);
-        const T v = g[i] / T(window_size(w, oh, ow));
+        const T v = g[i] / T(pool_window_size(w, oh, ow));
         for (int64_t kh = 0; kh < w.KH; ++kh) {
             const int64_t ih = oh * w.stride_h - w.pad_h + kh;
             if (ih < 0 || ih >= w.H) continue;

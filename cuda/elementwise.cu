@@ -58,84 +58,12 @@ __global__ void arange_kernel(T* out, int64_t n, double start, double step)
 }
 
 template <class T>
-__device__ __forceinline__ T unary_op(UnaryOp op, T x)
-{
-    if constexpr (std::is_same_v<T, bool>) {
-        return op == UnaryOp::LogicalNot ? !x : x;
-    } else {
-        switch (op) {
-            case UnaryOp::Neg: return -x;
-            case UnaryOp::Abs: return x < T(0) ? -x : x;
-            case UnaryOp::Relu: return x < T(0) ? T(0) : x;
-            case UnaryOp::LogicalNot: return static_cast<T>(x == T(0));
-            case UnaryOp::Sign: return static_cast<T>((T(0) < x) - (x < T(0)));
-            default: break;
-        }
-        if constexpr (std::is_floating_point_v<T>) {
-            switch (op) {
-                case UnaryOp::Exp: return dexp(x);
-                case UnaryOp::Log: return dlog(x);
-                case UnaryOp::Sqrt: return dsqrt(x);
-                case UnaryOp::Tanh: return dtanh(x);
-                case UnaryOp::Sigmoid: return T(1) / (T(1) + dexp(-x));
-                default: break;
-            }
-        }
-        return x;
-    }
-}
-
-template <class T>
 __global__ void map_kernel(Strided<2> s, UnaryOp op)
 {
     for (int64_t i = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; i < s.numel; i += int64_t(gridDim.x) * blockDim.x) {
         int64_t off[2];
         s.offsets(i, off);
         *reinterpret_cast<T*>(s.base[0] + off[0]) = unary_op(op, *reinterpret_cast<const T*>(s.base[1] + off[1]));
-    }
-}
-
-__device__ __forceinline__ int64_t int_pow(int64_t x, int64_t e)
-{
-    if (e < 0) return x == 1 ? 1 : (x == -1 ? (e % 2 ? -1 : 1) : 0);
-    int64_t r = 1;
-    while (e) {
-        if (e & 1) r *= x;
-        x *= x;
-        e >>= 1;
-    }
-    return r;
-}
-
-template <class T>
-__device__ __forceinline__ T binary_op(BinaryOp op, T a, T b)
-{
-    switch (op) {
-        case BinaryOp::Add: return static_cast<T>(a + b);
-        case BinaryOp::Sub: return static_cast<T>(a - b);
-        case BinaryOp::Mul: return static_cast<T>(a * b);
-        case BinaryOp::Div: return static_cast<T>(a / b);  // floating only (ops cast first)
-        case BinaryOp::Pow:
-            if constexpr (std::is_floating_point_v<T>) return dpow(a, b);
-            else if constexpr (std::is_same_v<T, bool>) return a || !b;
-            else return int_pow(a, b);
-        case BinaryOp::Maximum: return dnan(a) ? a : (dnan(b) ? b : (a > b ? a : b));
-        case BinaryOp::Minimum: return dnan(a) ? a : (dnan(b) ? b : (a < b ? a : b));
-        default: return T(0);
-    }
-}
-
-template <class T>
-__device__ __forceinline__ bool compare_op(BinaryOp op, T a, T b)
-{
-    switch (op) {
-        case BinaryOp::Eq: return a == b;
-        case BinaryOp::Ne: return a != b;
-        case BinaryOp::Lt: return a < b;
-        case BinaryOp::Le: return a <= b;
-        case BinaryOp::Gt: return a > b;
-        case BinaryOp::Ge: return a >= b;
-        default: return false;
     }
 }
 

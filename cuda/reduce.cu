@@ -43,7 +43,7 @@ __device__ __forceinline__ bool take_b(bool is_max, T av, int64_t ai, T bv, int6
 {
     if (bi < 0) return false;
     if (ai < 0) return true;
-    const bool an = dnan(av), bn = dnan(bv);
+    const bool an = is_nan(av), bn = is_nan(bv);
     if (an || bn) return (an && bn) ? bi < ai : bn;
     if (av == bv) return bi < ai;
     return is_max ? bv > av : bv < av;

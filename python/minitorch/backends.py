@@ -13,20 +13,24 @@ import contextlib
 from . import _C
 
 
-class _CPU:
-    """CPU kernel choices."""
+class _MatmulChoice:
+    """One device's matmul choice: the ``matmul`` property and ``use_matmul(name)``."""
+
+    def __init__(self, get, set_, names: str):
+        self._get, self._set = get, set_
+        self.__doc__ = f"Kernel choices; matmul is one of {names}."
 
     @property
     def matmul(self) -> str:
-        """"naive" (triple loop), "blocked" (cache tiles, i-k-j) or "blas" (OpenBLAS)."""
-        return _C._get_cpu_matmul()
+        return self._get()
 
     @matmul.setter
     def matmul(self, name: str) -> None:
-        _C._set_cpu_matmul(name)
+        self._set(name)
 
     @contextlib.contextmanager
     def use_matmul(self, name: str):
+        """Runs the block with ``name`` as the matmul, then restores the previous choice."""
         prev = self.matmul
         self.matmul = name
         try:
@@ -35,27 +39,7 @@ class _CPU:
             self.matmul = prev
 
 
-class _CUDA:
-    """GPU kernel choices (need a CUDA build)."""
-
-    @property
-    def matmul(self) -> str:
-        """"naive" (a thread per output), "tiled" (shared-memory tiles) or "cublas" (default on a GPU)."""
-        return _C._get_cuda_matmul()
-
-    @matmul.setter
-    def matmul(self, name: str) -> None:
-        _C._set_cuda_matmul(name)
-
-    @contextlib.contextmanager
-    def use_matmul(self, name: str):
-        prev = self.matmul
-        self.matmul = name
-        try:
-            yield
-        finally:
-            self.matmul = prev
-
-
-cpu = _CPU()
-cuda = _CUDA()
+# "naive" (triple loop), "blocked" (cache tiles, i-k-j) or "blas" (OpenBLAS, default).
+cpu = _MatmulChoice(_C._get_cpu_matmul, _C._set_cpu_matmul, '"naive", "blocked", "blas"')
+# "naive" (a thread per output), "tiled" (shared-memory tiles) or "cublas" (default on a GPU).
+cuda = _MatmulChoice(_C._get_cuda_matmul, _C._set_cuda_matmul, '"naive", "tiled", "cublas"')

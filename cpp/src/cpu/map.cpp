@@ -2,45 +2,12 @@
 #include <cmath>
 
 #include "kernels_cpu.h"
+#include "minitorch/elementwise_math.h"
 #include "strided_loop.h"
 
 namespace minitorch::cpu {
 
 namespace {
-
-template <class T>
-struct Unary {
-    UnaryOp op;
-    T operator()(T x) const
-    {
-        if constexpr (std::is_same_v<T, bool>) {
-            // Only the ops that make sense on bool reach here.
-            return op == UnaryOp::LogicalNot ? !x : x;
-        } else {
-            switch (op) {
-                case UnaryOp::Neg: return -x;
-                case UnaryOp::Abs: return x < T(0) ? -x : x;
-                case UnaryOp::Relu: return x < T(0) ? T(0) : x;  // NaN stays NaN
-                case UnaryOp::LogicalNot: return static_cast<T>(x == T(0));
-                case UnaryOp::Sign: return static_cast<T>((T(0) < x) - (x < T(0)));
-                default: break;
-            }
-            if constexpr (std::is_floating_point_v<T>) {
-                switch (op) {
-                    case UnaryOp::Exp: return std::exp(x);
-                    case UnaryOp::Log: return std::log(x);
-                    case UnaryOp::Sqrt: return std::sqrt(x);
-                    case UnaryOp::Tanh: return std::tanh(x);
-                    // Stable for large |x|: exp never overflows into inf/inf.
-                    case UnaryOp::Sigmoid:
-                        return x >= T(0) ? T(1) / (T(1) + std::exp(-x)) : std::exp(x) / (T(1) + std::exp(x));
-                    default: break;
-                }
-            }
-            return x;
-        }
-    }
-};
 
 // One instantiation per (op, type) so the inner loop has no switch in it.
 template <class T, class F>
@@ -67,20 +34,22 @@ void map(UnaryOp op, const Tensor& out, const Tensor& in)
     dispatch(out->dtype, [&](auto tag) {
         using T = typename decltype(tag)::type;
         if constexpr (std::is_floating_point_v<T>) {
-            // The hot ones get their own switch-free loops; memory-bound ones a bigger grain.
+            // The hot ones get their own loops: with the op a compile-time constant, the
+            // switch in unary_op folds away; memory-bound ones get a bigger grain.
             switch (op) {
-                case UnaryOp::Exp: return run_map<T>(plan, [](T x) { return std::exp(x); });
-                case UnaryOp::Log: return run_map<T>(plan, [](T x) { return std::log(x); });
-                case UnaryOp::Sqrt: return run_map<T>(plan, [](T x) { return std::sqrt(x); });
-                case UnaryOp::Tanh: return run_map<T>(plan, [](T x) { return std::tanh(x); });
-                // 1 / (1 + e^-x): e^-x overflows to inf for very negative x, giving 0, as it should.
-                case UnaryOp::Sigmoid: return run_map<T>(plan, [](T x) { return T(1) / (T(1) + std::exp(-x)); });
-                case UnaryOp::Relu: return run_map<T>(plan, [](T x) { return x < T(0) ? T(0) : x; }, kMemoryBoundGrain);
-                case UnaryOp::Neg: return run_map<T>(plan, [](T x) { return -x; }, kMemoryBoundGrain);
+                case UnaryOp::Exp: return run_map<T>(plan, [](T x) { return unary_op(UnaryOp::Exp, x); });
+                case UnaryOp::Log: return run_map<T>(plan, [](T x) { return unary_op(UnaryOp::Log, x); });
+                case UnaryOp::Sqrt: return run_map<T>(plan, [](T x) { return unary_op(UnaryOp::Sqrt, x); });
+                case UnaryOp::Tanh: return run_map<T>(plan, [](T x) { return unary_op(UnaryOp::Tanh, x); });
+                case UnaryOp::Sigmoid: return run_map<T>(plan, [](T x) { return unary_op(UnaryOp::Sigmoid, x); });
+                case UnaryOp::Relu:
+                    return run_map<T>(plan, [](T x) { return unary_op(UnaryOp::Relu, x); }, kMemoryBoundGrain);
+                case UnaryOp::Neg:
+                    return run_map<T>(plan, [](T x) { return unary_op(UnaryOp::Neg, x); }, kMemoryBoundGrain);
                 default: break;
             }
         }
-        run_map<T>(plan, Unary<T>{op});
+        run_map<T>(plan, [op](T x) { return unary_op(op, x); });
     });
 }
 

@@ -3,21 +3,12 @@
 #include <limits>
 
 #include "kernels_cpu.h"
+#include "minitorch/elementwise_math.h"
 #include "minitorch/parallel.h"
 
 namespace minitorch::cpu {
 
 namespace {
-// Average pooling divides by the part of the window inside the *padded* input (padding
-// counts, as in PyTorch's count_include_pad=True); with ceil_mode the last window can
-// hang past even the padding, and that part does not count.
-int64_t window_size(const Window2d& w, int64_t oh, int64_t ow)
-{
-    const int64_t h0 = oh * w.stride_h - w.pad_h, w0 = ow * w.stride_w - w.pad_w;
-    const int64_t h1 = std::min(h0 + w.KH, w.H + w.pad_h), w1 = std::min(w0 + w.KW, w.W + w.pad_w);
-    return std::max<int64_t>(1, (h1 - h0) * (w1 - w0));
-}
-
 int64_t plane_grain(const Window2d& w)
 {
     return std::max<int64_t>(1, kGrainSize / std::max<int64_t>(w.OH * w.OW * w.KH * w.KW, 1));
@@ -89,7 +80,7 @@ void avg_pool2d(const Tensor& out, const Tensor& input, const Window2d& w)
                 const T* plane = x + p * w.H * w.W;
                 for (int64_t oh = 0; oh < w.OH; ++oh)
                     for (int64_t ow = 0; ow < w.OW; ++ow) {
-                        const T scale = T(1) / T(window_size(w, oh, ow));
+                        const T scale = T(1) / T(pool_window_size(w, oh, ow));
                         T acc = 0;
                         for (int64_t kh = 0; kh < w.KH; ++kh) {
                             const int64_t ih = oh * w.stride_h - w.pad_h + kh;
@@ -117,7 +108,7 @@ void avg_pool2d_backward(const Tensor& grad_input, const Tensor& grad_out, const
                 T* plane = gx + p * w.H * w.W;
                 for (int64_t oh = 0; oh < w.OH; ++oh)
                     for (int64_t ow = 0; ow < w.OW; ++ow) {
-                        const T v = g[(p * w.OH + oh) * w.OW + ow] / T(window_size(w, oh, ow));
+                        const T v = g[(p * w.OH + oh) * w.OW + ow] / T(pool_window_size(w, oh, ow));
                         for (int64_t kh = 0; kh < w.KH; ++kh) {
                             const int64_t ih = oh * w.stride_h - w.pad_h + kh;
                             if (ih < 0 || ih >= w.H) continue;

@@ -3,69 +3,12 @@
 #include <cmath>
 
 #include "kernels_cpu.h"
+#include "minitorch/elementwise_math.h"
 #include "strided_loop.h"
 
 namespace minitorch::cpu {
 
 namespace {
-
-// x ** e for integers by repeated squaring (exact, no trip through double).
-inline int64_t int_pow(int64_t x, int64_t e)
-{
-    if (e < 0) return x == 1 ? 1 : (x == -1 ? (e % 2 ? -1 : 1) : 0);
-    int64_t r = 1;
-    while (e) {
-        if (e & 1) r *= x;
-        x *= x;
-        e >>= 1;
-    }
-    return r;
-}
-
-template <class T>
-inline bool is_nan(T x)
-{
-    if constexpr (std::is_floating_point_v<T>) return std::isnan(x);
-    else return false;
-}
-
-template <class T>
-struct Arith {
-    BinaryOp op;
-    T operator()(T a, T b) const
-    {
-        switch (op) {
-            case BinaryOp::Add: return static_cast<T>(a + b);
-            case BinaryOp::Sub: return static_cast<T>(a - b);
-            case BinaryOp::Mul: return static_cast<T>(a * b);
-            case BinaryOp::Div: return static_cast<T>(a / b);  // floating only (ops cast first)
-            case BinaryOp::Pow:
-                if constexpr (std::is_floating_point_v<T>) return std::pow(a, b);
-                else if constexpr (std::is_same_v<T, bool>) return a || !b;
-                else return int_pow(a, b);
-            case BinaryOp::Maximum: return is_nan(a) ? a : (is_nan(b) ? b : (a > b ? a : b));
-            case BinaryOp::Minimum: return is_nan(a) ? a : (is_nan(b) ? b : (a < b ? a : b));
-            default: return T(0);
-        }
-    }
-};
-
-template <class T>
-struct Compare {
-    BinaryOp op;
-    bool operator()(T a, T b) const
-    {
-        switch (op) {
-            case BinaryOp::Eq: return a == b;
-            case BinaryOp::Ne: return a != b;
-            case BinaryOp::Lt: return a < b;
-            case BinaryOp::Le: return a <= b;
-            case BinaryOp::Gt: return a > b;
-            case BinaryOp::Ge: return a >= b;
-            default: return false;
-        }
-    }
-};
 
 // The loop: contiguous operands get a plain indexed loop (vectorizable), a broadcast
 // scalar on the right its own loop, anything else the general strided form.
@@ -96,7 +39,7 @@ void zip(BinaryOp op, const Tensor& out, const Tensor& a, const Tensor& b)
     StridedPlan<3> plan({out.get(), a.get(), b.get()});
     dispatch(a->dtype, [&](auto tag) {
         using T = typename decltype(tag)::type;
-        if (is_comparison(op)) return run_zip<bool, T>(plan, Compare<T>{op}, kMemoryBoundGrain);
+        if (is_comparison(op)) return run_zip<bool, T>(plan, [op](T x, T y) { return compare_op(op, x, y); }, kMemoryBoundGrain);
         if constexpr (!std::is_same_v<T, bool>) {
             switch (op) {  // the hot ones get switch-free loops
                 case BinaryOp::Add: return run_zip<T, T>(plan, [](T x, T y) { return static_cast<T>(x + y); }, kMemoryBoundGrain);
@@ -106,7 +49,7 @@ void zip(BinaryOp op, const Tensor& out, const Tensor& a, const Tensor& b)
                 default: break;
             }
         }
-        run_zip<T, T>(plan, Arith<T>{op});
+        run_zip<T, T>(plan, [op](T x, T y) { return binary_op(op, x, y); });
     });
 }
 
