@@ -5,6 +5,8 @@
 """
 from __future__ import annotations
 
+import contextlib
+
 import numpy as np
 
 from . import _C
@@ -73,6 +75,28 @@ def _outputs(fn, inputs):
     return out if isinstance(out, tuple) else (out,)
 
 
+def _output_values(fn, inputs, k) -> np.ndarray:
+    from . import autograd
+
+    with autograd.no_grad():
+        return _outputs(fn, inputs)[k].detach().cpu().numpy().astype(np.float64).reshape(-1)
+
+
+@contextlib.contextmanager
+def _perturbable(x):
+    """A NumPy array of ``x``'s values and a ``write_back()`` that makes ``x`` hold them.
+
+    On the CPU the array *is* ``x``'s memory (write_back does nothing); on another
+    device it is a host copy, and write_back copies it over ``x``'s storage.
+    """
+    base = x.detach()  # shares x's storage, so writes reach x without autograd seeing them
+    if base.device.type == "cpu":
+        yield base.numpy(), lambda: None
+        return
+    arr = base.cpu().numpy().copy()
+    yield arr, lambda: base.copy_(_C._from_numpy_copy(arr, base.dtype, None))
+
+
 def gradcheck(fn, inputs, *, eps: float = 1e-6, atol: float = 1e-5, rtol: float = 1e-3,
               raise_exception: bool = True) -> bool:
     """Compares every element of the analytic Jacobian (from backward) with central
@@ -95,33 +119,34 @@ def gradcheck(fn, inputs, *, eps: float = 1e-6, atol: float = 1e-5, rtol: float 
 
     outputs = _outputs(fn, inputs)
     for k, out in enumerate(outputs):
-        out_np = out.detach().numpy().reshape(-1)
+        out_np = out.detach().cpu().numpy().reshape(-1)
         # Analytic: one backward per output element, with a one-hot gradient.
         analytic = {i: np.zeros((out_np.size, inputs[i].numel())) for i in wrt}
         if out.requires_grad:
             for j in range(out_np.size):
                 onehot = np.zeros(out_np.size)
                 onehot[j] = 1.0
-                g = _C._from_numpy_copy(onehot.reshape(tuple(out.shape)), out.dtype, None)
+                g = _C._from_numpy_copy(onehot.reshape(tuple(out.shape)), out.dtype, out.device)
                 grads = autograd.grad(out, [inputs[i] for i in wrt], grad_outputs=g, retain_graph=True,
                                       allow_unused=True)
                 for i, gi in zip(wrt, grads):
                     if gi is not None:
-                        analytic[i][j] = gi.numpy().reshape(-1)
-        # Numerical: nudge each input element both ways, through a view of its memory.
+                        analytic[i][j] = gi.cpu().numpy().reshape(-1)
+        # Numerical: nudge each input element both ways, in the input's own memory.
         for i in wrt:
-            arr = inputs[i].detach().numpy()
             numerical = np.zeros_like(analytic[i])
-            for e in range(arr.size):
-                orig = arr.flat[e]
-                arr.flat[e] = orig + eps
-                with autograd.no_grad():
-                    plus = _outputs(fn, inputs)[k].detach().numpy().astype(np.float64).reshape(-1)
-                arr.flat[e] = orig - eps
-                with autograd.no_grad():
-                    minus = _outputs(fn, inputs)[k].detach().numpy().astype(np.float64).reshape(-1)
-                arr.flat[e] = orig
-                numerical[:, e] = (plus - minus) / (2 * eps)
+            with _perturbable(inputs[i]) as (arr, write_back):
+                for e in range(arr.size):
+                    orig = arr.flat[e]
+                    arr.flat[e] = orig + eps
+                    write_back()
+                    plus = _output_values(fn, inputs, k)
+                    arr.flat[e] = orig - eps
+                    write_back()
+                    minus = _output_values(fn, inputs, k)
+                    arr.flat[e] = orig
+                    write_back()
+                    numerical[:, e] = (plus - minus) / (2 * eps)
             bad = np.abs(analytic[i] - numerical) > atol + rtol * np.abs(numerical)
             if bad.any():
                 err = np.where(bad, np.abs(analytic[i] - numerical), -1.0)

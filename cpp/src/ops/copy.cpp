@@ -74,13 +74,16 @@ void copy_(const Tensor& dst, const Tensor& src)
 {
     autograd::check_inplace(dst, "copy_");
     check_no_internal_overlap(dst, "copy_");
-    MT_CHECK_RUNTIME(dst->device() == src->device(), "copy_: expected both tensors on one device, got ",
-                     dst->device(), " and ", src->device());
     Shape b = broadcast_shapes(dst->shape, src->shape, "copy_");
     MT_CHECK(b == dst->shape, "copy_: source of shape ", src->shape, " cannot be broadcast to destination shape ",
              dst->shape);
     if (dst->numel() == 0) return;
     Tensor s = src;
+    // Like PyTorch, copy_ may move data between devices (x_cuda.copy_(x_cpu)).
+    if (s->device() != dst->device()) {
+        autograd::NoGradGuard guard;
+        s = to_device(s, dst->device());
+    }
     // Reading and writing overlapping memory in one pass could read already-written
     // values (t[1:] = t[:-1]); a temporary copy makes it safe.
     if (s->storage == dst->storage) s = clone(s);
