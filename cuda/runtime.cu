@@ -33,13 +33,6 @@ long emulator_diagnostics()
 
 void synchronize() { MT_CUDA_CHECK(cudaDeviceSynchronize()); }
 
-void random(RandomOp, const Tensor&, double, double)
-{
-    // Random numbers are drawn on the CPU and copied (ops/creation.cpp), so every
-    // device gives the same values for one seed.
-    throw std::runtime_error("random: CUDA tensors are filled on the CPU and copied");
-}
-
 const KernelTable& kernel_table()
 {
     static const KernelTable table{copy,   fill,   arange,     map,        zip,        where,

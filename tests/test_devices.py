@@ -71,11 +71,15 @@ def test_round_trip_and_casts(dtype):
 
 
 def test_creation_on_cuda():
+    # Random fills run on the GPU (counter-based stream): reproducible per seed, and a
+    # second fill continues the stream rather than repeating it.
     minitorch.manual_seed(3)
-    a = minitorch.randn(4, 5, device="cuda")
+    a, a2 = minitorch.randn(4, 5, device="cuda"), minitorch.randn(4, 5, device="cuda")
     minitorch.manual_seed(3)
-    b = minitorch.randn(4, 5)
-    np.testing.assert_array_equal(a.cpu().numpy(), b.numpy())  # one generator for every device
+    b = minitorch.randn(4, 5, device="cuda")
+    assert a.device.type == "cuda"
+    np.testing.assert_array_equal(a.cpu().numpy(), b.cpu().numpy())
+    assert not np.array_equal(a.cpu().numpy(), a2.cpu().numpy())
     np.testing.assert_array_equal(minitorch.eye(3, device="cuda").cpu().numpy(), np.eye(3))
     np.testing.assert_array_equal(minitorch.arange(5, device="cuda").cpu().numpy(), np.arange(5))
     assert minitorch.zeros(2, device="cuda").sum().item() == 0.0

@@ -1,5 +1,6 @@
 """The autograd engine: accumulation, retain_graph, grad modes, detach, leaves and
-non-leaves, ``autograd.grad``, error messages, deep graphs and memory."""
+non-leaves, ``autograd.grad``, error messages, deep graphs and memory, on every device
+(``cpu``, and ``cuda`` when available)."""
 from __future__ import annotations
 
 import gc
@@ -13,17 +14,15 @@ import numpy as np
 import pytest
 
 import minitorch
+from conftest import to_numpy as arr
 from minitorch.autograd import enable_grad, no_grad, set_grad_enabled
 
 PYTHON_DIR = Path(minitorch.__file__).resolve().parent.parent
 
 
-def leaf(values, **kw) -> minitorch.Tensor:
-    return minitorch.tensor(np.asarray(values, dtype=np.float64), requires_grad=True, **kw)
-
-
-def arr(t: minitorch.Tensor) -> np.ndarray:
-    return np.array(t.detach().numpy(), copy=True)
+def leaf(values, device: str) -> minitorch.Tensor:
+    """A float64 leaf on ``device`` that requires grad."""
+    return minitorch.tensor(np.asarray(values, dtype=np.float64), requires_grad=True, device=device)
 
 
 @pytest.fixture(autouse=True)
@@ -41,19 +40,20 @@ X = np.array([[0.5, -1.0, 2.0], [3.0, -0.25, 1.5]])
 
 # ------------------------------------------------------------- accumulation ----
 
-def test_simple_graph_gradient():
-    x = leaf(X)
+def test_simple_graph_gradient(device):
+    x = leaf(X, device)
     y = x * x + x
     y.sum().backward()
     np.testing.assert_allclose(arr(x.grad), 2 * X + 1)
     assert x.grad.shape == x.shape
+    assert x.grad.device == x.device
     assert x.grad.dtype == minitorch.float64
     assert not x.grad.requires_grad
     assert x.grad.grad_fn is None
 
 
-def test_backward_twice_with_retain_graph_accumulates():
-    x = leaf(X)
+def test_backward_twice_with_retain_graph_accumulates(device):
+    x = leaf(X, device)
     y = (x * x + x).sum()
     y.backward(retain_graph=True)
     np.testing.assert_allclose(arr(x.grad), 2 * X + 1)
@@ -61,15 +61,15 @@ def test_backward_twice_with_retain_graph_accumulates():
     np.testing.assert_allclose(arr(x.grad), 2 * (2 * X + 1))
 
 
-def test_two_graphs_accumulate_into_one_grad():
-    x = leaf(X)
+def test_two_graphs_accumulate_into_one_grad(device):
+    x = leaf(X, device)
     (x * 3).sum().backward()
     (x * x).sum().backward()
     np.testing.assert_allclose(arr(x.grad), 3 + 2 * X)
 
 
-def test_second_backward_without_retain_graph_raises():
-    x = leaf(X)
+def test_second_backward_without_retain_graph_raises(device):
+    x = leaf(X, device)
     y = (x * x).sum()  # mul saves its inputs
     y.backward()
     with pytest.raises(RuntimeError, match="second time"):
@@ -79,8 +79,8 @@ def test_second_backward_without_retain_graph_raises():
 
 
 @pytest.mark.parametrize("op", ["exp", "sigmoid", "div", "matmul", "max"])
-def test_second_backward_raises_for_every_saving_op(op):
-    x = leaf(X)
+def test_second_backward_raises_for_every_saving_op(device, op):
+    x = leaf(X, device)
     f = {"exp": lambda t: t.exp(), "sigmoid": lambda t: t.sigmoid(), "div": lambda t: 1 / t,
          "matmul": lambda t: t @ t.T, "max": lambda t: t.max()}[op]
     y = f(x).sum()
@@ -89,17 +89,17 @@ def test_second_backward_raises_for_every_saving_op(op):
         y.backward()
 
 
-def test_second_backward_through_ops_that_save_nothing_works():
+def test_second_backward_through_ops_that_save_nothing_works(device):
     # PyTorch allows it: add/sum/views keep nothing that backward frees.
-    x = leaf(X)
+    x = leaf(X, device)
     y = (x + 1).T.sum()
     y.backward()
     y.backward()
     np.testing.assert_array_equal(arr(x.grad), np.full(X.shape, 2.0))
 
 
-def test_setting_grad_to_none_resets():
-    x = leaf(X)
+def test_setting_grad_to_none_resets(device):
+    x = leaf(X, device)
     (x * 2).sum().backward()
     np.testing.assert_array_equal(arr(x.grad), np.full(X.shape, 2.0))
     x.grad = None
@@ -108,16 +108,16 @@ def test_setting_grad_to_none_resets():
     np.testing.assert_array_equal(arr(x.grad), np.full(X.shape, 5.0))
 
 
-def test_grad_can_be_assigned():
-    x = leaf(X)
-    x.grad = minitorch.ones(2, 3, dtype=minitorch.float64)
+def test_grad_can_be_assigned(device):
+    x = leaf(X, device)
+    x.grad = minitorch.ones(2, 3, dtype=minitorch.float64, device=device)
     (x * 2).sum().backward()
     np.testing.assert_array_equal(arr(x.grad), np.full(X.shape, 3.0))
 
 
-def test_grad_does_not_alias_the_gradient_argument():
-    x = leaf(X)
-    g = minitorch.tensor(np.ones((2, 3)))
+def test_grad_does_not_alias_the_gradient_argument(device):
+    x = leaf(X, device)
+    g = minitorch.tensor(np.ones((2, 3)), device=device)
     (x + 0).backward(g)
     (x + 0).backward(g)
     np.testing.assert_array_equal(arr(g), np.ones((2, 3)))
@@ -135,9 +135,9 @@ def test_grad_does_not_alias_the_gradient_argument():
     lambda a, b: (a.T + b.T).sum(),
     lambda a, b: (a[None] + b[None]).sum(),
 ], ids=["add", "clone", "view", "T", "unsqueeze"])
-def test_grads_of_two_leaves_do_not_share_memory(fn):
+def test_grads_of_two_leaves_do_not_share_memory(device, fn):
     # the engine hands one gradient tensor to both branches of an add; each .grad must own its memory
-    a, b = leaf(np.zeros((2, 2))), leaf(np.zeros((2, 2)))
+    a, b = leaf(np.zeros((2, 2)), device), leaf(np.zeros((2, 2)), device)
     fn(a, b).backward()
     assert a.grad._storage_id() != b.grad._storage_id()
     assert a.grad.is_contiguous() and b.grad.is_contiguous()
@@ -148,8 +148,8 @@ def test_grads_of_two_leaves_do_not_share_memory(fn):
 
 # ---------------------------------------------------------------- grad mode ----
 
-def test_no_grad_context_manager():
-    x = leaf(X)
+def test_no_grad_context_manager(device):
+    x = leaf(X, device)
     with no_grad():
         assert not minitorch.is_grad_enabled()
         y = x * 2 + x.exp()
@@ -163,20 +163,20 @@ def test_no_grad_context_manager():
     assert (x * 2).requires_grad  # recording is back on
 
 
-def test_no_grad_top_level_name():
-    x = leaf(X)
+def test_no_grad_top_level_name(device):
+    x = leaf(X, device)
     with minitorch.no_grad():
         y = x * 2
     assert y.grad_fn is None and not y.requires_grad
 
 
-def test_no_grad_decorator():
+def test_no_grad_decorator(device):
     @no_grad()
     def f(t):
         assert not minitorch.is_grad_enabled()
         return t * 2
 
-    x = leaf(X)
+    x = leaf(X, device)
     y = f(x)
     assert not y.requires_grad and y.grad_fn is None
     assert minitorch.is_grad_enabled()
@@ -198,8 +198,8 @@ def test_no_grad_restores_mode_after_exception():
     assert minitorch.is_grad_enabled()
 
 
-def test_enable_grad_inside_no_grad():
-    x = leaf(X)
+def test_enable_grad_inside_no_grad(device):
+    x = leaf(X, device)
     with no_grad():
         with enable_grad():
             assert minitorch.is_grad_enabled()
@@ -212,20 +212,20 @@ def test_enable_grad_inside_no_grad():
     np.testing.assert_array_equal(arr(x.grad), np.full(X.shape, 2.0))
 
 
-def test_enable_grad_decorator_inside_no_grad():
+def test_enable_grad_decorator_inside_no_grad(device):
     @enable_grad()
     def f(t):
         return t * 3
 
-    x = leaf(X)
+    x = leaf(X, device)
     with no_grad():
         y = f(x)
         assert not minitorch.is_grad_enabled()
     assert y.requires_grad
 
 
-def test_set_grad_enabled_acts_immediately():
-    x = leaf(X)
+def test_set_grad_enabled_acts_immediately(device):
+    x = leaf(X, device)
     set_grad_enabled(False)
     try:
         assert not minitorch.is_grad_enabled()
@@ -236,8 +236,8 @@ def test_set_grad_enabled_acts_immediately():
     assert not y.requires_grad and y.grad_fn is None
 
 
-def test_set_grad_enabled_as_context_manager():
-    x = leaf(X)
+def test_set_grad_enabled_as_context_manager(device):
+    x = leaf(X, device)
     with set_grad_enabled(False):
         y = x * 2
     assert minitorch.is_grad_enabled()
@@ -252,16 +252,16 @@ def test_set_grad_enabled_as_context_manager():
     assert w.requires_grad
 
 
-def test_inputs_without_requires_grad_record_nothing():
-    a = minitorch.tensor(X)
+def test_inputs_without_requires_grad_record_nothing(device):
+    a = minitorch.tensor(X, device=device)
     b = a * 2 + a.exp()
     assert not b.requires_grad and b.grad_fn is None and b.is_leaf
 
 
 # ------------------------------------------------------------------- detach ----
 
-def test_detach_shares_storage_and_has_no_grad():
-    x = leaf(X)
+def test_detach_shares_storage_and_has_no_grad(device):
+    x = leaf(X, device)
     y = x * 2
     d = y.detach()
     assert not d.requires_grad
@@ -277,8 +277,8 @@ def test_detach_shares_storage_and_has_no_grad():
     np.testing.assert_array_equal(arr(x.grad), np.full(X.shape, 2.0))
 
 
-def test_detach_of_a_leaf_and_ops_after_it():
-    x = leaf(X)
+def test_detach_of_a_leaf_and_ops_after_it(device):
+    x = leaf(X, device)
     d = x.detach()
     assert d._storage_id() == x._storage_id()
     out = d * x  # d is a constant here
@@ -286,8 +286,8 @@ def test_detach_of_a_leaf_and_ops_after_it():
     np.testing.assert_allclose(arr(x.grad), X)
 
 
-def test_detach_stops_gradient():
-    x = leaf(X)
+def test_detach_stops_gradient(device):
+    x = leaf(X, device)
     y = x * x
     z = (y.detach() * x).sum()  # d z / d x = y = x^2 (no flow through y)
     z.backward()
@@ -296,9 +296,9 @@ def test_detach_stops_gradient():
 
 # -------------------------------------------------------- leaves and grad_fn ----
 
-def test_is_leaf_and_requires_grad():
-    x = leaf(X)
-    c = minitorch.tensor(X)
+def test_is_leaf_and_requires_grad(device):
+    x = leaf(X, device)
+    c = minitorch.tensor(X, device=device)
     y = x * 2
     assert x.is_leaf and x.requires_grad and x.grad_fn is None
     assert c.is_leaf and not c.requires_grad
@@ -306,20 +306,20 @@ def test_is_leaf_and_requires_grad():
     assert (c * 2).is_leaf
 
 
-def test_requires_grad_on_non_leaf_cannot_be_turned_off():
-    y = leaf(X) * 2
+def test_requires_grad_on_non_leaf_cannot_be_turned_off(device):
+    y = leaf(X, device) * 2
     with pytest.raises(RuntimeError):
         y.requires_grad = False
     y.requires_grad = True  # a no-op, allowed
 
 
-def test_requires_grad_flag_and_method():
-    c = minitorch.tensor(X)
+def test_requires_grad_flag_and_method(device):
+    c = minitorch.tensor(X, device=device)
     assert c.requires_grad_() is c
     assert c.requires_grad
     c.requires_grad_(False)
     assert not c.requires_grad
-    z = minitorch.zeros(2, 3, dtype=minitorch.float64, requires_grad=True)
+    z = minitorch.zeros(2, 3, dtype=minitorch.float64, requires_grad=True, device=device)
     assert z.requires_grad and z.is_leaf
 
 
@@ -357,16 +357,16 @@ def test_requires_grad_flag_and_method():
     (lambda x: x.clone(), "CloneBackward0"),
     (lambda x: x.T.contiguous(), "CloneBackward0"),
 ])
-def test_grad_fn_names(fn, name):
-    y = fn(leaf(X))
+def test_grad_fn_names(device, fn, name):
+    y = fn(leaf(X, device))
     assert y.grad_fn is not None
     assert y.grad_fn.name() == name
     assert f"grad_fn=<{name}>" in repr(y)
     assert name in repr(y.grad_fn)
 
 
-def test_repr_shows_grad_fn_and_requires_grad():
-    x = leaf([1.0, 2.0])
+def test_repr_shows_grad_fn_and_requires_grad(device):
+    x = leaf([1.0, 2.0], device)
     assert "requires_grad=True" in repr(x)
     assert "grad_fn" not in repr(x)
     y = x * 2
@@ -375,9 +375,9 @@ def test_repr_shows_grad_fn_and_requires_grad():
         assert "grad" not in repr(x * 2)
 
 
-def test_next_functions_describe_the_graph():
-    x = leaf(X)
-    c = minitorch.tensor(X)
+def test_next_functions_describe_the_graph(device):
+    x = leaf(X, device)
+    c = minitorch.tensor(X, device=device)
     y = x * c
     (acc, nr), (none, _) = y.grad_fn.next_functions
     assert acc.name() == "AccumulateGrad" and nr == 0
@@ -387,30 +387,31 @@ def test_next_functions_describe_the_graph():
     assert prev.name() == "MulBackward0"
 
 
-def test_contiguous_of_contiguous_is_the_same_tensor():
-    x = leaf(X)
+def test_contiguous_of_contiguous_is_the_same_tensor(device):
+    x = leaf(X, device)
     assert x.contiguous() is x  # as in PyTorch: no copy, no node
     y = x.T.contiguous()
     assert y is not x and y.grad_fn.name() == "CloneBackward0"
 
 
-def test_gradient_through_dtype_casts():
-    x = leaf([1.0, 2.0])
+def test_gradient_through_dtype_casts(device):
+    x = leaf([1.0, 2.0], device)
     (x.float() * 2).sum().backward()  # ToCopyBackward0: the gradient comes back as float64
     assert x.grad.dtype == minitorch.float64
     np.testing.assert_array_equal(arr(x.grad), [2.0, 2.0])
-    x32 = minitorch.tensor(np.array([1.0, 2.0], dtype=np.float32), requires_grad=True)
-    y64 = leaf([3.0, 4.0])
+    x32 = minitorch.tensor(np.array([1.0, 2.0], dtype=np.float32), requires_grad=True, device=device)
+    y64 = leaf([3.0, 4.0], device)
     (x32 * y64).sum().backward()  # promoted to float64; each grad in its leaf's dtype
     assert x32.grad.dtype == minitorch.float32 and y64.grad.dtype == minitorch.float64
+    assert x32.grad.device == x32.device and y64.grad.device == y64.device
     np.testing.assert_array_equal(arr(x32.grad), [3.0, 4.0])
     np.testing.assert_array_equal(arr(y64.grad), [1.0, 2.0])
 
 
 # ----------------------------------------------------------------- non-leaf ----
 
-def test_non_leaf_grad_is_none_without_retain_grad():
-    x = leaf(X)
+def test_non_leaf_grad_is_none_without_retain_grad(device):
+    x = leaf(X, device)
     y = x * 2
     z = (y * y).sum()
     z.backward()
@@ -419,8 +420,8 @@ def test_non_leaf_grad_is_none_without_retain_grad():
     np.testing.assert_allclose(arr(x.grad), 8 * X)
 
 
-def test_retain_grad_keeps_non_leaf_grad():
-    x = leaf(X)
+def test_retain_grad_keeps_non_leaf_grad(device):
+    x = leaf(X, device)
     y = x * 2
     y.retain_grad()
     assert y.retains_grad
@@ -432,37 +433,38 @@ def test_retain_grad_keeps_non_leaf_grad():
     np.testing.assert_allclose(arr(y.grad), 8 * X)
 
 
-def test_retain_grad_on_a_leaf_is_a_no_op():
-    x = leaf(X)
+def test_retain_grad_on_a_leaf_is_a_no_op(device):
+    x = leaf(X, device)
     x.retain_grad()
     (x * 3).sum().backward()
     np.testing.assert_array_equal(arr(x.grad), np.full(X.shape, 3.0))
 
 
-def test_retain_grad_on_a_view():
-    x = leaf(X)
+def test_retain_grad_on_a_view(device):
+    x = leaf(X, device)
     v = x.T
     v.retain_grad()
-    (v * minitorch.tensor(X.T)).sum().backward()
+    (v * minitorch.tensor(X.T, device=device)).sum().backward()
     np.testing.assert_allclose(arr(v.grad), X.T)
     np.testing.assert_allclose(arr(x.grad), X)
 
 
 # ------------------------------------------------------------ autograd.grad ----
 
-def test_autograd_grad_returns_without_touching_dot_grad():
-    x = leaf(X)
-    w = leaf([1.0, 2.0, 3.0])
+def test_autograd_grad_returns_without_touching_dot_grad(device):
+    x = leaf(X, device)
+    w = leaf([1.0, 2.0, 3.0], device)
     out = (x * w).sum()
     gx, gw = minitorch.autograd.grad(out, [x, w])
     assert x.grad is None and w.grad is None
     np.testing.assert_allclose(arr(gx), np.broadcast_to([1.0, 2.0, 3.0], X.shape))
     np.testing.assert_allclose(arr(gw), X.sum(0))
     assert gx.shape == x.shape and gw.shape == w.shape
+    assert gx.device == x.device and gw.device == w.device
 
 
-def test_autograd_grad_single_input_and_retain_graph():
-    x = leaf(X)
+def test_autograd_grad_single_input_and_retain_graph(device):
+    x = leaf(X, device)
     y = (x * x).sum()
     (g,) = minitorch.autograd.grad(y, x, retain_graph=True)
     np.testing.assert_allclose(arr(g), 2 * X)
@@ -473,19 +475,19 @@ def test_autograd_grad_single_input_and_retain_graph():
     assert x.grad is None
 
 
-def test_autograd_grad_of_intermediate_and_grad_outputs():
-    x = leaf(X)
+def test_autograd_grad_of_intermediate_and_grad_outputs(device):
+    x = leaf(X, device)
     y = x * 3
     z = y.exp()
-    g = minitorch.tensor(np.full(X.shape, 2.0))
+    g = minitorch.tensor(np.full(X.shape, 2.0), device=device)
     (gy,) = minitorch.autograd.grad(z, y, grad_outputs=g)
     np.testing.assert_allclose(arr(gy), 2 * np.exp(3 * X))
     assert x.grad is None and y.grad is None
 
 
-def test_autograd_grad_unused_input():
-    x = leaf(X)
-    unused = leaf([1.0])
+def test_autograd_grad_unused_input(device):
+    x = leaf(X, device)
+    unused = leaf([1.0], device)
     y = (x * 2).sum()
     with pytest.raises(RuntimeError, match="allow_unused"):
         minitorch.autograd.grad(y, [x, unused], retain_graph=True)
@@ -494,50 +496,50 @@ def test_autograd_grad_unused_input():
     np.testing.assert_array_equal(arr(gx), np.full(X.shape, 2.0))
 
 
-def test_autograd_backward_function_with_several_roots():
-    x = leaf(X)
+def test_autograd_backward_function_with_several_roots(device):
+    x = leaf(X, device)
     a = (x * 2).sum()
     b = x * x
-    minitorch.autograd.backward([a, b], [None, minitorch.tensor(np.ones(X.shape))])
+    minitorch.autograd.backward([a, b], [None, minitorch.tensor(np.ones(X.shape), device=device)])
     np.testing.assert_allclose(arr(x.grad), 2 + 2 * X)
 
 
 # ------------------------------------------------------------------- errors ----
 
-def test_backward_on_non_scalar_needs_gradient():
-    x = leaf(X)
+def test_backward_on_non_scalar_needs_gradient(device):
+    x = leaf(X, device)
     with pytest.raises(RuntimeError, match="scalar"):
         (x * 2).backward()
     assert x.grad is None
 
 
-def test_backward_on_tensor_without_grad():
-    c = minitorch.tensor(X)
+def test_backward_on_tensor_without_grad(device):
+    c = minitorch.tensor(X, device=device)
     with pytest.raises(RuntimeError, match="does not require grad"):
         c.sum().backward()
     with no_grad():
-        y = leaf(X).sum()
+        y = leaf(X, device).sum()
     with pytest.raises(RuntimeError):
         y.backward()
 
 
-def test_requires_grad_on_integer_tensor():
+def test_requires_grad_on_integer_tensor(device):
     with pytest.raises(RuntimeError, match="floating point"):
-        minitorch.tensor([1, 2, 3], requires_grad=True)
-    t = minitorch.tensor(np.array([1, 2], dtype=np.int64))
+        minitorch.tensor([1, 2, 3], requires_grad=True, device=device)
+    t = minitorch.tensor(np.array([1, 2], dtype=np.int64), device=device)
     with pytest.raises(RuntimeError):
         t.requires_grad_()
     with pytest.raises(RuntimeError):
         t.requires_grad = True
     with pytest.raises(RuntimeError):
-        minitorch.tensor([True, False], requires_grad=True)
+        minitorch.tensor([True, False], requires_grad=True, device=device)
     assert not t.requires_grad
 
 
-def test_gradient_with_wrong_shape_raises():
-    x = leaf(X)
+def test_gradient_with_wrong_shape_raises(device):
+    x = leaf(X, device)
     with pytest.raises(RuntimeError, match="shape"):
-        (x * 2).backward(minitorch.ones(3, 2, dtype=minitorch.float64))
+        (x * 2).backward(minitorch.ones(3, 2, dtype=minitorch.float64, device=device))
 
 
 @pytest.mark.parametrize("inplace", [
@@ -548,11 +550,11 @@ def test_gradient_with_wrong_shape_raises():
     lambda t: t.div_(2),
     lambda t: t.fill_(0.0),
     lambda t: t.zero_(),
-    lambda t: t.copy_(minitorch.tensor(np.zeros(X.shape))),
+    lambda t: t.copy_(minitorch.tensor(np.zeros(X.shape), device=t.device)),
     lambda t: t.__setitem__(0, 5.0),
 ], ids=["iadd", "add_", "sub_", "mul_", "div_", "fill_", "zero_", "copy_", "setitem"])
-def test_inplace_on_leaf_that_requires_grad(inplace):
-    x = leaf(X)
+def test_inplace_on_leaf_that_requires_grad(device, inplace):
+    x = leaf(X, device)
     with pytest.raises(RuntimeError, match="leaf"):
         inplace(x)
     np.testing.assert_array_equal(arr(x), X)  # untouched
@@ -563,8 +565,8 @@ def test_inplace_on_leaf_that_requires_grad(inplace):
     assert x.requires_grad and x.is_leaf and x.grad_fn is None
 
 
-def test_augmented_assignment_on_leaf_statement_form():
-    x = leaf(X)
+def test_augmented_assignment_on_leaf_statement_form(device):
+    x = leaf(X, device)
     with pytest.raises(RuntimeError, match="leaf"):
         x += 1
     with no_grad():
@@ -576,47 +578,47 @@ def test_augmented_assignment_on_leaf_statement_form():
 
 # ------------------------------------------------- gradients through graphs ----
 
-def test_backward_with_explicit_gradient():
-    x = leaf(X)
+def test_backward_with_explicit_gradient(device):
+    x = leaf(X, device)
     y = x * 3
     g = np.array([[1.0, 2.0, 3.0], [4.0, 5.0, 6.0]])
-    y.backward(gradient=minitorch.tensor(g))
+    y.backward(gradient=minitorch.tensor(g, device=device))
     np.testing.assert_allclose(arr(x.grad), 3 * g)
 
 
-def test_backward_with_explicit_gradient_of_other_float_dtype():
-    x = leaf(X)
-    (x * 3).backward(minitorch.ones(2, 3))  # float32 gradient for a float64 output
-    assert x.grad.dtype == minitorch.float64
+def test_backward_with_explicit_gradient_of_other_float_dtype(device):
+    x = leaf(X, device)
+    (x * 3).backward(minitorch.ones(2, 3, device=device))  # float32 gradient for a float64 output
+    assert x.grad.dtype == minitorch.float64 and x.grad.device == x.device
     np.testing.assert_allclose(arr(x.grad), np.full(X.shape, 3.0))
 
 
-def test_scalar_backward_of_one_element_tensor():
-    x = leaf([2.0])
+def test_scalar_backward_of_one_element_tensor(device):
+    x = leaf([2.0], device)
     (x * x).backward()  # shape (1,): a scalar in PyTorch's sense
     np.testing.assert_allclose(arr(x.grad), [4.0])
 
 
-def test_broadcast_input_gradient_is_summed_to_its_shape():
+def test_broadcast_input_gradient_is_summed_to_its_shape(device):
     a_np = np.array([[1.0], [2.0], [3.0]])        # (3, 1)
     b_np = np.array([10.0, 20.0, 30.0, 40.0])     # (4,)
-    a, b = leaf(a_np), leaf(b_np)
+    a, b = leaf(a_np, device), leaf(b_np, device)
     (a * b).sum().backward()
     assert a.grad.shape == (3, 1) and b.grad.shape == (4,)
     np.testing.assert_allclose(arr(a.grad), np.full((3, 1), b_np.sum()))
     np.testing.assert_allclose(arr(b.grad), np.full(4, a_np.sum()))
 
 
-def test_broadcast_scalar_tensor_gradient():
-    s = leaf(2.0)
-    x = leaf(X)
+def test_broadcast_scalar_tensor_gradient(device):
+    s = leaf(2.0, device)
+    x = leaf(X, device)
     (s * x).sum().backward()
     assert s.grad.shape == s.shape
     np.testing.assert_allclose(arr(s.grad).reshape(()), X.sum())
 
 
-def test_one_tensor_feeding_several_ops():
-    x = leaf(X)
+def test_one_tensor_feeding_several_ops(device):
+    x = leaf(X, device)
     a = x.exp()
     b = x * 2
     c = x.sigmoid()
@@ -626,31 +628,31 @@ def test_one_tensor_feeding_several_ops():
     np.testing.assert_allclose(arr(x.grad), np.exp(X) + 4 * X + 3 * s * (1 - s), rtol=1e-12)
 
 
-def test_diamond_graph():
-    x = leaf(X)
+def test_diamond_graph(device):
+    x = leaf(X, device)
     y = x * 2
     z = y * y + y.exp()  # y used twice; x reached through one node on two paths
     z.sum().backward()
     np.testing.assert_allclose(arr(x.grad), 2 * (2 * (2 * X) + np.exp(2 * X)), rtol=1e-12)
 
 
-def test_partially_required_inputs():
-    x = leaf(X)
-    c = minitorch.tensor(X * 10)
+def test_partially_required_inputs(device):
+    x = leaf(X, device)
+    c = minitorch.tensor(X * 10, device=device)
     (x * c + c).sum().backward()
     np.testing.assert_allclose(arr(x.grad), X * 10)
     assert c.grad is None
 
 
-def test_gradient_through_views_of_one_leaf():
-    x = leaf(np.arange(6.0).reshape(2, 3))
+def test_gradient_through_views_of_one_leaf(device):
+    x = leaf(np.arange(6.0).reshape(2, 3), device)
     (x[0] * 2 + x[1] * 3 + x.T[:, 0]).sum().backward()
     np.testing.assert_array_equal(arr(x.grad), [[3.0, 3.0, 3.0], [3.0, 3.0, 3.0]])
 
 
-def test_unused_branch_gets_no_gradient():
-    x = leaf(X)
-    w = leaf(X)
+def test_unused_branch_gets_no_gradient(device):
+    x = leaf(X, device)
+    w = leaf(X, device)
     _ = w * 2  # never reaches the output
     (x * 2).sum().backward()
     assert w.grad is None
@@ -664,15 +666,16 @@ def _run_python(code: str, timeout: float = 60.0) -> subprocess.CompletedProcess
 
 
 @pytest.mark.parametrize("step", ["y * 1.0000001", "y + 0"])
-def test_deep_chain_backward_and_teardown(step):
+def test_deep_chain_backward_and_teardown(device, step):
     code = f"""
         import numpy as np, minitorch
-        x = minitorch.tensor(np.array([1.0, 2.0, 3.0]), requires_grad=True)
+        x = minitorch.tensor(np.array([1.0, 2.0, 3.0]), requires_grad=True, device={device!r})
         y = x
         for _ in range(100_000):
             y = {step}
         y.sum().backward()
-        print(repr(x.grad.numpy().tolist()))
+        assert x.grad.device == x.device
+        print(repr(x.grad.cpu().numpy().tolist()))
         del y                      # tearing down a 100,000-node graph
         y = x
         for _ in range(100_000):
@@ -689,8 +692,8 @@ def test_deep_chain_backward_and_teardown(step):
     np.testing.assert_allclose(grad, np.full(3, want), rtol=1e-9)
 
 
-def test_deep_chain_in_process():
-    x = leaf([1.0, 2.0])
+def test_deep_chain_in_process(device):
+    x = leaf([1.0, 2.0], device)
     y = x
     for _ in range(20_000):
         y = y * 1.0
@@ -714,12 +717,12 @@ def _train(steps: int, x, t, w, b, lr=0.1):
     return losses
 
 
-def test_training_loop_does_not_leak_tensors():
+def test_training_loop_does_not_leak_tensors(device):
     r = np.random.default_rng(0)
-    x = minitorch.tensor(r.normal(size=(16, 3)))
-    t = minitorch.tensor((r.uniform(size=(16, 1)) > 0.5).astype(np.float64))
-    w = leaf(r.normal(size=(3, 1)) * 0.1)
-    b = leaf(np.zeros(1))
+    x = minitorch.tensor(r.normal(size=(16, 3)), device=device)
+    t = minitorch.tensor((r.uniform(size=(16, 1)) > 0.5).astype(np.float64), device=device)
+    w = leaf(r.normal(size=(3, 1)) * 0.1, device)
+    b = leaf(np.zeros(1), device)
     _train(5, x, t, w, b)  # warm-up: anything cached once is made now
     gc.collect()
     before = minitorch._C.live_tensor_count()
@@ -731,8 +734,8 @@ def test_training_loop_does_not_leak_tensors():
     assert w.is_leaf and w.requires_grad and b.is_leaf and b.requires_grad
 
 
-def test_graph_is_freed_when_output_dies():
-    x = leaf(X)
+def test_graph_is_freed_when_output_dies(device):
+    x = leaf(X, device)
     gc.collect()
     before = minitorch._C.live_tensor_count()
     for _ in range(50):
@@ -742,8 +745,8 @@ def test_graph_is_freed_when_output_dies():
     assert minitorch._C.live_tensor_count() - before <= 1
 
 
-def test_backward_frees_saved_tensors():
-    x = leaf(X)
+def test_backward_frees_saved_tensors(device):
+    x = leaf(X, device)
     gc.collect()
     before = minitorch._C.live_tensor_count()
     y = (x * x).exp().sigmoid().sum()

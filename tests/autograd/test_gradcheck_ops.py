@@ -1,5 +1,5 @@
 """Float64 ``gradcheck`` for every differentiable op, on contiguous, broadcast and
-non-contiguous inputs.
+non-contiguous inputs, on every device (``cpu``, and ``cuda`` when available).
 
 Every check compares the analytic Jacobian (backward) with central finite
 differences, so a wrong backward formula, a gradient not summed back to a broadcast
@@ -7,7 +7,7 @@ input's shape, or one written into the wrong layout fails here.
 
 Input layouts (``LAYOUTS``):
 
-* ``contiguous``      – ``minitorch.tensor(arr, requires_grad=True)``
+* ``contiguous``      – ``minitorch.tensor(arr, requires_grad=True, device=device)``
 * ``transposed_leaf`` – a leaf whose memory is the reversed-dims array, permuted back
   (``.T``-style strides), then ``.requires_grad_()``
 * ``strided_leaf``    – a leaf that is ``big[1::2, 1::2]`` of a bigger tensor (strides
@@ -24,6 +24,7 @@ from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 
 import minitorch
+from conftest import to_numpy
 from minitorch.testing import gradcheck
 
 LAYOUTS = ["contiguous", "transposed_leaf", "strided_leaf", "view_of_leaf"]
@@ -33,53 +34,66 @@ def _identity(t):
     return t
 
 
-def prepare(arr: np.ndarray, layout: str):
-    """(leaf, get): ``leaf`` is what gradcheck perturbs, ``get(leaf)`` is what the op sees.
+def prepare(arr: np.ndarray, layout: str, device: str):
+    """(leaf, get): ``leaf`` (on ``device``) is what gradcheck perturbs, ``get(leaf)`` is
+    what the op sees.
 
     ``get(leaf)`` always holds exactly ``arr``'s values.
     """
     arr = np.asarray(arr, dtype=np.float64)
     rev = tuple(range(arr.ndim))[::-1]
     if layout == "contiguous":
-        leaf = minitorch.tensor(arr, requires_grad=True)
+        leaf = minitorch.tensor(arr, requires_grad=True, device=device)
         assert leaf.is_contiguous()
         get = _identity
     elif layout == "transposed_leaf":
-        leaf = minitorch.tensor(np.ascontiguousarray(arr.transpose(rev))).permute(*rev).requires_grad_()
+        leaf = minitorch.tensor(np.ascontiguousarray(arr.transpose(rev)), device=device).permute(*rev)
+        leaf.requires_grad_()
         get = _identity
     elif layout == "strided_leaf":
         big = np.full(tuple(2 * s + 1 for s in arr.shape), 1e6)
         idx = tuple(slice(1, None, 2) for _ in arr.shape)
         big[idx] = arr
-        leaf = minitorch.tensor(big)[idx].requires_grad_()
+        leaf = minitorch.tensor(big, device=device)[idx].requires_grad_()
         get = _identity
     elif layout == "view_of_leaf":
-        leaf = minitorch.tensor(np.ascontiguousarray(arr.transpose(rev)), requires_grad=True)
+        leaf = minitorch.tensor(np.ascontiguousarray(arr.transpose(rev)), requires_grad=True, device=device)
 
         def get(t, rev=rev):
             return t.permute(*rev)
     else:
         raise ValueError(layout)
     assert leaf.is_leaf and leaf.requires_grad and leaf.dtype == minitorch.float64
+    assert leaf.device == device
     seen = get(leaf)
     non1 = sum(s != 1 for s in arr.shape)
     if layout != "contiguous" and (non1 >= 2 or (layout == "strided_leaf" and arr.size >= 2)):
         assert not seen.is_contiguous(), (layout, arr.shape, seen.stride())
-    np.testing.assert_array_equal(seen.detach().numpy(), arr)
+    np.testing.assert_array_equal(to_numpy(seen), arr)
     return leaf, get
 
 
-def check(fn, arrays, layouts=None):
-    """gradcheck of ``fn(*tensors)`` where tensor i holds ``arrays[i]`` in ``layouts[i]``."""
+def check(fn, arrays, layouts=None, *, device: str):
+    """gradcheck of ``fn(*tensors)`` where tensor i holds ``arrays[i]`` in ``layouts[i]``
+    on ``device``."""
     layouts = layouts or ["contiguous"] * len(arrays)
-    prepared = [prepare(a, lay) for a, lay in zip(arrays, layouts)]
+    prepared = [prepare(a, lay, device) for a, lay in zip(arrays, layouts)]
     leaves = tuple(p[0] for p in prepared)
     getters = [p[1] for p in prepared]
 
     def wrapped(*ts):
-        return fn(*(g(t) for g, t in zip(getters, ts)))
+        out = fn(*(g(t) for g, t in zip(getters, ts)))
+        assert out.device == device, f"the output is on {out.device}, not on {device}"
+        return out
 
     assert gradcheck(wrapped, leaves)
+
+
+def grad_of(t: minitorch.Tensor) -> np.ndarray:
+    """``t.grad`` as a NumPy array, after checking it is on ``t``'s device."""
+    assert t.grad is not None
+    assert t.grad.device == t.device, f"the gradient is on {t.grad.device}, its tensor on {t.device}"
+    return to_numpy(t.grad)
 
 
 def rng(seed: int = 0) -> np.random.Generator:
@@ -125,28 +139,28 @@ def unary_input(domain: str, shape, seed=0) -> np.ndarray:
 
 @pytest.mark.parametrize("layout", LAYOUTS)
 @pytest.mark.parametrize("name", sorted(UNARY))
-def test_unary(name, layout):
+def test_unary(device, name, layout):
     fn, domain = UNARY[name]
-    check(fn, [unary_input(domain, (3, 4))], [layout])
+    check(fn, [unary_input(domain, (3, 4))], [layout], device=device)
 
 
 @pytest.mark.parametrize("shape", [(), (5,), (2, 1, 3)], ids=str)
 @pytest.mark.parametrize("name", ["neg", "exp", "log", "sqrt", "abs", "sigmoid", "relu", "tanh"])
-def test_unary_other_ranks(name, shape):
+def test_unary_other_ranks(device, name, shape):
     fn, domain = UNARY[name]
-    check(fn, [unary_input(domain, shape, seed=1)])
+    check(fn, [unary_input(domain, shape, seed=1)], device=device)
 
 
-def test_relu_gradient_is_zero_on_negative_side():
-    x = minitorch.tensor(np.array([-2.0, -0.5, 0.5, 2.0]), requires_grad=True)
+def test_relu_gradient_is_zero_on_negative_side(device):
+    x = minitorch.tensor(np.array([-2.0, -0.5, 0.5, 2.0]), requires_grad=True, device=device)
     x.relu().sum().backward()
-    np.testing.assert_array_equal(x.grad.numpy(), [0.0, 0.0, 1.0, 1.0])
+    np.testing.assert_array_equal(grad_of(x), [0.0, 0.0, 1.0, 1.0])
 
 
-def test_abs_gradient_is_sign():
-    x = minitorch.tensor(np.array([-2.0, -0.5, 0.5, 2.0]), requires_grad=True)
+def test_abs_gradient_is_sign(device):
+    x = minitorch.tensor(np.array([-2.0, -0.5, 0.5, 2.0]), requires_grad=True, device=device)
     x.abs().sum().backward()
-    np.testing.assert_array_equal(x.grad.numpy(), [-1.0, -1.0, 1.0, 1.0])
+    np.testing.assert_array_equal(grad_of(x), [-1.0, -1.0, 1.0, 1.0])
 
 
 # --------------------------------------------------------------- binary ops ----
@@ -205,27 +219,27 @@ BROADCAST_SHAPES = [
 
 @pytest.mark.parametrize("shapes", BROADCAST_SHAPES, ids=str)
 @pytest.mark.parametrize("name", sorted(BINARY))
-def test_binary_broadcasting(name, shapes):
+def test_binary_broadcasting(device, name, shapes):
     a, b = binary_inputs(_BINARY_DOMAIN.get(name, name), *shapes)
-    check(BINARY[name], [a, b])
+    check(BINARY[name], [a, b], device=device)
 
 
 @pytest.mark.parametrize("layouts", [("transposed_leaf", "contiguous"), ("contiguous", "strided_leaf"),
                                      ("view_of_leaf", "transposed_leaf"), ("strided_leaf", "view_of_leaf")],
                          ids=lambda l: "-".join(l))
 @pytest.mark.parametrize("name", ["add", "sub", "mul", "div", "pow", "maximum", "minimum"])
-def test_binary_noncontiguous(name, layouts):
+def test_binary_noncontiguous(device, name, layouts):
     a, b = binary_inputs(name, (3, 4), (3, 4), seed=2)
-    check(BINARY[name], [a, b], list(layouts))
+    check(BINARY[name], [a, b], list(layouts), device=device)
 
 
 @pytest.mark.parametrize("name", ["add", "mul", "div", "pow", "maximum"])
-def test_binary_noncontiguous_broadcast(name):
+def test_binary_noncontiguous_broadcast(device, name):
     # a strided (3, 4) against a (3, 1) column; a transposed (2, 3) against a (4, 2, 1) view
     a, b = binary_inputs(name, (3, 4), (3, 1), seed=3)
-    check(BINARY[name], [a, b], ["strided_leaf", "contiguous"])
+    check(BINARY[name], [a, b], ["strided_leaf", "contiguous"], device=device)
     a, b = binary_inputs(name, (2, 3), (4, 2, 1), seed=4)
-    check(BINARY[name], [a, b], ["transposed_leaf", "view_of_leaf"])
+    check(BINARY[name], [a, b], ["transposed_leaf", "view_of_leaf"], device=device)
 
 
 def _sum_to(g: np.ndarray, shape) -> np.ndarray:
@@ -242,14 +256,14 @@ pair_shapes = hnp.mutually_broadcastable_shapes(num_shapes=2, min_dims=0, max_di
 
 @settings(max_examples=40, deadline=None)
 @given(shapes=pair_shapes, seed=st.integers(0, 2**32 - 1))
-def test_broadcast_gradients_vs_numpy(shapes, seed):
+def test_broadcast_gradients_vs_numpy(device, shapes, seed):
     """Random broadcastable shapes (size-0 and size-1 dims included): the gradients of
     sum(a * b + a / c) are NumPy's sums over the broadcast dims."""
     sa, sb = shapes
     r = rng(seed)
     a_np, b_np = r.uniform(-2, 2, size=sa), r.uniform(-2, 2, size=sb)
     c_np = away_from_zero(sb, seed)
-    a, b, c = (minitorch.tensor(v, requires_grad=True) for v in (a_np, b_np, c_np))
+    a, b, c = (minitorch.tensor(v, requires_grad=True, device=device) for v in (a_np, b_np, c_np))
     out = a * b + a / c
     out_shape = np.broadcast_shapes(sa, sb)
     assert tuple(out.shape) == out_shape
@@ -258,25 +272,25 @@ def test_broadcast_gradients_vs_numpy(shapes, seed):
     for t, want in ((a, _sum_to(ones * b_np + ones / c_np, sa)), (b, _sum_to(ones * a_np, sb)),
                     (c, _sum_to(-ones * a_np / c_np ** 2, sb))):
         assert t.grad is not None and tuple(t.grad.shape) == t.shape
-        np.testing.assert_allclose(t.grad.numpy(), want, rtol=1e-12, atol=1e-12)
+        np.testing.assert_allclose(grad_of(t), want, rtol=1e-12, atol=1e-12)
 
 
 @settings(max_examples=25, deadline=None)
 @given(shapes=hnp.mutually_broadcastable_shapes(num_shapes=2, min_dims=0, max_dims=3, min_side=1,
                                                 max_side=3).map(lambda b: b.input_shapes),
        seed=st.integers(0, 2**32 - 1), name=st.sampled_from(["add", "sub", "mul", "div", "pow"]))
-def test_binary_gradcheck_random_broadcasts(shapes, seed, name):
+def test_binary_gradcheck_random_broadcasts(device, shapes, seed, name):
     a, b = binary_inputs(name, *shapes, seed=seed)
     if name == "div":
         b = away_from_zero(shapes[1], seed)
-    check(BINARY[name], [a, b])
+    check(BINARY[name], [a, b], device=device)
 
 
-def test_same_tensor_on_both_sides():
+def test_same_tensor_on_both_sides(device):
     x = away_from_zero((3, 4), seed=5)
-    check(lambda t: t * t, [x])
-    check(lambda t: t / t.exp(), [x])
-    check(lambda t: t - t.T.T * 0.5, [x])
+    check(lambda t: t * t, [x], device=device)
+    check(lambda t: t / t.exp(), [x], device=device)
+    check(lambda t: t - t.T.T * 0.5, [x], device=device)
 
 
 SCALAR_FORMS = {
@@ -297,99 +311,99 @@ SCALAR_FORMS = {
     "x.pow(2)": (lambda x: x.pow(2), "any"),
     "x.maximum(0.3)": (lambda x: x.maximum(0.3), "nonzero"),
     "x.minimum(-0.3)": (lambda x: x.minimum(-0.3), "nonzero"),
-    "x+tensor0d": (lambda x: x + minitorch.tensor(1.5, dtype=minitorch.float64), "any"),
-    "tensor0d/x": (lambda x: minitorch.tensor(2.0, dtype=minitorch.float64) / x, "nonzero"),
+    "x+tensor0d": (lambda x: x + minitorch.tensor(1.5, dtype=minitorch.float64, device=x.device), "any"),
+    "tensor0d/x": (lambda x: minitorch.tensor(2.0, dtype=minitorch.float64, device=x.device) / x, "nonzero"),
 }
 
 
 @pytest.mark.parametrize("layout", ["contiguous", "transposed_leaf", "view_of_leaf"])
 @pytest.mark.parametrize("name", list(SCALAR_FORMS))
-def test_scalar_forms(name, layout):
+def test_scalar_forms(device, name, layout):
     fn, domain = SCALAR_FORMS[name]
-    check(fn, [unary_input(domain, (3, 4), seed=6)], [layout])
+    check(fn, [unary_input(domain, (3, 4), seed=6)], [layout], device=device)
 
 
-def test_scalar_form_values():
+def test_scalar_form_values(device):
     # gradcheck compares backward with the forward; pin a few exact gradients too.
-    x = minitorch.tensor(np.array([1.0, 2.0, 4.0]), requires_grad=True)
+    x = minitorch.tensor(np.array([1.0, 2.0, 4.0]), requires_grad=True, device=device)
     (2 - x).sum().backward()
-    np.testing.assert_array_equal(x.grad.numpy(), [-1.0, -1.0, -1.0])
+    np.testing.assert_array_equal(grad_of(x), [-1.0, -1.0, -1.0])
     x.grad = None
     (3 / x).sum().backward()
-    np.testing.assert_allclose(x.grad.numpy(), [-3.0, -0.75, -0.1875])
+    np.testing.assert_allclose(grad_of(x), [-3.0, -0.75, -0.1875])
     x.grad = None
     (2 ** x).sum().backward()
-    np.testing.assert_allclose(x.grad.numpy(), np.log(2) * 2.0 ** np.array([1.0, 2.0, 4.0]))
+    np.testing.assert_allclose(grad_of(x), np.log(2) * 2.0 ** np.array([1.0, 2.0, 4.0]))
     x.grad = None
     (x ** 2).sum().backward()
-    np.testing.assert_allclose(x.grad.numpy(), [2.0, 4.0, 8.0])
+    np.testing.assert_allclose(grad_of(x), [2.0, 4.0, 8.0])
 
 
 @pytest.mark.parametrize("layout", ["contiguous", "strided_leaf", "view_of_leaf"])
 @pytest.mark.parametrize("bounds", [(-1.0, 1.0), (-1.0, None), (None, 0.5)], ids=str)
-def test_clamp(bounds, layout):
+def test_clamp(device, bounds, layout):
     lo, hi = bounds
     # values at least 0.1 away from both bounds, some inside and some outside
     x = rng(7).choice([-1.9, -1.4, -0.8, -0.3, 0.2, 0.7, 0.9, 1.3, 1.8], size=(3, 4))
     x = x + rng(8).uniform(-0.02, 0.02, size=(3, 4))
-    check(lambda t: t.clamp(lo, hi), [x], [layout])
-    check(lambda t: minitorch.clamp(t, min=lo, max=hi), [x], [layout])
+    check(lambda t: t.clamp(lo, hi), [x], [layout], device=device)
+    check(lambda t: minitorch.clamp(t, min=lo, max=hi), [x], [layout], device=device)
 
 
-def test_pow_with_zero_exponent_has_zero_gradient():
+def test_pow_with_zero_exponent_has_zero_gradient(device):
     # d/dx x**0 is 0 everywhere, also at x == 0 (PyTorch masks 0 * 0**-1 = 0 * inf = nan)
-    x = minitorch.tensor(np.array([0.0, 1.0, -2.0]), requires_grad=True)
+    x = minitorch.tensor(np.array([0.0, 1.0, -2.0]), requires_grad=True, device=device)
     (x ** 0).sum().backward()
-    np.testing.assert_array_equal(x.grad.numpy(), [0.0, 0.0, 0.0])
+    np.testing.assert_array_equal(grad_of(x), [0.0, 0.0, 0.0])
     x.grad = None
-    (x ** minitorch.zeros(3, dtype=minitorch.float64)).sum().backward()
-    np.testing.assert_array_equal(x.grad.numpy(), [0.0, 0.0, 0.0])
+    (x ** minitorch.zeros(3, dtype=minitorch.float64, device=device)).sum().backward()
+    np.testing.assert_array_equal(grad_of(x), [0.0, 0.0, 0.0])
 
 
-def test_clamp_gradient_values():
-    x = minitorch.tensor(np.array([-2.0, -0.5, 0.5, 2.0]), requires_grad=True)
+def test_clamp_gradient_values(device):
+    x = minitorch.tensor(np.array([-2.0, -0.5, 0.5, 2.0]), requires_grad=True, device=device)
     x.clamp(-1.0, 1.0).sum().backward()
-    np.testing.assert_array_equal(x.grad.numpy(), [0.0, 1.0, 1.0, 0.0])
+    np.testing.assert_array_equal(grad_of(x), [0.0, 1.0, 1.0, 0.0])
 
 
-def test_maximum_ties_split_gradient():
-    a = minitorch.tensor(np.array([1.0, 2.0, 3.0]), requires_grad=True)
-    b = minitorch.tensor(np.array([1.0, 1.0, 4.0]), requires_grad=True)
+def test_maximum_ties_split_gradient(device):
+    a = minitorch.tensor(np.array([1.0, 2.0, 3.0]), requires_grad=True, device=device)
+    b = minitorch.tensor(np.array([1.0, 1.0, 4.0]), requires_grad=True, device=device)
     minitorch.maximum(a, b).sum().backward()
-    np.testing.assert_array_equal(a.grad.numpy(), [0.5, 1.0, 0.0])
-    np.testing.assert_array_equal(b.grad.numpy(), [0.5, 0.0, 1.0])
+    np.testing.assert_array_equal(grad_of(a), [0.5, 1.0, 0.0])
+    np.testing.assert_array_equal(grad_of(b), [0.5, 0.0, 1.0])
 
 
 # -------------------------------------------------------------------- where ----
 
 @pytest.mark.parametrize("shapes", [((3, 4), (3, 4), (3, 4)), ((3, 4), (3, 4), (4,)), ((3, 1), (4,), (3, 4)),
                                     ((3, 4), (), (3, 1))], ids=str)
-def test_where(shapes):
+def test_where(device, shapes):
     cshape, ashape, bshape = shapes
-    cond = minitorch.tensor(rng(9).integers(0, 2, size=cshape).astype(bool))
+    cond = minitorch.tensor(rng(9).integers(0, 2, size=cshape).astype(bool), device=device)
     a = rng(10).uniform(-2, 2, size=ashape)
     b = rng(11).uniform(-2, 2, size=bshape)
-    check(lambda x, y: minitorch.where(cond, x, y), [a, b])
+    check(lambda x, y: minitorch.where(cond, x, y), [a, b], device=device)
 
 
 @pytest.mark.parametrize("layouts", [("transposed_leaf", "strided_leaf"), ("view_of_leaf", "contiguous")],
                          ids=lambda l: "-".join(l))
-def test_where_noncontiguous(layouts):
-    cond = minitorch.tensor(rng(12).integers(0, 2, size=(3, 4)).astype(bool)).T.T
+def test_where_noncontiguous(device, layouts):
+    cond = minitorch.tensor(rng(12).integers(0, 2, size=(3, 4)).astype(bool), device=device).T.T
     a = rng(13).uniform(-2, 2, size=(3, 4))
     b = rng(14).uniform(-2, 2, size=(3, 4))
-    check(lambda x, y: minitorch.where(cond, x, y), [a, b], list(layouts))
+    check(lambda x, y: minitorch.where(cond, x, y), [a, b], list(layouts), device=device)
 
 
-def test_where_with_one_side_constant():
-    cond = minitorch.tensor(np.array([True, False, True]))
-    x = minitorch.tensor(np.array([1.0, 2.0, 3.0]), requires_grad=True)
-    other = minitorch.tensor(np.array([9.0, 9.0, 9.0]))
+def test_where_with_one_side_constant(device):
+    cond = minitorch.tensor(np.array([True, False, True]), device=device)
+    x = minitorch.tensor(np.array([1.0, 2.0, 3.0]), requires_grad=True, device=device)
+    other = minitorch.tensor(np.array([9.0, 9.0, 9.0]), device=device)
     minitorch.where(cond, x, other).sum().backward()
-    np.testing.assert_array_equal(x.grad.numpy(), [1.0, 0.0, 1.0])
+    np.testing.assert_array_equal(grad_of(x), [1.0, 0.0, 1.0])
     x.grad = None
     minitorch.where(cond, other, x).sum().backward()
-    np.testing.assert_array_equal(x.grad.numpy(), [0.0, 1.0, 0.0])
+    np.testing.assert_array_equal(grad_of(x), [0.0, 1.0, 0.0])
 
 
 # --------------------------------------------------------------- reductions ----
@@ -429,35 +443,35 @@ def distinct_values(shape, seed):
 
 @pytest.mark.parametrize("layout", LAYOUTS)
 @pytest.mark.parametrize("name", list(REDUCTIONS))
-def test_reductions(name, layout):
-    check(REDUCTIONS[name], [distinct_values((2, 3, 2), seed=15)], [layout])
+def test_reductions(device, name, layout):
+    check(REDUCTIONS[name], [distinct_values((2, 3, 2), seed=15)], [layout], device=device)
 
 
 @pytest.mark.parametrize("name", ["sum()", "sum(0)", "mean()", "max()", "min()", "max(0).values"])
-def test_reductions_small_ranks(name):
-    check(REDUCTIONS[name], [distinct_values((4,), seed=16)])
+def test_reductions_small_ranks(device, name):
+    check(REDUCTIONS[name], [distinct_values((4,), seed=16)], device=device)
     if name in ("sum()", "mean()", "max()", "min()", "max(0).values"):
-        check(REDUCTIONS[name], [np.array(1.5)])
+        check(REDUCTIONS[name], [np.array(1.5)], device=device)
 
 
-def test_max_all_ties_share_gradient():
-    x = minitorch.tensor(np.array([[1.0, 3.0], [3.0, 2.0]]), requires_grad=True)
+def test_max_all_ties_share_gradient(device):
+    x = minitorch.tensor(np.array([[1.0, 3.0], [3.0, 2.0]]), requires_grad=True, device=device)
     x.max().backward()
-    np.testing.assert_array_equal(x.grad.numpy(), [[0.0, 0.5], [0.5, 0.0]])
+    np.testing.assert_array_equal(grad_of(x), [[0.0, 0.5], [0.5, 0.0]])
 
 
-def test_max_dim_gradient_goes_to_argmax():
-    x = minitorch.tensor(np.array([[1.0, 5.0, 2.0], [7.0, 0.0, 3.0]]), requires_grad=True)
+def test_max_dim_gradient_goes_to_argmax(device):
+    x = minitorch.tensor(np.array([[1.0, 5.0, 2.0], [7.0, 0.0, 3.0]]), requires_grad=True, device=device)
     values, indices = x.max(1)
-    np.testing.assert_array_equal(indices.numpy(), [1, 0])
-    (values * minitorch.tensor(np.array([10.0, 100.0]))).sum().backward()
-    np.testing.assert_array_equal(x.grad.numpy(), [[0.0, 10.0, 0.0], [100.0, 0.0, 0.0]])
+    np.testing.assert_array_equal(to_numpy(indices), [1, 0])
+    (values * minitorch.tensor(np.array([10.0, 100.0]), device=device)).sum().backward()
+    np.testing.assert_array_equal(grad_of(x), [[0.0, 10.0, 0.0], [100.0, 0.0, 0.0]])
 
 
-def test_mean_gradient_values():
-    x = minitorch.tensor(np.ones((2, 5)), requires_grad=True)
+def test_mean_gradient_values(device):
+    x = minitorch.tensor(np.ones((2, 5)), requires_grad=True, device=device)
     x.mean(1).sum().backward()
-    np.testing.assert_allclose(x.grad.numpy(), np.full((2, 5), 0.2))
+    np.testing.assert_allclose(grad_of(x), np.full((2, 5), 0.2))
 
 
 # ------------------------------------------------------------------- matmul ----
@@ -478,17 +492,17 @@ MATMUL_SHAPES = [
 
 
 @pytest.mark.parametrize("shapes", MATMUL_SHAPES, ids=str)
-def test_matmul(shapes):
+def test_matmul(device, shapes):
     a = rng(17).uniform(-1, 1, size=shapes[0])
     b = rng(18).uniform(-1, 1, size=shapes[1])
-    check(lambda x, y: x @ y, [a, b])
+    check(lambda x, y: x @ y, [a, b], device=device)
 
 
 @pytest.mark.parametrize("form", ["operator", "method", "function"])
-def test_matmul_spellings(form):
+def test_matmul_spellings(device, form):
     fn = {"operator": lambda x, y: x @ y, "method": lambda x, y: x.matmul(y),
           "function": lambda x, y: minitorch.matmul(x, y)}[form]
-    check(fn, [rng(19).uniform(-1, 1, size=(3, 4)), rng(20).uniform(-1, 1, size=(4, 2))])
+    check(fn, [rng(19).uniform(-1, 1, size=(3, 4)), rng(20).uniform(-1, 1, size=(4, 2))], device=device)
 
 
 @pytest.mark.parametrize("layouts", [("transposed_leaf", "contiguous"), ("contiguous", "transposed_leaf"),
@@ -496,21 +510,21 @@ def test_matmul_spellings(form):
                          ids=lambda l: "-".join(l))
 @pytest.mark.parametrize("shapes", [((3, 4), (4, 2)), ((2, 3, 4), (4, 2)), ((4,), (4, 3)), ((2, 1, 3, 2), (2, 2, 2))],
                          ids=str)
-def test_matmul_noncontiguous(shapes, layouts):
+def test_matmul_noncontiguous(device, shapes, layouts):
     a = rng(21).uniform(-1, 1, size=shapes[0])
     b = rng(22).uniform(-1, 1, size=shapes[1])
-    check(lambda x, y: x @ y, [a, b], list(layouts))
+    check(lambda x, y: x @ y, [a, b], list(layouts), device=device)
 
 
-def test_matmul_with_itself_transposed():
-    check(lambda x: x @ x.T, [rng(23).uniform(-1, 1, size=(3, 4))])
-    check(lambda x: x.T @ x, [rng(24).uniform(-1, 1, size=(3, 4))])
+def test_matmul_with_itself_transposed(device):
+    check(lambda x: x @ x.T, [rng(23).uniform(-1, 1, size=(3, 4))], device=device)
+    check(lambda x: x.T @ x, [rng(24).uniform(-1, 1, size=(3, 4))], device=device)
 
 
-def test_matmul_with_constant_operand():
-    w = minitorch.tensor(rng(25).uniform(-1, 1, size=(4, 2)))
-    check(lambda x: x @ w, [rng(26).uniform(-1, 1, size=(3, 4))])
-    check(lambda x: w.T @ x, [rng(27).uniform(-1, 1, size=(4, 3))])
+def test_matmul_with_constant_operand(device):
+    w = minitorch.tensor(rng(25).uniform(-1, 1, size=(4, 2)), device=device)
+    check(lambda x: x @ w, [rng(26).uniform(-1, 1, size=(3, 4))], device=device)
+    check(lambda x: w.T @ x, [rng(27).uniform(-1, 1, size=(4, 3))], device=device)
 
 
 # -------------------------------------------------------- views and indexing ----
@@ -520,7 +534,7 @@ VIEWS = {
     "view(12)": (lambda x: x.view(12), (3, 4), False),
     "view(4,3)": (lambda x: x.view(4, 3), (3, 4), False),
     "view(-1,2)": (lambda x: x.view(-1, 2), (3, 4), False),
-    "view_as": (lambda x: x.view_as(minitorch.zeros(2, 6)), (3, 4), False),
+    "view_as": (lambda x: x.view_as(minitorch.zeros(2, 6, device=x.device)), (3, 4), False),
     "reshape(2,6)": (lambda x: x.reshape(2, 6), (3, 4), True),
     "reshape(-1)": (lambda x: x.reshape(-1), (3, 4), True),
     "reshape((4,3))": (lambda x: x.reshape((4, 3)), (3, 4), True),
@@ -535,7 +549,7 @@ VIEWS = {
     "expand(3,4)": (lambda x: x.expand(3, 4), (3, 1), True),
     "expand(2,3,4)": (lambda x: x.expand(2, 3, 4), (1, 4), True),
     "expand(-1,4)": (lambda x: x.expand(-1, 4), (3, 1), True),
-    "expand_as": (lambda x: x.expand_as(minitorch.zeros(2, 3, 4)), (3, 1), True),
+    "expand_as": (lambda x: x.expand_as(minitorch.zeros(2, 3, 4, device=x.device)), (3, 1), True),
     "unsqueeze(0)": (lambda x: x.unsqueeze(0), (3, 4), True),
     "unsqueeze(-1)": (lambda x: x.unsqueeze(-1), (3, 4), True),
     "unsqueeze(1)": (lambda x: x.unsqueeze(1), (3, 4), True),
@@ -568,67 +582,67 @@ VIEWS = {
 
 
 @pytest.mark.parametrize("name", list(VIEWS))
-def test_views(name):
+def test_views(device, name):
     fn, shape, _ = VIEWS[name]
-    check(fn, [rng(28).uniform(-2, 2, size=shape)])
+    check(fn, [rng(28).uniform(-2, 2, size=shape)], device=device)
 
 
 @pytest.mark.parametrize("layout", ["transposed_leaf", "strided_leaf", "view_of_leaf"])
 @pytest.mark.parametrize("name", [n for n, v in VIEWS.items() if v[2]])
-def test_views_noncontiguous(name, layout):
+def test_views_noncontiguous(device, name, layout):
     fn, shape, _ = VIEWS[name]
-    check(fn, [rng(29).uniform(-2, 2, size=shape)], [layout])
+    check(fn, [rng(29).uniform(-2, 2, size=shape)], [layout], device=device)
 
 
 @pytest.mark.parametrize("name", ["view(12)", "view(4,3)"])
-def test_view_of_noncontiguous_raises(name):
+def test_view_of_noncontiguous_raises(device, name):
     # not a gradient test, but makes sure the cases skipped above are skipped for a reason
     fn, shape, _ = VIEWS[name]
-    leaf, get = prepare(rng(30).uniform(-1, 1, size=shape), "transposed_leaf")
+    leaf, get = prepare(rng(30).uniform(-1, 1, size=shape), "transposed_leaf", device)
     with pytest.raises(RuntimeError):
         fn(get(leaf))
 
 
-def test_views_then_math():
+def test_views_then_math(device):
     # a view's gradient flows on into the ops after it, with repeated use of the base
     x = rng(31).uniform(0.5, 2, size=(3, 4))
-    check(lambda t: (t[:, 1:3] * t[:, :2].exp()).sum(0) + t.T[0, 1:], [x])
-    check(lambda t: t.unsqueeze(0).expand(2, 3, 4).sqrt() * t.view(3, 4, 1).transpose(0, 2)[0].T, [x])
+    check(lambda t: (t[:, 1:3] * t[:, :2].exp()).sum(0) + t.T[0, 1:], [x], device=device)
+    check(lambda t: t.unsqueeze(0).expand(2, 3, 4).sqrt() * t.view(3, 4, 1).transpose(0, 2)[0].T, [x], device=device)
 
 
-def test_select_gradient_values():
-    x = minitorch.tensor(np.zeros((3, 4)), requires_grad=True)
-    (x[1] * minitorch.tensor(np.arange(4.0))).sum().backward()
+def test_select_gradient_values(device):
+    x = minitorch.tensor(np.zeros((3, 4)), requires_grad=True, device=device)
+    (x[1] * minitorch.tensor(np.arange(4.0), device=device)).sum().backward()
     want = np.zeros((3, 4))
     want[1] = np.arange(4.0)
-    np.testing.assert_array_equal(x.grad.numpy(), want)
+    np.testing.assert_array_equal(grad_of(x), want)
 
 
-def test_strided_slice_gradient_values():
-    x = minitorch.tensor(np.zeros((5, 3)), requires_grad=True)
+def test_strided_slice_gradient_values(device):
+    x = minitorch.tensor(np.zeros((5, 3)), requires_grad=True, device=device)
     x[::2, 1:].sum().backward()
     want = np.zeros((5, 3))
     want[::2, 1:] = 1.0
-    np.testing.assert_array_equal(x.grad.numpy(), want)
+    np.testing.assert_array_equal(grad_of(x), want)
 
 
 # --------------------------------------------------------------- composites ----
 
-def test_small_mlp():
+def test_small_mlp(device):
     x = rng(32).uniform(-1, 1, size=(3, 4))
     w1 = rng(33).uniform(-1, 1, size=(4, 3))
     b1 = rng(34).uniform(-1, 1, size=(3,))
     w2 = rng(35).uniform(-1, 1, size=(3, 2))
     check(lambda x, w1, b1, w2: ((x @ w1 + b1).tanh() @ w2).sigmoid().mean(0), [x, w1, b1, w2],
-          ["contiguous", "transposed_leaf", "contiguous", "strided_leaf"])
+          ["contiguous", "transposed_leaf", "contiguous", "strided_leaf"], device=device)
 
 
-def test_softmax_like():
+def test_softmax_like(device):
     x = rng(36).uniform(-1, 1, size=(3, 4))
 
     def softmax(t):
         e = (t - t.max(1, keepdim=True).values).exp()
         return e / e.sum(1, keepdim=True)
 
-    check(softmax, [x])
-    check(softmax, [x], ["view_of_leaf"])
+    check(softmax, [x], device=device)
+    check(softmax, [x], ["view_of_leaf"], device=device)

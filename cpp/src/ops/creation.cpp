@@ -2,6 +2,7 @@
 #include <cmath>
 
 #include "../cpu/random_state.h"
+#include "minitorch/counter_rng.h"
 #include "minitorch/ops.h"
 
 namespace minitorch {
@@ -64,15 +65,38 @@ Tensor eye(int64_t n, int64_t m, DType dtype, Device device)
     return t;
 }
 
-void manual_seed(uint64_t seed) { cpu::generator().seed(seed); }
+// Like torch.manual_seed: seeds the CPU's generator and every device's.
+void manual_seed(uint64_t seed)
+{
+    cpu::generator().seed(seed);
+    seed_counter_stream(seed);
+}
 
 namespace {
-// Random numbers are drawn on the CPU (one generator, reproducible on every device).
+uint64_t g_counter_seed = 5489u, g_counter_offset = 0;
+}  // namespace
+
+CounterStream next_counter_stream(uint64_t n)
+{
+    CounterStream s{g_counter_seed, g_counter_offset};
+    g_counter_offset += n;
+    return s;
+}
+
+void seed_counter_stream(uint64_t seed)
+{
+    g_counter_seed = seed;
+    g_counter_offset = 0;
+}
+
+namespace {
+// Each device draws with its own generator (the CPU: a Mersenne Twister; a GPU: the
+// counter-based stream), so one seed gives reproducible, but device-specific, values.
 Tensor random_tensor(RandomOp op, const Shape& shape, DType dtype, Device device, double lo, double hi)
 {
-    Tensor t = empty(shape, dtype, Device{});
-    if (t->numel()) cpu::kernel_table().random(op, t, lo, hi);
-    return device.is_cpu() ? t : to_device(t, device);
+    Tensor t = empty(shape, dtype, device);
+    if (t->numel()) kernels(device).random(op, t, lo, hi);
+    return t;
 }
 }  // namespace
 

@@ -1,0 +1,51 @@
+// random.cu — random fills on the GPU from the counter-based stream (counter_rng.h).
+//
+// Thread mapping: one thread per output element, grid-stride loop; element i uses
+// counter offset + i, so the values do not depend on how threads are scheduled.
+#include <math.h>
+
+#include "common.cuh"
+#include "minitorch/counter_rng.h"
+
+namespace minitorch::cuda {
+
+namespace {
+
+template <class T>
+__global__ void random_kernel(T* out, int64_t n, RandomOp op, double lo, double hi, CounterStream s)
+{
+    for (int64_t i = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; i < n; i += int64_t(gridDim.x) * blockDim.x) {
+        const uint64_t counter = s.offset + uint64_t(i);
+        const double u = bits_to_unit(counter_bits(s.seed, counter));
+        double v;
+        if (op == RandomOp::Normal) {
+            // Box-Muller: two independent uniforms give one standard normal sample.
+            const double u2 = bits_to_unit(counter_bits(s.seed, counter, 1));
+            v = lo + hi * sqrt(-2.0 * log(1.0 - u)) * cos(6.283185307179586 * u2);  // 1 - u is in (0, 1]
+        } else if (op == RandomOp::Integer) {
+            v = floor(lo + u * (hi - lo));
+            if (v >= hi) v = hi - 1;
+        } else {
+            v = lo + u * (hi - lo);
+        }
+        T x = static_cast<T>(v);
+        // Uniform [lo, hi): rounding to float can land on hi; fold it back to lo.
+        if (op == RandomOp::Uniform && !(x < static_cast<T>(hi))) x = static_cast<T>(lo);
+        out[i] = x;
+    }
+}
+
+}  // namespace
+
+void random(RandomOp op, const Tensor& dst, double lo, double hi)
+{
+    const int64_t n = dst->numel();
+    const CounterStream s = next_counter_stream(uint64_t(n));
+    dispatch(dst->dtype, [&](auto tag) {
+        using T = typename decltype(tag)::type;
+        MT_LAUNCH(blocks_for(n), kThreads, 0, 0, random_kernel<T>)(dst->data_as<T>(), n, op, lo, hi, s);
+    });
+    MT_CUDA_CHECK_LAUNCH("random");
+}
+
+}  // namespace minitorch::cuda
