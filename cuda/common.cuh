@@ -68,6 +68,10 @@ struct Strided {
 template <int N>
 Strided<N> make_strided(const std::array<const TensorImpl*, N>& ts);
 
+// Raises the IndexError a check_index kernel recorded since the last call, if any
+// (called where the host waits for the GPU anyway: synchronize and device-to-host copies).
+void report_index_errors();
+
 // ---- the CUDA KernelTable entries (one .cu file per family) ----
 void copy(const Tensor& dst, const Tensor& src);
 void fill(const Tensor& dst, Scalar value);
@@ -79,6 +83,7 @@ void reduce(ReduceOp op, const Tensor& values, const Tensor& indices, const Tens
 void matmul(const Tensor& out, const Tensor& a, const Tensor& b);
 void gather_rows(const Tensor& out, const Tensor& in, const Tensor& index);
 void scatter_add_rows(const Tensor& out, const Tensor& in, const Tensor& index);
+void check_index(const Tensor& out, const Tensor& index, const IndexCheck& check);
 void im2col(const Tensor& cols, const Tensor& input, const Window2d& w);
 void col2im(const Tensor& grad_input, const Tensor& cols, const Window2d& w);
 void max_pool2d(const Tensor& out, const Tensor& indices, const Tensor& input, const Window2d& w);

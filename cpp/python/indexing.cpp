@@ -43,7 +43,8 @@ std::optional<Tensor> tensor_index(py::handle idx, Device device)
         if (i->dim() == 0) return std::nullopt;  // a 0-dim int tensor is an ordinary int index
         MT_CHECK_TYPE(i->dtype == DType::Int64, "index: tensors used as indices must be int64 (boolean masks are not "
                                                 "supported yet), got ", i->dtype);
-        return i;
+        // As in PyTorch, a CPU index tensor may index a tensor on any device.
+        return i->device().is_cpu() ? to_device(i, device) : i;
     }
     if (py::isinstance<py::list>(idx) || py::isinstance<py::array>(idx)) {
         py::object t = py::module_::import("minitorch").attr("tensor")(idx, py::arg("device") = device);

@@ -19,4 +19,12 @@ const KernelTable& kernels(Device device)
     return *t;
 }
 
+std::string index_error_message(const IndexCheck& check, int64_t value, int64_t position)
+{
+    if (check.is_target)
+        return detail::str(check.op, ": target ", value, " is out of bounds for ", check.size, " classes (at index ",
+                           position, ")");
+    return detail::str(check.op, ": index ", value, " is out of bounds for dimension with size ", check.size);
+}
+
 }  // namespace minitorch

@@ -5,6 +5,7 @@
 // these. Kernels trust their callers: shapes and dtypes are already checked.
 #pragma once
 #include <cstdint>
+#include <string>
 
 #include "minitorch/scalar.h"
 #include "minitorch/tensor.h"
@@ -26,6 +27,19 @@ struct Window2d {
     int64_t stride_h = 1, stride_w = 1, pad_h = 0, pad_w = 0, dil_h = 1, dil_w = 1;
     int64_t OH = 0, OW = 0;              // output
 };
+
+// What an index check guards, for its error message. Valid values are [0, size), or
+// [-size, size) with Python-style negatives when wrap_negative; for class targets,
+// `ignore` (ignore_index) is allowed too.
+struct IndexCheck {
+    const char* op;  // a string literal: "index_select", "cross_entropy", ...
+    int64_t size;
+    bool wrap_negative = false;
+    bool is_target = false;  // "target 7 is out of bounds for 5 classes (at index 3)"
+    int64_t ignore = INT64_MIN;
+};
+// The IndexError message for `value` at `position` (shared by every device).
+std::string index_error_message(const IndexCheck& check, int64_t value, int64_t position);
 
 struct KernelTable {
     // dst[i] = cast(src[i]); same shape, any strides and dtypes (src may be expanded).
@@ -54,6 +68,12 @@ struct KernelTable {
     // index: contiguous int64 (n,), already checked to be in range.
     void (*gather_rows)(const Tensor& out, const Tensor& in, const Tensor& index);
     void (*scatter_add_rows)(const Tensor& out, const Tensor& in, const Tensor& index);
+    // out[i] = index[i], negatives wrapped (+size) where allowed; both contiguous int64
+    // (n,). A value out of range is an IndexError: the CPU raises it at once. A GPU
+    // records the first one in device memory, writes 0 in its place (so later kernels
+    // stay inside their tensors) and raises it at the next synchronization (.item(),
+    // .cpu(), cuda.synchronize()): reading it back at once would stall every step.
+    void (*check_index)(const Tensor& out, const Tensor& index, const IndexCheck& check);
     // im2col: cols (C*KH*KW, N*OH*OW) contiguous: row (c, kh, kw) holds, for every output
     // pixel, the input value that tap sees (zero where the window hangs over the padding).
     // col2im: the reverse, adding cols back into grad_input (N, C, H, W), which the

@@ -35,6 +35,8 @@ void copy_(const Tensor& dst, const Tensor& src);  // broadcasts src to dst
 // In-place ops refuse a destination where several elements share one memory location
 // (an expanded tensor): each shared cell would be updated once per alias.
 void check_no_internal_overlap(const Tensor& t, const char* op);
+// "<op>: expected all tensors to be on the same device, but found cpu and cuda:0"
+void check_same_device(const char* op, const Tensor& a, const Tensor& b);
 void fill_(const Tensor& dst, Scalar value);
 
 // ---- views (ops/views.cpp) ----

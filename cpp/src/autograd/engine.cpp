@@ -143,6 +143,8 @@ std::vector<Tensor> run_backward(const std::vector<Tensor>& roots, const std::ve
         } else {
             MT_CHECK(g->shape == r->shape, "backward: gradient of shape ", g->shape, " does not match output shape ",
                      r->shape);
+            MT_CHECK_RUNTIME(g->device() == r->device(), "backward: invalid gradient at index ", i, " - expected device ",
+                             r->device(), " but got ", g->device());
             g = to_dtype(g, r->dtype);
         }
         root_edges.push_back(gradient_edge(r));

@@ -20,6 +20,22 @@ void gather_rows(const Tensor& out, const Tensor& in, const Tensor& index)
     });
 }
 
+void check_index(const Tensor& out, const Tensor& index, const IndexCheck& check)
+{
+    const int64_t n = index->numel(), lo = check.wrap_negative ? -check.size : 0;
+    const int64_t* in = index->data_as<int64_t>();
+    int64_t* o = out->data_as<int64_t>();
+    for (int64_t i = 0; i < n; ++i) {
+        const int64_t v = in[i];
+        if (check.is_target && v == check.ignore) {
+            o[i] = v;
+            continue;
+        }
+        if (v < lo || v >= check.size) throw IndexError(index_error_message(check, v, i));
+        o[i] = v < 0 ? v + check.size : v;
+    }
+}
+
 void scatter_add_rows(const Tensor& out, const Tensor& in, const Tensor& index)
 {
     const int64_t n = index->numel(), row = n ? in->numel() / n : 0;

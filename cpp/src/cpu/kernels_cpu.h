@@ -14,6 +14,7 @@ void reduce(ReduceOp op, const Tensor& values, const Tensor& indices, const Tens
 void matmul(const Tensor& out, const Tensor& a, const Tensor& b);
 void gather_rows(const Tensor& out, const Tensor& in, const Tensor& index);
 void scatter_add_rows(const Tensor& out, const Tensor& in, const Tensor& index);
+void check_index(const Tensor& out, const Tensor& index, const IndexCheck& check);
 void im2col(const Tensor& cols, const Tensor& input, const Window2d& w);
 void col2im(const Tensor& grad_input, const Tensor& cols, const Window2d& w);
 void max_pool2d(const Tensor& out, const Tensor& indices, const Tensor& input, const Window2d& w);

@@ -118,8 +118,8 @@ Tensor conv2d(const Tensor& x, const Tensor& weight, const Tensor& bias, std::ar
     MT_CHECK_TYPE(is_floating(x->dtype), "conv2d: expected a floating input, got ", x->dtype);
     MT_CHECK_TYPE(x->dtype == weight->dtype && (!bias || bias->dtype == x->dtype), "conv2d: input (", x->dtype,
                   "), weight (", weight->dtype, ")", bias ? " and bias" : "", " must have the same dtype");
-    MT_CHECK_RUNTIME(x->device() == weight->device() && (!bias || bias->device() == x->device()),
-                     "conv2d: input, weight and bias must be on one device");
+    check_same_device("conv2d", x, weight);
+    if (bias) check_same_device("conv2d", x, bias);
     MT_CHECK(x->shape[1] == weight->shape[1], "conv2d: input of shape ", x->shape, " has ", x->shape[1],
              " channels, but weight of shape ", weight->shape, " expects ", weight->shape[1], " input channels");
     if (bias)

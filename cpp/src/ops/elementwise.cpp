@@ -81,11 +81,14 @@ DType result_type(const Tensor& a, const Tensor& b)
 
 namespace {
 
-void check_same_device(const char* op, const Tensor& a, const Tensor& b)
+// PyTorch lets a 0-dim CPU tensor (a number in tensor form) meet a tensor on any
+// device: it is moved over (a 4-byte copy). Anything else must already match.
+Tensor follow_device(const Tensor& t, const Tensor& other)
 {
-    MT_CHECK_RUNTIME(a->device() == b->device(), op, ": expected all tensors to be on the same device, but found ",
-                     a->device(), " and ", b->device());
+    if (t->device() != other->device() && t->dim() == 0 && t->device().is_cpu()) return to_device(t, other->device());
+    return t;
 }
+
 
 // The dtype an op computes in, given the promoted input dtype.
 DType compute_dtype(BinaryOp op, DType common, const Tensor& a, const Tensor& b)
@@ -146,8 +149,9 @@ Tensor binary_forward(BinaryOp op, const Tensor& a, const Tensor& b)
 
 }  // namespace
 
-void binary_(BinaryOp op, const Tensor& a, const Tensor& b)
+void binary_(BinaryOp op, const Tensor& a, const Tensor& b_in)
 {
+    const Tensor b = follow_device(b_in, a);
     autograd::check_inplace(a, op_name(op));
     check_no_internal_overlap(a, op_name(op));
     const char* name = op_name(op);
@@ -350,6 +354,10 @@ Tensor unary(UnaryOp op, const Tensor& x)
 
 Tensor binary(BinaryOp op, const Tensor& a, const Tensor& b)
 {
+    if (a->device() != b->device()) {
+        Tensor a2 = follow_device(a, b), b2 = follow_device(b, a);
+        if (a2 != a || b2 != b) return binary(op, a2, b2);
+    }
     if (is_comparison(op) || !autograd::needs_grad(a, b)) return binary_forward(op, a, b);
     Tensor out;
     {
@@ -390,6 +398,10 @@ Tensor clamp(const Tensor& x, const Tensor* lo, const Tensor* hi)
 
 Tensor where(const Tensor& cond, const Tensor& a, const Tensor& b)
 {
+    if (a->device() != b->device()) {
+        Tensor a2 = follow_device(a, b), b2 = follow_device(b, a);
+        if (a2 != a || b2 != b) return where(cond, a2, b2);
+    }
     if (!autograd::needs_grad(a, b)) return where_forward(cond, a, b);
     Tensor out;
     {
@@ -401,6 +413,12 @@ Tensor where(const Tensor& cond, const Tensor& a, const Tensor& b)
     node->has_saved = true;
     autograd::record(node, {&a, &b}, {&out});
     return out;
+}
+
+void check_same_device(const char* op, const Tensor& a, const Tensor& b)
+{
+    MT_CHECK_RUNTIME(a->device() == b->device(), op, ": expected all tensors to be on the same device, but found ",
+                     a->device(), " and ", b->device());
 }
 
 }  // namespace minitorch

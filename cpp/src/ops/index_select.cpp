@@ -36,25 +36,16 @@ Tensor unfront(const Tensor& t, int64_t dim)
     return permute(t, perm);
 }
 
+// The index as contiguous int64 (n,) on its own device, negatives wrapped; the
+// device's check_index kernel raises IndexError for values out of range.
 Tensor checked_index(const Tensor& index, int64_t size, const char* op)
 {
     MT_CHECK_TYPE(index->dtype == DType::Int64, op, ": index must be an int64 tensor, got ", index->dtype);
     MT_CHECK(index->dim() <= 1, op, ": index must be 0-D or 1-D, got shape ", index->shape);
-    Tensor idx = contiguous(reshape(to_device(index, Device{}), {index->numel()}));
-    const int64_t* p = idx->data_as<int64_t>();
-    for (int64_t i = 0; i < idx->numel(); ++i)
-        MT_CHECK_INDEX(p[i] >= -size && p[i] < size, op, ": index ", p[i], " is out of bounds for dimension with size ",
-                       size);
-    // Negative indices count from the end, as in Python.
-    bool negative = false;
-    for (int64_t i = 0; i < idx->numel(); ++i) negative = negative || p[i] < 0;
-    if (negative) {
-        idx = clone(idx);
-        int64_t* q = idx->data_as<int64_t>();
-        for (int64_t i = 0; i < idx->numel(); ++i)
-            if (q[i] < 0) q[i] += size;
-    }
-    return to_device(idx, index->device());
+    Tensor idx = contiguous(reshape(index, {index->numel()}));
+    Tensor out = empty({index->numel()}, DType::Int64, index->device());
+    if (out->numel()) kernels(index->device()).check_index(out, idx, IndexCheck{op, size, true});
+    return out;
 }
 
 struct IndexSelectBackward : autograd::Node {
@@ -77,8 +68,7 @@ struct IndexSelectBackward : autograd::Node {
 
 Tensor index_select(const Tensor& t, int64_t dim, const Tensor& index)
 {
-    MT_CHECK_RUNTIME(t->device() == index->device(), "index_select: expected index on ", t->device(), ", got ",
-                     index->device());
+    check_same_device("index_select", t, index);
     MT_CHECK_INDEX(t->dim() > 0, "index_select: cannot index a 0-dim tensor");
     dim = wrap_dim(dim, t->dim(), "index_select");
     Tensor idx = checked_index(index, t->shape[dim], "index_select");

@@ -43,8 +43,7 @@ Tensor batched_matmul(const Tensor& a, const Tensor& b)
 
 Tensor matmul(const Tensor& a_in, const Tensor& b_in)
 {
-    MT_CHECK_RUNTIME(a_in->device() == b_in->device(), "matmul: expected both tensors on one device, got ",
-                     a_in->device(), " and ", b_in->device());
+    check_same_device("matmul", a_in, b_in);
     MT_CHECK(a_in->dim() >= 1 && b_in->dim() >= 1, "matmul: both arguments need to be at least 1-D, got shapes ",
              a_in->shape, " and ", b_in->shape);
     DType dt = promote(a_in->dtype, b_in->dtype);

@@ -5,6 +5,8 @@
 //   cross_entropy   nll_loss(log_softmax(logits), target), with the short backward
 //                   (softmax - onehot(target)) * g / N
 // Forward and backward are written with the ordinary ops, so they run on every device.
+#include <cmath>
+
 #include "minitorch/autograd.h"
 #include "minitorch/ops.h"
 
@@ -94,24 +96,19 @@ std::pair<Tensor, Tensor> targets(const Tensor& input, const Tensor& target, int
     MT_CHECK(target->dim() == 1 && target->shape[0] == input->shape[0], op, ": expected target of shape (",
              input->shape[0], ",) for input of shape ", input->shape, ", got ", target->shape);
     MT_CHECK(reduction >= 0 && reduction <= 2, op, ": unknown reduction ", reduction);
+    check_same_device(op, input, target);
     const int64_t C = input->shape[1];
-    // Validate class indices on the host (a bad label is the commonest mistake).
-    Tensor t = contiguous(to_device(target, Device{}));
-    const int64_t* p = t->data_as<int64_t>();
-    int64_t valid = 0;
-    for (int64_t i = 0; i < t->numel(); ++i) {
-        if (p[i] == ignore_index) continue;
-        MT_CHECK_INDEX(p[i] >= 0 && p[i] < C, op, ": target ", p[i], " is out of bounds for ", C, " classes (at index ",
-                       i, ")");
-        ++valid;
-    }
+    // Check the class indices where they live (on a GPU the error comes at the next sync).
+    Tensor t = empty({target->numel()}, DType::Int64, target->device());
+    if (t->numel())
+        kernels(target->device()).check_index(t, contiguous(target), IndexCheck{op, C, false, true, ignore_index});
     Tensor classes = reshape(arange(0, double(C), 1, DType::Int64, input->device()), {1, C});
-    Tensor tgt = unsqueeze(target, 1);
+    Tensor tgt = unsqueeze(t, 1);
     Tensor onehot = to_dtype(binary(BinaryOp::Eq, classes, tgt), input->dtype);
     Tensor keep = to_dtype(binary(BinaryOp::Ne, tgt, scalar_tensor(Scalar(ignore_index), input->device())), input->dtype);
-    // mean divides by the number of non-ignored targets (NaN when there are none, as in PyTorch)
-    double w = reduction == 1 ? 1.0 / double(valid) : 1.0;
-    Tensor row_weight = mul(keep, scalar_tensor(Scalar(w), input->device()));
+    // mean divides by the number of non-ignored targets, counted on the device (NaN
+    // when there are none, as in PyTorch)
+    Tensor row_weight = reduction == 1 ? binary(BinaryOp::Div, keep, sum(keep, {}, false, std::nullopt)) : keep;
     return {onehot, row_weight};
 }
 
@@ -134,6 +131,8 @@ Tensor loss_common(const Tensor& input, const Tensor& target, int reduction, int
         Tensor per_row = unary(UnaryOp::Neg, sum(mul(logp, onehot), {1}, false, std::nullopt));
         per_row = mul(per_row, reshape(row_weight, {input->shape[0]}));
         out = reduce_loss(per_row, reduction);
+        // The mean of no rows is NaN (0 / 0), as in PyTorch.
+        if (reduction == 1 && input->shape[0] == 0) out = full({}, Scalar(NAN), input->dtype, input->device());
     }
     if (track) {
         auto node = std::make_shared<CrossEntropyBackward>();

@@ -108,6 +108,11 @@ class Function:
                             f"function {name} returned an invalid gradient at index {i} - got shape "
                             f"{_shape_str(g.shape)} but expected shape {_shape_str(a.shape)}"
                         )
+                    if g.device != a.device:
+                        raise RuntimeError(
+                            f"function {name} returned an invalid gradient at index {i} - expected device "
+                            f"{a.device} but got {g.device}"
+                        )
                     if g.dtype != a.dtype:
                         g = g.to(a.dtype)
                 result.append(g if a.requires_grad else None)

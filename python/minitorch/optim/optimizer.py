@@ -71,7 +71,19 @@ class Optimizer:
         params = [p for g in self.param_groups for p in g["params"]]
         for g, saved in zip(self.param_groups, groups):
             g.update({k: v for k, v in saved.items() if k != "params"})
-        self.state = {id(params[int(i)]): dict(s) for i, s in state_dict["state"].items()}
+        # Like PyTorch: the state is copied onto each parameter's device (a checkpoint read
+        # on the CPU can resume a model on cuda), and floating state takes its dtype.
+        self.state = {}
+        for i, saved in state_dict["state"].items():
+            p = params[int(i)]
+            self.state[id(p)] = {k: self._state_like(v, p) for k, v in saved.items()}
+
+    @staticmethod
+    def _state_like(value, param):
+        if not isinstance(value, _C.Tensor):
+            return value
+        dtype = param.dtype if value.dtype.is_floating_point else value.dtype
+        return value.to(param.device, dtype, copy=True)
 
     def step(self, closure=None):
         raise NotImplementedError

@@ -109,10 +109,14 @@ class Summary:
 
 def summary(model, input_size, dtype=None, device=None) -> Summary:
     """Runs one forward pass of zeros of ``input_size`` (batch dim included) and
-    measures every leaf layer. Returns a :class:`Summary`."""
+    measures every leaf layer. Returns a :class:`Summary`. The zeros are made on
+    ``device``, by default the device of the model's parameters."""
     if not isinstance(model, nn.Module):
         raise TypeError(f"summary: expected an nn.Module, got {type(model).__name__}")
     input_size = tuple(input_size)
+    if device is None:  # the input goes where the model lives, as its forward expects
+        first = next(iter([*model.parameters(), *model.buffers()]), None)
+        device = first.device if first is not None else None
     layers: list[LayerInfo] = []
     handles = []
     names = {id(m): n for n, m in model.named_modules()}
