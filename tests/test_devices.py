@@ -132,3 +132,37 @@ def test_gpu_matmul_implementations(impl):
     with minitorch.backends.cuda.use_matmul(impl):
         c = minitorch.tensor(a, device="cuda") @ minitorch.tensor(b, device="cuda")
     np.testing.assert_allclose(c.cpu().numpy(), a @ b, rtol=1e-5, atol=1e-5)
+
+
+def test_bad_index_on_cuda_is_reported_at_the_next_synchronization():
+    # A kernel checks the indices on the GPU (no copy back per op); the host reads its
+    # record when it waits for the GPU anyway: a device-to-host copy or synchronize().
+    x = minitorch.arange(6.0, device="cuda").reshape(3, 2)
+    rows = x[minitorch.tensor([0, 5], device="cuda")]
+    with pytest.raises(IndexError, match="index 5 is out of bounds for dimension with size 3"):
+        rows.cpu()
+    rows.cpu()  # reported once; the process stays usable
+    logits = minitorch.zeros(2, 3, device="cuda")
+    loss = F.cross_entropy(logits, minitorch.tensor([1, 3], device="cuda"))
+    with pytest.raises(IndexError, match=r"target 3 is out of bounds for 3 classes \(at index 1\)"):
+        minitorch.cuda.synchronize()
+    ok = F.cross_entropy(logits, minitorch.tensor([1, -100], device="cuda"))  # ignore_index is allowed
+    assert abs(ok.item() - np.log(3)) < 1e-6 and loss.shape == ()
+    # Negative indices count from the end, as on the CPU.
+    np.testing.assert_array_equal(x[minitorch.tensor([-1, 0], device="cuda")].cpu().numpy(), [[4, 5], [0, 1]])
+
+
+def test_cpu_scalars_and_cpu_indices_meet_cuda_tensors():
+    # As in PyTorch: a 0-dim CPU tensor combines with a tensor on any device (its
+    # gradient goes back to the CPU), and a CPU index tensor may index a cuda tensor.
+    x = minitorch.ones(3, device="cuda", requires_grad=True)
+    s = minitorch.tensor(2.0, requires_grad=True)
+    (x * s + s).sum().backward()
+    assert x.grad.device.type == "cuda" and s.grad.device.type == "cpu"
+    assert s.grad.item() == 6.0 and x.grad.cpu().numpy().tolist() == [2.0, 2.0, 2.0]
+    y = minitorch.zeros(3, device="cuda")
+    y += minitorch.tensor(1.5)
+    assert y.cpu().numpy().tolist() == [1.5, 1.5, 1.5]
+    assert x.detach()[minitorch.tensor([2, 0])].device.type == "cuda"
+    with pytest.raises(RuntimeError, match="same device"):
+        minitorch.ones(3, device="cuda") + minitorch.ones(1)  # 1-D, not a scalar

@@ -14,6 +14,7 @@ import numpy as np
 import pytest
 
 import minitorch
+from conftest import CUDA_SKIP_REASON
 from conftest import to_numpy as arr
 from minitorch.autograd import enable_grad, no_grad, set_grad_enabled
 
@@ -33,6 +34,13 @@ def _grad_mode_is_restored():
     enabled = minitorch.is_grad_enabled()
     minitorch.autograd.grad_mode._C._set_grad_enabled(True)
     assert enabled, "the test left grad mode off"
+
+
+def other_device(device: str) -> str:
+    """The device that is not ``device``; skips the test when CUDA is not available."""
+    if not minitorch.cuda.is_available():
+        pytest.skip(CUDA_SKIP_REASON)
+    return "cpu" if device == "cuda" else "cuda"
 
 
 X = np.array([[0.5, -1.0, 2.0], [3.0, -0.25, 1.5]])
@@ -584,6 +592,24 @@ def test_backward_with_explicit_gradient(device):
     g = np.array([[1.0, 2.0, 3.0], [4.0, 5.0, 6.0]])
     y.backward(gradient=minitorch.tensor(g, device=device))
     np.testing.assert_allclose(arr(x.grad), 3 * g)
+
+
+@pytest.mark.parametrize("fn", [lambda t: t, lambda t: t + 0, lambda t: t.T, lambda t: t * 2],
+                         ids=["leaf", "add", "T", "mul"])
+def test_gradient_on_another_device_raises(device, fn):
+    # as in PyTorch ("invalid gradient at index 0 - expected device cuda:0 but got cpu"):
+    # never a .grad, or an autograd.grad result, on another device than its tensor
+    other = other_device(device)
+    x = leaf(X, device)
+    g = minitorch.ones(*fn(x).shape, dtype=minitorch.float64, device=other)
+    with pytest.raises(RuntimeError, match="device"):
+        fn(x).backward(g)
+    assert x.grad is None
+    with pytest.raises(RuntimeError, match="device"):
+        minitorch.autograd.grad(fn(x), x, grad_outputs=g)
+    with pytest.raises(RuntimeError, match="device"):
+        x.grad = minitorch.ones(*X.shape, dtype=minitorch.float64, device=other)
+    assert x.grad is None
 
 
 def test_backward_with_explicit_gradient_of_other_float_dtype(device):

@@ -1,21 +1,21 @@
 """Custom ``minitorch.autograd.Function`` subclasses: correct ones checked with
-gradcheck and mixed with built-in ops, and the errors a student's mistakes must give."""
+gradcheck and mixed with built-in ops, and the errors a student's mistakes must give,
+on every device (``cpu``, and ``cuda`` when available)."""
 from __future__ import annotations
 
 import numpy as np
 import pytest
 
 import minitorch
+from conftest import CUDA_SKIP_REASON
+from conftest import to_numpy as arr
 from minitorch.autograd import Function
 from minitorch.testing import GradcheckError, gradcheck
 
 
-def leaf(values) -> minitorch.Tensor:
-    return minitorch.tensor(np.asarray(values, dtype=np.float64), requires_grad=True)
-
-
-def arr(t: minitorch.Tensor) -> np.ndarray:
-    return np.array(t.detach().numpy(), copy=True)
+def leaf(values, device: str) -> minitorch.Tensor:
+    """A float64 leaf on ``device`` that requires grad."""
+    return minitorch.tensor(np.asarray(values, dtype=np.float64), requires_grad=True, device=device)
 
 
 def rand(shape, seed=0, low=-1.0, high=1.0) -> np.ndarray:
@@ -67,24 +67,25 @@ class Scale(Function):
 
 # ---------------------------------------------------------- correct functions ----
 
-def test_my_sigmoid_values_and_gradcheck():
-    x = leaf(rand((3, 4)))
+def test_my_sigmoid_values_and_gradcheck(device):
+    x = leaf(rand((3, 4)), device)
     y = MySigmoid.apply(x)
     np.testing.assert_allclose(arr(y), 1 / (1 + np.exp(-arr(x))), rtol=1e-12)
     assert y.requires_grad
     assert gradcheck(MySigmoid.apply, (x,))
 
 
-def test_my_sigmoid_matches_builtin_gradient():
+def test_my_sigmoid_matches_builtin_gradient(device):
     xv = rand((3, 4), seed=1)
-    a, b = leaf(xv), leaf(xv)
+    a, b = leaf(xv, device), leaf(xv, device)
     MySigmoid.apply(a).sum().backward()
     b.sigmoid().sum().backward()
+    assert a.grad.device == a.device
     np.testing.assert_allclose(arr(a.grad), arr(b.grad), rtol=1e-12)
 
 
-def test_grad_fn_name():
-    x = leaf(rand((2, 2)))
+def test_grad_fn_name(device):
+    x = leaf(rand((2, 2)), device)
     y = MySigmoid.apply(x)
     assert y.grad_fn.name() == "MySigmoidBackward"
     assert "grad_fn=<MySigmoidBackward>" in repr(y)
@@ -92,47 +93,47 @@ def test_grad_fn_name():
     assert MyLinear.apply(x, x, x[0]).grad_fn.name() == "MyLinearBackward"
 
 
-def test_mixed_with_builtin_ops_before_and_after():
+def test_mixed_with_builtin_ops_before_and_after(device):
     def f(x, w):
         h = (x * 2 - 0.5).T          # built-ins before (non-contiguous view)
         s = MySigmoid.apply(h)        # custom
         return (s @ w).tanh().sum(0)  # built-ins after
 
-    x = leaf(rand((4, 3), seed=2))
-    w = leaf(rand((4, 2), seed=3))
+    x = leaf(rand((4, 3), seed=2), device)
+    w = leaf(rand((4, 2), seed=3), device)
     assert gradcheck(f, (x, w))
 
 
-def test_my_linear_gradcheck():
-    x = leaf(rand((3, 4), seed=4))
-    w = leaf(rand((4, 2), seed=5))
-    b = leaf(rand((2,), seed=6))
+def test_my_linear_gradcheck(device):
+    x = leaf(rand((3, 4), seed=4), device)
+    w = leaf(rand((4, 2), seed=5), device)
+    b = leaf(rand((2,), seed=6), device)
     y = MyLinear.apply(x, w, b)
     np.testing.assert_allclose(arr(y), arr(x) @ arr(w) + arr(b), rtol=1e-12)
     assert gradcheck(MyLinear.apply, (x, w, b))
 
 
-def test_my_linear_in_a_network():
+def test_my_linear_in_a_network(device):
     def net(x, w1, b1, w2, b2):
         h = MySigmoid.apply(MyLinear.apply(x, w1, b1))
         return (MyLinear.apply(h, w2, b2) ** 2).mean()
 
-    args = (leaf(rand((3, 4), seed=7)), leaf(rand((4, 3), seed=8)), leaf(rand((3,), seed=9)),
-            leaf(rand((3, 2), seed=10)), leaf(rand((2,), seed=11)))
+    shapes = [(3, 4), (4, 3), (3,), (3, 2), (2,)]
+    args = tuple(leaf(rand(shape, seed=7 + i), device) for i, shape in enumerate(shapes))
     assert gradcheck(net, args)
 
 
-def test_my_linear_matches_builtin_ops():
+def test_my_linear_matches_builtin_ops(device):
     xv, wv, bv = rand((3, 4), seed=12), rand((4, 2), seed=13), rand((2,), seed=14)
-    x1, w1, b1 = leaf(xv), leaf(wv), leaf(bv)
-    x2, w2, b2 = leaf(xv), leaf(wv), leaf(bv)
+    x1, w1, b1 = leaf(xv, device), leaf(wv, device), leaf(bv, device)
+    x2, w2, b2 = leaf(xv, device), leaf(wv, device), leaf(bv, device)
     (MyLinear.apply(x1, w1, b1).sigmoid() * 3).sum().backward()
     ((x2 @ w2 + b2).sigmoid() * 3).sum().backward()
     for a, b in ((x1, x2), (w1, w2), (b1, b2)):
         np.testing.assert_allclose(arr(a.grad), arr(b.grad), rtol=1e-12)
 
 
-def test_needs_input_grad_reflects_inputs():
+def test_needs_input_grad_reflects_inputs(device):
     seen = {}
 
     class Probe(Function):
@@ -146,17 +147,18 @@ def test_needs_input_grad_reflects_inputs():
             seen["backward"] = ctx.needs_input_grad
             return None, grad.sum(0).unsqueeze(0).expand(4, 2) * 0 + 1, None
 
-    x = minitorch.tensor(rand((3, 4), seed=15))
-    w = leaf(rand((4, 2), seed=16))
-    b = minitorch.tensor(rand((2,), seed=17))
+    x = minitorch.tensor(rand((3, 4), seed=15), device=device)
+    w = leaf(rand((4, 2), seed=16), device)
+    b = minitorch.tensor(rand((2,), seed=17), device=device)
     Probe.apply(x, w, b).sum().backward()
     assert tuple(seen["forward"]) == (False, True, False)
     assert tuple(seen["backward"]) == (False, True, False)
+    assert w.grad.device == w.device
     np.testing.assert_array_equal(arr(w.grad), np.ones((4, 2)))
     assert x.grad is None and b.grad is None
 
 
-def test_only_needed_gradients_are_computed():
+def test_only_needed_gradients_are_computed(device):
     calls = []
 
     class Lin(MyLinear):
@@ -165,17 +167,17 @@ def test_only_needed_gradients_are_computed():
             calls.append(tuple(ctx.needs_input_grad))
             return MyLinear.backward(ctx, grad)
 
-    x = minitorch.tensor(rand((3, 4), seed=18))
-    w = leaf(rand((4, 2), seed=19))
-    b = leaf(rand((2,), seed=20))
+    x = minitorch.tensor(rand((3, 4), seed=18), device=device)
+    w = leaf(rand((4, 2), seed=19), device)
+    b = leaf(rand((2,), seed=20), device)
     Lin.apply(x, w, b).sum().backward()
     assert calls == [(False, True, True)]
     np.testing.assert_allclose(arr(w.grad), arr(x).T @ np.ones((3, 2)), rtol=1e-12)
     np.testing.assert_allclose(arr(b.grad), np.full(2, 3.0))
 
 
-def test_non_tensor_argument_gets_none_gradient():
-    x = leaf(rand((2, 3), seed=21))
+def test_non_tensor_argument_gets_none_gradient(device):
+    x = leaf(rand((2, 3), seed=21), device)
     y = Scale.apply(x, 2.5)
     np.testing.assert_allclose(arr(y), 2.5 * arr(x))
     y.sum().backward()
@@ -183,7 +185,7 @@ def test_non_tensor_argument_gets_none_gradient():
     assert gradcheck(lambda t: Scale.apply(t, -1.5), (x,))
 
 
-def test_non_tensor_argument_gradient_must_be_none_or_is_ignored():
+def test_non_tensor_argument_gradient_must_be_none_or_is_ignored(device):
     # backward returns one value per forward argument; for the float, None is right
     class ScaleBoth(Function):
         @staticmethod
@@ -195,12 +197,12 @@ def test_non_tensor_argument_gradient_must_be_none_or_is_ignored():
         def backward(ctx, grad):
             return None, grad * ctx.scale
 
-    x = leaf([1.0, 2.0])
+    x = leaf([1.0, 2.0], device)
     ScaleBoth.apply(3.0, x).sum().backward()
     np.testing.assert_array_equal(arr(x.grad), [3.0, 3.0])
 
 
-def test_multiple_outputs():
+def test_multiple_outputs(device):
     class SplitScale(Function):
         @staticmethod
         def forward(ctx, x):
@@ -210,7 +212,7 @@ def test_multiple_outputs():
         def backward(ctx, g1, g2):
             return g1 * 2 + g2 * 3
 
-    x = leaf(rand((2, 3), seed=22))
+    x = leaf(rand((2, 3), seed=22), device)
     a, b = SplitScale.apply(x)
     assert a.grad_fn is b.grad_fn or a.grad_fn.name() == b.grad_fn.name() == "SplitScaleBackward"
     (a.sum() + (b * b).sum()).backward()
@@ -221,7 +223,7 @@ def test_multiple_outputs():
     np.testing.assert_allclose(arr(x.grad), np.full((2, 3), 2.0))
 
 
-def test_forward_runs_without_recording():
+def test_forward_runs_without_recording(device):
     seen = {}
 
     class Probe(Function):
@@ -236,14 +238,14 @@ def test_forward_runs_without_recording():
         def backward(ctx, grad):
             return grad * 2
 
-    x = leaf([1.0])
+    x = leaf([1.0], device)
     out = Probe.apply(x)
     assert seen == {"enabled": False, "requires_grad": False}
     assert out.grad_fn.name() == "ProbeBackward"
     assert minitorch.is_grad_enabled()
 
 
-def test_returning_an_input_unchanged():
+def test_returning_an_input_unchanged(device):
     class Identity(Function):
         @staticmethod
         def forward(ctx, x):
@@ -253,7 +255,7 @@ def test_returning_an_input_unchanged():
         def backward(ctx, grad):
             return grad * 1
 
-    x = leaf([1.0, 2.0])
+    x = leaf([1.0, 2.0], device)
     y = Identity.apply(x)
     assert x.is_leaf and x.grad_fn is None  # the input's history is not rewritten
     assert y.grad_fn.name() == "IdentityBackward"
@@ -261,8 +263,8 @@ def test_returning_an_input_unchanged():
     np.testing.assert_array_equal(arr(x.grad), [3.0, 3.0])
 
 
-def test_apply_under_no_grad():
-    x = leaf(rand((2, 3), seed=23))
+def test_apply_under_no_grad(device):
+    x = leaf(rand((2, 3), seed=23), device)
     with minitorch.no_grad():
         y = MySigmoid.apply(x)
     assert isinstance(y, minitorch.Tensor)
@@ -271,14 +273,14 @@ def test_apply_under_no_grad():
     np.testing.assert_allclose(arr(y), 1 / (1 + np.exp(-arr(x))), rtol=1e-12)
 
 
-def test_apply_on_inputs_without_grad():
-    y = MySigmoid.apply(minitorch.tensor(np.zeros(3)))
+def test_apply_on_inputs_without_grad(device):
+    y = MySigmoid.apply(minitorch.tensor(np.zeros(3), device=device))
     assert y.grad_fn is None and not y.requires_grad
     np.testing.assert_allclose(arr(y), np.full(3, 0.5))
 
 
-def test_backward_twice_needs_retain_graph():
-    x = leaf([0.1, 0.2])
+def test_backward_twice_needs_retain_graph(device):
+    x = leaf([0.1, 0.2], device)
     y = MySigmoid.apply(x).sum()
     y.backward(retain_graph=True)
     y.backward()
@@ -288,7 +290,7 @@ def test_backward_twice_needs_retain_graph():
         y.backward()
 
 
-def test_gradient_dtype_is_cast_to_input_dtype():
+def test_gradient_dtype_is_cast_to_input_dtype(device):
     class F32Grad(Function):
         @staticmethod
         def forward(ctx, x):
@@ -298,16 +300,16 @@ def test_gradient_dtype_is_cast_to_input_dtype():
         def backward(ctx, grad):
             return (grad * 2).float()
 
-    x = leaf([1.0, 2.0])
+    x = leaf([1.0, 2.0], device)
     F32Grad.apply(x).sum().backward()
-    assert x.grad.dtype == minitorch.float64
+    assert x.grad.dtype == minitorch.float64 and x.grad.device == x.device
     np.testing.assert_array_equal(arr(x.grad), [2.0, 2.0])
 
 
-def test_function_graphs_do_not_leak():
+def test_function_graphs_do_not_leak(device):
     import gc
 
-    x = leaf(np.ones((3, 3)))
+    x = leaf(np.ones((3, 3)), device)
     for _ in range(3):
         MySigmoid.apply(x).sum().backward()
     x.grad = None
@@ -324,7 +326,7 @@ def test_function_graphs_do_not_leak():
 
 # ------------------------------------------------------------------- errors ----
 
-def test_wrong_number_of_gradients():
+def test_wrong_number_of_gradients(device):
     class TooMany(Function):
         @staticmethod
         def forward(ctx, x):
@@ -343,16 +345,16 @@ def test_wrong_number_of_gradients():
         def backward(ctx, grad):
             return grad
 
-    x = leaf([1.0, 2.0])
+    x = leaf([1.0, 2.0], device)
     with pytest.raises(RuntimeError, match="incorrect number of gradients") as info:
         TooMany.apply(x).sum().backward()
     assert "TooManyBackward" in str(info.value) and "expected 1, got 2" in str(info.value)
     with pytest.raises(RuntimeError, match="incorrect number of gradients"):
-        TooFew.apply(x, leaf([3.0, 4.0])).sum().backward()
+        TooFew.apply(x, leaf([3.0, 4.0], device)).sum().backward()
     assert x.grad is None
 
 
-def test_gradient_with_wrong_shape():
+def test_gradient_with_wrong_shape(device):
     class BadShape(Function):
         @staticmethod
         def forward(ctx, x):
@@ -362,14 +364,14 @@ def test_gradient_with_wrong_shape():
         def backward(ctx, grad):
             return grad  # should be expanded to x's shape
 
-    x = leaf(rand((2, 3), seed=24))
+    x = leaf(rand((2, 3), seed=24), device)
     with pytest.raises(RuntimeError, match="invalid gradient at index 0") as info:
         BadShape.apply(x).backward()
     assert "(2, 3)" in str(info.value)
     assert x.grad is None
 
 
-def test_wrong_shape_at_later_index():
+def test_wrong_shape_at_later_index(device):
     class BadSecond(Function):
         @staticmethod
         def forward(ctx, x, w):
@@ -380,10 +382,33 @@ def test_wrong_shape_at_later_index():
             return grad, grad.sum()
 
     with pytest.raises(RuntimeError, match="invalid gradient at index 1"):
-        BadSecond.apply(leaf([1.0, 2.0]), leaf([3.0, 4.0])).sum().backward()
+        BadSecond.apply(leaf([1.0, 2.0], device), leaf([3.0, 4.0], device)).sum().backward()
 
 
-def test_forward_returning_non_tensor():
+def test_gradient_on_another_device(device):
+    # as in PyTorch ("invalid gradient at index 0 - expected device cuda:0 but got cpu"),
+    # rather than a leaf whose .grad is on another device than the leaf
+    if not minitorch.cuda.is_available():
+        pytest.skip(CUDA_SKIP_REASON)
+    other = "cpu" if device == "cuda" else "cuda"
+
+    class OtherDevice(Function):
+        @staticmethod
+        def forward(ctx, x):
+            return x * 2
+
+        @staticmethod
+        def backward(ctx, grad):
+            return (grad * 2).to(other)
+
+    x = leaf([1.0, 2.0], device)
+    with pytest.raises(RuntimeError, match="invalid gradient at index 0") as info:
+        OtherDevice.apply(x).sum().backward()
+    assert "device" in str(info.value)
+    assert x.grad is None
+
+
+def test_forward_returning_non_tensor(device):
     class NotATensor(Function):
         @staticmethod
         def forward(ctx, x):
@@ -394,10 +419,10 @@ def test_forward_returning_non_tensor():
             return grad
 
     with pytest.raises(TypeError, match="NotATensor"):
-        NotATensor.apply(leaf([1.0, 2.0]))
+        NotATensor.apply(leaf([1.0, 2.0], device))
 
 
-def test_backward_returning_non_tensor():
+def test_backward_returning_non_tensor(device):
     class Bad(Function):
         @staticmethod
         def forward(ctx, x):
@@ -408,10 +433,10 @@ def test_backward_returning_non_tensor():
             return 2.0
 
     with pytest.raises(TypeError):
-        Bad.apply(leaf([1.0])).sum().backward()
+        Bad.apply(leaf([1.0], device)).sum().backward()
 
 
-def test_save_for_backward_rejects_non_tensors():
+def test_save_for_backward_rejects_non_tensors(device):
     class Bad(Function):
         @staticmethod
         def forward(ctx, x):
@@ -423,41 +448,42 @@ def test_save_for_backward_rejects_non_tensors():
             return grad * 2
 
     with pytest.raises(TypeError, match="save_for_backward"):
-        Bad.apply(leaf([1.0]))
+        Bad.apply(leaf([1.0], device))
 
 
-def test_missing_forward_or_backward():
+def test_missing_forward_or_backward(device):
     class NoBackward(Function):
         @staticmethod
         def forward(ctx, x):
             return x * 2
 
     with pytest.raises(NotImplementedError):
-        NoBackward.apply(leaf([1.0])).sum().backward()
+        NoBackward.apply(leaf([1.0], device)).sum().backward()
 
 
-def test_gradcheck_catches_a_wrong_backward():
+def test_gradcheck_catches_a_wrong_backward(device):
     class WrongSigmoid(MySigmoid):
         @staticmethod
         def backward(ctx, grad):
             (s,) = ctx.saved_tensors
             return grad * s  # missing (1 - s)
 
-    x = leaf(rand((2, 3), seed=25))
+    x = leaf(rand((2, 3), seed=25), device)
     with pytest.raises(GradcheckError, match="Jacobian mismatch"):
         gradcheck(WrongSigmoid.apply, (x,))
     assert gradcheck(WrongSigmoid.apply, (x,), raise_exception=False) is False
 
 
-def test_gradcheck_of_identity_and_of_functions_returning_an_input():
+def test_gradcheck_of_identity_and_of_functions_returning_an_input(device):
     # PyTorch's gradcheck accepts these; the output may be the (grad-requiring) input itself
-    x = leaf(rand((2, 3), seed=26))
+    x = leaf(rand((2, 3), seed=26), device)
     assert gradcheck(lambda t: t, (x,))
     assert gradcheck(lambda t: t.contiguous(), (x,))
-    assert gradcheck(lambda t, u: (t, u * 2), (x, leaf(rand((2,), seed=27))))
+    assert gradcheck(lambda t, u: (t, u * 2), (x, leaf(rand((2,), seed=27), device)))
 
 
 def test_gradcheck_wants_float64_and_a_grad_input():
+    # argument checks made in Python before anything is computed: one device is enough
     with pytest.raises(TypeError, match="float64"):
         gradcheck(MySigmoid.apply, (minitorch.tensor(np.zeros(2, dtype=np.float32), requires_grad=True),))
     with pytest.raises(ValueError):

@@ -1,4 +1,5 @@
-"""Forward values and gradients of every leaf against PyTorch (float64, CPU).
+"""Forward values and gradients of every leaf against PyTorch (float64): minitorch on
+every device (``cpu``, and ``cuda`` when available), PyTorch on the CPU as the reference.
 
 Skipped when PyTorch is not installed (it is not a minitorch dependency).
 """
@@ -8,6 +9,7 @@ import numpy as np
 import pytest
 
 import minitorch
+from conftest import to_numpy
 
 torch = pytest.importorskip("torch", reason="PyTorch is not installed; the PyTorch comparison is optional")
 
@@ -83,8 +85,8 @@ CASES = {
 }
 
 
-def _mt_leaves(arrays):
-    return [minitorch.tensor(a.astype(np.float64), requires_grad=True) for a in arrays]
+def _mt_leaves(arrays, device):
+    return [minitorch.tensor(a.astype(np.float64), requires_grad=True, device=device) for a in arrays]
 
 
 def _torch_leaves(arrays):
@@ -92,70 +94,71 @@ def _torch_leaves(arrays):
 
 
 @pytest.mark.parametrize("name", list(CASES))
-def test_values_and_gradients_match_torch(name):
+def test_values_and_gradients_match_torch(device, name):
     fn, arrays = CASES[name]
-    mt_in, th_in = _mt_leaves(arrays), _torch_leaves(arrays)
+    mt_in, th_in = _mt_leaves(arrays, device), _torch_leaves(arrays)
     mt_out = fn(minitorch, *mt_in)
     th_out = fn(torch, *th_in)
     assert tuple(mt_out.shape) == tuple(th_out.shape)
-    assert mt_out.dtype == minitorch.float64
-    np.testing.assert_allclose(mt_out.detach().numpy(), th_out.detach().numpy(), rtol=1e-10, atol=1e-12)
+    assert mt_out.dtype == minitorch.float64 and mt_out.device == device
+    np.testing.assert_allclose(to_numpy(mt_out), th_out.detach().numpy(), rtol=1e-10, atol=1e-12)
 
     # a non-trivial upstream gradient, the same for both
     g = np.random.default_rng(99).uniform(0.5, 1.5, size=tuple(th_out.shape))
-    mt_out.backward(minitorch.tensor(g))
+    mt_out.backward(minitorch.tensor(g, device=device))
     th_out.backward(torch.tensor(g))
     for i, (a, b) in enumerate(zip(mt_in, th_in)):
         assert (a.grad is None) == (b.grad is None), f"leaf {i}"
         if b.grad is None:
             continue
         assert tuple(a.grad.shape) == tuple(b.grad.shape), f"leaf {i}"
-        np.testing.assert_allclose(a.grad.numpy(), b.grad.numpy(), rtol=1e-10, atol=1e-12,
+        assert a.grad.device == a.device, f"leaf {i}"
+        np.testing.assert_allclose(to_numpy(a.grad), b.grad.numpy(), rtol=1e-10, atol=1e-12,
                                    err_msg=f"{name}: gradient of leaf {i}")
 
 
 @pytest.mark.parametrize("name", ["mlp", "views_and_slices", "where_clamp_maximum"])
-def test_autograd_grad_matches_torch(name):
+def test_autograd_grad_matches_torch(device, name):
     fn, arrays = CASES[name]
-    mt_in, th_in = _mt_leaves(arrays), _torch_leaves(arrays)
+    mt_in, th_in = _mt_leaves(arrays, device), _torch_leaves(arrays)
     mt_out, th_out = fn(minitorch, *mt_in), fn(torch, *th_in)
     mt_g = minitorch.autograd.grad(mt_out.sum(), mt_in)
     th_g = torch.autograd.grad(th_out.sum(), th_in)
     for i, (a, b) in enumerate(zip(mt_g, th_g)):
-        np.testing.assert_allclose(a.numpy(), b.numpy(), rtol=1e-10, atol=1e-12, err_msg=f"input {i}")
+        assert a.device == device, f"input {i}"
+        np.testing.assert_allclose(to_numpy(a), b.numpy(), rtol=1e-10, atol=1e-12, err_msg=f"input {i}")
     assert all(t.grad is None for t in mt_in)
 
 
-def test_noncontiguous_leaf_gradients_match_torch():
+def test_noncontiguous_leaf_gradients_match_torch(device):
     base = rand((5, 4), 30)
-    mt_x = minitorch.tensor(base)[1::2].T.requires_grad_()  # (4, 2), strided and transposed
+    mt_x = minitorch.tensor(base, device=device)[1::2].T.requires_grad_()  # (4, 2), strided and transposed
     th_x = torch.tensor(base)[1::2].T.clone().requires_grad_()
     assert not mt_x.is_contiguous()
     w = rand((2, 3), 31)
-    mt_out = (mt_x @ minitorch.tensor(w)).sigmoid().sum(0)
+    mt_out = (mt_x @ minitorch.tensor(w, device=device)).sigmoid().sum(0)
     th_out = (th_x @ torch.tensor(w)).sigmoid().sum(0)
-    np.testing.assert_allclose(mt_out.detach().numpy(), th_out.detach().numpy(), rtol=1e-12)
+    np.testing.assert_allclose(to_numpy(mt_out), th_out.detach().numpy(), rtol=1e-12)
     mt_out.sum().backward()
     th_out.sum().backward()
-    assert tuple(mt_x.grad.shape) == (4, 2)
-    np.testing.assert_allclose(mt_x.grad.numpy(), th_x.grad.numpy(), rtol=1e-12)
+    assert tuple(mt_x.grad.shape) == (4, 2) and mt_x.grad.device == mt_x.device
+    np.testing.assert_allclose(to_numpy(mt_x.grad), th_x.grad.numpy(), rtol=1e-12)
 
 
-def test_max_and_maximum_ties_match_torch():
+def test_max_and_maximum_ties_match_torch(device):
     vals = np.array([[1.0, 3.0, 3.0], [2.0, 2.0, 0.0]])
-    mt_x = minitorch.tensor(vals, requires_grad=True)
+    mt_x = minitorch.tensor(vals, requires_grad=True, device=device)
     th_x = torch.tensor(vals, requires_grad=True)
     (mt_x.max() + minitorch.maximum(mt_x, mt_x * 0 + 2.0).sum()).backward()
     (th_x.max() + torch.maximum(th_x, th_x * 0 + 2.0).sum()).backward()
-    np.testing.assert_allclose(mt_x.grad.numpy(), th_x.grad.numpy())
+    np.testing.assert_allclose(to_numpy(mt_x.grad), th_x.grad.numpy())
 
 
-
-def test_clamp_gradient_at_the_bounds_matches_torch():
+def test_clamp_gradient_at_the_bounds_matches_torch(device):
     vals = np.array([-2.0, -1.0, 0.0, 0.5, 1.0, 2.0])
     for lo, hi in [(-1.0, 1.0), (0.0, None), (None, 1.0)]:
-        mt_x = minitorch.tensor(vals, requires_grad=True)
+        mt_x = minitorch.tensor(vals, requires_grad=True, device=device)
         th_x = torch.tensor(vals, requires_grad=True)
         mt_x.clamp(lo, hi).sum().backward()
         th_x.clamp(lo, hi).sum().backward()
-        np.testing.assert_array_equal(mt_x.grad.numpy(), th_x.grad.numpy(), err_msg=f"clamp({lo}, {hi})")
+        np.testing.assert_array_equal(to_numpy(mt_x.grad), th_x.grad.numpy(), err_msg=f"clamp({lo}, {hi})")

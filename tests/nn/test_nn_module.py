@@ -1,4 +1,7 @@
-"""``nn.Module``: registration, traversal, modes, zero_grad, state_dict and repr."""
+"""``nn.Module``: registration, traversal, modes, devices, zero_grad, state_dict and repr.
+
+Registration, traversal and repr are plain Python and run once; everything that moves,
+computes with or copies tensors runs on every device."""
 from __future__ import annotations
 
 from collections import OrderedDict
@@ -8,6 +11,12 @@ import pytest
 
 import minitorch
 from minitorch import nn
+from minitorch.nn import functional as F
+
+from conftest import DEVICES
+
+# For tests about a second device beside the CPU (skipped, with the reason, without CUDA).
+ACCELERATORS = [p for p in DEVICES if p.id != "cpu"]
 
 
 class Block(nn.Module):
@@ -32,7 +41,16 @@ class Net(nn.Module):
 
 
 def to_np(t) -> np.ndarray:
-    return np.array(t.detach().numpy(), copy=True)
+    return np.array(t.detach().cpu().numpy(), copy=True)
+
+
+def assert_on(module, device: str) -> None:
+    """Every parameter, gradient and buffer of ``module`` lives on ``device``."""
+    for n, p in module.named_parameters():
+        assert p.device.type == device, n
+        assert p.grad is None or p.grad.device == p.device, n
+    for n, b in module.named_buffers():
+        assert b.device.type == device, n
 
 
 # ---------------------------------------------------------------- registration ----
@@ -150,51 +168,112 @@ def test_train_eval_propagate():
         net.train("yes")
 
 
-def _backward_once(net):
-    x = minitorch.randn(5, 3)
+def _backward_once(net, device):
+    x = minitorch.randn(5, 3, device=device)
     net.head(net.block(x)).sum().backward()
 
 
-def test_zero_grad_set_to_none():
-    net = Net()
-    _backward_once(net)
+def test_zero_grad_set_to_none(device):
+    net = Net().to(device)
+    _backward_once(net, device)
     assert all(p.grad is not None for p in net.parameters())
+    assert_on(net, device)
     net.zero_grad()  # default set_to_none=True, like PyTorch 2
     assert all(p.grad is None for p in net.parameters())
 
 
-def test_zero_grad_set_to_zero_keeps_tensors():
-    net = Net()
-    _backward_once(net)
+def test_zero_grad_set_to_zero_keeps_tensors(device):
+    net = Net().to(device)
+    _backward_once(net, device)
     before = {n: p.grad for n, p in net.named_parameters()}
     assert any(np.abs(to_np(g)).sum() > 0 for g in before.values())
     net.zero_grad(set_to_none=False)
     for n, p in net.named_parameters():
         assert p.grad is not None
-        assert p.grad is before[n] or np.shares_memory(p.grad.numpy(), before[n].numpy())
+        assert p.grad is before[n] or p.grad.data_ptr() == before[n].data_ptr()
         np.testing.assert_array_equal(to_np(p.grad), np.zeros(tuple(p.shape), np.float32))
+    assert_on(net, device)
     # gradients then accumulate from zero
-    _backward_once(net)
+    _backward_once(net, device)
     assert np.abs(to_np(net.head.bias.grad)).sum() > 0
+
+
+# ---------------------------------------------------------------- devices ----
+
+def test_module_to_moves_parameters_grads_and_buffers(device):
+    net = Net()
+    net.block.register_buffer("running", minitorch.arange(3))
+    _backward_once(net, "cpu")
+    params = dict(net.named_parameters())
+    values = {n: to_np(p) for n, p in params.items()}
+    grads = {n: to_np(p.grad) for n, p in params.items()}
+    assert net.to(device) is net
+    assert_on(net, device)
+    for n, p in net.named_parameters():
+        assert p is params[n], n  # moved in place: the same Parameter objects, like PyTorch
+        assert isinstance(p, nn.Parameter) and p.is_leaf and p.requires_grad, n
+        np.testing.assert_array_equal(to_np(p), values[n], err_msg=n)
+        np.testing.assert_array_equal(to_np(p.grad), grads[n], err_msg=n)
+    np.testing.assert_array_equal(to_np(net.block.running), np.arange(3))
+    assert net.block.plain.device.type == "cpu"  # a plain tensor attribute is not state
+    # gradients of a forward pass on the device accumulate there
+    x = np.random.default_rng(1).standard_normal((5, 3)).astype(np.float32)
+    net.head(net.block(minitorch.tensor(x, device=device))).sum().backward()
+    assert_on(net, device)
+    assert np.all(to_np(net.head.bias.grad) == grads["head.bias"] + 5)
+    # .cpu() / .cuda() are .to() by another name
+    assert getattr(net, device)() is net
+    assert_on(net, device)
+    assert net.cpu() is net
+    assert_on(net, "cpu")
+    np.testing.assert_array_equal(to_np(net.block.fc1.weight), values["block.fc1.weight"])
+
+
+@pytest.mark.parametrize("device", ACCELERATORS)
+def test_module_and_inputs_on_different_devices_raise(device):
+    lin = nn.Linear(3, 2).to(device)
+    with pytest.raises(RuntimeError, match="device"):
+        lin(minitorch.zeros(4, 3))  # input left on the CPU
+    logits = lin(minitorch.zeros(4, 3, device=device))
+    with pytest.raises(RuntimeError, match="device"):
+        F.cross_entropy(logits, minitorch.tensor([0, 1, 0, 1]))  # targets left on the CPU
+
+
+def test_module_to_device_and_dtype_at_once(device):
+    lin = nn.Linear(3, 2)
+    w = to_np(lin.weight)
+    assert lin.to(device, minitorch.float64) is lin
+    assert lin.weight.dtype == minitorch.float64 and lin.bias.dtype == minitorch.float64
+    assert_on(lin, device)
+    np.testing.assert_array_equal(to_np(lin.weight), w.astype(np.float64))
 
 
 # ---------------------------------------------------------------- state_dict ----
 
-def test_state_dict_keys_and_values():
-    net = Net()
+def test_state_dict_keys_and_values(device):
+    net = Net().to(device)
     sd = net.state_dict()
     assert isinstance(sd, OrderedDict)
     assert list(sd) == [n for n, _ in net.named_parameters()]
     for n, p in net.named_parameters():
         np.testing.assert_array_equal(to_np(sd[n]), to_np(p))
         assert not sd[n].requires_grad
+        assert sd[n].device == p.device
 
 
-def test_load_state_dict_round_trip_copies_values():
-    src, dst = Net(), Net()
+# Where the source and destination modules live, relative to the device under test.
+PLACEMENTS = {"to-device": ("cpu", None), "from-device": (None, "cpu"), "on-device": (None, None)}
+
+
+@pytest.mark.parametrize("placement", list(PLACEMENTS))
+def test_load_state_dict_round_trip_copies_values(device, placement):
+    src_dev, dst_dev = (d or device for d in PLACEMENTS[placement])
+    src, dst = Net().to(src_dev), Net().to(dst_dev)
     assert not np.array_equal(to_np(src.head.weight), to_np(dst.head.weight))
     result = dst.load_state_dict(src.state_dict())
     assert tuple(result) == ([], [])
+    assert_on(dst, dst_dev)  # values are copied into dst's own tensors, where they live
+    assert_on(src, src_dev)
     for (n, a), (_, b) in zip(src.named_parameters(), dst.named_parameters()):
         np.testing.assert_array_equal(to_np(a), to_np(b), err_msg=n)
         assert a is not b
@@ -206,9 +285,9 @@ def test_load_state_dict_round_trip_copies_values():
     assert dst.head.weight.requires_grad and dst.head.weight.is_leaf
 
 
-def test_load_state_dict_from_detached_copy_is_independent():
-    src, dst = nn.Linear(3, 2), nn.Linear(3, 2)
-    sd = {k: minitorch.tensor(to_np(v)) for k, v in src.state_dict().items()}
+def test_load_state_dict_from_detached_copy_is_independent(device):
+    src, dst = nn.Linear(3, 2).to(device), nn.Linear(3, 2).to(device)
+    sd = {k: minitorch.tensor(to_np(v), device=device) for k, v in src.state_dict().items()}
     dst.load_state_dict(sd)
     with minitorch.no_grad():
         sd["weight"].fill_(5.0)
@@ -251,17 +330,18 @@ def test_load_state_dict_size_mismatch():
         net.load_state_dict(sd, strict=False)
 
 
-def test_load_state_dict_non_strict_returns_missing_and_unexpected():
-    net = Net()
+def test_load_state_dict_non_strict_returns_missing_and_unexpected(device):
+    net = Net().to(device)
     sd = net.state_dict()
     new_w = np.full((1, 2), 0.5, np.float32)
-    sd["head.weight"] = minitorch.tensor(new_w)
+    sd["head.weight"] = minitorch.tensor(new_w)  # a CPU tensor, copied to the module's device
     del sd["block.scale"]
     sd["block.extra"] = minitorch.zeros(3)
     missing, unexpected = net.load_state_dict(sd, strict=False)
     assert missing == ["block.scale"]
     assert unexpected == ["block.extra"]
     np.testing.assert_array_equal(to_np(net.head.weight), new_w)
+    assert_on(net, device)
 
 
 # ---------------------------------------------------------------- repr ----
@@ -316,8 +396,8 @@ def test_repr_matches_torch_when_available():
 
 # ---------------------------------------------------------------- containers ----
 
-def test_sequential_forward_indexing_and_len():
-    seq = nn.Sequential(nn.Linear(3, 4), nn.ReLU(), nn.Linear(4, 2))
+def test_sequential_forward_indexing_and_len(device):
+    seq = nn.Sequential(nn.Linear(3, 4), nn.ReLU(), nn.Linear(4, 2)).to(device)
     assert len(seq) == 3
     assert isinstance(seq[1], nn.ReLU)
     assert isinstance(seq[-1], nn.Linear) and seq[-1].out_features == 2
@@ -325,7 +405,7 @@ def test_sequential_forward_indexing_and_len():
     x = np.random.default_rng(0).standard_normal((5, 3)).astype(np.float32)
     w1, b1, w2, b2 = (to_np(p) for p in seq.parameters())
     expected = np.maximum(x @ w1.T + b1, 0) @ w2.T + b2
-    np.testing.assert_allclose(to_np(seq(minitorch.tensor(x))), expected, rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(to_np(seq(minitorch.tensor(x, device=device))), expected, rtol=1e-5, atol=1e-6)
 
 
 def test_sequential_from_ordered_dict_names():
@@ -347,20 +427,22 @@ def test_forward_not_implemented():
         nn.Module()(minitorch.zeros(1))
 
 
-def test_state_dict_tensors_share_memory_with_parameters():
+def test_state_dict_tensors_share_memory_with_parameters(device):
     # Like PyTorch: state_dict() values are detached views of the parameters.
-    lin = nn.Linear(3, 2)
+    lin = nn.Linear(3, 2).to(device)
     sd = lin.state_dict()
     with minitorch.no_grad():
         sd["weight"].fill_(3.0)
     np.testing.assert_array_equal(to_np(lin.weight), np.full((2, 3), 3.0, np.float32))
 
 
-def test_load_state_dict_casts_dtype():
-    dst = nn.Linear(3, 2)
-    src = nn.Linear(3, 2).double()
+@pytest.mark.parametrize("src_device", ["cpu", "same"])
+def test_load_state_dict_casts_dtype(device, src_device):
+    dst = nn.Linear(3, 2).to(device)
+    src = nn.Linear(3, 2).to(device if src_device == "same" else src_device).double()
     dst.load_state_dict(src.state_dict())
     assert dst.weight.dtype == minitorch.float32
+    assert_on(dst, device)
     np.testing.assert_allclose(to_np(dst.weight), to_np(src.weight).astype(np.float32))
 
 

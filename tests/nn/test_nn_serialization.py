@@ -1,4 +1,8 @@
-"""``minitorch.save`` / ``minitorch.load``: safetensors round trips and error cases."""
+"""``minitorch.save`` / ``minitorch.load``: safetensors round trips and error cases.
+
+Like PyTorch's state_dict workflow, a model saved from any device loads back to the CPU
+(or to ``map_location``) and into a module on any device; the file itself does not
+depend on where the tensors lived."""
 from __future__ import annotations
 
 import numpy as np
@@ -16,8 +20,8 @@ def mlp():
     return nn.Sequential(nn.Flatten(), nn.Linear(12, 8), nn.ReLU(), nn.Linear(8, 3))
 
 
-def test_save_load_state_dict_round_trip(tmp_path):
-    model = mlp()
+def test_save_load_state_dict_round_trip(tmp_path, device):
+    model = mlp().to(device)
     path = tmp_path / "model.safetensors"
     minitorch.save(model.state_dict(), path)
     assert path.stat().st_size > 0
@@ -25,19 +29,37 @@ def test_save_load_state_dict_round_trip(tmp_path):
     assert set(loaded) == {"1.weight", "1.bias", "3.weight", "3.bias"}
     for k, v in model.state_dict().items():
         assert isinstance(loaded[k], minitorch.Tensor)
+        assert loaded[k].device.type == "cpu", k  # like torch.load(..., map_location="cpu")
         assert loaded[k].dtype == v.dtype
         assert tuple(loaded[k].shape) == tuple(v.shape)
         np.testing.assert_array_equal(to_np(loaded[k]), to_np(v))
-    other = mlp()
+    x = np.random.default_rng(0).standard_normal((4, 2, 6)).astype(np.float32)
+    expected = to_np(model(minitorch.tensor(x, device=device)))
+    # into a CPU module and into a module on the device: values copied where each lives
+    for where in ("cpu", device):
+        other = mlp().to(where)
+        assert tuple(other.load_state_dict(loaded)) == ([], [])
+        for n, p in other.named_parameters():
+            assert p.device.type == where, n
+        np.testing.assert_allclose(to_np(other(minitorch.tensor(x, device=where))), expected, rtol=1e-5, atol=1e-6)
+
+
+def test_load_map_location(tmp_path, device):
+    model = mlp()
+    minitorch.save(model.state_dict(), tmp_path / "m.safetensors")
+    loaded = minitorch.load(tmp_path / "m.safetensors", map_location=device)
+    for k, v in model.state_dict().items():
+        assert loaded[k].device.type == device, k
+        np.testing.assert_array_equal(to_np(loaded[k]), to_np(v))
+    other = mlp().to(device)
     other.load_state_dict(loaded)
-    x = minitorch.randn(4, 2, 6)
-    np.testing.assert_array_equal(to_np(other(x)), to_np(model(x)))
+    np.testing.assert_array_equal(to_np(other[3].bias), to_np(model[3].bias))
 
 
-def test_save_load_str_path_and_dtypes(tmp_path):
-    sd = {"a": minitorch.tensor(np.arange(6, dtype=np.float64).reshape(2, 3)),
-          "b": minitorch.tensor(np.array([1, -2, 3], np.int64)),
-          "c": minitorch.tensor(np.array([True, False]))}
+def test_save_load_str_path_and_dtypes(tmp_path, device):
+    sd = {"a": minitorch.tensor(np.arange(6, dtype=np.float64).reshape(2, 3), device=device),
+          "b": minitorch.tensor(np.array([1, -2, 3], np.int64), device=device),
+          "c": minitorch.tensor(np.array([True, False]), device=device)}
     path = str(tmp_path / "mixed.safetensors")
     minitorch.save(sd, path)
     loaded = minitorch.load(path)
@@ -47,56 +69,58 @@ def test_save_load_str_path_and_dtypes(tmp_path):
         np.testing.assert_array_equal(to_np(loaded[k]), to_np(v))
 
 
-def test_save_load_zero_dim_tensor_keeps_shape(tmp_path):
+def test_save_load_zero_dim_tensor_keeps_shape(tmp_path, device):
     # A 0-dim tensor (a scalar buffer such as a step count) must come back 0-dim.
     path = tmp_path / "scalar.safetensors"
-    minitorch.save({"step": minitorch.tensor(2.5)}, path)
+    minitorch.save({"step": minitorch.tensor(2.5, device=device)}, path)
     loaded = minitorch.load(path)["step"]
     assert tuple(loaded.shape) == ()
     assert loaded.item() == 2.5
 
 
-def test_module_with_scalar_buffer_round_trip(tmp_path):
+def test_module_with_scalar_buffer_round_trip(tmp_path, device):
     model = nn.Linear(2, 2)
     model.register_buffer("count", minitorch.tensor(7))
+    model.to(device)
     minitorch.save(model.state_dict(), tmp_path / "m.safetensors")
     other = nn.Linear(2, 2)
     other.register_buffer("count", minitorch.tensor(0))
+    other.to(device)
     other.load_state_dict(minitorch.load(tmp_path / "m.safetensors"))
-    assert other.count.item() == 7
+    assert other.count.item() == 7 and other.count.device.type == device
     np.testing.assert_array_equal(to_np(other.weight), to_np(model.weight))
 
 
-def test_save_nested_dict_flattens_with_dots(tmp_path):
+def test_save_nested_dict_flattens_with_dots(tmp_path, device):
     path = tmp_path / "nested.safetensors"
-    minitorch.save({"model": {"w": minitorch.ones(2)}, "step": minitorch.tensor(3)}, path)
+    minitorch.save({"model": {"w": minitorch.ones(2, device=device)}, "step": minitorch.tensor(3, device=device)}, path)
     loaded = minitorch.load(path)
     assert set(loaded) == {"model.w", "step"}
     np.testing.assert_array_equal(to_np(loaded["model.w"]), np.ones(2, np.float32))
 
 
-def test_save_noncontiguous_tensor(tmp_path):
+def test_save_noncontiguous_tensor(tmp_path, device):
     arr = np.arange(12, dtype=np.float32).reshape(3, 4)
-    t = minitorch.tensor(arr).T
+    t = minitorch.tensor(arr, device=device).T
     assert not t.is_contiguous()
     minitorch.save({"t": t}, tmp_path / "t.safetensors")
     np.testing.assert_array_equal(to_np(minitorch.load(tmp_path / "t.safetensors")["t"]), arr.T)
 
 
-def test_loaded_tensors_are_independent_of_model(tmp_path):
-    model = nn.Linear(3, 2)
+def test_loaded_tensors_are_independent_of_model(tmp_path, device):
+    model = nn.Linear(3, 2).to(device)
     minitorch.save(model.state_dict(), tmp_path / "m.safetensors")
-    loaded = minitorch.load(tmp_path / "m.safetensors")
+    loaded = minitorch.load(tmp_path / "m.safetensors", map_location=device)
     before = to_np(loaded["weight"])
     with minitorch.no_grad():
         model.weight.fill_(9.0)
     np.testing.assert_array_equal(to_np(loaded["weight"]), before)
 
 
-def test_file_readable_by_safetensors_numpy(tmp_path):
+def test_file_readable_by_safetensors_numpy(tmp_path, device):
     from safetensors.numpy import load_file
 
-    model = nn.Linear(3, 2)
+    model = nn.Linear(3, 2).to(device)
     minitorch.save(model.state_dict(), tmp_path / "m.safetensors")
     arrays = load_file(str(tmp_path / "m.safetensors"))
     np.testing.assert_array_equal(arrays["weight"], to_np(model.weight))
@@ -144,13 +168,13 @@ def test_parameter_is_not_picklable():
         pickle.dumps(nn.Linear(2, 2).weight)
 
 
-def test_file_readable_by_torch(tmp_path):
+def test_file_readable_by_torch(tmp_path, device):
     torch = pytest.importorskip("torch", reason="PyTorch is not installed; the PyTorch comparison is optional")
     st_torch = pytest.importorskip("safetensors.torch")
-    ours = mlp()
+    ours = mlp().to(device)
     minitorch.save(ours.state_dict(), tmp_path / "m.safetensors")
     theirs = torch.nn.Sequential(torch.nn.Flatten(), torch.nn.Linear(12, 8), torch.nn.ReLU(), torch.nn.Linear(8, 3))
     theirs.load_state_dict(st_torch.load_file(str(tmp_path / "m.safetensors")))
     x = np.random.default_rng(0).standard_normal((5, 3, 4)).astype(np.float32)
-    np.testing.assert_allclose(theirs(torch.from_numpy(x)).detach().numpy(), to_np(ours(minitorch.tensor(x))),
-                               rtol=1e-5, atol=1e-6)
+    expected = theirs(torch.from_numpy(x)).detach().numpy()
+    np.testing.assert_allclose(to_np(ours(minitorch.tensor(x, device=device))), expected, rtol=1e-5, atol=1e-6)

@@ -1,9 +1,14 @@
-"""Learning-rate schedules: values against their formulas (and PyTorch when installed)."""
+"""Learning-rate schedules: values against their formulas (and PyTorch when installed).
+
+The schedules are plain arithmetic on ``param_groups`` and run once; the test that a
+scheduled lr drives the optimizer's steps runs on every device."""
 import math
 
+import numpy as np
 import pytest
 
 import minitorch
+from conftest import to_numpy
 
 
 def make_opt(lr=0.1):
@@ -33,6 +38,29 @@ def test_step_lr_multiplies_every_step_size():
         sched.step()
         lrs.append(opt.param_groups[0]["lr"])
     assert lrs == [1.0, 1.0, 0.5, 0.5, 0.5, 0.25, 0.25]
+
+
+@pytest.mark.parametrize("make_sched", [
+    lambda opt: minitorch.optim.lr_scheduler.StepLR(opt, step_size=2, gamma=0.5),
+    lambda opt: minitorch.optim.lr_scheduler.CosineAnnealingLR(opt, T_max=4, eta_min=0.1),
+], ids=["step", "cosine"])
+def test_scheduled_lr_drives_the_steps(make_sched, device):
+    # SGD with momentum on a constant gradient of ones: buf = 0.9 * buf + 1, p -= lr * buf
+    p = minitorch.nn.Parameter(minitorch.zeros(3, dtype=minitorch.float64, device=device))
+    opt = minitorch.optim.SGD([p], lr=1.0, momentum=0.9)
+    sched = make_sched(opt)
+    expected, buf = 0.0, 0.0
+    for _ in range(6):
+        lr = opt.param_groups[0]["lr"]
+        p.grad = minitorch.ones(3, dtype=minitorch.float64, device=device)
+        opt.step()
+        sched.step()
+        buf = 0.9 * buf + 1.0
+        expected -= lr * buf
+        np.testing.assert_allclose(to_numpy(p), np.full(3, expected), rtol=1e-14)
+    assert p.device == device
+    (state,) = opt.state.values()
+    assert state["momentum_buffer"].device == device
 
 
 def test_invalid_arguments():

@@ -1,5 +1,6 @@
 """SGD, Adam and AdamW against hand-written NumPy updates (PyTorch's update rules),
-over several steps with gradients that depend on the parameters."""
+over several steps with gradients that depend on the parameters, on every device;
+the optimizer's state lives on the parameters' device."""
 from __future__ import annotations
 
 import numpy as np
@@ -23,23 +24,35 @@ def grad_np(p):
 
 
 def backward(param):
-    c, d = minitorch.tensor(C), minitorch.tensor(D)
+    c, d = minitorch.tensor(C, device=param.device), minitorch.tensor(D, device=param.device)
     loss = (c * param * param).sum() / 2 + (d * param).sum()
     loss.backward()
     return loss
 
 
-def run_minitorch(make_opt, steps: int = 3, p0=P0):
-    param = nn.Parameter(minitorch.tensor(p0.copy()))
+def run_minitorch(make_opt, device, steps: int = 3, p0=P0):
+    param = nn.Parameter(minitorch.tensor(p0.copy(), device=device))
     opt = make_opt([param])
     history = []
     for _ in range(steps):
         opt.zero_grad()
         backward(param)
+        assert param.grad.device == device
         np.testing.assert_allclose(to_np(param.grad), grad_np(to_np(param)), rtol=1e-12)
         opt.step()
+        assert param.device == device
         history.append(to_np(param))
     return param, opt, history
+
+
+def state_of(opt, device) -> dict:
+    """The state of the optimizer's only parameter, after checking that its tensors
+    (momentum buffer, Adam moments) live on ``device``, like the parameter."""
+    (state,) = opt.state.values()
+    for k, v in state.items():
+        if isinstance(v, minitorch.Tensor):
+            assert v.device == device, f"state {k!r} is on {v.device}, the parameter on {device}"
+    return state
 
 
 def sgd_np(steps, lr, momentum=0.0, dampening=0.0, weight_decay=0.0, nesterov=False, p0=P0):
@@ -83,17 +96,17 @@ SGD_CASES = {
 
 
 @pytest.mark.parametrize("case", list(SGD_CASES))
-def test_sgd_matches_numpy(case):
+def test_sgd_matches_numpy(case, device):
     kw = SGD_CASES[case]
-    _, _, got = run_minitorch(lambda ps: minitorch.optim.SGD(ps, **kw), steps=3)
+    _, _, got = run_minitorch(lambda ps: minitorch.optim.SGD(ps, **kw), device, steps=3)
     expected = sgd_np(3, **kw)
     for step, (g, e) in enumerate(zip(got, expected)):
         np.testing.assert_allclose(g, e, rtol=1e-12, atol=1e-14, err_msg=f"step {step + 1}")
 
 
-def test_sgd_momentum_buffer_state():
-    _, opt, _ = run_minitorch(lambda ps: minitorch.optim.SGD(ps, lr=0.1, momentum=0.9), steps=2)
-    (state,) = opt.state.values()
+def test_sgd_momentum_buffer_state(device):
+    _, opt, _ = run_minitorch(lambda ps: minitorch.optim.SGD(ps, lr=0.1, momentum=0.9), device, steps=2)
+    state = state_of(opt, device)
     p1 = sgd_np(1, 0.1, 0.9)[0]
     expected_buf = 0.9 * grad_np(P0) + grad_np(p1)
     np.testing.assert_allclose(to_np(state["momentum_buffer"]), expected_buf, rtol=1e-12)
@@ -108,33 +121,33 @@ ADAM_CASES = {
 
 
 @pytest.mark.parametrize("case", list(ADAM_CASES))
-def test_adam_matches_numpy(case):
+def test_adam_matches_numpy(case, device):
     kw = ADAM_CASES[case]
-    _, opt, got = run_minitorch(lambda ps: minitorch.optim.Adam(ps, **kw), steps=3)
+    _, opt, got = run_minitorch(lambda ps: minitorch.optim.Adam(ps, **kw), device, steps=3)
     expected = adam_np(3, **kw)
     for step, (g, e) in enumerate(zip(got, expected)):
         np.testing.assert_allclose(g, e, rtol=1e-10, atol=1e-12, err_msg=f"step {step + 1}")
-    (state,) = opt.state.values()
+    state = state_of(opt, device)
     assert state["step"] == 3
 
 
 @pytest.mark.parametrize("kw", [dict(lr=0.1), dict(lr=0.1, weight_decay=0.5), dict(lr=0.01, weight_decay=0.0)])
-def test_adamw_matches_numpy(kw):
-    _, _, got = run_minitorch(lambda ps: minitorch.optim.AdamW(ps, **kw), steps=3)
+def test_adamw_matches_numpy(kw, device):
+    _, _, got = run_minitorch(lambda ps: minitorch.optim.AdamW(ps, **kw), device, steps=3)
     expected = adam_np(3, weight_decay=kw.get("weight_decay", 1e-2), decoupled=True, lr=kw["lr"])
     for step, (g, e) in enumerate(zip(got, expected)):
         np.testing.assert_allclose(g, e, rtol=1e-10, atol=1e-12, err_msg=f"step {step + 1}")
 
 
-def test_adamw_differs_from_adam_l2():
-    _, _, a = run_minitorch(lambda ps: minitorch.optim.Adam(ps, lr=0.1, weight_decay=0.5), steps=3)
-    _, _, w = run_minitorch(lambda ps: minitorch.optim.AdamW(ps, lr=0.1, weight_decay=0.5), steps=3)
+def test_adamw_differs_from_adam_l2(device):
+    _, _, a = run_minitorch(lambda ps: minitorch.optim.Adam(ps, lr=0.1, weight_decay=0.5), device, steps=3)
+    _, _, w = run_minitorch(lambda ps: minitorch.optim.AdamW(ps, lr=0.1, weight_decay=0.5), device, steps=3)
     assert not np.allclose(a[-1], w[-1])
 
 
-def test_adam_first_step_is_lr_times_sign():
+def test_adam_first_step_is_lr_times_sign(device):
     # With bias correction, the first Adam step has size ~lr in every coordinate.
-    _, _, got = run_minitorch(lambda ps: minitorch.optim.Adam(ps, lr=0.01), steps=1)
+    _, _, got = run_minitorch(lambda ps: minitorch.optim.Adam(ps, lr=0.01), device, steps=1)
     np.testing.assert_allclose(got[0], P0 - 0.01 * np.sign(grad_np(P0)), rtol=1e-6)
 
 
@@ -142,13 +155,12 @@ def test_adam_first_step_is_lr_times_sign():
     lambda ps: minitorch.optim.SGD(ps, lr=0.1, momentum=0.9),
     lambda ps: minitorch.optim.Adam(ps, lr=0.1),
 ], ids=["sgd", "adam"])
-def test_float32_params_stay_float32(make):
-    param = nn.Parameter(minitorch.tensor(P0.astype(np.float32)))
+def test_float32_params_stay_float32(make, device):
+    param = nn.Parameter(minitorch.tensor(P0.astype(np.float32), device=device))
     opt = make([param])
     for _ in range(2):
         opt.zero_grad()
         (param * param).sum().backward()
         opt.step()
-    assert param.dtype == minitorch.float32
-    assert all(v.dtype == minitorch.float32 for s in opt.state.values() for v in s.values()
-               if isinstance(v, minitorch.Tensor))
+    assert param.dtype == minitorch.float32 and param.device == device
+    assert all(v.dtype == minitorch.float32 for v in state_of(opt, device).values() if isinstance(v, minitorch.Tensor))

@@ -1,6 +1,7 @@
 """Five optimizer steps on a small MLP against PyTorch with the same weights and data.
 
-Skipped when PyTorch is not installed (it is not a minitorch dependency).
+minitorch runs on every device; PyTorch, the reference, on the CPU. Skipped when
+PyTorch is not installed (it is not a minitorch dependency).
 """
 from __future__ import annotations
 
@@ -32,9 +33,9 @@ CASES = {
 
 
 @pytest.mark.parametrize("case", list(CASES))
-def test_five_steps_match_torch(case):
+def test_five_steps_match_torch(case, device):
     make_ours, make_theirs = CASES[case]
-    ours = nn.Sequential(nn.Linear(6, 8), nn.ReLU(), nn.Linear(8, 4)).double()
+    ours = nn.Sequential(nn.Linear(6, 8), nn.ReLU(), nn.Linear(8, 4)).double().to(device)
     theirs = torch.nn.Sequential(torch.nn.Linear(6, 8), torch.nn.ReLU(), torch.nn.Linear(8, 4)).double()
     with torch.no_grad():
         for p, tp in zip(ours.parameters(), theirs.parameters()):
@@ -45,7 +46,7 @@ def test_five_steps_match_torch(case):
         x = rng.standard_normal((10, 6))
         y = rng.integers(0, 4, 10)
         opt.zero_grad()
-        loss = nn.functional.cross_entropy(ours(minitorch.tensor(x)), minitorch.tensor(y))
+        loss = nn.functional.cross_entropy(ours(minitorch.tensor(x, device=device)), minitorch.tensor(y, device=device))
         loss.backward()
         opt.step()
         topt.zero_grad()
@@ -54,5 +55,9 @@ def test_five_steps_match_torch(case):
         topt.step()
         np.testing.assert_allclose(loss.item(), tloss.item(), rtol=1e-10, err_msg=f"loss at step {step}")
         for (n, p), tp in zip(ours.named_parameters(), theirs.parameters()):
+            assert p.device == device, n
             np.testing.assert_allclose(to_np(p), tp.detach().numpy(), rtol=1e-9, atol=1e-12,
                                        err_msg=f"{n} after step {step + 1}")
+    assert len(opt.state) == 4  # every case keeps state (momentum buffers or Adam moments) ...
+    for s in opt.state.values():  # ... on the parameters' device
+        assert all(v.device == device for v in s.values() if isinstance(v, minitorch.Tensor))

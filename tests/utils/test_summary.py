@@ -1,5 +1,9 @@
 """``minitorch.utils.summary`` on the lectures' CNN, and ``minitorch.backends.cpu.matmul``
-switching between the naive, blocked and BLAS kernels."""
+switching between the naive, blocked and BLAS kernels.
+
+The summary's numbers are checked for a model on every device (the table must not
+depend on it); its bookkeeping (training flags, hooks, grad mode) runs on the CPU,
+and the matmul kernels are the CPU backend's."""
 from __future__ import annotations
 
 import subprocess
@@ -39,9 +43,9 @@ EXPECTED = [  # name, kind, output shape, params, MACs
 
 
 @pytest.fixture(scope="module")
-def cnn_summary() -> Summary:
+def cnn_summary(device) -> Summary:
     minitorch.manual_seed(0)
-    return summary(lecture_cnn(), INPUT)
+    return summary(lecture_cnn().to(device), INPUT, device=device)
 
 
 def numel(shape) -> int:
@@ -85,9 +89,9 @@ def test_activation_bytes_are_float32_output_sizes(cnn_summary):
     assert cnn_summary.total_activation_bytes == 4 * sum(numel(e[2]) for e in EXPECTED) == 5_622_272
 
 
-def test_float64_input_counts_eight_bytes_per_element():
-    model = nn.Sequential(nn.Linear(3, 4, dtype=minitorch.float64), nn.ReLU())
-    s = summary(model, (5, 3), dtype=minitorch.float64)
+def test_float64_input_counts_eight_bytes_per_element(device):
+    model = nn.Sequential(nn.Linear(3, 4, dtype=minitorch.float64, device=device), nn.ReLU())
+    s = summary(model, (5, 3), dtype=minitorch.float64, device=device)
     assert [layer.activation_bytes for layer in s.layers] == [8 * 5 * 4, 8 * 5 * 4]
     assert s.layers[0].param_bytes == 8 * (3 * 4 + 4)
 
@@ -144,15 +148,17 @@ def test_not_a_module_is_a_type_error(not_a_module):
 
 
 class Probe(nn.Module):
-    """Records ``self.training`` and the grad mode at each forward; raises when asked to."""
+    """Records ``self.training``, the grad mode and the input's device at each forward;
+    raises when asked to."""
 
     def __init__(self, fail: bool = False):
         super().__init__()
-        self.seen, self.grad_mode, self.fail = [], [], fail
+        self.seen, self.grad_mode, self.devices, self.fail = [], [], [], fail
 
     def forward(self, x):
         self.seen.append(self.training)
         self.grad_mode.append(minitorch.is_grad_enabled())
+        self.devices.append(x.device)
         if self.fail:
             raise RuntimeError("forward failed")
         return x
@@ -193,6 +199,18 @@ def test_forward_records_no_graph_and_grad_mode_comes_back():
     summary(nn.Sequential(nn.Linear(4, 4), probe), (2, 4))
     assert probe.grad_mode == [False], "summary's forward should run under no_grad (no graph to keep)"
     assert minitorch.is_grad_enabled()
+
+
+def test_model_on_a_device_runs_there_without_a_device_argument(device):
+    # Like torchinfo: the input is made on the model's device, so summary(model, size)
+    # works for a model moved to CUDA, and its rows are those of the same model on the CPU.
+    probe = Probe()
+    model = nn.Sequential(nn.Linear(4, 3), nn.ReLU(), probe).to(device)
+    s = summary(model, (2, 4))
+    assert probe.devices == [device]
+    assert all(p.device == device for p in model.parameters())  # the model stays where it was
+    on_cpu = summary(nn.Sequential(nn.Linear(4, 3), nn.ReLU(), Probe()), (2, 4))
+    assert s.layers == on_cpu.layers and str(s) == str(on_cpu)
 
 
 def test_no_hooks_left_and_no_gradients_after_summary():
