@@ -158,6 +158,23 @@ def test_out_of_range_indices(device, idx, pattern):
 
 
 @pytest.mark.parametrize("device", DEVICES)
+@pytest.mark.parametrize("how", ["tensor", "list", "index_select"])
+def test_index_tensors_out_of_range(device, how):
+    t = minitorch.arange(6.0, device=device).reshape(3, 2)
+    idx = minitorch.tensor([0, 3], device=device)
+    select = {"tensor": lambda x, i: x[i], "list": lambda x, i: x[i.tolist()],
+              "index_select": lambda x, i: x.index_select(0, i)}[how]
+    # .cpu(): on a GPU the kernel's finding is reported at the next synchronization
+    with pytest.raises(IndexError, match=r"index 3 is out of bounds for dimension with size 3"):
+        select(t, idx).cpu()
+    # An empty dim has no valid index at all: said at once, on every device (found by the fuzz test
+    # on cuda, where a kernel used to read row 0 of an empty tensor).
+    with pytest.raises(IndexError, match=r"out of bounds for dimension with size 0"):
+        select(t[:0], minitorch.tensor([0], device=device))
+    assert tuple(select(t[:0], minitorch.tensor([], dtype=minitorch.int64, device=device)).shape) == (0, 2)
+
+
+@pytest.mark.parametrize("device", DEVICES)
 def test_index_of_a_zero_dim_tensor(device):
     z = minitorch.full((), 1.0, device=device)
     with pytest.raises(IndexError, match=r"too many indices for tensor of dimension 0"):

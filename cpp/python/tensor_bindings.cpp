@@ -273,6 +273,11 @@ void bind_tensor(py::module_& m)
             py::arg("min") = py::none(), py::arg("max") = py::none())
         .def("matmul", [](const Tensor& a, const Tensor& b) { return matmul(a, not_none(b, "matmul", "other")); },
              py::arg("other"))
+        .def("index_select",
+             [](const Tensor& t, py::handle dim, const Tensor& index) {
+                 return index_select(t, int_arg(dim, "index_select", "dim"), not_none(index, "index_select", "index"));
+             },
+             py::arg("dim"), py::arg("index"))
         .def("sum",
              [](const Tensor& t, py::handle dim, bool keepdim, py::handle dtype) {
                  return sum(t, dims_arg(dim, "sum"), keepdim, optional_dtype_arg(dtype));

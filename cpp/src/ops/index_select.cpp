@@ -42,6 +42,10 @@ Tensor checked_index(const Tensor& index, int64_t size, const char* op)
 {
     MT_CHECK_TYPE(index->dtype == DType::Int64, op, ": index must be an int64 tensor, got ", index->dtype);
     MT_CHECK(index->dim() <= 1, op, ": index must be 0-D or 1-D, got shape ", index->shape);
+    // Every index into an empty dim is out of range, and a GPU kernel could not even
+    // fall back to row 0: say so now, from the shapes alone.
+    MT_CHECK_INDEX(size > 0 || index->numel() == 0, op, ": index is out of bounds for dimension with size 0 (",
+                   index->numel(), " indices given)");
     Tensor idx = contiguous(reshape(index, {index->numel()}));
     Tensor out = empty({index->numel()}, DType::Int64, index->device());
     if (out->numel()) kernels(index->device()).check_index(out, idx, IndexCheck{op, size, true});
