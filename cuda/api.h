@@ -14,6 +14,7 @@ size_t memory_allocated();      // bytes held by live CUDA tensors
 size_t max_memory_allocated();  // the peak of that
 size_t memory_cached();         // bytes kept by the caching allocator for reuse
 long emulator_diagnostics();    // misuse reports of the emulator so far (always 0 on a GPU)
+long host_waits();              // times the host waited for the GPU (copies to the CPU, synchronize)
 
 // Which GPU matmul runs (naive / tiled / cuBLAS), for the lectures' comparison.
 enum class MatmulImpl { Naive, Tiled, Cublas };

@@ -71,6 +71,8 @@ Strided<N> make_strided(const std::array<const TensorImpl*, N>& ts);
 // Raises the IndexError a check_index kernel recorded since the last call, if any
 // (called where the host waits for the GPU anyway: synchronize and device-to-host copies).
 void report_index_errors();
+// Counts a place where the host waits for the GPU (see host_waits in api.h).
+void count_host_wait();
 
 // ---- the CUDA KernelTable entries (one .cu file per family) ----
 void copy(const Tensor& dst, const Tensor& src);

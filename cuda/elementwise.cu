@@ -103,7 +103,10 @@ void copy(const Tensor& dst, const Tensor& src)
         const size_t bytes = size_t(dst->numel()) * itemsize(dst->dtype);
         MT_CUDA_CHECK(cudaMemcpy(dst->data(), src->data(), bytes,
                                  dst->device().is_cpu() ? cudaMemcpyDeviceToHost : cudaMemcpyHostToDevice));
-        if (dst->device().is_cpu()) report_index_errors();  // the host has waited for the GPU anyway
+        if (dst->device().is_cpu()) {
+            count_host_wait();
+            report_index_errors();  // the host has waited for the GPU anyway
+        }
         return;
     }
     Strided<2> s = make_strided<2>({dst.get(), src.get()});

@@ -31,8 +31,16 @@ long emulator_diagnostics()
 #endif
 }
 
+namespace {
+long g_host_waits = 0;
+}
+
+void count_host_wait() { ++g_host_waits; }
+long host_waits() { return g_host_waits; }
+
 void synchronize()
 {
+    count_host_wait();
     MT_CUDA_CHECK(cudaDeviceSynchronize());
     report_index_errors();
 }

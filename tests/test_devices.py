@@ -166,3 +166,31 @@ def test_cpu_scalars_and_cpu_indices_meet_cuda_tensors():
     assert x.detach()[minitorch.tensor([2, 0])].device.type == "cuda"
     with pytest.raises(RuntimeError, match="same device"):
         minitorch.ones(3, device="cuda") + minitorch.ones(1)  # 1-D, not a scalar
+
+
+@pytest.mark.parametrize("model_name", ["mlp", "cnn"])
+def test_a_training_step_never_waits_for_the_gpu(model_name):
+    # Forward, cross_entropy, backward, optimizer step, all on cuda: the host must not
+    # wait for the GPU once (no copy back to check a label, count, or index).
+    nn = minitorch.nn
+    if model_name == "mlp":
+        model, shape = nn.Sequential(nn.Flatten(), nn.Linear(64, 32), nn.Sigmoid(), nn.Linear(32, 10)), (16, 64)
+    else:
+        model = nn.Sequential(nn.Conv2d(1, 4, 3, padding=1), nn.ReLU(), nn.MaxPool2d(2), nn.Dropout(0.1),
+                              nn.Flatten(), nn.Linear(4 * 4 * 4, 10))
+        shape = (16, 1, 8, 8)
+    model = model.to("cuda")
+    opt = minitorch.optim.Adam(model.parameters(), lr=1e-3)
+    x = minitorch.randn(*shape, device="cuda")
+    y = minitorch.randint(0, 10, (16,), device="cuda")
+    losses = []
+    for _ in range(3):
+        before = minitorch._C._cuda_host_waits()
+        loss = F.cross_entropy(model(x), y)
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+        assert minitorch._C._cuda_host_waits() == before
+        losses.append(loss)
+    assert losses[-1].item() < losses[0].item()  # .item() is a wait, and counted
+    assert minitorch._C._cuda_host_waits() > before

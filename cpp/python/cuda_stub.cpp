@@ -21,6 +21,7 @@ void bind_cuda(py::module_& m)
     m.def("_cuda_max_memory_allocated", [] { return c::max_memory_allocated(); });
     m.def("_cuda_memory_cached", [] { return c::memory_cached(); });
     m.def("_cuda_emulator_diagnostics", [] { return c::emulator_diagnostics(); });
+    m.def("_cuda_host_waits", [] { return c::host_waits(); });
     m.def("_set_cuda_matmul", [](const std::string& name) {
         if (name == "naive") c::set_matmul_impl(c::MatmulImpl::Naive);
         else if (name == "tiled") c::set_matmul_impl(c::MatmulImpl::Tiled);
@@ -42,6 +43,7 @@ void bind_cuda(py::module_& m)
     m.def("_cuda_max_memory_allocated", [] { return size_t(0); });
     m.def("_cuda_memory_cached", [] { return size_t(0); });
     m.def("_cuda_emulator_diagnostics", [] { return 0L; });
+    m.def("_cuda_host_waits", [] { return 0L; });
     m.def("_set_cuda_matmul", [](const std::string&) {
         throw std::runtime_error("backends.cuda.matmul: minitorch was built without CUDA");
     });
