@@ -30,6 +30,26 @@ def gflops(impl: str, n: int, repeat: int = 3) -> float:
     return 2.0 * n**3 / best / 1e9
 
 
+def torch_gflops(n: int, repeat: int = 3) -> float:
+    """PyTorch's CUDA matmul on the same sizes, when a CUDA build of torch is installed."""
+    try:
+        import torch
+    except ImportError:
+        return float("nan")
+    if not torch.cuda.is_available():
+        return float("nan")
+    a, b = torch.randn(n, n, device="cuda"), torch.randn(n, n, device="cuda")
+    a @ b
+    torch.cuda.synchronize()
+    best = float("inf")
+    for _ in range(repeat):
+        t0 = time.perf_counter()
+        a @ b
+        torch.cuda.synchronize()
+        best = min(best, time.perf_counter() - t0)
+    return 2.0 * n**3 / best / 1e9
+
+
 def mlp_epoch(device: str, steps: int = 938) -> float:
     minitorch.manual_seed(0)
     x = minitorch.randn(steps * 64, 784, device=device)
@@ -56,10 +76,11 @@ def main() -> None:
         why = "the CUDA backend is emulated on the CPU" if minitorch.cuda.is_emulated() else "no CUDA GPU is available"
         print(f"bench_cuda: skipped — {why} (minitorch.cuda.is_available()={minitorch.cuda.is_available()}).")
         sys.exit(0)
-    print(f"{'N':>6} {'naive GF/s':>11} {'tiled GF/s':>11} {'cuBLAS GF/s':>12}")
+    print(f"{'N':>6} {'naive GF/s':>11} {'tiled GF/s':>11} {'cuBLAS GF/s':>12} {'torch GF/s':>11} {'cuBLAS/torch':>13}")
     for n in args.sizes:
         row = [gflops(impl, n) if (impl != "naive" or n <= 2048) else float("nan") for impl in ("naive", "tiled", "cublas")]
-        print(f"{n:>6} {row[0]:>11.1f} {row[1]:>11.1f} {row[2]:>12.1f}")
+        ref = torch_gflops(n)
+        print(f"{n:>6} {row[0]:>11.1f} {row[1]:>11.1f} {row[2]:>12.1f} {ref:>11.1f} {row[2] / ref:>12.2f}x")
     t_cpu, t_gpu = mlp_epoch("cpu"), mlp_epoch("cuda")
     print(f"\nMNIST-shaped MLP epoch (938 steps, batch 64): CPU {t_cpu:.2f} s, GPU {t_gpu:.2f} s "
           f"(GPU is {t_cpu / t_gpu:.2f}x the CPU's speed)")
