@@ -106,6 +106,8 @@ void bind_autograd(py::module_& m)
     py::class_<TensorImpl, std::shared_ptr<TensorImpl>> cls = m.attr("Tensor");
     cls.def_property_readonly("grad_fn", [](const Tensor& t) { return t->grad_fn; })
         .def_property_readonly("is_leaf", [](const Tensor& t) { return t->is_leaf(); })
+        // How many in-place writes the tensor's memory has seen (shared by its views).
+        .def_property_readonly("_version", [](const Tensor& t) { return t->storage->version; })
         .def_property_readonly("retains_grad", [](const Tensor& t) { return t->retains_grad; })
         .def("retain_grad", [](const Tensor& t) { autograd::retain_grad(t); })
         .def("detach_", [](const Tensor& t) {

@@ -693,18 +693,22 @@ def _run_python(code: str, timeout: float = 60.0) -> subprocess.CompletedProcess
 
 @pytest.mark.parametrize("step", ["y * 1.0000001", "y + 0"])
 def test_deep_chain_backward_and_teardown(device, step):
+    # The depth tests the engine and the graph's teardown (no recursion), which are the
+    # same for every device: 100,000 nodes on the CPU; on cuda 10,000 keep the emulated
+    # run (a fiber switch per launch, slower still under ASan) short.
+    depth = 100_000 if device == "cpu" else 10_000
     code = f"""
         import numpy as np, minitorch
         x = minitorch.tensor(np.array([1.0, 2.0, 3.0]), requires_grad=True, device={device!r})
         y = x
-        for _ in range(100_000):
+        for _ in range({depth}):
             y = {step}
         y.sum().backward()
         assert x.grad.device == x.device
         print(repr(x.grad.cpu().numpy().tolist()))
-        del y                      # tearing down a 100,000-node graph
+        del y                      # tearing down a deep graph
         y = x
-        for _ in range(100_000):
+        for _ in range({depth}):
             y = {step}
         del y                      # and one that never ran backward
         print("done")
@@ -714,7 +718,7 @@ def test_deep_chain_backward_and_teardown(device, step):
     lines = proc.stdout.strip().splitlines()
     assert lines[-1] == "done"
     grad = np.array(eval(lines[0]))
-    want = 1.0000001 ** 100_000 if "*" in step else 1.0
+    want = 1.0000001 ** depth if "*" in step else 1.0
     np.testing.assert_allclose(grad, np.full(3, want), rtol=1e-9)
 
 
@@ -785,3 +789,86 @@ def test_backward_frees_saved_tensors(device):
     x.grad = None
     gc.collect()
     assert minitorch._C.live_tensor_count() <= before
+
+
+# ------------------------------------------------- in-place after save (versions) ----
+
+MODIFIED = "modified by an inplace operation"
+
+
+def test_in_place_writes_bump_the_version_of_every_view(device):
+    x = minitorch.zeros(2, 3, device=device)
+    v = x[0]
+    assert x._version == 0
+    x += 1
+    v.fill_(2.0)
+    x[1] = 5.0
+    x.copy_(minitorch.ones(2, 3, device=device))
+    assert x._version == v._version == 4
+    assert (x + 1)._version == 0  # a new result is a new memory
+
+
+@pytest.mark.parametrize("how", ["iadd", "setitem", "copy_", "view_fill_"])
+def test_changing_a_saved_input_in_place_fails_backward(device, how):
+    w = leaf([1.0, 2.0, 3.0], device)
+    x = minitorch.tensor([4.0, 5.0, 6.0], dtype=minitorch.float64, device=device)  # no grad: may be changed
+    y = (x * w).sum()  # backward needs x: d(x*w)/dw = x
+    {"iadd": lambda: x.add_(1.0), "setitem": lambda: x.__setitem__(0, 9.0),
+     "copy_": lambda: x.copy_(minitorch.zeros(3, dtype=minitorch.float64, device=device)),
+     "view_fill_": lambda: x[1:].fill_(0.0)}[how]()
+    with pytest.raises(RuntimeError, match=f"{MODIFIED}.*MulBackward0.*expected version 0"):
+        y.backward()
+    assert w.grad is None
+
+
+def test_optimizer_step_between_forward_and_backward_fails(device):
+    # A classic mistake: the step changes the weights the graph saved.
+    model = minitorch.nn.Linear(3, 2).to(device)
+    opt = minitorch.optim.SGD(model.parameters(), lr=0.1)
+    x = minitorch.ones(4, 3, device=device)
+    x.requires_grad_()
+    loss = model(x).sum()
+    for p in model.parameters():
+        p.grad = minitorch.ones_like(p)
+    opt.step()
+    with pytest.raises(RuntimeError, match=MODIFIED):
+        loss.backward()
+
+
+def test_changing_what_backward_does_not_read_is_fine(device):
+    w = leaf([1.0, 2.0], device)
+    y = (w * 3.0).sum() + (w + 1.0).sum()  # neither saves w
+    with minitorch.no_grad():
+        w.mul_(10.0)
+    y.backward()
+    np.testing.assert_array_equal(arr(w.grad), [4.0, 4.0])
+
+
+def test_retained_graph_sees_a_later_change(device):
+    w = leaf([1.0, 2.0], device)
+    y = (w * w).sum()
+    y.backward(retain_graph=True)
+    with minitorch.no_grad():
+        w.sub_(1.0)
+    with pytest.raises(RuntimeError, match=MODIFIED):
+        y.backward()
+
+
+def test_custom_function_saved_tensor_changed_in_place(device):
+    class Square(minitorch.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            ctx.save_for_backward(x)
+            return x * x
+
+        @staticmethod
+        def backward(ctx, g):
+            (x,) = ctx.saved_tensors
+            return 2 * x * g
+
+    w = leaf([1.0, 2.0], device)
+    y = Square.apply(w).sum()
+    with minitorch.no_grad():
+        w.add_(1.0)
+    with pytest.raises(RuntimeError, match=f"{MODIFIED}.*save_for_backward"):
+        y.backward()

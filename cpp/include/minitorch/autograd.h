@@ -41,6 +41,15 @@ struct TensorMeta {
 };
 TensorMeta meta_of(const Tensor& t);
 
+// A saved tensor's storage and its version when saved (weak: checking must not keep
+// memory alive), to catch in-place writes between forward and backward.
+struct SavedVersion {
+    std::weak_ptr<Storage> storage;
+    uint64_t version = 0;
+    Shape shape;
+    DType dtype = kDefaultFloat;
+};
+
 struct Node {
     std::vector<Edge> next_edges;                     // one per input
     std::vector<TensorMeta> input_meta;               // one per input
@@ -48,6 +57,7 @@ struct Node {
     std::vector<std::weak_ptr<TensorImpl>> retained;  // outputs that called retain_grad()
     bool has_saved = false;                           // set by nodes that save tensors
     bool released = false;                            // saved tensors were freed
+    std::vector<SavedVersion> saved_versions;         // filled by autograd::save
 
     virtual ~Node() = default;
     virtual std::string name() const = 0;
@@ -82,8 +92,15 @@ void record(const std::shared_ptr<Node>& node, std::initializer_list<const Tenso
 void record(const std::shared_ptr<Node>& node, const std::vector<Tensor>& inputs, const std::vector<Tensor>& outputs);
 
 // A saved tensor that does not keep the graph alive: same storage, no grad_fn
-// (saving an op's own output with its grad_fn would make a reference cycle).
-Tensor save(const Tensor& t);
+// (saving an op's own output with its grad_fn would make a reference cycle). The
+// node remembers t's version; backward refuses to run if an in-place op changed it.
+Tensor save(Node& node, const Tensor& t);
+
+// Called by in-place ops after they write into t's memory.
+inline void bump_version(const Tensor& t) { ++t->storage->version; }
+
+// The error backward raises when a saved tensor was modified in place.
+void check_saved_versions(const Node& node);
 
 // Sums a broadcast gradient back to `shape` (the inverse of expand).
 Tensor sum_to(const Tensor& grad, const Shape& shape);

@@ -13,6 +13,9 @@ struct Storage {
     size_t nbytes = 0;
     Device device;
     std::function<void(void*)> deleter;  // frees `data`; empty for zero-byte storage
+    // Bumped by every in-place write through any view (copy_, fill_, +=, ...), so autograd
+    // can tell that a tensor it saved for backward was changed afterwards.
+    uint64_t version = 0;
 
     Storage() = default;
     Storage(const Storage&) = delete;

@@ -68,7 +68,25 @@ void record(const std::shared_ptr<Node>& node, std::initializer_list<const Tenso
     record(node, in, out);
 }
 
-Tensor save(const Tensor& t) { return t ? make_view(t, t->shape, t->strides, t->offset) : nullptr; }
+Tensor save(Node& node, const Tensor& t)
+{
+    if (!t) return nullptr;
+    node.saved_versions.push_back({t->storage, t->storage->version, t->shape, t->dtype});
+    return make_view(t, t->shape, t->strides, t->offset);
+}
+
+void check_saved_versions(const Node& node)
+{
+    for (const SavedVersion& v : node.saved_versions) {
+        auto storage = v.storage.lock();
+        MT_CHECK_RUNTIME(!storage || storage->version == v.version,
+                         "one of the variables needed for gradient computation has been modified by an inplace "
+                         "operation: [", v.dtype, " of shape ", v.shape, "], saved by ", node.name(), ", is at version ",
+                         storage ? storage->version : 0, "; expected version ", v.version,
+                         " instead. Hint: do not change tensors in place (+=, copy_, x[...] = ..., an optimizer step) "
+                         "between the forward pass and backward()");
+    }
+}
 
 Tensor sum_to(const Tensor& grad, const Shape& shape)
 {
@@ -232,10 +250,12 @@ std::vector<Tensor> run_backward(const std::vector<Tensor>& roots, const std::ve
                     const TensorMeta& m = node->output_meta[i];
                     in_grads[i] = zeros(m.shape, m.dtype, m.device);
                 }
+            check_saved_versions(*node);
             out_grads = node->apply(in_grads);
             if (!retain_graph) {
                 node->release();
                 node->released = true;
+                node->saved_versions.clear();
             }
         }
         out_grads.resize(node->next_edges.size());

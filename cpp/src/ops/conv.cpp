@@ -154,7 +154,7 @@ Tensor conv2d(const Tensor& x, const Tensor& weight, const Tensor& bias, std::ar
         auto node = std::make_shared<Conv2dBackward>();
         node->w = w;
         if (weight->requires_grad) node->cols = cols;
-        if (x->requires_grad) node->weight = autograd::save(weight);
+        if (x->requires_grad) node->weight = autograd::save(*node, weight);
         node->has_bias = bias != nullptr;
         node->has_saved = true;
         if (bias) autograd::record(node, {&x, &weight, &bias}, {&out});

@@ -88,6 +88,7 @@ void copy_(const Tensor& dst, const Tensor& src)
     // values (t[1:] = t[:-1]); a temporary copy makes it safe.
     if (s->storage == dst->storage) s = clone(s);
     kernels(dst->device()).copy(dst, expand(s, dst->shape));
+    autograd::bump_version(dst);
 }
 
 void fill_(const Tensor& dst, Scalar value)
@@ -95,6 +96,7 @@ void fill_(const Tensor& dst, Scalar value)
     autograd::check_inplace(dst, "fill_");
     check_no_internal_overlap(dst, "fill_");
     if (dst->numel()) kernels(dst->device()).fill(dst, value);
+    autograd::bump_version(dst);
 }
 
 }  // namespace minitorch

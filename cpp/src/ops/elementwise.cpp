@@ -176,6 +176,7 @@ void binary_(BinaryOp op, const Tensor& a, const Tensor& b_in)
         kernels(a->device()).zip(op, tmp, ac, expand(bc, shape));
         kernels(a->device()).copy(a, tmp);
     }
+    autograd::bump_version(a);
 }
 
 namespace {
@@ -344,10 +345,10 @@ Tensor unary(UnaryOp op, const Tensor& x)
     auto node = std::make_shared<UnaryBackward>();
     node->op = op;
     node->has_saved = op != UnaryOp::Neg;
-    if (op == UnaryOp::Log || op == UnaryOp::Abs) node->x = autograd::save(x);
+    if (op == UnaryOp::Log || op == UnaryOp::Abs) node->x = autograd::save(*node, x);
     if (op == UnaryOp::Exp || op == UnaryOp::Sqrt || op == UnaryOp::Sigmoid || op == UnaryOp::Relu ||
         op == UnaryOp::Tanh)
-        node->out = autograd::save(out);
+        node->out = autograd::save(*node, out);
     autograd::record(node, {&x}, {&out});
     return out;
 }
@@ -368,9 +369,13 @@ Tensor binary(BinaryOp op, const Tensor& a, const Tensor& b)
     node->op = op;
     node->has_saved = op != BinaryOp::Add && op != BinaryOp::Sub;
     if (node->has_saved) {
-        node->a = autograd::save(a);
-        node->b = autograd::save(b);
-        if (op == BinaryOp::Pow) node->out = autograd::save(out);
+        // Save only what backward will read (as PyTorch does), so changing a tensor in
+        // place is an error only when it really changes a gradient: d(a*b)/da needs b
+        // alone, d(a/b)/da needs b alone.
+        const bool mul_or_div = op == BinaryOp::Mul || op == BinaryOp::Div;
+        if (!mul_or_div || b->requires_grad) node->a = autograd::save(*node, a);
+        if (op != BinaryOp::Mul || a->requires_grad) node->b = autograd::save(*node, b);
+        if (op == BinaryOp::Pow) node->out = autograd::save(*node, out);
     }
     autograd::record(node, {&a, &b}, {&out});
     return out;
@@ -409,7 +414,7 @@ Tensor where(const Tensor& cond, const Tensor& a, const Tensor& b)
         out = where_forward(cond, a, b);
     }
     auto node = std::make_shared<WhereBackward>();
-    node->cond = autograd::save(cond);
+    node->cond = autograd::save(*node, cond);
     node->has_saved = true;
     autograd::record(node, {&a, &b}, {&out});
     return out;

@@ -31,8 +31,8 @@ Tensor batched_matmul(const Tensor& a, const Tensor& b)
     kernels(a->device()).matmul(out, a, b);
     if (autograd::needs_grad(a, b)) {
         auto node = std::make_shared<MatmulBackward>();
-        node->a = autograd::save(a);
-        node->b = autograd::save(b);
+        node->a = autograd::save(*node, a);
+        node->b = autograd::save(*node, b);
         node->has_saved = true;
         autograd::record(node, {&a, &b}, {&out});
     }

@@ -166,8 +166,8 @@ Tensor linear(const Tensor& x, const Tensor& w, const Tensor& b)
     }
     if (track) {
         auto node = std::make_shared<LinearBackward>();
-        node->x = autograd::save(x);
-        node->w = autograd::save(w);
+        node->x = autograd::save(*node, x);
+        node->w = autograd::save(*node, w);
         node->has_bias = b != nullptr;
         node->has_saved = true;
         if (b) autograd::record(node, {&x, &w, &b}, {&out});
@@ -189,7 +189,7 @@ Tensor log_softmax(const Tensor& x, int64_t dim)
     }
     if (track) {
         auto node = std::make_shared<LogSoftmaxBackward>();
-        node->out = autograd::save(out);
+        node->out = autograd::save(*node, out);
         node->dim = dim;
         node->has_saved = true;
         autograd::record(node, {&x}, {&out});
@@ -209,7 +209,7 @@ Tensor softmax(const Tensor& x, int64_t dim)
     }
     if (track) {
         auto node = std::make_shared<SoftmaxBackward>();
-        node->out = autograd::save(out);
+        node->out = autograd::save(*node, out);
         node->dim = dim;
         node->has_saved = true;
         autograd::record(node, {&x}, {&out});

@@ -209,8 +209,8 @@ Tensor extreme_all(const Tensor& t, bool is_max)
     }
     auto node = std::make_shared<MaxAllBackward>();
     node->is_max = is_max;
-    node->x = autograd::save(t);
-    node->out = autograd::save(out);
+    node->x = autograd::save(*node, t);
+    node->out = autograd::save(*node, out);
     node->has_saved = true;
     autograd::record(node, {&t}, {&out});
     return out;

@@ -29,6 +29,7 @@ class FunctionCtx:
 
     def __init__(self):
         self._saved = None
+        self._versions: tuple = ()
         self._released = False
         self.needs_input_grad: tuple = ()
 
@@ -39,6 +40,8 @@ class FunctionCtx:
                 raise TypeError(f"save_for_backward can only save tensors (or None), got {type(t).__name__}")
         # Detached aliases: saving an output with its grad_fn would make a reference cycle.
         self._saved = tuple(None if t is None else t.detach() for t in tensors)
+        # Versions now, to catch an in-place change before backward (as built-in ops do).
+        self._versions = tuple(None if t is None else t._version for t in tensors)
 
     @property
     def saved_tensors(self) -> tuple:
@@ -47,6 +50,13 @@ class FunctionCtx:
                 "Trying to backward through the graph a second time (or directly access saved tensors after they "
                 "have already been freed); specify retain_graph=True if you need to"
             )
+        for t, v in zip(self._saved or (), self._versions):
+            if t is not None and t._version != v:
+                raise RuntimeError(
+                    "one of the variables needed for gradient computation has been modified by an inplace "
+                    f"operation: [{t.dtype} of shape {_shape_str(t.shape)}], saved by save_for_backward, is at "
+                    f"version {t._version}; expected version {v} instead"
+                )
         return self._saved or ()
 
     def _release(self) -> None:
