@@ -79,7 +79,7 @@ __global__ void max_pool_backward_kernel(const T* g, const int64_t* idx, T* gx, 
 {
     MT_GRID_STRIDE(i, w.N * w.C * w.OH * w.OW) {
         const int64_t p = i / (w.OH * w.OW);
-        if (idx[i] >= 0) atomicAdd(gx + p * w.H * w.W + idx[i], g[i]);
+        if (idx[i] >= 0 && idx[i] < w.H * w.W) atomicAdd(gx + p * w.H * w.W + idx[i], g[i]);  // never outside the plane
     }
 }
 

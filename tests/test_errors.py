@@ -350,6 +350,16 @@ def test_int_to_negative_int_power(device):
     with pytest.raises(ValueError, match=r"pow: integers to negative integer powers are not allowed"):
         x.pow(-2)
     np.testing.assert_allclose((x**-1.0).cpu().numpy(), [1.0, 0.5, 1 / 3], rtol=1e-6)  # a float exponent is fine
+    np.testing.assert_array_equal((x**2).cpu().numpy(), [1, 4, 9])  # the exponent's sign is read on any device
+
+
+@pytest.mark.parametrize("device", DEVICES)
+def test_randint_bounds_beyond_exact_doubles(device):
+    limit = 2**62 if device == "cpu" else 2**53
+    with pytest.raises(ValueError, match=rf"randint: on {device}.* bounds must lie within \+-{limit}"):
+        minitorch.randint(0, limit + 1, (3,), device=device)
+    r = minitorch.randint(-(2**53), 2**53, (1000,), device=device).cpu().numpy()
+    assert r.min() >= -(2**53) and r.max() < 2**53 and len(np.unique(r)) == 1000
 
 
 @pytest.mark.parametrize("device", DEVICES)

@@ -872,3 +872,34 @@ def test_custom_function_saved_tensor_changed_in_place(device):
         w.add_(1.0)
     with pytest.raises(RuntimeError, match=f"{MODIFIED}.*save_for_backward"):
         y.backward()
+
+
+def test_returned_indices_changed_in_place_fail_backward(device):
+    # max_pool2d(return_indices=True) and max(dim) hand their indices to the caller and
+    # also use them in backward: changing them must not scatter gradients anywhere.
+    F = minitorch.nn.functional
+    x = minitorch.randn(1, 1, 4, 4, dtype=minitorch.float64, device=device, requires_grad=True)
+    out, idx = F.max_pool2d(x, 2, return_indices=True)
+    idx.add_(10**9)
+    with pytest.raises(RuntimeError, match=f"{MODIFIED}.*MaxPool2D"):
+        out.sum().backward()
+    v, i = x.max(dim=2)
+    i.zero_()
+    with pytest.raises(RuntimeError, match=MODIFIED):
+        v.sum().backward()
+
+
+def test_linear_saves_only_what_backward_reads(device):
+    # The weights may change after a forward whose input needs no grad... as long as
+    # backward does not need them (dW reads only x); changing x does fail.
+    lin = minitorch.nn.Linear(3, 2).to(device)
+    x = minitorch.randn(4, 3, device=device)
+    loss = lin(x).sum()
+    with minitorch.no_grad():
+        lin.weight.mul_(0.5)
+    loss.backward()
+    np.testing.assert_allclose(arr(lin.weight.grad), np.tile(arr(x).sum(0), (2, 1)), rtol=1e-5)
+    loss = lin(x).sum()
+    x.add_(1.0)
+    with pytest.raises(RuntimeError, match=f"{MODIFIED}.*LinearBackward"):
+        loss.backward()

@@ -480,6 +480,9 @@ def test_gradcheck_of_identity_and_of_functions_returning_an_input(device):
     assert gradcheck(lambda t: t, (x,))
     assert gradcheck(lambda t: t.contiguous(), (x,))
     assert gradcheck(lambda t, u: (t, u * 2), (x, leaf(rand((2,), seed=27), device)))
+    # several outputs whose graphs save the inputs (on cuda each output needs a fresh graph)
+    y = leaf(rand((2, 3), seed=28), device)
+    assert gradcheck(lambda t, u: (t + u, t * u, t.matmul(u.t())), (x, y))
 
 
 def test_gradcheck_wants_float64_and_a_grad_input():

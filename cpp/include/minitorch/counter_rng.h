@@ -33,10 +33,12 @@ MT_HOST_DEVICE inline uint64_t mix64(uint64_t z)
     return z ^ (z >> 31);
 }
 
-// 64 random bits for (seed, counter); `lane` picks an independent second draw.
+// 64 random bits for (seed, counter): the counter-th output of SplitMix64 started at a
+// key made from the seed (states are golden-ratio steps apart, as SplitMix64 expects).
+// `lane` picks an independent second draw.
 MT_HOST_DEVICE inline uint64_t counter_bits(uint64_t seed, uint64_t counter, uint64_t lane = 0)
 {
-    return mix64(mix64(seed ^ (lane * 0xD1B54A32D192ED03ull)) + counter);
+    return mix64(mix64(seed ^ (lane * 0xD1B54A32D192ED03ull)) + counter * 0x9E3779B97F4A7C15ull);
 }
 
 // Uniform in [0, 1) from the top 53 bits (exactly representable in a double).

@@ -63,7 +63,7 @@ void max_pool2d_backward(const Tensor& grad_input, const Tensor& grad_out, const
             for (int64_t p = p0; p < p1; ++p)
                 for (int64_t o = 0; o < w.OH * w.OW; ++o) {
                     const int64_t i = idx[p * w.OH * w.OW + o];
-                    if (i >= 0) gx[p * w.H * w.W + i] += g[p * w.OH * w.OW + o];
+                    if (i >= 0 && i < w.H * w.W) gx[p * w.H * w.W + i] += g[p * w.OH * w.OW + o];
                 }
         });
     });

@@ -177,7 +177,7 @@ std::tuple<Tensor, Tensor> max_pool2d(const Tensor& x, std::array<int64_t, 2> k,
     if (out->numel()) kernels(x->device()).max_pool2d(out, idx, xc, w);
     if (autograd::needs_grad(x)) {
         auto node = std::make_shared<MaxPool2dBackward>();
-        node->indices = idx;
+        node->indices = autograd::save(*node, idx);  // the caller may get idx back and change it
         node->w = w;
         node->has_saved = true;
         autograd::record(node, {&x}, {&out});

@@ -115,6 +115,12 @@ Tensor randn(const Shape& shape, DType dtype, Device device)
 Tensor randint(int64_t low, int64_t high, const Shape& shape, DType dtype, Device device)
 {
     MT_CHECK(low < high, "randint: expected low < high, got low=", low, ", high=", high);
+    // The bounds travel as doubles: the CPU's integer distribution gets them back exactly
+    // up to 2^62 when they are powers of two or below 2^53; a GPU thread scales one
+    // 53-bit uniform, so there every value is reachable only below 2^53.
+    const int64_t limit = int64_t(1) << (device.is_cpu() ? 62 : 53);
+    MT_CHECK(low >= -limit && high <= limit, "randint: on ", device, " the bounds must lie within +-", limit,
+             ", got low=", low, ", high=", high);
     return random_tensor(RandomOp::Integer, shape, dtype, device, double(low), double(high));
 }
 

@@ -137,7 +137,9 @@ Tensor binary_forward(BinaryOp op, const Tensor& a, const Tensor& b)
     check_same_device(name, a, b);
     DType common = result_type(a, b);
     if (op == BinaryOp::Pow && !is_floating(common) && b->wrapped_number && b->dtype == DType::Int64)
-        MT_CHECK(b->data_as<int64_t>()[0] >= 0, "pow: integers to negative integer powers are not allowed");
+        // (the exponent is one number; on a GPU it is read back, a rare 8-byte copy)
+        MT_CHECK(to_device(b, Device{})->data_as<int64_t>()[0] >= 0,
+                 "pow: integers to negative integer powers are not allowed");
     DType dt = compute_dtype(op, common, a, b);
     Shape shape = broadcast_shapes(a->shape, b->shape, name);
     Tensor out = empty(shape, is_comparison(op) ? DType::Bool : dt, a->device());

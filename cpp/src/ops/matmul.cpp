@@ -31,8 +31,9 @@ Tensor batched_matmul(const Tensor& a, const Tensor& b)
     kernels(a->device()).matmul(out, a, b);
     if (autograd::needs_grad(a, b)) {
         auto node = std::make_shared<MatmulBackward>();
-        node->a = autograd::save(*node, a);
-        node->b = autograd::save(*node, b);
+        // dA = G B^T reads only b, dB = A^T G only a: save what will be read.
+        if (b->requires_grad) node->a = autograd::save(*node, a);
+        if (a->requires_grad) node->b = autograd::save(*node, b);
         node->has_saved = true;
         autograd::record(node, {&a, &b}, {&out});
     }

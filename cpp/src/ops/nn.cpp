@@ -166,8 +166,9 @@ Tensor linear(const Tensor& x, const Tensor& w, const Tensor& b)
     }
     if (track) {
         auto node = std::make_shared<LinearBackward>();
-        node->x = autograd::save(*node, x);
-        node->w = autograd::save(*node, w);
+        // dX = G W reads only w, dW = G^T X only x: save what will be read.
+        if (w->requires_grad) node->x = autograd::save(*node, x);
+        if (x->requires_grad) node->w = autograd::save(*node, w);
         node->has_bias = b != nullptr;
         node->has_saved = true;
         if (b) autograd::record(node, {&x, &w, &b}, {&out});

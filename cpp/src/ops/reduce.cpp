@@ -230,7 +230,8 @@ std::tuple<Tensor, Tensor> extreme_dim(const Tensor& t, int64_t dim, bool keepdi
     node->is_max = is_max;
     node->dim = t->dim() ? wrap_dim(dim, t->dim(), name) : 0;
     node->keepdim = keepdim || t->dim() == 0;
-    node->indices = t->dim() && !keepdim ? unsqueeze(indices, node->dim) : indices;
+    Tensor saved = autograd::save(*node, indices);  // returned to the caller, who may change it
+    node->indices = t->dim() && !keepdim ? unsqueeze(saved, node->dim) : saved;
     node->has_saved = true;
     autograd::record(node, {&t}, {&values});
     return {values, indices};
