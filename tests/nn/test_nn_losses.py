@@ -109,8 +109,16 @@ def test_cross_entropy_custom_ignore_index_and_gradient(device):
 
 
 def test_cross_entropy_all_ignored_mean_is_nan(device):
-    loss = F.cross_entropy(*on(device, rand((2, 3)), np.array([-100, -100])))
+    xt = on(device, rand((2, 3)), requires_grad=True)
+    loss = F.cross_entropy(xt, on(device, np.array([-100, -100])))
     assert np.isnan(to_np(loss))  # PyTorch: 0/0
+    loss.backward()
+    np.testing.assert_array_equal(to_np(xt.grad), np.zeros((2, 3)))  # ...but no row gets a gradient (as PyTorch)
+
+
+@pytest.mark.parametrize("fn", [F.cross_entropy, F.nll_loss])
+def test_mean_loss_of_an_empty_batch_is_nan(device, fn):
+    assert np.isnan(to_np(fn(*on(device, np.zeros((0, 4), np.float32), np.zeros(0, np.int64)))))
 
 
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])

@@ -5,7 +5,7 @@
 //   cross_entropy   nll_loss(log_softmax(logits), target), with the short backward
 //                   (softmax - onehot(target)) * g / N
 // Forward and backward are written with the ordinary ops, so they run on every device.
-#include <cmath>
+#include <tuple>
 
 #include "minitorch/autograd.h"
 #include "minitorch/ops.h"
@@ -86,8 +86,9 @@ Tensor log_softmax_forward(const Tensor& x, int64_t dim)
     return sub(shifted, lse);
 }
 
-// One-hot rows of the targets (ignored rows all zero), and each row's loss weight.
-std::pair<Tensor, Tensor> targets(const Tensor& input, const Tensor& target, int reduction, int64_t ignore_index,
+// One-hot rows of the targets (ignored rows all zero), each row's loss weight, and
+// (for the mean) how many rows count.
+std::tuple<Tensor, Tensor, Tensor> targets(const Tensor& input, const Tensor& target, int reduction, int64_t ignore_index,
                                   const char* op)
 {
     MT_CHECK(input->dim() == 2, op, ": expected input of shape (N, C), got ", input->shape);
@@ -106,10 +107,13 @@ std::pair<Tensor, Tensor> targets(const Tensor& input, const Tensor& target, int
     Tensor tgt = unsqueeze(t, 1);
     Tensor onehot = to_dtype(binary(BinaryOp::Eq, classes, tgt), input->dtype);
     Tensor keep = to_dtype(binary(BinaryOp::Ne, tgt, scalar_tensor(Scalar(ignore_index), input->device())), input->dtype);
-    // mean divides by the number of non-ignored targets, counted on the device (NaN
-    // when there are none, as in PyTorch)
-    Tensor row_weight = reduction == 1 ? binary(BinaryOp::Div, keep, sum(keep, {}, false, std::nullopt)) : keep;
-    return {onehot, row_weight};
+    if (reduction != 1) return {onehot, keep, nullptr};
+    // mean divides by the number of non-ignored targets, counted on the device; with
+    // none, the weights stay 0 (so the gradient is 0, as in PyTorch)
+    Tensor count = sum(keep, {}, false, std::nullopt);
+    Tensor one = scalar_tensor(Scalar(1.0), count->device(), count->dtype);
+    Tensor row_weight = binary(BinaryOp::Div, keep, binary(BinaryOp::Maximum, count, one));
+    return {onehot, row_weight, count};
 }
 
 Tensor reduce_loss(const Tensor& per_row, int reduction)
@@ -122,17 +126,18 @@ Tensor loss_common(const Tensor& input, const Tensor& target, int reduction, int
 {
     const char* op = from_logits ? "cross_entropy" : "nll_loss";
     bool track = autograd::needs_grad(input);
-    Tensor out, logp, onehot, row_weight;
+    Tensor out, logp, onehot, row_weight, count;
     {
         autograd::NoGradGuard guard;
-        std::tie(onehot, row_weight) = targets(input, target, reduction, ignore_index, op);
+        std::tie(onehot, row_weight, count) = targets(input, target, reduction, ignore_index, op);
         logp = from_logits ? log_softmax_forward(input, 1) : input;
         // per-row loss = -sum(logp * onehot) * weight
         Tensor per_row = unary(UnaryOp::Neg, sum(mul(logp, onehot), {1}, false, std::nullopt));
         per_row = mul(per_row, reshape(row_weight, {input->shape[0]}));
         out = reduce_loss(per_row, reduction);
-        // The mean of no rows is NaN (0 / 0), as in PyTorch.
-        if (reduction == 1 && input->shape[0] == 0) out = full({}, Scalar(NAN), input->dtype, input->device());
+        // The mean of no rows is NaN, as in PyTorch: count / count is 1, or 0 / 0 = NaN
+        // when no row counts (decided on the device, without reading count back).
+        if (count) out = mul(out, binary(BinaryOp::Div, count, count));
     }
     if (track) {
         auto node = std::make_shared<CrossEntropyBackward>();
