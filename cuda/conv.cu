@@ -55,21 +55,9 @@ __global__ void max_pool_kernel(const T* x, T* y, int64_t* idx, Window2d w)
 {
     MT_GRID_STRIDE(i, w.N * w.C * w.OH * w.OW) {
         const int64_t ow = i % w.OW, oh = (i / w.OW) % w.OH, p = i / (w.OW * w.OH);
-        const T* plane = x + p * w.H * w.W;
-        T best = T(0);
-        int64_t best_i = -1;
-        for (int64_t kh = 0; kh < w.KH; ++kh) {
-            const int64_t ih = oh * w.stride_h - w.pad_h + kh * w.dil_h;
-            if (ih < 0 || ih >= w.H) continue;
-            for (int64_t kw = 0; kw < w.KW; ++kw) {
-                const int64_t iw = ow * w.stride_w - w.pad_w + kw * w.dil_w;
-                if (iw < 0 || iw >= w.W) continue;
-                const T v = plane[ih * w.W + iw];
-                if (best_i < 0 || (!is_nan(best) && (v > best || is_nan(v)))) best = v, best_i = ih * w.W + iw;
-            }
-        }
-        y[i] = best_i < 0 ? T(-INFINITY) : best;
-        idx[i] = best_i;
+        T best = T(-INFINITY);
+        idx[i] = max_in_window(x + p * w.H * w.W, w, oh, ow, best);
+        y[i] = best;
     }
 }
 
@@ -88,17 +76,7 @@ __global__ void avg_pool_kernel(const T* x, T* y, Window2d w)
 {
     MT_GRID_STRIDE(i, w.N * w.C * w.OH * w.OW) {
         const int64_t ow = i % w.OW, oh = (i / w.OW) % w.OH, p = i / (w.OW * w.OH);
-        const T* plane = x + p * w.H * w.W;
-        T acc = 0;
-        for (int64_t kh = 0; kh < w.KH; ++kh) {
-            const int64_t ih = oh * w.stride_h - w.pad_h + kh;
-            if (ih < 0 || ih >= w.H) continue;
-            for (int64_t kw = 0; kw < w.KW; ++kw) {
-                const int64_t iw = ow * w.stride_w - w.pad_w + kw;
-                if (iw >= 0 && iw < w.W) acc += plane[ih * w.W + iw];
-            }
-        }
-        y[i] = acc / T(pool_window_size(w, oh, ow));
+        y[i] = sum_in_window(x + p * w.H * w.W, w, oh, ow) / T(pool_window_size(w, oh, ow));
     }
 }
 
@@ -108,14 +86,8 @@ __global__ void avg_pool_backward_kernel(const T* g, T* gx, Window2d w)
     MT_GRID_STRIDE(i, w.N * w.C * w.OH * w.OW) {
         const int64_t ow = i % w.OW, oh = (i / w.OW) % w.OH, p = i / (w.OW * w.OH);
         const T v = g[i] / T(pool_window_size(w, oh, ow));
-        for (int64_t kh = 0; kh < w.KH; ++kh) {
-            const int64_t ih = oh * w.stride_h - w.pad_h + kh;
-            if (ih < 0 || ih >= w.H) continue;
-            for (int64_t kw = 0; kw < w.KW; ++kw) {
-                const int64_t iw = ow * w.stride_w - w.pad_w + kw;
-                if (iw >= 0 && iw < w.W) atomicAdd(gx + p * w.H * w.W + ih * w.W + iw, v);
-            }
-        }
+        T* plane = gx + p * w.H * w.W;
+        for_each_in_window(w, oh, ow, [&](int64_t j) { atomicAdd(plane + j, v); return true; });
     }
 }
 

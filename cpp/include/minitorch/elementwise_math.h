@@ -106,6 +106,45 @@ MT_HOST_DEVICE inline bool compare_op(BinaryOp op, T a, T b)
     }
 }
 
+// The input pixels under output pixel (oh, ow)'s pooling window, skipping padding:
+// calls f(ih * W + iw), the pixel's flat position in its plane, in row-major order,
+// until f returns false. One walk of the window for the CPU and CUDA pooling kernels.
+template <class F>
+MT_HOST_DEVICE inline void for_each_in_window(const Window2d& w, int64_t oh, int64_t ow, F&& f)
+{
+    for (int64_t kh = 0; kh < w.KH; ++kh) {
+        const int64_t ih = oh * w.stride_h - w.pad_h + kh * w.dil_h;
+        if (ih < 0 || ih >= w.H) continue;
+        for (int64_t kw = 0; kw < w.KW; ++kw) {
+            const int64_t iw = ow * w.stride_w - w.pad_w + kw * w.dil_w;
+            if (iw >= 0 && iw < w.W && !f(ih * w.W + iw)) return;
+        }
+    }
+}
+
+// Max pooling of one output pixel: the position of the window's largest value (the
+// first NaN wins, as in PyTorch; padding never does), with the value in `best`; -1
+// (and `best` untouched) when the window lies wholly in the padding.
+template <class T>
+MT_HOST_DEVICE inline int64_t max_in_window(const T* plane, const Window2d& w, int64_t oh, int64_t ow, T& best)
+{
+    int64_t best_i = -1;
+    for_each_in_window(w, oh, ow, [&](int64_t i) {
+        const T v = plane[i];
+        if (best_i < 0 || v > best || is_nan(v)) best = v, best_i = i;
+        return !is_nan(v);
+    });
+    return best_i;
+}
+
+template <class T>
+MT_HOST_DEVICE inline T sum_in_window(const T* plane, const Window2d& w, int64_t oh, int64_t ow)
+{
+    T acc = 0;
+    for_each_in_window(w, oh, ow, [&](int64_t i) { acc += plane[i]; return true; });
+    return acc;
+}
+
 // Average pooling divides by the part of the window inside the *padded* input (padding
 // counts, as in PyTorch's count_include_pad=True); with ceil_mode the last window can
 // hang past even the padding, and that part does not count.

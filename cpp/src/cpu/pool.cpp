@@ -28,24 +28,9 @@ void max_pool2d(const Tensor& out, const Tensor& indices, const Tensor& input, c
                 for (int64_t oh = 0; oh < w.OH; ++oh)
                     for (int64_t ow = 0; ow < w.OW; ++ow) {
                         T best = -std::numeric_limits<T>::infinity();
-                        int64_t best_i = -1;
-                        for (int64_t kh = 0; kh < w.KH; ++kh) {
-                            const int64_t ih = oh * w.stride_h - w.pad_h + kh * w.dil_h;
-                            if (ih < 0 || ih >= w.H) continue;
-                            for (int64_t kw = 0; kw < w.KW; ++kw) {
-                                const int64_t iw = ow * w.stride_w - w.pad_w + kw * w.dil_w;
-                                if (iw < 0 || iw >= w.W) continue;
-                                const T v = plane[ih * w.W + iw];
-                                if (best_i < 0 || v > best || v != v) {  // NaN wins, like PyTorch
-                                    best = v;
-                                    best_i = ih * w.W + iw;
-                                    if (v != v) kh = w.KH, kw = w.KW;  // stop at the first NaN
-                                }
-                            }
-                        }
                         const int64_t o = (p * w.OH + oh) * w.OW + ow;
+                        idx[o] = max_in_window(plane, w, oh, ow, best);
                         y[o] = best;
-                        idx[o] = best_i;
                     }
             }
         });
@@ -81,16 +66,7 @@ void avg_pool2d(const Tensor& out, const Tensor& input, const Window2d& w)
                 for (int64_t oh = 0; oh < w.OH; ++oh)
                     for (int64_t ow = 0; ow < w.OW; ++ow) {
                         const T scale = T(1) / T(pool_window_size(w, oh, ow));
-                        T acc = 0;
-                        for (int64_t kh = 0; kh < w.KH; ++kh) {
-                            const int64_t ih = oh * w.stride_h - w.pad_h + kh;
-                            if (ih < 0 || ih >= w.H) continue;
-                            for (int64_t kw = 0; kw < w.KW; ++kw) {
-                                const int64_t iw = ow * w.stride_w - w.pad_w + kw;
-                                if (iw >= 0 && iw < w.W) acc += plane[ih * w.W + iw];
-                            }
-                        }
-                        y[(p * w.OH + oh) * w.OW + ow] = acc * scale;
+                        y[(p * w.OH + oh) * w.OW + ow] = sum_in_window(plane, w, oh, ow) * scale;
                     }
             }
         });
@@ -109,14 +85,7 @@ void avg_pool2d_backward(const Tensor& grad_input, const Tensor& grad_out, const
                 for (int64_t oh = 0; oh < w.OH; ++oh)
                     for (int64_t ow = 0; ow < w.OW; ++ow) {
                         const T v = g[(p * w.OH + oh) * w.OW + ow] / T(pool_window_size(w, oh, ow));
-                        for (int64_t kh = 0; kh < w.KH; ++kh) {
-                            const int64_t ih = oh * w.stride_h - w.pad_h + kh;
-                            if (ih < 0 || ih >= w.H) continue;
-                            for (int64_t kw = 0; kw < w.KW; ++kw) {
-                                const int64_t iw = ow * w.stride_w - w.pad_w + kw;
-                                if (iw >= 0 && iw < w.W) plane[ih * w.W + iw] += v;
-                            }
-                        }
+                        for_each_in_window(w, oh, ow, [&](int64_t i) { plane[i] += v; return true; });
                     }
             }
         });
