@@ -107,12 +107,7 @@ void matmul(const Tensor& out, const Tensor& a_in, const Tensor& b_in)
 {
     const int64_t nd = out->dim();
     const int64_t M = out->shape[nd - 2], N = out->shape[nd - 1], K = a_in->shape[nd - 1];
-    const int64_t batch = (M * N) != 0 ? out->numel() / (M * N) : 0;
-    if (batch == 0) return;
-    if (K == 0) {
-        fill(out, Scalar(0.0));
-        return;
-    }
+    const int64_t batch = out->numel() / (M * N);
     Tensor a = contiguous(a_in), b = contiguous(b_in);  // materialises broadcast batch dims too
 #if !MT_CUDA_EMULATED
     if (g_impl == MatmulImpl::Cublas && is_floating(out->dtype)) {

@@ -60,7 +60,8 @@ struct KernelTable {
     // values/indices: contiguous (outer,); indices may be null for Sum.
     void (*reduce)(ReduceOp op, const Tensor& values, const Tensor& indices, const Tensor& in);
     // out (batch..., M, N) contiguous = a (batch..., M, K) @ b (batch..., K, N);
-    // a and b expanded to the same batch shape, any strides, one dtype.
+    // a and b expanded to the same batch shape, any strides, one dtype; out is not
+    // empty and K > 0 (the op handles those).
     void (*matmul)(const Tensor& out, const Tensor& a, const Tensor& b);
     // Gather / scatter-add of rows: in and out are contiguous (rows, row_size) views.
     //   gather_rows:      out[i, :] = in[index[i], :]

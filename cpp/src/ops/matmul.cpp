@@ -28,7 +28,10 @@ Tensor batched_matmul(const Tensor& a, const Tensor& b)
     Shape out_shape(a->shape.begin(), a->shape.end() - 1);
     out_shape.push_back(b->shape.back());
     Tensor out = empty(out_shape, a->dtype, a->device());
-    kernels(a->device()).matmul(out, a, b);
+    if (out->numel() && a->shape.back() == 0)
+        kernels(a->device()).fill(out, Scalar(0.0));  // a sum over K = 0 terms
+    else if (out->numel())
+        kernels(a->device()).matmul(out, a, b);
     if (autograd::needs_grad(a, b)) {
         auto node = std::make_shared<MatmulBackward>();
         // dA = G B^T reads only b, dB = A^T G only a: save what will be read.
