@@ -16,21 +16,26 @@ import minitorch
 from minitorch import nn
 
 
-def gflops(impl: str, n: int, repeat: int = 3) -> float:
+def best_seconds(fn, sync, repeat: int = 3) -> float:
+    """The fastest of `repeat` timed calls after one warm-up; `sync` waits for the GPU."""
+    fn()
+    sync()
+    best = float("inf")
+    for _ in range(repeat):
+        t0 = time.perf_counter()
+        fn()
+        sync()
+        best = min(best, time.perf_counter() - t0)
+    return best
+
+
+def gflops(impl: str, n: int) -> float:
     a, b = minitorch.randn(n, n, device="cuda"), minitorch.randn(n, n, device="cuda")
     with minitorch.backends.cuda.use_matmul(impl):
-        a @ b  # warm-up
-        minitorch.cuda.synchronize()
-        best = float("inf")
-        for _ in range(repeat):
-            t0 = time.perf_counter()
-            a @ b
-            minitorch.cuda.synchronize()
-            best = min(best, time.perf_counter() - t0)
-    return 2.0 * n**3 / best / 1e9
+        return 2.0 * n**3 / best_seconds(lambda: a @ b, minitorch.cuda.synchronize) / 1e9
 
 
-def torch_gflops(n: int, repeat: int = 3) -> float:
+def torch_gflops(n: int) -> float:
     """PyTorch's CUDA matmul on the same sizes, when a CUDA build of torch is installed."""
     try:
         import torch
@@ -39,15 +44,7 @@ def torch_gflops(n: int, repeat: int = 3) -> float:
     if not torch.cuda.is_available():
         return float("nan")
     a, b = torch.randn(n, n, device="cuda"), torch.randn(n, n, device="cuda")
-    a @ b
-    torch.cuda.synchronize()
-    best = float("inf")
-    for _ in range(repeat):
-        t0 = time.perf_counter()
-        a @ b
-        torch.cuda.synchronize()
-        best = min(best, time.perf_counter() - t0)
-    return 2.0 * n**3 / best / 1e9
+    return 2.0 * n**3 / best_seconds(lambda: a @ b, torch.cuda.synchronize) / 1e9
 
 
 def mlp_epoch(device: str, steps: int = 938) -> float:
