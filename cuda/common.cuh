@@ -36,6 +36,11 @@ namespace minitorch::cuda {
 
 constexpr int kThreads = 256;  // threads per block for elementwise kernels
 
+// The grid-stride loop: thread t of the whole grid handles elements t, t + (all
+// threads), ... so any n works with the capped grid of blocks_for.
+#define MT_GRID_STRIDE(i, n) \
+    for (int64_t i = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; i < (n); i += int64_t(gridDim.x) * blockDim.x)
+
 // Blocks for n elements with a grid-stride loop: enough to fill the GPU, capped so
 // huge tensors loop instead of launching millions of blocks.
 inline unsigned blocks_for(int64_t n)

@@ -6,9 +6,6 @@ namespace minitorch::cuda {
 
 namespace {
 
-#define MT_GRID_STRIDE(i, n) \
-    for (int64_t i = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; i < (n); i += int64_t(gridDim.x) * blockDim.x)
-
 // Thread mapping: one thread per element of cols (tap t, output pixel p).
 template <class T>
 __global__ void im2col_kernel(const T* x, T* cols, Window2d w)

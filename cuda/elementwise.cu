@@ -33,7 +33,7 @@ namespace {
 template <class D, class S>
 __global__ void copy_kernel(Strided<2> s)
 {
-    for (int64_t i = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; i < s.numel; i += int64_t(gridDim.x) * blockDim.x) {
+    MT_GRID_STRIDE(i, s.numel) {
         int64_t off[2];
         s.offsets(i, off);
         *reinterpret_cast<D*>(s.base[0] + off[0]) = static_cast<D>(*reinterpret_cast<const S*>(s.base[1] + off[1]));
@@ -43,7 +43,7 @@ __global__ void copy_kernel(Strided<2> s)
 template <class T>
 __global__ void fill_kernel(Strided<1> s, T value)
 {
-    for (int64_t i = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; i < s.numel; i += int64_t(gridDim.x) * blockDim.x) {
+    MT_GRID_STRIDE(i, s.numel) {
         int64_t off[1];
         s.offsets(i, off);
         *reinterpret_cast<T*>(s.base[0] + off[0]) = value;
@@ -53,14 +53,14 @@ __global__ void fill_kernel(Strided<1> s, T value)
 template <class T>
 __global__ void arange_kernel(T* out, int64_t n, double start, double step)
 {
-    for (int64_t i = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; i < n; i += int64_t(gridDim.x) * blockDim.x)
+    MT_GRID_STRIDE(i, n)
         out[i] = static_cast<T>(start + double(i) * step);
 }
 
 template <class T>
 __global__ void map_kernel(Strided<2> s, UnaryOp op)
 {
-    for (int64_t i = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; i < s.numel; i += int64_t(gridDim.x) * blockDim.x) {
+    MT_GRID_STRIDE(i, s.numel) {
         int64_t off[2];
         s.offsets(i, off);
         *reinterpret_cast<T*>(s.base[0] + off[0]) = unary_op(op, *reinterpret_cast<const T*>(s.base[1] + off[1]));
@@ -71,7 +71,7 @@ template <class T>
 __global__ void zip_kernel(Strided<3> s, BinaryOp op)
 {
     const bool cmp = op >= BinaryOp::Eq;
-    for (int64_t i = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; i < s.numel; i += int64_t(gridDim.x) * blockDim.x) {
+    MT_GRID_STRIDE(i, s.numel) {
         int64_t off[3];
         s.offsets(i, off);
         const T a = *reinterpret_cast<const T*>(s.base[1] + off[1]);
@@ -84,7 +84,7 @@ __global__ void zip_kernel(Strided<3> s, BinaryOp op)
 template <class T>
 __global__ void where_kernel(Strided<4> s)
 {
-    for (int64_t i = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; i < s.numel; i += int64_t(gridDim.x) * blockDim.x) {
+    MT_GRID_STRIDE(i, s.numel) {
         int64_t off[4];
         s.offsets(i, off);
         const bool c = *reinterpret_cast<const bool*>(s.base[1] + off[1]);

@@ -14,7 +14,7 @@ namespace {
 template <class T>
 __global__ void random_kernel(T* out, int64_t n, RandomOp op, double lo, double hi, CounterStream s)
 {
-    for (int64_t i = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; i < n; i += int64_t(gridDim.x) * blockDim.x) {
+    MT_GRID_STRIDE(i, n) {
         const uint64_t counter = s.offset + uint64_t(i);
         const double u = bits_to_unit(counter_bits(s.seed, counter));
         double v;
