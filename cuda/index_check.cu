@@ -8,7 +8,7 @@
 // later than on the CPU, but it does arrive, and the process stays usable.
 //
 // Thread mapping: one thread per index, grid-stride loop.
-#include <string>
+#include <cstring>
 #include <vector>
 
 #include "common.cuh"
@@ -25,30 +25,20 @@ struct IndexFault {
     long long value, position, size;
 };
 
-struct CheckArgs {
-    int64_t size, ignore;
-    bool wrap_negative, is_target;
-    int op;
-};
-
-__global__ void check_index_kernel(const int64_t* in, int64_t* out, int64_t n, CheckArgs a, IndexFault* fault)
+// `c.op` is a host pointer the kernel never reads; the record names the op by `op`.
+__global__ void check_index_kernel(const int64_t* in, int64_t* out, int64_t n, IndexCheck c, int op,
+                                   IndexFault* fault)
 {
-    for (int64_t i = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; i < n; i += int64_t(gridDim.x) * blockDim.x) {
-        const int64_t v = in[i];
-        if (a.is_target && v == a.ignore) {
-            out[i] = v;
-        } else if (v < (a.wrap_negative ? -a.size : 0) || v >= a.size) {
-            if (atomicCAS(&fault->flag, 0, 1) == 0) {
-                fault->op = a.op;
-                fault->is_target = a.is_target;
-                fault->value = v;
-                fault->position = i;
-                fault->size = a.size;
-            }
-            out[i] = 0;  // a safe row for whatever kernel reads these indices next
-        } else {
-            out[i] = v < 0 ? v + a.size : v;
+    MT_GRID_STRIDE(i, n) {
+        if (resolve_index(in[i], c, out[i])) continue;
+        if (atomicCAS(&fault->flag, 0, 1) == 0) {
+            fault->op = op;
+            fault->is_target = c.is_target;
+            fault->value = in[i];
+            fault->position = i;
+            fault->size = c.size;
         }
+        out[i] = 0;  // a safe row for whatever kernel reads these indices next
     }
 }
 
@@ -69,7 +59,7 @@ int op_id(const char* op)
 {
     auto& names = state().op_names;
     for (size_t i = 0; i < names.size(); ++i)
-        if (std::string(names[i]) == op) return int(i);
+        if (std::strcmp(names[i], op) == 0) return int(i);
     names.push_back(op);
     return int(names.size() - 1);
 }
@@ -84,9 +74,8 @@ void check_index(const Tensor& out, const Tensor& index, const IndexCheck& check
         MT_CUDA_CHECK(cudaMemset(s.record, 0, sizeof(IndexFault)));
     }
     const int64_t n = index->numel();
-    CheckArgs a{check.size, check.ignore, check.wrap_negative, check.is_target, op_id(check.op)};
     MT_LAUNCH(blocks_for(n), kThreads, 0, 0, check_index_kernel)(index->data_as<int64_t>(), out->data_as<int64_t>(),
-                                                                n, a, s.record);
+                                                                n, check, op_id(check.op), s.record);
     MT_CUDA_CHECK_LAUNCH("check_index");
     s.pending = true;
 }

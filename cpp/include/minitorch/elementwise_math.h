@@ -106,6 +106,20 @@ MT_HOST_DEVICE inline bool compare_op(BinaryOp op, T a, T b)
     }
 }
 
+// check_index's rule for one value v (see kernels.h), for the CPU and CUDA kernels:
+// an ignored class target passes through, negatives wrap (+size) where allowed.
+// Returns false for a value out of range.
+MT_HOST_DEVICE inline bool resolve_index(int64_t v, const IndexCheck& c, int64_t& out)
+{
+    if (c.is_target && v == c.ignore) {
+        out = v;
+        return true;
+    }
+    if (v < (c.wrap_negative ? -c.size : 0) || v >= c.size) return false;
+    out = v < 0 ? v + c.size : v;
+    return true;
+}
+
 // The input pixels under output pixel (oh, ow)'s pooling window, skipping padding:
 // calls f(ih * W + iw), the pixel's flat position in its plane, in row-major order,
 // until f returns false. One walk of the window for the CPU and CUDA pooling kernels.

@@ -3,6 +3,7 @@
 #include <cstring>
 
 #include "kernels_cpu.h"
+#include "minitorch/elementwise_math.h"
 #include "minitorch/parallel.h"
 
 namespace minitorch::cpu {
@@ -22,18 +23,11 @@ void gather_rows(const Tensor& out, const Tensor& in, const Tensor& index)
 
 void check_index(const Tensor& out, const Tensor& index, const IndexCheck& check)
 {
-    const int64_t n = index->numel(), lo = check.wrap_negative ? -check.size : 0;
+    const int64_t n = index->numel();
     const int64_t* in = index->data_as<int64_t>();
     int64_t* o = out->data_as<int64_t>();
-    for (int64_t i = 0; i < n; ++i) {
-        const int64_t v = in[i];
-        if (check.is_target && v == check.ignore) {
-            o[i] = v;
-            continue;
-        }
-        if (v < lo || v >= check.size) throw IndexError(index_error_message(check, v, i));
-        o[i] = v < 0 ? v + check.size : v;
-    }
+    for (int64_t i = 0; i < n; ++i)
+        if (!resolve_index(in[i], check, o[i])) throw IndexError(index_error_message(check, in[i], i));
 }
 
 void scatter_add_rows(const Tensor& out, const Tensor& in, const Tensor& index)
