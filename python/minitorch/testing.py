@@ -117,11 +117,11 @@ def gradcheck(fn, inputs, *, eps: float = 1e-6, atol: float = 1e-5, rtol: float 
             raise TypeError(f"gradcheck: input {i} is {inputs[i].dtype}; use float64 inputs (x.double()) — "
                             "finite differences in float32 are too inaccurate")
 
-    n_outputs = len(_outputs(fn, inputs))
-    for k in range(n_outputs):
-        # A fresh graph per output: perturbing a cuda input for the previous output
-        # wrote into its memory, which the old graph would (rightly) refuse.
-        out = _outputs(fn, inputs)[k]
+    outputs = _outputs(fn, inputs)
+    for k in range(len(outputs)):
+        # A fresh graph per later output: perturbing a cuda input for the previous
+        # output wrote into its memory, which the old graph would (rightly) refuse.
+        out = (outputs if k == 0 else _outputs(fn, inputs))[k]
         out_np = out.detach().cpu().numpy().reshape(-1)
         # Analytic: one backward per output element, with a one-hot gradient.
         analytic = {i: np.zeros((out_np.size, inputs[i].numel())) for i in wrt}
