@@ -5,8 +5,6 @@
 """
 from __future__ import annotations
 
-import contextlib
-
 import numpy as np
 
 from . import _C
@@ -82,7 +80,6 @@ def _output_values(fn, inputs, k) -> np.ndarray:
         return _outputs(fn, inputs)[k].detach().cpu().numpy().astype(np.float64).reshape(-1)
 
 
-@contextlib.contextmanager
 def _perturbable(x):
     """A NumPy array of ``x``'s values and a ``write_back()`` that makes ``x`` hold them.
 
@@ -91,10 +88,9 @@ def _perturbable(x):
     """
     base = x.detach()  # shares x's storage, so writes reach x without autograd seeing them
     if base.device.type == "cpu":
-        yield base.numpy(), lambda: None
-        return
+        return base.numpy(), lambda: None
     arr = base.cpu().numpy().copy()
-    yield arr, lambda: base.copy_(_C._from_numpy_copy(arr, base.dtype, None))
+    return arr, lambda: base.copy_(_C._from_numpy_copy(arr, base.dtype, None))
 
 
 def gradcheck(fn, inputs, *, eps: float = 1e-6, atol: float = 1e-5, rtol: float = 1e-3,
@@ -138,18 +134,18 @@ def gradcheck(fn, inputs, *, eps: float = 1e-6, atol: float = 1e-5, rtol: float 
         # Numerical: nudge each input element both ways, in the input's own memory.
         for i in wrt:
             numerical = np.zeros_like(analytic[i])
-            with _perturbable(inputs[i]) as (arr, write_back):
-                for e in range(arr.size):
-                    orig = arr.flat[e]
-                    arr.flat[e] = orig + eps
-                    write_back()
-                    plus = _output_values(fn, inputs, k)
-                    arr.flat[e] = orig - eps
-                    write_back()
-                    minus = _output_values(fn, inputs, k)
-                    arr.flat[e] = orig
-                    write_back()
-                    numerical[:, e] = (plus - minus) / (2 * eps)
+            arr, write_back = _perturbable(inputs[i])
+            for e in range(arr.size):
+                orig = arr.flat[e]
+                arr.flat[e] = orig + eps
+                write_back()
+                plus = _output_values(fn, inputs, k)
+                arr.flat[e] = orig - eps
+                write_back()
+                minus = _output_values(fn, inputs, k)
+                arr.flat[e] = orig
+                write_back()
+                numerical[:, e] = (plus - minus) / (2 * eps)
             bad = np.abs(analytic[i] - numerical) > atol + rtol * np.abs(numerical)
             if bad.any():
                 err = np.where(bad, np.abs(analytic[i] - numerical), -1.0)
