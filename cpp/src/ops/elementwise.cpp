@@ -89,7 +89,6 @@ Tensor follow_device(const Tensor& t, const Tensor& other)
     return t;
 }
 
-
 // The dtype an op computes in, given the promoted input dtype.
 DType compute_dtype(BinaryOp op, DType common, const Tensor& a, const Tensor& b)
 {
