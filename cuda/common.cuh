@@ -83,6 +83,7 @@ void count_host_wait();
 void copy(const Tensor& dst, const Tensor& src);
 void fill(const Tensor& dst, Scalar value);
 void arange(const Tensor& dst, double start, double step);
+void linspace(const Tensor& dst, double start, double end);
 void map(UnaryOp op, const Tensor& out, const Tensor& in);
 void zip(BinaryOp op, const Tensor& out, const Tensor& a, const Tensor& b);
 void where(const Tensor& out, const Tensor& cond, const Tensor& a, const Tensor& b);

@@ -58,6 +58,13 @@ __global__ void arange_kernel(T* out, int64_t n, double start, double step)
 }
 
 template <class T>
+__global__ void linspace_kernel(T* out, int64_t n, double start, double end)
+{
+    MT_GRID_STRIDE(i, n)
+        out[i] = static_cast<T>(linspace_value(start, end, n, i));
+}
+
+template <class T>
 __global__ void map_kernel(Strided<2> s, UnaryOp op)
 {
     MT_GRID_STRIDE(i, s.numel) {
@@ -138,6 +145,16 @@ void arange(const Tensor& dst, double start, double step)
         MT_LAUNCH(blocks_for(n), kThreads, 0, 0, arange_kernel<T>)(dst->data_as<T>(), n, start, step);
     });
     MT_CUDA_CHECK_LAUNCH("arange_kernel");
+}
+
+void linspace(const Tensor& dst, double start, double end)
+{
+    const int64_t n = dst->numel();
+    dispatch(dst->dtype, [&](auto tag) {
+        using T = typename decltype(tag)::type;
+        MT_LAUNCH(blocks_for(n), kThreads, 0, 0, linspace_kernel<T>)(dst->data_as<T>(), n, start, end);
+    });
+    MT_CUDA_CHECK_LAUNCH("linspace_kernel");
 }
 
 void map(UnaryOp op, const Tensor& out, const Tensor& in)

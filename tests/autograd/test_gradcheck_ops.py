@@ -646,3 +646,17 @@ def test_softmax_like(device):
 
     check(softmax, [x], device=device)
     check(softmax, [x], ["view_of_leaf"], device=device)
+
+
+def test_clamp_gradient_at_the_bounds_follows_the_subgradient_rule(device):
+    # The rule (PyTorch's derivatives.yaml): the derivative is undefined at a bound, and
+    # the subgradient 1 is used there, so the gradient is 1 where min <= x <= max, else 0
+    # (0 for NaN). Stated here rather than compared with the installed PyTorch, whose
+    # versions have differed at the bounds.
+    vals = np.array([-2.0, -1.0, 0.0, 0.5, 1.0, 2.0, np.nan])
+    for lo, hi in [(-1.0, 1.0), (0.0, None), (None, 1.0), (0.5, 0.5)]:
+        x = minitorch.tensor(vals, requires_grad=True, device=device)
+        x.clamp(lo, hi).sum().backward()
+        with np.errstate(invalid="ignore"):
+            inside = (vals >= (-np.inf if lo is None else lo)) & (vals <= (np.inf if hi is None else hi))
+        np.testing.assert_array_equal(x.grad.cpu().numpy(), inside.astype(np.float64), err_msg=f"clamp({lo}, {hi})")

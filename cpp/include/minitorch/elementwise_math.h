@@ -31,6 +31,14 @@ MT_HOST_DEVICE inline bool is_nan(T x)
     else return false;
 }
 
+// Element i of linspace(start, end, n), n >= 2: counted from the nearer end, so the
+// first and last values are start and end exactly.
+MT_HOST_DEVICE inline double linspace_value(double start, double end, int64_t n, int64_t i)
+{
+    const double step = (end - start) / double(n - 1);
+    return i < n / 2 ? start + double(i) * step : end - double(n - 1 - i) * step;
+}
+
 // x ** e for integers by repeated squaring (exact, no trip through double).
 MT_HOST_DEVICE inline int64_t int_pow(int64_t x, int64_t e)
 {

@@ -48,6 +48,10 @@ struct KernelTable {
     void (*fill)(const Tensor& dst, Scalar value);
     // dst[i] = start + i * step; dst contiguous 1-D.
     void (*arange)(const Tensor& dst, double start, double step);
+    // dst (n,) contiguous, n >= 2: n evenly spaced values from start to end. The first
+    // half counts up from start, the second half down from end (as PyTorch), so both
+    // ends are exact whatever the rounding (a GPU's fused multiply-add included).
+    void (*linspace)(const Tensor& dst, double start, double end);
     // out[i] = op(in[i]); same shape and dtype, any strides.
     void (*map)(UnaryOp op, const Tensor& out, const Tensor& in);
     // out[i] = op(a[i], b[i]); a and b already expanded to out's shape, same dtype;

@@ -1,5 +1,6 @@
 // copy.cpp — CPU kernels for the "fill & strided copy" family.
 #include "kernels_cpu.h"
+#include "minitorch/elementwise_math.h"
 #include "strided_loop.h"
 
 namespace minitorch::cpu {
@@ -49,6 +50,16 @@ void arange(const Tensor& dst, double start, double step)
         T* out = dst->data_as<T>();
         const int64_t n = dst->numel();
         for (int64_t i = 0; i < n; ++i) out[i] = static_cast<T>(start + double(i) * step);
+    });
+}
+
+void linspace(const Tensor& dst, double start, double end)
+{
+    dispatch(dst->dtype, [&](auto tag) {
+        using T = typename decltype(tag)::type;
+        T* out = dst->data_as<T>();
+        const int64_t n = dst->numel();
+        for (int64_t i = 0; i < n; ++i) out[i] = static_cast<T>(linspace_value(start, end, n, i));
     });
 }
 

@@ -51,7 +51,7 @@ Tensor linspace(double start, double end, int64_t steps, DType dtype, Device dev
     MT_CHECK(steps >= 0, "linspace: number of steps must be non-negative, got ", steps);
     Tensor t = empty({steps}, dtype, device);
     if (steps == 1) kernels(device).fill(t, Scalar(start));
-    else if (steps > 1) kernels(device).arange(t, start, (end - start) / double(steps - 1));
+    else if (steps > 1) kernels(device).linspace(t, start, end);
     return t;
 }
 

@@ -322,8 +322,9 @@ struct WhereBackward : Node {
     void release() override { cond.reset(); }
 };
 
-// clamp with bounds that need no gradient: g strictly inside (min, max), else 0 —
-// what current PyTorch does (at a bound the output no longer moves with x).
+// clamp with bounds that need no gradient: g where min <= x <= max, else 0. At a bound
+// the derivative is undefined; like PyTorch we pass the subgradient 1 there (so an
+// input sitting exactly on a bound still learns).
 struct ClampBackward : Node {
     Tensor mask;
     std::string name() const override { return "ClampBackward1"; }
@@ -392,8 +393,8 @@ Tensor clamp(const Tensor& x, const Tensor* lo, const Tensor* hi)
         autograd::NoGradGuard guard;
         out = clamp_forward(x, lo, hi);
         mask = full(x->shape, Scalar(true), DType::Bool, x->device());
-        if (lo) mask = binary(BinaryOp::Mul, mask, binary(BinaryOp::Gt, x, *lo));
-        if (hi) mask = binary(BinaryOp::Mul, mask, binary(BinaryOp::Lt, x, *hi));
+        if (lo) mask = binary(BinaryOp::Mul, mask, binary(BinaryOp::Ge, x, *lo));
+        if (hi) mask = binary(BinaryOp::Mul, mask, binary(BinaryOp::Le, x, *hi));
     }
     auto node = std::make_shared<ClampBackward>();
     node->mask = mask;
