@@ -4,7 +4,7 @@
 // each thread turns its flat index into byte offsets with Strided<N>::offsets.
 #include <cstring>
 
-#include "../cpp/src/cpu/strided_loop.h"
+#include "minitorch/strided_loop.h"
 #include "common.cuh"
 
 namespace minitorch::cuda {
@@ -12,7 +12,7 @@ namespace minitorch::cuda {
 template <int N>
 Strided<N> make_strided(const std::array<const TensorImpl*, N>& ts)
 {
-    cpu::StridedPlan<N> plan(ts);  // the CPU's dim coalescing, reused on the host
+    StridedPlan<N> plan(ts);  // the same dim coalescing as the CPU loops
     Strided<N> s{};
     s.ndim = plan.ndim;
     s.numel = plan.numel;
@@ -64,27 +64,27 @@ __global__ void linspace_kernel(T* out, int64_t n, double start, double end)
         out[i] = static_cast<T>(linspace_value(start, end, n, i));
 }
 
-template <class T>
+// O is the output's element type: T itself, or bool for isnan, comparisons, logical ops.
+template <class O, class T>
 __global__ void map_kernel(Strided<2> s, UnaryOp op)
 {
     MT_GRID_STRIDE(i, s.numel) {
         int64_t off[2];
         s.offsets(i, off);
-        *reinterpret_cast<T*>(s.base[0] + off[0]) = unary_op(op, *reinterpret_cast<const T*>(s.base[1] + off[1]));
+        *reinterpret_cast<O*>(s.base[0] + off[0]) =
+            static_cast<O>(unary_op(op, *reinterpret_cast<const T*>(s.base[1] + off[1])));
     }
 }
 
-template <class T>
+template <class O, class T>
 __global__ void zip_kernel(Strided<3> s, BinaryOp op)
 {
-    const bool cmp = op >= BinaryOp::Eq;
     MT_GRID_STRIDE(i, s.numel) {
         int64_t off[3];
         s.offsets(i, off);
         const T a = *reinterpret_cast<const T*>(s.base[1] + off[1]);
         const T b = *reinterpret_cast<const T*>(s.base[2] + off[2]);
-        if (cmp) *reinterpret_cast<bool*>(s.base[0] + off[0]) = compare_op(op, a, b);
-        else *reinterpret_cast<T*>(s.base[0] + off[0]) = binary_op(op, a, b);
+        *reinterpret_cast<O*>(s.base[0] + off[0]) = static_cast<O>(binary_op(op, a, b));
     }
 }
 
@@ -160,9 +160,11 @@ void linspace(const Tensor& dst, double start, double end)
 void map(UnaryOp op, const Tensor& out, const Tensor& in)
 {
     Strided<2> s = make_strided<2>({out.get(), in.get()});
-    dispatch(out->dtype, [&](auto tag) {
+    const bool to_bool = out->dtype == DType::Bool;
+    dispatch(in->dtype, [&](auto tag) {
         using T = typename decltype(tag)::type;
-        MT_LAUNCH(blocks_for(s.numel), kThreads, 0, 0, map_kernel<T>)(s, op);
+        if (to_bool) MT_LAUNCH(blocks_for(s.numel), kThreads, 0, 0, map_kernel<bool, T>)(s, op);
+        else MT_LAUNCH(blocks_for(s.numel), kThreads, 0, 0, map_kernel<T, T>)(s, op);
     });
     MT_CUDA_CHECK_LAUNCH("map_kernel");
 }
@@ -170,9 +172,11 @@ void map(UnaryOp op, const Tensor& out, const Tensor& in)
 void zip(BinaryOp op, const Tensor& out, const Tensor& a, const Tensor& b)
 {
     Strided<3> s = make_strided<3>({out.get(), a.get(), b.get()});
+    const bool to_bool = out->dtype == DType::Bool;
     dispatch(a->dtype, [&](auto tag) {
         using T = typename decltype(tag)::type;
-        MT_LAUNCH(blocks_for(s.numel), kThreads, 0, 0, zip_kernel<T>)(s, op);
+        if (to_bool) MT_LAUNCH(blocks_for(s.numel), kThreads, 0, 0, zip_kernel<bool, T>)(s, op);
+        else MT_LAUNCH(blocks_for(s.numel), kThreads, 0, 0, zip_kernel<T, T>)(s, op);
     });
     MT_CUDA_CHECK_LAUNCH("zip_kernel");
 }

@@ -5,7 +5,6 @@
 //   cublas (default on a real GPU) — NVIDIA's tuned GEMM. The emulated build has no
 //           cuBLAS and uses the tiled kernel instead.
 // Inputs are made contiguous per batch first: A (B, M, K), B (B, K, N), C (B, M, N).
-#include "../cpp/include/minitorch/ops.h"
 #include "common.cuh"
 
 #if !MT_CUDA_EMULATED
@@ -108,7 +107,7 @@ void matmul(const Tensor& out, const Tensor& a_in, const Tensor& b_in)
     const int64_t nd = out->dim();
     const int64_t M = out->shape[nd - 2], N = out->shape[nd - 1], K = a_in->shape[nd - 1];
     const int64_t batch = out->numel() / (M * N);
-    Tensor a = contiguous(a_in), b = contiguous(b_in);  // materialises broadcast batch dims too
+    Tensor a = packed(a_in, copy), b = packed(b_in, copy);  // materialises broadcast batch dims too
 #if !MT_CUDA_EMULATED
     if (g_impl == MatmulImpl::Cublas && is_floating(out->dtype)) {
         gemm_cublas(a, b, out, batch, M, N, K);

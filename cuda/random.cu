@@ -35,7 +35,24 @@ __global__ void random_kernel(T* out, int64_t n, RandomOp op, double lo, double 
     }
 }
 
+// The device's generator: a seed and how far fills have used the stream.
+uint64_t g_seed = 5489u, g_offset = 0;
+
+// The stream for a fill of n values (moves the offset past them, so fills differ).
+CounterStream next_counter_stream(uint64_t n)
+{
+    CounterStream s{g_seed, g_offset};
+    g_offset += n;
+    return s;
+}
+
 }  // namespace
+
+void manual_seed(uint64_t seed)
+{
+    g_seed = seed;
+    g_offset = 0;
+}
 
 void random(RandomOp op, const Tensor& dst, double lo, double hi)
 {

@@ -14,17 +14,16 @@ void bind_numpy(py::module_& m);
 void bind_cuda(py::module_& m);
 void bind_autograd(py::module_& m);  // after bind_tensor
 
-// The elementwise ops by their Python names (methods and minitorch.<name> functions).
-struct NamedUnary { const char* name; UnaryOp op; };
-struct NamedBinary { const char* name; BinaryOp op; };
-inline constexpr NamedUnary kUnaryOps[] = {
-    {"neg", UnaryOp::Neg},         {"exp", UnaryOp::Exp},   {"log", UnaryOp::Log},   {"sqrt", UnaryOp::Sqrt},
-    {"abs", UnaryOp::Abs},         {"sigmoid", UnaryOp::Sigmoid}, {"relu", UnaryOp::Relu}, {"tanh", UnaryOp::Tanh},
-    {"logical_not", UnaryOp::LogicalNot}, {"sign", UnaryOp::Sign}};
-inline constexpr NamedBinary kBinaryOps[] = {
-    {"add", BinaryOp::Add}, {"sub", BinaryOp::Sub}, {"mul", BinaryOp::Mul}, {"div", BinaryOp::Div},
-    {"pow", BinaryOp::Pow}, {"maximum", BinaryOp::Maximum}, {"minimum", BinaryOp::Minimum}, {"eq", BinaryOp::Eq},
-    {"ne", BinaryOp::Ne},   {"lt", BinaryOp::Lt}, {"le", BinaryOp::Le}, {"gt", BinaryOp::Gt}, {"ge", BinaryOp::Ge}};
+// Every op of op_list.h, by its Python name (methods and minitorch.<name> functions):
+// for (UnaryOp op : kAllUnaryOps) ... op_name(op).
+#define MT_OP_VALUE_U(Enum, ...) UnaryOp::Enum,
+#define MT_OP_VALUE_B(Enum, ...) BinaryOp::Enum,
+inline constexpr UnaryOp kAllUnaryOps[] = {MT_UNARY_OPS(MT_OP_VALUE_U)};
+inline constexpr BinaryOp kAllBinaryOps[] = {MT_BINARY_OPS(MT_OP_VALUE_B)};
+#undef MT_OP_VALUE_U
+#undef MT_OP_VALUE_B
+// Other names PyTorch gives the same ops.
+inline constexpr std::pair<const char*, BinaryOp> kBinaryAliases[] = {{"arctan2", BinaryOp::Atan2}};
 
 Tensor from_numpy(py::handle arr);
 py::array to_numpy(const Tensor& t, bool force);

@@ -90,21 +90,24 @@ void bind_functions(py::module_& m)
     m.def("live_tensor_count", &live_tensor_count, "Number of tensor objects alive (for leak checks).");
 
     // ---- math ----
-    for (const NamedUnary& u : kUnaryOps) {
-        UnaryOp op = u.op;
-        const char* name = u.name;
+    py::list elementwise;  // minitorch/__init__.py exports these as minitorch.<name>
+    for (UnaryOp op : kAllUnaryOps) {
+        const char* name = op_name(op);
         m.def(name, [op, name](py::handle x) { return unary(op, tensor_arg(x, name)); }, py::arg("input"));
+        elementwise.append(name);
     }
-    for (const NamedBinary& b : kBinaryOps) {
-        BinaryOp op = b.op;
-        const char* name = b.name;
+    auto def_binary = [&](const char* name, BinaryOp op) {
         m.def(name, [op, name](py::handle x, py::handle y) {
             // One side may be a number (minitorch.pow(2, x)); at least one must be a tensor.
             Device dev = py::isinstance<TensorImpl>(x) ? x.cast<Tensor>()->device()
                                                        : tensor_arg(y, name, "other")->device();
             return binary(op, operand_or_throw(x, dev, name, "input"), operand_or_throw(y, dev, name, "other"));
         }, py::arg("input"), py::arg("other"));
-    }
+        elementwise.append(name);
+    };
+    for (BinaryOp op : kAllBinaryOps) def_binary(op_name(op), op);
+    for (const auto& [alias, op] : kBinaryAliases) def_binary(alias, op);
+    m.attr("_elementwise_ops") = py::tuple(elementwise);
     m.def("where", [](py::handle cond, py::handle x, py::handle y) {
         Tensor c = tensor_arg(cond, "where", "condition");
         return where(c, operand_or_throw(x, c->device(), "where", "input"),

@@ -215,7 +215,11 @@ void bind_tensor(py::module_& m)
         .def("__iadd__", [](const Tensor& t, py::handle o) { return inplace(BinaryOp::Add, t, o); })
         .def("__isub__", [](const Tensor& t, py::handle o) { return inplace(BinaryOp::Sub, t, o); })
         .def("__imul__", [](const Tensor& t, py::handle o) { return inplace(BinaryOp::Mul, t, o); })
-        .def("__itruediv__", [](const Tensor& t, py::handle o) { return inplace(BinaryOp::Div, t, o); });
+        .def("__itruediv__", [](const Tensor& t, py::handle o) { return inplace(BinaryOp::Div, t, o); })
+        .def("__imod__", [](const Tensor& t, py::handle o) { return inplace(BinaryOp::Remainder, t, o); })
+        .def("__iand__", [](const Tensor& t, py::handle o) { return inplace(BinaryOp::BitwiseAnd, t, o); })
+        .def("__ior__", [](const Tensor& t, py::handle o) { return inplace(BinaryOp::BitwiseOr, t, o); })
+        .def("__ixor__", [](const Tensor& t, py::handle o) { return inplace(BinaryOp::BitwiseXor, t, o); });
 
     // ---- operators ----
     struct Op { const char* name; BinaryOp op; bool reflected; };
@@ -228,6 +232,10 @@ void bind_tensor(py::module_& m)
         {"__eq__", BinaryOp::Eq, false},        {"__ne__", BinaryOp::Ne, false},
         {"__lt__", BinaryOp::Lt, false},        {"__le__", BinaryOp::Le, false},
         {"__gt__", BinaryOp::Gt, false},        {"__ge__", BinaryOp::Ge, false},
+        {"__mod__", BinaryOp::Remainder, false}, {"__rmod__", BinaryOp::Remainder, true},
+        {"__and__", BinaryOp::BitwiseAnd, false}, {"__rand__", BinaryOp::BitwiseAnd, true},
+        {"__or__", BinaryOp::BitwiseOr, false},  {"__ror__", BinaryOp::BitwiseOr, true},
+        {"__xor__", BinaryOp::BitwiseXor, false}, {"__rxor__", BinaryOp::BitwiseXor, true},
     };
     for (const Op& o : ops) {
         BinaryOp op = o.op;
@@ -236,11 +244,7 @@ void bind_tensor(py::module_& m)
     }
     cls.def("__neg__", [](const Tensor& t) { return unary(UnaryOp::Neg, t); })
         .def("__abs__", [](const Tensor& t) { return unary(UnaryOp::Abs, t); })
-        .def("__invert__", [](const Tensor& t) {
-            MT_CHECK_TYPE(t->dtype == DType::Bool, "bitwise_not: only bool tensors are supported (~ is logical not), got ",
-                          t->dtype);
-            return unary(UnaryOp::LogicalNot, t);
-        })
+        .def("__invert__", [](const Tensor& t) { return unary(UnaryOp::BitwiseNot, t); })
         .def("__matmul__", [](const Tensor& a, py::handle b) -> py::object {
             if (!py::isinstance<TensorImpl>(b)) return not_implemented();
             return py::cast(matmul(a, b.cast<Tensor>()));
@@ -252,17 +256,14 @@ void bind_tensor(py::module_& m)
         .def("__hash__", [](py::handle self) { return py::hash(py::int_(reinterpret_cast<uintptr_t>(self.ptr()))); });
 
     // ---- math methods (the same ops as minitorch.f(x)) ----
-    for (const NamedUnary& u : kUnaryOps) {
-        UnaryOp op = u.op;
-        cls.def(u.name, [op](const Tensor& t) { return unary(op, t); });
-    }
-    for (const NamedBinary& b : kBinaryOps) {
-        BinaryOp op = b.op;
-        const char* name = b.name;
+    for (UnaryOp op : kAllUnaryOps) cls.def(op_name(op), [op](const Tensor& t) { return unary(op, t); });
+    auto def_binary = [&](const char* name, BinaryOp op) {
         cls.def(name, [op, name](const Tensor& t, py::handle other) {
             return binary(op, t, operand_or_throw(other, t->device(), name, "other"));
         }, py::arg("other"));
-    }
+    };
+    for (BinaryOp op : kAllBinaryOps) def_binary(op_name(op), op);
+    for (const auto& [alias, op] : kBinaryAliases) def_binary(alias, op);
     cls.def("clamp",
             [](const Tensor& t, py::handle lo, py::handle hi) {
                 std::optional<Tensor> l, h;

@@ -6,7 +6,7 @@
 namespace minitorch {
 
 namespace {
-const KernelTable* g_tables[2] = {nullptr, nullptr};
+const KernelTable* g_tables[kDeviceTypes] = {};  // the CPU's is filled on first use
 }
 
 void register_kernels(DeviceType type, const KernelTable* table) { g_tables[int(type)] = table; }
@@ -15,8 +15,16 @@ const KernelTable& kernels(Device device)
 {
     if (device.is_cpu()) return cpu::kernel_table();
     const KernelTable* t = g_tables[int(device.type)];
-    MT_CHECK_RUNTIME(t, "no kernels for device '", device, "': CUDA is not available (see minitorch.cuda.is_available())");
+    MT_CHECK_RUNTIME(t, "no kernels for device '", device, "': ", device_type_title(device.type),
+                     " is not available (minitorch was built without it, or no such device was found)");
     return *t;
+}
+
+void manual_seed_all_devices(uint64_t seed)
+{
+    cpu::kernel_table().manual_seed(seed);
+    for (int d = 0; d < kDeviceTypes; ++d)
+        if (g_tables[d] && DeviceType(d) != DeviceType::CPU) g_tables[d]->manual_seed(seed);
 }
 
 std::string index_error_message(const IndexCheck& check, int64_t value, int64_t position)

@@ -10,7 +10,7 @@
 namespace minitorch {
 
 namespace {
-DeviceAllocator g_allocators[2] = {nullptr, nullptr};
+DeviceAllocator g_allocators[kDeviceTypes] = {};
 
 // Physical memory of this machine: a request above it cannot succeed, and on Linux a
 // lazily-overcommitted one would later be killed instead of failing cleanly.
@@ -39,11 +39,11 @@ std::shared_ptr<Storage> Storage::allocate(size_t nbytes, Device device)
 {
     if (!device.is_cpu()) {
         auto alloc = g_allocators[int(device.type)];
-        MT_CHECK_RUNTIME(alloc, "cannot allocate on device '", device,
-                         "': CUDA is not available (minitorch was built without CUDA, or no GPU and driver were "
-                         "found; see minitorch.cuda.is_available())");
-        MT_CHECK_RUNTIME(device.index == 0, "cannot allocate on device '", device,
-                         "': minitorch uses one GPU, cuda:0");
+        MT_CHECK_RUNTIME(alloc, "cannot allocate on device '", device, "': ", device_type_title(device.type),
+                         " is not available (minitorch was built without it, or no GPU and driver were found; see "
+                         "minitorch.", device_type_name(device.type), ".is_available())");
+        MT_CHECK_RUNTIME(device.index == 0, "cannot allocate on device '", device, "': minitorch uses one ",
+                         device_type_name(device.type), " device, ", device_type_name(device.type), ":0");
         return alloc(nbytes, device);
     }
     auto s = std::make_shared<Storage>();

@@ -141,23 +141,7 @@ _methods = {
     "expand_as": lambda self, other: self.expand(other._shape),
     "requires_grad_": _requires_grad_,
     "is_floating_point": lambda self: self.dtype.is_floating_point,
-    "__and__": lambda self, other: _logical(self, other, "and"),
-    "__or__": lambda self, other: _logical(self, other, "or"),
-    "__rand__": lambda self, other: _logical(self, other, "and"),
-    "__ror__": lambda self, other: _logical(self, other, "or"),
 }
-
-
-def _logical(a, b, kind):
-    """``&`` and ``|`` on bool tensors (masks): logical and / or."""
-    if not isinstance(b, Tensor):
-        if isinstance(b, bool):
-            b = _C._full((), b, _C.dtype.bool, a.device)
-        else:
-            return NotImplemented
-    if a.dtype != _C.dtype.bool or b.dtype != _C.dtype.bool:
-        raise _C.DTypeError(f"bitwise_{kind}: only bool tensors are supported, got {a.dtype} and {b.dtype}")
-    return a * b if kind == "and" else (a + b)
 
 
 for _name, _value in _methods.items():

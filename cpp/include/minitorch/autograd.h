@@ -91,9 +91,31 @@ void record(const std::shared_ptr<Node>& node, std::initializer_list<const Tenso
             std::initializer_list<const Tensor*> outputs);
 void record(const std::shared_ptr<Node>& node, const std::vector<Tensor>& inputs, const std::vector<Tensor>& outputs);
 
+// The pattern of every differentiable op, written once: runs `forward` and, when grad
+// mode is on and an input requires grad, records a node of type N for its output.
+// forward then runs under no_grad (helper ops inside it record nothing of their own),
+// and `setup(node, out)` fills in what backward reads (saving tensors with save()).
+//     return autograd::record_op<ExpBackward>({&x}, [&] { return exp_forward(x); },
+//                                             [&](ExpBackward& n, const Tensor& y) { n.y = save(n, y); });
+template <class N, class Forward, class Setup>
+Tensor record_op(std::initializer_list<const Tensor*> inputs, Forward&& forward, Setup&& setup)
+{
+    if (!needs_grad(inputs)) return forward();
+    Tensor out;
+    {
+        NoGradGuard guard;
+        out = forward();
+    }
+    auto node = std::make_shared<N>();
+    setup(*node, out);
+    record(node, inputs, {&out});
+    return out;
+}
+
 // A saved tensor that does not keep the graph alive: same storage, no grad_fn
 // (saving an op's own output with its grad_fn would make a reference cycle). The
-// node remembers t's version; backward refuses to run if an in-place op changed it.
+// node remembers t's version (backward refuses to run if an in-place op changed it)
+// and that it holds saved tensors (a second backward without retain_graph is refused).
 Tensor save(Node& node, const Tensor& t);
 
 // Called by in-place ops after they write into t's memory.

@@ -18,11 +18,6 @@ struct CounterStream {
     uint64_t offset = 0;
 };
 
-// The stream for a fill of n values (advances the global offset by n).
-CounterStream next_counter_stream(uint64_t n);
-// manual_seed: every device's generator restarts from `seed`.
-void seed_counter_stream(uint64_t seed);
-
 // SplitMix64's finaliser: a bijection on 64 bits whose outputs look independent
 // even for consecutive inputs.
 MT_HOST_DEVICE inline uint64_t mix64(uint64_t z)

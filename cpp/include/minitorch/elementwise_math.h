@@ -8,6 +8,7 @@
 #include <type_traits>
 
 #include "minitorch/kernels.h"
+#include "minitorch/op_list.h"
 
 #if defined(__CUDACC__)
 #define MT_HOST_DEVICE __host__ __device__
@@ -18,16 +19,34 @@
 namespace minitorch {
 
 // C math by element type: float calls the f-suffixed function (also on the GPU).
-template <class T> MT_HOST_DEVICE inline T math_exp(T x) { if constexpr (std::is_same_v<T, float>) return expf(x); else return exp(x); }
-template <class T> MT_HOST_DEVICE inline T math_log(T x) { if constexpr (std::is_same_v<T, float>) return logf(x); else return log(x); }
-template <class T> MT_HOST_DEVICE inline T math_sqrt(T x) { if constexpr (std::is_same_v<T, float>) return sqrtf(x); else return sqrt(x); }
-template <class T> MT_HOST_DEVICE inline T math_tanh(T x) { if constexpr (std::is_same_v<T, float>) return tanhf(x); else return tanh(x); }
-template <class T> MT_HOST_DEVICE inline T math_pow(T x, T y) { if constexpr (std::is_same_v<T, float>) return powf(x, y); else return pow(x, y); }
+#define MT_MATH_1(fn)                                                                   \
+    template <class T> MT_HOST_DEVICE inline T math_##fn(T x)                          \
+    {                                                                                   \
+        if constexpr (std::is_same_v<T, float>) return fn##f(x); else return fn(x);     \
+    }
+#define MT_MATH_2(fn)                                                                   \
+    template <class T> MT_HOST_DEVICE inline T math_##fn(T x, T y)                     \
+    {                                                                                   \
+        if constexpr (std::is_same_v<T, float>) return fn##f(x, y); else return fn(x, y); \
+    }
+MT_MATH_1(exp) MT_MATH_1(expm1) MT_MATH_1(log) MT_MATH_1(log1p) MT_MATH_1(sqrt) MT_MATH_1(tanh)
+MT_MATH_1(sin) MT_MATH_1(cos) MT_MATH_1(tan) MT_MATH_1(erf)
+MT_MATH_1(floor) MT_MATH_1(ceil) MT_MATH_1(trunc) MT_MATH_1(rint)
+MT_MATH_2(pow) MT_MATH_2(fmod) MT_MATH_2(atan2)
+#undef MT_MATH_1
+#undef MT_MATH_2
 
 template <class T>
 MT_HOST_DEVICE inline bool is_nan(T x)
 {
     if constexpr (std::is_floating_point_v<T>) return x != x;
+    else return false;
+}
+
+template <class T>
+MT_HOST_DEVICE inline bool is_inf(T x)
+{
+    if constexpr (std::is_floating_point_v<T>) return x == T(INFINITY) || x == T(-INFINITY);
     else return false;
 }
 
@@ -52,66 +71,112 @@ MT_HOST_DEVICE inline int64_t int_pow(int64_t x, int64_t e)
     return r;
 }
 
+// Python's %: the result takes the divisor's sign (fmod takes the dividend's). For
+// integers, x % 0 (and INT64_MIN % -1, which traps on x86) give 0 instead of a crash;
+// the CPU op raises for a zero divisor before it gets here.
 template <class T>
-MT_HOST_DEVICE inline T unary_op(UnaryOp op, T x)
+MT_HOST_DEVICE inline T remainder_of(T a, T b)
 {
-    if constexpr (std::is_same_v<T, bool>) {
-        return op == UnaryOp::LogicalNot ? !x : x;  // only the ops that make sense on bool reach here
+    if constexpr (std::is_floating_point_v<T>) {
+        T r = math_fmod(a, b);
+        return (r != T(0) && ((r < T(0)) != (b < T(0)))) ? r + b : r;
+    } else if constexpr (std::is_same_v<T, bool>) {
+        return false;  // bool % bool promotes in the op; never reached
     } else {
-        switch (op) {
-            case UnaryOp::Neg: return -x;
-            case UnaryOp::Abs: return x < T(0) ? -x : x;
-            case UnaryOp::Relu: return x < T(0) ? T(0) : x;  // NaN stays NaN
-            case UnaryOp::LogicalNot: return static_cast<T>(x == T(0));
-            case UnaryOp::Sign: return static_cast<T>((T(0) < x) - (x < T(0)));
-            default: break;
-        }
-        if constexpr (std::is_floating_point_v<T>) {
-            switch (op) {
-                case UnaryOp::Exp: return math_exp(x);
-                case UnaryOp::Log: return math_log(x);
-                case UnaryOp::Sqrt: return math_sqrt(x);
-                case UnaryOp::Tanh: return math_tanh(x);
-                // Stable for large |x|: exp never overflows into inf/inf.
-                case UnaryOp::Sigmoid:
-                    return x >= T(0) ? T(1) / (T(1) + math_exp(-x)) : math_exp(x) / (T(1) + math_exp(x));
-                default: break;
-            }
-        }
-        return x;
+        if (b == 0 || b == -1) return 0;
+        T r = a % b;
+        return (r != 0 && ((r < 0) != (b < 0))) ? r + b : r;
     }
 }
 
 template <class T>
+MT_HOST_DEVICE inline T fmod_of(T a, T b)
+{
+    if constexpr (std::is_floating_point_v<T>) return math_fmod(a, b);
+    else if constexpr (std::is_same_v<T, bool>) return false;
+    else return (b == 0 || b == -1) ? T(0) : T(a % b);
+}
+
+// What each unary op computes on one element. The op has already promoted the input
+// (exp of an int64 runs in float32) and refused the dtypes the op does not take, so the
+// `if constexpr` branches for other types are never reached; they exist to compile.
+// Bool-result ops (isnan, logical_not) return 0 or 1 in T; the kernel stores a bool.
+template <class T>
+MT_HOST_DEVICE inline T unary_op(UnaryOp op, T x)
+{
+    constexpr bool kFloat = std::is_floating_point_v<T>;
+    switch (op) {
+        case UnaryOp::Neg: return static_cast<T>(-x);
+        case UnaryOp::Abs: return x < T(0) ? static_cast<T>(-x) : x;
+        case UnaryOp::Sign: return static_cast<T>((T(0) < x) - (x < T(0)));
+        case UnaryOp::Relu: return x < T(0) ? T(0) : x;  // NaN stays NaN
+        case UnaryOp::Exp: if constexpr (kFloat) return math_exp(x); else return x;
+        case UnaryOp::Expm1: if constexpr (kFloat) return math_expm1(x); else return x;
+        case UnaryOp::Log: if constexpr (kFloat) return math_log(x); else return x;
+        case UnaryOp::Log1p: if constexpr (kFloat) return math_log1p(x); else return x;
+        case UnaryOp::Sqrt: if constexpr (kFloat) return math_sqrt(x); else return x;
+        case UnaryOp::Rsqrt: if constexpr (kFloat) return T(1) / math_sqrt(x); else return x;
+        // Stable for large |x|: exp never overflows into inf/inf.
+        case UnaryOp::Sigmoid:
+            if constexpr (kFloat) return x >= T(0) ? T(1) / (T(1) + math_exp(-x)) : math_exp(x) / (T(1) + math_exp(x));
+            else return x;
+        case UnaryOp::Tanh: if constexpr (kFloat) return math_tanh(x); else return x;
+        case UnaryOp::Sin: if constexpr (kFloat) return math_sin(x); else return x;
+        case UnaryOp::Cos: if constexpr (kFloat) return math_cos(x); else return x;
+        case UnaryOp::Tan: if constexpr (kFloat) return math_tan(x); else return x;
+        case UnaryOp::Erf: if constexpr (kFloat) return math_erf(x); else return x;
+        // Integers are already whole: floor/ceil/round/trunc of an int64 is itself.
+        case UnaryOp::Floor: if constexpr (kFloat) return math_floor(x); else return x;
+        case UnaryOp::Ceil: if constexpr (kFloat) return math_ceil(x); else return x;
+        case UnaryOp::Round: if constexpr (kFloat) return math_rint(x); else return x;  // half to even
+        case UnaryOp::Trunc: if constexpr (kFloat) return math_trunc(x); else return x;
+        case UnaryOp::Frac: if constexpr (kFloat) return x - math_trunc(x); else return T(0);
+        case UnaryOp::IsNan: return static_cast<T>(is_nan(x));
+        case UnaryOp::IsInf: return static_cast<T>(is_inf(x));
+        case UnaryOp::IsFinite: return static_cast<T>(!is_nan(x) && !is_inf(x));
+        case UnaryOp::LogicalNot: return static_cast<T>(x == T(0));
+        case UnaryOp::BitwiseNot:
+            if constexpr (std::is_same_v<T, bool>) return !x;
+            else if constexpr (std::is_integral_v<T>) return static_cast<T>(~x);
+            else return x;
+    }
+    return x;  // not reached: the switch covers every op (-Wswitch checks)
+}
+
+// What each binary op computes on one element (a and b already promoted to one dtype;
+// comparisons and logical ops return 0 or 1 in T, and the kernel stores a bool).
+template <class T>
 MT_HOST_DEVICE inline T binary_op(BinaryOp op, T a, T b)
 {
+    constexpr bool kInt = std::is_integral_v<T> && !std::is_same_v<T, bool>;
     switch (op) {
         case BinaryOp::Add: return static_cast<T>(a + b);
         case BinaryOp::Sub: return static_cast<T>(a - b);
         case BinaryOp::Mul: return static_cast<T>(a * b);
-        case BinaryOp::Div: return static_cast<T>(a / b);  // floating only (ops cast first)
+        case BinaryOp::Div: if constexpr (kInt) return b == 0 ? T(0) : T(a / b); else return static_cast<T>(a / b);
         case BinaryOp::Pow:
             if constexpr (std::is_floating_point_v<T>) return math_pow(a, b);
             else if constexpr (std::is_same_v<T, bool>) return a || !b;
             else return int_pow(a, b);
         case BinaryOp::Maximum: return is_nan(a) ? a : (is_nan(b) ? b : (a > b ? a : b));
         case BinaryOp::Minimum: return is_nan(a) ? a : (is_nan(b) ? b : (a < b ? a : b));
-        default: return T(0);
+        case BinaryOp::Remainder: return remainder_of(a, b);
+        case BinaryOp::Fmod: return fmod_of(a, b);
+        case BinaryOp::Atan2: if constexpr (std::is_floating_point_v<T>) return math_atan2(a, b); else return a;
+        case BinaryOp::Eq: return static_cast<T>(a == b);
+        case BinaryOp::Ne: return static_cast<T>(a != b);
+        case BinaryOp::Lt: return static_cast<T>(a < b);
+        case BinaryOp::Le: return static_cast<T>(a <= b);
+        case BinaryOp::Gt: return static_cast<T>(a > b);
+        case BinaryOp::Ge: return static_cast<T>(a >= b);
+        case BinaryOp::LogicalAnd: return static_cast<T>(a != T(0) && b != T(0));
+        case BinaryOp::LogicalOr: return static_cast<T>(a != T(0) || b != T(0));
+        case BinaryOp::LogicalXor: return static_cast<T>((a != T(0)) != (b != T(0)));
+        case BinaryOp::BitwiseAnd: if constexpr (std::is_integral_v<T>) return static_cast<T>(a & b); else return a;
+        case BinaryOp::BitwiseOr: if constexpr (std::is_integral_v<T>) return static_cast<T>(a | b); else return a;
+        case BinaryOp::BitwiseXor: if constexpr (std::is_integral_v<T>) return static_cast<T>(a ^ b); else return a;
     }
-}
-
-template <class T>
-MT_HOST_DEVICE inline bool compare_op(BinaryOp op, T a, T b)
-{
-    switch (op) {
-        case BinaryOp::Eq: return a == b;
-        case BinaryOp::Ne: return a != b;
-        case BinaryOp::Lt: return a < b;
-        case BinaryOp::Le: return a <= b;
-        case BinaryOp::Gt: return a > b;
-        case BinaryOp::Ge: return a >= b;
-        default: return false;
-    }
+    return a;  // not reached: the switch covers every op (-Wswitch checks)
 }
 
 // check_index's rule for one value v (see kernels.h), for the CPU and CUDA kernels:

@@ -7,17 +7,15 @@
 #include <cstdint>
 #include <string>
 
+#include "minitorch/op_list.h"
 #include "minitorch/scalar.h"
 #include "minitorch/tensor.h"
 
 namespace minitorch {
 
-enum class UnaryOp { Neg, Exp, Log, Sqrt, Abs, Sigmoid, Relu, Tanh, LogicalNot, Sign };
-enum class BinaryOp { Add, Sub, Mul, Div, Pow, Maximum, Minimum, Eq, Ne, Lt, Le, Gt, Ge };
+// UnaryOp and BinaryOp come from the one list of elementwise ops (op_list.h).
 enum class ReduceOp { Sum, Max, Min, ArgMax, ArgMin };
 enum class RandomOp { Uniform, Normal, Integer };
-
-inline bool is_comparison(BinaryOp op) { return op >= BinaryOp::Eq; }
 
 // Geometry of a 2-D sliding window (convolution or pooling) over (N, C, H, W) input:
 // output pixel (oh, ow) reads input rows oh*stride_h - pad_h + kh*dil_h (likewise w).
@@ -41,66 +39,96 @@ struct IndexCheck {
 // The IndexError message for `value` at `position` (shared by every device).
 std::string index_error_message(const IndexCheck& check, int64_t value, int64_t position);
 
+// The kernel interface, declared once. Each device defines these functions in its
+// own namespace (minitorch::cpu, minitorch::cuda) and fills a KernelTable by name with
+// MT_FILL_KERNEL_TABLE, so a kernel cannot be missing or land in another's slot.
+// Kernels trust their callers (shapes and dtypes checked by the op) and never call ops.
+//
+//  copy       dst[i] = cast(src[i]); same shape, any strides and dtypes (src may be expanded).
+//  fill       dst[i] = value; any strides.
+//  arange     dst[i] = start + i * step; dst contiguous 1-D.
+//  linspace   dst (n,) contiguous, n >= 2: n evenly spaced values from start to end. The
+//             first half counts up from start, the second half down from end (as PyTorch),
+//             so both ends are exact whatever the rounding (a GPU's fused multiply-add too).
+//  map        out[i] = op(in[i]); same shape, any strides; in has the op's compute dtype,
+//             out that dtype too, or bool for bool-result ops (isnan, logical_not).
+//  zip        out[i] = op(a[i], b[i]); a and b expanded to out's shape, one dtype; out has
+//             that dtype too, or bool for comparisons and logical ops.
+//  where      out[i] = cond[i] ? a[i] : b[i]; all expanded to out's shape, a/b/out one dtype.
+//  reduce     in: contiguous (outer, inner). Reduces each row into values[row] (and, for
+//             the arg ops and max/min, the position in the row into indices[row], int64).
+//             values/indices: contiguous (outer,); indices may be null for Sum.
+//  matmul     out (batch..., M, N) contiguous = a (batch..., M, K) @ b (batch..., K, N);
+//             a and b expanded to one batch shape, one dtype, and each matrix has a unit
+//             stride along its rows or its columns (the op makes a copy otherwise); out
+//             is not empty and K > 0 (the op handles those).
+//  gather_rows       out[i, :] = in[index[i], :]     (in, out contiguous (rows, row_size))
+//  scatter_add_rows  out[index[i], :] += in[i, :]    (index contiguous int64, in range)
+//  check_index  out[i] = index[i], negatives wrapped (+size) where allowed; both contiguous
+//             int64 (n,). A value out of range is an IndexError: the CPU raises it at once.
+//             A GPU records the first one in device memory, writes 0 in its place (so later
+//             kernels stay inside their tensors) and raises it at the next synchronization
+//             (.item(), .cpu(), cuda.synchronize()): reading it back at once would stall.
+//  im2col     cols (C*KH*KW, N*OH*OW) contiguous: row (c, kh, kw) holds, for every output
+//             pixel, the input value that tap sees (zero where the window is over padding).
+//  col2im     the reverse, adding cols back into grad_input (N, C, H, W), zeroed by the caller.
+//  max_pool2d / avg_pool2d (+ _backward)  over each (n, c) plane, all contiguous. max:
+//             out and indices (N, C, OH, OW), indices are flat positions ih*W + iw in the
+//             plane (as PyTorch); padding never wins. avg: divides by the window's size
+//             within the padded input (padding counts as zeros).
+//  random     fill from the device's generator: Uniform [lo, hi), Normal(mean=lo, std=hi),
+//             Integer [lo, hi). dst contiguous.
+//  manual_seed  reseed the device's generator (minitorch.manual_seed reseeds every device).
+#define MT_KERNELS(X)                                                                                \
+    X(copy, (const Tensor& dst, const Tensor& src))                                                  \
+    X(fill, (const Tensor& dst, Scalar value))                                                       \
+    X(arange, (const Tensor& dst, double start, double step))                                        \
+    X(linspace, (const Tensor& dst, double start, double end))                                       \
+    X(map, (UnaryOp op, const Tensor& out, const Tensor& in))                                        \
+    X(zip, (BinaryOp op, const Tensor& out, const Tensor& a, const Tensor& b))                       \
+    X(where, (const Tensor& out, const Tensor& cond, const Tensor& a, const Tensor& b))              \
+    X(reduce, (ReduceOp op, const Tensor& values, const Tensor& indices, const Tensor& in))          \
+    X(matmul, (const Tensor& out, const Tensor& a, const Tensor& b))                                 \
+    X(gather_rows, (const Tensor& out, const Tensor& in, const Tensor& index))                       \
+    X(scatter_add_rows, (const Tensor& out, const Tensor& in, const Tensor& index))                  \
+    X(check_index, (const Tensor& out, const Tensor& index, const IndexCheck& check))                \
+    X(im2col, (const Tensor& cols, const Tensor& input, const Window2d& w))                          \
+    X(col2im, (const Tensor& grad_input, const Tensor& cols, const Window2d& w))                     \
+    X(max_pool2d, (const Tensor& out, const Tensor& indices, const Tensor& input, const Window2d& w)) \
+    X(max_pool2d_backward,                                                                           \
+      (const Tensor& grad_input, const Tensor& grad_out, const Tensor& indices, const Window2d& w))  \
+    X(avg_pool2d, (const Tensor& out, const Tensor& input, const Window2d& w))                       \
+    X(avg_pool2d_backward, (const Tensor& grad_input, const Tensor& grad_out, const Window2d& w))    \
+    X(random, (RandomOp op, const Tensor& dst, double lo, double hi))                                \
+    X(manual_seed, (uint64_t seed))
+
 struct KernelTable {
-    // dst[i] = cast(src[i]); same shape, any strides and dtypes (src may be expanded).
-    void (*copy)(const Tensor& dst, const Tensor& src);
-    // dst[i] = value; any strides.
-    void (*fill)(const Tensor& dst, Scalar value);
-    // dst[i] = start + i * step; dst contiguous 1-D.
-    void (*arange)(const Tensor& dst, double start, double step);
-    // dst (n,) contiguous, n >= 2: n evenly spaced values from start to end. The first
-    // half counts up from start, the second half down from end (as PyTorch), so both
-    // ends are exact whatever the rounding (a GPU's fused multiply-add included).
-    void (*linspace)(const Tensor& dst, double start, double end);
-    // out[i] = op(in[i]); same shape and dtype, any strides.
-    void (*map)(UnaryOp op, const Tensor& out, const Tensor& in);
-    // out[i] = op(a[i], b[i]); a and b already expanded to out's shape, same dtype;
-    // out has that dtype too, or bool for comparisons.
-    void (*zip)(BinaryOp op, const Tensor& out, const Tensor& a, const Tensor& b);
-    // out[i] = cond[i] ? a[i] : b[i]; all expanded to out's shape, a/b/out one dtype.
-    void (*where)(const Tensor& out, const Tensor& cond, const Tensor& a, const Tensor& b);
-    // in: contiguous (outer, inner). Reduces each row into values[row] (and, for the
-    // arg ops and max/min, the position in the row into indices[row], int64).
-    // values/indices: contiguous (outer,); indices may be null for Sum.
-    void (*reduce)(ReduceOp op, const Tensor& values, const Tensor& indices, const Tensor& in);
-    // out (batch..., M, N) contiguous = a (batch..., M, K) @ b (batch..., K, N);
-    // a and b expanded to the same batch shape, any strides, one dtype; out is not
-    // empty and K > 0 (the op handles those).
-    void (*matmul)(const Tensor& out, const Tensor& a, const Tensor& b);
-    // Gather / scatter-add of rows: in and out are contiguous (rows, row_size) views.
-    //   gather_rows:      out[i, :] = in[index[i], :]
-    //   scatter_add_rows: out[index[i], :] += in[i, :]
-    // index: contiguous int64 (n,), already checked to be in range.
-    void (*gather_rows)(const Tensor& out, const Tensor& in, const Tensor& index);
-    void (*scatter_add_rows)(const Tensor& out, const Tensor& in, const Tensor& index);
-    // out[i] = index[i], negatives wrapped (+size) where allowed; both contiguous int64
-    // (n,). A value out of range is an IndexError: the CPU raises it at once. A GPU
-    // records the first one in device memory, writes 0 in its place (so later kernels
-    // stay inside their tensors) and raises it at the next synchronization (.item(),
-    // .cpu(), cuda.synchronize()): reading it back at once would stall every step.
-    void (*check_index)(const Tensor& out, const Tensor& index, const IndexCheck& check);
-    // im2col: cols (C*KH*KW, N*OH*OW) contiguous: row (c, kh, kw) holds, for every output
-    // pixel, the input value that tap sees (zero where the window hangs over the padding).
-    // col2im: the reverse, adding cols back into grad_input (N, C, H, W), which the
-    // caller zeroed. input/grad_input contiguous.
-    void (*im2col)(const Tensor& cols, const Tensor& input, const Window2d& w);
-    void (*col2im)(const Tensor& grad_input, const Tensor& cols, const Window2d& w);
-    // Pooling over each (n, c) plane. max: out and indices (N, C, OH, OW), indices
-    // are flat positions ih*W + iw in the plane (as PyTorch); padding never wins.
-    // avg: divides by the window's size within the padded input (padding counts as
-    // zeros). All contiguous.
-    void (*max_pool2d)(const Tensor& out, const Tensor& indices, const Tensor& input, const Window2d& w);
-    void (*max_pool2d_backward)(const Tensor& grad_input, const Tensor& grad_out, const Tensor& indices,
-                                const Window2d& w);
-    void (*avg_pool2d)(const Tensor& out, const Tensor& input, const Window2d& w);
-    void (*avg_pool2d_backward)(const Tensor& grad_input, const Tensor& grad_out, const Window2d& w);
-    // Random fill from the global generator: Uniform [lo, hi), Normal(mean=lo, std=hi),
-    // Integer [lo, hi). dst contiguous.
-    void (*random)(RandomOp op, const Tensor& dst, double lo, double hi);
+#define MT_KERNEL_MEMBER(name, params) void(*name) params = nullptr;
+    MT_KERNELS(MT_KERNEL_MEMBER)
+#undef MT_KERNEL_MEMBER
 };
+
+// In a device's namespace: declares every kernel function (one line per device).
+#define MT_DECLARE_KERNEL(name, params) void name params;
+#define MT_DECLARE_KERNELS() MT_KERNELS(MT_DECLARE_KERNEL)
+// Fills `table` by name from the functions of the current namespace.
+#define MT_FILL_KERNEL(name, params) table.name = &name;
+#define MT_FILL_KERNEL_TABLE(table) MT_KERNELS(MT_FILL_KERNEL)
 
 const KernelTable& kernels(Device device);
 void register_kernels(DeviceType type, const KernelTable* table);
+// A contiguous copy of t made with a device's own copy kernel, for kernels that need
+// one layout (kernels never call ops such as contiguous(), which record autograd nodes).
+inline Tensor packed(const Tensor& t, void (*copy)(const Tensor& dst, const Tensor& src))
+{
+    if (t->is_contiguous()) return t;
+    Tensor out = empty(t->shape, t->dtype, t->device());
+    if (out->numel()) copy(out, t);
+    return out;
+}
+
+// Reseeds the generator of every device that has kernels (minitorch.manual_seed).
+void manual_seed_all_devices(uint64_t seed);
 
 namespace cpu {
 const KernelTable& kernel_table();

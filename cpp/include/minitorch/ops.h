@@ -63,8 +63,6 @@ Tensor where(const Tensor& cond, const Tensor& a, const Tensor& b);
 Tensor clamp(const Tensor& x, const Tensor* lo, const Tensor* hi);
 // In place: a = op(a, b), b broadcast to a's shape, result cast to a's dtype.
 void binary_(BinaryOp op, const Tensor& a, const Tensor& b);
-const char* op_name(UnaryOp op);
-const char* op_name(BinaryOp op);
 
 // ---- reductions (ops/reduce.cpp) ----
 // dims empty = all dims.

@@ -71,6 +71,7 @@ void record(const std::shared_ptr<Node>& node, std::initializer_list<const Tenso
 Tensor save(Node& node, const Tensor& t)
 {
     if (!t) return nullptr;
+    node.has_saved = true;
     node.saved_versions.push_back({t->storage, t->storage->version, t->shape, t->dtype});
     return make_view(t, t->shape, t->strides, t->offset);
 }

@@ -1,7 +1,7 @@
 // copy.cpp — CPU kernels for the "fill & strided copy" family.
 #include "kernels_cpu.h"
 #include "minitorch/elementwise_math.h"
-#include "strided_loop.h"
+#include "minitorch/strided_loop.h"
 
 namespace minitorch::cpu {
 

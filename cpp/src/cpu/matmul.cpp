@@ -5,7 +5,6 @@
 
 #include "blas.h"
 #include "kernels_cpu.h"
-#include "minitorch/ops.h"
 #include "minitorch/parallel.h"
 
 namespace minitorch::cpu {
@@ -147,12 +146,12 @@ void matmul(const Tensor& out, const Tensor& a_in, const Tensor& b_in)
     int64_t lda, ldb;
     // A layout BLAS cannot read (e.g. a strided slice in both dims): copy once.
     if (!blas_layout(M, K, a->strides[nd - 2], a->strides[nd - 1], ta, lda)) {
-        a = contiguous(a);
+        a = packed(a, copy);
         batch_offsets(*a, nd - 2, a_offs);
         blas_layout(M, K, a->strides[nd - 2], a->strides[nd - 1], ta, lda);
     }
     if (!blas_layout(K, N, b->strides[nd - 2], b->strides[nd - 1], tb, ldb)) {
-        b = contiguous(b);
+        b = packed(b, copy);
         batch_offsets(*b, nd - 2, b_offs);
         blas_layout(K, N, b->strides[nd - 2], b->strides[nd - 1], tb, ldb);
     }

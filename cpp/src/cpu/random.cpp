@@ -1,17 +1,20 @@
-// random.cpp — random fills from one global Mersenne Twister, so manual_seed(s)
-// makes every run (and every device, which draws here too) reproducible.
+// random.cpp — random fills from the CPU's one Mersenne Twister, so manual_seed(s)
+// makes every run reproducible. (A GPU has its own counter-based stream: cuda/random.cu.)
 #include <random>
 
 #include "kernels_cpu.h"
-#include "random_state.h"
 
 namespace minitorch::cpu {
 
+namespace {
 std::mt19937_64& generator()
 {
     static std::mt19937_64 gen(5489u);
     return gen;
 }
+}  // namespace
+
+void manual_seed(uint64_t seed) { generator().seed(seed); }
 
 void random(RandomOp op, const Tensor& dst, double lo, double hi)
 {

@@ -4,7 +4,7 @@
 
 #include "kernels_cpu.h"
 #include "minitorch/elementwise_math.h"
-#include "strided_loop.h"
+#include "minitorch/strided_loop.h"
 
 namespace minitorch::cpu {
 
@@ -39,15 +39,18 @@ void zip(BinaryOp op, const Tensor& out, const Tensor& a, const Tensor& b)
     StridedPlan<3> plan({out.get(), a.get(), b.get()});
     dispatch(a->dtype, [&](auto tag) {
         using T = typename decltype(tag)::type;
-        if (is_comparison(op)) return run_zip<bool, T>(plan, [op](T x, T y) { return compare_op(op, x, y); }, kMemoryBoundGrain);
-        if constexpr (!std::is_same_v<T, bool>) {
-            switch (op) {  // the hot ones get switch-free loops
-                case BinaryOp::Add: return run_zip<T, T>(plan, [](T x, T y) { return static_cast<T>(x + y); }, kMemoryBoundGrain);
-                case BinaryOp::Sub: return run_zip<T, T>(plan, [](T x, T y) { return static_cast<T>(x - y); }, kMemoryBoundGrain);
-                case BinaryOp::Mul: return run_zip<T, T>(plan, [](T x, T y) { return static_cast<T>(x * y); }, kMemoryBoundGrain);
-                case BinaryOp::Div: return run_zip<T, T>(plan, [](T x, T y) { return static_cast<T>(x / y); }, kMemoryBoundGrain);
-                default: break;
-            }
+        // Comparisons and logical ops write bool whatever T is.
+        if (out->dtype == DType::Bool && a->dtype != DType::Bool)
+            return run_zip<bool, T>(plan, [op](T x, T y) { return binary_op(op, x, y); }, kMemoryBoundGrain);
+        if constexpr (!std::is_same_v<T, bool>) {  // the hot ones get switch-free loops
+            if (op == BinaryOp::Add)
+                return run_zip<T, T>(plan, [](T x, T y) { return static_cast<T>(x + y); }, kMemoryBoundGrain);
+            if (op == BinaryOp::Sub)
+                return run_zip<T, T>(plan, [](T x, T y) { return static_cast<T>(x - y); }, kMemoryBoundGrain);
+            if (op == BinaryOp::Mul)
+                return run_zip<T, T>(plan, [](T x, T y) { return static_cast<T>(x * y); }, kMemoryBoundGrain);
+            if (op == BinaryOp::Div && std::is_floating_point_v<T>)
+                return run_zip<T, T>(plan, [](T x, T y) { return static_cast<T>(x / y); }, kMemoryBoundGrain);
         }
         run_zip<T, T>(plan, [op](T x, T y) { return binary_op(op, x, y); });
     });

@@ -47,11 +47,12 @@ Tensor to_dtype(const Tensor& t, DType dtype)
     return is_floating(dtype) ? tracked(t, out, "ToCopyBackward0") : out;
 }
 
-// Cross-device copies go through the device that is not the CPU (its table's copy
-// knows how to move bytes to and from host memory).
+// A copy between the CPU and a device runs on the device (its copy kernel knows how to
+// move bytes to and from host memory); between two other devices it goes through the CPU.
 Tensor to_device(const Tensor& t, Device device)
 {
     if (t->device() == device) return t;
+    if (!t->device().is_cpu() && !device.is_cpu()) return to_device(to_device(t, Device{}), device);
     Tensor src;
     {
         autograd::NoGradGuard guard;  // the layout copy is not part of the graph

@@ -1,7 +1,6 @@
 // creation.cpp — new tensors: full/zeros, ranges, eye, scalars and random fills.
 #include <cmath>
 
-#include "../cpu/random_state.h"
 #include "minitorch/counter_rng.h"
 #include "minitorch/ops.h"
 
@@ -66,28 +65,7 @@ Tensor eye(int64_t n, int64_t m, DType dtype, Device device)
 }
 
 // Like torch.manual_seed: seeds the CPU's generator and every device's.
-void manual_seed(uint64_t seed)
-{
-    cpu::generator().seed(seed);
-    seed_counter_stream(seed);
-}
-
-namespace {
-uint64_t g_counter_seed = 5489u, g_counter_offset = 0;
-}  // namespace
-
-CounterStream next_counter_stream(uint64_t n)
-{
-    CounterStream s{g_counter_seed, g_counter_offset};
-    g_counter_offset += n;
-    return s;
-}
-
-void seed_counter_stream(uint64_t seed)
-{
-    g_counter_seed = seed;
-    g_counter_offset = 0;
-}
+void manual_seed(uint64_t seed) { manual_seed_all_devices(seed); }
 
 namespace {
 // Each device draws with its own generator (the CPU: a Mersenne Twister; a GPU: the

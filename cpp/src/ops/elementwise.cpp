@@ -1,46 +1,12 @@
-// elementwise.cpp — unary map and binary zip ops: broadcasting, dtype promotion,
-// the checks PyTorch makes, then one kernel call.
+// elementwise.cpp — the ops of op_list.h (unary map, binary zip) plus where and clamp:
+// dtype rules, broadcasting, the checks PyTorch makes, one kernel call; and their
+// backward, whose formulas are the gradient columns of op_list.h.
 #include "minitorch/autograd.h"
 #include "minitorch/ops.h"
 
+#include <cstring>
+
 namespace minitorch {
-
-const char* op_name(UnaryOp op)
-{
-    switch (op) {
-        case UnaryOp::Neg: return "neg";
-        case UnaryOp::Exp: return "exp";
-        case UnaryOp::Log: return "log";
-        case UnaryOp::Sqrt: return "sqrt";
-        case UnaryOp::Abs: return "abs";
-        case UnaryOp::Sigmoid: return "sigmoid";
-        case UnaryOp::Relu: return "relu";
-        case UnaryOp::Tanh: return "tanh";
-        case UnaryOp::LogicalNot: return "logical_not";
-        case UnaryOp::Sign: return "sign";
-    }
-    return "?";
-}
-
-const char* op_name(BinaryOp op)
-{
-    switch (op) {
-        case BinaryOp::Add: return "add";
-        case BinaryOp::Sub: return "sub";
-        case BinaryOp::Mul: return "mul";
-        case BinaryOp::Div: return "div";
-        case BinaryOp::Pow: return "pow";
-        case BinaryOp::Maximum: return "maximum";
-        case BinaryOp::Minimum: return "minimum";
-        case BinaryOp::Eq: return "eq";
-        case BinaryOp::Ne: return "ne";
-        case BinaryOp::Lt: return "lt";
-        case BinaryOp::Le: return "le";
-        case BinaryOp::Gt: return "gt";
-        case BinaryOp::Ge: return "ge";
-    }
-    return "?";
-}
 
 // NumPy's rule: align shapes at the right; each pair of sizes must be equal or one of
 // them 1, and the result takes the larger.
@@ -89,59 +55,76 @@ Tensor follow_device(const Tensor& t, const Tensor& other)
     return t;
 }
 
-// The dtype an op computes in, given the promoted input dtype.
-DType compute_dtype(BinaryOp op, DType common, const Tensor& a, const Tensor& b)
+// Ops that refuse bool say what to use instead.
+const char* bool_hint(const char* op)
 {
-    if (op == BinaryOp::Div && !is_floating(common)) return kDefaultFloat;  // true division
-    if (op == BinaryOp::Sub)
-        MT_CHECK_TYPE(common != DType::Bool, "sub: subtraction, the `-` operator, with two bool tensors is not "
-                                             "supported; use the `^` or logical_xor() operator instead");
-    return common;
+    if (!strcmp(op, "neg")) return "neg: negation, the `-` operator, on a bool tensor is not supported; use the `~` "
+                                   "or logical_not() operator instead";
+    if (!strcmp(op, "sub")) return "sub: subtraction, the `-` operator, with two bool tensors is not supported; use "
+                                   "the `^` or logical_xor() operator instead";
+    return nullptr;
 }
 
-}  // namespace
+// The dtype an op computes in, from its inputs' (promoted) dtype and its OpResult rule;
+// refuses the dtypes the rule excludes.
+DType compute_dtype(const char* op, OpResult rule, DType dt)
+{
+    switch (rule) {
+        case OpResult::Same:
+        case OpResult::Compare:
+        case OpResult::Bool: return dt;
+        case OpResult::NoBool: {
+            const char* hint = bool_hint(op);
+            if (hint) MT_CHECK_TYPE(dt != DType::Bool, hint);
+            MT_CHECK_TYPE(dt != DType::Bool, op, ": not supported for bool tensors");
+            return dt;
+        }
+        case OpResult::Float: return is_floating(dt) ? dt : kDefaultFloat;  // exp(int) is a float tensor
+        case OpResult::FloatOnly:
+            MT_CHECK_TYPE(is_floating(dt), op, ": only floating point tensors are supported, got ", dt);
+            return dt;
+        case OpResult::Integral:
+            MT_CHECK_TYPE(!is_floating(dt), op, ": only bool and integer tensors are supported, got ", dt);
+            return dt;
+    }
+    return dt;
+}
 
-namespace {
+DType result_dtype(OpResult rule, DType computed) { return has_bool_result(rule) ? DType::Bool : computed; }
+
+// Integer remainder / fmod by zero: PyTorch raises on the CPU ("ZeroDivisionError").
+// The CPU can look at the divisor for free; a GPU kernel writes 0 instead (reading the
+// divisor back would stall the GPU), as PyTorch's CUDA kernels do not raise either.
+void check_integer_divisor(const char* op, const Tensor& b)
+{
+    if (!b->device().is_cpu()) return;
+    Tensor d = contiguous(to_dtype(b, DType::Int64));
+    const int64_t* p = d->data_as<int64_t>();
+    for (int64_t i = 0; i < d->numel(); ++i)
+        MT_CHECK_RUNTIME(p[i] != 0, op, ": ZeroDivisionError (integer division by zero)");
+}
 
 Tensor unary_forward(UnaryOp op, const Tensor& x)
 {
-    DType dt = x->dtype;
-    switch (op) {
-        case UnaryOp::Exp: case UnaryOp::Log: case UnaryOp::Sqrt: case UnaryOp::Sigmoid: case UnaryOp::Tanh:
-            if (!is_floating(dt)) dt = kDefaultFloat;  // exp(int tensor) is a float tensor, as in PyTorch
-            break;
-        case UnaryOp::Neg:
-            MT_CHECK_TYPE(dt != DType::Bool, "neg: negation, the `-` operator, on a bool tensor is not supported; "
-                                             "use the `~` or logical_not() operator instead");
-            break;
-        case UnaryOp::Relu:
-            MT_CHECK_TYPE(dt != DType::Bool, "relu: not supported for bool tensors");
-            break;
-        case UnaryOp::LogicalNot: {
-            Tensor out = empty(x->shape, DType::Bool, x->device());
-            if (out->numel()) kernels(x->device()).map(op, out, to_dtype(x, DType::Bool));
-            return out;
-        }
-        default: break;
-    }
-    Tensor in = to_dtype(x, dt);
-    Tensor out = empty(x->shape, dt, x->device());
-    if (out->numel()) kernels(x->device()).map(op, out, in);
+    const UnaryOpInfo& i = info(op);
+    DType dt = compute_dtype(i.name, i.result, x->dtype);
+    Tensor out = empty(x->shape, result_dtype(i.result, dt), x->device());
+    if (out->numel()) kernels(x->device()).map(op, out, to_dtype(x, dt));
     return out;
 }
 
 Tensor binary_forward(BinaryOp op, const Tensor& a, const Tensor& b)
 {
-    const char* name = op_name(op);
-    check_same_device(name, a, b);
-    DType common = result_type(a, b);
-    if (op == BinaryOp::Pow && !is_floating(common) && b->wrapped_number && b->dtype == DType::Int64)
+    const BinaryOpInfo& i = info(op);
+    check_same_device(i.name, a, b);
+    DType dt = compute_dtype(i.name, i.result, result_type(a, b));
+    if (op == BinaryOp::Pow && !is_floating(dt) && b->wrapped_number && b->dtype == DType::Int64)
         // (the exponent is one number; on a GPU it is read back, a rare 8-byte copy)
         MT_CHECK(to_device(b, Device{})->data_as<int64_t>()[0] >= 0,
                  "pow: integers to negative integer powers are not allowed");
-    DType dt = compute_dtype(op, common, a, b);
-    Shape shape = broadcast_shapes(a->shape, b->shape, name);
-    Tensor out = empty(shape, is_comparison(op) ? DType::Bool : dt, a->device());
+    if ((op == BinaryOp::Remainder || op == BinaryOp::Fmod) && !is_floating(dt)) check_integer_divisor(i.name, b);
+    Shape shape = broadcast_shapes(a->shape, b->shape, i.name);
+    Tensor out = empty(shape, result_dtype(i.result, dt), a->device());
     if (out->numel() == 0) return out;
     Tensor ac = expand(to_dtype(a, dt), shape), bc = expand(to_dtype(b, dt), shape);
     kernels(a->device()).zip(op, out, ac, bc);
@@ -153,18 +136,18 @@ Tensor binary_forward(BinaryOp op, const Tensor& a, const Tensor& b)
 void binary_(BinaryOp op, const Tensor& a, const Tensor& b_in)
 {
     const Tensor b = follow_device(b_in, a);
-    autograd::check_inplace(a, op_name(op));
-    check_no_internal_overlap(a, op_name(op));
-    const char* name = op_name(op);
-    check_same_device(name, a, b);
-    DType common = result_type(a, b);
-    DType dt = compute_dtype(op, common, a, b);
-    MT_CHECK_TYPE(!is_comparison(op), name, "_: comparisons have no in-place form here");
+    const BinaryOpInfo& i = info(op);
+    autograd::check_inplace(a, i.name);
+    check_no_internal_overlap(a, i.name);
+    check_same_device(i.name, a, b);
+    DType dt = compute_dtype(i.name, i.result, result_type(a, b));
+    MT_CHECK_TYPE(!has_bool_result(i.result), i.name, "_: ops with a bool result have no in-place form here");
     // PyTorch: the result must be castable back to a's dtype without losing its kind.
-    MT_CHECK_TYPE(category(dt) <= category(a->dtype), name, "_: result type ", dt,
+    MT_CHECK_TYPE(category(dt) <= category(a->dtype), i.name, "_: result type ", dt,
                   " can't be cast to the desired output type ", a->dtype);
-    Shape shape = broadcast_shapes(a->shape, b->shape, name);
-    MT_CHECK(shape == a->shape, name, "_: output with shape ", a->shape,
+    if ((op == BinaryOp::Remainder || op == BinaryOp::Fmod) && !is_floating(dt)) check_integer_divisor(i.name, b);
+    Shape shape = broadcast_shapes(a->shape, b->shape, i.name);
+    MT_CHECK(shape == a->shape, i.name, "_: output with shape ", a->shape,
              " doesn't match the broadcast shape ", shape);
     if (a->numel() == 0) return;
     Tensor bc = to_dtype(b, dt);
@@ -207,106 +190,132 @@ Tensor clamp_forward(const Tensor& x, const Tensor* lo, const Tensor* hi)
 }
 
 // ---------------------------------------------------------------------------
-// Backward formulas. g is the gradient of the output; each input's gradient is
-// summed back to its own shape (sum_to) because the forward broadcast it.
+// Backward. The formulas are the gradient columns of op_list.h, pasted into a switch
+// below; g is the gradient of the output. Each input's gradient is summed back to its
+// own shape (sum_to) because the forward broadcast it.
 // ---------------------------------------------------------------------------
 namespace {
 
 using autograd::Node;
 
+// A formula variable: wraps a Tensor so that `g * cos(x)` means tensor ops. (Tensor is
+// a shared_ptr, whose own operators would compare pointers.)
+struct Expr {
+    Tensor t;
+};
+// A formula that reads a tensor its row's saves column does not list gets null here.
+const Tensor& in_formula(const Expr& e)
+{
+    MT_CHECK_RUNTIME(e.t, "internal error: a gradient formula in op_list.h reads a tensor that its saves column "
+                          "does not save");
+    return e.t;
+}
 Tensor num(double v, const Tensor& like) { return scalar_tensor(Scalar(v), like->device()); }
-Tensor mul(const Tensor& a, const Tensor& b) { return binary(BinaryOp::Mul, a, b); }
-Tensor div(const Tensor& a, const Tensor& b) { return binary(BinaryOp::Div, a, b); }
-Tensor sub(const Tensor& a, const Tensor& b) { return binary(BinaryOp::Sub, a, b); }
+Expr bin(BinaryOp op, const Expr& a, const Expr& b) { return {binary(op, in_formula(a), in_formula(b))}; }
+Expr bin(BinaryOp op, const Expr& a, double b) { return {binary(op, in_formula(a), num(b, a.t))}; }
+Expr bin(BinaryOp op, double a, const Expr& b) { return {binary(op, num(a, in_formula(b)), b.t)}; }
+Expr un(UnaryOp op, const Expr& x) { return {unary(op, in_formula(x))}; }
+
+#define MT_EXPR_OPERATOR(sym, op)                                                        \
+    inline Expr operator sym(const Expr& a, const Expr& b) { return bin(BinaryOp::op, a, b); } \
+    inline Expr operator sym(const Expr& a, double b) { return bin(BinaryOp::op, a, b); }      \
+    inline Expr operator sym(double a, const Expr& b) { return bin(BinaryOp::op, a, b); }
+MT_EXPR_OPERATOR(+, Add)
+MT_EXPR_OPERATOR(-, Sub)
+MT_EXPR_OPERATOR(*, Mul)
+MT_EXPR_OPERATOR(/, Div)
+MT_EXPR_OPERATOR(==, Eq)
+MT_EXPR_OPERATOR(<, Lt)
+MT_EXPR_OPERATOR(>, Gt)
+MT_EXPR_OPERATOR(>=, Ge)
+#undef MT_EXPR_OPERATOR
+Expr operator-(const Expr& x) { return un(UnaryOp::Neg, x); }
+Expr sign(const Expr& x) { return un(UnaryOp::Sign, x); }
+Expr exp(const Expr& x) { return un(UnaryOp::Exp, x); }
+Expr log(const Expr& x) { return un(UnaryOp::Log, x); }
+Expr sin(const Expr& x) { return un(UnaryOp::Sin, x); }
+Expr cos(const Expr& x) { return un(UnaryOp::Cos, x); }
+Expr floor(const Expr& x) { return un(UnaryOp::Floor, x); }
+Expr trunc(const Expr& x) { return un(UnaryOp::Trunc, x); }
+Expr pow(const Expr& a, const Expr& b) { return bin(BinaryOp::Pow, a, b); }
+Expr logical_and(const Expr& a, const Expr& b) { return bin(BinaryOp::LogicalAnd, a, b); }
+Expr where(const Expr& cond, double a, const Expr& b) { return {where(cond.t, num(a, b.t), b.t)}; }
+Expr zeros_like(const Expr& g) { return {zeros(g.t->shape, g.t->dtype, g.t->device())}; }
+const Expr not_differentiable{};  // the column of ops whose output is bool or integer
+constexpr double kTwoOverSqrtPi = 1.1283791670955126;  // d erf(x) = 2/sqrt(pi) e^(-x^2)
+
+// d(a^b)/da = b a^(b-1), taken as 0 where b == 0 (avoids 0 * inf at a == 0).
+Expr pow_grad_base(const Expr& g, const Expr& a, const Expr& b) { return where(b == 0, 0, g * b * pow(a, b - 1)); }
+// d(a^b)/db = a^b log a, taken as 0 where a == 0 and b >= 0 (the limit; log 0 is -inf).
+Expr pow_grad_exponent(const Expr& g, const Expr& a, const Expr& b, const Expr& y)
+{
+    return where(logical_and(a == 0, b >= 0), 0, g * y * log(a));
+}
+// maximum / minimum: the chosen side gets g; ties split it evenly (as PyTorch).
+Expr share_of_a(const Expr& a_wins, const Expr& a, const Expr& b) { return a_wins + (a == b) * 0.5; }
+
+Expr unary_gradient(UnaryOp op, const Expr& g, const Expr& x, const Expr& y)
+{
+    switch (op) {
+#define MT_UNARY_GRADIENT(Enum, name, result, saves, ...) \
+    case UnaryOp::Enum: return __VA_ARGS__;
+        MT_UNARY_OPS(MT_UNARY_GRADIENT)
+#undef MT_UNARY_GRADIENT
+    }
+    return not_differentiable;
+}
+
+Expr binary_gradient_a(BinaryOp op, const Expr& g, const Expr& a, const Expr& b, const Expr& y)
+{
+    switch (op) {
+#define MT_GRADIENT_A(Enum, name, result, saves_a, saves_b, gradient_a, ...) \
+    case BinaryOp::Enum: return gradient_a;
+        MT_BINARY_OPS(MT_GRADIENT_A)
+#undef MT_GRADIENT_A
+    }
+    return not_differentiable;
+}
+
+Expr binary_gradient_b(BinaryOp op, const Expr& g, const Expr& a, const Expr& b, const Expr& y)
+{
+    switch (op) {
+#define MT_GRADIENT_B(Enum, name, result, saves_a, saves_b, gradient_a, ...) \
+    case BinaryOp::Enum: return __VA_ARGS__;
+        MT_BINARY_OPS(MT_GRADIENT_B)
+#undef MT_GRADIENT_B
+    }
+    return not_differentiable;
+}
 
 // The gradient for input i: back to its shape and dtype.
-Tensor to_input(const Node& n, size_t i, const Tensor& g)
+Tensor to_input(const Node& n, size_t i, const Expr& g)
 {
     const auto& m = n.input_meta[i];
-    return to_dtype(autograd::sum_to(g, m.shape), m.dtype);
+    return to_dtype(autograd::sum_to(g.t, m.shape), m.dtype);
 }
 
 struct UnaryBackward : Node {
     UnaryOp op;
-    Tensor x, out;  // saved (only what the formula needs)
-    std::string name() const override
-    {
-        static const char* names[] = {"NegBackward0",     "ExpBackward0",  "LogBackward0",
-                                      "SqrtBackward0",    "AbsBackward0",  "SigmoidBackward0",
-                                      "ReluBackward0",    "TanhBackward0", "LogicalNotBackward0", "SignBackward0"};
-        return names[int(op)];
-    }
+    Tensor x, y;  // saved only when the formula reads them (op_list.h's saves column)
+    std::string name() const override { return info(op).backward_name; }
     std::vector<Tensor> apply(std::vector<Tensor>& grads) override
     {
-        const Tensor& g = grads[0];
-        Tensor r;
-        switch (op) {
-            case UnaryOp::Neg: r = unary(UnaryOp::Neg, g); break;                       // d(-x) = -1
-            case UnaryOp::Exp: r = mul(g, out); break;                                   // d e^x = e^x
-            case UnaryOp::Log: r = div(g, x); break;                                     // d log x = 1/x
-            case UnaryOp::Sqrt: r = div(g, mul(out, num(2.0, g))); break;                // 1 / (2 sqrt x)
-            case UnaryOp::Abs: r = mul(g, unary(UnaryOp::Sign, x)); break;               // sign(x)
-            case UnaryOp::Sigmoid: r = mul(g, mul(out, sub(num(1.0, g), out))); break;   // s (1 - s)
-            case UnaryOp::Relu: r = mul(g, binary(BinaryOp::Gt, out, num(0.0, g))); break;  // 1 where x > 0
-            case UnaryOp::Tanh: r = mul(g, sub(num(1.0, g), mul(out, out))); break;      // 1 - tanh^2
-            default: r = zeros(g->shape, g->dtype, g->device()); break;                  // sign: 0
-        }
-        return {to_input(*this, 0, r)};
+        return {to_input(*this, 0, unary_gradient(op, {grads[0]}, {x}, {y}))};
     }
-    void release() override { x.reset(), out.reset(); }
+    void release() override { x.reset(), y.reset(); }
 };
 
 struct BinaryBackward : Node {
     BinaryOp op;
-    Tensor a, b, out;
-    std::string name() const override
-    {
-        switch (op) {
-            case BinaryOp::Add: return "AddBackward0";
-            case BinaryOp::Sub: return "SubBackward0";
-            case BinaryOp::Mul: return "MulBackward0";
-            case BinaryOp::Div: return "DivBackward0";
-            case BinaryOp::Pow: return "PowBackward0";
-            case BinaryOp::Maximum: return "MaximumBackward0";
-            default: return "MinimumBackward0";
-        }
-    }
+    Tensor a, b, y;
+    std::string name() const override { return info(op).backward_name; }
     std::vector<Tensor> apply(std::vector<Tensor>& grads) override
     {
-        const Tensor& g = grads[0];
-        Tensor ga, gb;
-        const bool need_a = needs_input_grad(0), need_b = needs_input_grad(1);
-        switch (op) {
-            case BinaryOp::Add: ga = g, gb = g; break;
-            case BinaryOp::Sub: ga = g; if (need_b) gb = unary(UnaryOp::Neg, g); break;
-            case BinaryOp::Mul: if (need_a) ga = mul(g, b); if (need_b) gb = mul(g, a); break;
-            case BinaryOp::Div:  // d(a/b)/da = 1/b, d(a/b)/db = -a/b^2
-                if (need_a) ga = div(g, b);
-                if (need_b) gb = unary(UnaryOp::Neg, div(mul(g, a), mul(b, b)));
-                break;
-            case BinaryOp::Pow:  // d(a^b)/da = b a^(b-1), d(a^b)/db = a^b log a (0 where a == 0, b >= 0)
-                if (need_a) {  // 0 where the exponent is 0 (avoids 0 * inf at a == 0)
-                    Tensor r = mul(g, mul(b, binary(BinaryOp::Pow, a, sub(b, num(1.0, b)))));
-                    ga = where(binary(BinaryOp::Eq, b, num(0.0, b)), num(0.0, r), r);
-                }
-                if (need_b) {
-                    Tensor r = mul(g, mul(out, unary(UnaryOp::Log, a)));
-                    Tensor zero_base = binary(BinaryOp::Mul, binary(BinaryOp::Eq, a, num(0.0, a)),
-                                              binary(BinaryOp::Ge, b, num(0.0, b)));
-                    gb = where(zero_base, num(0.0, r), r);
-                }
-                break;
-            default: {  // maximum / minimum: the chosen side gets g; ties split it evenly
-                BinaryOp wins = op == BinaryOp::Maximum ? BinaryOp::Gt : BinaryOp::Lt;
-                Tensor half_ties = mul(binary(BinaryOp::Eq, a, b), num(0.5, g));
-                Tensor wa = binary(BinaryOp::Add, binary(wins, a, b), half_ties);
-                if (need_a) ga = mul(g, wa);
-                if (need_b) gb = mul(g, sub(num(1.0, g), wa));
-            }
-        }
-        return {need_a ? to_input(*this, 0, ga) : nullptr, need_b ? to_input(*this, 1, gb) : nullptr};
+        const Expr g{grads[0]};
+        return {needs_input_grad(0) ? to_input(*this, 0, binary_gradient_a(op, g, {a}, {b}, {y})) : nullptr,
+                needs_input_grad(1) ? to_input(*this, 1, binary_gradient_b(op, g, {a}, {b}, {y})) : nullptr};
     }
-    void release() override { a.reset(), b.reset(), out.reset(); }
+    void release() override { a.reset(), b.reset(), y.reset(); }
 };
 
 struct WhereBackward : Node {
@@ -316,8 +325,8 @@ struct WhereBackward : Node {
     {
         const Tensor& g = grads[0];
         Tensor zero = num(0.0, g);
-        return {needs_input_grad(0) ? to_input(*this, 0, where(cond, g, zero)) : nullptr,
-                needs_input_grad(1) ? to_input(*this, 1, where(cond, zero, g)) : nullptr};
+        return {needs_input_grad(0) ? to_input(*this, 0, {where(cond, g, zero)}) : nullptr,
+                needs_input_grad(1) ? to_input(*this, 1, {where(cond, zero, g)}) : nullptr};
     }
     void release() override { cond.reset(); }
 };
@@ -328,31 +337,21 @@ struct WhereBackward : Node {
 struct ClampBackward : Node {
     Tensor mask;
     std::string name() const override { return "ClampBackward1"; }
-    std::vector<Tensor> apply(std::vector<Tensor>& grads) override { return {mul(grads[0], mask)}; }
+    std::vector<Tensor> apply(std::vector<Tensor>& grads) override { return {binary(BinaryOp::Mul, grads[0], mask)}; }
     void release() override { mask.reset(); }
 };
-
-bool differentiable(UnaryOp op) { return op != UnaryOp::LogicalNot && op != UnaryOp::Sign; }
 
 }  // namespace
 
 Tensor unary(UnaryOp op, const Tensor& x)
 {
-    if (!differentiable(op) || !autograd::needs_grad(x)) return unary_forward(op, x);
-    Tensor out;
-    {
-        autograd::NoGradGuard guard;
-        out = unary_forward(op, x);
-    }
-    auto node = std::make_shared<UnaryBackward>();
-    node->op = op;
-    node->has_saved = op != UnaryOp::Neg;
-    if (op == UnaryOp::Log || op == UnaryOp::Abs) node->x = autograd::save(*node, x);
-    if (op == UnaryOp::Exp || op == UnaryOp::Sqrt || op == UnaryOp::Sigmoid || op == UnaryOp::Relu ||
-        op == UnaryOp::Tanh)
-        node->out = autograd::save(*node, out);
-    autograd::record(node, {&x}, {&out});
-    return out;
+    if (!differentiable(info(op).result)) return unary_forward(op, x);
+    return autograd::record_op<UnaryBackward>({&x}, [&] { return unary_forward(op, x); },
+                                              [&](UnaryBackward& n, const Tensor& y) {
+                                                  n.op = op;
+                                                  if (info(op).saves & kSavesX) n.x = autograd::save(n, x);
+                                                  if (info(op).saves & kSavesY) n.y = autograd::save(n, y);
+                                              });
 }
 
 Tensor binary(BinaryOp op, const Tensor& a, const Tensor& b)
@@ -361,46 +360,34 @@ Tensor binary(BinaryOp op, const Tensor& a, const Tensor& b)
         Tensor a2 = follow_device(a, b), b2 = follow_device(b, a);
         if (a2 != a || b2 != b) return binary(op, a2, b2);
     }
-    if (is_comparison(op) || !autograd::needs_grad(a, b)) return binary_forward(op, a, b);
-    Tensor out;
-    {
-        autograd::NoGradGuard guard;
-        out = binary_forward(op, a, b);
-    }
-    auto node = std::make_shared<BinaryBackward>();
-    node->op = op;
-    node->has_saved = op != BinaryOp::Add && op != BinaryOp::Sub;
-    if (node->has_saved) {
-        // Save only what backward will read (as PyTorch does), so changing a tensor in
-        // place is an error only when it really changes a gradient: d(a*b)/da needs b
-        // alone, d(a/b)/da needs b alone.
-        const bool mul_or_div = op == BinaryOp::Mul || op == BinaryOp::Div;
-        if (!mul_or_div || b->requires_grad) node->a = autograd::save(*node, a);
-        if (op != BinaryOp::Mul || a->requires_grad) node->b = autograd::save(*node, b);
-        if (op == BinaryOp::Pow) node->out = autograd::save(*node, out);
-    }
-    autograd::record(node, {&a, &b}, {&out});
-    return out;
+    if (!differentiable(info(op).result)) return binary_forward(op, a, b);
+    return autograd::record_op<BinaryBackward>({&a, &b}, [&] { return binary_forward(op, a, b); },
+                                               [&](BinaryBackward& n, const Tensor& y) {
+        // Save only what the gradients of the inputs that need one will read (as
+        // PyTorch), so changing a tensor in place is an error only when it matters.
+        n.op = op;
+        const unsigned saves = (a->requires_grad ? info(op).saves_for_a : 0u) |
+                               (b->requires_grad ? info(op).saves_for_b : 0u);
+        if (saves & kSavesA) n.a = autograd::save(n, a);
+        if (saves & kSavesB) n.b = autograd::save(n, b);
+        if (saves & kSavesY) n.y = autograd::save(n, y);
+    });
 }
 
 Tensor clamp(const Tensor& x, const Tensor* lo, const Tensor* hi)
 {
     bool bounds_need_grad = (lo && (*lo)->requires_grad) || (hi && (*hi)->requires_grad);
     // Tensor bounds that need gradients: compose maximum/minimum (they record themselves).
-    if (!autograd::needs_grad(x) || bounds_need_grad) return clamp_forward(x, lo, hi);
-    Tensor out, mask;
-    {
+    if (bounds_need_grad) return clamp_forward(x, lo, hi);
+    return autograd::record_op<ClampBackward>({&x}, [&] { return clamp_forward(x, lo, hi); },
+                                              [&](ClampBackward& n, const Tensor&) {
         autograd::NoGradGuard guard;
-        out = clamp_forward(x, lo, hi);
-        mask = full(x->shape, Scalar(true), DType::Bool, x->device());
+        Tensor mask = full(x->shape, Scalar(true), DType::Bool, x->device());
         if (lo) mask = binary(BinaryOp::Mul, mask, binary(BinaryOp::Ge, x, *lo));
         if (hi) mask = binary(BinaryOp::Mul, mask, binary(BinaryOp::Le, x, *hi));
-    }
-    auto node = std::make_shared<ClampBackward>();
-    node->mask = mask;
-    node->has_saved = true;
-    autograd::record(node, {&x}, {&out});
-    return out;
+        n.mask = mask;
+        n.has_saved = true;
+    });
 }
 
 Tensor where(const Tensor& cond, const Tensor& a, const Tensor& b)
@@ -409,17 +396,8 @@ Tensor where(const Tensor& cond, const Tensor& a, const Tensor& b)
         Tensor a2 = follow_device(a, b), b2 = follow_device(b, a);
         if (a2 != a || b2 != b) return where(cond, a2, b2);
     }
-    if (!autograd::needs_grad(a, b)) return where_forward(cond, a, b);
-    Tensor out;
-    {
-        autograd::NoGradGuard guard;
-        out = where_forward(cond, a, b);
-    }
-    auto node = std::make_shared<WhereBackward>();
-    node->cond = autograd::save(*node, cond);
-    node->has_saved = true;
-    autograd::record(node, {&a, &b}, {&out});
-    return out;
+    return autograd::record_op<WhereBackward>({&a, &b}, [&] { return where_forward(cond, a, b); },
+                                              [&](WhereBackward& n, const Tensor&) { n.cond = autograd::save(n, cond); });
 }
 
 void check_same_device(const char* op, const Tensor& a, const Tensor& b)

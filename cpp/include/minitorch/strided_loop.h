@@ -1,4 +1,5 @@
-// strided_loop.h — walking N tensors of one shape together, the CPU way.
+// strided_loop.h — walking N tensors of one shape together (CPU loops; a GPU launch
+// takes the same coalesced shape and strides, see cuda/common.cuh).
 //
 // Every elementwise kernel (copy, fill, map, zip, where) is a loop over the output's
 // indices that reads each operand at  data + sum(index[d] * stride[d]).  To keep that
@@ -14,7 +15,7 @@
 #include "minitorch/parallel.h"
 #include "minitorch/tensor.h"
 
-namespace minitorch::cpu {
+namespace minitorch {
 
 constexpr int64_t kMemoryBoundGrain = 8 * kGrainSize;
 
@@ -98,4 +99,4 @@ struct StridedPlan {
     }
 };
 
-}  // namespace minitorch::cpu
+}  // namespace minitorch

@@ -1,0 +1,139 @@
+// op_list.h — every elementwise op, written once.
+//
+// Each row below is the whole description of one op. The rows are "X-macros": a file
+// that needs some column defines X to pick it out, expands the list, and undefines X.
+// From these rows come
+//   - the enums UnaryOp / BinaryOp and the names ("sin", "SinBackward0")   (ops.h)
+//   - the dtype rule each op follows                               (cpp/src/ops/elementwise.cpp)
+//   - what backward saves, and the gradient formula itself         (cpp/src/ops/elementwise.cpp)
+//   - the Python methods and minitorch.<name> functions            (cpp/python/*.cpp)
+//   - the table of derivatives in docs/derivatives.md             (docs/gen_derivatives.py)
+// What the op computes on one element lives in elementwise_math.h, shared by the CPU
+// and CUDA kernels. A new elementwise op is one row here plus its math there.
+//
+// Columns of a unary row  X(Enum, name, result, saves, gradient):
+//   result   the dtype rule (see OpResult below)
+//   saves    what the gradient formula reads: kSavesNone, kSavesX (the input), kSavesY (the output)
+//   gradient an expression in g (the gradient of the output), x (the input) and y (the
+//            output), written with ordinary tensor ops; `not_differentiable` for ops whose
+//            output is bool or integer (such outputs never require grad).
+// A binary row  X(Enum, name, result, saves_for_a, saves_for_b, gradient_a, gradient_b)
+// is the same with inputs a and b: saves_for_a is what gradient_a reads (saved only when
+// a requires grad), likewise for b; kSavesA | kSavesB | kSavesY combine.
+#pragma once
+
+// clang-format off
+#define MT_UNARY_OPS(X)                                                                           \
+    X(Neg,        neg,         NoBool,    kSavesNone, -g)                                         \
+    X(Abs,        abs,         Same,      kSavesX,    g * sign(x))                                \
+    X(Sign,       sign,        Same,      kSavesNone, zeros_like(g))                              \
+    X(Relu,       relu,        NoBool,    kSavesY,    g * (y > 0))                                \
+    X(Exp,        exp,         Float,     kSavesY,    g * y)                                      \
+    X(Expm1,      expm1,       Float,     kSavesY,    g * (y + 1))                                \
+    X(Log,        log,         Float,     kSavesX,    g / x)                                      \
+    X(Log1p,      log1p,       Float,     kSavesX,    g / (x + 1))                                \
+    X(Sqrt,       sqrt,        Float,     kSavesY,    g / (y * 2))                                \
+    X(Rsqrt,      rsqrt,       Float,     kSavesY,    g * y * y * y * -0.5)                       \
+    X(Sigmoid,    sigmoid,     Float,     kSavesY,    g * y * (1 - y))                            \
+    X(Tanh,       tanh,        Float,     kSavesY,    g * (1 - y * y))                            \
+    X(Sin,        sin,         Float,     kSavesX,    g * cos(x))                                 \
+    X(Cos,        cos,         Float,     kSavesX,    -g * sin(x))                                \
+    X(Tan,        tan,         Float,     kSavesY,    g * (1 + y * y))                            \
+    X(Erf,        erf,         Float,     kSavesX,    g * kTwoOverSqrtPi * exp(-x * x))           \
+    X(Floor,      floor,       NoBool,    kSavesNone, zeros_like(g))                              \
+    X(Ceil,       ceil,        NoBool,    kSavesNone, zeros_like(g))                              \
+    X(Round,      round,       NoBool,    kSavesNone, zeros_like(g))                              \
+    X(Trunc,      trunc,       NoBool,    kSavesNone, zeros_like(g))                              \
+    X(Frac,       frac,        FloatOnly, kSavesNone, g)                                          \
+    X(IsNan,      isnan,       Bool,      kSavesNone, not_differentiable)                         \
+    X(IsInf,      isinf,       Bool,      kSavesNone, not_differentiable)                         \
+    X(IsFinite,   isfinite,    Bool,      kSavesNone, not_differentiable)                         \
+    X(LogicalNot, logical_not, Bool,      kSavesNone, not_differentiable)                         \
+    X(BitwiseNot, bitwise_not, Integral,  kSavesNone, not_differentiable)
+
+#define MT_BINARY_OPS(X)                                                                          \
+    X(Add,        add,         Same,    kSavesNone,        kSavesNone,        g, g)               \
+    X(Sub,        sub,         NoBool,  kSavesNone,        kSavesNone,        g, -g)              \
+    X(Mul,        mul,         Same,    kSavesB,           kSavesA,           g * b, g * a)       \
+    X(Div,        div,         Float,   kSavesB,           kSavesA | kSavesB, g / b, -g * a / (b * b)) \
+    X(Pow,        pow,         Same,    kSavesA | kSavesB, kSavesA | kSavesB | kSavesY,           \
+      pow_grad_base(g, a, b), pow_grad_exponent(g, a, b, y))                                      \
+    X(Maximum,    maximum,     Same,    kSavesA | kSavesB, kSavesA | kSavesB,                     \
+      g * share_of_a(a > b, a, b), g * (1 - share_of_a(a > b, a, b)))                             \
+    X(Minimum,    minimum,     Same,    kSavesA | kSavesB, kSavesA | kSavesB,                     \
+      g * share_of_a(a < b, a, b), g * (1 - share_of_a(a < b, a, b)))                             \
+    X(Remainder,  remainder,   NoBool,  kSavesNone,        kSavesA | kSavesB, g, -g * floor(a / b)) \
+    X(Fmod,       fmod,        NoBool,  kSavesNone,        kSavesA | kSavesB, g, -g * trunc(a / b)) \
+    X(Atan2,      atan2,       Float,   kSavesA | kSavesB, kSavesA | kSavesB,                     \
+      g * b / (a * a + b * b), -g * a / (a * a + b * b))                                          \
+    X(Eq,         eq,          Compare, kSavesNone, kSavesNone, not_differentiable, not_differentiable) \
+    X(Ne,         ne,          Compare, kSavesNone, kSavesNone, not_differentiable, not_differentiable) \
+    X(Lt,         lt,          Compare, kSavesNone, kSavesNone, not_differentiable, not_differentiable) \
+    X(Le,         le,          Compare, kSavesNone, kSavesNone, not_differentiable, not_differentiable) \
+    X(Gt,         gt,          Compare, kSavesNone, kSavesNone, not_differentiable, not_differentiable) \
+    X(Ge,         ge,          Compare, kSavesNone, kSavesNone, not_differentiable, not_differentiable) \
+    X(LogicalAnd, logical_and, Bool,    kSavesNone, kSavesNone, not_differentiable, not_differentiable) \
+    X(LogicalOr,  logical_or,  Bool,    kSavesNone, kSavesNone, not_differentiable, not_differentiable) \
+    X(LogicalXor, logical_xor, Bool,    kSavesNone, kSavesNone, not_differentiable, not_differentiable) \
+    X(BitwiseAnd, bitwise_and, Integral, kSavesNone, kSavesNone, not_differentiable, not_differentiable) \
+    X(BitwiseOr,  bitwise_or,  Integral, kSavesNone, kSavesNone, not_differentiable, not_differentiable) \
+    X(BitwiseXor, bitwise_xor, Integral, kSavesNone, kSavesNone, not_differentiable, not_differentiable)
+// clang-format on
+
+namespace minitorch {
+
+// The dtype rule of an op (inputs are first promoted together, as in PyTorch):
+enum class OpResult {
+    Same,       // the promoted dtype (add, abs, floor of an int64 is an int64)
+    NoBool,     // the same, but bool inputs are a TypeError (neg, sub, floor)
+    Float,      // bool and int64 inputs become float32 first (exp, sin, div, atan2)
+    FloatOnly,  // floating inputs only; others are a TypeError (frac)
+    Compare,    // bool result of comparing the promoted inputs (eq, lt)
+    Bool,       // bool result, any input dtype (isnan, logical_and)
+    Integral,   // bool and int64 inputs only, dtype kept (bitwise_and, ~)
+};
+
+// What a gradient formula reads, so backward saves no more (bit flags).
+enum : unsigned { kSavesNone = 0, kSavesX = 1, kSavesA = 1, kSavesB = 2, kSavesY = 4 };
+
+#define MT_OP_ENUM(Enum, ...) Enum,
+enum class UnaryOp { MT_UNARY_OPS(MT_OP_ENUM) };
+enum class BinaryOp { MT_BINARY_OPS(MT_OP_ENUM) };
+#undef MT_OP_ENUM
+
+struct UnaryOpInfo {
+    const char* name;           // "sin": the method and minitorch.<name>
+    const char* backward_name;  // "SinBackward0", as PyTorch's grad_fn names
+    OpResult result;
+    unsigned saves;
+};
+struct BinaryOpInfo {
+    const char* name;
+    const char* backward_name;
+    OpResult result;
+    unsigned saves_for_a, saves_for_b;
+};
+
+#define MT_UNARY_INFO(Enum, name, result, saves, ...) {#name, #Enum "Backward0", OpResult::result, saves},
+#define MT_BINARY_INFO(Enum, name, result, saves_a, saves_b, ...) \
+    {#name, #Enum "Backward0", OpResult::result, saves_a, saves_b},
+inline constexpr UnaryOpInfo kUnaryOpInfo[] = {MT_UNARY_OPS(MT_UNARY_INFO)};
+inline constexpr BinaryOpInfo kBinaryOpInfo[] = {MT_BINARY_OPS(MT_BINARY_INFO)};
+#undef MT_UNARY_INFO
+#undef MT_BINARY_INFO
+
+// Both tables are generated from the same rows as the enums, so the enum value is the index.
+inline constexpr const UnaryOpInfo& info(UnaryOp op) { return kUnaryOpInfo[int(op)]; }
+inline constexpr const BinaryOpInfo& info(BinaryOp op) { return kBinaryOpInfo[int(op)]; }
+inline constexpr const char* op_name(UnaryOp op) { return info(op).name; }
+inline constexpr const char* op_name(BinaryOp op) { return info(op).name; }
+
+// Outputs of these kinds are bool or integer: no gradient flows through them.
+inline constexpr bool differentiable(OpResult r)
+{
+    return r != OpResult::Compare && r != OpResult::Bool && r != OpResult::Integral;
+}
+// Whether the op writes a bool tensor whatever its inputs' dtype.
+inline constexpr bool has_bool_result(OpResult r) { return r == OpResult::Compare || r == OpResult::Bool; }
+
+}  // namespace minitorch
