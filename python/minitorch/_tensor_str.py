@@ -1,4 +1,4 @@
-"""``repr(tensor)`` in PyTorch's format.
+"""``repr(tensor)`` in PyTorch's format (and ``_shape_str``, a shape as messages print it).
 
     tensor([[1.0000, 0.5000],
             [0.2500, 0.1250]], dtype=minitorch.float64, requires_grad=True)
@@ -16,6 +16,12 @@ PRECISION = 4
 THRESHOLD = 1000
 EDGEITEMS = 3
 LINEWIDTH = 80
+
+
+def _shape_str(shape) -> str:
+    """``(2, 3)``, ``(3,)``, ``()``: a shape as error messages print it."""
+    shape = tuple(shape)
+    return "(" + ", ".join(str(s) for s in shape) + ("," if len(shape) == 1 else "") + ")"
 
 
 def _formatter(values: np.ndarray, dtype):

@@ -8,14 +8,10 @@ from __future__ import annotations
 import numpy as np
 
 from . import _C
+from ._tensor_str import _shape_str
 
 # PyTorch's default tolerances per dtype: (rtol, atol).
 _TOLERANCES = {"float32": (1.3e-6, 1e-5), "float64": (1e-7, 1e-7), "int64": (0.0, 0.0), "bool": (0.0, 0.0)}
-
-
-def _shape_str(shape) -> str:
-    shape = tuple(shape)
-    return "(" + ", ".join(str(s) for s in shape) + ("," if len(shape) == 1 else "") + ")"
 
 
 def _to_numpy(x) -> np.ndarray:

@@ -21,7 +21,7 @@ argument of ``forward`` (``None`` for arguments that need none).
 from __future__ import annotations
 
 from .. import _C
-from ..testing import _shape_str
+from .._tensor_str import _shape_str
 
 
 class FunctionCtx:
