@@ -11,16 +11,23 @@ using autograd::Node;
 // A node whose backward is a Python callable (minitorch.autograd.Function). The
 // callable receives the output gradients and returns one gradient (or None) per
 // tensor input; minitorch/autograd/function.py checks counts and shapes.
+//
+// Who owns what: the outputs own this node (grad_fn); the node owns backward_fn, a
+// Python closure over the Function's ctx, and the tensors ctx.save_for_backward named,
+// saved with autograd::save like any built-in op's (aliases without grad_fn, so saving
+// an output makes no cycle; the engine checks their versions and refuses a second
+// backward once release() freed them). ctx reads them through saved_tensors_reader,
+// which holds the node weakly: nothing Python owns leads back to the node, so no cycle
+// passes through C++ where Python's garbage collector cannot see it.
 struct PyNode : Node {
-    py::object backward_fn;  // callable(list of grads) -> list of grads
-    py::object release_fn;   // callable() that frees ctx.saved_tensors
+    py::object backward_fn;     // callable(list of grads) -> list of grads
+    std::vector<Tensor> saved;  // null where None was saved
     std::string fn_name;
 
     ~PyNode() override
     {
         py::gil_scoped_acquire gil;
         backward_fn = py::object();
-        release_fn = py::object();
     }
     std::string name() const override { return fn_name; }
     std::vector<Tensor> apply(std::vector<Tensor>& grads) override
@@ -35,12 +42,23 @@ struct PyNode : Node {
                          " gradients, got ", out.size());
         return out;
     }
-    void release() override
-    {
-        py::gil_scoped_acquire gil;
-        if (release_fn) release_fn();
-    }
+    void release() override { saved.clear(); }
 };
+
+// ctx.saved_tensors: the node's saved tensors as a tuple, with the engine's checks
+// (freed by backward or gone with the graph; changed in place since forward).
+py::cpp_function saved_tensors_reader(const std::shared_ptr<PyNode>& node)
+{
+    return py::cpp_function([weak = std::weak_ptr<PyNode>(node)]() {
+        std::shared_ptr<PyNode> n = weak.lock();
+        autograd::check_not_freed(n.get());
+        autograd::check_saved_versions(*n);
+        py::tuple out(n->saved.size());
+        for (size_t i = 0; i < n->saved.size(); ++i)
+            out[i] = n->saved[i] ? py::cast(n->saved[i]) : py::none();
+        return out;
+    });
+}
 
 std::vector<Tensor> tensor_list(py::handle seq, const char* op)
 {
@@ -92,15 +110,17 @@ void bind_autograd(py::module_& m)
               for (auto& t : out) res.append(t ? py::cast(t) : py::none());
               return py::object(py::tuple(res));
           });
-    // Called by Function.apply after forward ran under no_grad.
-    m.def("_record_function", [](py::object backward_fn, py::object release_fn, std::string name, py::handle inputs,
-                                 py::handle outputs) {
+    // Called by Function.apply after forward ran under no_grad; returns ctx's reader
+    // of the saved tensors.
+    m.def("_record_function", [](py::object backward_fn, std::string name, py::handle inputs, py::handle outputs,
+                                 py::handle saved) {
         auto node = std::make_shared<PyNode>();
         node->backward_fn = std::move(backward_fn);
-        node->release_fn = std::move(release_fn);
         node->fn_name = std::move(name);
-        node->has_saved = true;
         autograd::record(node, tensor_list(inputs, "Function.apply"), tensor_list(outputs, "Function.apply"));
+        for (const Tensor& t : tensor_list(saved, "save_for_backward")) node->saved.push_back(autograd::save(*node, t));
+        node->has_saved = !node->saved.empty();
+        return saved_tensors_reader(node);
     });
 
     py::class_<TensorImpl, std::shared_ptr<TensorImpl>> cls = m.attr("Tensor");

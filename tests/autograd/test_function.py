@@ -324,6 +324,93 @@ def test_function_graphs_do_not_leak(device):
     assert minitorch._C.live_tensor_count() - before <= 2
 
 
+def test_saved_output_graph_is_freed_without_the_garbage_collector(device):
+    # MySigmoid saves its own output: the node must keep it without a reference cycle,
+    # so dropping the output frees everything by reference counting alone.
+    import gc
+
+    x = leaf(np.ones((3, 3)), device)
+    MySigmoid.apply(x).sum().backward()  # warm-up
+    x.grad = None
+    gc.collect()
+    gc.disable()
+    try:
+        before = minitorch._C.live_tensor_count()
+        for _ in range(50):
+            y = MySigmoid.apply(x * 2)
+            s = y.grad_fn  # the node stays alive through its output
+            del y, s
+        assert minitorch._C.live_tensor_count() - before <= 1
+        y = MySigmoid.apply(x)
+        y.sum().backward()
+        del y
+        x.grad = None
+        assert minitorch._C.live_tensor_count() - before <= 1
+    finally:
+        gc.enable()
+
+
+def test_save_for_backward_with_none_entries(device):
+    class MaybeScale(Function):
+        @staticmethod
+        def forward(ctx, x, w):
+            ctx.save_for_backward(None, w, None)
+            return x * w
+
+        @staticmethod
+        def backward(ctx, grad):
+            a, w, c = ctx.saved_tensors
+            assert a is None and c is None
+            return grad * w, None
+
+    x = leaf([1.0, 2.0], device)
+    w = minitorch.tensor([3.0, 4.0], dtype=minitorch.float64, device=device)
+    MaybeScale.apply(x, w).sum().backward()
+    np.testing.assert_array_equal(arr(x.grad), [3.0, 4.0])
+
+
+def test_saved_tensors_outside_backward(device):
+    # Readable while the graph holds them; PyTorch's error once backward freed them
+    # or the graph is gone.
+    ctxs = []
+
+    class Keep(MySigmoid):
+        @staticmethod
+        def forward(ctx, x):
+            ctxs.append(ctx)
+            return MySigmoid.forward(ctx, x)
+
+    x = leaf([0.0, 1.0], device)
+    y = Keep.apply(x)
+    (s,) = ctxs[0].saved_tensors
+    np.testing.assert_allclose(arr(s), arr(y), rtol=1e-12)
+    assert s.grad_fn is None  # an alias without history
+    y.sum().backward()
+    with pytest.raises(RuntimeError, match="Trying to backward through the graph a second time"):
+        ctxs[0].saved_tensors
+    Keep.apply(x)  # output dropped at once: its graph is gone
+    with pytest.raises(RuntimeError, match="already been freed"):
+        ctxs[1].saved_tensors
+
+
+def test_retain_graph_keeps_saved_tensors(device):
+    x = leaf([0.5], device)
+    y = MySigmoid.apply(x)
+    y.backward(retain_graph=True)
+    y.backward(retain_graph=True)
+    s = 1 / (1 + np.exp(-0.5))
+    np.testing.assert_allclose(arr(x.grad), [2 * s * (1 - s)], rtol=1e-12)
+
+
+def test_function_that_saves_nothing_can_backward_twice(device):
+    # as for built-in ops that save nothing: only saved tensors are freed
+    x = leaf([1.0, 2.0], device)
+    y = Scale.apply(x, 2.0).sum()
+    y.backward()
+    y.backward()
+    np.testing.assert_array_equal(arr(x.grad), [4.0, 4.0])
+
+
 # ------------------------------------------------------------------- errors ----
 
 def test_wrong_number_of_gradients(device):
@@ -449,6 +536,18 @@ def test_save_for_backward_rejects_non_tensors(device):
 
     with pytest.raises(TypeError, match="save_for_backward"):
         Bad.apply(leaf([1.0], device))
+
+
+def test_saved_tensor_changed_in_place_names_the_function(device):
+    # The engine's version check, as for built-in ops: it names the Function's node.
+    x = minitorch.tensor([1.0, 2.0], dtype=minitorch.float64, device=device)
+    w = leaf([3.0, 4.0], device)
+    y = MyLinear.apply(x.unsqueeze(0), w.unsqueeze(1), w[0:1])
+    x.mul_(2.0)  # x needs no grad: allowed, but backward would read the new values
+    with pytest.raises(RuntimeError, match="modified by an inplace operation") as info:
+        y.sum().backward()
+    assert "MyLinearBackward" in str(info.value) and "expected version 0" in str(info.value)
+    assert w.grad is None
 
 
 def test_missing_forward_or_backward(device):

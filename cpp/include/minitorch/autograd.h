@@ -124,6 +124,10 @@ inline void bump_version(const Tensor& t) { ++t->storage->version; }
 // The error backward raises when a saved tensor was modified in place.
 void check_saved_versions(const Node& node);
 
+// The error for using saved tensors that backward already freed: `node` was released,
+// or is null because its graph is gone.
+void check_not_freed(const Node* node);
+
 // Sums a broadcast gradient back to `shape` (the inverse of expand).
 Tensor sum_to(const Tensor& grad, const Shape& shape);
 

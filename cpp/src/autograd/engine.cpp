@@ -89,6 +89,15 @@ void check_saved_versions(const Node& node)
     }
 }
 
+void check_not_freed(const Node* node)
+{
+    MT_CHECK_RUNTIME(node && !node->released,
+                     "Trying to backward through the graph a second time (or directly access saved tensors after they "
+                     "have already been freed). Saved intermediate values of the graph are freed when you call "
+                     ".backward() or autograd.grad(). Specify retain_graph=True if you need to backward through the "
+                     "graph a second time or to access saved tensors after calling backward.");
+}
+
 Tensor sum_to(const Tensor& grad, const Shape& shape)
 {
     if (grad->shape == shape) return grad;
@@ -240,12 +249,7 @@ std::vector<Tensor> run_backward(const std::vector<Tensor>& roots, const std::ve
         std::vector<Tensor> out_grads;
         bool is_acc = dynamic_cast<AccumulateGrad*>(node) != nullptr;
         if (any && !(is_acc && inputs)) {
-            MT_CHECK_RUNTIME(!(node->released && node->has_saved),
-                             "backward: trying to backward through the graph a second time (or directly access saved "
-                             "tensors after they have already been freed). Saved intermediate values of the graph are "
-                             "freed when you call .backward() or autograd.grad(). Specify retain_graph=True if you "
-                             "need to backward through the graph a second time or to access saved tensors after "
-                             "calling backward.");
+            if (node->has_saved) check_not_freed(node);
             for (size_t i = 0; i < in_grads.size(); ++i)
                 if (!in_grads[i]) {
                     const TensorMeta& m = node->output_meta[i];

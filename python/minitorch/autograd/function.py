@@ -16,7 +16,9 @@
 
 ``forward`` runs with recording off; ``apply`` then records one graph node whose
 backward calls yours (from the C++ engine). ``backward`` returns one gradient per
-argument of ``forward`` (``None`` for arguments that need none).
+argument of ``forward`` (``None`` for arguments that need none). The node keeps the
+tensors given to ``save_for_backward`` exactly as built-in ops keep theirs, so the same
+engine checks apply (a second backward, an in-place change before backward).
 """
 from __future__ import annotations
 
@@ -28,9 +30,10 @@ class FunctionCtx:
     """What ``forward`` can leave for ``backward``."""
 
     def __init__(self):
-        self._saved = None
-        self._versions: tuple = ()
-        self._released = False
+        self._to_save: tuple = ()
+        # Set by Function.apply: reads the saved tensors from the C++ node, which it
+        # holds weakly (the node owns this ctx through its backward; see PyNode).
+        self._read_saved = None
         self.needs_input_grad: tuple = ()
 
     def save_for_backward(self, *tensors) -> None:
@@ -38,30 +41,13 @@ class FunctionCtx:
         for t in tensors:
             if t is not None and not isinstance(t, _C.Tensor):
                 raise TypeError(f"save_for_backward can only save tensors (or None), got {type(t).__name__}")
-        # Detached aliases: saving an output with its grad_fn would make a reference cycle.
-        self._saved = tuple(None if t is None else t.detach() for t in tensors)
-        # Versions now, to catch an in-place change before backward (as built-in ops do).
-        self._versions = tuple(None if t is None else t._version for t in tensors)
+        self._to_save = tensors
 
     @property
     def saved_tensors(self) -> tuple:
-        if self._released:
-            raise RuntimeError(
-                "Trying to backward through the graph a second time (or directly access saved tensors after they "
-                "have already been freed); specify retain_graph=True if you need to"
-            )
-        for t, v in zip(self._saved or (), self._versions):
-            if t is not None and t._version != v:
-                raise RuntimeError(
-                    "one of the variables needed for gradient computation has been modified by an inplace "
-                    f"operation: [{t.dtype} of shape {_shape_str(t.shape)}], saved by save_for_backward, is at "
-                    f"version {t._version}; expected version {v} instead"
-                )
-        return self._saved or ()
-
-    def _release(self) -> None:
-        self._saved = None
-        self._released = True
+        if self._read_saved is None:  # no graph recorded (forward called directly)
+            return self._to_save
+        return self._read_saved()
 
 
 class Function:
@@ -98,35 +84,40 @@ class Function:
         outputs = tuple(out.detach() if any(out is a for a in args) else out for out in outputs)
         tensor_pos = [i for i, a in enumerate(args) if isinstance(a, _C.Tensor)]
         inputs = [args[i] for i in tensor_pos]
+        # backward checks gradients against these; it does not keep the inputs alive.
+        metas = [(i, tuple(args[i].shape), args[i].device, args[i].dtype, args[i].requires_grad) for i in tensor_pos]
+        n_args = len(args)
         name = f"{cls.__name__}Backward"
 
         def run_backward(grads):
             got = cls.backward(ctx, *grads)
             got = got if isinstance(got, tuple) else (got,)
-            if len(got) != len(args):
+            if len(got) != n_args:
                 raise RuntimeError(
-                    f"function {name} returned an incorrect number of gradients (expected {len(args)}, got {len(got)})"
+                    f"function {name} returned an incorrect number of gradients (expected {n_args}, got {len(got)})"
                 )
             result = []
-            for i in tensor_pos:
-                g, a = got[i], args[i]
+            for i, shape, device, dtype, needed in metas:
+                g = got[i]
                 if g is not None:
                     if not isinstance(g, _C.Tensor):
                         raise TypeError(f"function {name} returned a {type(g).__name__} as gradient {i}; expected a Tensor or None")
-                    if tuple(g.shape) != tuple(a.shape):
+                    if tuple(g.shape) != shape:
                         raise RuntimeError(
                             f"function {name} returned an invalid gradient at index {i} - got shape "
-                            f"{_shape_str(g.shape)} but expected shape {_shape_str(a.shape)}"
+                            f"{_shape_str(g.shape)} but expected shape {_shape_str(shape)}"
                         )
-                    if g.device != a.device:
+                    if g.device != device:
                         raise RuntimeError(
                             f"function {name} returned an invalid gradient at index {i} - expected device "
-                            f"{a.device} but got {g.device}"
+                            f"{device} but got {g.device}"
                         )
-                    if g.dtype != a.dtype:
-                        g = g.to(a.dtype)
-                result.append(g if a.requires_grad else None)
+                    if g.dtype != dtype:
+                        g = g.to(dtype)
+                result.append(g if needed else None)
             return result
 
-        _C._record_function(run_backward, ctx._release, name, inputs, list(outputs))
+        # The node saves ctx's tensors; ctx must not keep them (an output would lead back to the node).
+        ctx._read_saved = _C._record_function(run_backward, name, inputs, list(outputs), list(ctx._to_save))
+        ctx._to_save = ()
         return outputs if isinstance(result, tuple) else outputs[0]
