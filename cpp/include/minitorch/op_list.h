@@ -44,7 +44,7 @@
     X(Ceil,       ceil,        NoBool,    kSavesNone, zeros_like(g))                              \
     X(Round,      round,       NoBool,    kSavesNone, zeros_like(g))                              \
     X(Trunc,      trunc,       NoBool,    kSavesNone, zeros_like(g))                              \
-    X(Frac,       frac,        FloatOnly, kSavesNone, g)                                          \
+    X(Frac,       frac,        FloatOnly, kSavesNone, g)                                        \
     X(IsNan,      isnan,       Bool,      kSavesNone, not_differentiable)                         \
     X(IsInf,      isinf,       Bool,      kSavesNone, not_differentiable)                         \
     X(IsFinite,   isfinite,    Bool,      kSavesNone, not_differentiable)                         \

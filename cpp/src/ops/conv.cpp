@@ -39,6 +39,9 @@ Tensor channels_first(const Tensor& g)  // (N, O, OH, OW) -> (O, N*OH*OW)
     return view(p, {p->shape[0], p->numel() / std::max<int64_t>(p->shape[0], 1)});
 }
 
+// derivative of conv2d, input input: col2im(W^T @ g), W as a (O, C*KH*KW) matrix and g as (O, N*OH*OW)
+// derivative of conv2d, input weight: g @ cols^T, cols = im2col(input)
+// derivative of conv2d, input bias: sum of g over batch and pixels
 struct Conv2dBackward : Node {
     Tensor cols, weight;
     Window2d w;
@@ -62,6 +65,7 @@ struct Conv2dBackward : Node {
     void release() override { cols.reset(), weight.reset(); }
 };
 
+// derivative of max_pool2d, input input: g added at the position that won each window (the saved indices)
 struct MaxPool2dBackward : Node {
     Tensor indices;
     Window2d w;
@@ -75,6 +79,7 @@ struct MaxPool2dBackward : Node {
     void release() override { indices.reset(); }
 };
 
+// derivative of avg_pool2d, input input: g / window size, spread over each window
 struct AvgPool2dBackward : Node {
     Window2d w;
     std::string name() const override { return "AvgPool2DBackward0"; }
@@ -189,19 +194,12 @@ Tensor avg_pool2d(const Tensor& x, std::array<int64_t, 2> k, std::array<int64_t,
                   bool ceil_mode)
 {
     Window2d w = pool_window("avg_pool2d", x, k, stride, pad, {1, 1}, ceil_mode);
-    Tensor xc;
-    {
-        autograd::NoGradGuard guard;
-        xc = contiguous(x);
-    }
-    Tensor out = empty({w.N, w.C, w.OH, w.OW}, x->dtype, x->device());
-    if (out->numel()) kernels(x->device()).avg_pool2d(out, xc, w);
-    if (autograd::needs_grad(x)) {
-        auto node = std::make_shared<AvgPool2dBackward>();
-        node->w = w;
-        autograd::record(node, {&x}, {&out});
-    }
-    return out;
+    auto forward = [&] {
+        Tensor out = empty({w.N, w.C, w.OH, w.OW}, x->dtype, x->device());
+        if (out->numel()) kernels(x->device()).avg_pool2d(out, contiguous(x), w);
+        return out;
+    };
+    return autograd::record_op<AvgPool2dBackward>({&x}, forward, [&](AvgPool2dBackward& n, const Tensor&) { n.w = w; });
 }
 
 }  // namespace minitorch

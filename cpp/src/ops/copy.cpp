@@ -8,6 +8,7 @@ namespace {
 
 // clone / contiguous / dtype and device casts: the gradient passes through, cast back
 // to the input's dtype and device.
+// derivative of clone / contiguous / to(dtype, device), input input: g cast back to the input dtype and device
 struct CopyBackward : autograd::Node {
     std::string op;
     std::string name() const override { return op; }

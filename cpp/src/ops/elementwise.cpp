@@ -265,24 +265,14 @@ Expr unary_gradient(UnaryOp op, const Expr& g, const Expr& x, const Expr& y)
     return not_differentiable;
 }
 
-Expr binary_gradient_a(BinaryOp op, const Expr& g, const Expr& a, const Expr& b, const Expr& y)
+// The gradient for input `which` (0: a, 1: b) of a binary op.
+Expr binary_gradient(BinaryOp op, int which, const Expr& g, const Expr& a, const Expr& b, const Expr& y)
 {
     switch (op) {
-#define MT_GRADIENT_A(Enum, name, result, saves_a, saves_b, gradient_a, ...) \
-    case BinaryOp::Enum: return gradient_a;
-        MT_BINARY_OPS(MT_GRADIENT_A)
-#undef MT_GRADIENT_A
-    }
-    return not_differentiable;
-}
-
-Expr binary_gradient_b(BinaryOp op, const Expr& g, const Expr& a, const Expr& b, const Expr& y)
-{
-    switch (op) {
-#define MT_GRADIENT_B(Enum, name, result, saves_a, saves_b, gradient_a, ...) \
-    case BinaryOp::Enum: return __VA_ARGS__;
-        MT_BINARY_OPS(MT_GRADIENT_B)
-#undef MT_GRADIENT_B
+#define MT_BINARY_GRADIENT(Enum, name, result, saves_a, saves_b, gradient_a, ...) \
+    case BinaryOp::Enum: return which == 0 ? (gradient_a) : (__VA_ARGS__);
+        MT_BINARY_OPS(MT_BINARY_GRADIENT)
+#undef MT_BINARY_GRADIENT
     }
     return not_differentiable;
 }
@@ -312,12 +302,14 @@ struct BinaryBackward : Node {
     std::vector<Tensor> apply(std::vector<Tensor>& grads) override
     {
         const Expr g{grads[0]};
-        return {needs_input_grad(0) ? to_input(*this, 0, binary_gradient_a(op, g, {a}, {b}, {y})) : nullptr,
-                needs_input_grad(1) ? to_input(*this, 1, binary_gradient_b(op, g, {a}, {b}, {y})) : nullptr};
+        return {needs_input_grad(0) ? to_input(*this, 0, binary_gradient(op, 0, g, {a}, {b}, {y})) : nullptr,
+                needs_input_grad(1) ? to_input(*this, 1, binary_gradient(op, 1, g, {a}, {b}, {y})) : nullptr};
     }
     void release() override { a.reset(), b.reset(), y.reset(); }
 };
 
+// derivative of where, input input: where(cond, g, 0)
+// derivative of where, input other: where(cond, 0, g)
 struct WhereBackward : Node {
     Tensor cond;
     std::string name() const override { return "WhereBackward0"; }
@@ -334,6 +326,7 @@ struct WhereBackward : Node {
 // clamp with bounds that need no gradient: g where min <= x <= max, else 0. At a bound
 // the derivative is undefined; like PyTorch we pass the subgradient 1 there (so an
 // input sitting exactly on a bound still learns).
+// derivative of clamp, input input: g where min <= x <= max, else 0
 struct ClampBackward : Node {
     Tensor mask;
     std::string name() const override { return "ClampBackward1"; }

@@ -52,6 +52,7 @@ Tensor checked_index(const Tensor& index, int64_t size, const char* op)
     return out;
 }
 
+// derivative of index_select / x[index], input input: g rows scatter-added into zeros at the indices
 struct IndexSelectBackward : autograd::Node {
     Tensor index;
     int64_t dim = 0;
@@ -76,23 +77,18 @@ Tensor index_select(const Tensor& t, int64_t dim, const Tensor& index)
     MT_CHECK_INDEX(t->dim() > 0, "index_select: cannot index a 0-dim tensor");
     dim = wrap_dim(dim, t->dim(), "index_select");
     Tensor idx = checked_index(index, t->shape[dim], "index_select");
-    Tensor out;
-    {
-        autograd::NoGradGuard guard;
+    auto forward = [&] {
         Tensor rows = rows_view(t, dim);
-        out = empty(front_shape(t->shape, dim, idx->numel()), t->dtype, t->device());
+        Tensor out = empty(front_shape(t->shape, dim, idx->numel()), t->dtype, t->device());
         if (out->numel())
             kernels(t->device()).gather_rows(view(out, {idx->numel(), out->numel() / idx->numel()}), rows, idx);
-        out = unfront(out, dim);
-    }
-    if (autograd::needs_grad(t)) {
-        auto node = std::make_shared<IndexSelectBackward>();
-        node->index = idx;
-        node->dim = dim;
-        node->has_saved = true;
-        autograd::record(node, {&t}, {&out});
-    }
-    return out;
+        return unfront(out, dim);
+    };
+    return autograd::record_op<IndexSelectBackward>({&t}, forward, [&](IndexSelectBackward& n, const Tensor&) {
+        n.index = idx;  // made by checked_index for this call: nobody else can change it
+        n.dim = dim;
+        n.has_saved = true;
+    });
 }
 
 }  // namespace minitorch

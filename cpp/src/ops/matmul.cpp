@@ -11,6 +11,8 @@ namespace minitorch {
 
 namespace {
 
+// derivative of matmul, input a: g @ b^T
+// derivative of matmul, input b: a^T @ g
 struct MatmulBackward : autograd::Node {
     Tensor a, b;
     std::string name() const override { return "MmBackward0"; }

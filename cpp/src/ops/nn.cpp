@@ -22,6 +22,9 @@ Tensor sub(const Tensor& a, const Tensor& b) { return binary(BinaryOp::Sub, a, b
 // x flattened to 2-D (rows, in) — batch dims of any rank become rows.
 Tensor rows2d(const Tensor& x) { return reshape(x, {x->numel() / std::max<int64_t>(x->size(-1), 1), x->size(-1)}); }
 
+// derivative of linear, input input: g @ W
+// derivative of linear, input weight: g^T @ x
+// derivative of linear, input bias: sum of g over rows
 struct LinearBackward : Node {
     Tensor x, w;
     bool has_bias = false;
@@ -39,6 +42,7 @@ struct LinearBackward : Node {
 };
 
 // d log_softmax: g - softmax * sum(g)
+// derivative of log_softmax, input input: g - softmax(x) * sum(g, dim)
 struct LogSoftmaxBackward : Node {
     Tensor out;
     int64_t dim = 0;
@@ -52,6 +56,7 @@ struct LogSoftmaxBackward : Node {
 };
 
 // d softmax: s * (g - sum(g * s))
+// derivative of softmax, input input: y * (g - sum(g * y, dim))
 struct SoftmaxBackward : Node {
     Tensor out;
     int64_t dim = 0;
@@ -64,6 +69,8 @@ struct SoftmaxBackward : Node {
 };
 
 // Loss over targets: backward (softmax - onehot) * weight, weight = g / count per row.
+// derivative of cross_entropy, input input: (softmax(x) - onehot(target)) * g * row weight (1/count for mean)
+// derivative of nll_loss, input input: -onehot(target) * g * row weight (1/count for mean)
 struct CrossEntropyBackward : Node {
     Tensor logp, onehot, row_weight;  // row_weight: (N, 1), the loss weight of each row
     bool from_logits = true;          // false: nll_loss on log-probabilities
@@ -187,40 +194,25 @@ Tensor log_softmax(const Tensor& x, int64_t dim)
     MT_CHECK_TYPE(is_floating(x->dtype), "log_softmax: expected a floating tensor, got ", x->dtype);
     dim = wrap_dim(dim, x->dim(), "log_softmax");
     if (x->dim() == 0) return zeros({}, x->dtype, x->device());
-    bool track = autograd::needs_grad(x);
-    Tensor out;
-    {
-        autograd::NoGradGuard guard;
-        out = log_softmax_forward(x, dim);
-    }
-    if (track) {
-        auto node = std::make_shared<LogSoftmaxBackward>();
-        node->out = autograd::save(*node, out);
-        node->dim = dim;
-        node->has_saved = true;
-        autograd::record(node, {&x}, {&out});
-    }
-    return out;
+    return autograd::record_op<LogSoftmaxBackward>({&x}, [&] { return log_softmax_forward(x, dim); },
+                                                   [&](LogSoftmaxBackward& n, const Tensor& out) {
+                                                       n.out = autograd::save(n, out);
+                                                       n.dim = dim;
+                                                   });
 }
 
 Tensor softmax(const Tensor& x, int64_t dim)
 {
     MT_CHECK_TYPE(is_floating(x->dtype), "softmax: expected a floating tensor, got ", x->dtype);
     dim = wrap_dim(dim, x->dim(), "softmax");
-    bool track = autograd::needs_grad(x);
-    Tensor out;
-    {
-        autograd::NoGradGuard guard;
-        out = x->dim() == 0 ? full({}, Scalar(1.0), x->dtype, x->device()) : unary(UnaryOp::Exp, log_softmax_forward(x, dim));
-    }
-    if (track) {
-        auto node = std::make_shared<SoftmaxBackward>();
-        node->out = autograd::save(*node, out);
-        node->dim = dim;
-        node->has_saved = true;
-        autograd::record(node, {&x}, {&out});
-    }
-    return out;
+    auto forward = [&] {
+        return x->dim() == 0 ? full({}, Scalar(1.0), x->dtype, x->device())
+                             : unary(UnaryOp::Exp, log_softmax_forward(x, dim));
+    };
+    return autograd::record_op<SoftmaxBackward>({&x}, forward, [&](SoftmaxBackward& n, const Tensor& out) {
+        n.out = autograd::save(n, out);
+        n.dim = dim;
+    });
 }
 
 Tensor cross_entropy(const Tensor& logits, const Tensor& target, int reduction, int64_t ignore_index)

@@ -108,6 +108,7 @@ Tensor unreduce(const Tensor& g, const std::vector<int64_t>& dims, bool keepdim)
 }
 
 // d sum / dx = 1 everywhere: the gradient is broadcast back over the reduced dims.
+// derivative of sum, input input: g expanded back to the input shape (mean: and divided by the count)
 struct SumBackward : Node {
     std::vector<int64_t> dims;
     bool keepdim = false;
@@ -122,6 +123,7 @@ struct SumBackward : Node {
 
 // max()/min() of everything: the gradient is shared evenly by the elements equal to
 // the result (PyTorch's rule for ties).
+// derivative of max() / min(), input input: g shared evenly among the elements equal to the result
 struct MaxAllBackward : Node {
     Tensor x, out;
     bool is_max = true;
@@ -135,6 +137,7 @@ struct MaxAllBackward : Node {
 };
 
 // max(dim)/min(dim): the gradient goes to the chosen index of each row.
+// derivative of max(dim) / min(dim), input input: g at the index each row picked, 0 elsewhere
 struct MaxDimBackward : Node {
     Tensor indices;  // keepdim form
     int64_t dim = 0;

@@ -274,12 +274,14 @@ namespace {
 using autograd::Node;
 
 // view / reshape / unsqueeze / squeeze: the gradient is reshaped back.
+// derivative of view / reshape / flatten / squeeze / unsqueeze, input input: g reshaped back to the input shape
 struct ReshapeBackward : Node {
     std::string op;
     std::string name() const override { return op; }
     std::vector<Tensor> apply(std::vector<Tensor>& g) override { return {reshape(g[0], input_meta[0].shape)}; }
 };
 
+// derivative of permute, input input: g permuted by the inverse permutation
 struct PermuteBackward : Node {
     std::vector<int64_t> dims;
     std::string name() const override { return "PermuteBackward0"; }
@@ -291,12 +293,14 @@ struct PermuteBackward : Node {
     }
 };
 
+// derivative of transpose / t, input input: g transposed back
 struct TransposeBackward : Node {
     int64_t d0 = 0, d1 = 0;
     std::string name() const override { return "TransposeBackward0"; }
     std::vector<Tensor> apply(std::vector<Tensor>& g) override { return {transpose(g[0], d0, d1)}; }
 };
 
+// derivative of expand, input input: g summed over the expanded dims
 struct ExpandBackward : Node {
     std::string name() const override { return "ExpandBackward0"; }
     std::vector<Tensor> apply(std::vector<Tensor>& g) override { return {autograd::sum_to(g[0], input_meta[0].shape)}; }
@@ -304,6 +308,7 @@ struct ExpandBackward : Node {
 
 // select / slice: zeros of the input's shape with the gradient written into the
 // same view the forward took.
+// derivative of x[i] / x[a:b:s] (select, slice), input input: zeros with g written into the selected positions
 struct IndexBackward : Node {
     bool is_select = true;
     int64_t dim = 0, index = 0, step = 1;
