@@ -1207,3 +1207,24 @@ def test_matches_pytorch(device):
             compare(f"f32 % {s}", minitorch.tensor(f32, device=device) % s, torch.from_numpy(f32) % s)
             compare(f"{s} % divisor", s % minitorch.tensor(divisor_f, device=device), s % torch.from_numpy(divisor_f))
         compare("bool & 3", minitorch.tensor(boolv, device=device) & 3, torch.from_numpy(boolv) & 3)
+
+
+# ------------------------------------------------------------------ log2 ----
+# Added after the others, as the example of what a new elementwise op touches.
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_log2_matches_numpy(device, dtype):
+    x = np.array([[0.5, 1.0, 2.0], [8.0, 0.0, -1.0]], dtype=dtype)
+    for layout in ("contiguous", "transposed"):
+        t = minitorch.tensor(x, device=device)
+        t = t.T if layout == "transposed" else t
+        with np.errstate(divide="ignore", invalid="ignore"):
+            expected = np.log2(x.T if layout == "transposed" else x)
+            np.testing.assert_allclose(t.log2().cpu().numpy(), expected, rtol=1e-6)
+            np.testing.assert_allclose(minitorch.log2(t).cpu().numpy(), expected, rtol=1e-6)
+    assert minitorch.log2(minitorch.tensor([1, 4], device=device)).dtype == minitorch.float32
+
+
+def test_log2_gradient(device):
+    x = minitorch.tensor([0.5, 2.0, 3.0], dtype=minitorch.float64, requires_grad=True, device=device)
+    assert minitorch.testing.gradcheck(minitorch.log2, (x,))

@@ -29,7 +29,7 @@ namespace minitorch {
     {                                                                                   \
         if constexpr (std::is_same_v<T, float>) return fn##f(x, y); else return fn(x, y); \
     }
-MT_MATH_1(exp) MT_MATH_1(expm1) MT_MATH_1(log) MT_MATH_1(log1p) MT_MATH_1(sqrt) MT_MATH_1(tanh)
+MT_MATH_1(exp) MT_MATH_1(expm1) MT_MATH_1(log) MT_MATH_1(log1p) MT_MATH_1(log2) MT_MATH_1(sqrt) MT_MATH_1(tanh)
 MT_MATH_1(sin) MT_MATH_1(cos) MT_MATH_1(tan) MT_MATH_1(erf)
 MT_MATH_1(floor) MT_MATH_1(ceil) MT_MATH_1(trunc) MT_MATH_1(rint)
 MT_MATH_2(pow) MT_MATH_2(fmod) MT_MATH_2(atan2)
@@ -114,6 +114,7 @@ MT_HOST_DEVICE inline T unary_op(UnaryOp op, T x)
         case UnaryOp::Expm1: if constexpr (kFloat) return math_expm1(x); else return x;
         case UnaryOp::Log: if constexpr (kFloat) return math_log(x); else return x;
         case UnaryOp::Log1p: if constexpr (kFloat) return math_log1p(x); else return x;
+        case UnaryOp::Log2: if constexpr (kFloat) return math_log2(x); else return x;
         case UnaryOp::Sqrt: if constexpr (kFloat) return math_sqrt(x); else return x;
         case UnaryOp::Rsqrt: if constexpr (kFloat) return T(1) / math_sqrt(x); else return x;
         // Stable for large |x|: exp never overflows into inf/inf.

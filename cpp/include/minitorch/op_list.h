@@ -32,6 +32,7 @@
     X(Expm1,      expm1,       Float,     kSavesY,    g * (y + 1))                                \
     X(Log,        log,         Float,     kSavesX,    g / x)                                      \
     X(Log1p,      log1p,       Float,     kSavesX,    g / (x + 1))                                \
+    X(Log2,       log2,        Float,     kSavesX,    g / (x * 0.6931471805599453))               \
     X(Sqrt,       sqrt,        Float,     kSavesY,    g / (y * 2))                                \
     X(Rsqrt,      rsqrt,       Float,     kSavesY,    g * y * y * y * -0.5)                       \
     X(Sigmoid,    sigmoid,     Float,     kSavesY,    g * y * (1 - y))                            \
