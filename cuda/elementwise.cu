@@ -1,4 +1,4 @@
-// elementwise.cu — CUDA kernels for fill / strided copy / map / zip / where / arange.
+// elementwise.cu — CUDA kernels for fill / strided copy / map / zip / where / arange / linspace.
 //
 // Thread mapping: one thread per output element, grid-stride loop (any size works);
 // each thread turns its flat index into byte offsets with Strided<N>::offsets.
@@ -50,18 +50,34 @@ __global__ void fill_kernel(Strided<1> s, T value)
     }
 }
 
-template <class T>
-__global__ void arange_kernel(T* out, int64_t n, double start, double step)
+// arange and linspace: out[i] = value(i) for a contiguous 1-D out; the value rule is a
+// small functor, so both share one kernel and one launcher.
+struct ArangeValue {
+    double start, step;
+    __host__ __device__ double operator()(int64_t i) const { return start + double(i) * step; }
+};
+struct LinspaceValue {
+    double start, end;
+    int64_t n;
+    __host__ __device__ double operator()(int64_t i) const { return linspace_value(start, end, n, i); }
+};
+
+template <class T, class F>
+__global__ void sequence_kernel(T* out, int64_t n, F value)
 {
     MT_GRID_STRIDE(i, n)
-        out[i] = static_cast<T>(start + double(i) * step);
+        out[i] = static_cast<T>(value(i));
 }
 
-template <class T>
-__global__ void linspace_kernel(T* out, int64_t n, double start, double end)
+template <class F>
+void launch_sequence(const Tensor& dst, F value)
 {
-    MT_GRID_STRIDE(i, n)
-        out[i] = static_cast<T>(linspace_value(start, end, n, i));
+    const int64_t n = dst->numel();
+    dispatch(dst->dtype, [&](auto tag) {
+        using T = typename decltype(tag)::type;
+        MT_LAUNCH(blocks_for(n), kThreads, 0, 0, sequence_kernel<T, F>)(dst->data_as<T>(), n, value);
+    });
+    MT_CUDA_CHECK_LAUNCH("sequence_kernel");
 }
 
 // O is the output's element type: T itself, or bool for isnan, comparisons, logical ops.
@@ -139,22 +155,12 @@ void fill(const Tensor& dst, Scalar value)
 
 void arange(const Tensor& dst, double start, double step)
 {
-    const int64_t n = dst->numel();
-    dispatch(dst->dtype, [&](auto tag) {
-        using T = typename decltype(tag)::type;
-        MT_LAUNCH(blocks_for(n), kThreads, 0, 0, arange_kernel<T>)(dst->data_as<T>(), n, start, step);
-    });
-    MT_CUDA_CHECK_LAUNCH("arange_kernel");
+    launch_sequence(dst, ArangeValue{start, step});
 }
 
 void linspace(const Tensor& dst, double start, double end)
 {
-    const int64_t n = dst->numel();
-    dispatch(dst->dtype, [&](auto tag) {
-        using T = typename decltype(tag)::type;
-        MT_LAUNCH(blocks_for(n), kThreads, 0, 0, linspace_kernel<T>)(dst->data_as<T>(), n, start, end);
-    });
-    MT_CUDA_CHECK_LAUNCH("linspace_kernel");
+    launch_sequence(dst, LinspaceValue{start, end, dst->numel()});
 }
 
 void map(UnaryOp op, const Tensor& out, const Tensor& in)

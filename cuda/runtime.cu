@@ -45,15 +45,7 @@ void synchronize()
     report_index_errors();
 }
 
-const KernelTable& kernel_table()
-{
-    static const KernelTable table = [] {
-        KernelTable table;
-        MT_FILL_KERNEL_TABLE(table);
-        return table;
-    }();
-    return table;
-}
+MT_DEFINE_KERNEL_TABLE()
 
 // Registers the kernels and the allocator when a device is usable; returns whether it is.
 bool init()

@@ -10,6 +10,7 @@
 #include <initializer_list>
 #include <memory>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "minitorch/tensor.h"
@@ -91,25 +92,32 @@ void record(const std::shared_ptr<Node>& node, std::initializer_list<const Tenso
             std::initializer_list<const Tensor*> outputs);
 void record(const std::shared_ptr<Node>& node, const std::vector<Tensor>& inputs, const std::vector<Tensor>& outputs);
 
+// The output a node is recorded for: the tensor itself, or the first of (values, indices)
+// — max(dim) and max_pool2d also return integer indices, which carry no gradient.
+inline const Tensor& differentiable_output(const Tensor& t) { return t; }
+inline const Tensor& differentiable_output(const std::tuple<Tensor, Tensor>& r) { return std::get<0>(r); }
+
 // The pattern of every differentiable op, written once: runs `forward` and, when grad
 // mode is on and an input requires grad, records a node of type N for its output.
 // forward then runs under no_grad (helper ops inside it record nothing of their own),
-// and `setup(node, out)` fills in what backward reads (saving tensors with save()).
+// and `setup(node, result)` fills in what backward reads (saving tensors with save()).
+// An optional input (linear's bias) is passed as a null tensor: its edge is empty and
+// the node's needs_input_grad() is false for it.
 //     return autograd::record_op<ExpBackward>({&x}, [&] { return exp_forward(x); },
 //                                             [&](ExpBackward& n, const Tensor& y) { n.y = save(n, y); });
 template <class N, class Forward, class Setup>
-Tensor record_op(std::initializer_list<const Tensor*> inputs, Forward&& forward, Setup&& setup)
+auto record_op(std::initializer_list<const Tensor*> inputs, Forward&& forward, Setup&& setup) -> decltype(forward())
 {
     if (!needs_grad(inputs)) return forward();
-    Tensor out;
+    decltype(forward()) result;
     {
         NoGradGuard guard;
-        out = forward();
+        result = forward();
     }
     auto node = std::make_shared<N>();
-    setup(*node, out);
-    record(node, inputs, {&out});
-    return out;
+    setup(*node, result);
+    record(node, inputs, {&differentiable_output(result)});
+    return result;
 }
 
 // A saved tensor that does not keep the graph alive: same storage, no grad_fn

@@ -41,7 +41,7 @@ std::string index_error_message(const IndexCheck& check, int64_t value, int64_t 
 
 // The kernel interface, declared once. Each device defines these functions in its
 // own namespace (minitorch::cpu, minitorch::cuda) and fills a KernelTable by name with
-// MT_FILL_KERNEL_TABLE, so a kernel cannot be missing or land in another's slot.
+// MT_DEFINE_KERNEL_TABLE, so a kernel cannot be missing or land in another's slot.
 // Kernels trust their callers (shapes and dtypes checked by the op) and never call ops.
 //
 //  copy       dst[i] = cast(src[i]); same shape, any strides and dtypes (src may be expanded).
@@ -111,9 +111,19 @@ struct KernelTable {
 // In a device's namespace: declares every kernel function (one line per device).
 #define MT_DECLARE_KERNEL(name, params) void name params;
 #define MT_DECLARE_KERNELS() MT_KERNELS(MT_DECLARE_KERNEL)
-// Fills `table` by name from the functions of the current namespace.
-#define MT_FILL_KERNEL(name, params) table.name = &name;
-#define MT_FILL_KERNEL_TABLE(table) MT_KERNELS(MT_FILL_KERNEL)
+// In a device's namespace: defines `const KernelTable& kernel_table()`, its table filled by
+// name from that namespace's kernel functions (one line per device).
+#define MT_FILL_KERNEL(name, params) filled.name = &name;
+#define MT_DEFINE_KERNEL_TABLE()                      \
+    const KernelTable& kernel_table()                 \
+    {                                                 \
+        static const KernelTable table = [] {         \
+            KernelTable filled;                       \
+            MT_KERNELS(MT_FILL_KERNEL)                \
+            return filled;                            \
+        }();                                          \
+        return table;                                 \
+    }
 
 const KernelTable& kernels(Device device);
 void register_kernels(DeviceType type, const KernelTable* table);

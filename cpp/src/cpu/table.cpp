@@ -3,14 +3,6 @@
 
 namespace minitorch::cpu {
 
-const KernelTable& kernel_table()
-{
-    static const KernelTable table = [] {
-        KernelTable table;
-        MT_FILL_KERNEL_TABLE(table);
-        return table;
-    }();
-    return table;
-}
+MT_DEFINE_KERNEL_TABLE()
 
 }  // namespace minitorch::cpu

@@ -45,7 +45,6 @@ Tensor channels_first(const Tensor& g)  // (N, O, OH, OW) -> (O, N*OH*OW)
 struct Conv2dBackward : Node {
     Tensor cols, weight;
     Window2d w;
-    bool has_bias = false;
     std::string name() const override { return "ConvolutionBackward0"; }
     std::vector<Tensor> apply(std::vector<Tensor>& grads) override
     {
@@ -59,7 +58,7 @@ struct Conv2dBackward : Node {
             kernels(gx->device()).col2im(gx, dcols, w);
         }
         if (needs_input_grad(1)) gw = reshape(matmul(G, transpose(cols, 0, 1)), ws);
-        if (has_bias && needs_input_grad(2)) gb = sum(G, {1}, false, std::nullopt);
+        if (needs_input_grad(2)) gb = sum(G, {1}, false, std::nullopt);
         return {gx, gw, gb};
     }
     void release() override { cols.reset(), weight.reset(); }
@@ -144,50 +143,40 @@ Tensor conv2d(const Tensor& x, const Tensor& weight, const Tensor& bias, std::ar
     w.OW = out_size(w.W, w.KW, w.stride_w, w.pad_w, w.dil_w);
     const int64_t O = weight->shape[0], patch = w.C * w.KH * w.KW;
 
-    bool track = autograd::needs_grad({&x, &weight, &bias});
-    Tensor out, cols;
-    {
-        autograd::NoGradGuard guard;
+    Tensor cols;  // set by forward; weight's gradient reads it
+    auto forward = [&] {
         Tensor xc = contiguous(x);
         cols = empty({patch, w.N * w.OH * w.OW}, x->dtype, x->device());
         if (cols->numel()) kernels(x->device()).im2col(cols, xc, w);
         Tensor y = matmul(view(contiguous(weight), {O, patch}), cols);  // (O, N*OH*OW)
         if (bias) binary_(BinaryOp::Add, y, unsqueeze(bias, 1));
-        out = contiguous(permute(view(y, {O, w.N, w.OH, w.OW}), {1, 0, 2, 3}));
-    }
-    if (track) {
-        auto node = std::make_shared<Conv2dBackward>();
-        node->w = w;
-        if (weight->requires_grad) node->cols = cols;
-        if (x->requires_grad) node->weight = autograd::save(*node, weight);
-        node->has_bias = bias != nullptr;
-        node->has_saved = true;
-        if (bias) autograd::record(node, {&x, &weight, &bias}, {&out});
-        else autograd::record(node, {&x, &weight}, {&out});
-    }
-    return out;
+        return contiguous(permute(view(y, {O, w.N, w.OH, w.OW}), {1, 0, 2, 3}));
+    };
+    // A missing bias is a null input: no edge, needs_input_grad(2) is false.
+    return autograd::record_op<Conv2dBackward>({&x, &weight, &bias}, forward, [&](Conv2dBackward& n, const Tensor&) {
+        n.w = w;
+        if (weight->requires_grad) n.cols = cols;
+        if (x->requires_grad) n.weight = autograd::save(n, weight);
+        n.has_saved = true;
+    });
 }
 
 std::tuple<Tensor, Tensor> max_pool2d(const Tensor& x, std::array<int64_t, 2> k, std::array<int64_t, 2> stride,
                                       std::array<int64_t, 2> pad, std::array<int64_t, 2> dil, bool ceil_mode)
 {
     Window2d w = pool_window("max_pool2d", x, k, stride, pad, dil, ceil_mode);
-    Tensor xc;
-    {
-        autograd::NoGradGuard guard;
-        xc = contiguous(x);
-    }
-    Tensor out = empty({w.N, w.C, w.OH, w.OW}, x->dtype, x->device());
-    Tensor idx = empty({w.N, w.C, w.OH, w.OW}, DType::Int64, x->device());
-    if (out->numel()) kernels(x->device()).max_pool2d(out, idx, xc, w);
-    if (autograd::needs_grad(x)) {
-        auto node = std::make_shared<MaxPool2dBackward>();
-        node->indices = autograd::save(*node, idx);  // the caller may get idx back and change it
-        node->w = w;
-        node->has_saved = true;
-        autograd::record(node, {&x}, {&out});
-    }
-    return {out, idx};
+    auto forward = [&] {
+        Tensor xc = contiguous(x);
+        Tensor out = empty({w.N, w.C, w.OH, w.OW}, x->dtype, x->device());
+        Tensor idx = empty({w.N, w.C, w.OH, w.OW}, DType::Int64, x->device());
+        if (out->numel()) kernels(x->device()).max_pool2d(out, idx, xc, w);
+        return std::tuple<Tensor, Tensor>{out, idx};
+    };
+    return autograd::record_op<MaxPool2dBackward>(
+        {&x}, forward, [&](MaxPool2dBackward& n, const std::tuple<Tensor, Tensor>& result) {
+            n.indices = autograd::save(n, std::get<1>(result));  // the caller may get idx back and change it
+            n.w = w;
+        });
 }
 
 Tensor avg_pool2d(const Tensor& x, std::array<int64_t, 2> k, std::array<int64_t, 2> stride, std::array<int64_t, 2> pad,

@@ -19,12 +19,19 @@ struct CopyBackward : autograd::Node {
     }
 };
 
-Tensor tracked(const Tensor& in, const Tensor& out, const char* name)
+// Runs the copy `forward` and records a CopyBackward named `name` when t needs a gradient.
+template <class F>
+Tensor tracked(const Tensor& t, const char* name, F&& forward)
 {
-    if (out == in || !autograd::needs_grad(in)) return out;
-    auto node = std::make_shared<CopyBackward>();
-    node->op = name;
-    autograd::record(node, {&in}, {&out});
+    return autograd::record_op<CopyBackward>({&t}, forward, [&](CopyBackward& n, const Tensor&) { n.op = name; });
+}
+
+// A fresh tensor of src's shape, `dtype` on `device`, filled from src by the copy kernel of
+// `kernel_device`.
+Tensor copied(const Tensor& src, DType dtype, Device device, Device kernel_device)
+{
+    Tensor out = empty(src->shape, dtype, device);
+    if (out->numel()) kernels(kernel_device).copy(out, src);
     return out;
 }
 
@@ -32,9 +39,7 @@ Tensor tracked(const Tensor& in, const Tensor& out, const char* name)
 
 Tensor clone(const Tensor& t)
 {
-    Tensor out = empty(t->shape, t->dtype, t->device());
-    if (out->numel()) kernels(t->device()).copy(out, t);
-    return tracked(t, out, "CloneBackward0");
+    return tracked(t, "CloneBackward0", [&] { return copied(t, t->dtype, t->device(), t->device()); });
 }
 
 Tensor contiguous(const Tensor& t) { return t->is_contiguous() ? t : clone(t); }
@@ -42,10 +47,9 @@ Tensor contiguous(const Tensor& t) { return t->is_contiguous() ? t : clone(t); }
 Tensor to_dtype(const Tensor& t, DType dtype)
 {
     if (t->dtype == dtype) return t;
-    Tensor out = empty(t->shape, dtype, t->device());
-    if (out->numel()) kernels(t->device()).copy(out, t);
+    auto cast = [&] { return copied(t, dtype, t->device(), t->device()); };
     // A cast to an integer or bool dtype is not differentiable: its result has no grad_fn.
-    return is_floating(dtype) ? tracked(t, out, "ToCopyBackward0") : out;
+    return is_floating(dtype) ? tracked(t, "ToCopyBackward0", cast) : cast();
 }
 
 // A copy between the CPU and a device runs on the device (its copy kernel knows how to
@@ -54,14 +58,10 @@ Tensor to_device(const Tensor& t, Device device)
 {
     if (t->device() == device) return t;
     if (!t->device().is_cpu() && !device.is_cpu()) return to_device(to_device(t, Device{}), device);
-    Tensor src;
-    {
-        autograd::NoGradGuard guard;  // the layout copy is not part of the graph
-        src = contiguous(t);
-    }
-    Tensor out = empty(src->shape, src->dtype, device);
-    if (out->numel()) kernels(device.is_cpu() ? src->device() : device).copy(out, src);
-    return tracked(t, out, "ToCopyBackward0");
+    return tracked(t, "ToCopyBackward0", [&] {
+        Tensor src = contiguous(t);  // under record_op's no-grad guard: not part of the graph
+        return copied(src, src->dtype, device, device.is_cpu() ? src->device() : device);
+    });
 }
 
 void check_no_internal_overlap(const Tensor& t, const char* op)

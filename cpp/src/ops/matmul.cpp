@@ -27,22 +27,21 @@ struct MatmulBackward : autograd::Node {
 // a (batch..., M, K) @ b (batch..., K, N), one batch shape and dtype.
 Tensor batched_matmul(const Tensor& a, const Tensor& b)
 {
-    Shape out_shape(a->shape.begin(), a->shape.end() - 1);
-    out_shape.push_back(b->shape.back());
-    Tensor out = empty(out_shape, a->dtype, a->device());
-    if (out->numel() && a->shape.back() == 0)
-        kernels(a->device()).fill(out, Scalar(0.0));  // a sum over K = 0 terms
-    else if (out->numel())
-        kernels(a->device()).matmul(out, a, b);
-    if (autograd::needs_grad(a, b)) {
-        auto node = std::make_shared<MatmulBackward>();
+    auto forward = [&] {
+        Shape out_shape(a->shape.begin(), a->shape.end() - 1);
+        out_shape.push_back(b->shape.back());
+        Tensor out = empty(out_shape, a->dtype, a->device());
+        if (out->numel() && a->shape.back() == 0)
+            kernels(a->device()).fill(out, Scalar(0.0));  // a sum over K = 0 terms
+        else if (out->numel())
+            kernels(a->device()).matmul(out, a, b);
+        return out;
+    };
+    return autograd::record_op<MatmulBackward>({&a, &b}, forward, [&](MatmulBackward& n, const Tensor&) {
         // dA = G B^T reads only b, dB = A^T G only a: save what will be read.
-        if (b->requires_grad) node->a = autograd::save(*node, a);
-        if (a->requires_grad) node->b = autograd::save(*node, b);
-        node->has_saved = true;
-        autograd::record(node, {&a, &b}, {&out});
-    }
-    return out;
+        if (b->requires_grad) n.a = autograd::save(n, a);
+        if (a->requires_grad) n.b = autograd::save(n, b);
+    });
 }
 
 }  // namespace

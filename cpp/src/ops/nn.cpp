@@ -27,7 +27,6 @@ Tensor rows2d(const Tensor& x) { return reshape(x, {x->numel() / std::max<int64_
 // derivative of linear, input bias: sum of g over rows
 struct LinearBackward : Node {
     Tensor x, w;
-    bool has_bias = false;
     std::string name() const override { return "LinearBackward0"; }
     std::vector<Tensor> apply(std::vector<Tensor>& grads) override
     {
@@ -35,7 +34,7 @@ struct LinearBackward : Node {
         Tensor gx, gw, gb;
         if (needs_input_grad(0)) gx = reshape(matmul(g, w), input_meta[0].shape);  // dX = dY W
         if (needs_input_grad(1)) gw = matmul(transpose(g, 0, 1), rows2d(x));       // dW = dY^T X
-        if (has_bias && needs_input_grad(2)) gb = sum(g, {0}, false, std::nullopt);  // db = sum of dY rows
+        if (needs_input_grad(2)) gb = sum(g, {0}, false, std::nullopt);  // db = sum of dY rows
         return {gx, gw, gb};
     }
     void release() override { x.reset(), w.reset(); }
@@ -132,31 +131,29 @@ Tensor reduce_loss(const Tensor& per_row, int reduction)
 Tensor loss_common(const Tensor& input, const Tensor& target, int reduction, int64_t ignore_index, bool from_logits)
 {
     const char* op = from_logits ? "cross_entropy" : "nll_loss";
-    bool track = autograd::needs_grad(input);
-    Tensor out, logp, onehot, row_weight, count;
-    {
-        autograd::NoGradGuard guard;
+    Tensor logp, onehot, row_weight;  // set by forward, saved by setup
+    auto forward = [&] {
+        Tensor count;
         std::tie(onehot, row_weight, count) = targets(input, target, reduction, ignore_index, op);
         logp = from_logits ? log_softmax_forward(input, 1) : input;
         // per-row loss = -sum(logp * onehot) * weight
         Tensor per_row = unary(UnaryOp::Neg, sum(mul(logp, onehot), {1}, false, std::nullopt));
         per_row = mul(per_row, reshape(row_weight, {input->shape[0]}));
-        out = reduce_loss(per_row, reduction);
+        Tensor out = reduce_loss(per_row, reduction);
         // The mean of no rows is NaN, as in PyTorch: count / count is 1, or 0 / 0 = NaN
         // when no row counts (decided on the device, without reading count back).
         if (count) out = mul(out, binary(BinaryOp::Div, count, count));
-    }
-    if (track) {
-        auto node = std::make_shared<CrossEntropyBackward>();
-        node->from_logits = from_logits;
-        node->reduction = reduction;
-        node->logp = from_logits ? logp : nullptr;
-        node->onehot = onehot;
-        node->row_weight = row_weight;
-        node->has_saved = true;
-        autograd::record(node, {&input, &target}, {&out});
-    }
-    return out;
+        return out;
+    };
+    return autograd::record_op<CrossEntropyBackward>({&input, &target}, forward,
+                                                     [&](CrossEntropyBackward& n, const Tensor&) {
+                                                         n.from_logits = from_logits;
+                                                         n.reduction = reduction;
+                                                         n.logp = from_logits ? logp : nullptr;
+                                                         n.onehot = onehot;
+                                                         n.row_weight = row_weight;
+                                                         n.has_saved = true;
+                                                     });
 }
 
 }  // namespace
@@ -169,24 +166,17 @@ Tensor linear(const Tensor& x, const Tensor& w, const Tensor& b)
              w->shape, " (in_features ", x->size(-1), " != ", w->shape[1], ")");
     if (b) MT_CHECK(b->dim() == 1 && b->shape[0] == w->shape[0], "linear: bias of shape ", b->shape,
                     " does not match weight of shape ", w->shape);
-    bool track = autograd::needs_grad({&x, &w, &b});
-    Tensor out;
-    {
-        autograd::NoGradGuard guard;
-        out = matmul(x, transpose(w, 0, 1));  // BLAS reads W^T in place (a transposed view)
-        if (b) binary_(BinaryOp::Add, out, b);  // out is fresh memory: add the bias in place
-    }
-    if (track) {
-        auto node = std::make_shared<LinearBackward>();
+    auto forward = [&] {
+        Tensor out = matmul(x, transpose(w, 0, 1));  // BLAS reads W^T in place (a transposed view)
+        if (b) binary_(BinaryOp::Add, out, b);       // out is fresh memory: add the bias in place
+        return out;
+    };
+    // A missing bias is a null input: no edge, needs_input_grad(2) is false.
+    return autograd::record_op<LinearBackward>({&x, &w, &b}, forward, [&](LinearBackward& n, const Tensor&) {
         // dX = G W reads only w, dW = G^T X only x: save what will be read.
-        if (w->requires_grad) node->x = autograd::save(*node, x);
-        if (x->requires_grad) node->w = autograd::save(*node, w);
-        node->has_bias = b != nullptr;
-        node->has_saved = true;
-        if (b) autograd::record(node, {&x, &w, &b}, {&out});
-        else autograd::record(node, {&x, &w}, {&out});
-    }
-    return out;
+        if (w->requires_grad) n.x = autograd::save(n, x);
+        if (x->requires_grad) n.w = autograd::save(n, w);
+    });
 }
 
 Tensor log_softmax(const Tensor& x, int64_t dim)

@@ -163,19 +163,12 @@ struct MaxDimBackward : Node {
 
 Tensor sum(const Tensor& t, std::vector<int64_t> dims, bool keepdim, std::optional<DType> dtype)
 {
-    if (!autograd::needs_grad(t)) return sum_forward(t, dims, keepdim, dtype);
-    Tensor out;
-    {
-        autograd::NoGradGuard guard;
-        out = sum_forward(t, dims, keepdim, dtype);
-    }
-    auto node = std::make_shared<SumBackward>();
-    node->dims = reduced_dims(dims, t->dim());
-    if (t->dim() == 0) node->dims.clear();
-    node->keepdim = keepdim;
-    node->all = dims.empty();
-    autograd::record(node, {&t}, {&out});
-    return out;
+    return autograd::record_op<SumBackward>({&t}, [&] { return sum_forward(t, dims, keepdim, dtype); },
+                                            [&](SumBackward& n, const Tensor&) {
+                                                n.dims = t->dim() ? reduced_dims(dims, t->dim()) : std::vector<int64_t>{};
+                                                n.keepdim = keepdim;
+                                                n.all = dims.empty();
+                                            });
 }
 
 Tensor mean(const Tensor& t, std::vector<int64_t> dims, bool keepdim, std::optional<DType> dtype)
@@ -204,40 +197,27 @@ Tensor extreme_all(const Tensor& t, bool is_max)
     const char* name = is_max ? "max" : "min";
     MT_CHECK(t->numel() > 0, name, ": expected a non-empty tensor (shape ", t->shape, "); specify dim= for empty inputs");
     ReduceOp op = is_max ? ReduceOp::Max : ReduceOp::Min;
-    if (!autograd::needs_grad(t)) return std::get<0>(best(op, t, {}, false, true, false, name));
-    Tensor out;
-    {
-        autograd::NoGradGuard guard;
-        out = std::get<0>(best(op, t, {}, false, true, false, name));
-    }
-    auto node = std::make_shared<MaxAllBackward>();
-    node->is_max = is_max;
-    node->x = autograd::save(*node, t);
-    node->out = autograd::save(*node, out);
-    node->has_saved = true;
-    autograd::record(node, {&t}, {&out});
-    return out;
+    return autograd::record_op<MaxAllBackward>({&t}, [&] { return std::get<0>(best(op, t, {}, false, true, false, name)); },
+                                               [&](MaxAllBackward& n, const Tensor& out) {
+                                                   n.is_max = is_max;
+                                                   n.x = autograd::save(n, t);
+                                                   n.out = autograd::save(n, out);
+                                               });
 }
 
 std::tuple<Tensor, Tensor> extreme_dim(const Tensor& t, int64_t dim, bool keepdim, bool is_max)
 {
     const char* name = is_max ? "max" : "min";
     ReduceOp op = is_max ? ReduceOp::Max : ReduceOp::Min;
-    if (!autograd::needs_grad(t)) return best(op, t, {dim}, keepdim, true, true, name);
-    Tensor values, indices;
-    {
-        autograd::NoGradGuard guard;
-        std::tie(values, indices) = best(op, t, {dim}, keepdim, true, true, name);
-    }
-    auto node = std::make_shared<MaxDimBackward>();
-    node->is_max = is_max;
-    node->dim = t->dim() ? wrap_dim(dim, t->dim(), name) : 0;
-    node->keepdim = keepdim || t->dim() == 0;
-    Tensor saved = autograd::save(*node, indices);  // returned to the caller, who may change it
-    node->indices = t->dim() && !keepdim ? unsqueeze(saved, node->dim) : saved;
-    node->has_saved = true;
-    autograd::record(node, {&t}, {&values});
-    return {values, indices};
+    return autograd::record_op<MaxDimBackward>(
+        {&t}, [&] { return best(op, t, {dim}, keepdim, true, true, name); },
+        [&](MaxDimBackward& n, const std::tuple<Tensor, Tensor>& result) {
+            n.is_max = is_max;
+            n.dim = t->dim() ? wrap_dim(dim, t->dim(), name) : 0;
+            n.keepdim = keepdim || t->dim() == 0;
+            Tensor saved = autograd::save(n, std::get<1>(result));  // returned to the caller, who may change it
+            n.indices = t->dim() && !keepdim ? unsqueeze(saved, n.dim) : saved;
+        });
 }
 
 }  // namespace

@@ -323,82 +323,81 @@ struct IndexBackward : Node {
     }
 };
 
-template <class NodeT>
-Tensor finish(const Tensor& in, const Tensor& out, std::shared_ptr<NodeT> node)
-{
-    autograd::record(node, {&in}, {&out});
-    return out;
-}
+}  // namespace
 
-std::shared_ptr<ReshapeBackward> reshape_node(const char* name)
+// Each public view runs the layout change above and, when a gradient is needed, records
+// how to undo it (record_op's no-grad guard keeps helper ops inside, the clone in
+// reshape, from recording).
+namespace {
+
+template <class F>
+Tensor reshape_like(const char* name, const Tensor& t, F&& impl)
 {
-    auto n = std::make_shared<ReshapeBackward>();
-    n->op = name;
-    return n;
+    return autograd::record_op<ReshapeBackward>({&t}, impl, [&](ReshapeBackward& n, const Tensor&) { n.op = name; });
 }
 
 }  // namespace
 
-// Each public view runs the layout change above and, when a gradient is needed, records
-// how to undo it. The guard keeps helper ops inside (clone in reshape) from recording.
-#define MT_VIEW_OP(expr, node_expr)                                     \
-    if (!autograd::needs_grad(t)) return expr;                        \
-    Tensor out;                                                        \
-    {                                                                  \
-        autograd::NoGradGuard guard;                                   \
-        out = expr;                                                    \
-    }                                                                  \
-    return finish(t, out, node_expr)
-
-Tensor view(const Tensor& t, Shape shape) { MT_VIEW_OP(view_impl(t, shape), reshape_node("ViewBackward0")); }
-Tensor reshape(const Tensor& t, Shape shape) { MT_VIEW_OP(reshape_impl(t, shape), reshape_node("ReshapeAliasBackward0")); }
-Tensor unsqueeze(const Tensor& t, int64_t dim) { MT_VIEW_OP(unsqueeze_impl(t, dim), reshape_node("UnsqueezeBackward0")); }
+Tensor view(const Tensor& t, Shape shape)
+{
+    return reshape_like("ViewBackward0", t, [&] { return view_impl(t, shape); });
+}
+Tensor reshape(const Tensor& t, Shape shape)
+{
+    return reshape_like("ReshapeAliasBackward0", t, [&] { return reshape_impl(t, shape); });
+}
+Tensor unsqueeze(const Tensor& t, int64_t dim)
+{
+    return reshape_like("UnsqueezeBackward0", t, [&] { return unsqueeze_impl(t, dim); });
+}
 Tensor squeeze(const Tensor& t, std::optional<std::vector<int64_t>> dims)
 {
-    MT_VIEW_OP(squeeze_impl(t, dims), reshape_node("SqueezeBackward0"));
+    return reshape_like("SqueezeBackward0", t, [&] { return squeeze_impl(t, dims); });
 }
+
 Tensor expand(const Tensor& t, const Shape& shape)
 {
     if (t->shape == shape) return t;  // nothing to record (the common case inside zip)
-    MT_VIEW_OP(expand_impl(t, shape), std::make_shared<ExpandBackward>());
+    return autograd::record_op<ExpandBackward>({&t}, [&] { return expand_impl(t, shape); },
+                                               [](ExpandBackward&, const Tensor&) {});
 }
 
 Tensor permute(const Tensor& t, std::vector<int64_t> dims)
 {
-    auto node = std::make_shared<PermuteBackward>();
-    MT_VIEW_OP(permute_impl(t, dims), ([&] {
-                   for (int64_t d : dims) node->dims.push_back(wrap_dim(d, t->dim(), "permute"));
-                   return node;
-               }()));
+    return autograd::record_op<PermuteBackward>({&t}, [&] { return permute_impl(t, dims); },
+                                                [&](PermuteBackward& n, const Tensor&) {
+                                                    for (int64_t d : dims) n.dims.push_back(wrap_dim(d, t->dim(), "permute"));
+                                                });
 }
 
 Tensor transpose(const Tensor& t, int64_t d0, int64_t d1)
 {
-    auto node = std::make_shared<TransposeBackward>();
-    node->d0 = d0;
-    node->d1 = d1;
-    MT_VIEW_OP(transpose_impl(t, d0, d1), node);
+    return autograd::record_op<TransposeBackward>({&t}, [&] { return transpose_impl(t, d0, d1); },
+                                                  [&](TransposeBackward& n, const Tensor&) {
+                                                      n.d0 = d0;
+                                                      n.d1 = d1;
+                                                  });
 }
 
 Tensor select(const Tensor& t, int64_t dim, int64_t index)
 {
-    auto node = std::make_shared<IndexBackward>();
-    node->dim = dim;
-    node->index = index;
-    MT_VIEW_OP(select_impl(t, dim, index), node);
+    return autograd::record_op<IndexBackward>({&t}, [&] { return select_impl(t, dim, index); },
+                                              [&](IndexBackward& n, const Tensor&) {
+                                                  n.dim = dim;
+                                                  n.index = index;
+                                              });
 }
 
 Tensor slice(const Tensor& t, int64_t dim, std::optional<int64_t> start, std::optional<int64_t> stop, int64_t step)
 {
-    auto node = std::make_shared<IndexBackward>();
-    node->is_select = false;
-    node->dim = dim;
-    node->start = start;
-    node->stop = stop;
-    node->step = step;
-    MT_VIEW_OP(slice_impl(t, dim, start, stop, step), node);
+    return autograd::record_op<IndexBackward>({&t}, [&] { return slice_impl(t, dim, start, stop, step); },
+                                              [&](IndexBackward& n, const Tensor&) {
+                                                  n.is_select = false;
+                                                  n.dim = dim;
+                                                  n.start = start;
+                                                  n.stop = stop;
+                                                  n.step = step;
+                                              });
 }
-
-#undef MT_VIEW_OP
 
 }  // namespace minitorch
