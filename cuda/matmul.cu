@@ -4,8 +4,13 @@
 //           read once per tile instead of once per output element;
 //   cublas (default on a real GPU) — NVIDIA's tuned GEMM. The emulated build has no
 //           cuBLAS and uses the tiled kernel instead.
-// Inputs are made contiguous per batch first: A (B, M, K), B (B, K, N), C (B, M, N).
+// C (batch, M, N) is contiguous. A (batch, M, K) and B (batch, K, N) are read where they
+// lie: any row/column strides for the teaching kernels, and for cuBLAS either contiguous
+// rows or contiguous columns (a transposed view such as W^T is passed with a transpose
+// flag, not copied). Batch dims must collapse to one stride (contiguous batches, or a
+// broadcast operand with stride 0); anything else is copied once first.
 #include "common.cuh"
+#include "minitorch/matrix_layout.h"
 
 #if !MT_CUDA_EMULATED
 #include <cublas_v2.h>
@@ -17,40 +22,45 @@ namespace {
 
 constexpr int kTile = 16;
 
+// One operand as the teaching kernels read it: element (batch p, row i, col j) lies at
+// data[p * batch + i * row + j * col] (strides in elements).
+template <class T>
+struct MatrixArg {
+    const T* data;
+    int64_t batch, row, col;
+    __device__ __forceinline__ T at(int64_t p, int64_t i, int64_t j) const { return data[p * batch + i * row + j * col]; }
+};
+
 // Thread mapping: thread (x, y) of block (bx, by, batch) computes C[batch, by*16+y, bx*16+x].
 template <class T>
-__global__ void matmul_naive_kernel(const T* A, const T* B, T* C, int64_t M, int64_t N, int64_t K)
+__global__ void matmul_naive_kernel(MatrixArg<T> A, MatrixArg<T> B, T* C, int64_t M, int64_t N, int64_t K)
 {
-    const int64_t b = blockIdx.z, row = int64_t(blockIdx.y) * blockDim.y + threadIdx.y,
+    const int64_t p = blockIdx.z, row = int64_t(blockIdx.y) * blockDim.y + threadIdx.y,
                   col = int64_t(blockIdx.x) * blockDim.x + threadIdx.x;
     if (row >= M || col >= N) return;
-    const T* a = A + b * M * K;
-    const T* bb = B + b * K * N;
     T acc = 0;
-    for (int64_t k = 0; k < K; ++k) acc += a[row * K + k] * bb[k * N + col];
-    C[b * M * N + row * N + col] = acc;
+    for (int64_t k = 0; k < K; ++k) acc += A.at(p, row, k) * B.at(p, k, col);
+    C[p * M * N + row * N + col] = acc;
 }
 
 // Same mapping; the block walks K in steps of 16, each thread loading one element of
 // the A tile and one of the B tile into shared memory.
 template <class T>
-__global__ void matmul_tiled_kernel(const T* A, const T* B, T* C, int64_t M, int64_t N, int64_t K)
+__global__ void matmul_tiled_kernel(MatrixArg<T> A, MatrixArg<T> B, T* C, int64_t M, int64_t N, int64_t K)
 {
     __shared__ T As[kTile][kTile];
     __shared__ T Bs[kTile][kTile];
-    const int64_t b = blockIdx.z, row = int64_t(blockIdx.y) * kTile + threadIdx.y,
+    const int64_t p = blockIdx.z, row = int64_t(blockIdx.y) * kTile + threadIdx.y,
                   col = int64_t(blockIdx.x) * kTile + threadIdx.x;
-    const T* a = A + b * M * K;
-    const T* bb = B + b * K * N;
     T acc = 0;
     for (int64_t k0 = 0; k0 < K; k0 += kTile) {
-        As[threadIdx.y][threadIdx.x] = (row < M && k0 + threadIdx.x < K) ? a[row * K + k0 + threadIdx.x] : T(0);
-        Bs[threadIdx.y][threadIdx.x] = (col < N && k0 + threadIdx.y < K) ? bb[(k0 + threadIdx.y) * N + col] : T(0);
+        As[threadIdx.y][threadIdx.x] = (row < M && k0 + threadIdx.x < K) ? A.at(p, row, k0 + threadIdx.x) : T(0);
+        Bs[threadIdx.y][threadIdx.x] = (col < N && k0 + threadIdx.y < K) ? B.at(p, k0 + threadIdx.y, col) : T(0);
         __syncthreads();  // both tiles fully loaded before anyone multiplies
         for (int k = 0; k < kTile; ++k) acc += As[threadIdx.y][k] * Bs[k][threadIdx.x];
         __syncthreads();  // everyone done with these tiles before the next load overwrites them
     }
-    if (row < M && col < N) C[b * M * N + row * N + col] = acc;
+    if (row < M && col < N) C[p * M * N + row * N + col] = acc;
 }
 
 MatmulImpl g_impl = MT_CUDA_EMULATED ? MatmulImpl::Tiled : MatmulImpl::Cublas;
@@ -73,21 +83,27 @@ cublasHandle_t cublas_handle()
         MT_CHECK_RUNTIME(st_ == CUBLAS_STATUS_SUCCESS, "cuBLAS error ", int(st_), " in ", #call);          \
     } while (0)
 
-// Row-major C = A @ B is column-major C^T = B^T @ A^T: hand cuBLAS B first.
-void gemm_cublas(const Tensor& a, const Tensor& b, const Tensor& out, int64_t batch, int64_t M, int64_t N, int64_t K)
+// Row-major C = A @ B is column-major C^T = B^T @ A^T: hand cuBLAS B first. A row-major
+// operand with contiguous rows is, read column-major, already its transpose (op N); one
+// with contiguous columns (a transposed view) needs op T. la/lb: A's and B's layouts,
+// sa/sb their batch strides (0 for a broadcast operand).
+void gemm_cublas(const Tensor& a, const Tensor& b, const Tensor& out, int64_t batch, int64_t M, int64_t N, int64_t K,
+                 BlasLayout la, BlasLayout lb, int64_t sa, int64_t sb)
 {
-    MT_CHECK_RUNTIME(M <= INT32_MAX && N <= INT32_MAX && K <= INT32_MAX && batch <= INT32_MAX,
+    MT_CHECK_RUNTIME(M <= INT32_MAX && N <= INT32_MAX && K <= INT32_MAX && batch <= INT32_MAX && la.ld <= INT32_MAX &&
+                         lb.ld <= INT32_MAX,
                      "matmul: sizes too large for cuBLAS");
+    const cublasOperation_t opb = lb.transposed ? CUBLAS_OP_T : CUBLAS_OP_N, opa = la.transposed ? CUBLAS_OP_T : CUBLAS_OP_N;
     if (out->dtype == DType::Float32) {
         const float alpha = 1.0f, beta = 0.0f;
-        MT_CUBLAS_CHECK(cublasSgemmStridedBatched(cublas_handle(), CUBLAS_OP_N, CUBLAS_OP_N, int(N), int(M), int(K), &alpha,
-                                                  b->data_as<float>(), int(N), K * N, a->data_as<float>(), int(K), M * K,
-                                                  &beta, out->data_as<float>(), int(N), M * N, int(batch)));
+        MT_CUBLAS_CHECK(cublasSgemmStridedBatched(cublas_handle(), opb, opa, int(N), int(M), int(K), &alpha,
+                                                  b->data_as<float>(), int(lb.ld), sb, a->data_as<float>(), int(la.ld),
+                                                  sa, &beta, out->data_as<float>(), int(N), M * N, int(batch)));
     } else {
         const double alpha = 1.0, beta = 0.0;
-        MT_CUBLAS_CHECK(cublasDgemmStridedBatched(cublas_handle(), CUBLAS_OP_N, CUBLAS_OP_N, int(N), int(M), int(K), &alpha,
-                                                  b->data_as<double>(), int(N), K * N, a->data_as<double>(), int(K),
-                                                  M * K, &beta, out->data_as<double>(), int(N), M * N, int(batch)));
+        MT_CUBLAS_CHECK(cublasDgemmStridedBatched(cublas_handle(), opb, opa, int(N), int(M), int(K), &alpha,
+                                                  b->data_as<double>(), int(lb.ld), sb, a->data_as<double>(), int(la.ld),
+                                                  sa, &beta, out->data_as<double>(), int(N), M * N, int(batch)));
     }
 }
 #endif
@@ -105,12 +121,27 @@ MatmulImpl matmul_impl() { return g_impl; }
 void matmul(const Tensor& out, const Tensor& a_in, const Tensor& b_in)
 {
     const int64_t nd = out->dim();
-    const int64_t M = out->shape[nd - 2], N = out->shape[nd - 1], K = a_in->shape[nd - 1];
-    const int64_t batch = out->numel() / (M * N);
-    Tensor a = packed(a_in, copy), b = packed(b_in, copy);  // materialises broadcast batch dims too
+    int64_t M = out->shape[nd - 2];
+    const int64_t N = out->shape[nd - 1], K = a_in->shape[nd - 1];
+    int64_t batch = out->numel() / (M * N);
+    // An operand is copied only when its batch dims are not one stride, or (for cuBLAS)
+    // neither its rows nor its columns are contiguous.
+    const bool use_cublas = !MT_CUDA_EMULATED && g_impl == MatmulImpl::Cublas && is_floating(out->dtype);
+    auto readable = [&](const Tensor& t, int64_t rows, int64_t cols, int64_t& batch_stride) {
+        if (!uniform_batch_stride(*t, batch_stride)) return false;
+        return !use_cublas || blas_layout(rows, cols, t->strides[nd - 2], t->strides[nd - 1]).ok;
+    };
+    int64_t sa = 0, sb = 0;
+    Tensor a = a_in, b = b_in;
+    if (!readable(a, M, K, sa)) a = packed(a_in, copy), uniform_batch_stride(*a, sa);
+    if (!readable(b, K, N, sb)) b = packed(b_in, copy), uniform_batch_stride(*b, sb);
+    // (batch, M, K) @ a broadcast (K, N), as Linear on a (B, T, in) input: when A's
+    // batches follow one another row by row, it is one GEMM of batch * M rows.
+    if (batch > 1 && sb == 0 && a->strides[nd - 1] == 1 && sa == M * a->strides[nd - 2]) M *= batch, batch = 1;
 #if !MT_CUDA_EMULATED
-    if (g_impl == MatmulImpl::Cublas && is_floating(out->dtype)) {
-        gemm_cublas(a, b, out, batch, M, N, K);
+    if (use_cublas) {
+        gemm_cublas(a, b, out, batch, M, N, K, blas_layout(M, K, a->strides[nd - 2], a->strides[nd - 1]),
+                    blas_layout(K, N, b->strides[nd - 2], b->strides[nd - 1]), sa, sb);
         return;
     }
 #endif
@@ -119,10 +150,12 @@ void matmul(const Tensor& out, const Tensor& a_in, const Tensor& b_in)
     dispatch(out->dtype, [&](auto tag) {
         using T = typename decltype(tag)::type;
         if constexpr (!std::is_same_v<T, bool>) {
+            const MatrixArg<T> A{a->data_as<T>(), sa, a->strides[nd - 2], a->strides[nd - 1]};
+            const MatrixArg<T> B{b->data_as<T>(), sb, b->strides[nd - 2], b->strides[nd - 1]};
             if (g_impl == MatmulImpl::Naive)
-                MT_LAUNCH(grid, block, 0, 0, matmul_naive_kernel<T>)(a->data_as<T>(), b->data_as<T>(), out->data_as<T>(), M, N, K);
+                MT_LAUNCH(grid, block, 0, 0, matmul_naive_kernel<T>)(A, B, out->data_as<T>(), M, N, K);
             else
-                MT_LAUNCH(grid, block, 0, 0, matmul_tiled_kernel<T>)(a->data_as<T>(), b->data_as<T>(), out->data_as<T>(), M, N, K);
+                MT_LAUNCH(grid, block, 0, 0, matmul_tiled_kernel<T>)(A, B, out->data_as<T>(), M, N, K);
         }
     });
     MT_CUDA_CHECK_LAUNCH("matmul");

@@ -210,3 +210,28 @@ def test_matmul_with_non_tensor():
         a @ [[1.0, 0.0], [0.0, 1.0]]
     with pytest.raises(TypeError, match=r"matmul"):
         minitorch.matmul(a, 3)
+
+
+@pytest.mark.parametrize("device", DEVICES)
+@pytest.mark.parametrize("dtype", [np.float32, np.float64], ids=lambda d: np.dtype(d).name)
+def test_matmul_batched_layouts_read_in_place(device, dtype):
+    """The kernels read transposed, broadcast and sliced batches where they lie (one
+    batch stride): Linear's x @ W^T on a 3-D input (folded into one GEMM), a transposed
+    batch, a broadcast transposed matrix, every other batch, and batch dims that are not
+    one stride (copied first) all give np.matmul's answer."""
+    rng = np.random.default_rng(7)
+    tol = MM_TOL[np.dtype(dtype)]
+    x = rng.standard_normal((3, 5, 4)).astype(dtype)
+    w = rng.standard_normal((6, 4)).astype(dtype)
+    X, W = minitorch.tensor(x, device=device), minitorch.tensor(w, device=device)
+    assert_tensor_equal(X @ W.t(), x @ w.T, **tol)                      # folded: (15, 4) @ W^T
+    assert_tensor_equal(X.transpose(1, 2).transpose(1, 2) @ W.t(), x @ w.T, **tol)
+    y = rng.standard_normal((3, 4, 5)).astype(dtype)
+    Y = minitorch.tensor(y, device=device)
+    assert_tensor_equal(X @ Y, x @ y, **tol)
+    assert_tensor_equal(Y.transpose(1, 2) @ Y, np.swapaxes(y, 1, 2) @ y, **tol)   # transposed batch
+    assert_tensor_equal(X[::2] @ Y[::2], x[::2] @ y[::2], **tol)                 # every other batch
+    big = rng.standard_normal((2, 3, 5, 4)).astype(dtype)
+    Big = minitorch.tensor(big, device=device)
+    assert_tensor_equal(Big.permute(1, 0, 2, 3) @ W.t(), np.transpose(big, (1, 0, 2, 3)) @ w.T, **tol)  # not one stride
+    assert_tensor_equal(Big[:, :, 1:4] @ Y[0], big[:, :, 1:4] @ y[0], **tol)     # rows not consecutive: no fold

@@ -5,29 +5,12 @@
 
 #include "blas.h"
 #include "kernels_cpu.h"
+#include "minitorch/matrix_layout.h"
 #include "minitorch/parallel.h"
 
 namespace minitorch::cpu {
 
 namespace {
-
-// Can a (rows, cols) matrix with element strides (rs, cs) be handed to row-major
-// BLAS without a copy? Either rows are contiguous (cs == 1: no transpose, ld = rs)
-// or columns are (rs == 1: transposed, ld = cs).
-bool blas_layout(int64_t rows, int64_t cols, int64_t rs, int64_t cs, CBLAS_TRANSPOSE& trans, int64_t& ld)
-{
-    if ((cs == 1 || cols == 1) && (rs >= std::max<int64_t>(1, cols) || rows == 1)) {
-        trans = CblasNoTrans;
-        ld = rows == 1 ? std::max<int64_t>(1, cols) : rs;
-        return true;
-    }
-    if ((rs == 1 || rows == 1) && (cs >= std::max<int64_t>(1, rows) || cols == 1)) {
-        trans = CblasTrans;
-        ld = cols == 1 ? std::max<int64_t>(1, rows) : cs;
-        return true;
-    }
-    return false;
-}
 
 // Offsets (in elements) of each batch's matrix in a, b; batch dims walked row-major.
 void batch_offsets(const TensorImpl& t, int64_t batch_dims, std::vector<int64_t>& offs)
@@ -142,19 +125,21 @@ void matmul(const Tensor& out, const Tensor& a_in, const Tensor& b_in)
     }
     MT_CHECK_RUNTIME(M <= INT_MAX && N <= INT_MAX && K <= INT_MAX, "matmul: sizes (", M, ", ", K, ") @ (", K, ", ",
                      N, ") are too large for 32-bit BLAS");
-    CBLAS_TRANSPOSE ta, tb;
-    int64_t lda, ldb;
     // A layout BLAS cannot read (e.g. a strided slice in both dims): copy once.
-    if (!blas_layout(M, K, a->strides[nd - 2], a->strides[nd - 1], ta, lda)) {
+    BlasLayout la = blas_layout(M, K, a->strides[nd - 2], a->strides[nd - 1]);
+    if (!la.ok) {
         a = packed(a, copy);
         batch_offsets(*a, nd - 2, a_offs);
-        blas_layout(M, K, a->strides[nd - 2], a->strides[nd - 1], ta, lda);
+        la = blas_layout(M, K, a->strides[nd - 2], a->strides[nd - 1]);
     }
-    if (!blas_layout(K, N, b->strides[nd - 2], b->strides[nd - 1], tb, ldb)) {
+    BlasLayout lb = blas_layout(K, N, b->strides[nd - 2], b->strides[nd - 1]);
+    if (!lb.ok) {
         b = packed(b, copy);
         batch_offsets(*b, nd - 2, b_offs);
-        blas_layout(K, N, b->strides[nd - 2], b->strides[nd - 1], tb, ldb);
+        lb = blas_layout(K, N, b->strides[nd - 2], b->strides[nd - 1]);
     }
+    const CBLAS_TRANSPOSE ta = la.transposed ? CblasTrans : CblasNoTrans, tb = lb.transposed ? CblasTrans : CblasNoTrans;
+    const int64_t lda = la.ld, ldb = lb.ld;
     MT_CHECK_RUNTIME(lda <= INT_MAX && ldb <= INT_MAX, "matmul: strides too large for 32-bit BLAS");
 
     dispatch_floating(out->dtype, "matmul", [&](auto tag) {
