@@ -1,7 +1,15 @@
-"""GPU benchmarks: ``python benchmarks/bench_cuda.py``.
+"""GPU benchmarks: ``python benchmarks/bench_cuda.py [--quick]``.
 
-On a real GPU: GFLOP/s of the naive, tiled and cuBLAS matmul kernels for N = 256 ... 4096
-(float32), and one MNIST MLP epoch (938 steps of batch 64) on the GPU against the CPU.
+On a real GPU, in one run and beside PyTorch when a CUDA build of torch is installed
+(FP32 on both sides, TF32 off):
+
+1. the op table of the CUDA-speed issue — full and leading-dim sums, softmax,
+   cross_entropy, conv2d, a small CNN's forward+backward, an MLP's Adam step,
+   elementwise ops, a large matmul — as ms per call and the minitorch / PyTorch ratio
+   (below 1 means minitorch is faster), plus the full sum's bandwidth;
+2. training steps of the lectures' models: the MNIST MLP and a small CNN, batch 64;
+3. GFLOP/s of the naive, tiled and cuBLAS matmul kernels (the lectures' comparison).
+
 Without a GPU it says so and exits cleanly (the emulated build runs kernels on the CPU,
 so its timings mean nothing).
 """
@@ -11,76 +19,205 @@ import argparse
 import sys
 import time
 
-
 import minitorch
-from minitorch import nn
+
+DEVICE = "cuda"  # where the workloads run (tests point it at the CPU to check that they run)
 
 
-def best_seconds(fn, sync, repeat: int = 3) -> float:
-    """The fastest of `repeat` timed calls after one warm-up; `sync` waits for the GPU."""
+def _torch():
+    """torch when a CUDA build of it can run here, else None."""
+    try:
+        import torch
+    except ImportError:
+        return None
+    if not torch.cuda.is_available():
+        return None
+    torch.backends.cuda.matmul.allow_tf32 = False  # FP32 on both sides
+    torch.backends.cudnn.allow_tf32 = False
+    return torch
+
+
+def ms_per_call(fn, sync, repeat: int = 5, number: int = 20) -> float:
+    """Best mean milliseconds per call over `repeat` rounds of `number` calls (after a
+    warm-up); `sync` waits for the GPU at the end of each round, so queued work counts."""
     fn()
     sync()
     best = float("inf")
     for _ in range(repeat):
         t0 = time.perf_counter()
-        fn()
+        for _ in range(number):
+            fn()
         sync()
-        best = min(best, time.perf_counter() - t0)
-    return best
+        best = min(best, (time.perf_counter() - t0) / number)
+    return best * 1e3
 
 
-def gflops(impl: str, n: int) -> float:
-    a, b = minitorch.randn(n, n, device="cuda"), minitorch.randn(n, n, device="cuda")
-    with minitorch.backends.cuda.use_matmul(impl):
-        return 2.0 * n**3 / best_seconds(lambda: a @ b, minitorch.cuda.synchronize) / 1e9
+# ---- the workloads, written once for either library (their APIs match) ----
+
+def small_cnn(lib, c1: int = 32, c2: int = 64):
+    nn = lib.nn
+    return nn.Sequential(nn.Conv2d(1, c1, 3, padding=1), nn.ReLU(), nn.MaxPool2d(2),
+                         nn.Conv2d(c1, c2, 3, padding=1), nn.ReLU(), nn.MaxPool2d(2),
+                         nn.Flatten(), nn.Linear(c2 * 7 * 7, 10))
 
 
-def torch_gflops(n: int) -> float:
-    """PyTorch's CUDA matmul on the same sizes, when a CUDA build of torch is installed."""
-    try:
-        import torch
-    except ImportError:
-        return float("nan")
-    if not torch.cuda.is_available():
-        return float("nan")
-    a, b = torch.randn(n, n, device="cuda"), torch.randn(n, n, device="cuda")
-    return 2.0 * n**3 / best_seconds(lambda: a @ b, torch.cuda.synchronize) / 1e9
+def mlp(lib, sizes):
+    nn = lib.nn
+    layers = []
+    for i, (a, b) in enumerate(zip(sizes[:-1], sizes[1:])):
+        layers.append(nn.Linear(a, b))
+        if i < len(sizes) - 2:
+            layers.append(nn.ReLU())
+    return nn.Sequential(*layers)
 
 
-def mlp_epoch(device: str, steps: int = 938) -> float:
-    minitorch.manual_seed(0)
-    x = minitorch.randn(steps * 64, 784, device=device)
-    y = minitorch.randint(0, 10, (steps * 64,), device=device)
-    model = nn.Sequential(nn.Linear(784, 128), nn.ReLU(), nn.Linear(128, 10)).to(device)
-    opt = minitorch.optim.SGD(model.parameters(), lr=0.1)
-    t0 = time.perf_counter()
-    for s in range(steps):
-        xb, yb = x[s * 64:(s + 1) * 64], y[s * 64:(s + 1) * 64]
-        loss = nn.functional.cross_entropy(model(xb), yb)
+def train_step(lib, model, opt, x, y):
+    def step():
+        loss = lib.nn.functional.cross_entropy(model(x), y)
         opt.zero_grad()
         loss.backward()
         opt.step()
-    if device == "cuda":
-        minitorch.cuda.synchronize()
-    return time.perf_counter() - t0
+    return step
+
+
+def forward_backward(lib, model, x, y):
+    def step():
+        model.zero_grad()
+        lib.nn.functional.cross_entropy(model(x), y).backward()
+    return step
+
+
+def workloads(lib, quick: bool):
+    """(name, make) pairs: make() builds the inputs on the GPU and returns the call to time."""
+    F = lib.nn.functional
+    n24 = 1 << (20 if quick else 24)
+    side = 1024 if quick else 4096
+
+    def randn(*shape):
+        return lib.randn(*shape, device=DEVICE)
+
+    def labels(n, classes=10):
+        return lib.randint(0, classes, (n,), device=DEVICE)
+
+    def full_sum():
+        x = randn(n24)
+        return lambda: x.sum()
+
+    def sum0():
+        x = randn(side, side)
+        return lambda: x.sum(0)
+
+    def softmax():
+        x = randn(side, 1000)
+        return lambda: F.softmax(x, dim=-1)
+
+    def cross_entropy():
+        x, y = randn(side, 1000), labels(side, 1000)
+        return lambda: F.cross_entropy(x, y)
+
+    def conv():
+        x, w, b = randn(8 if quick else 64, 64, 56, 56), randn(64, 64, 3, 3), randn(64)
+        return lambda: F.conv2d(x, w, b, padding=1)
+
+    def cnn():
+        model = small_cnn(lib).to(DEVICE)
+        return forward_backward(lib, model, randn(256, 1, 28, 28), labels(256))
+
+    def mlp_adam():
+        hidden = 1024 if quick else 4096
+        model = mlp(lib, [784, hidden, hidden, 10]).to(DEVICE)
+        opt = lib.optim.Adam(model.parameters(), lr=1e-3)
+        return train_step(lib, model, opt, randn(1024, 784), labels(1024))
+
+    def add():
+        a, b = randn(n24), randn(n24)
+        return lambda: a + b
+
+    def mul_broadcast():
+        a, b = randn(side, side), randn(side)
+        return lambda: a * b
+
+    def exp():
+        a = randn(n24)
+        return lambda: a.exp()
+
+    def matmul():
+        a, b = randn(side, side), randn(side, side)
+        return lambda: a @ b
+
+    return [
+        (f"x.sum(), 2^{n24.bit_length() - 1}", full_sum),
+        (f"x.sum(0), {side}x{side}", sum0),
+        (f"softmax(dim=-1), {side}x1000", softmax),
+        (f"cross_entropy fwd, {side}x1000", cross_entropy),
+        (f"conv2d fwd 64->64 3x3, b{8 if quick else 64} 56x56", conv),
+        ("small CNN (1->32->64) fwd+bwd, b256", cnn),
+        (f"MLP 784-{1024 if quick else 4096}x2-10 Adam step, b1024", mlp_adam),
+        (f"a + b, 2^{n24.bit_length() - 1}", add),
+        (f"a * b broadcast, {side}x{side} * {side}", mul_broadcast),
+        (f"exp, 2^{n24.bit_length() - 1}", exp),
+        (f"matmul {side}^3", matmul),
+    ], n24
+
+
+def training_steps(lib):
+    """The lectures' models on MNIST-shaped batches of 64: one SGD step each."""
+    def randn(*shape):
+        return lib.randn(*shape, device=DEVICE)
+
+    def mnist_mlp():
+        model = mlp(lib, [784, 128, 10]).to(DEVICE)
+        opt = lib.optim.SGD(model.parameters(), lr=0.1)
+        return train_step(lib, model, opt, randn(64, 784), lib.randint(0, 10, (64,), device=DEVICE))
+
+    def cnn():
+        model = small_cnn(lib, 8, 16).to(DEVICE)
+        opt = lib.optim.SGD(model.parameters(), lr=0.1)
+        return train_step(lib, model, opt, randn(64, 1, 28, 28), lib.randint(0, 10, (64,), device=DEVICE))
+
+    return [("MNIST MLP 784-128-10 SGD step, b64", mnist_mlp), ("small CNN (1->8->16) SGD step, b64", cnn)]
+
+
+def table(title, mt_rows, torch_rows, torch):
+    """Times each workload with both libraries; torch_rows is None without PyTorch."""
+    print(f"\n{title}")
+    print(f"{'workload':<44} {'minitorch ms':>13} {'PyTorch ms':>11} {'ratio':>7}")
+    times = []
+    for i, (name, make) in enumerate(mt_rows):
+        mt = ms_per_call(make(), minitorch.cuda.synchronize)
+        ref = ms_per_call(torch_rows[i][1](), torch.cuda.synchronize) if torch_rows else float("nan")
+        times.append(mt)
+        print(f"{name:<44} {mt:>13.4f} {ref:>11.4f} {mt / ref:>6.2f}x")
+    return times
+
+
+def gflops(impl: str, n: int) -> float:
+    a, b = minitorch.randn(n, n, device=DEVICE), minitorch.randn(n, n, device=DEVICE)
+    with minitorch.backends.cuda.use_matmul(impl):
+        return 2.0 * n**3 / (ms_per_call(lambda: a @ b, minitorch.cuda.synchronize, 3, 1) / 1e3) / 1e9
 
 
 def main() -> None:
-    p = argparse.ArgumentParser(description=__doc__)
-    p.add_argument("--sizes", type=int, nargs="*", default=[256, 512, 1024, 2048, 4096])
+    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--quick", action="store_true", help="smaller sizes (a quick look, not the issue's table)")
+    p.add_argument("--sizes", type=int, nargs="*", default=[256, 1024, 4096], help="matmul GFLOP/s sizes")
     args = p.parse_args()
     if not minitorch.cuda.is_available() or minitorch.cuda.is_emulated():
         why = "the CUDA backend is emulated on the CPU" if minitorch.cuda.is_emulated() else "no CUDA GPU is available"
         print(f"bench_cuda: skipped — {why} (minitorch.cuda.is_available()={minitorch.cuda.is_available()}).")
         sys.exit(0)
-    print(f"{'N':>6} {'naive GF/s':>11} {'tiled GF/s':>11} {'cuBLAS GF/s':>12} {'torch GF/s':>11} {'cuBLAS/torch':>13}")
+    torch = _torch()
+    print("PyTorch:", f"{torch.__version__} (TF32 off)" if torch else "not installed with CUDA: ratios are nan")
+
+    mt_rows, n24 = workloads(minitorch, args.quick)
+    times = table("Ops (ms per call)", mt_rows, workloads(torch, args.quick)[0] if torch else None, torch)
+    print(f"full sum bandwidth: {4 * n24 / (times[0] / 1e3) / 1e12:.2f} TB/s")
+    table("Training steps (ms per step)", training_steps(minitorch), training_steps(torch) if torch else None, torch)
+
+    print(f"\n{'N':>6} {'naive GF/s':>11} {'tiled GF/s':>11} {'cuBLAS GF/s':>12}")
     for n in args.sizes:
         row = [gflops(impl, n) if (impl != "naive" or n <= 2048) else float("nan") for impl in ("naive", "tiled", "cublas")]
-        ref = torch_gflops(n)
-        print(f"{n:>6} {row[0]:>11.1f} {row[1]:>11.1f} {row[2]:>12.1f} {ref:>11.1f} {row[2] / ref:>12.2f}x")
-    t_cpu, t_gpu = mlp_epoch("cpu"), mlp_epoch("cuda")
-    print(f"\nMNIST-shaped MLP epoch (938 steps, batch 64): CPU {t_cpu:.2f} s, GPU {t_gpu:.2f} s "
-          f"(GPU is {t_cpu / t_gpu:.2f}x the CPU's speed)")
+        print(f"{n:>6} {row[0]:>11.1f} {row[1]:>11.1f} {row[2]:>12.1f}")
 
 
 if __name__ == "__main__":
