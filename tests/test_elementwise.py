@@ -460,3 +460,32 @@ def test_large_strided_broadcast_uses_threads_correctly(device):
         assert_tensor_equal(a[::3, 1:].exp(), np.exp(a_np.T[::3, 1:]), rtol=1e-15)
     finally:
         minitorch.set_num_threads(n)
+
+
+# ------------------------------------------------------- the dense fast path ----
+@pytest.mark.parametrize("device", DEVICES)
+@pytest.mark.parametrize("n", [1, 3, 4, 5, 8, 1023, 1025, 4099])
+@pytest.mark.parametrize("offset", [0, 1, 2])
+def test_dense_path_sizes_offsets_and_scalars(device, n, offset):
+    """Contiguous operands take the dense (vectorized) kernels: every size around the
+    vector width, views starting at an unaligned element (which fall back to the strided
+    kernel), a broadcast scalar on either side, bool results, float32 (op fixed at
+    compile time) and float64 / int64 (op chosen at run time)."""
+    rng = np.random.default_rng(n + offset)
+    for dtype in (np.float32, np.float64, np.int64):
+        a = (rng.standard_normal(n + offset) * 10).astype(dtype)
+        b = (rng.standard_normal(n + offset) * 10).astype(dtype)
+        A = minitorch.tensor(a, device=device)[offset:]
+        B = minitorch.tensor(b, device=device)[offset:]
+        a, b = a[offset:], b[offset:]
+        assert_tensor_equal(A + B, a + b)
+        assert_tensor_equal(A * 3, a * 3)
+        assert_tensor_equal(2 - A, 2 - a)
+        assert_tensor_equal(A < B, a < b)
+        assert_tensor_equal(A.maximum(B), np.maximum(a, b))
+        assert_tensor_equal(-A, -a)
+        assert_tensor_equal(A.abs(), np.abs(a))
+        if dtype != np.int64:
+            assert_tensor_equal(A.exp(), np.exp(a.astype(np.float64)).astype(dtype), rtol=1e-5, atol=0)
+            assert_tensor_equal(A.isnan(), np.isnan(a))
+            assert_tensor_equal(A.relu(), np.maximum(a, 0))

@@ -103,7 +103,7 @@ void bind_functions(py::module_& m)
                                                        : tensor_arg(y, name, "other")->device();
             return binary(op, operand_or_throw(x, dev, name, "input"), operand_or_throw(y, dev, name, "other"));
         }, py::arg("input"), py::arg("other"));
-        elementwise.append(name);
+        if (name[0] != '_') elementwise.append(name);  // '_' names are internal (op_list.h)
     };
     for (BinaryOp op : kAllBinaryOps) def_binary(op_name(op), op);
     for (const auto& [alias, op] : kBinaryAliases) def_binary(alias, op);

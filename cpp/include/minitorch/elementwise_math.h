@@ -164,6 +164,7 @@ MT_HOST_DEVICE inline T binary_op(BinaryOp op, T a, T b)
         case BinaryOp::Remainder: return remainder_of(a, b);
         case BinaryOp::Fmod: return fmod_of(a, b);
         case BinaryOp::Atan2: if constexpr (std::is_floating_point_v<T>) return math_atan2(a, b); else return a;
+        case BinaryOp::ThresholdBackward: return b > T(0) ? a : T(0);
         case BinaryOp::Eq: return static_cast<T>(a == b);
         case BinaryOp::Ne: return static_cast<T>(a != b);
         case BinaryOp::Lt: return static_cast<T>(a < b);

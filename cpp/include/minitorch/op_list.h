@@ -20,6 +20,9 @@
 // A binary row  X(Enum, name, result, saves_for_a, saves_for_b, gradient_a, gradient_b)
 // is the same with inputs a and b: saves_for_a is what gradient_a reads (saved only when
 // a requires grad), likewise for b; kSavesA | kSavesB | kSavesY combine.
+// A name starting with '_' is internal (as PyTorch's aten ops): _C and Tensor have it,
+// the minitorch namespace does not. _threshold_backward(g, y) = g where y > 0, else 0 is
+// ReLU's backward in one kernel (PyTorch's threshold_backward).
 #pragma once
 
 // clang-format off
@@ -27,7 +30,7 @@
     X(Neg,        neg,         NoBool,    kSavesNone, -g)                                         \
     X(Abs,        abs,         Same,      kSavesX,    g * sign(x))                                \
     X(Sign,       sign,        Same,      kSavesNone, zeros_like(g))                              \
-    X(Relu,       relu,        NoBool,    kSavesY,    g * (y > 0))                                \
+    X(Relu,       relu,        NoBool,    kSavesY,    threshold_backward(g, y))                   \
     X(Exp,        exp,         Float,     kSavesY,    g * y)                                      \
     X(Expm1,      expm1,       Float,     kSavesY,    g * (y + 1))                                \
     X(Log,        log,         Float,     kSavesX,    g / x)                                      \
@@ -67,6 +70,8 @@
     X(Fmod,       fmod,        NoBool,  kSavesNone,        kSavesA | kSavesB, g, -g * trunc(a / b)) \
     X(Atan2,      atan2,       Float,   kSavesA | kSavesB, kSavesA | kSavesB,                     \
       g * b / (a * a + b * b), -g * a / (a * a + b * b))                                          \
+    X(ThresholdBackward, _threshold_backward, Same, kSavesB, kSavesNone,                          \
+      threshold_backward(g, b), zeros_like(g))                                                    \
     X(Eq,         eq,          Compare, kSavesNone, kSavesNone, not_differentiable, not_differentiable) \
     X(Ne,         ne,          Compare, kSavesNone, kSavesNone, not_differentiable, not_differentiable) \
     X(Lt,         lt,          Compare, kSavesNone, kSavesNone, not_differentiable, not_differentiable) \
