@@ -31,12 +31,11 @@ from __future__ import annotations
 import enum
 import json
 import warnings
-from collections import OrderedDict
 from typing import Iterable, NamedTuple, Optional
 
 from . import _C
 
-__all__ = ["ProfilerActivity", "profile", "record_function"]
+__all__ = ["ProfilerActivity", "profile", "record_function", "supported_activities"]
 
 
 class ProfilerActivity(enum.Enum):
@@ -202,7 +201,7 @@ class EventList(list):
 
     def key_averages(self, group_by_input_shape: bool = False) -> "EventList":
         """One :class:`FunctionEventAvg` per event name (and input shapes), in first-seen order."""
-        groups: "OrderedDict[tuple, FunctionEventAvg]" = OrderedDict()
+        groups: dict = {}
         for e in self:
             shapes = e.input_shapes if group_by_input_shape else None
             key = (e.name, repr(shapes))
