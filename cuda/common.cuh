@@ -9,6 +9,7 @@
 
 #include "api.h"
 #include "emu/cuda_compat.h"
+#include "launch_profiler.cuh"  // MT_LAUNCH records launches for minitorch.profiler
 #include "minitorch/elementwise_math.h"
 #include "minitorch/error.h"
 #include "minitorch/kernels.h"

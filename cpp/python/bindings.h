@@ -13,6 +13,7 @@ void bind_functions(py::module_& m); // creation, math, threads, seeds
 void bind_numpy(py::module_& m);
 void bind_cuda(py::module_& m);
 void bind_autograd(py::module_& m);  // after bind_tensor
+void bind_profiler(py::module_& m);  // minitorch.profiler's recorder
 
 // Every op of op_list.h, by its Python name (methods and minitorch.<name> functions):
 // for (UnaryOp op : kAllUnaryOps) ... op_name(op).

@@ -145,6 +145,8 @@ std::optional<Tensor> operand_like(py::handle h, const Tensor& like)
     return scalar_tensor(*s, like->device());
 }
 
+Tensor tensor_or_null(py::handle h) { return py::isinstance<TensorImpl>(h) ? h.cast<Tensor>() : nullptr; }
+
 Tensor operand_or_throw(py::handle h, Device device, const char* op, const char* what)
 {
     if (auto t = operand(h, device)) return *t;

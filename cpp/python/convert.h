@@ -32,6 +32,8 @@ std::optional<Tensor> operand(py::handle h, Device device);
 // The same, beside tensor `like`: a number is stored directly in like's dtype when that
 // cannot change the promoted result (saves a cast on every `x * 2.0`).
 std::optional<Tensor> operand_like(py::handle h, const Tensor& like);
+// The tensor h holds, or null for anything else (a number's input shape is () in the profiler).
+Tensor tensor_or_null(py::handle h);
 // Like operand, but raises a TypeError naming the op.
 Tensor operand_or_throw(py::handle h, Device device, const char* op, const char* what);
 // The Python type name of an object, for error messages ("list", "str", ...).

@@ -98,6 +98,7 @@ void bind_functions(py::module_& m)
     }
     auto def_binary = [&](const char* name, BinaryOp op) {
         m.def(name, [op, name](py::handle x, py::handle y) {
+            MT_PROFILE_OP(op_name(op), tensor_or_null(x), tensor_or_null(y));  // numbers' conversion included
             // One side may be a number (minitorch.pow(2, x)); at least one must be a tensor.
             Device dev = py::isinstance<TensorImpl>(x) ? x.cast<Tensor>()->device()
                                                        : tensor_arg(y, name, "other")->device();
@@ -110,6 +111,7 @@ void bind_functions(py::module_& m)
     m.attr("_elementwise_ops") = py::tuple(elementwise);
     m.def("where", [](py::handle cond, py::handle x, py::handle y) {
         Tensor c = tensor_arg(cond, "where", "condition");
+        MT_PROFILE_OP("where", c, tensor_or_null(x), tensor_or_null(y));
         return where(c, operand_or_throw(x, c->device(), "where", "input"),
                      operand_or_throw(y, c->device(), "where", "other"));
     }, py::arg("condition"), py::arg("input"), py::arg("other"));

@@ -89,4 +89,5 @@ PYBIND11_MODULE(_C, m)
     bind_functions(m);
     bind_numpy(m);
     bind_cuda(m);
+    bind_profiler(m);
 }

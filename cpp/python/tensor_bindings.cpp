@@ -22,6 +22,10 @@ py::object not_implemented() { return py::reinterpret_borrow<py::object>(Py_NotI
 // can try the other side.
 py::object binop(BinaryOp op, const Tensor& self, py::handle other, bool reflected)
 {
+    // A number operand becomes a tensor here (on a GPU: a fill kernel), inside the op's
+    // profiler event, as it would be in the op itself: `x * 2` is one event "mul".
+    const Tensor other_t = tensor_or_null(other);
+    MT_PROFILE_OP(op_name(op), reflected ? other_t : self, reflected ? self : other_t);
     auto o = operand_like(other, self);
     if (!o) return not_implemented();
     return py::cast(reflected ? binary(op, *o, self) : binary(op, self, *o));
@@ -30,6 +34,7 @@ py::object binop(BinaryOp op, const Tensor& self, py::handle other, bool reflect
 // a <op>= b: in place, returns a.
 Tensor inplace(BinaryOp op, const Tensor& self, py::handle other)
 {
+    MT_PROFILE_OP(profiler::inplace(op_name(op)), self, tensor_or_null(other));
     binary_(op, self, operand_or_throw(other, self->device(), op_name(op), "other"));
     return self;
 }
@@ -37,6 +42,7 @@ Tensor inplace(BinaryOp op, const Tensor& self, py::handle other)
 // a.add_(b, alpha=s): a += s * b (what optimizers use).
 Tensor inplace_alpha(BinaryOp op, const Tensor& self, py::handle other, py::handle alpha)
 {
+    MT_PROFILE_OP(profiler::inplace(op_name(op)), self, tensor_or_null(other));  // the scaling by alpha too
     Tensor b = operand_or_throw(other, self->device(), op_name(op), "other");
     if (!alpha.is_none()) {
         auto s = scalar_arg(alpha);
@@ -49,6 +55,7 @@ Tensor inplace_alpha(BinaryOp op, const Tensor& self, py::handle other, py::hand
 
 py::object item(const Tensor& t)
 {
+    MT_PROFILE_OP("item", t);  // on a GPU: a copy to the host, which waits for the kernels before it
     MT_CHECK_RUNTIME(t->numel() == 1, "item: a Tensor with ", t->numel(), " elements cannot be converted to Scalar");
     Tensor c = to_device(t, Device{});
     return dispatch(c->dtype, [&](auto tag) -> py::object {
@@ -150,6 +157,7 @@ void bind_tensor(py::module_& m)
         .def("numpy", [](const Tensor& t, bool force) { return to_numpy(t, force); }, py::arg("force") = false)
         .def("_storage_id", [](const Tensor& t) { return reinterpret_cast<uintptr_t>(t->storage.get()); })
         .def("_to", [](const Tensor& t, py::handle dtype, py::handle device, bool copy) {
+            MT_PROFILE_OP("to", t);  // one event for a dtype and device change together
             Tensor out = t;
             if (!dtype.is_none()) out = to_dtype(out, dtype_arg(dtype));
             if (!device.is_none()) out = to_device(out, device_arg(device));
@@ -259,6 +267,7 @@ void bind_tensor(py::module_& m)
     for (UnaryOp op : kAllUnaryOps) cls.def(op_name(op), [op](const Tensor& t) { return unary(op, t); });
     auto def_binary = [&](const char* name, BinaryOp op) {
         cls.def(name, [op, name](const Tensor& t, py::handle other) {
+            MT_PROFILE_OP(op_name(op), t, tensor_or_null(other));
             return binary(op, t, operand_or_throw(other, t->device(), name, "other"));
         }, py::arg("other"));
     };
@@ -266,6 +275,7 @@ void bind_tensor(py::module_& m)
     for (const auto& [alias, op] : kBinaryAliases) def_binary(alias, op);
     cls.def("clamp",
             [](const Tensor& t, py::handle lo, py::handle hi) {
+                MT_PROFILE_OP("clamp", t, tensor_or_null(lo), tensor_or_null(hi));
                 std::optional<Tensor> l, h;
                 if (!lo.is_none()) l = operand_or_throw(lo, t->device(), "clamp", "min");
                 if (!hi.is_none()) h = operand_or_throw(hi, t->device(), "clamp", "max");

@@ -8,6 +8,10 @@
 //       instead of extern __shared__ T name[]; (name is a T* in both builds)
 // and test MT_CUDA_EMULATED (1 emulated, 0 with nvcc) where the builds differ, e.g.
 // cuBLAS, which only the real build has.
+//
+// MT_KERNEL_LAUNCH is the plain launch and MT_LAUNCH names it here; minitorch's
+// cuda/common.cuh redefines MT_LAUNCH to also record each launch for minitorch.profiler
+// (cuda/launch_profiler.cuh), so this header stays usable on its own.
 #pragma once
 
 #if defined(__CUDACC__)
@@ -16,7 +20,7 @@
 
 #define MT_CUDA_EMULATED 0
 // The kernel comes last and may contain commas (a template with several arguments).
-#define MT_LAUNCH(grid, block, shared_bytes, stream, ...) __VA_ARGS__<<<(grid), (block), (shared_bytes), (stream)>>>
+#define MT_KERNEL_LAUNCH(grid, block, shared_bytes, stream, ...) __VA_ARGS__<<<(grid), (block), (shared_bytes), (stream)>>>
 // Every kernel's dynamic shared memory starts at the same address; declaring it as
 // bytes lets kernels templated on T use it without conflicting declarations.
 #define MT_DYNAMIC_SHARED(T, name)                                    \
@@ -28,8 +32,10 @@
 #include "cuda_emu.h"
 
 #define MT_CUDA_EMULATED 1
-#define MT_LAUNCH(grid, block, shared_bytes, stream, ...) \
+#define MT_KERNEL_LAUNCH(grid, block, shared_bytes, stream, ...) \
     ::emu::launch(grid, block, shared_bytes, stream, __VA_ARGS__)
 #define MT_DYNAMIC_SHARED(T, name) T* name = ::emu::dynamic_shared<T>()
 
 #endif
+
+#define MT_LAUNCH MT_KERNEL_LAUNCH

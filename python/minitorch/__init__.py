@@ -95,7 +95,7 @@ from . import testing  # noqa: E402,F401
 from . import autograd  # noqa: E402,F401
 from .autograd import enable_grad, is_grad_enabled, no_grad, set_grad_enabled  # noqa: E402,F401
 from ._C import index_select, live_tensor_count  # noqa: E402,F401
-from . import nn, optim, data, backends, utils  # noqa: E402,F401
+from . import nn, optim, data, backends, utils, profiler  # noqa: E402,F401
 from .serialization import load, save  # noqa: E402,F401
 
 __version__ = "0.1.0"

@@ -249,6 +249,8 @@ std::vector<Tensor> run_backward(const std::vector<Tensor>& roots, const std::ve
         std::vector<Tensor> out_grads;
         bool is_acc = dynamic_cast<AccumulateGrad*>(node) != nullptr;
         if (any && !(is_acc && inputs)) {
+            // One profiler event per node run, named as PyTorch's autograd events ("MmBackward0").
+            MT_PROFILE_OP(profiler::enabled() ? node->name() : std::string(), in_grads);
             if (node->has_saved) check_not_freed(node);
             for (size_t i = 0; i < in_grads.size(); ++i)
                 if (!in_grads[i]) {

@@ -116,6 +116,7 @@ Window2d pool_window(const char* op, const Tensor& x, std::array<int64_t, 2> k, 
 Tensor conv2d(const Tensor& x, const Tensor& weight, const Tensor& bias, std::array<int64_t, 2> stride,
               std::array<int64_t, 2> pad, std::array<int64_t, 2> dil)
 {
+    MT_PROFILE_OP("conv2d", x, weight, bias);
     MT_CHECK(x->dim() == 4, "conv2d: expected a 4-D input (N, C, H, W), got shape ", x->shape);
     MT_CHECK(weight->dim() == 4, "conv2d: expected a 4-D weight (out_channels, in_channels, KH, KW), got shape ",
              weight->shape);
@@ -164,6 +165,7 @@ Tensor conv2d(const Tensor& x, const Tensor& weight, const Tensor& bias, std::ar
 std::tuple<Tensor, Tensor> max_pool2d(const Tensor& x, std::array<int64_t, 2> k, std::array<int64_t, 2> stride,
                                       std::array<int64_t, 2> pad, std::array<int64_t, 2> dil, bool ceil_mode)
 {
+    MT_PROFILE_OP("max_pool2d", x);
     Window2d w = pool_window("max_pool2d", x, k, stride, pad, dil, ceil_mode);
     auto forward = [&] {
         Tensor xc = contiguous(x);
@@ -182,6 +184,7 @@ std::tuple<Tensor, Tensor> max_pool2d(const Tensor& x, std::array<int64_t, 2> k,
 Tensor avg_pool2d(const Tensor& x, std::array<int64_t, 2> k, std::array<int64_t, 2> stride, std::array<int64_t, 2> pad,
                   bool ceil_mode)
 {
+    MT_PROFILE_OP("avg_pool2d", x);
     Window2d w = pool_window("avg_pool2d", x, k, stride, pad, {1, 1}, ceil_mode);
     auto forward = [&] {
         Tensor out = empty({w.N, w.C, w.OH, w.OW}, x->dtype, x->device());

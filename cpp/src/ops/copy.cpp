@@ -39,6 +39,7 @@ Tensor copied(const Tensor& src, DType dtype, Device device, Device kernel_devic
 
 Tensor clone(const Tensor& t)
 {
+    MT_PROFILE_OP("clone", t);
     return tracked(t, "CloneBackward0", [&] { return copied(t, t->dtype, t->device(), t->device()); });
 }
 
@@ -46,6 +47,7 @@ Tensor contiguous(const Tensor& t) { return t->is_contiguous() ? t : clone(t); }
 
 Tensor to_dtype(const Tensor& t, DType dtype)
 {
+    MT_PROFILE_OP("to", t);
     if (t->dtype == dtype) return t;
     auto cast = [&] { return copied(t, dtype, t->device(), t->device()); };
     // A cast to an integer or bool dtype is not differentiable: its result has no grad_fn.
@@ -56,6 +58,7 @@ Tensor to_dtype(const Tensor& t, DType dtype)
 // move bytes to and from host memory); between two other devices it goes through the CPU.
 Tensor to_device(const Tensor& t, Device device)
 {
+    MT_PROFILE_OP("to", t);
     if (t->device() == device) return t;
     if (!t->device().is_cpu() && !device.is_cpu()) return to_device(to_device(t, Device{}), device);
     return tracked(t, "ToCopyBackward0", [&] {
@@ -74,6 +77,7 @@ void check_no_internal_overlap(const Tensor& t, const char* op)
 
 void copy_(const Tensor& dst, const Tensor& src)
 {
+    MT_PROFILE_OP("copy_", dst, src);
     autograd::check_inplace(dst, "copy_");
     check_no_internal_overlap(dst, "copy_");
     Shape b = broadcast_shapes(dst->shape, src->shape, "copy_");
@@ -95,6 +99,7 @@ void copy_(const Tensor& dst, const Tensor& src)
 
 void fill_(const Tensor& dst, Scalar value)
 {
+    MT_PROFILE_OP("fill_", dst);
     autograd::check_inplace(dst, "fill_");
     check_no_internal_overlap(dst, "fill_");
     if (dst->numel()) kernels(dst->device()).fill(dst, value);

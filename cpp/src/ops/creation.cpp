@@ -8,12 +8,17 @@ namespace minitorch {
 
 Tensor full(const Shape& shape, Scalar value, DType dtype, Device device)
 {
+    MT_PROFILE_OP("full");
     Tensor t = empty(shape, dtype, device);
     if (t->numel()) kernels(device).fill(t, value);
     return t;
 }
 
-Tensor zeros(const Shape& shape, DType dtype, Device device) { return full(shape, Scalar(0.0), dtype, device); }
+Tensor zeros(const Shape& shape, DType dtype, Device device)
+{
+    MT_PROFILE_OP("zeros");
+    return full(shape, Scalar(0.0), dtype, device);
+}
 
 Tensor scalar_tensor(Scalar value, Device device, std::optional<DType> dtype)
 {
@@ -34,6 +39,7 @@ Tensor scalar_tensor(Scalar value, Device device, std::optional<DType> dtype)
 
 Tensor arange(double start, double end, double step, DType dtype, Device device)
 {
+    MT_PROFILE_OP("arange");
     MT_CHECK(step != 0.0, "arange: step must be nonzero");
     MT_CHECK(std::isfinite(start) && std::isfinite(end), "arange: unsupported range ", start, " -> ", end);
     MT_CHECK((end - start) / step >= 0 || start == end, "arange: upper bound and step are inconsistent (start=", start,
@@ -47,6 +53,7 @@ Tensor arange(double start, double end, double step, DType dtype, Device device)
 
 Tensor linspace(double start, double end, int64_t steps, DType dtype, Device device)
 {
+    MT_PROFILE_OP("linspace");
     MT_CHECK(steps >= 0, "linspace: number of steps must be non-negative, got ", steps);
     Tensor t = empty({steps}, dtype, device);
     if (steps == 1) kernels(device).fill(t, Scalar(start));
@@ -56,6 +63,7 @@ Tensor linspace(double start, double end, int64_t steps, DType dtype, Device dev
 
 Tensor eye(int64_t n, int64_t m, DType dtype, Device device)
 {
+    MT_PROFILE_OP("eye");
     MT_CHECK(n >= 0 && m >= 0, "eye: sizes must be non-negative, got n=", n, ", m=", m);
     Tensor t = zeros({n, m}, dtype, device);
     // The diagonal is a strided view: one step down and one step right = m + 1 elements.
@@ -80,18 +88,21 @@ Tensor random_tensor(RandomOp op, const Shape& shape, DType dtype, Device device
 
 Tensor rand(const Shape& shape, DType dtype, Device device)
 {
+    MT_PROFILE_OP("rand");
     MT_CHECK_TYPE(is_floating(dtype), "rand: expected a floating dtype, got ", dtype);
     return random_tensor(RandomOp::Uniform, shape, dtype, device, 0.0, 1.0);
 }
 
 Tensor randn(const Shape& shape, DType dtype, Device device)
 {
+    MT_PROFILE_OP("randn");
     MT_CHECK_TYPE(is_floating(dtype), "randn: expected a floating dtype, got ", dtype);
     return random_tensor(RandomOp::Normal, shape, dtype, device, 0.0, 1.0);
 }
 
 Tensor randint(int64_t low, int64_t high, const Shape& shape, DType dtype, Device device)
 {
+    MT_PROFILE_OP("randint");
     MT_CHECK(low < high, "randint: expected low < high, got low=", low, ", high=", high);
     // The bounds travel as doubles: the CPU's integer distribution gets them back exactly
     // up to 2^62 when they are powers of two or below 2^53; a GPU thread scales one

@@ -135,6 +135,7 @@ Tensor binary_forward(BinaryOp op, const Tensor& a, const Tensor& b)
 
 void binary_(BinaryOp op, const Tensor& a, const Tensor& b_in)
 {
+    MT_PROFILE_OP(profiler::inplace(op_name(op)), a, b_in);
     const Tensor b = follow_device(b_in, a);
     const BinaryOpInfo& i = info(op);
     autograd::check_inplace(a, i.name);
@@ -339,6 +340,7 @@ struct ClampBackward : Node {
 
 Tensor unary(UnaryOp op, const Tensor& x)
 {
+    MT_PROFILE_OP(op_name(op), x);
     if (!differentiable(info(op).result)) return unary_forward(op, x);
     return autograd::record_op<UnaryBackward>({&x}, [&] { return unary_forward(op, x); },
                                               [&](UnaryBackward& n, const Tensor& y) {
@@ -350,6 +352,7 @@ Tensor unary(UnaryOp op, const Tensor& x)
 
 Tensor binary(BinaryOp op, const Tensor& a, const Tensor& b)
 {
+    MT_PROFILE_OP(op_name(op), a, b);
     if (a->device() != b->device()) {
         Tensor a2 = follow_device(a, b), b2 = follow_device(b, a);
         if (a2 != a || b2 != b) return binary(op, a2, b2);
@@ -370,6 +373,7 @@ Tensor binary(BinaryOp op, const Tensor& a, const Tensor& b)
 
 Tensor clamp(const Tensor& x, const Tensor* lo, const Tensor* hi)
 {
+    MT_PROFILE_OP("clamp", x, lo, hi);
     bool bounds_need_grad = (lo && (*lo)->requires_grad) || (hi && (*hi)->requires_grad);
     // Tensor bounds that need gradients: compose maximum/minimum (they record themselves).
     if (bounds_need_grad) return clamp_forward(x, lo, hi);
@@ -386,6 +390,7 @@ Tensor clamp(const Tensor& x, const Tensor* lo, const Tensor* hi)
 
 Tensor where(const Tensor& cond, const Tensor& a, const Tensor& b)
 {
+    MT_PROFILE_OP("where", cond, a, b);
     if (a->device() != b->device()) {
         Tensor a2 = follow_device(a, b), b2 = follow_device(b, a);
         if (a2 != a || b2 != b) return where(cond, a2, b2);

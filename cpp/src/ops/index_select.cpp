@@ -73,6 +73,7 @@ struct IndexSelectBackward : autograd::Node {
 
 Tensor index_select(const Tensor& t, int64_t dim, const Tensor& index)
 {
+    MT_PROFILE_OP("index_select", t, index);
     check_same_device("index_select", t, index);
     MT_CHECK_INDEX(t->dim() > 0, "index_select: cannot index a 0-dim tensor");
     dim = wrap_dim(dim, t->dim(), "index_select");

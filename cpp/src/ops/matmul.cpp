@@ -48,6 +48,7 @@ Tensor batched_matmul(const Tensor& a, const Tensor& b)
 
 Tensor matmul(const Tensor& a_in, const Tensor& b_in)
 {
+    MT_PROFILE_OP("matmul", a_in, b_in);
     check_same_device("matmul", a_in, b_in);
     MT_CHECK(a_in->dim() >= 1 && b_in->dim() >= 1, "matmul: both arguments need to be at least 1-D, got shapes ",
              a_in->shape, " and ", b_in->shape);

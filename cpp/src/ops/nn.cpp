@@ -160,6 +160,7 @@ Tensor loss_common(const Tensor& input, const Tensor& target, int reduction, int
 
 Tensor linear(const Tensor& x, const Tensor& w, const Tensor& b)
 {
+    MT_PROFILE_OP("linear", x, w, b);
     MT_CHECK(x->dim() >= 1 && w->dim() == 2, "linear: expected input (..., in_features) and weight (out, in), got ",
              x->shape, " and ", w->shape);
     MT_CHECK(x->size(-1) == w->shape[1], "linear: input of shape ", x->shape, " does not match weight of shape ",
@@ -181,6 +182,7 @@ Tensor linear(const Tensor& x, const Tensor& w, const Tensor& b)
 
 Tensor log_softmax(const Tensor& x, int64_t dim)
 {
+    MT_PROFILE_OP("log_softmax", x);
     MT_CHECK_TYPE(is_floating(x->dtype), "log_softmax: expected a floating tensor, got ", x->dtype);
     dim = wrap_dim(dim, x->dim(), "log_softmax");
     if (x->dim() == 0) return zeros({}, x->dtype, x->device());
@@ -193,6 +195,7 @@ Tensor log_softmax(const Tensor& x, int64_t dim)
 
 Tensor softmax(const Tensor& x, int64_t dim)
 {
+    MT_PROFILE_OP("softmax", x);
     MT_CHECK_TYPE(is_floating(x->dtype), "softmax: expected a floating tensor, got ", x->dtype);
     dim = wrap_dim(dim, x->dim(), "softmax");
     auto forward = [&] {
@@ -207,12 +210,14 @@ Tensor softmax(const Tensor& x, int64_t dim)
 
 Tensor cross_entropy(const Tensor& logits, const Tensor& target, int reduction, int64_t ignore_index)
 {
+    MT_PROFILE_OP("cross_entropy", logits, target);
     MT_CHECK_TYPE(is_floating(logits->dtype), "cross_entropy: expected floating logits, got ", logits->dtype);
     return loss_common(logits, target, reduction, ignore_index, true);
 }
 
 Tensor nll_loss(const Tensor& logp, const Tensor& target, int reduction, int64_t ignore_index)
 {
+    MT_PROFILE_OP("nll_loss", logp, target);
     MT_CHECK_TYPE(is_floating(logp->dtype), "nll_loss: expected floating log-probabilities, got ", logp->dtype);
     return loss_common(logp, target, reduction, ignore_index, false);
 }

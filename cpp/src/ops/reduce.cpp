@@ -163,6 +163,7 @@ struct MaxDimBackward : Node {
 
 Tensor sum(const Tensor& t, std::vector<int64_t> dims, bool keepdim, std::optional<DType> dtype)
 {
+    MT_PROFILE_OP("sum", t);
     return autograd::record_op<SumBackward>({&t}, [&] { return sum_forward(t, dims, keepdim, dtype); },
                                             [&](SumBackward& n, const Tensor&) {
                                                 n.dims = t->dim() ? reduced_dims(dims, t->dim()) : std::vector<int64_t>{};
@@ -173,6 +174,7 @@ Tensor sum(const Tensor& t, std::vector<int64_t> dims, bool keepdim, std::option
 
 Tensor mean(const Tensor& t, std::vector<int64_t> dims, bool keepdim, std::optional<DType> dtype)
 {
+    MT_PROFILE_OP("mean", t);
     // Check dims here so errors name mean, not the sum it is built from.
     std::vector<bool> seen(std::max<int64_t>(t->dim(), 1), false);
     for (int64_t d : dims) {
@@ -195,6 +197,7 @@ namespace {
 Tensor extreme_all(const Tensor& t, bool is_max)
 {
     const char* name = is_max ? "max" : "min";
+    MT_PROFILE_OP(name, t);
     MT_CHECK(t->numel() > 0, name, ": expected a non-empty tensor (shape ", t->shape, "); specify dim= for empty inputs");
     ReduceOp op = is_max ? ReduceOp::Max : ReduceOp::Min;
     return autograd::record_op<MaxAllBackward>({&t}, [&] { return std::get<0>(best(op, t, {}, false, true, false, name)); },
@@ -208,6 +211,7 @@ Tensor extreme_all(const Tensor& t, bool is_max)
 std::tuple<Tensor, Tensor> extreme_dim(const Tensor& t, int64_t dim, bool keepdim, bool is_max)
 {
     const char* name = is_max ? "max" : "min";
+    MT_PROFILE_OP(name, t);
     ReduceOp op = is_max ? ReduceOp::Max : ReduceOp::Min;
     return autograd::record_op<MaxDimBackward>(
         {&t}, [&] { return best(op, t, {dim}, keepdim, true, true, name); },
@@ -233,6 +237,7 @@ namespace {
 // keepdim keeps every dim as size 1.
 Tensor arg_extreme(ReduceOp op, const Tensor& t, std::optional<int64_t> dim, bool keepdim, const char* name)
 {
+    MT_PROFILE_OP(name, t);
     if (dim) return std::get<1>(best(op, t, {*dim}, keepdim, false, true, name));
     MT_CHECK(t->numel() > 0, name, ": expected a non-empty tensor (shape ", t->shape, ")");
     Tensor i = std::get<1>(best(op, reshape(t, {t->numel()}), {}, false, false, true, name));

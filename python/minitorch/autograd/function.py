@@ -68,9 +68,11 @@ class Function:
         with_grad = _C.is_grad_enabled() and any(ctx.needs_input_grad)
         prev = _C.is_grad_enabled()
         _C._set_grad_enabled(False)
+        profiled = _C._profiler_begin(cls.__name__)  # one minitorch.profiler event per call
         try:
             result = cls.forward(ctx, *args)
         finally:
+            _C._profiler_end(profiled)
             _C._set_grad_enabled(prev)
         if not with_grad:
             return result
