@@ -155,6 +155,24 @@ void bind_functions(py::module_& m)
                             std::array<int64_t, 2> padding, bool ceil_mode) {
         return avg_pool2d(tensor_arg(x, "avg_pool2d"), k, stride, padding, ceil_mode);
     });
+    // ---- fused optimizer steps (minitorch.optim's SGD, Adam and AdamW call these) ----
+    m.def("_sgd_step", [](py::handle param, py::handle grad, py::handle momentum_buffer, double lr, double momentum,
+                          double dampening, double weight_decay, bool nesterov) {
+        return sgd_step(tensor_arg(param, "sgd_step", "param"), tensor_arg(grad, "sgd_step", "grad"),
+                        momentum_buffer.is_none() ? nullptr : tensor_arg(momentum_buffer, "sgd_step", "momentum_buffer"),
+                        SgdStep{lr, momentum, dampening, weight_decay, nesterov});
+    }, py::arg("param"), py::arg("grad"), py::arg("momentum_buffer"), py::kw_only(), py::arg("lr"), py::arg("momentum"),
+       py::arg("dampening"), py::arg("weight_decay"), py::arg("nesterov"),
+       "One SGD step on param in place; returns the momentum buffer (new on the first momentum step).");
+    m.def("_adam_step", [](py::handle param, py::handle grad, py::handle exp_avg, py::handle exp_avg_sq, double lr,
+                           double beta1, double beta2, double eps, double weight_decay, bool decoupled, int64_t step) {
+        const char* op = decoupled ? "adamw_step" : "adam_step";
+        adam_step(tensor_arg(param, op, "param"), tensor_arg(grad, op, "grad"), tensor_arg(exp_avg, op, "exp_avg"),
+                  tensor_arg(exp_avg_sq, op, "exp_avg_sq"),
+                  AdamStep{lr, beta1, beta2, eps, weight_decay, decoupled, step});
+    }, py::arg("param"), py::arg("grad"), py::arg("exp_avg"), py::arg("exp_avg_sq"), py::kw_only(), py::arg("lr"),
+       py::arg("beta1"), py::arg("beta2"), py::arg("eps"), py::arg("weight_decay"), py::arg("decoupled"),
+       py::arg("step"), "One Adam (decoupled: AdamW) step on param and its moments in place; step counts from 1.");
     m.def("result_type", [](py::handle a, py::handle b) {
         return result_type(operand_or_throw(a, Device{}, "result_type", "tensor1"),
                            operand_or_throw(b, Device{}, "result_type", "tensor2"));

@@ -39,6 +39,21 @@ struct IndexCheck {
 // The IndexError message for `value` at `position` (shared by every device).
 std::string index_error_message(const IndexCheck& check, int64_t value, int64_t position);
 
+// One optimizer step's hyper-parameters, in PyTorch's names (torch.optim.SGD / Adam).
+// The kernels turn them into the parameter's float type once (optim_math.h).
+struct SgdStep {
+    double lr = 0, momentum = 0, dampening = 0, weight_decay = 0;
+    bool nesterov = false;
+    // The momentum buffer is new: it takes d itself (PyTorch clones the first d) instead
+    // of momentum * buf + (1 - dampening) * d.
+    bool first_step = false;
+};
+struct AdamStep {
+    double lr = 0, beta1 = 0, beta2 = 0, eps = 0, weight_decay = 0;
+    bool decoupled = false;  // AdamW: p *= 1 - lr * weight_decay (Adam adds weight_decay * p to g)
+    int64_t step = 1;        // this step's number t, from 1 (for the bias corrections)
+};
+
 // The kernel interface, declared once. Each device defines these functions in its
 // own namespace (minitorch::cpu, minitorch::cuda) and fills a KernelTable by name with
 // MT_DEFINE_KERNEL_TABLE, so a kernel cannot be missing or land in another's slot.
@@ -79,6 +94,9 @@ std::string index_error_message(const IndexCheck& check, int64_t value, int64_t 
 //  random     fill from the device's generator: Uniform [lo, hi), Normal(mean=lo, std=hi),
 //             Integer [lo, hi). dst contiguous.
 //  manual_seed  reseed the device's generator (minitorch.manual_seed reseeds every device).
+//  sgd_step   one SGD step on one parameter, in place, in one pass: param, grad and
+//             momentum_buffer (null without momentum) contiguous, one shape and float dtype.
+//  adam_step  one Adam / AdamW step the same way: param, exp_avg, exp_avg_sq updated in place.
 #define MT_KERNELS(X)                                                                                \
     X(copy, (const Tensor& dst, const Tensor& src))                                                  \
     X(fill, (const Tensor& dst, Scalar value))                                                       \
@@ -100,7 +118,11 @@ std::string index_error_message(const IndexCheck& check, int64_t value, int64_t 
     X(avg_pool2d, (const Tensor& out, const Tensor& input, const Window2d& w))                       \
     X(avg_pool2d_backward, (const Tensor& grad_input, const Tensor& grad_out, const Window2d& w))    \
     X(random, (RandomOp op, const Tensor& dst, double lo, double hi))                                \
-    X(manual_seed, (uint64_t seed))
+    X(manual_seed, (uint64_t seed))                                                                  \
+    X(sgd_step,                                                                                      \
+      (const Tensor& param, const Tensor& grad, const Tensor& momentum_buffer, const SgdStep& opt))  \
+    X(adam_step, (const Tensor& param, const Tensor& grad, const Tensor& exp_avg,                    \
+                  const Tensor& exp_avg_sq, const AdamStep& opt))
 
 struct KernelTable {
 #define MT_KERNEL_MEMBER(name, params) void(*name) params = nullptr;

@@ -100,4 +100,12 @@ Tensor softmax(const Tensor& x, int64_t dim);
 Tensor cross_entropy(const Tensor& logits, const Tensor& target, int reduction, int64_t ignore_index);
 Tensor nll_loss(const Tensor& logp, const Tensor& target, int reduction, int64_t ignore_index);
 
+// ---- fused optimizer steps (ops/optim.cpp); formulas in optim_math.h ----
+// One step on one parameter, in place, in one kernel pass. grad and the state match param
+// (shape, dtype, device); param and state are contiguous. sgd_step returns the momentum
+// buffer: `momentum_buffer`, or a new one on the first momentum step (null without momentum).
+Tensor sgd_step(const Tensor& param, const Tensor& grad, const Tensor& momentum_buffer, SgdStep opt);
+void adam_step(const Tensor& param, const Tensor& grad, const Tensor& exp_avg, const Tensor& exp_avg_sq,
+               const AdamStep& opt);
+
 }  // namespace minitorch

@@ -1,55 +1,76 @@
 """``Adam`` and ``AdamW`` (Kingma & Ba, with PyTorch's bias correction and defaults)."""
 from __future__ import annotations
 
-
+from .. import _C
+from .._creation import zeros_like
 from ..autograd import no_grad
-from .optimizer import Optimizer
+from .optimizer import Optimizer, _check_fused_args, _use_fused
 
 
 class Adam(Optimizer):
     """``m = b1 m + (1-b1) g``, ``v = b2 v + (1-b2) g^2``,
     ``p -= lr * m_hat / (sqrt(v_hat) + eps)`` with bias-corrected ``m_hat, v_hat``.
-    ``weight_decay`` adds ``wd * p`` to the gradient (L2); AdamW decays ``p`` directly."""
+    ``weight_decay`` adds ``wd * p`` to the gradient (L2); AdamW decays ``p`` directly.
+
+    By default each parameter takes one fused kernel pass (``fused``/``foreach`` as in
+    PyTorch; see ``minitorch.optim.optimizer``); ``fused=False`` runs the same formulas
+    as tensor ops (``_reference_step``)."""
 
     decoupled = False
 
-    def __init__(self, params, lr: float = 1e-3, betas=(0.9, 0.999), eps: float = 1e-8, weight_decay: float = 0.0):
+    def __init__(self, params, lr: float = 1e-3, betas=(0.9, 0.999), eps: float = 1e-8, weight_decay: float = 0.0,
+                 *, foreach: bool | None = None, fused: bool | None = None):
         if lr < 0.0:
             raise ValueError(f"Invalid learning rate: {lr}")
         if not (0.0 <= betas[0] < 1.0 and 0.0 <= betas[1] < 1.0):
             raise ValueError(f"Invalid beta parameters: {betas}")
         if eps < 0.0:
             raise ValueError(f"Invalid epsilon value: {eps}")
-        super().__init__(params, dict(lr=lr, betas=tuple(betas), eps=eps, weight_decay=weight_decay))
+        _check_fused_args(foreach, fused)
+        super().__init__(params, dict(lr=lr, betas=tuple(betas), eps=eps, weight_decay=weight_decay,
+                                      foreach=foreach, fused=fused))
 
     @no_grad()
     def step(self, closure=None):
         loss = self._evaluate(closure)
         for g in self.param_groups:
-            lr, (b1, b2), eps, wd = g["lr"], g["betas"], g["eps"], g["weight_decay"]
             for p in g["params"]:
                 if p.grad is None:
                     continue
-                grad = p.grad
-                if wd != 0:
-                    if self.decoupled:
-                        p.mul_(1 - lr * wd)
-                    else:
-                        grad = grad + p * wd
                 state = self.state.setdefault(id(p), {})
                 if not state:
                     state["step"] = 0
-                    state["exp_avg"] = grad * 0.0
-                    state["exp_avg_sq"] = grad * 0.0
-                state["step"] += 1
-                t = state["step"]
-                m, v = state["exp_avg"], state["exp_avg_sq"]
-                m.mul_(b1).add_(grad, alpha=1 - b1)
-                v.mul_(b2).add_(grad * grad, alpha=1 - b2)
-                step_size = lr / (1 - b1**t)
-                denom = (v / (1 - b2**t)).sqrt() + eps
-                p.sub_(m / denom, alpha=step_size)
+                    state["exp_avg"] = zeros_like(p)
+                    state["exp_avg_sq"] = zeros_like(p)
+                if _use_fused(g, p):
+                    self._fused_step(g, p, state)
+                else:
+                    self._reference_step(g, p, state)
         return loss
+
+    def _fused_step(self, g: dict, p, state: dict) -> None:
+        (b1, b2) = g["betas"]
+        t = state["step"] + 1
+        _C._adam_step(p, p.grad, state["exp_avg"], state["exp_avg_sq"], lr=g["lr"], beta1=b1, beta2=b2,
+                      eps=g["eps"], weight_decay=g["weight_decay"], decoupled=self.decoupled, step=int(t))
+        state["step"] = t  # counted once the step has succeeded
+
+    def _reference_step(self, g: dict, p, state: dict) -> None:
+        lr, (b1, b2), eps, wd = g["lr"], g["betas"], g["eps"], g["weight_decay"]
+        grad = p.grad
+        if wd != 0:
+            if self.decoupled:
+                p.mul_(1 - lr * wd)
+            else:
+                grad = grad + p * wd
+        state["step"] += 1
+        t = state["step"]
+        m, v = state["exp_avg"], state["exp_avg_sq"]
+        m.mul_(b1).add_(grad, alpha=1 - b1)
+        v.mul_(b2).add_(grad * grad, alpha=1 - b2)
+        step_size = lr / (1 - b1**t)
+        denom = (v / (1 - b2**t)).sqrt() + eps
+        p.sub_(m / denom, alpha=step_size)
 
 
 class AdamW(Adam):
@@ -57,7 +78,6 @@ class AdamW(Adam):
 
     decoupled = True
 
-    def __init__(self, params, lr: float = 1e-3, betas=(0.9, 0.999), eps: float = 1e-8, weight_decay: float = 1e-2):
-        super().__init__(params, lr, betas, eps, weight_decay)
-
-
+    def __init__(self, params, lr: float = 1e-3, betas=(0.9, 0.999), eps: float = 1e-8, weight_decay: float = 1e-2,
+                 *, foreach: bool | None = None, fused: bool | None = None):
+        super().__init__(params, lr, betas, eps, weight_decay, foreach=foreach, fused=fused)

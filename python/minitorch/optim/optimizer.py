@@ -1,4 +1,18 @@
-"""``Optimizer``: parameter groups, state, ``zero_grad`` and ``state_dict``."""
+"""``Optimizer``: parameter groups, state, ``zero_grad`` and ``state_dict``; and how
+SGD, Adam and AdamW choose between their fused step and their reference step.
+
+Fused or not (PyTorch's ``fused`` and ``foreach`` keyword arguments):
+
+- ``fused=None`` (the default): the fused step, one C++ kernel pass per parameter that
+  reads its gradient and state once and writes the parameter and state in place;
+- ``fused=False``, or ``foreach=False`` with ``fused`` unset (PyTorch's "for-loop"
+  implementation): the reference step, the same formulas written with tensor ops;
+- ``fused=True``: the fused step, and a RuntimeError for a parameter that is not floating.
+
+minitorch has no separate multi-tensor ("foreach") step: ``foreach=True`` is the fused
+step too. A parameter that is not contiguous (a strided view) always takes the
+reference step, whose tensor ops work on any layout.
+"""
 from __future__ import annotations
 
 from .. import _C
@@ -105,3 +119,22 @@ class Optimizer:
             for k in sorted(k for k in g if k != "params"):
                 lines.append(f"    {k}: {g[k]}")
         return "\n".join(lines) + "\n)"
+
+
+def _check_fused_args(foreach: bool | None, fused: bool | None) -> None:
+    if fused and foreach:
+        raise RuntimeError("`fused` and `foreach` cannot be `True` together.")
+
+
+def _use_fused(group: dict, p) -> bool:
+    """Whether parameter ``p`` of ``group`` takes the fused step (the rule is in this
+    module's docstring)."""
+    fused = group.get("fused")
+    if fused is False or (fused is None and group.get("foreach") is False):
+        return False
+    if not p.dtype.is_floating_point:
+        if fused:
+            raise RuntimeError("`fused=True` requires all the params to be floating point Tensors, "
+                               f"but got {p.dtype}")
+        return False
+    return p.is_contiguous()

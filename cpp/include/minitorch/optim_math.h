@@ -1,0 +1,100 @@
+// optim_math.h — what one optimizer step computes on one element, written once for the
+// CPU kernels (cpu/optim.cpp) and the CUDA kernels (cuda/optim.cu), so both devices
+// follow the same formulas: PyTorch's torch.optim.SGD / Adam / AdamW update rules, the
+// same as the readable tensor-op steps in python/minitorch/optim (fused=False).
+//
+// The hyper-parameters arrive as doubles (SgdStep, AdamStep in kernels.h). The host turns
+// them into the parameter's float type once per step (sgd_scalars / adam_scalars, which
+// also compute Adam's bias corrections), so a kernel reads plain numbers and no scalar
+// tensors are made per step; every element is then computed in that float type.
+#pragma once
+#include <math.h>
+
+#include "minitorch/elementwise_math.h"
+#include "minitorch/kernels.h"
+
+namespace minitorch {
+
+// ---- SGD ----------------------------------------------------------------------------
+//   d = g + weight_decay * p
+//   with momentum:  buf = d on the first step, else momentum * buf + (1 - dampening) * d
+//                   d = d + momentum * buf (Nesterov), else d = buf
+//   p = p - lr * d
+
+template <class T>
+struct SgdScalars {
+    T lr, momentum, one_minus_dampening, weight_decay;
+    bool nesterov, first_step;
+};
+
+// On the host, once per step.
+template <class T>
+SgdScalars<T> sgd_scalars(const SgdStep& o)
+{
+    return {T(o.lr), T(o.momentum), T(1.0 - o.dampening), T(o.weight_decay), o.nesterov, o.first_step};
+}
+
+// One element: returns the new parameter value. `buf` points at the element's momentum
+// buffer, which it updates; null without momentum.
+template <class T>
+MT_HOST_DEVICE inline T sgd_update(const SgdScalars<T>& s, T p, T g, T* buf)
+{
+    T d = g;
+    if (s.weight_decay != T(0)) d = d + p * s.weight_decay;
+    if (buf) {
+        const T b = s.first_step ? d : s.momentum * *buf + s.one_minus_dampening * d;
+        *buf = b;
+        d = s.nesterov ? d + s.momentum * b : b;
+    }
+    return p - s.lr * d;
+}
+
+// ---- Adam and AdamW -------------------------------------------------------------------
+//   Adam:  g = g + weight_decay * p             AdamW:  p = p * (1 - lr * weight_decay)
+//   m = beta1 * m + (1 - beta1) * g             (exp_avg)
+//   v = beta2 * v + (1 - beta2) * g * g         (exp_avg_sq)
+//   p = p - lr / (1 - beta1^t) * m / (sqrt(v) / sqrt(1 - beta2^t) + eps)
+// The two bias corrections (1 - beta^t) depend only on the step t: the host computes them.
+
+template <class T>
+struct AdamScalars {
+    T beta1, one_minus_beta1, beta2, one_minus_beta2, eps, weight_decay;
+    T decay;                  // AdamW's factor 1 - lr * weight_decay
+    T step_size;              // lr / (1 - beta1^t)
+    T bias_correction2_sqrt;  // sqrt(1 - beta2^t)
+    bool decoupled;
+};
+
+// On the host, once per step (the powers in double, as PyTorch computes them in Python).
+template <class T>
+AdamScalars<T> adam_scalars(const AdamStep& o)
+{
+    const double t = double(o.step);
+    const double bias_correction1 = 1.0 - pow(o.beta1, t), bias_correction2 = 1.0 - pow(o.beta2, t);
+    return {T(o.beta1),
+            T(1.0 - o.beta1),
+            T(o.beta2),
+            T(1.0 - o.beta2),
+            T(o.eps),
+            T(o.weight_decay),
+            T(1.0 - o.lr * o.weight_decay),
+            T(o.lr / bias_correction1),
+            T(sqrt(bias_correction2)),
+            o.decoupled};
+}
+
+// One element: updates the moments m and v, returns the new parameter value.
+template <class T>
+MT_HOST_DEVICE inline T adam_update(const AdamScalars<T>& s, T p, T g, T& m, T& v)
+{
+    if (s.weight_decay != T(0)) {
+        if (s.decoupled) p = p * s.decay;
+        else g = g + p * s.weight_decay;
+    }
+    m = s.beta1 * m + s.one_minus_beta1 * g;
+    v = s.beta2 * v + s.one_minus_beta2 * (g * g);
+    const T denom = math_sqrt(v) / s.bias_correction2_sqrt + s.eps;
+    return p - s.step_size * (m / denom);
+}
+
+}  // namespace minitorch

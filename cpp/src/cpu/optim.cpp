@@ -1,0 +1,53 @@
+// optim.cpp — CPU kernels for the fused optimizer steps: one loop over a parameter reads
+// its gradient and state and writes the parameter and state in place. The formulas are
+// in minitorch/optim_math.h (shared with cuda/optim.cu).
+//
+// The loops vectorize: each works on a local copy of the step's scalars (a store into
+// the parameter then cannot change them, so their tests leave the loop), the momentum
+// and no-momentum SGD loops are written apart, and CMake compiles this file with
+// -fno-math-errno (sqrt that need not set errno is one vector instruction).
+#include "kernels_cpu.h"
+#include "minitorch/optim_math.h"
+#include "minitorch/parallel.h"
+
+namespace minitorch::cpu {
+
+// param, grad, momentum_buffer (or null): contiguous, one shape and float dtype.
+void sgd_step(const Tensor& param, const Tensor& grad, const Tensor& momentum_buffer, const SgdStep& opt)
+{
+    dispatch_floating(param->dtype, "sgd_step", [&](auto tag) {
+        using T = typename decltype(tag)::type;
+        const SgdScalars<T> s = sgd_scalars<T>(opt);
+        T* p = param->data_as<T>();
+        const T* g = grad->data_as<T>();
+        T* buf = momentum_buffer ? momentum_buffer->data_as<T>() : nullptr;
+        parallel_for(param->numel(), kGrainSize, [=](int64_t begin, int64_t end) {
+            const SgdScalars<T> local = s;
+            if (buf) {
+                for (int64_t i = begin; i < end; ++i) p[i] = sgd_update(local, p[i], g[i], buf + i);
+            } else {
+                for (int64_t i = begin; i < end; ++i) p[i] = sgd_update(local, p[i], g[i], static_cast<T*>(nullptr));
+            }
+        });
+    });
+}
+
+// param, grad, exp_avg, exp_avg_sq: contiguous, one shape and float dtype.
+void adam_step(const Tensor& param, const Tensor& grad, const Tensor& exp_avg, const Tensor& exp_avg_sq,
+               const AdamStep& opt)
+{
+    dispatch_floating(param->dtype, "adam_step", [&](auto tag) {
+        using T = typename decltype(tag)::type;
+        const AdamScalars<T> s = adam_scalars<T>(opt);
+        T* p = param->data_as<T>();
+        const T* g = grad->data_as<T>();
+        T* m = exp_avg->data_as<T>();
+        T* v = exp_avg_sq->data_as<T>();
+        parallel_for(param->numel(), kGrainSize, [=](int64_t begin, int64_t end) {
+            const AdamScalars<T> local = s;
+            for (int64_t i = begin; i < end; ++i) p[i] = adam_update(local, p[i], g[i], m[i], v[i]);
+        });
+    });
+}
+
+}  // namespace minitorch::cpu

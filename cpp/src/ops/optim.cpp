@@ -1,0 +1,86 @@
+// optim.cpp — the fused optimizer steps behind python/minitorch/optim (SGD, Adam, AdamW):
+// one kernel pass per parameter reads its gradient and state and writes the parameter and
+// state in place, instead of a chain of tensor ops with their temporaries. The formulas
+// are in minitorch/optim_math.h; the Python optimizers keep the same steps written with
+// tensor ops (fused=False) as the readable reference.
+//
+// Like every optimizer step, these write under no_grad semantics: they record nothing and
+// also update leaves that require grad, but they bump the version of every tensor they
+// write, so backward still refuses a graph that saved the parameter before the step.
+#include <utility>
+#include <vector>
+
+#include "minitorch/autograd.h"
+#include "minitorch/ops.h"
+
+namespace minitorch {
+
+namespace {
+
+// The checks both steps share. grad and each state tensor must match the param in shape,
+// dtype and device; the param must be float32 or float64; the tensors written in place
+// (the param and its state) must be contiguous and must not share memory. Returns the
+// gradient to read: grad itself, or a contiguous copy when grad is strided or shares
+// memory with a tensor the step writes.
+Tensor checked_step_inputs(const char* op, const Tensor& param, const Tensor& grad,
+                           const std::vector<std::pair<const char*, Tensor>>& state)
+{
+    MT_CHECK_TYPE(is_floating(param->dtype), op, ": expected a float32 or float64 param, got ", param->dtype);
+    MT_CHECK(param->is_contiguous(), op, ": the fused step needs a contiguous param, got shape ", param->shape,
+             " with strides ", param->strides, " (the optimizers use fused=False for it)");
+    auto check_like_param = [&](const char* what, const Tensor& t) {
+        check_same_device(op, param, t);
+        MT_CHECK_TYPE(t->dtype == param->dtype, op, ": ", what, " has dtype ", t->dtype, " but the param has dtype ",
+                      param->dtype);
+        MT_CHECK(t->shape == param->shape, op, ": ", what, " of shape ", t->shape,
+                 " does not match the param of shape ", param->shape);
+    };
+    check_like_param("grad", grad);
+    bool grad_aliases = grad->storage == param->storage;
+    for (size_t k = 0; k < state.size(); ++k) {
+        const auto& [what, t] = state[k];
+        check_like_param(what, t);
+        MT_CHECK(t->is_contiguous(), op, ": ", what, " must be contiguous, got shape ", t->shape, " with strides ",
+                 t->strides);
+        MT_CHECK(t->storage != param->storage, op, ": ", what, " shares memory with the param");
+        for (size_t j = 0; j < k; ++j)
+            MT_CHECK(t->storage != state[j].second->storage, op, ": ", what, " shares memory with ", state[j].first);
+        grad_aliases = grad_aliases || grad->storage == t->storage;
+    }
+    if (grad_aliases) return clone(grad);
+    return contiguous(grad);
+}
+
+}  // namespace
+
+Tensor sgd_step(const Tensor& param, const Tensor& grad, const Tensor& momentum_buffer, SgdStep opt)
+{
+    autograd::NoGradGuard guard;  // the grad copy below, if any, is not part of a graph
+    // Without momentum there is no buffer (PyTorch ignores one left from earlier steps).
+    const bool has_momentum = opt.momentum != 0;
+    Tensor buf = has_momentum ? momentum_buffer : nullptr;
+    std::vector<std::pair<const char*, Tensor>> state;
+    if (buf) state.emplace_back("momentum_buffer", buf);
+    Tensor g = checked_step_inputs("sgd_step", param, grad, state);
+    opt.first_step = has_momentum && !buf;
+    if (opt.first_step) buf = empty(param->shape, param->dtype, param->device());  // the kernel writes all of it
+    if (param->numel()) kernels(param->device()).sgd_step(param, g, buf, opt);
+    autograd::bump_version(param);
+    if (buf) autograd::bump_version(buf);
+    return buf;
+}
+
+void adam_step(const Tensor& param, const Tensor& grad, const Tensor& exp_avg, const Tensor& exp_avg_sq,
+               const AdamStep& opt)
+{
+    autograd::NoGradGuard guard;
+    const char* op = opt.decoupled ? "adamw_step" : "adam_step";
+    MT_CHECK(opt.step >= 1, op, ": step counts from 1, got ", opt.step);
+    Tensor g = checked_step_inputs(op, param, grad, {{"exp_avg", exp_avg}, {"exp_avg_sq", exp_avg_sq}});
+    if (param->numel()) kernels(param->device()).adam_step(param, g, exp_avg, exp_avg_sq, opt);
+    autograd::bump_version(param);
+    autograd::bump_version(exp_avg);
+    autograd::bump_version(exp_avg_sq);
+}
+
+}  // namespace minitorch
