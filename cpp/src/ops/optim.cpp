@@ -55,6 +55,7 @@ Tensor checked_step_inputs(const char* op, const Tensor& param, const Tensor& gr
 
 Tensor sgd_step(const Tensor& param, const Tensor& grad, const Tensor& momentum_buffer, SgdStep opt)
 {
+    MT_PROFILE_OP("sgd_step", param, grad, momentum_buffer);
     autograd::NoGradGuard guard;  // the grad copy below, if any, is not part of a graph
     // Without momentum there is no buffer (PyTorch ignores one left from earlier steps).
     const bool has_momentum = opt.momentum != 0;
@@ -73,6 +74,7 @@ Tensor sgd_step(const Tensor& param, const Tensor& grad, const Tensor& momentum_
 void adam_step(const Tensor& param, const Tensor& grad, const Tensor& exp_avg, const Tensor& exp_avg_sq,
                const AdamStep& opt)
 {
+    MT_PROFILE_OP(opt.decoupled ? "adamw_step" : "adam_step", param, grad, exp_avg, exp_avg_sq);
     autograd::NoGradGuard guard;
     const char* op = opt.decoupled ? "adamw_step" : "adam_step";
     MT_CHECK(opt.step >= 1, op, ": step counts from 1, got ", opt.step);
