@@ -1,41 +1,80 @@
-// reduce.cu — CUDA kernels for the "reduce" family over a contiguous (outer, inner)
-// matrix: one row -> one value (sum) or one (value, index) pair (max/min/arg*).
+// reduce.cu — CUDA kernels for the "reduce" family. The input is a contiguous
+// (outer, R, inner) tensor; output (o, i) reduces in[o, :, i] to a sum, or to the best
+// (value, index) pair for max/min/argmax/argmin.
 //
-// Thread mapping: one block of kThreads threads per row (grid-stride over rows). Each
-// thread first walks the row with stride blockDim.x keeping its own partial result;
-// then the block combines the partials in shared memory, halving the active threads
-// each step. Sums finish the last 32 partials with warp shuffles instead.
+// Two kernels, one per layout, each written once for every reduction (SumOp, BestOp
+// below say what a thread keeps and how two results combine). All blocks have kBlock
+// threads.
+//
+//   reduce_rows_kernel  inner == 1: an output's R values are one contiguous row. A group
+//       of threads takes a row: one warp when the row has at most kWarpRowMax values,
+//       the whole block for longer ones. The group's threads read the row with a stride
+//       of the group size (consecutive threads, consecutive addresses), then combine
+//       their results with warp shuffles, and for a block one step through shared memory.
+//   reduce_cols_kernel  inner > 1: the outputs of one o are contiguous along i. One
+//       thread per output; consecutive threads take consecutive i, so each of the R rows
+//       they loop over is read coalesced.
+//
+// Few outputs and a long R (a full reduction has outer = inner = 1) would leave the GPU
+// almost idle, so `split_for` cuts R into S slices, one per blockIdx.y, sized so the
+// launch has about kFillBlocks blocks. Pass 1 writes one partial per (o, slice, i) to a
+// workspace laid out as (outer, S, inner); pass 2 reduces that workspace's middle dim
+// with the same kernels. Two launches rather than atomics: the order of every addition
+// is fixed, so results are the same run to run. Max/min partials carry their index, and
+// pass 2 combines them with the same NaN and tie rules, so a NaN or a tie in any slice
+// is found as it would be in one pass.
+//
+// Sums of float32 accumulate in double, as the CPU does, rather than in float with a
+// tree: a reduction reads 4 bytes per addition, so it is limited by memory bandwidth
+// even where double arithmetic is slow (a GPU with 1/64-rate fp64 still adds doubles
+// faster than its memory delivers floats), and the result is the sum rounded once to
+// float32 however long R is, so the CPU and both GPU paths agree to float32 precision
+// (tests/test_reduce.py checks 10^6 x 0.1 to 1e-6). The partials of a split are double
+// too, so splitting adds no float rounding.
+//
+// Indices: rows, outputs and element offsets are int64 (more than 2^31 elements work);
+// a thread's loop counter within a slice is an int (split_for keeps slices below
+// kMaxChunk values).
+#include <algorithm>
+
 #include "common.cuh"
 
 namespace minitorch::cuda {
 
 namespace {
 
-template <class T> struct AccT { using type = T; };
-template <> struct AccT<float> { using type = double; };  // as on the CPU: float sums in double
+constexpr int kBlock = 256;                // threads per block, every reduce launch
+constexpr int kWarps = kBlock / 32;
+constexpr int kWarpRowMax = 1024;          // rows up to this long get a warp, longer ones a block
+constexpr int64_t kFillBlocks = 1024;      // about a full wave on an H100: 132 SMs x 8 blocks
+constexpr int64_t kMaxChunk = int64_t(1) << 30;  // values per slice, so positions fit an int
+constexpr int64_t kMaxBlocksX = 4096;      // more outputs than that many blocks take: grid-stride
+constexpr int64_t kMaxSlices = 65535;      // the gridDim.y limit
+constexpr unsigned kFullMask = 0xffffffffu;
 
-template <class T>
-__global__ void sum_rows_kernel(const T* in, T* out, int64_t outer, int64_t inner)
-{
-    using A = typename AccT<T>::type;
-    __shared__ A partial[kThreads];
-    for (int64_t row = blockIdx.x; row < outer; row += gridDim.x) {
-        A acc = 0;
-        for (int64_t i = threadIdx.x; i < inner; i += blockDim.x) acc += in[row * inner + i];
-        partial[threadIdx.x] = acc;
-        __syncthreads();  // all partials written before anyone reads a neighbour's
-        for (unsigned s = blockDim.x / 2; s >= 32; s >>= 1) {
-            if (threadIdx.x < s) partial[threadIdx.x] += partial[threadIdx.x + s];
-            __syncthreads();  // this level finished before the next one reads it
-        }
-        if (threadIdx.x < 32) {  // one warp left: shuffles need no barrier
-            acc = partial[threadIdx.x];
-            for (int offset = 16; offset > 0; offset >>= 1) acc += __shfl_down_sync(0xffffffffu, acc, offset);
-            if (threadIdx.x == 0) out[row] = static_cast<T>(acc);
-        }
-        __syncthreads();  // partial[] is reused by this block's next row
-    }
-}
+int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
+
+// float32 sums accumulate in double (see above); a bool sum (sum(dtype=bool)) counts in
+// int64 and is True where the count is not 0.
+template <class T> struct AccT { using type = T; };
+template <> struct AccT<float> { using type = double; };
+template <> struct AccT<bool> { using type = int64_t; };
+
+// Sum: a thread keeps its running sum. Reads In, adds in A, writes Out (pass 1 of a split
+// writes A partials, pass 2 reads them).
+template <class A, class In, class Out>
+struct SumOp {
+    using State = A;
+    const In* in;
+    Out* out;
+
+    __device__ State none() const { return A(0); }
+    // Fold in in[at], which sits at position pos along R.
+    __device__ void take(State& s, int64_t at, int64_t) const { s += A(in[at]); }
+    __device__ void merge(State& s, State other) const { s += other; }
+    __device__ State shfl_down(State s, int offset) const { return __shfl_down_sync(kFullMask, s, offset); }
+    __device__ void store(int64_t at, State s) const { out[at] = static_cast<Out>(s); }
+};
 
 // Should (bv, bi) replace (av, ai)? NaN wins; ties go to the smaller index; -1 = empty.
 template <class T>
@@ -49,59 +88,179 @@ __device__ __forceinline__ bool take_b(bool is_max, T av, int64_t ai, T bv, int6
     return is_max ? bv > av : bv < av;
 }
 
+// Max/min and their arg: a thread keeps the best (value, index) so far, index -1 = none.
 template <class T>
-__global__ void best_rows_kernel(const T* in, T* values, int64_t* indices, int64_t outer, int64_t inner, bool is_max)
+struct BestOp {
+    struct State {
+        T v;
+        int64_t i;
+    };
+    const T* in;
+    const int64_t* in_idx;  // pass 2: the partials' positions along R; null: position = index
+    T* out_v;               // null for argmax / argmin
+    int64_t* out_i;         // null for max() / min() of everything
+    bool is_max;
+
+    __device__ State none() const { return {T(0), -1}; }
+    // A thread takes its values in increasing position (in pass 2 too: slice s holds
+    // positions from s * chunk on), so take_b shortens to: a value replaces the best
+    // only if it is a NaN or beats it, and never once the best is a NaN.
+    __device__ void take(State& s, int64_t at, int64_t pos) const
+    {
+        const T x = in[at];
+        if (s.i < 0 || (!is_nan(s.v) && (is_nan(x) || (is_max ? x > s.v : x < s.v))))
+            s = {x, in_idx ? in_idx[at] : pos};
+    }
+    __device__ void merge(State& s, State other) const
+    {
+        if (take_b(is_max, s.v, s.i, other.v, other.i)) s = other;
+    }
+    __device__ State shfl_down(State s, int offset) const
+    {
+        T v;
+        if constexpr (std::is_same_v<T, bool>) v = __shfl_down_sync(kFullMask, int(s.v), offset) != 0;
+        else v = __shfl_down_sync(kFullMask, s.v, offset);
+        return {v, __shfl_down_sync(kFullMask, s.i, offset)};
+    }
+    __device__ void store(int64_t at, State s) const
+    {
+        if (out_v) out_v[at] = s.v;
+        if (out_i) out_i[at] = s.i;
+    }
+};
+
+// Combines the states of the 32 threads of a warp: the result is in lane 0.
+template <class Op>
+__device__ typename Op::State warp_merge(const Op& op, typename Op::State s)
 {
-    __shared__ T best_v[kThreads];
-    __shared__ int64_t best_i[kThreads];
-    for (int64_t row = blockIdx.x; row < outer; row += gridDim.x) {
-        T v = T(0);
-        int64_t idx = -1;
-        for (int64_t i = threadIdx.x; i < inner; i += blockDim.x) {
-            const T x = in[row * inner + i];
-            if (take_b(is_max, v, idx, x, i)) v = x, idx = i;
-        }
-        best_v[threadIdx.x] = v;
-        best_i[threadIdx.x] = idx;
-        __syncthreads();  // every thread's candidate is in shared memory
-        for (unsigned s = blockDim.x / 2; s > 0; s >>= 1) {
-            if (threadIdx.x < s && take_b(is_max, best_v[threadIdx.x], best_i[threadIdx.x], best_v[threadIdx.x + s],
-                                          best_i[threadIdx.x + s])) {
-                best_v[threadIdx.x] = best_v[threadIdx.x + s];
-                best_i[threadIdx.x] = best_i[threadIdx.x + s];
-            }
-            __syncthreads();  // this level finished before the next one reads it
-        }
-        if (threadIdx.x == 0) {
-            if (values) values[row] = best_v[0];
-            if (indices) indices[row] = best_i[0];
-        }
-        __syncthreads();  // best_v/best_i are reused by this block's next row
+    for (int offset = 16; offset > 0; offset >>= 1) op.merge(s, op.shfl_down(s, offset));
+    return s;
+}
+
+// Combines the states of a group of `group` threads (32: a warp; kBlock: the block); the
+// result is in the group's first thread. Every thread of the block calls it (a block
+// group passes two barriers).
+template <class Op>
+__device__ typename Op::State group_merge(const Op& op, typename Op::State s, int group,
+                                          typename Op::State* warp_states)
+{
+    s = warp_merge(op, s);
+    if (group == 32) return s;
+    const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
+    if (lane == 0) warp_states[warp] = s;
+    __syncthreads();  // every warp's result is in shared memory before they are read
+    s = warp_merge(op, lane < kWarps ? warp_states[lane] : op.none());  // every warp does it; warp 0's counts
+    // All have read warp_states before the caller's next group_merge writes it (else a
+    // warp could finish its next row and overwrite its entry before warp 0 read this one).
+    __syncthreads();
+    return s;
+}
+
+// in (rows, R) contiguous, R cut into gridDim.y slices of `chunk` values (none empty); the
+// result of (row, slice) goes to out[row * gridDim.y + slice] (one slice: out[row]).
+// Thread mapping: the block's kBlock / group groups take rows blockIdx.x * (kBlock / group)
+// + g, then gridDim.x * (kBlock / group) further on, ...; thread t of a group reads
+// values t, t + group, ... of its row's slice. A group past the last row still joins
+// the block's barriers, holding the empty state.
+template <class Op>
+__global__ void reduce_rows_kernel(Op op, int64_t rows, int64_t R, int64_t chunk, int group)
+{
+    __shared__ typename Op::State warp_states[kWarps];
+    const int64_t begin = int64_t(blockIdx.y) * chunk;
+    const int len = int(R - begin < chunk ? R - begin : chunk);
+    const int per_block = kBlock / group, lane = threadIdx.x % group;
+    for (int64_t first = int64_t(blockIdx.x) * per_block; first < rows; first += int64_t(gridDim.x) * per_block) {
+        const int64_t row = first + threadIdx.x / group, base = row * R + begin;
+        typename Op::State s = op.none();
+        if (row < rows)
+            for (int k = lane; k < len; k += group) op.take(s, base + k, begin + k);
+        s = group_merge(op, s, group, warp_states);
+        if (lane == 0 && row < rows) op.store(row * gridDim.y + blockIdx.y, s);
     }
 }
 
-unsigned row_blocks(int64_t outer) { return unsigned(outer < 1 ? 1 : (outer > 65535 ? 65535 : outer)); }
+// in (outer, R, inner) contiguous, R cut into gridDim.y slices of `chunk` values (none
+// empty); the result of (o, slice, i) goes to out[(o * gridDim.y + slice) * inner + i].
+// Thread mapping: one thread per output j = o * inner + i (grid-stride over
+// blockIdx.x * kBlock + threadIdx.x); it loops over its slice's rows, inner apart, so
+// neighbouring threads read neighbouring addresses. No shared memory, no barriers.
+template <class Op>
+__global__ void reduce_cols_kernel(Op op, int64_t outer, int64_t R, int64_t inner, int64_t chunk)
+{
+    const int64_t begin = int64_t(blockIdx.y) * chunk;
+    const int len = int(R - begin < chunk ? R - begin : chunk);
+    MT_GRID_STRIDE(j, outer * inner) {
+        const int64_t o = j / inner, i = j - o * inner;
+        int64_t at = (o * R + begin) * inner + i;
+        typename Op::State s = op.none();
+        for (int k = 0; k < len; ++k, at += inner) op.take(s, at, begin + k);
+        op.store((o * gridDim.y + blockIdx.y) * inner + i, s);
+    }
+}
+
+// How R is cut: `slices` (the launch's gridDim.y) of `chunk` values, the last maybe shorter.
+struct Split {
+    int64_t slices, chunk;
+};
+
+// A launch of at most kFillBlocks / 2 blocks gets slices, as many as bring it to
+// about kFillBlocks blocks while each slice keeps at least min_chunk values: 16 per thread
+// of a row block, 32 rows for a column thread (less would cost more in pass 2 than it saves).
+Split split_for(int64_t outer, int64_t R, int64_t inner)
+{
+    const bool rows = inner == 1;
+    const int64_t threads = rows ? outer * (R <= kWarpRowMax ? 32 : kBlock) : outer * inner;
+    const int64_t blocks = ceil_div(threads, kBlock);
+    const int64_t min_chunk = rows ? 16 * kBlock : 32;
+    int64_t s = 1;
+    if (2 * blocks <= kFillBlocks) s = std::min(kFillBlocks / blocks, R / min_chunk);
+    s = std::clamp(std::max(s, ceil_div(R, kMaxChunk)), int64_t(1), kMaxSlices);
+    const int64_t chunk = ceil_div(R, s);
+    return {ceil_div(R, chunk), chunk};  // no empty slice
+}
+
+template <class Op>
+void launch(const Op& op, int64_t outer, int64_t R, int64_t inner, Split split)
+{
+    if (inner == 1) {
+        const int group = split.chunk <= kWarpRowMax ? 32 : kBlock;
+        const dim3 grid(unsigned(std::min(ceil_div(outer, kBlock / group), kMaxBlocksX)), unsigned(split.slices));
+        MT_LAUNCH(grid, kBlock, 0, 0, reduce_rows_kernel<Op>)(op, outer, R, split.chunk, group);
+    } else {
+        const dim3 grid(unsigned(std::min(ceil_div(outer * inner, kBlock), kMaxBlocksX)), unsigned(split.slices));
+        MT_LAUNCH(grid, kBlock, 0, 0, reduce_cols_kernel<Op>)(op, outer, R, inner, split.chunk);
+    }
+    MT_CUDA_CHECK_LAUNCH("reduce");
+}
 
 }  // namespace
 
 void reduce(ReduceOp op, const Tensor& values, const Tensor& indices, const Tensor& in)
 {
-    const int64_t outer = values ? values->numel() : indices->numel();
-    const int64_t inner = outer ? in->numel() / outer : 0;
+    const int64_t outer = in->shape[0], R = in->shape[1], inner = in->shape[2];
+    const Split split = split_for(outer, R, inner);
+    const Split whole{1, split.slices};  // pass 2 reads the (outer, slices, inner) partials
+    auto workspace = [&](DType dtype) { return empty({outer, split.slices, inner}, dtype, in->device()); };
     dispatch(in->dtype, [&](auto tag) {
         using T = typename decltype(tag)::type;
+        const T* x = in->data_as<T>();
         if (op == ReduceOp::Sum) {
-            if constexpr (!std::is_same_v<T, bool>)  // bool sums are cast to int64 by the op
-                MT_LAUNCH(row_blocks(outer), kThreads, 0, 0, sum_rows_kernel<T>)(in->data_as<T>(), values->data_as<T>(),
-                                                                                   outer, inner);
-            return;
+            using A = typename AccT<T>::type;
+            T* out = values->data_as<T>();
+            if (split.slices == 1) return launch(SumOp<A, T, T>{x, out}, outer, R, inner, split);
+            Tensor partial = workspace(std::is_same_v<A, double> ? DType::Float64 : DType::Int64);
+            launch(SumOp<A, T, A>{x, partial->data_as<A>()}, outer, R, inner, split);
+            return launch(SumOp<A, A, T>{partial->data_as<A>(), out}, outer, split.slices, inner, whole);
         }
         const bool is_max = op == ReduceOp::Max || op == ReduceOp::ArgMax;
-        MT_LAUNCH(row_blocks(outer), kThreads, 0, 0, best_rows_kernel<T>)(
-            in->data_as<T>(), values ? values->data_as<T>() : nullptr, indices ? indices->data_as<int64_t>() : nullptr,
-            outer, inner, is_max);
+        T* v = values ? values->data_as<T>() : nullptr;
+        int64_t* i = indices ? indices->data_as<int64_t>() : nullptr;
+        if (split.slices == 1) return launch(BestOp<T>{x, nullptr, v, i, is_max}, outer, R, inner, split);
+        Tensor pv = workspace(in->dtype), pi = workspace(DType::Int64);
+        launch(BestOp<T>{x, nullptr, pv->data_as<T>(), pi->data_as<int64_t>(), is_max}, outer, R, inner, split);
+        const BestOp<T> merge_partials{pv->data_as<T>(), pi->data_as<int64_t>(), v, i, is_max};
+        return launch(merge_partials, outer, split.slices, inner, whole);
     });
-    MT_CUDA_CHECK_LAUNCH("reduce");
 }
 
 }  // namespace minitorch::cuda

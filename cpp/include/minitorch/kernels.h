@@ -70,9 +70,12 @@ struct AdamStep {
 //  zip        out[i] = op(a[i], b[i]); a and b expanded to out's shape, one dtype; out has
 //             that dtype too, or bool for comparisons and logical ops.
 //  where      out[i] = cond[i] ? a[i] : b[i]; all expanded to out's shape, a/b/out one dtype.
-//  reduce     in: contiguous (outer, inner). Reduces each row into values[row] (and, for
-//             the arg ops and max/min, the position in the row into indices[row], int64).
-//             values/indices: contiguous (outer,); indices may be null for Sum.
+//  reduce     in: contiguous (outer, R, inner), R >= 1. Reduces the middle dim: values[o, i]
+//             = op over r of in[o, r, i] (and, for max/min and the arg ops, the r it was
+//             found at into indices[o, i], int64: NaN wins, ties go to the smaller r).
+//             values/indices: contiguous, outer * inner elements (any shape); either may be
+//             null where the op needs only the other (Sum: indices null). A bool Sum
+//             (sum(dtype=bool)) is True where any value is.
 //  matmul     out (batch..., M, N) contiguous = a (batch..., M, K) @ b (batch..., K, N);
 //             a and b expanded to one batch shape, one dtype, and each matrix has a unit
 //             stride along its rows or its columns (the op makes a copy otherwise); out

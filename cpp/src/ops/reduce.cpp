@@ -1,7 +1,9 @@
 // reduce.cpp — sum / mean / max / min / argmax / argmin along dims.
 //
-// One recipe for all: move the reduced dims to the end (a permute, i.e. a view), make
-// that contiguous, and see it as an (outer, inner) matrix; the kernel reduces each row.
+// One recipe for all: see the input as a contiguous (outer, R, inner) tensor whose middle
+// dim holds the reduced dims, and let the kernel reduce that middle dim. When the reduced
+// dims are adjacent in a dense layout this is a view (no copy); otherwise one copy moves
+// them last (inner = 1).
 #include <algorithm>
 #include <cmath>
 
@@ -13,12 +15,42 @@ namespace minitorch {
 namespace {
 
 struct Plan {
-    Tensor rows;        // contiguous (outer, inner)
+    Tensor in;          // contiguous (outer, R, inner): the kernel reduces dim 1
     Shape out_shape;    // with or without the reduced dims, as keepdim says
 };
 
-// dims empty = reduce every dim.
-Plan plan_reduce(const Tensor& t, std::vector<int64_t> dims, bool keepdim, const char* op)
+// Are `order`'s dims (sizes > 1) laid out densely, the last one with stride 1?
+bool dense_in_order(const Tensor& t, const std::vector<int64_t>& order)
+{
+    int64_t expected = 1;
+    for (auto d = order.rbegin(); d != order.rend(); ++d) {
+        if (t->strides[*d] != expected) return false;
+        expected *= t->shape[*d];
+    }
+    return true;
+}
+
+// Do the dims of one kind (reduced or kept) appear in `order` in increasing order?
+bool keeps_order(const std::vector<int64_t>& order, const std::vector<bool>& reduced, bool kind)
+{
+    int64_t last = -1;
+    for (int64_t d : order)
+        if (reduced[d] == kind) {
+            if (d < last) return false;
+            last = d;
+        }
+    return true;
+}
+
+// dims empty = reduce every dim. indices: the caller wants positions along the reduced
+// dims (max(dim), argmax), which must count in the input's own dim order.
+//
+// Examples of views (no copy): sum(0) of a contiguous (4096, 4096) is (1, 4096, 4096);
+// sum(-1) is (4096, 4096, 1); dims (1, 2) of (A, B, C, D) is (A, B*C, D). Size-1 dims do
+// not matter (they may sit anywhere). A permuted contiguous tensor (x.T) is read in memory
+// order (largest stride first) when that keeps the kept dims in their order, so the output
+// is laid out as its shape says (and, with indices, the reduced dims too).
+Plan plan_reduce(const Tensor& t, std::vector<int64_t> dims, bool keepdim, const char* op, bool indices = false)
 {
     const int64_t n = t->dim();
     std::vector<bool> reduced(n, dims.empty());
@@ -28,40 +60,55 @@ Plan plan_reduce(const Tensor& t, std::vector<int64_t> dims, bool keepdim, const
         MT_CHECK(!reduced[w], op, ": dim ", w, " appears multiple times in the list of dims");
         reduced[w] = true;
     }
-    std::vector<int64_t> order;
     Shape out_shape;
-    int64_t outer = 1, inner = 1;
     for (int64_t d = 0; d < n; ++d)
-        if (!reduced[d]) {
-            order.push_back(d);
-            out_shape.push_back(t->shape[d]);
-            outer *= t->shape[d];
-        } else if (keepdim) {
-            out_shape.push_back(1);
-        }
-    if (keepdim) {  // keepdim: every dim stays, reduced ones as 1
-        out_shape.clear();
-        for (int64_t d = 0; d < n; ++d) out_shape.push_back(reduced[d] ? 1 : t->shape[d]);
+        if (!reduced[d]) out_shape.push_back(t->shape[d]);
+        else if (keepdim) out_shape.push_back(1);
+
+    // The dims that matter, in the order memory holds them.
+    std::vector<int64_t> order;
+    for (int64_t d = 0; d < n; ++d)
+        if (t->shape[d] != 1) order.push_back(d);
+    bool in_place = t->is_contiguous();
+    if (!in_place) {
+        auto larger_stride = [&](int64_t a, int64_t b) { return t->strides[a] > t->strides[b]; };
+        std::stable_sort(order.begin(), order.end(), larger_stride);
+        in_place = dense_in_order(t, order) && keeps_order(order, reduced, false) &&
+                   (!indices || keeps_order(order, reduced, true));
     }
+    // In place if the reduced dims are one run of `order`: [first, last).
+    auto first = std::find_if(order.begin(), order.end(), [&](int64_t d) { return reduced[d]; });
+    auto last = std::find_if(first, order.end(), [&](int64_t d) { return !reduced[d]; });
+    in_place = in_place && std::none_of(last, order.end(), [&](int64_t d) { return reduced[d]; });
+    auto size_of = [&](auto b, auto e) {
+        int64_t s = 1;
+        for (; b != e; ++b) s *= t->shape[*b];
+        return s;
+    };
+    if (in_place) {
+        Shape s3{size_of(order.begin(), first), size_of(first, last), size_of(last, order.end())};
+        return {make_view(t, s3, contiguous_strides(s3), t->offset), out_shape};
+    }
+    // Otherwise one contiguous copy, kept dims first and reduced dims last (inner = 1).
+    std::vector<int64_t> perm;
+    int64_t outer = 1, reduce_size = 1;
     for (int64_t d = 0; d < n; ++d)
-        if (reduced[d]) {
-            order.push_back(d);
-            inner *= t->shape[d];
-        }
-    Tensor rows = contiguous(permute(t, order));
-    return {view(rows, {outer, inner}), out_shape};
+        if (!reduced[d]) perm.push_back(d), outer *= t->shape[d];
+    for (int64_t d = 0; d < n; ++d)
+        if (reduced[d]) perm.push_back(d), reduce_size *= t->shape[d];
+    return {view(contiguous(permute(t, perm)), {outer, reduce_size, 1}), out_shape};
 }
 
 // The max / min / arg* family: values and/or indices of the best element per row.
 std::tuple<Tensor, Tensor> best(ReduceOp op, const Tensor& t, std::vector<int64_t> dims, bool keepdim,
                                 bool want_values, bool want_indices, const char* name)
 {
-    Plan p = plan_reduce(t, std::move(dims), keepdim, name);
-    const int64_t outer = p.rows->shape[0], inner = p.rows->shape[1];
-    MT_CHECK_INDEX(inner > 0, name, ": expected the reduced dims to have non-zero size (input shape ", t->shape, ")");
+    Plan p = plan_reduce(t, std::move(dims), keepdim, name, want_indices);
+    MT_CHECK_INDEX(p.in->shape[1] > 0, name, ": expected the reduced dims to have non-zero size (input shape ", t->shape,
+                   ")");
     Tensor values = want_values ? empty(p.out_shape, t->dtype, t->device()) : nullptr;
     Tensor indices = want_indices ? empty(p.out_shape, DType::Int64, t->device()) : nullptr;
-    if (outer && inner) kernels(t->device()).reduce(op, values, indices, p.rows);
+    if (p.in->numel()) kernels(t->device()).reduce(op, values, indices, p.in);
     return {values, indices};
 }
 
@@ -76,11 +123,11 @@ Tensor sum_forward(const Tensor& t, std::vector<int64_t> dims, bool keepdim, std
     Plan p = plan_reduce(to_dtype(t, out_t), std::move(dims), keepdim, "sum");
     Tensor out = empty(p.out_shape, out_t, t->device());
     if (out->numel() == 0) return out;
-    if (p.rows->shape[1] == 0) {
+    if (p.in->shape[1] == 0) {
         fill_(out, Scalar(0.0));
         return out;
     }
-    kernels(t->device()).reduce(ReduceOp::Sum, out, nullptr, p.rows);
+    kernels(t->device()).reduce(ReduceOp::Sum, out, nullptr, p.in);
     return out;
 }
 
