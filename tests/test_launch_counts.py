@@ -1,0 +1,116 @@
+"""How much work the CUDA backend launches, counted through minitorch.profiler.
+
+These are the structural checks of the CUDA-speed work: the counts and grid sizes are
+exact and the same on a GPU and in the emulated build, so they hold without a GPU (never
+a time). Each test makes its inputs before the profile starts.
+"""
+from __future__ import annotations
+
+import pytest
+
+import minitorch
+import minitorch.nn.functional as F
+from conftest import CUDA_SKIP_REASON
+from minitorch import nn
+from minitorch.profiler import ProfilerActivity, profile
+
+pytestmark = pytest.mark.skipif(not minitorch.cuda.is_available(), reason=CUDA_SKIP_REASON)
+
+
+def kernels(fn):
+    """Every kernel launched while fn() runs."""
+    with profile(activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA]) as prof:
+        fn()
+    return [k for e in prof.events() for k in e.kernels]
+
+
+def blocks(k) -> int:
+    return k.grid[0] * k.grid[1] * k.grid[2]
+
+
+def test_cross_entropy_forward_is_at_most_three_launches():
+    x = minitorch.randn(64, 1000, device="cuda")
+    y = minitorch.randint(0, 1000, (64,), device="cuda")
+    for reduction in ("mean", "sum", "none"):
+        ks = kernels(lambda: F.cross_entropy(x, y, reduction=reduction))
+        assert 1 <= len(ks) <= 3, (reduction, [k.name for k in ks])
+
+
+def test_cross_entropy_backward_is_one_launch_per_node():
+    x = minitorch.randn(64, 100, device="cuda", requires_grad=True)
+    y = minitorch.randint(0, 100, (64,), device="cuda")
+    loss = F.cross_entropy(x, y)
+    with profile(activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA]) as prof:
+        loss.backward()
+    ce = [e for e in prof.events() if e.name == "CrossEntropyLossBackward0"]
+    assert len(ce) == 1 and len(ce[0].kernels) == 1, [(e.name, [k.name for k in e.kernels]) for e in prof.events()]
+
+
+@pytest.mark.parametrize("fn", [F.softmax, F.log_softmax])
+@pytest.mark.parametrize("shape, dim", [((64, 1000), -1), ((64, 10), -1), ((8, 33, 5), 1), ((4, 2049), 1)])
+def test_softmax_is_at_most_two_launches(fn, shape, dim):
+    x = minitorch.randn(*shape, device="cuda")
+    ks = kernels(lambda: fn(x, dim=dim))
+    assert 1 <= len(ks) <= 2, [k.name for k in ks]
+
+
+def test_full_sum_spreads_over_many_blocks():
+    x = minitorch.randn(1 << 22, device="cuda")
+    ks = kernels(lambda: x.sum())
+    assert max(blocks(k) for k in ks) >= 64, [(k.name, k.grid) for k in ks]
+    assert len(ks) <= 2  # a two-pass (deterministic) reduction at most
+
+
+@pytest.mark.parametrize("op", ["sum", "max", "argmax"])
+def test_reducing_a_leading_dim_makes_no_copy(op):
+    x = minitorch.randn(256, 300, device="cuda")
+    ks = kernels(lambda: getattr(x, op)(0))
+    assert not any("copy" in k.name for k in ks), [k.name for k in ks]
+    assert len(ks) <= 2
+
+
+def test_linear_forward_is_at_most_two_launches():
+    layer = nn.Linear(784, 128).to("cuda")
+    x = minitorch.randn(64, 784, device="cuda")
+    ks = kernels(lambda: layer(x))
+    assert len(ks) <= 2, [k.name for k in ks]
+    assert not any("copy" in k.name for k in ks)  # W^T is read in place
+
+
+def test_linear_backward_copies_nothing():
+    layer = nn.Linear(784, 128).to("cuda")
+    x = minitorch.randn(64, 784, device="cuda", requires_grad=True)
+    out = layer(x).sum()
+    with profile(activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA]) as prof:
+        out.backward()
+    lin = [e for e in prof.events() if e.name == "LinearBackward0"]
+    assert len(lin) == 1
+    assert not any("copy" in k.name for k in lin[0].kernels), [k.name for k in lin[0].kernels]
+
+
+def test_relu_backward_is_one_launch():
+    x = minitorch.randn(1000, device="cuda", requires_grad=True)
+    y = x.relu().sum()
+    with profile(activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA]) as prof:
+        y.backward()
+    (relu,) = [e for e in prof.events() if e.name == "ReluBackward0"]
+    assert len(relu.kernels) == 1, [k.name for k in relu.kernels]
+
+
+@pytest.mark.parametrize("make", [
+    lambda ps: minitorch.optim.SGD(ps, lr=0.1),
+    lambda ps: minitorch.optim.SGD(ps, lr=0.1, momentum=0.9, nesterov=True, weight_decay=1e-4),
+    lambda ps: minitorch.optim.Adam(ps, lr=1e-3, weight_decay=1e-4),
+    lambda ps: minitorch.optim.AdamW(ps, lr=1e-3),
+], ids=["sgd", "sgd-nesterov", "adam", "adamw"])
+def test_optimizer_step_is_one_launch_per_parameter(make):
+    model = nn.Sequential(nn.Linear(20, 30), nn.ReLU(), nn.Linear(30, 5)).to("cuda")
+    params = list(model.parameters())
+    opt = make(params)
+    x = minitorch.randn(8, 20, device="cuda")
+    for step in range(3):
+        opt.zero_grad()
+        model(x).sum().backward()
+        ks = kernels(opt.step)
+        if step > 0:  # the first step also creates the state (zero-filled moments)
+            assert len(ks) <= len(params), (step, [k.name for k in ks])
