@@ -198,7 +198,10 @@ struct SoftmaxOp {
     T* y;
     bool log;
     __device__ void add(State& st, const Row&, int64_t at) const { softmax_merge(st.m, st.s, x[at], T(1)); }
-    __device__ void write(const State& st, const Row&, int64_t at) const { y[at] = softmax_value(log, x[at], st.m, st.s); }
+    __device__ void write(const State& st, const Row&, int64_t at) const
+    {
+        y[at] = softmax_value(log, x[at], st.m, st.s);
+    }
     __device__ void finish(const State&, const Row&) const {}
 };
 
@@ -210,7 +213,10 @@ struct SoftmaxBackwardOp {
     const T* y;
     T* gx;
     bool log;
-    __device__ void add(State& st, const Row&, int64_t at) const { st.v[0] += softmax_backward_term(log, g[at], y[at]); }
+    __device__ void add(State& st, const Row&, int64_t at) const
+    {
+        st.v[0] += softmax_backward_term(log, g[at], y[at]);
+    }
     __device__ void write(const State& st, const Row&, int64_t at) const
     {
         gx[at] = softmax_backward_value(log, g[at], y[at], st.v[0]);

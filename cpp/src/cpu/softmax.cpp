@@ -4,8 +4,10 @@
 //
 // A contiguous tensor is seen as (outer, C, inner) (softmax_rows): outer * inner rows
 // of C elements, `inner` apart. Each row is read once to reduce it (the online max and
-// sum of the forward, the sum of the backward), then written. Rows are independent, so
-// they are split across threads when there is enough work.
+// sum of the forward, the sum of the backward), then written. Neighbouring rows (the
+// same outer index, consecutive inner ones) go together, up to kRowBlock of them, so
+// that the innermost loop reads adjacent memory; blocks are split across threads when
+// there is enough work.
 #include <vector>
 
 #include "kernels_cpu.h"
@@ -16,14 +18,29 @@ namespace minitorch::cpu {
 
 namespace {
 
-// Calls f(r, base) for every row r of the (outer, C, inner) view; its element c is at
-// base + c * inner.
+constexpr int64_t kRowBlock = 32;
+
+// Calls f(base, n) for blocks of n <= kRowBlock neighbouring rows of the (outer, C, inner)
+// view: element c of the block's row j is at base + c * inner + j.
 template <class F>
-void for_each_row(const SoftmaxRows& g, const F& f)
+void for_each_row_block(const SoftmaxRows& g, const F& f)
 {
-    const int64_t grain = std::max<int64_t>(1, kGrainSize / std::max<int64_t>(g.C, 1));
-    parallel_for(g.outer * g.inner, grain, [&](int64_t r0, int64_t r1) {
-        for (int64_t r = r0; r < r1; ++r) f(r, (r / g.inner) * g.C * g.inner + r % g.inner);
+    const int64_t per_outer = (g.inner + kRowBlock - 1) / kRowBlock;  // blocks per outer index
+    const int64_t grain = std::max<int64_t>(1, kGrainSize / std::max<int64_t>(g.C * kRowBlock, 1));
+    parallel_for(g.outer * per_outer, grain, [&](int64_t b0, int64_t b1) {
+        for (int64_t b = b0; b < b1; ++b) {
+            const int64_t o = b / per_outer, i = (b % per_outer) * kRowBlock;
+            f(o * g.C * g.inner + i, std::min(kRowBlock, g.inner - i));
+        }
+    });
+}
+
+// Calls f(n) for every row n of an (N, C) loss input, rows split across threads.
+template <class F>
+void for_each_sample(int64_t N, int64_t C, const F& f)
+{
+    parallel_for(N, std::max<int64_t>(1, kGrainSize / std::max<int64_t>(C, 1)), [&](int64_t n0, int64_t n1) {
+        for (int64_t n = n0; n < n1; ++n) f(n);
     });
 }
 
@@ -39,12 +56,16 @@ void softmax(const Tensor& out, const Tensor& in, int64_t dim, bool log)
         using T = typename decltype(tag)::type;
         const T* x = in->data_as<T>();
         T* y = out->data_as<T>();
-        for_each_row(g, [&](int64_t, int64_t base) {
-            T m = T(-INFINITY), s = T(0);
-            for (int64_t c = 0; c < g.C; ++c) softmax_merge(m, s, x[base + c * g.inner], T(1));
+        for_each_row_block(g, [&](int64_t base, int64_t n) {
+            T m[kRowBlock], s[kRowBlock];
+            for (int64_t j = 0; j < n; ++j) m[j] = T(-INFINITY), s[j] = T(0);
+            for (int64_t c = 0; c < g.C; ++c) {
+                const T* xc = x + base + c * g.inner;
+                for (int64_t j = 0; j < n; ++j) softmax_merge(m[j], s[j], xc[j], T(1));
+            }
             for (int64_t c = 0; c < g.C; ++c) {
                 const int64_t at = base + c * g.inner;
-                y[at] = softmax_value(log, x[at], m, s);
+                for (int64_t j = 0; j < n; ++j) y[at + j] = softmax_value(log, x[at + j], m[j], s[j]);
             }
         });
     });
@@ -58,15 +79,16 @@ void softmax_backward(const Tensor& grad_in, const Tensor& grad_out, const Tenso
         const T* go = grad_out->data_as<T>();
         const T* y = out->data_as<T>();
         T* gi = grad_in->data_as<T>();
-        for_each_row(g, [&](int64_t, int64_t base) {
-            T row_sum = 0;
+        for_each_row_block(g, [&](int64_t base, int64_t n) {
+            T row_sum[kRowBlock] = {};
             for (int64_t c = 0; c < g.C; ++c) {
                 const int64_t at = base + c * g.inner;
-                row_sum += softmax_backward_term(log, go[at], y[at]);
+                for (int64_t j = 0; j < n; ++j) row_sum[j] += softmax_backward_term(log, go[at + j], y[at + j]);
             }
             for (int64_t c = 0; c < g.C; ++c) {
                 const int64_t at = base + c * g.inner;
-                gi[at] = softmax_backward_value(log, go[at], y[at], row_sum);
+                for (int64_t j = 0; j < n; ++j)
+                    gi[at + j] = softmax_backward_value(log, go[at + j], y[at + j], row_sum[j]);
             }
         });
     });
@@ -88,7 +110,8 @@ void class_loss(const Tensor& out, const Tensor& lse, const Tensor& count, const
         const T* x = input->data_as<T>();
         std::vector<T> losses(total ? N : 0);  // the per-row losses, when they are summed
         T* per_row = total ? losses.data() : out->data_as<T>();
-        for_each_row(SoftmaxRows{N, C, 1}, [&](int64_t n, int64_t base) {
+        for_each_sample(N, C, [&](int64_t n) {
+            const int64_t base = n * C;
             T m = T(-INFINITY), s = T(0);
             if (spec.from_logits)
                 for (int64_t c = 0; c < C; ++c) softmax_merge(m, s, x[base + c], T(1));
@@ -118,8 +141,8 @@ void class_loss_backward(const Tensor& grad_input, const Tensor& grad_out, const
         const double* l = lse ? lse->data_as<double>() : nullptr;
         const T* k = count ? count->data_as<T>() : nullptr;
         T* gx = grad_input->data_as<T>();
-        for_each_row(SoftmaxRows{N, C, 1}, [&](int64_t n, int64_t base) {
-            const int64_t cls = target_class(t[n], spec.check);
+        for_each_sample(N, C, [&](int64_t n) {
+            const int64_t base = n * C, cls = target_class(t[n], spec.check);
             const T w = class_row_weight(spec, g, grad_stride(grad_out), k, n, cls);
             for (int64_t c = 0; c < C; ++c)
                 gx[base + c] = class_loss_grad(spec.from_logits, x ? x[base + c] : T(0), l ? l[n] : 0.0, c, cls, w);
