@@ -62,6 +62,13 @@ def tol(dtype):
     return TOL[np.dtype(dtype)]
 
 
+def row_layout(c, where):
+    """(shape, dim) with rows of c elements: the last dim (CUDA: a warp or block per row),
+    a middle or the first one (a thread per row; 33 rows side by side, one more than the
+    CPU kernel's block of neighbouring rows)."""
+    return {"last": ((3, c), -1), "middle": ((2, c, 3), 1), "first": ((c, 33), 0)}[where]
+
+
 FNS = {"softmax": (F.softmax, np_softmax), "log_softmax": (F.log_softmax, np_log_softmax)}
 
 
@@ -73,7 +80,7 @@ FNS = {"softmax": (F.softmax, np_softmax), "log_softmax": (F.log_softmax, np_log
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
 def test_softmax_every_row_mapping(device, name, c, where, dtype):
     fn, ref = FNS[name]
-    shape, dim = {"last": ((3, c), -1), "middle": ((2, c, 3), 1), "first": ((c, 2), 0)}[where]
+    shape, dim = row_layout(c, where)
     x = rand(shape, c, -8, 8, dtype)
     y = fn(minitorch.tensor(x, device=device), dim)
     assert y.dtype == minitorch.tensor(x).dtype and y.device.type == device and tuple(y.shape) == shape
@@ -138,7 +145,7 @@ def test_softmax_huge_logits_are_stable(device, name, c):
 @pytest.mark.parametrize("where", ["last", "middle", "first"])
 def test_softmax_backward_every_row_mapping(device, name, c, where):
     fn, ref = FNS[name]
-    shape, dim = {"last": ((3, c), -1), "middle": ((2, c, 3), 1), "first": ((c, 2), 0)}[where]
+    shape, dim = row_layout(c, where)
     x, g = rand(shape, c), rand(shape, c + 1, -1, 1)
     xt = minitorch.tensor(x, device=device, requires_grad=True)
     fn(xt, dim).backward(minitorch.tensor(g, device=device))
