@@ -74,8 +74,37 @@ struct Strided {
 template <int N>
 Strided<N> make_strided(const std::array<const TensorImpl*, N>& ts);
 
-// Raises the IndexError a check_index kernel recorded since the last call, if any
-// (called where the host waits for the GPU anyway: synchronize and device-to-host copies).
+// The first bad index a kernel found, in device memory (see index_check.cu).
+struct IndexFault {
+    int flag;  // 0 = no error; the first thread to swap in 1 fills the rest
+    int op;    // position of the op's name in the host's list of op names
+    int is_target;
+    int pad;
+    long long value, position, size;
+};
+
+// What a kernel that checks indices needs to report one: the process's record and its
+// op's number (from index_faults on the host, which also marks a report as pending).
+struct IndexFaults {
+    IndexFault* record;
+    int op;
+
+    // Keeps the first bad value of the whole process until the host reads it.
+    __device__ void report(const IndexCheck& c, int64_t value, int64_t position) const
+    {
+        if (atomicCAS(&record->flag, 0, 1) != 0) return;
+        record->op = op;
+        record->is_target = c.is_target;
+        record->value = value;
+        record->position = position;
+        record->size = c.size;
+    }
+};
+// For a kernel about to check indices for `op` (a string literal).
+IndexFaults index_faults(const char* op);
+
+// Raises the IndexError a kernel recorded since the last call, if any (called where
+// the host waits for the GPU anyway: synchronize and device-to-host copies).
 void report_index_errors();
 // Counts a place where the host waits for the GPU (see host_waits in api.h).
 void count_host_wait();

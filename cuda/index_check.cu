@@ -5,7 +5,9 @@
 // they are: the first bad value goes into a small record in device memory, and the
 // host looks at that record only when it waits for the GPU anyway (a device-to-host
 // copy such as .item(), or cuda.synchronize()). So the IndexError arrives a little
-// later than on the CPU, but it does arrive, and the process stays usable.
+// later than on the CPU, but it does arrive, and the process stays usable. Kernels that
+// read indices anyway (the class losses in softmax.cu) check their own and report to
+// the same record (index_faults), without a launch of their own.
 //
 // Thread mapping: one thread per index, grid-stride loop.
 #include <cstring>
@@ -17,27 +19,12 @@ namespace minitorch::cuda {
 
 namespace {
 
-struct IndexFault {
-    int flag;  // 0 = no error; the first thread to swap in 1 fills the rest
-    int op;    // position of the op's name in op_names()
-    int is_target;
-    int pad;
-    long long value, position, size;
-};
-
-// `c.op` is a host pointer the kernel never reads; the record names the op by `op`.
-__global__ void check_index_kernel(const int64_t* in, int64_t* out, int64_t n, IndexCheck c, int op,
-                                   IndexFault* fault)
+// `c.op` is a host pointer the kernel never reads; the record names the op by number.
+__global__ void check_index_kernel(const int64_t* in, int64_t* out, int64_t n, IndexCheck c, IndexFaults faults)
 {
     MT_GRID_STRIDE(i, n) {
         if (resolve_index(in[i], c, out[i])) continue;
-        if (atomicCAS(&fault->flag, 0, 1) == 0) {
-            fault->op = op;
-            fault->is_target = c.is_target;
-            fault->value = in[i];
-            fault->position = i;
-            fault->size = c.size;
-        }
+        faults.report(c, in[i], i);
         out[i] = 0;  // a safe row for whatever kernel reads these indices next
     }
 }
@@ -66,18 +53,23 @@ int op_id(const char* op)
 
 }  // namespace
 
-void check_index(const Tensor& out, const Tensor& index, const IndexCheck& check)
+IndexFaults index_faults(const char* op)
 {
     FaultState& s = state();
     if (!s.record) {
         MT_CUDA_CHECK(cudaMalloc(&s.record, sizeof(IndexFault)));
         MT_CUDA_CHECK(cudaMemset(s.record, 0, sizeof(IndexFault)));
     }
+    s.pending = true;
+    return IndexFaults{s.record, op_id(op)};
+}
+
+void check_index(const Tensor& out, const Tensor& index, const IndexCheck& check)
+{
     const int64_t n = index->numel();
     MT_LAUNCH(blocks_for(n), kThreads, 0, 0, check_index_kernel)(index->data_as<int64_t>(), out->data_as<int64_t>(),
-                                                                n, check, op_id(check.op), s.record);
+                                                                n, check, index_faults(check.op));
     MT_CUDA_CHECK_LAUNCH("check_index");
-    s.pending = true;
 }
 
 void report_index_errors()

@@ -54,6 +54,27 @@ struct AdamStep {
     int64_t step = 1;        // this step's number t, from 1 (for the bias corrections)
 };
 
+// A contiguous tensor seen as (outer, C, inner) around dimension `dim`, as the softmax
+// kernels see it: outer * inner rows of C elements each, `inner` apart (row r starts at
+// (r / inner) * C * inner + r % inner). A 0-dim tensor is one row of one element.
+struct SoftmaxRows {
+    int64_t outer = 1, C = 1, inner = 1;
+};
+inline SoftmaxRows softmax_rows(const Shape& shape, int64_t dim)
+{
+    SoftmaxRows r;
+    for (int64_t d = 0; d < int64_t(shape.size()); ++d) (d < dim ? r.outer : d == dim ? r.C : r.inner) *= shape[d];
+    return r;
+}
+
+// What a class-target loss computes (cross_entropy, nll_loss), for its kernels.
+struct ClassLoss {
+    enum Reduction { None = 0, Mean = 1, Sum = 2 };  // the codes nn.functional passes
+    IndexCheck check;          // the op's name, C (the classes) and ignore_index; is_target
+    int reduction = Mean;
+    bool from_logits = true;   // cross_entropy: input holds logits; nll_loss: log-probabilities
+};
+
 // The kernel interface, declared once. Each device defines these functions in its
 // own namespace (minitorch::cpu, minitorch::cuda) and fills a KernelTable by name with
 // MT_DEFINE_KERNEL_TABLE, so a kernel cannot be missing or land in another's slot.
@@ -100,6 +121,22 @@ struct AdamStep {
 //  sgd_step   one SGD step on one parameter, in place, in one pass: param, grad and
 //             momentum_buffer (null without momentum) contiguous, one shape and float dtype.
 //  adam_step  one Adam / AdamW step the same way: param, exp_avg, exp_avg_sq updated in place.
+//  softmax    out = softmax(in), or log_softmax(in) when `log`, along dim; in and out contiguous,
+//             one floating dtype and shape, not empty. Each row of softmax_rows(shape, dim) is
+//             read once for its max and sum (online, softmax_math.h), then written.
+//  softmax_backward  grad_in from grad_out and the forward's out, all contiguous, one shape, not
+//             empty: softmax y * (g - sum(g * y)), log_softmax g - exp(y) * sum(g), sums along dim.
+//  class_loss  cross_entropy (spec.from_logits) or nll_loss of input (N, C) and int64 target
+//             (N,), both contiguous. Per row: logsumexp(row) - row[t] (from logits; the row's
+//             logsumexp goes to lse (N,) float64, else lse is null) or -row[t]; 0 where t is
+//             ignore_index.
+//             Reduction None: out (N,) holds them; Sum / Mean: out () their sum, or their sum
+//             over the count of rows not ignored (NaN when none), and count () that count (Mean
+//             only, else null). A target out of range is an IndexError, raised as check_index does.
+//  class_loss_backward  grad_input (N, C) contiguous = (softmax(input) - onehot(t)) * w (from
+//             logits; input and lse as class_loss saw them) or -onehot(t) * w (input and lse
+//             null): w = grad_out[n] (None: (N,), any stride), grad_out (Sum) or grad_out / count
+//             (Mean), and 0 for rows whose target is ignored or out of range.
 #define MT_KERNELS(X)                                                                                \
     X(copy, (const Tensor& dst, const Tensor& src))                                                  \
     X(fill, (const Tensor& dst, Scalar value))                                                       \
@@ -125,7 +162,15 @@ struct AdamStep {
     X(sgd_step,                                                                                      \
       (const Tensor& param, const Tensor& grad, const Tensor& momentum_buffer, const SgdStep& opt))  \
     X(adam_step, (const Tensor& param, const Tensor& grad, const Tensor& exp_avg,                    \
-                  const Tensor& exp_avg_sq, const AdamStep& opt))
+                  const Tensor& exp_avg_sq, const AdamStep& opt))                                  \
+    X(softmax, (const Tensor& out, const Tensor& in, int64_t dim, bool log))                         \
+    X(softmax_backward,                                                                              \
+      (const Tensor& grad_in, const Tensor& grad_out, const Tensor& out, int64_t dim, bool log))     \
+    X(class_loss, (const Tensor& out, const Tensor& lse, const Tensor& count, const Tensor& input,   \
+                   const Tensor& target, const ClassLoss& spec))                                     \
+    X(class_loss_backward, (const Tensor& grad_input, const Tensor& grad_out, const Tensor& input,   \
+                            const Tensor& lse, const Tensor& count, const Tensor& target,            \
+                            const ClassLoss& spec))
 
 struct KernelTable {
 #define MT_KERNEL_MEMBER(name, params) void(*name) params = nullptr;

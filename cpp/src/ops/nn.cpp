@@ -1,13 +1,15 @@
 // nn.cpp — the fused ops of the neural-network layer, each one graph node:
 //   linear          y = x W^T + b          (one GEMM, one broadcast add)
-//   log_softmax     x - max - log(sum(exp(x - max)))   (stable for large logits)
-//   softmax         exp(log_softmax)
-//   cross_entropy   nll_loss(log_softmax(logits), target), with the short backward
-//                   (softmax - onehot(target)) * g / N
-// Forward and backward are written with the ordinary ops, so they run on every device.
-#include <tuple>
+//   log_softmax     x - logsumexp(x)       (one softmax kernel: the row's max and sum in
+//   softmax         exp(x - max) / sum      one pass, then the write; stable for large x)
+//   cross_entropy   logsumexp(row) - row[target], one class_loss kernel (+ one for the
+//                   mean or sum), with the short backward (softmax - onehot(target)) * g / N
+//   nll_loss        -row[target], the same kernels on log-probabilities
+// linear's forward and backward are written with the ordinary ops; the others call
+// their own kernels (kernels.h: softmax, softmax_backward, class_loss, class_loss_backward).
 
 #include "minitorch/autograd.h"
+#include "minitorch/kernels.h"
 #include "minitorch/ops.h"
 
 namespace minitorch {
@@ -15,9 +17,6 @@ namespace minitorch {
 namespace {
 
 using autograd::Node;
-
-Tensor mul(const Tensor& a, const Tensor& b) { return binary(BinaryOp::Mul, a, b); }
-Tensor sub(const Tensor& a, const Tensor& b) { return binary(BinaryOp::Sub, a, b); }
 
 // x flattened to 2-D (rows, in) — batch dims of any rank become rows.
 Tensor rows2d(const Tensor& x) { return reshape(x, {x->numel() / std::max<int64_t>(x->size(-1), 1), x->size(-1)}); }
@@ -40,63 +39,65 @@ struct LinearBackward : Node {
     void release() override { x.reset(), w.reset(); }
 };
 
-// d log_softmax: g - softmax * sum(g)
+// The softmax backward, one kernel: gx = y * (g - sum(g * y)), or g - exp(y) * sum(g)
+// for log_softmax (y: the saved output, contiguous).
+Tensor softmax_backward(const Tensor& g, const Tensor& y, int64_t dim, bool log)
+{
+    Tensor gx = empty(y->shape, y->dtype, y->device());
+    if (gx->numel()) kernels(y->device()).softmax_backward(gx, contiguous(to_dtype(g, y->dtype)), y, dim, log);
+    return gx;
+}
+
 // derivative of log_softmax, input input: g - softmax(x) * sum(g, dim)
 struct LogSoftmaxBackward : Node {
     Tensor out;
     int64_t dim = 0;
     std::string name() const override { return "LogSoftmaxBackward0"; }
-    std::vector<Tensor> apply(std::vector<Tensor>& g) override
-    {
-        Tensor s = unary(UnaryOp::Exp, out);
-        return {sub(g[0], mul(s, sum(g[0], {dim}, true, std::nullopt)))};
-    }
+    std::vector<Tensor> apply(std::vector<Tensor>& g) override { return {softmax_backward(g[0], out, dim, true)}; }
     void release() override { out.reset(); }
 };
 
-// d softmax: s * (g - sum(g * s))
 // derivative of softmax, input input: y * (g - sum(g * y, dim))
 struct SoftmaxBackward : Node {
     Tensor out;
     int64_t dim = 0;
     std::string name() const override { return "SoftmaxBackward0"; }
-    std::vector<Tensor> apply(std::vector<Tensor>& g) override
-    {
-        return {mul(out, sub(g[0], sum(mul(g[0], out), {dim}, true, std::nullopt)))};
-    }
+    std::vector<Tensor> apply(std::vector<Tensor>& g) override { return {softmax_backward(g[0], out, dim, false)}; }
     void release() override { out.reset(); }
 };
 
-// Loss over targets: backward (softmax - onehot) * weight, weight = g / count per row.
-// derivative of cross_entropy, input input: (softmax(x) - onehot(target)) * g * row weight (1/count for mean)
-// derivative of nll_loss, input input: -onehot(target) * g * row weight (1/count for mean)
-struct CrossEntropyBackward : Node {
-    Tensor logp, onehot, row_weight;  // row_weight: (N, 1), the loss weight of each row
-    bool from_logits = true;          // false: nll_loss on log-probabilities
-    int reduction = 1;
-    std::string name() const override { return from_logits ? "CrossEntropyLossBackward0" : "NllLossBackward0"; }
-    std::vector<Tensor> apply(std::vector<Tensor>& g) override
-    {
-        Tensor scale = reduction == 0 ? mul(unsqueeze(g[0], 1), row_weight) : mul(g[0], row_weight);
-        Tensor d = from_logits ? sub(unary(UnaryOp::Exp, logp), onehot) : unary(UnaryOp::Neg, onehot);
-        return {mul(d, scale), nullptr};
-    }
-    void release() override { logp.reset(), onehot.reset(), row_weight.reset(); }
-};
-
-Tensor log_softmax_forward(const Tensor& x, int64_t dim)
+// softmax or log_softmax along dim, one kernel (one copy first for a strided x): each
+// row is read once for its max and sum, then written.
+Tensor softmax_forward(const Tensor& x, int64_t dim, bool log)
 {
-    Tensor m = std::get<0>(max_dim(x, dim, true));  // subtracting the max keeps exp finite
-    Tensor shifted = sub(x, m);
-    Tensor lse = unary(UnaryOp::Log, sum(unary(UnaryOp::Exp, shifted), {dim}, true, std::nullopt));
-    return sub(shifted, lse);
+    Tensor in = contiguous(x);
+    Tensor out = empty(in->shape, in->dtype, in->device());
+    if (out->numel()) kernels(in->device()).softmax(out, in, dim, log);
+    return out;
 }
 
-// One-hot rows of the targets (ignored rows all zero), each row's loss weight, and
-// (for the mean) how many rows count.
-std::tuple<Tensor, Tensor, Tensor> targets(const Tensor& input, const Tensor& target, int reduction, int64_t ignore_index,
-                                  const char* op)
+// Loss over targets, one kernel: (softmax - onehot) * w_row, w_row = g (sum), g / count
+// (mean) or g[row] (none), 0 for ignored rows. Saves the logits and one logsumexp per row.
+// derivative of cross_entropy, input input: (softmax(x) - onehot(target)) * g * row weight (1/count for mean)
+// derivative of nll_loss, input input: -onehot(target) * g * row weight (1/count for mean)
+struct ClassLossBackward : Node {
+    Tensor input, lse, count, target;  // input and lse: cross_entropy only; count: mean only
+    ClassLoss spec;
+    std::string name() const override { return spec.from_logits ? "CrossEntropyLossBackward0" : "NllLossBackward0"; }
+    std::vector<Tensor> apply(std::vector<Tensor>& g) override
+    {
+        const autograd::TensorMeta& x = input_meta[0];
+        Tensor gx = empty(x.shape, x.dtype, x.device);
+        if (gx->numel())
+            kernels(x.device).class_loss_backward(gx, to_dtype(g[0], x.dtype), input, lse, count, target, spec);
+        return {gx, nullptr};
+    }
+    void release() override { input.reset(), lse.reset(), count.reset(), target.reset(); }
+};
+
+Tensor loss_common(const Tensor& input, const Tensor& target, int reduction, int64_t ignore_index, bool from_logits)
 {
+    const char* op = from_logits ? "cross_entropy" : "nll_loss";
     MT_CHECK(input->dim() == 2, op, ": expected input of shape (N, C), got ", input->shape);
     MT_CHECK_TYPE(target->dtype == DType::Int64, op, ": expected target of dtype int64 (class indices), got ",
                   target->dtype);
@@ -104,56 +105,27 @@ std::tuple<Tensor, Tensor, Tensor> targets(const Tensor& input, const Tensor& ta
              input->shape[0], ",) for input of shape ", input->shape, ", got ", target->shape);
     MT_CHECK(reduction >= 0 && reduction <= 2, op, ": unknown reduction ", reduction);
     check_same_device(op, input, target);
-    const int64_t C = input->shape[1];
-    // Check the class indices where they live (on a GPU the error comes at the next sync).
-    Tensor t = empty({target->numel()}, DType::Int64, target->device());
-    if (t->numel())
-        kernels(target->device()).check_index(t, contiguous(target), IndexCheck{op, C, false, true, ignore_index});
-    Tensor classes = reshape(arange(0, double(C), 1, DType::Int64, input->device()), {1, C});
-    Tensor tgt = unsqueeze(t, 1);
-    Tensor onehot = to_dtype(binary(BinaryOp::Eq, classes, tgt), input->dtype);
-    Tensor keep = to_dtype(binary(BinaryOp::Ne, tgt, scalar_tensor(Scalar(ignore_index), input->device())), input->dtype);
-    if (reduction != 1) return {onehot, keep, nullptr};
-    // mean divides by the number of non-ignored targets, counted on the device; with
-    // none, the weights stay 0 (so the gradient is 0, as in PyTorch)
-    Tensor count = sum(keep, {}, false, std::nullopt);
-    Tensor one = scalar_tensor(Scalar(1.0), count->device(), count->dtype);
-    Tensor row_weight = binary(BinaryOp::Div, keep, binary(BinaryOp::Maximum, count, one));
-    return {onehot, row_weight, count};
-}
-
-Tensor reduce_loss(const Tensor& per_row, int reduction)
-{
-    if (reduction == 0) return per_row;
-    return sum(per_row, {}, false, std::nullopt);
-}
-
-Tensor loss_common(const Tensor& input, const Tensor& target, int reduction, int64_t ignore_index, bool from_logits)
-{
-    const char* op = from_logits ? "cross_entropy" : "nll_loss";
-    Tensor logp, onehot, row_weight;  // set by forward, saved by setup
+    const int64_t N = input->shape[0];
+    const ClassLoss spec{IndexCheck{op, input->shape[1], false, true, ignore_index}, reduction, from_logits};
+    Tensor x, t, lse, count;  // set by forward, saved by setup
     auto forward = [&] {
-        Tensor count;
-        std::tie(onehot, row_weight, count) = targets(input, target, reduction, ignore_index, op);
-        logp = from_logits ? log_softmax_forward(input, 1) : input;
-        // per-row loss = -sum(logp * onehot) * weight
-        Tensor per_row = unary(UnaryOp::Neg, sum(mul(logp, onehot), {1}, false, std::nullopt));
-        per_row = mul(per_row, reshape(row_weight, {input->shape[0]}));
-        Tensor out = reduce_loss(per_row, reduction);
-        // The mean of no rows is NaN, as in PyTorch: count / count is 1, or 0 / 0 = NaN
-        // when no row counts (decided on the device, without reading count back).
-        if (count) out = mul(out, binary(BinaryOp::Div, count, count));
+        // One kernel for the per-row losses (checking the targets where they live: on a GPU
+        // the IndexError comes at the next sync) and, unless none, one for their sum or mean.
+        x = contiguous(input);
+        t = contiguous(target);
+        const Device device = x->device();
+        if (from_logits) lse = empty({N}, DType::Float64, device);  // see row_logsumexp
+        if (reduction == ClassLoss::Mean) count = empty({}, x->dtype, device);
+        Tensor out = empty(reduction == ClassLoss::None ? Shape{N} : Shape{}, x->dtype, device);
+        kernels(device).class_loss(out, lse, count, x, t, spec);
         return out;
     };
-    return autograd::record_op<CrossEntropyBackward>({&input, &target}, forward,
-                                                     [&](CrossEntropyBackward& n, const Tensor&) {
-                                                         n.from_logits = from_logits;
-                                                         n.reduction = reduction;
-                                                         n.logp = from_logits ? logp : nullptr;
-                                                         n.onehot = onehot;
-                                                         n.row_weight = row_weight;
-                                                         n.has_saved = true;
-                                                     });
+    return autograd::record_op<ClassLossBackward>({&input, &target}, forward, [&](ClassLossBackward& n, const Tensor&) {
+        n.spec = spec;
+        if (from_logits) n.input = autograd::save(n, x), n.lse = autograd::save(n, lse);
+        if (count) n.count = autograd::save(n, count);
+        n.target = autograd::save(n, t);
+    });
 }
 
 }  // namespace
@@ -185,8 +157,7 @@ Tensor log_softmax(const Tensor& x, int64_t dim)
     MT_PROFILE_OP("log_softmax", x);
     MT_CHECK_TYPE(is_floating(x->dtype), "log_softmax: expected a floating tensor, got ", x->dtype);
     dim = wrap_dim(dim, x->dim(), "log_softmax");
-    if (x->dim() == 0) return zeros({}, x->dtype, x->device());
-    return autograd::record_op<LogSoftmaxBackward>({&x}, [&] { return log_softmax_forward(x, dim); },
+    return autograd::record_op<LogSoftmaxBackward>({&x}, [&] { return softmax_forward(x, dim, true); },
                                                    [&](LogSoftmaxBackward& n, const Tensor& out) {
                                                        n.out = autograd::save(n, out);
                                                        n.dim = dim;
@@ -198,14 +169,11 @@ Tensor softmax(const Tensor& x, int64_t dim)
     MT_PROFILE_OP("softmax", x);
     MT_CHECK_TYPE(is_floating(x->dtype), "softmax: expected a floating tensor, got ", x->dtype);
     dim = wrap_dim(dim, x->dim(), "softmax");
-    auto forward = [&] {
-        return x->dim() == 0 ? full({}, Scalar(1.0), x->dtype, x->device())
-                             : unary(UnaryOp::Exp, log_softmax_forward(x, dim));
-    };
-    return autograd::record_op<SoftmaxBackward>({&x}, forward, [&](SoftmaxBackward& n, const Tensor& out) {
-        n.out = autograd::save(n, out);
-        n.dim = dim;
-    });
+    return autograd::record_op<SoftmaxBackward>({&x}, [&] { return softmax_forward(x, dim, false); },
+                                                [&](SoftmaxBackward& n, const Tensor& out) {
+                                                    n.out = autograd::save(n, out);
+                                                    n.dim = dim;
+                                                });
 }
 
 Tensor cross_entropy(const Tensor& logits, const Tensor& target, int reduction, int64_t ignore_index)

@@ -1,0 +1,153 @@
+// softmax.cpp — CPU kernels for softmax / log_softmax and the class-target losses
+// (cross_entropy, nll_loss), forward and backward, as kernels.h describes them. What
+// each computes on one element is in softmax_math.h, shared with cuda/softmax.cu.
+//
+// A contiguous tensor is seen as (outer, C, inner) (softmax_rows): outer * inner rows
+// of C elements, `inner` apart. Each row is read once to reduce it (the online max and
+// sum of the forward, the sum of the backward), then written. Neighbouring rows (the
+// same outer index, consecutive inner ones) go together, up to kRowBlock of them, so
+// that the innermost loop reads adjacent memory; blocks are split across threads when
+// there is enough work.
+#include <vector>
+
+#include "kernels_cpu.h"
+#include "minitorch/parallel.h"
+#include "minitorch/softmax_math.h"
+
+namespace minitorch::cpu {
+
+namespace {
+
+constexpr int64_t kRowBlock = 32;
+
+// Calls f(base, n) for blocks of n <= kRowBlock neighbouring rows of the (outer, C, inner)
+// view: element c of the block's row j is at base + c * inner + j.
+template <class F>
+void for_each_row_block(const SoftmaxRows& g, const F& f)
+{
+    const int64_t per_outer = (g.inner + kRowBlock - 1) / kRowBlock;  // blocks per outer index
+    const int64_t grain = std::max<int64_t>(1, kGrainSize / std::max<int64_t>(g.C * kRowBlock, 1));
+    parallel_for(g.outer * per_outer, grain, [&](int64_t b0, int64_t b1) {
+        for (int64_t b = b0; b < b1; ++b) {
+            const int64_t o = b / per_outer, i = (b % per_outer) * kRowBlock;
+            f(o * g.C * g.inner + i, std::min(kRowBlock, g.inner - i));
+        }
+    });
+}
+
+// Calls f(n) for every row n of an (N, C) loss input, rows split across threads.
+template <class F>
+void for_each_sample(int64_t N, int64_t C, const F& f)
+{
+    parallel_for(N, std::max<int64_t>(1, kGrainSize / std::max<int64_t>(C, 1)), [&](int64_t n0, int64_t n1) {
+        for (int64_t n = n0; n < n1; ++n) f(n);
+    });
+}
+
+// The stride of a loss's gradient along N (reduction none), or 0 for a 0-dim one.
+int64_t grad_stride(const Tensor& grad_out) { return grad_out->dim() == 1 ? grad_out->strides[0] : 0; }
+
+}  // namespace
+
+void softmax(const Tensor& out, const Tensor& in, int64_t dim, bool log)
+{
+    const SoftmaxRows g = softmax_rows(in->shape, dim);
+    dispatch_floating(in->dtype, "softmax", [&](auto tag) {
+        using T = typename decltype(tag)::type;
+        const T* x = in->data_as<T>();
+        T* y = out->data_as<T>();
+        for_each_row_block(g, [&](int64_t base, int64_t n) {
+            T m[kRowBlock], s[kRowBlock];
+            for (int64_t j = 0; j < n; ++j) m[j] = T(-INFINITY), s[j] = T(0);
+            for (int64_t c = 0; c < g.C; ++c) {
+                const T* xc = x + base + c * g.inner;
+                for (int64_t j = 0; j < n; ++j) softmax_merge(m[j], s[j], xc[j], T(1));
+            }
+            for (int64_t c = 0; c < g.C; ++c) {
+                const int64_t at = base + c * g.inner;
+                for (int64_t j = 0; j < n; ++j) y[at + j] = softmax_value(log, x[at + j], m[j], s[j]);
+            }
+        });
+    });
+}
+
+void softmax_backward(const Tensor& grad_in, const Tensor& grad_out, const Tensor& out, int64_t dim, bool log)
+{
+    const SoftmaxRows g = softmax_rows(out->shape, dim);
+    dispatch_floating(out->dtype, "softmax_backward", [&](auto tag) {
+        using T = typename decltype(tag)::type;
+        const T* go = grad_out->data_as<T>();
+        const T* y = out->data_as<T>();
+        T* gi = grad_in->data_as<T>();
+        for_each_row_block(g, [&](int64_t base, int64_t n) {
+            T row_sum[kRowBlock] = {};
+            for (int64_t c = 0; c < g.C; ++c) {
+                const int64_t at = base + c * g.inner;
+                for (int64_t j = 0; j < n; ++j) row_sum[j] += softmax_backward_term(log, go[at + j], y[at + j]);
+            }
+            for (int64_t c = 0; c < g.C; ++c) {
+                const int64_t at = base + c * g.inner;
+                for (int64_t j = 0; j < n; ++j)
+                    gi[at + j] = softmax_backward_value(log, go[at + j], y[at + j], row_sum[j]);
+            }
+        });
+    });
+}
+
+void class_loss(const Tensor& out, const Tensor& lse, const Tensor& count, const Tensor& input, const Tensor& target,
+                const ClassLoss& spec)
+{
+    const int64_t N = target->numel(), C = spec.check.size;
+    const int64_t* t = target->data_as<int64_t>();
+    // The targets first, in order, so the IndexError names the first bad one (as check_index).
+    for (int64_t n = 0; n < N; ++n) {
+        int64_t resolved;
+        if (!resolve_index(t[n], spec.check, resolved)) throw IndexError(index_error_message(spec.check, t[n], n));
+    }
+    const bool total = spec.reduction != ClassLoss::None;
+    dispatch_floating(input->dtype, spec.check.op, [&](auto tag) {
+        using T = typename decltype(tag)::type;
+        const T* x = input->data_as<T>();
+        std::vector<T> losses(total ? N : 0);  // the per-row losses, when they are summed
+        T* per_row = total ? losses.data() : out->data_as<T>();
+        for_each_sample(N, C, [&](int64_t n) {
+            const int64_t base = n * C;
+            T m = T(-INFINITY), s = T(0);
+            if (spec.from_logits)
+                for (int64_t c = 0; c < C; ++c) softmax_merge(m, s, x[base + c], T(1));
+            if (lse) lse->data_as<double>()[n] = row_logsumexp(m, s);
+            per_row[n] = class_row_loss(x + base, target_class(t[n], spec.check), spec.from_logits, m, s);
+        });
+        if (!total) return;
+        T sum = 0, counted = 0;
+        for (int64_t n = 0; n < N; ++n) {
+            sum += per_row[n];
+            counted += target_class(t[n], spec.check) >= 0 ? T(1) : T(0);
+        }
+        out->data_as<T>()[0] = spec.reduction == ClassLoss::Mean ? sum / counted : sum;  // 0 / 0: NaN, as PyTorch
+        if (count) count->data_as<T>()[0] = counted;
+    });
+}
+
+void class_loss_backward(const Tensor& grad_input, const Tensor& grad_out, const Tensor& input, const Tensor& lse,
+                         const Tensor& count, const Tensor& target, const ClassLoss& spec)
+{
+    const int64_t N = target->numel(), C = spec.check.size;
+    const int64_t* t = target->data_as<int64_t>();
+    dispatch_floating(grad_input->dtype, spec.check.op, [&](auto tag) {
+        using T = typename decltype(tag)::type;
+        const T* g = grad_out->data_as<T>();
+        const T* x = input ? input->data_as<T>() : nullptr;
+        const double* l = lse ? lse->data_as<double>() : nullptr;
+        const T* k = count ? count->data_as<T>() : nullptr;
+        T* gx = grad_input->data_as<T>();
+        for_each_sample(N, C, [&](int64_t n) {
+            const int64_t base = n * C, cls = target_class(t[n], spec.check);
+            const T w = class_row_weight(spec, g, grad_stride(grad_out), k, n, cls);
+            for (int64_t c = 0; c < C; ++c)
+                gx[base + c] = class_loss_grad(spec.from_logits, x ? x[base + c] : T(0), l ? l[n] : 0.0, c, cls, w);
+        });
+    });
+}
+
+}  // namespace minitorch::cpu

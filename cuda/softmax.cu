@@ -1,0 +1,374 @@
+// softmax.cu — CUDA kernels for softmax / log_softmax and the class-target losses
+// (cross_entropy, nll_loss), forward and backward, as kernels.h describes them. What
+// each computes on one element is in softmax_math.h, shared with the CPU kernels.
+//
+// All of them work on rows: a contiguous tensor is seen as (outer, C, inner)
+// (softmax_rows), that is outer * inner rows of C elements each, `inner` apart. A row
+// is first reduced to a small State (a running max and sum for the forward, plain sums
+// for the backward), then every element is written from the row's state. What is
+// reduced and written is a small struct, a "row op":
+//
+//   using State;                                  what a row reduces to (below)
+//   add(State&, const Row&, int64_t at)           adds the element at flat offset `at`
+//   write(const State&, const Row&, int64_t at)   writes element `at` from the row's state
+//   finish(const State&, const Row&)              once per row (thread holding element 0)
+//
+// Three kernels map rows to threads, whatever op they run (launch_rows picks one):
+//
+//   warp_rows_kernel    inner == 1, C <= 1024: one warp (32 threads) per row, 8 rows per
+//                       block of 256 threads. Lane l takes elements l, l + 32, ... (the
+//                       warp reads 32 adjacent values at a time); shuffles combine lanes.
+//   block_rows_kernel   inner == 1, C > 1024: one block of 512 threads per row; shuffles
+//                       combine each warp, shared memory then carries the 16 warps'
+//                       states to warp 0, which combines them. Also sums a loss's rows.
+//   thread_rows_kernel  inner > 1: one thread per row. Adjacent threads take adjacent
+//                       rows, whose elements are adjacent in memory, so loads coalesce.
+//
+// Every grid is capped (grid-stride loops over rows), so any number of rows works.
+// Accumulation is in the element type (float for float32, double for float64).
+#include "common.cuh"
+#include "minitorch/softmax_math.h"
+
+namespace minitorch::cuda {
+
+namespace {
+
+constexpr unsigned kFullMask = 0xffffffffu;
+constexpr int kWarp = 32;
+constexpr int64_t kWarpRowMaxC = 1024;  // longer rows get a whole block
+constexpr int kRowBlockThreads = 512;   // threads per block of block_rows_kernel
+
+// A row: its number (0 .. outer * inner - 1) and the flat offset of its element 0.
+struct Row {
+    int64_t index, base;
+};
+
+// ---- the states a row reduces to: empty(), merge(a, b), shfl_xor(s, lane_mask) ----
+
+// A row's running max m and sum s of exp(x - m) (softmax_merge: the online softmax).
+template <class A>
+struct MaxSum {
+    A m, s;
+    static __device__ MaxSum empty() { return {A(-INFINITY), A(0)}; }
+};
+template <class A>
+__device__ MaxSum<A> merge(MaxSum<A> a, MaxSum<A> b)
+{
+    softmax_merge(a.m, a.s, b.m, b.s);
+    return a;
+}
+template <class A>
+__device__ MaxSum<A> shfl_xor(MaxSum<A> a, int lane_mask)
+{
+    return {__shfl_xor_sync(kFullMask, a.m, lane_mask), __shfl_xor_sync(kFullMask, a.s, lane_mask)};
+}
+
+// N sums.
+template <class A, int N>
+struct Sums {
+    A v[N];
+    static __device__ Sums empty()
+    {
+        Sums z;
+        for (int k = 0; k < N; ++k) z.v[k] = A(0);
+        return z;
+    }
+};
+template <class A, int N>
+__device__ Sums<A, N> merge(Sums<A, N> a, Sums<A, N> b)
+{
+    for (int k = 0; k < N; ++k) a.v[k] += b.v[k];
+    return a;
+}
+template <class A, int N>
+__device__ Sums<A, N> shfl_xor(Sums<A, N> a, int lane_mask)
+{
+    for (int k = 0; k < N; ++k) a.v[k] = __shfl_xor_sync(kFullMask, a.v[k], lane_mask);
+    return a;
+}
+
+// Nothing to reduce: the op only writes (the losses' backward).
+struct NoState {
+    static __device__ NoState empty() { return {}; }
+};
+__device__ NoState merge(NoState, NoState) { return {}; }
+__device__ NoState shfl_xor(NoState, int) { return {}; }
+
+// Every lane ends with the whole warp's state: a butterfly, lane i combining with lane
+// i ^ 16, then i ^ 8, ..., i ^ 1. Both lanes of a pair merge the same two states (merge
+// is commutative, bit for bit), so all 32 lanes agree exactly. All 32 lanes must call it.
+template <class State>
+__device__ State warp_all_merge(State st)
+{
+    for (int lane_mask = kWarp / 2; lane_mask > 0; lane_mask >>= 1) st = merge(st, shfl_xor(st, lane_mask));
+    return st;
+}
+
+// ---- the three mappings of rows to threads (see the top of the file) ----
+
+// Thread mapping: warp w of block b takes rows b * 8 + w, then + gridDim.x * 8, ...;
+// lane l takes the row's elements l, l + 32, ... (inner == 1: a row is C adjacent values).
+template <class Op>
+__global__ void warp_rows_kernel(Op op, int64_t rows, int64_t C)
+{
+    const int lane = threadIdx.x % kWarp;
+    const int64_t warps = blockDim.x / kWarp;
+    for (int64_t r = blockIdx.x * warps + threadIdx.x / kWarp; r < rows; r += gridDim.x * warps) {
+        const Row row{r, r * C};
+        typename Op::State st = Op::State::empty();
+        for (int64_t c = lane; c < C; c += kWarp) op.add(st, row, row.base + c);
+        st = warp_all_merge(st);  // r is the same in all 32 lanes, so whole warps get here
+        for (int64_t c = lane; c < C; c += kWarp) op.write(st, row, row.base + c);
+        if (lane == 0) op.finish(st, row);
+    }
+}
+
+// Thread mapping: block b takes rows b, b + gridDim.x, ...; thread t takes the row's
+// elements t, t + blockDim.x, ... Shared memory: one state per warp (blockDim.x <= 1024,
+// so at most 32) and the row's total.
+template <class Op>
+__global__ void block_rows_kernel(Op op, int64_t rows, int64_t C)
+{
+    using State = typename Op::State;
+    __shared__ State warp_states[kWarp];
+    __shared__ State row_state;
+    const int lane = threadIdx.x % kWarp, warp = threadIdx.x / kWarp, warps = blockDim.x / kWarp;
+    for (int64_t r = blockIdx.x; r < rows; r += gridDim.x) {
+        const Row row{r, r * C};
+        State st = State::empty();
+        for (int64_t c = threadIdx.x; c < C; c += blockDim.x) op.add(st, row, row.base + c);
+        st = warp_all_merge(st);
+        if (lane == 0) warp_states[warp] = st;
+        __syncthreads();  // every warp's state is written before warp 0 reads them
+        if (warp == 0) {
+            st = warp_all_merge(lane < warps ? warp_states[lane] : State::empty());
+            if (lane == 0) row_state = st;
+        }
+        __syncthreads();  // row_state is written before anyone reads it
+        // No third barrier before the next row: its writes to warp_states come after this
+        // barrier, which warp 0 passes only after reading them; its write to row_state
+        // comes after the next row's first barrier, which all threads pass only after
+        // reading row_state here.
+        st = row_state;
+        for (int64_t c = threadIdx.x; c < C; c += blockDim.x) op.write(st, row, row.base + c);
+        if (threadIdx.x == 0) op.finish(st, row);
+    }
+}
+
+// Thread mapping: one thread per row r = (o, i) of the (outer, C, inner) view, grid-stride;
+// its elements are inner apart, and threads r, r + 1 read adjacent values.
+template <class Op>
+__global__ void thread_rows_kernel(Op op, int64_t outer, int64_t C, int64_t inner)
+{
+    MT_GRID_STRIDE(r, outer * inner) {
+        const Row row{r, (r / inner) * C * inner + r % inner};
+        typename Op::State st = Op::State::empty();
+        for (int64_t c = 0; c < C; ++c) op.add(st, row, row.base + c * inner);
+        for (int64_t c = 0; c < C; ++c) op.write(st, row, row.base + c * inner);
+        op.finish(st, row);
+    }
+}
+
+unsigned capped_grid(int64_t blocks) { return unsigned(blocks < 1 ? 1 : (blocks > 65535 ? 65535 : blocks)); }
+
+// Runs op over every row of the (outer, C, inner) view with the mapping that suits it.
+template <class Op>
+void launch_rows(const Op& op, const SoftmaxRows& g, const char* name)
+{
+    const int64_t rows = g.outer * g.inner;
+    if (g.inner > 1) {
+        MT_LAUNCH(blocks_for(rows), kThreads, 0, 0, thread_rows_kernel<Op>)(op, g.outer, g.C, g.inner);
+    } else if (g.C <= kWarpRowMaxC) {
+        const int64_t rows_per_block = kThreads / kWarp;
+        MT_LAUNCH(capped_grid((rows + rows_per_block - 1) / rows_per_block), kThreads, 0, 0,
+                  warp_rows_kernel<Op>)(op, rows, g.C);
+    } else {
+        MT_LAUNCH(capped_grid(rows), kRowBlockThreads, 0, 0, block_rows_kernel<Op>)(op, rows, g.C);
+    }
+    MT_CUDA_CHECK_LAUNCH(name);
+}
+
+// ---- the row ops ----
+
+// softmax / log_softmax: y from x.
+template <class T>
+struct SoftmaxOp {
+    using State = MaxSum<T>;
+    const T* x;
+    T* y;
+    bool log;
+    __device__ void add(State& st, const Row&, int64_t at) const { softmax_merge(st.m, st.s, x[at], T(1)); }
+    __device__ void write(const State& st, const Row&, int64_t at) const
+    {
+        y[at] = softmax_value(log, x[at], st.m, st.s);
+    }
+    __device__ void finish(const State&, const Row&) const {}
+};
+
+// Their backward: gx from g and the forward's y.
+template <class T>
+struct SoftmaxBackwardOp {
+    using State = Sums<T, 1>;
+    const T* g;
+    const T* y;
+    T* gx;
+    bool log;
+    __device__ void add(State& st, const Row&, int64_t at) const
+    {
+        st.v[0] += softmax_backward_term(log, g[at], y[at]);
+    }
+    __device__ void write(const State& st, const Row&, int64_t at) const
+    {
+        gx[at] = softmax_backward_value(log, g[at], y[at], st.v[0]);
+    }
+    __device__ void finish(const State&, const Row&) const {}
+};
+
+// A class loss's per-row losses (inner == 1, row = sample). From logits, the row is
+// reduced to its logsumexp; from log-probabilities nothing is read but the target's
+// entry (add does nothing, and its loop compiles away). finish checks the target,
+// reporting one out of range as check_index does, and writes the row's loss (and lse).
+template <class T, bool FROM_LOGITS>
+struct ClassLossOp {
+    using State = MaxSum<T>;
+    const T* x;
+    const int64_t* target;
+    T* loss;
+    double* lse;  // null unless FROM_LOGITS (row_logsumexp)
+    IndexCheck check;
+    IndexFaults faults;
+    __device__ void add(State& st, const Row&, int64_t at) const
+    {
+        if constexpr (FROM_LOGITS) softmax_merge(st.m, st.s, x[at], T(1));
+    }
+    __device__ void write(const State&, const Row&, int64_t) const {}
+    __device__ void finish(const State& st, const Row& row) const
+    {
+        const int64_t t = target[row.index];
+        int64_t resolved;
+        if (!resolve_index(t, check, resolved)) faults.report(check, t, row.index);
+        if constexpr (FROM_LOGITS) lse[row.index] = row_logsumexp(st.m, st.s);
+        loss[row.index] = class_row_loss(x + row.base, target_class(t, check), FROM_LOGITS, st.m, st.s);
+    }
+};
+
+// The reduction of a class loss: all N per-row losses as one row, summed, with the
+// count of rows whose target counts; the mean divides by it (0 / 0 = NaN for none).
+template <class T>
+struct LossTotalOp {
+    using State = Sums<T, 2>;  // the losses' sum, the rows counted
+    const T* loss;
+    const int64_t* target;
+    IndexCheck check;
+    bool mean;
+    T* out;
+    T* count;  // null unless mean
+    __device__ void add(State& st, const Row&, int64_t at) const
+    {
+        st.v[0] += loss[at];
+        st.v[1] += target_class(target[at], check) >= 0 ? T(1) : T(0);
+    }
+    __device__ void write(const State&, const Row&, int64_t) const {}
+    __device__ void finish(const State& st, const Row&) const
+    {
+        out[0] = mean ? st.v[0] / st.v[1] : st.v[0];
+        if (count) count[0] = st.v[1];
+    }
+};
+
+// A class loss's gradient, one element at a time (inner == 1, row = sample).
+template <class T>
+struct ClassLossBackwardOp {
+    using State = NoState;
+    T* gx;
+    const T* g;
+    int64_t g_stride;
+    const T* x;    // null from log-probabilities
+    const double* lse;  // null from log-probabilities
+    const T* count;
+    const int64_t* target;
+    ClassLoss spec;
+    __device__ void add(State&, const Row&, int64_t) const {}
+    __device__ void write(const State&, const Row& row, int64_t at) const
+    {
+        const int64_t cls = target_class(target[row.index], spec.check);
+        const T w = class_row_weight(spec, g, g_stride, count, row.index, cls);
+        gx[at] = class_loss_grad(spec.from_logits, x ? x[at] : T(0), lse ? lse[row.index] : 0.0, at - row.base,
+                                 cls, w);
+    }
+    __device__ void finish(const State&, const Row&) const {}
+};
+
+template <class T>
+T* data_or_null(const Tensor& t)
+{
+    return t ? t->data_as<T>() : nullptr;
+}
+
+}  // namespace
+
+void softmax(const Tensor& out, const Tensor& in, int64_t dim, bool log)
+{
+    dispatch_floating(in->dtype, "softmax", [&](auto tag) {
+        using T = typename decltype(tag)::type;
+        launch_rows(SoftmaxOp<T>{in->data_as<T>(), out->data_as<T>(), log}, softmax_rows(in->shape, dim),
+                    log ? "log_softmax" : "softmax");
+    });
+}
+
+void softmax_backward(const Tensor& grad_in, const Tensor& grad_out, const Tensor& out, int64_t dim, bool log)
+{
+    dispatch_floating(out->dtype, "softmax_backward", [&](auto tag) {
+        using T = typename decltype(tag)::type;
+        launch_rows(SoftmaxBackwardOp<T>{grad_out->data_as<T>(), out->data_as<T>(), grad_in->data_as<T>(), log},
+                    softmax_rows(out->shape, dim), log ? "log_softmax_backward" : "softmax_backward");
+    });
+}
+
+void class_loss(const Tensor& out, const Tensor& lse, const Tensor& count, const Tensor& input, const Tensor& target,
+                const ClassLoss& spec)
+{
+    const int64_t N = target->numel(), C = spec.check.size;
+    const bool total = spec.reduction != ClassLoss::None;
+    dispatch_floating(input->dtype, spec.check.op, [&](auto tag) {
+        using T = typename decltype(tag)::type;
+        // The per-row losses are the result (none), or what the second launch sums.
+        const Tensor per_row = total ? empty({N}, input->dtype, input->device()) : out;
+        const T* x = input->data_as<T>();
+        const int64_t* t = target->data_as<int64_t>();
+        if (N > 0) {
+            const IndexFaults faults = index_faults(spec.check.op);
+            if (spec.from_logits) {
+                const ClassLossOp<T, true> op{x, t, per_row->data_as<T>(), lse->data_as<double>(), spec.check, faults};
+                launch_rows(op, SoftmaxRows{N, C, 1}, spec.check.op);
+            } else {  // nothing to reduce: one thread per row
+                const ClassLossOp<T, false> op{x, t, per_row->data_as<T>(), nullptr, spec.check, faults};
+                MT_LAUNCH(blocks_for(N), kThreads, 0, 0, thread_rows_kernel<ClassLossOp<T, false>>)(op, N, C,
+                                                                                                  int64_t(1));
+                MT_CUDA_CHECK_LAUNCH(spec.check.op);
+            }
+        }
+        if (total) {  // one block sums all rows (an empty batch too: 0, or NaN for the mean)
+            const LossTotalOp<T> op{per_row->data_as<T>(), t, spec.check, spec.reduction == ClassLoss::Mean,
+                                    out->data_as<T>(), data_or_null<T>(count)};
+            MT_LAUNCH(1, kRowBlockThreads, 0, 0, block_rows_kernel<LossTotalOp<T>>)(op, int64_t(1), N);
+            MT_CUDA_CHECK_LAUNCH(spec.check.op);
+        }
+    });
+}
+
+void class_loss_backward(const Tensor& grad_input, const Tensor& grad_out, const Tensor& input, const Tensor& lse,
+                         const Tensor& count, const Tensor& target, const ClassLoss& spec)
+{
+    const int64_t N = target->numel(), C = spec.check.size;
+    dispatch_floating(grad_input->dtype, spec.check.op, [&](auto tag) {
+        using T = typename decltype(tag)::type;
+        const int64_t g_stride = grad_out->dim() == 1 ? grad_out->strides[0] : 0;
+        const ClassLossBackwardOp<T> op{grad_input->data_as<T>(), grad_out->data_as<T>(), g_stride,
+                                        data_or_null<T>(input), data_or_null<double>(lse), data_or_null<T>(count),
+                                        target->data_as<int64_t>(), spec};
+        launch_rows(op, SoftmaxRows{N, C, 1}, spec.check.op);
+    });
+}
+
+}  // namespace minitorch::cuda
