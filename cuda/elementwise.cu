@@ -259,20 +259,20 @@ bool dense(const Strided<N>& s, const std::array<const TensorImpl*, N>& ts)
     return true;
 }
 
-template <class T>
-DenseIn<T> dense_in(const Strided<3>& s, int k)
+// Operand k of a dense plan: contiguous, or one value read by every element (stride 0).
+template <class T, int N>
+DenseIn<T> dense_in(const Strided<N>& s, int k)
 {
     return {reinterpret_cast<const T*>(s.base[k]), s.stride[k][0] == 0};
 }
 
-// Launches dense_kernel for output type O with op functor f.
+// Launches dense_kernel for output type O with op functor f (b unused for a map).
 template <class O, class T, bool Binary, class F>
-void launch_dense(const Strided<3>& s, F f)
+void launch_dense(char* out, DenseIn<T> a, DenseIn<T> b, int64_t numel, F f)
 {
-    const uint32_t n = uint32_t(s.numel);
+    const uint32_t n = uint32_t(numel);
     const unsigned blocks = blocks_for((int64_t(n) + kVec<T> - 1) / kVec<T>);
-    MT_LAUNCH(blocks, kThreads, 0, 0, dense_kernel<O, T, F, Binary>)(reinterpret_cast<O*>(s.base[0]), dense_in<T>(s, 1),
-                                                                     dense_in<T>(s, 2), n, f);
+    MT_LAUNCH(blocks, kThreads, 0, 0, dense_kernel<O, T, F, Binary>)(reinterpret_cast<O*>(out), a, b, n, f);
 }
 
 // Calls run(functor) with the op known at compile time for float32, at run time otherwise.
@@ -312,15 +312,12 @@ void map(UnaryOp op, const Tensor& out, const Tensor& in)
     Strided<2> s = make_strided<2>(ts);
     const bool to_bool = out->dtype == DType::Bool;
     if (dense<2>(s, ts)) {
-        // The dense kernel takes (out, a, b): the input goes in as a, b is unused.
-        Strided<3> s3{};
-        s3.ndim = 1, s3.numel = s.numel, s3.base[0] = s.base[0], s3.base[1] = s.base[1], s3.base[2] = s.base[1];
-        s3.stride[1][0] = s3.stride[2][0] = s.stride[1][0];
         dispatch(in->dtype, [&](auto tag) {
             using T = typename decltype(tag)::type;
+            const DenseIn<T> x = dense_in<T>(s, 1);
             with_unary<T>(op, [&](auto f) {
-                if (to_bool) launch_dense<bool, T, false>(s3, f);
-                else launch_dense<T, T, false>(s3, f);
+                if (to_bool) launch_dense<bool, T, false>(s.base[0], x, x, s.numel, f);
+                else launch_dense<T, T, false>(s.base[0], x, x, s.numel, f);
             });
         });
         MT_CUDA_CHECK_LAUNCH("dense_kernel (map)");
@@ -342,9 +339,10 @@ void zip(BinaryOp op, const Tensor& out, const Tensor& a, const Tensor& b)
     if (dense<3>(s, ts)) {
         dispatch(a->dtype, [&](auto tag) {
             using T = typename decltype(tag)::type;
+            const DenseIn<T> x = dense_in<T>(s, 1), y = dense_in<T>(s, 2);
             with_binary<T>(op, [&](auto f) {
-                if (to_bool) launch_dense<bool, T, true>(s, f);
-                else launch_dense<T, T, true>(s, f);
+                if (to_bool) launch_dense<bool, T, true>(s.base[0], x, y, s.numel, f);
+                else launch_dense<T, T, true>(s.base[0], x, y, s.numel, f);
             });
         });
         MT_CUDA_CHECK_LAUNCH("dense_kernel (zip)");
