@@ -7,6 +7,7 @@ Fashion-MNIST from Debian's ``dataset-fashion-mnist`` under /usr/share/datasets.
 from __future__ import annotations
 
 import gzip
+import hashlib
 import os
 import struct
 from pathlib import Path
@@ -15,7 +16,7 @@ import numpy as np
 import pytest
 
 import minitorch
-from minitorch.data import MNIST, DataLoader, FashionMNIST, IDXError, read_idx
+from minitorch.data import MNIST, DataLoader, DatasetNotFoundError, FashionMNIST, IDXError, read_idx
 
 FASHION_DIR = Path("/usr/share/datasets/fashion-mnist")
 
@@ -146,8 +147,8 @@ def test_read_idx_missing_file_is_error(tmp_path):
 def test_mnist_tiny_files(tmp_path, gz, layout):
     folder = tmp_path if layout == "flat" else tmp_path / layout
     (tr_x, tr_y), (te_x, te_y) = write_mnist(folder, gz)
-    train = MNIST(root=tmp_path, train=True)
-    test = MNIST(root=str(tmp_path), train=False)
+    train = MNIST(root=tmp_path, train=True, verify=False)
+    test = MNIST(root=str(tmp_path), train=False, verify=False)
     assert Path(train.root) == folder
     assert len(train) == 12 and len(test) == 5
     assert tuple(train.data.shape) == (12, 1, 28, 28)
@@ -167,13 +168,13 @@ def test_mnist_prefers_gz_and_root_over_env(tmp_path, monkeypatch):
     write_mnist(tmp_path / "root", gz=True, n_train=6)
     write_mnist(tmp_path / "env", gz=False, n_train=9)
     monkeypatch.setenv("MINITORCH_DATA", str(tmp_path / "env"))
-    assert len(MNIST(root=tmp_path / "root")) == 6
-    assert len(MNIST()) == 9  # no root: $MINITORCH_DATA is searched
+    assert len(MNIST(root=tmp_path / "root", verify=False)) == 6
+    assert len(MNIST(verify=False)) == 9  # no root: $MINITORCH_DATA is searched
 
 
 def test_mnist_dataloader_fast_path_matches_getitem(tmp_path):
     write_mnist(tmp_path, gz=True, n_train=12)
-    ds = MNIST(root=tmp_path)
+    ds = MNIST(root=tmp_path, verify=False)
     x, y = next(iter(DataLoader(ds, batch_size=5, shuffle=True, generator=minitorch.data.Generator(0))))
     order = np.random.default_rng(0).permutation(12)[:5]
     assert tuple(x.shape) == (5, 1, 28, 28) and y.dtype == minitorch.int64
@@ -185,7 +186,7 @@ def test_mnist_dataloader_fast_path_matches_getitem(tmp_path):
 
 def test_mnist_transforms(tmp_path):
     (tr_x, tr_y), _ = write_mnist(tmp_path, gz=False)
-    ds = MNIST(root=tmp_path, transform=lambda img: img * 2, target_transform=lambda t: t + 100)
+    ds = MNIST(root=tmp_path, transform=lambda img: img * 2, target_transform=lambda t: t + 100, verify=False)
     img, label = ds[1]
     np.testing.assert_allclose(to_np(img)[0], tr_x[1].astype(np.float32) / 255.0 * 2, rtol=1e-6)
     assert label == int(tr_y[1]) + 100
@@ -198,7 +199,7 @@ def test_mnist_mismatched_counts(tmp_path):
     write_mnist(tmp_path, gz=False, n_train=12)
     write_idx(tmp_path / "train-labels-idx1-ubyte", np.zeros(11, np.uint8))
     with pytest.raises(IDXError, match="do not match"):
-        MNIST(root=tmp_path)
+        MNIST(root=tmp_path, verify=False)
 
 
 def test_mnist_corrupt_file(tmp_path):
@@ -206,12 +207,12 @@ def test_mnist_corrupt_file(tmp_path):
     p = tmp_path / "train-images-idx3-ubyte"
     p.write_bytes(p.read_bytes()[:-100])
     with pytest.raises(IDXError, match="truncated"):
-        MNIST(root=tmp_path)
+        MNIST(root=tmp_path, verify=False)
 
 
 def test_mnist_missing_data_message(tmp_path):
     with pytest.raises(FileNotFoundError) as e:
-        MNIST(root=tmp_path)
+        MNIST(root=tmp_path, verify=False)
     msg = str(e.value)
     assert "train-images-idx3-ubyte" in msg and "train-labels-idx1-ubyte" in msg
     for place in (tmp_path, tmp_path / "mnist", tmp_path / "MNIST" / "raw"):
@@ -242,14 +243,14 @@ def test_only_train_files_present_test_split_missing(tmp_path):
     tr = tiny_split(4, 0)
     write_idx(tmp_path / "train-images-idx3-ubyte", tr[0])
     write_idx(tmp_path / "train-labels-idx1-ubyte", tr[1])
-    assert len(MNIST(root=tmp_path, train=True)) == 4
+    assert len(MNIST(root=tmp_path, train=True, verify=False)) == 4
     with pytest.raises(FileNotFoundError, match="t10k"):
-        MNIST(root=tmp_path, train=False)
+        MNIST(root=tmp_path, train=False, verify=False)
 
 
 def test_fashion_mnist_missing_data_message(tmp_path):
     with pytest.raises(FileNotFoundError) as e:
-        FashionMNIST(root=tmp_path)
+        FashionMNIST(root=tmp_path, verify=False)
     msg = str(e.value)
     assert "MINITORCH_DATA" in msg
     assert f"  - {tmp_path / 'fashion-mnist'}\n" in msg
@@ -257,10 +258,95 @@ def test_fashion_mnist_missing_data_message(tmp_path):
 
 def test_fashion_mnist_tiny_files(tmp_path):
     (tr_x, tr_y), _ = write_mnist(tmp_path / "fashion-mnist", gz=True)
-    ds = FashionMNIST(root=tmp_path)
+    ds = FashionMNIST(root=tmp_path, verify=False)
     assert len(ds) == 12
     np.testing.assert_array_equal(to_np(ds.targets), tr_y.astype(np.int64))
     assert ds.classes[9] == "Ankle boot"
+
+
+# ---------------------------------------------------------------- which data set a file is ----
+# Both data sets use the same file names: files are identified by the MD5 of their content.
+
+def _register_as(monkeypatch, *pairs):
+    """Pretends the tiny files in each (data set, folder) pair are that data set's real files."""
+    from minitorch.data import mnist
+
+    table = {k: dict(v) for k, v in mnist._CONTENT_MD5.items()}
+    for dataset, folder in pairs:
+        for path in folder.iterdir():
+            if path.is_file():
+                table[dataset][path.name.removesuffix(".gz")] = hashlib.md5(mnist._read_content(path)).hexdigest()
+    monkeypatch.setattr(mnist, "_CONTENT_MD5", table)
+
+
+@pytest.mark.parametrize("gz", [False, True], ids=["raw", "gz"])
+def test_unknown_files_are_refused_by_default(tmp_path, gz):
+    write_mnist(tmp_path, gz)
+    with pytest.raises(FileNotFoundError) as e:
+        MNIST(root=tmp_path)
+    assert isinstance(e.value, DatasetNotFoundError)
+    msg = str(e.value)
+    assert "matches no known copy" in msg and "verify=False" in msg
+    assert e.value.skipped and str(tmp_path / "train-images-idx3-ubyte") in e.value.skipped[0]
+
+
+@pytest.mark.parametrize("verify", [True, False])
+def test_mnist_files_never_load_as_fashion_mnist(tmp_path, monkeypatch, verify):
+    write_mnist(tmp_path, gz=True)
+    _register_as(monkeypatch, ("MNIST", tmp_path))
+    assert len(MNIST(root=tmp_path)) == 12  # they are MNIST's ...
+    with pytest.raises(DatasetNotFoundError) as e:  # ... so never Fashion-MNIST's, even unverified
+        FashionMNIST(root=tmp_path, verify=verify)
+    assert "holds MNIST's train-images-idx3-ubyte, not FashionMNIST's" in str(e.value)
+
+
+def test_fashion_mnist_per_dataset_folder_beside_mnist(tmp_path, monkeypatch):
+    """torchvision's layout: <root>/MNIST and <root>/FashionMNIST side by side, plus flat MNIST."""
+    write_mnist(tmp_path, gz=True, n_train=12)
+    (tr_x, _), _ = write_mnist(tmp_path / "FashionMNIST" / "raw", gz=False, n_train=7)
+    _register_as(monkeypatch, ("MNIST", tmp_path), ("FashionMNIST", tmp_path / "FashionMNIST" / "raw"))
+    with pytest.warns(UserWarning, match="holds MNIST's"):
+        fashion = FashionMNIST(root=tmp_path)
+    assert len(fashion) == 7 and Path(fashion.root) == tmp_path / "FashionMNIST" / "raw"
+    np.testing.assert_allclose(to_np(fashion.data)[:, 0], tr_x.astype(np.float32) / 255.0, rtol=1e-7)
+    assert len(MNIST(root=tmp_path)) == 12
+
+
+def test_split_files_swapped_are_refused(tmp_path, monkeypatch):
+    write_mnist(tmp_path, gz=False)
+    _register_as(monkeypatch, ("MNIST", tmp_path))
+    train_images = (tmp_path / "train-images-idx3-ubyte").read_bytes()
+    (tmp_path / "train-images-idx3-ubyte").write_bytes((tmp_path / "t10k-images-idx3-ubyte").read_bytes())
+    (tmp_path / "t10k-images-idx3-ubyte").write_bytes(train_images)
+    with pytest.raises(DatasetNotFoundError, match="holds MNIST's t10k-images-idx3-ubyte, not MNIST's train-images"):
+        MNIST(root=tmp_path)
+
+
+def test_known_content_md5_table_is_complete():
+    from minitorch.data import mnist
+
+    for dataset in ("MNIST", "FashionMNIST"):
+        assert set(mnist._CONTENT_MD5[dataset]) == {s for pair in mnist._FILES.values() for s in pair}
+    digests = [d for files in mnist._CONTENT_MD5.values() for d in files.values()]
+    assert len(set(digests)) == len(digests) == 8
+
+
+@needs_mnist
+def test_real_mnist_folder_is_not_fashion_mnist():
+    with pytest.raises(DatasetNotFoundError) as e:
+        FashionMNIST(root=os.environ["MINITORCH_DATA"], train=False)
+    assert "holds MNIST's t10k-images-idx3-ubyte" in str(e.value)
+
+
+@needs_mnist
+@needs_fashion
+def test_fashion_mnist_with_mnist_in_minitorch_data_finds_the_real_one(monkeypatch, tmp_path):
+    """The README's setting: MINITORCH_DATA holds MNIST; Fashion-MNIST must come from elsewhere."""
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
+    with pytest.warns(UserWarning, match="holds MNIST's"):
+        ds = FashionMNIST(train=False)
+    assert Path(ds.root) == FASHION_DIR
+    assert to_np(ds.targets)[:5].tolist() == [9, 2, 1, 1, 6]  # ankle boot, pullover, trouser, trouser, shirt
 
 
 # ---------------------------------------------------------------- the real data ----

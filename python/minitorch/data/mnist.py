@@ -3,14 +3,23 @@
 Where the files are looked for, in order: ``root`` (when given), ``$MINITORCH_DATA``,
 the user cache directory (``~/.cache/minitorch``), and ``/usr/share/datasets/<name>``
 (Debian's ``dataset-fashion-mnist`` installs there). In each place the files may sit
-directly or in a ``<name>/`` subfolder (or ``<Name>/raw/``, torchvision's layout).
-``download=True`` fetches MNIST into the cache with hash checks (needs ``pooch``).
+directly or in a per-dataset subfolder (``MNIST/``, ``FashionMNIST/``, torchvision's
+``<Name>/raw/``, or ``mnist/``, ``fashion-mnist/``).
+
+Both data sets use the same four file names, so a name proves nothing: every file is
+identified by the MD5 of its decompressed content before it is used. Files that belong
+to the other data set (or to the other split) are skipped with a warning; files that
+match no known copy are skipped too, unless ``verify=False`` (your own IDX files).
+``download=True`` fetches the files into the cache with hash checks (needs ``pooch``);
+``$MINITORCH_DATA_MIRROR`` replaces the built-in download addresses.
 """
 from __future__ import annotations
 
 import gzip
+import hashlib
 import os
 import struct
+import warnings
 from pathlib import Path
 
 import numpy as np
@@ -30,13 +39,21 @@ class IDXError(ValueError):
 
 def read_idx(path) -> np.ndarray:
     """Reads an IDX file (``.gz`` or raw) into a uint8 NumPy array of its shape."""
+    return _parse_idx(_read_content(path), path)
+
+
+def _read_content(path) -> bytes:
+    """The file's IDX bytes (decompressed when the name ends in ``.gz``)."""
     path = Path(path)
     opener = gzip.open if path.suffix == ".gz" else open
     try:
         with opener(path, "rb") as f:
-            data = f.read()
+            return f.read()
     except (OSError, EOFError) as e:
         raise IDXError(f"read_idx: cannot read {path}: {e}") from e
+
+
+def _parse_idx(data: bytes, path) -> np.ndarray:
     if len(data) < 4:
         raise IDXError(f"read_idx: {path} is too short to be an IDX file ({len(data)} bytes)")
     zero, dtype_code, ndim = struct.unpack(">HBB", data[:4])
@@ -53,29 +70,96 @@ def read_idx(path) -> np.ndarray:
     return np.frombuffer(data, dtype=np.uint8, offset=header).reshape(shape)
 
 
+# MD5 of the *decompressed* content of every known file. The content, not the .gz,
+# is the identity: gzip files of the same data differ byte-wise (Debian's Fashion-MNIST
+# .gz files are not Zalando's), their content does not.
+_CONTENT_MD5 = {
+    "MNIST": {
+        "train-images-idx3-ubyte": "6bbc9ace898e44ae57da46a324031adb",
+        "train-labels-idx1-ubyte": "a25bea736e30d166cdddb491f175f624",
+        "t10k-images-idx3-ubyte": "2646ac647ad5339dbf082846283269ea",
+        "t10k-labels-idx1-ubyte": "27ae3e4e09519cfbb04c329615203637",
+    },
+    "FashionMNIST": {
+        "train-images-idx3-ubyte": "f4a8712d7a061bf5bd6d2ca38dc4d50a",
+        "train-labels-idx1-ubyte": "9018921c3c673c538a1fc5bad174d6f9",
+        "t10k-images-idx3-ubyte": "8181f5470baa50b63fa0f6fddb340f0a",
+        "t10k-labels-idx1-ubyte": "15d484375f8d13e6eb1aabb0c3f46965",
+    },
+}
+
+
+def _identify(content: bytes):
+    """(data set, file stem) of a known file's content, else None."""
+    digest = hashlib.md5(content, usedforsecurity=False).hexdigest()
+    for dataset, files in _CONTENT_MD5.items():
+        for stem, md5 in files.items():
+            if md5 == digest:
+                return dataset, stem
+    return None
+
+
+def _short_reason(e: Exception) -> str:
+    """One line for a failed download (network libraries nest their causes many levels deep)."""
+    text = str(e)
+    for needle, reason in (("NameResolution", "could not resolve the host name"),
+                           ("name resolution", "could not resolve the host name"),
+                           ("Name or service not known", "could not resolve the host name"),
+                           ("Connection refused", "connection refused"),
+                           ("timed out", "timed out"),
+                           ("Failed to establish a new connection", "could not connect"),
+                           ("hash", "the file's MD5 does not match (corrupt or changed download)")):
+        if needle in text:
+            return f"{reason} ({type(e).__name__})"
+    first = text.splitlines()[0] if text else ""
+    return f"{type(e).__name__}: {first[:160]}"
+
+
+class DownloadError(RuntimeError):
+    """``download=True`` could not fetch a file; ``urls`` and ``target`` say what to fetch by hand."""
+
+    def __init__(self, message: str, urls=(), target=None, failures=()):
+        super().__init__(message)
+        self.urls, self.target, self.failures = list(urls), target, list(failures)
+
+
+class DatasetNotFoundError(FileNotFoundError):
+    """No folder holds the data set's files; ``looked`` lists where, ``skipped`` what was rejected."""
+
+    def __init__(self, message: str, looked=(), skipped=(), files=()):
+        super().__init__(message)
+        self.looked, self.skipped, self.files = list(looked), list(skipped), list(files)
+
+
 def _cache_dir() -> Path:
     base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
     return Path(base) / "minitorch"
 
 
 class _IDXDataset(Dataset):
+    title = ""         # the data set's name, a key of _CONTENT_MD5
     name = ""          # folder name, e.g. "mnist"
     alt_names = ()     # other folder names seen in the wild
     mirrors: tuple = ()
-    md5: dict = {}
+    md5: dict = {}     # MD5 of each canonical .gz (what download=True checks)
 
     def __init__(self, root=None, train: bool = True, download: bool = False, transform=None,
-                 target_transform=None):
+                 target_transform=None, verify: bool = True):
         self.train = train
         self.transform = transform
         self.target_transform = target_transform
-        folder = self._find(root)
-        if folder is None and download:
-            folder = self._download(Path(root) if root else _cache_dir())
-        if folder is None:
-            raise FileNotFoundError(self._not_found_message(root))
-        images_file, labels_file = (self._file(folder, stem) for stem in _FILES[train])
-        images, labels = read_idx(images_file), read_idx(labels_file)
+        self.verify = verify
+        skipped = []
+        found = self._load(root, skipped)
+        if found is None and download:
+            found = self._load_folder(self._download(Path(root) if root else _cache_dir()), skipped)
+        if found is None:
+            raise DatasetNotFoundError(self._not_found_message(root, skipped), self._candidates(root), skipped,
+                                       [s + "[.gz]" for s in _FILES[train]])
+        if skipped:
+            warnings.warn(f"{type(self).__name__}: skipped files that are not {self.title}'s "
+                          f"{self._split()} files:\n" + "\n".join(f"  - {n}" for n in skipped), stacklevel=2)
+        folder, (images, labels) = found
         if images.ndim != 3 or labels.ndim != 1 or images.shape[0] != labels.shape[0]:
             raise IDXError(f"{type(self).__name__}: images {images.shape} and labels {labels.shape} do not match")
         self.root = folder
@@ -84,6 +168,9 @@ class _IDXDataset(Dataset):
         self.data = _C.from_numpy(np.ascontiguousarray(x))
         self.targets = _C.from_numpy(labels.astype(np.int64))
         self.classes = list(self.class_names)
+
+    def _split(self) -> str:
+        return "training" if self.train else "test"
 
     # ---- locating files ----
     def _candidates(self, root):
@@ -109,43 +196,81 @@ class _IDXDataset(Dataset):
                 return folder / name
         return None
 
-    def _find(self, root):
+    def _load(self, root, skipped):
+        """(folder, (images, labels)) from the first place whose files check out, else None."""
         for folder in self._candidates(root):
             if all(self._file(folder, s) for s in _FILES[self.train]):
-                return folder
+                found = self._load_folder(folder, skipped)
+                if found is not None:
+                    return found
         return None
 
-    def _not_found_message(self, root) -> str:
+    def _load_folder(self, folder: Path, skipped):
+        arrays = []
+        for stem in _FILES[self.train]:
+            path = self._file(folder, stem)
+            content = _read_content(path)
+            array = _parse_idx(content, path)  # a corrupt file raises IDXError here
+            problem = self._check(content, stem)
+            if problem:
+                skipped.append(f"{path}: {problem}")
+                return None
+            arrays.append(array)
+        return folder, tuple(arrays)
+
+    def _check(self, content: bytes, stem: str):
+        """Why this content cannot be used as ``stem`` of this data set, or None if it can."""
+        known = _identify(content)
+        if known == (self.title, stem):
+            return None
+        if known is not None:
+            dataset, other = known
+            return f"holds {dataset}'s {other}, not {self.title}'s {stem}"
+        if self.verify:
+            return (f"its content matches no known copy of {self.title}'s {stem} (MD5 check); "
+                    f"pass verify=False to use IDX files of your own")
+        return None
+
+    def _not_found_message(self, root, skipped) -> str:
         looked = "\n".join(f"  - {p}" for p in self._candidates(root))
         files = ", ".join(f"{s}[.gz]" for s in _FILES[self.train])
-        return (f"{type(self).__name__}: could not find {files}. Looked in:\n{looked}\n"
-                f"Fix: pass root=DIR holding the IDX files, set MINITORCH_DATA=DIR, "
-                + ("or use download=True." if self.mirrors else
-                   f"or install Debian's package (apt-get install dataset-{self.name}).")
-                + " (Looked in that order.)")
+        msg = f"{type(self).__name__}: could not find {self.title}'s {files}. Looked in (in that order):\n{looked}\n"
+        if skipped:
+            msg += "Found and skipped:\n" + "\n".join(f"  - {n}" for n in skipped) + "\n"
+        target = (Path(root) if root is not None else _cache_dir()) / self.name
+        return msg + ("Fix: pass root=DIR (a folder holding the IDX files), set MINITORCH_DATA=DIR, "
+                      f"or pass download=True to fetch them into {target}.")
 
-    def _download(self, root: Path):
-        if not self.mirrors:
-            raise RuntimeError(f"{type(self).__name__}: download=True is not supported; "
-                               f"install the data (apt-get install dataset-{self.name}) or pass root=")
+    def _urls(self):
+        mirrors = [os.environ["MINITORCH_DATA_MIRROR"]] if os.environ.get("MINITORCH_DATA_MIRROR") else self.mirrors
+        return [m.rstrip("/") + "/" for m in mirrors]
+
+    def _download(self, root: Path) -> Path:
+        """Fetches the four .gz files into ``root/<name>``, each checked against its MD5."""
         try:
             import pooch
         except ImportError as e:
-            raise RuntimeError(f"{type(self).__name__}: download=True needs pooch (pip install pooch)") from e
+            raise DownloadError(f"{type(self).__name__}: download=True needs pooch (pip install pooch)") from e
         target = root / self.name
         target.mkdir(parents=True, exist_ok=True)
+        mirrors = self._urls()
         for stem in _FILES[True] + _FILES[False]:
             fname = stem + ".gz"
-            last = None
-            for mirror in self.mirrors:
+            failures = []
+            for mirror in mirrors:
                 try:
                     pooch.retrieve(mirror + fname, known_hash=f"md5:{self.md5[fname]}", fname=fname, path=target,
                                    progressbar=False)
                     break
-                except Exception as e:  # noqa: BLE001  (try the next mirror)
-                    last = e
+                except Exception as e:  # noqa: BLE001  (network, HTTP or hash errors: try the next mirror)
+                    failures.append(f"  - {mirror}{fname}: {_short_reason(e)}")
             else:
-                raise RuntimeError(f"{type(self).__name__}: could not download {fname}: {last}")
+                urls = [m + stem + ".gz" for m in mirrors[:1] for stem in _FILES[True] + _FILES[False]]
+                raise DownloadError(
+                    f"{type(self).__name__}: could not download {fname} (offline, or the address is blocked?):\n"
+                    + "\n".join(failures)
+                    + f"\nFix: fetch the four files by hand into {target} (or any folder, then pass root=DIR):\n"
+                    + "\n".join(f"  {u}" for u in urls), urls, target, failures)
         return target
 
     # ---- samples ----
@@ -172,8 +297,15 @@ class _IDXDataset(Dataset):
 
 
 class MNIST(_IDXDataset):
-    """The MNIST digits: 60,000 training and 10,000 test images, 28x28."""
+    """The MNIST digits: 60,000 training and 10,000 test images, 28x28.
 
+    ``MNIST(root=None, train=True, download=False, transform=None, target_transform=None,
+    verify=True)``, as torchvision's, plus ``verify``: with ``verify=False`` IDX files that
+    match no known copy (a subset, your own data) are used too; another data set's files
+    never are.
+    """
+
+    title = "MNIST"
     name = "mnist"
     alt_names = ("MNIST",)
     class_names = tuple(f"{i} - {w}" for i, w in enumerate(
@@ -190,6 +322,7 @@ class MNIST(_IDXDataset):
 class FashionMNIST(_IDXDataset):
     """Zalando's Fashion-MNIST: 10 kinds of clothing, same format as MNIST."""
 
+    title = "FashionMNIST"
     name = "fashion-mnist"
     alt_names = ("FashionMNIST", "fashion_mnist")
     class_names = ("T-shirt/top", "Trouser", "Pullover", "Dress", "Coat", "Sandal", "Shirt", "Sneaker", "Bag",

@@ -4,10 +4,11 @@
     python -m minitorch.examples.mnist --dataset fashion-mnist --activation sigmoid
     python -m minitorch.examples.mnist --model cnn --epochs 3     # or --model lenet
 
-Shows a progress bar (loss, samples/s), prints test accuracy after every epoch,
-saves the trained weights (safetensors) and a loss/accuracy plot (PNG) under --out.
+Shows a progress bar (loss, samples/s) on a terminal, prints test accuracy after every
+epoch, and saves under --out (default runs/): the trained weights (.safetensors), the
+settings with the loss and accuracy history (.json) and a plot of them (.png).
 Data: --data DIR, else $MINITORCH_DATA, the user cache, /usr/share/datasets
-(see minitorch.data.MNIST); --download fetches MNIST with hash checks.
+(see minitorch.data.MNIST); --download fetches the data set with hash checks.
 """
 from __future__ import annotations
 
@@ -15,6 +16,7 @@ import argparse
 import json
 import sys
 import time
+import warnings
 from pathlib import Path
 
 import minitorch
@@ -67,6 +69,7 @@ class _Subset(minitorch.data.Dataset):
 
     def __init__(self, ds, n: int):
         self.ds, self.n = ds, min(n, len(ds))
+        self.root = ds.root
 
     def __len__(self):
         return self.n
@@ -79,22 +82,54 @@ class _Subset(minitorch.data.Dataset):
 
 
 def _progress(iterable, total: int, desc: str, quiet: bool):
-    if quiet:
+    """A progress bar on a terminal or in Jupyter; none when output goes to a file or a pipe
+    (redrawn bars would fill a log), where the per-epoch lines are the record."""
+    if quiet or not (sys.stderr.isatty() or "ipykernel" in sys.modules):
         return iterable
     try:
-        from tqdm import tqdm
-
-        return tqdm(iterable, total=total, desc=desc, unit="batch", leave=False, dynamic_ncols=True)
+        from tqdm.auto import tqdm
     except ImportError:  # tqdm is an optional extra: fall back to plain iteration
         return iterable
+    return tqdm(iterable, total=total, desc=desc, unit="batch", leave=False, dynamic_ncols=True)
 
 
-def plot_curves(history: dict, path: Path) -> bool:
+def _settings(args) -> str:
+    """The run's settings in one line (the plot's title)."""
+    opt = f"{args.optimizer} lr {args.lr:g}" + (f" momentum {args.momentum:g}" if args.momentum else "")
+    return (f"{args.dataset}, {args.model} ({args.activation}"
+            + (f", hidden {args.hidden}" if args.model == "mlp" else "") + f"), {opt}, "
+            f"{args.schedule} schedule, batch {args.batch_size}, {args.epochs} epochs, seed {args.seed}, {args.device}"
+            + (f", first {args.limit} images" if args.limit else ""))
+
+
+def _data_help(args, e) -> str:
+    """What went wrong finding or fetching the data, and what to do, in the command line's words."""
+    name = {"mnist": "MNIST", "fashion-mnist": "Fashion-MNIST"}[args.dataset]
+    if isinstance(e, minitorch.data.DownloadError):
+        lines = [f"error: --download could not fetch {name} (offline, or the address is blocked?):", *e.failures]
+        if e.urls:
+            lines += ["What to do: download these files by hand (a browser, another machine):",
+                      *(f"  {u}" for u in e.urls),
+                      f"put them in a folder (for example {e.target}) and run again with --data DIR, "
+                      "or set MINITORCH_DATA=DIR. The files are MD5-checked when loaded."]
+        return "\n".join(lines)
+    lines = [f"error: could not find the {name} files ({', '.join(e.files)}).", "Looked in:",
+             *(f"  {p}" for p in e.looked)]
+    if e.skipped:
+        lines += ["Found but skipped (not this data set's files):", *(f"  {n}" for n in e.skipped)]
+    lines += ["What to do: add --download to fetch them (MD5-checked, into the cache folder "
+              f"{minitorch.data.mnist._cache_dir()}), or point --data DIR (or MINITORCH_DATA=DIR) at a folder "
+              "holding the four IDX files."]
+    return "\n".join(lines)
+
+
+def plot_curves(history: dict, path: Path, title: str = "") -> bool:
     try:
         import matplotlib
 
         matplotlib.use("Agg")
         import matplotlib.pyplot as plt
+        import matplotlib.ticker
     except ImportError:
         print("(matplotlib not installed: no plot; pip install 'minitorch[examples]')")
         return False
@@ -103,6 +138,9 @@ def plot_curves(history: dict, path: Path) -> bool:
     ax1.set(xlabel="training step", ylabel="loss", title="training loss")
     ax2.plot(range(1, len(history["test_acc"]) + 1), [100 * a for a in history["test_acc"]], marker="o")
     ax2.set(xlabel="epoch", ylabel="test accuracy (%)", title="test accuracy")
+    ax2.xaxis.set_major_locator(matplotlib.ticker.MaxNLocator(integer=True))  # epochs are whole numbers
+    if title:
+        fig.suptitle(title, fontsize=10)
     fig.tight_layout()
     fig.savefig(path, dpi=100)
     plt.close(fig)
@@ -117,8 +155,15 @@ def train(args) -> dict:
     if device.type == "cuda" and not minitorch.cuda.is_available():
         raise SystemExit("--device cuda: no CUDA device available here (minitorch.cuda.is_available() is False)")
     Data = {"mnist": minitorch.data.MNIST, "fashion-mnist": minitorch.data.FashionMNIST}[args.dataset]
-    train_set = Data(args.data, train=True, download=args.download)
-    test_set = Data(args.data, train=False, download=args.download)
+    try:
+        with warnings.catch_warnings(record=True) as notes:  # skipped files: say so as a plain note
+            warnings.simplefilter("always")
+            train_set = Data(args.data, train=True, download=args.download)
+            test_set = Data(args.data, train=False, download=args.download)
+    except (minitorch.data.DatasetNotFoundError, minitorch.data.DownloadError) as e:
+        raise SystemExit(_data_help(args, e)) from None
+    for note in notes:
+        print(f"note: {note.message}", file=sys.stderr)
     if args.limit:
         train_set = _Subset(train_set, args.limit)
         test_set = _Subset(test_set, max(1000, args.limit // 6))
@@ -179,8 +224,10 @@ def train(args) -> dict:
     stem = f"{args.dataset}-{args.model}-{args.activation}"
     minitorch.save(model.state_dict(), out / f"{stem}.safetensors")
     (out / f"{stem}.json").write_text(json.dumps({"args": vars(args), **history}, indent=1))
-    if plot_curves(history, out / f"{stem}.png"):
-        print(f"saved {out / (stem + '.safetensors')} and the curves in {out / (stem + '.png')}")
+    print(f"saved the weights in {out / (stem + '.safetensors')} and the settings and curves in "
+          f"{out / (stem + '.json')}")
+    if plot_curves(history, out / f"{stem}.png", _settings(args)):
+        print(f"plotted the curves in {out / (stem + '.png')}")
     return history
 
 
@@ -189,7 +236,7 @@ def parse_args(argv=None):
     p.add_argument("--model", default="mlp", choices=["mlp", "cnn", "lenet"])
     p.add_argument("--dataset", default="mnist", choices=["mnist", "fashion-mnist"])
     p.add_argument("--data", default=None, help="folder with the IDX files (default: search, see --help of MNIST)")
-    p.add_argument("--download", action="store_true", help="download MNIST (hash-checked) if not found")
+    p.add_argument("--download", action="store_true", help="download the data set (MD5-checked) if not found")
     p.add_argument("--device", default="cpu", help="cpu or cuda")
     p.add_argument("--epochs", type=int, default=5)
     p.add_argument("--batch-size", type=int, default=64)
