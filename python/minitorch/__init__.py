@@ -86,7 +86,27 @@ from ._creation import (  # noqa: E402,F401
     zeros,
     zeros_like,
 )
-from ._functions import argmax, argmin, clamp, max, mean, min, sum  # noqa: E402,F401
+from ._functions import (  # noqa: E402,F401
+    argmax,
+    argmin,
+    clamp,
+    clone,
+    flatten,
+    get_default_dtype,
+    is_floating_point,
+    is_tensor,
+    max,
+    mean,
+    min,
+    numel,
+    permute,
+    reshape,
+    squeeze,
+    sum,
+    t,
+    transpose,
+    unsqueeze,
+)
 from . import cuda  # noqa: E402,F401
 
 if _C._cuda_compiled:
