@@ -117,6 +117,23 @@ from .autograd import enable_grad, is_grad_enabled, no_grad, set_grad_enabled  #
 from ._compare import all, allclose, any, equal, isclose  # noqa: E402,F401,A004
 from ._composite import clamp_max, clamp_min, dot, mm, movedim, mv, reciprocal, square, unflatten  # noqa: E402,F401
 from . import _inplace  # noqa: E402,F401  (adds exp_, clamp_, pow_, normal_... to Tensor)
+from ._aliases import (  # noqa: E402,F401
+    absolute,
+    clip,
+    divide,
+    greater,
+    greater_equal,
+    less,
+    less_equal,
+    moveaxis,
+    multiply,
+    negative,
+    not_equal,
+    subtract,
+    swapaxes,
+    swapdims,
+    true_divide,
+)
 from ._C import index_select, live_tensor_count  # noqa: E402,F401
 from . import nn, optim, data, backends, utils, profiler  # noqa: E402,F401
 from .serialization import load, save  # noqa: E402,F401
