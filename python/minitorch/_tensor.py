@@ -1,7 +1,8 @@
 """The Python half of ``minitorch.Tensor``: conveniences on top of the C++ class.
 
 Everything that does arithmetic lives in C++; here are the pieces that are about
-Python itself (repr, iteration, conversion to numbers and lists, ``.to``).
+Python itself (repr, iteration, conversion to numbers and lists, ``.to``, ``.type()``),
+and ``add_methods``, which the other Python-side modules use to add theirs.
 """
 from __future__ import annotations
 
