@@ -86,7 +86,27 @@ from ._creation import (  # noqa: E402,F401
     zeros,
     zeros_like,
 )
-from ._functions import argmax, argmin, clamp, max, mean, min, sum  # noqa: E402,F401
+from ._functions import (  # noqa: E402,F401
+    argmax,
+    argmin,
+    clamp,
+    clone,
+    flatten,
+    get_default_dtype,
+    is_floating_point,
+    is_tensor,
+    max,
+    mean,
+    min,
+    numel,
+    permute,
+    reshape,
+    squeeze,
+    sum,
+    t,
+    transpose,
+    unsqueeze,
+)
 from . import cuda  # noqa: E402,F401
 
 if _C._cuda_compiled:
@@ -94,6 +114,26 @@ if _C._cuda_compiled:
 from . import testing  # noqa: E402,F401
 from . import autograd  # noqa: E402,F401
 from .autograd import enable_grad, is_grad_enabled, no_grad, set_grad_enabled  # noqa: E402,F401
+from ._compare import all, allclose, any, equal, isclose  # noqa: E402,F401,A004
+from ._composite import clamp_max, clamp_min, dot, mm, movedim, mv, reciprocal, square, unflatten  # noqa: E402,F401
+from . import _inplace  # noqa: E402,F401  (adds exp_, clamp_, pow_, normal_... to Tensor)
+from ._aliases import (  # noqa: E402,F401
+    absolute,
+    clip,
+    divide,
+    greater,
+    greater_equal,
+    less,
+    less_equal,
+    moveaxis,
+    multiply,
+    negative,
+    not_equal,
+    subtract,
+    swapaxes,
+    swapdims,
+    true_divide,
+)
 from ._C import index_select, live_tensor_count  # noqa: E402,F401
 from . import nn, optim, data, backends, utils, profiler  # noqa: E402,F401
 from .serialization import load, save  # noqa: E402,F401

@@ -7,6 +7,7 @@ import numpy as np
 
 from . import _C
 from ._C import Tensor
+from ._tensor import add_methods
 
 # NumPy dtypes we take as they are, and those we widen to the nearest supported one.
 _NUMPY_KEEP = {"float32", "float64", "int64", "bool"}
@@ -204,3 +205,38 @@ def rand_like(input, *, dtype=None, device=None, requires_grad: bool = False) ->
 def randn_like(input, *, dtype=None, device=None, requires_grad: bool = False) -> Tensor:
     size, dtype, device = _like(input, dtype, device)
     return randn(size, dtype=dtype, device=device, requires_grad=requires_grad)
+
+
+# ---- x.new_*(...): a new tensor with x's dtype and device unless told otherwise ----
+
+def _new_tensor(self, data, *, dtype=None, device=None, requires_grad: bool = False) -> Tensor:
+    """A copy of ``data`` as a tensor with ``self``'s dtype and device (unless given)."""
+    _, dtype, device = _like(self, dtype, device)
+    return tensor(data, dtype=dtype, device=device, requires_grad=requires_grad)
+
+
+def _new_factory(factory, op: str):
+    """``x.new_zeros(*size, dtype=, device=, requires_grad=)`` and friends from ``zeros`` etc."""
+
+    def new(self, *size, dtype=None, device=None, requires_grad: bool = False) -> Tensor:
+        _, dtype, device = _like(self, dtype, device)
+        return factory(_size(size, op), dtype=dtype, device=device, requires_grad=requires_grad)
+
+    new.__name__ = new.__qualname__ = op
+    new.__doc__ = f"A new tensor like ``{factory.__name__}(*size)``, with ``self``'s dtype and device unless given."
+    return new
+
+
+def _new_full(self, size, fill_value, *, dtype=None, device=None, requires_grad: bool = False) -> Tensor:
+    """``full(size, fill_value)`` with ``self``'s dtype and device unless given."""
+    _, dtype, device = _like(self, dtype, device)
+    return full(_size((size,), "new_full"), fill_value, dtype=dtype, device=device, requires_grad=requires_grad)
+
+
+add_methods({
+    "new_tensor": _new_tensor,
+    "new_empty": _new_factory(empty, "new_empty"),
+    "new_zeros": _new_factory(zeros, "new_zeros"),
+    "new_ones": _new_factory(ones, "new_ones"),
+    "new_full": _new_full,
+})

