@@ -415,3 +415,96 @@ def test_devices_that_cannot_be_used():
     if not minitorch.cuda.is_compiled():
         with pytest.raises(RuntimeError, match=r"cannot allocate on device 'cuda:0'.*CUDA is not available"):
             minitorch.zeros(2, device="cuda")
+
+
+# ------------------------------------------------------------------ layers do not promote ----
+# A float64 NumPy array fed to a float32 model would otherwise run every layer after it in
+# float64 (twice the cost) without a word. PyTorch refuses these too; elementwise ops promote.
+
+@pytest.mark.parametrize("device", DEVICES)
+@pytest.mark.parametrize(("da", "db"), [("float64", "float32"), ("float32", "float64"), ("int64", "float32"),
+                                        ("float32", "int64")])
+def test_matmul_refuses_mixed_dtypes(device, da, db):
+    a = minitorch.ones(2, 3, dtype=getattr(minitorch, da), device=device)
+    b = minitorch.ones(3, 4, dtype=getattr(minitorch, db), device=device)
+    pattern = esc(f"matmul: expected both arguments to have the same dtype, got {da} (shape (2, 3)) and {db} "
+                  "(shape (3, 4))")
+    for call in (lambda: a @ b, lambda: minitorch.matmul(a, b), lambda: a.matmul(b)):
+        with pytest.raises(TypeError, match=pattern) as info:
+            call()
+        assert isinstance(info.value, minitorch.DTypeError) and isinstance(info.value, RuntimeError)
+    with pytest.raises(TypeError, match="same dtype"):  # vector forms too
+        a[0] @ b[:, 0]
+
+
+@pytest.mark.parametrize("device", DEVICES)
+def test_matmul_same_dtype_still_works(device):
+    for dt in (minitorch.float32, minitorch.float64, minitorch.int64):
+        out = minitorch.ones(2, 3, dtype=dt, device=device) @ minitorch.ones(3, 4, dtype=dt, device=device)
+        assert out.dtype == dt and out.tolist() == [[3, 3, 3, 3]] * 2
+
+
+@pytest.mark.parametrize("device", DEVICES)
+@pytest.mark.parametrize("bias", [True, False])
+def test_linear_refuses_float64_input(device, bias):
+    lin = minitorch.nn.Linear(3, 2, bias=bias).to(device)
+    x = minitorch.tensor(np.ones((4, 3)), device=device)  # NumPy's default dtype: float64
+    assert x.dtype == minitorch.float64
+    names = "input (float64), weight (float32) and bias (float32)" if bias else "input (float64) and weight (float32)"
+    with pytest.raises(TypeError, match=esc(f"linear: {names} must have the same dtype. Convert the input with "
+                                            ".to(minitorch.float32); NumPy arrays are float64")):
+        lin(x)
+    with pytest.raises(TypeError, match="linear: input"):
+        minitorch.nn.functional.linear(x, lin.weight, lin.bias)
+    assert lin(x.float()).dtype == minitorch.float32
+    assert lin.double()(x).dtype == minitorch.float64  # a float64 model takes float64 input
+
+
+@pytest.mark.parametrize("device", DEVICES)
+def test_linear_refuses_mismatched_bias(device):
+    w = minitorch.ones(2, 3, device=device)
+    b = minitorch.ones(2, dtype=minitorch.float64, device=device)
+    with pytest.raises(TypeError, match=esc("linear: input (float32), weight (float32) and bias (float64) must")):
+        minitorch.nn.functional.linear(minitorch.ones(4, 3, device=device), w, b)
+
+
+@pytest.mark.parametrize("device", DEVICES)
+def test_conv2d_refuses_float64_input(device):
+    conv = minitorch.nn.Conv2d(1, 2, 3).to(device)
+    x = minitorch.tensor(np.ones((1, 1, 5, 5)), device=device)
+    with pytest.raises(TypeError, match=esc("conv2d: input (float64), weight (float32) and bias (float32) must have "
+                                            "the same dtype. Convert the input with .to(minitorch.float32)")):
+        conv(x)
+    assert conv(x.float()).shape == (1, 2, 3, 3)
+
+
+@pytest.mark.parametrize("device", DEVICES)
+def test_elementwise_ops_still_promote(device):
+    a = minitorch.ones(2, device=device)
+    assert (a + minitorch.ones(2, dtype=minitorch.float64, device=device)).dtype == minitorch.float64
+
+
+# ------------------------------------------------------------------ in-place ops and gradients ----
+# In-place ops record no gradient, so a source that requires grad is refused (with grad mode
+# on) instead of its gradient being dropped without a word.
+
+@pytest.mark.parametrize("device", DEVICES)
+@pytest.mark.parametrize("op", ["add_", "sub_", "mul_", "div_", "copy_"])
+def test_inplace_with_a_source_that_requires_grad(device, op):
+    z = minitorch.zeros(2, device=device)
+    w = minitorch.ones(2, device=device, requires_grad=True)
+    name = op.rstrip("_")
+    with pytest.raises(RuntimeError, match=esc(f"{name if op != 'copy_' else 'copy_'}: the other operand requires "
+                                                "grad")):
+        getattr(z, op)(w)
+    assert z.tolist() == [0.0, 0.0]  # nothing was written
+    with minitorch.no_grad():  # no gradient wanted: allowed
+        getattr(z, op)(w)
+    assert (z + w).requires_grad  # the out-of-place form records
+
+
+def test_inplace_with_a_plain_source_still_works():
+    z = minitorch.zeros(2)
+    z.add_(minitorch.ones(2))
+    z.mul_(3.0)
+    assert z.tolist() == [3.0, 3.0]

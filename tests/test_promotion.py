@@ -181,10 +181,13 @@ def test_where_promotes_its_values(device):
 
 
 @pytest.mark.parametrize("device", DEVICES)
-def test_matmul_promotes(device):
+def test_matmul_does_not_promote(device):
+    """Unlike elementwise ops, matmul wants one dtype (as PyTorch): convert explicitly."""
     i = minitorch.tensor([[1, 2]], device=device)
     f = minitorch.tensor(np.array([[0.5], [0.25]], np.float64), device=device)
-    assert_tensor_equal(i @ f, np.array([[1.0]]))
+    with pytest.raises(TypeError, match="matmul: expected both arguments to have the same dtype"):
+        i @ f
+    assert_tensor_equal(i.double() @ f, np.array([[1.0]]))
 
 
 # ----------------------------------------------------- tensor() inference ----

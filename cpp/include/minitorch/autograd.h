@@ -150,5 +150,8 @@ void retain_grad(const Tensor& t);
 
 // Raised when an in-place op would break a graph.
 void check_inplace(const Tensor& t, const char* op);
+// In-place ops record no gradient: with grad mode on, a source that requires grad
+// (z.add_(w), z.copy_(w)) is refused rather than its gradient silently dropped.
+void check_inplace_source(const Tensor& src, const char* op);
 
 }  // namespace minitorch::autograd

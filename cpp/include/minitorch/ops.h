@@ -38,6 +38,9 @@ void copy_(const Tensor& dst, const Tensor& src);  // broadcasts src to dst
 void check_no_internal_overlap(const Tensor& t, const char* op);
 // "<op>: expected all tensors to be on the same device, but found cpu and cuda:0"
 void check_same_device(const char* op, const Tensor& a, const Tensor& b);
+// Layers (linear, conv2d) do not promote: "<op>: input (float64), weight (float32) and bias
+// (float32) must have the same dtype", with how to convert the input. bias may be null.
+void check_layer_dtypes(const char* op, const Tensor& x, const Tensor& weight, const Tensor& bias);
 void fill_(const Tensor& dst, Scalar value);
 
 // ---- views (ops/views.cpp) ----

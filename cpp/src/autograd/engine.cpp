@@ -127,6 +127,15 @@ void check_inplace(const Tensor& t, const char* op)
                                              "); use the out-of-place form"));
 }
 
+void check_inplace_source(const Tensor& src, const char* op)
+{
+    if (!g_grad_enabled || !src->requires_grad) return;
+    throw std::runtime_error(detail::str(op, ": the other operand requires grad, but in-place operations do not "
+                                             "record gradients here, so its gradient would be lost; use the "
+                                             "out-of-place form (z = z + w instead of z.add_(w)), or wrap the "
+                                             "update in `with minitorch.no_grad():` if no gradient is wanted"));
+}
+
 std::vector<Tensor> AccumulateGrad::apply(std::vector<Tensor>& grads)
 {
     Tensor g = grads[0];
@@ -134,7 +143,7 @@ std::vector<Tensor> AccumulateGrad::apply(std::vector<Tensor>& grads)
         // Keep the engine's tensor only if nobody else can see or write it.
         bool exclusive = g.use_count() <= 2 && g->storage.use_count() == 1 && g->is_contiguous();
         leaf->grad = exclusive ? g : clone(g);
-    } else if (leaf->grad->shape == g->shape && leaf->grad->dtype == g->dtype) {
+    } else if (leaf->grad->shape == g->shape && leaf->grad->dtype == g->dtype && !g->requires_grad) {
         binary_(BinaryOp::Add, leaf->grad, g);  // in place: `g = x.grad` sees later backward passes
     } else {
         leaf->grad = binary(BinaryOp::Add, leaf->grad, g);

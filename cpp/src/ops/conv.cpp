@@ -121,8 +121,7 @@ Tensor conv2d(const Tensor& x, const Tensor& weight, const Tensor& bias, std::ar
     MT_CHECK(weight->dim() == 4, "conv2d: expected a 4-D weight (out_channels, in_channels, KH, KW), got shape ",
              weight->shape);
     MT_CHECK_TYPE(is_floating(x->dtype), "conv2d: expected a floating input, got ", x->dtype);
-    MT_CHECK_TYPE(x->dtype == weight->dtype && (!bias || bias->dtype == x->dtype), "conv2d: input (", x->dtype,
-                  "), weight (", weight->dtype, ")", bias ? " and bias" : "", " must have the same dtype");
+    check_layer_dtypes("conv2d", x, weight, bias);
     check_same_device("conv2d", x, weight);
     if (bias) check_same_device("conv2d", x, bias);
     MT_CHECK(x->shape[1] == weight->shape[1], "conv2d: input of shape ", x->shape, " has ", x->shape[1],

@@ -79,6 +79,7 @@ void copy_(const Tensor& dst, const Tensor& src)
 {
     MT_PROFILE_OP("copy_", dst, src);
     autograd::check_inplace(dst, "copy_");
+    autograd::check_inplace_source(src, "copy_");
     check_no_internal_overlap(dst, "copy_");
     Shape b = broadcast_shapes(dst->shape, src->shape, "copy_");
     MT_CHECK(b == dst->shape, "copy_: source of shape ", src->shape, " cannot be broadcast to destination shape ",

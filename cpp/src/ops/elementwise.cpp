@@ -5,6 +5,7 @@
 #include "minitorch/ops.h"
 
 #include <cstring>
+#include <sstream>
 
 namespace minitorch {
 
@@ -139,6 +140,7 @@ void binary_(BinaryOp op, const Tensor& a, const Tensor& b_in)
     const Tensor b = follow_device(b_in, a);
     const BinaryOpInfo& i = info(op);
     autograd::check_inplace(a, i.name);
+    autograd::check_inplace_source(b, i.name);
     check_no_internal_overlap(a, i.name);
     check_same_device(i.name, a, b);
     DType dt = compute_dtype(i.name, i.result, result_type(a, b));
@@ -403,6 +405,19 @@ void check_same_device(const char* op, const Tensor& a, const Tensor& b)
 {
     MT_CHECK_RUNTIME(a->device() == b->device(), op, ": expected all tensors to be on the same device, but found ",
                      a->device(), " and ", b->device());
+}
+
+void check_layer_dtypes(const char* op, const Tensor& x, const Tensor& weight, const Tensor& bias)
+{
+    if (x->dtype == weight->dtype && (!bias || bias->dtype == weight->dtype)) return;
+    std::ostringstream names;
+    names << "input (" << x->dtype << ")" << (bias ? ", " : " and ") << "weight (" << weight->dtype << ")";
+    if (bias) names << " and bias (" << bias->dtype << ")";
+    const char* numpy_hint = x->dtype == DType::Float64 && weight->dtype == DType::Float32
+                                 ? "; NumPy arrays are float64 unless created with dtype=np.float32"
+                                 : "";
+    MT_CHECK_TYPE(false, op, ": ", names.str(), " must have the same dtype. Convert the input with .to(minitorch.",
+                  weight->dtype, ")", numpy_hint);
 }
 
 }  // namespace minitorch

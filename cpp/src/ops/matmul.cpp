@@ -52,7 +52,12 @@ Tensor matmul(const Tensor& a_in, const Tensor& b_in)
     check_same_device("matmul", a_in, b_in);
     MT_CHECK(a_in->dim() >= 1 && b_in->dim() >= 1, "matmul: both arguments need to be at least 1-D, got shapes ",
              a_in->shape, " and ", b_in->shape);
-    DType dt = promote(a_in->dtype, b_in->dtype);
+    // No promotion here (PyTorch refuses too): a float64 NumPy array mixed into a float32
+    // model would otherwise silently run every layer after it in float64, at twice the cost.
+    MT_CHECK_TYPE(a_in->dtype == b_in->dtype, "matmul: expected both arguments to have the same dtype, got ",
+                  a_in->dtype, " (shape ", a_in->shape, ") and ", b_in->dtype, " (shape ", b_in->shape,
+                  "); convert one with .to(dtype), e.g. .float()");
+    const DType dt = a_in->dtype;
     MT_CHECK_TYPE(dt != DType::Bool, "matmul: not implemented for bool tensors");
 
     // A vector is a (1, K) row on the left and a (K, 1) column on the right.
@@ -75,7 +80,7 @@ Tensor matmul(const Tensor& a_in, const Tensor& b_in)
     a_shape.insert(a_shape.end(), {M, K});
     b_shape.insert(b_shape.end(), {K, N});
 
-    Tensor out = batched_matmul(expand(to_dtype(a, dt), a_shape), expand(to_dtype(b, dt), b_shape));
+    Tensor out = batched_matmul(expand(a, a_shape), expand(b, b_shape));
     if (a_vec && b_vec) return reshape(out, {});
     if (a_vec) return squeeze(out, std::vector<int64_t>{-2});
     if (b_vec) return squeeze(out, std::vector<int64_t>{-1});

@@ -139,6 +139,7 @@ Tensor linear(const Tensor& x, const Tensor& w, const Tensor& b)
              w->shape, " (in_features ", x->size(-1), " != ", w->shape[1], ")");
     if (b) MT_CHECK(b->dim() == 1 && b->shape[0] == w->shape[0], "linear: bias of shape ", b->shape,
                     " does not match weight of shape ", w->shape);
+    check_layer_dtypes("linear", x, w, b);
     auto forward = [&] {
         Tensor out = matmul(x, transpose(w, 0, 1));  // BLAS reads W^T in place (a transposed view)
         if (b) binary_(BinaryOp::Add, out, b);       // out is fresh memory: add the bias in place
