@@ -1,7 +1,9 @@
 // functions.cpp — module-level functions: creation, math (minitorch.exp(x), ...),
 // threads and seeds. Python wrappers in python/minitorch add the varargs forms.
 #include "bindings.h"
+#include "minitorch/host_allocator.h"
 #include "minitorch/parallel.h"
+#include "minitorch/vector_math.h"
 
 namespace minitorch::python {
 
@@ -88,6 +90,14 @@ void bind_functions(py::module_& m)
         return a == cpu::MatmulAlgo::Naive ? "naive" : a == cpu::MatmulAlgo::Blocked ? "blocked" : "blas";
     });
     m.def("live_tensor_count", &live_tensor_count, "Number of tensor objects alive (for leak checks).");
+    // The CPU caching allocator (cpu/allocator.cpp), for minitorch.cpu.
+    m.def("_cpu_empty_cache", &cpu::empty_cache);
+    m.def("_cpu_memory_allocated", &cpu::memory_allocated);
+    m.def("_cpu_max_memory_allocated", &cpu::max_memory_allocated);
+    m.def("_cpu_memory_cached", &cpu::memory_cached);
+    m.def("_cpu_reset_peak_memory_stats", &cpu::reset_peak_memory_stats);
+    m.def("_cpu_caching_enabled", &cpu::caching_enabled);
+    m.def("_cpu_capability", [] { return std::string(cpu::cpu_capability()); });
 
     // ---- math ----
     py::list elementwise;  // minitorch/__init__.py exports these as minitorch.<name>

@@ -6,6 +6,7 @@
 #include <cstdlib>
 
 #include "minitorch/error.h"
+#include "minitorch/host_allocator.h"
 
 namespace minitorch {
 
@@ -49,17 +50,16 @@ std::shared_ptr<Storage> Storage::allocate(size_t nbytes, Device device)
     auto s = std::make_shared<Storage>();
     s->device = device;
     if (nbytes == 0) return s;
-    size_t limit = physical_memory_bytes();
+    static const size_t limit = physical_memory_bytes();  // once: sysconf is a system call
     if (nbytes > limit)
         throw OutOfMemoryError(detail::str("cannot allocate ", human_bytes(nbytes), " on the CPU: this machine has ",
                                            human_bytes(limit), " of memory"));
-    // 64-byte alignment suits AVX-512 loads; aligned_alloc wants a multiple of it.
-    size_t rounded = (nbytes + 63) / 64 * 64;
-    void* p = std::aligned_alloc(64, rounded);
+    size_t block = 0;
+    void* p = cpu::host_alloc(nbytes, &block);  // cached blocks first (cpu/allocator.cpp)
     if (!p) throw OutOfMemoryError(detail::str("cannot allocate ", human_bytes(nbytes), " on the CPU"));
     s->data = p;
     s->nbytes = nbytes;
-    s->deleter = [](void* q) { std::free(q); };
+    s->deleter = [block](void* q) { cpu::host_free(q, block); };
     return s;
 }
 

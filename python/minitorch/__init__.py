@@ -107,7 +107,7 @@ from ._functions import (  # noqa: E402,F401
     transpose,
     unsqueeze,
 )
-from . import cuda  # noqa: E402,F401
+from . import cpu, cuda  # noqa: E402,F401
 
 if _C._cuda_compiled:
     _C._cuda_init()  # registers the CUDA kernels when a device (or the emulator) is there
