@@ -5,6 +5,7 @@ comparisons (the defaults are the fast ones).
     minitorch.backends.cuda.matmul = "tiled"    # "naive" | "tiled" | "cublas" (default on a GPU)
     with minitorch.backends.cpu.use_matmul("blocked"):
         c = a @ b
+    minitorch.backends.cpu.get_cpu_capability()  # "AVX2": what the SIMD math runs on
 """
 from __future__ import annotations
 
@@ -39,7 +40,15 @@ class _MatmulChoice:
             self.matmul = prev
 
 
+class _CpuBackend(_MatmulChoice):
+    def get_cpu_capability(self) -> str:
+        """What the SIMD math (exp, log, tanh, sigmoid...) runs on in this process: "AVX2",
+        "SSE" or "DEFAULT" (scalar loops). Chosen from the CPU at the first use;
+        ``MINITORCH_CPU_CAPABILITY=default|sse|avx2`` set before that overrides it."""
+        return _C._cpu_capability()
+
+
 # "naive" (triple loop), "blocked" (cache tiles, i-k-j) or "blas" (OpenBLAS, default).
-cpu = _MatmulChoice(_C._get_cpu_matmul, _C._set_cpu_matmul, '"naive", "blocked", "blas"')
+cpu = _CpuBackend(_C._get_cpu_matmul, _C._set_cpu_matmul, '"naive", "blocked", "blas"')
 # "naive" (a thread per output), "tiled" (shared-memory tiles) or "cublas" (default on a GPU).
 cuda = _MatmulChoice(_C._get_cuda_matmul, _C._set_cuda_matmul, '"naive", "tiled", "cublas"')

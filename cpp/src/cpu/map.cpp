@@ -1,9 +1,11 @@
 // map.cpp — CPU kernel for the unary "map" family: out[i] = f(in[i]).
+#include <algorithm>
 #include <cmath>
 
 #include "kernels_cpu.h"
 #include "minitorch/elementwise_math.h"
 #include "minitorch/strided_loop.h"
+#include "minitorch/vector_math.h"
 
 namespace minitorch::cpu {
 
@@ -34,6 +36,40 @@ void run_fixed(const StridedPlan<2>& plan, int64_t grain = kGrainSize)
     run_map<T, T>(plan, [](T x) { return unary_op(Op, x); }, grain);
 }
 
+// Through the SIMD functions of vector_math.cpp, several elements per call. Strided runs
+// are gathered into a small buffer first, so every layout gets the same bits.
+template <class T>
+void run_vector(UnaryOp op, const StridedPlan<2>& plan)
+{
+    plan.run([op](const std::array<char*, 2>& p, const std::array<int64_t, 2>& s, int64_t n) {
+        if (s[0] == sizeof(T) && s[1] == sizeof(T)) {
+            vector_map<T>(op, reinterpret_cast<T*>(p[0]), reinterpret_cast<const T*>(p[1]), n);
+            return;
+        }
+        constexpr int64_t kChunk = 64;
+        T buf[kChunk];
+        for (int64_t i0 = 0; i0 < n; i0 += kChunk) {
+            const int64_t m = std::min(kChunk, n - i0);
+            for (int64_t i = 0; i < m; ++i) buf[i] = *reinterpret_cast<const T*>(p[1] + (i0 + i) * s[1]);
+            vector_map<T>(op, buf, buf, m);
+            for (int64_t i = 0; i < m; ++i) *reinterpret_cast<T*>(p[0] + (i0 + i) * s[0]) = buf[i];
+        }
+    }, kGrainSize);
+}
+
+// Ops that cost about a memory access per element (no libm call).
+constexpr bool memory_bound(UnaryOp op)
+{
+    switch (op) {
+        case UnaryOp::Neg: case UnaryOp::Abs: case UnaryOp::Sign: case UnaryOp::Relu: case UnaryOp::Floor:
+        case UnaryOp::Ceil: case UnaryOp::Round: case UnaryOp::Trunc: case UnaryOp::Frac: case UnaryOp::IsNan:
+        case UnaryOp::IsInf: case UnaryOp::IsFinite: case UnaryOp::LogicalNot: case UnaryOp::BitwiseNot:
+            return true;
+        default:
+            return false;
+    }
+}
+
 }  // namespace
 
 void map(UnaryOp op, const Tensor& out, const Tensor& in)
@@ -44,14 +80,17 @@ void map(UnaryOp op, const Tensor& out, const Tensor& in)
         if (out->dtype == DType::Bool && in->dtype != DType::Bool)
             return run_map<bool, T>(plan, [op](T x) { return unary_op(op, x); }, kMemoryBoundGrain);
         if constexpr (std::is_floating_point_v<T>) {
-            // The hot ones get their own loops; memory-bound ones a bigger grain.
-            if (op == UnaryOp::Exp) return run_fixed<UnaryOp::Exp, T>(plan);
-            if (op == UnaryOp::Log) return run_fixed<UnaryOp::Log, T>(plan);
-            if (op == UnaryOp::Sqrt) return run_fixed<UnaryOp::Sqrt, T>(plan);
-            if (op == UnaryOp::Tanh) return run_fixed<UnaryOp::Tanh, T>(plan);
-            if (op == UnaryOp::Sigmoid) return run_fixed<UnaryOp::Sigmoid, T>(plan);
-            if (op == UnaryOp::Relu) return run_fixed<UnaryOp::Relu, T>(plan, kMemoryBoundGrain);
-            if (op == UnaryOp::Neg) return run_fixed<UnaryOp::Neg, T>(plan, kMemoryBoundGrain);
+            if (out->dtype == in->dtype && has_vector_map<T>(op)) return run_vector<T>(op, plan);
+        }
+        if (out->dtype == in->dtype) {
+            // Every op gets its own loop (the op a compile-time constant: no switch per
+            // element, so the compiler can vectorise it); memory-bound ones a bigger grain.
+            switch (op) {
+#define MT_FIXED_LOOP(Enum, ...) \
+    case UnaryOp::Enum: return run_fixed<UnaryOp::Enum, T>(plan, memory_bound(UnaryOp::Enum) ? kMemoryBoundGrain : kGrainSize);
+                MT_UNARY_OPS(MT_FIXED_LOOP)
+#undef MT_FIXED_LOOP
+            }
         }
         run_map<T, T>(plan, [op](T x) { return unary_op(op, x); });
     });

@@ -1,0 +1,142 @@
+"""CPU speed beside PyTorch and NumPy, in one run: ``python benchmarks/bench_cpu.py``.
+
+The table of the CPU-speed issue (issue 11): transcendental maps on 10^6 floats, a full
+sum, cheap elementwise ops, training steps of the lectures' networks (batch 64) and a
+16-op autograd chain. Best of several repeats; ``--threads 1`` (default) sets minitorch,
+PyTorch and NumPy's BLAS to one thread. PyTorch is optional (``-`` where absent); the
+ratio column is minitorch / PyTorch (below 1: minitorch is faster), else / NumPy.
+
+Targets (issue 11), one thread: every elementwise row <= 1.0x PyTorch; the Sigmoid MLP
+step <= 0.7x, the ReLU MLP step <= 0.5x, the CNN step <= 0.7x; two threads never slower
+than one (``--threads 2``).
+"""
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+
+import numpy as np
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import minitorch  # noqa: E402
+from bench_cuda import train_step  # noqa: E402
+from timing import best_of  # noqa: E402
+
+try:
+    import torch
+except ImportError:  # optional: the table then compares with NumPy only
+    torch = None
+
+
+def fmt(t):
+    return f"{t * 1e3:9.3f}" if t is not None else f"{'-':>9}"
+
+
+def row(name, t_mt, t_torch=None, t_np=None):
+    ref = t_torch if t_torch is not None else t_np
+    ratio = f"{t_mt / ref:6.2f}x" if ref else f"{'-':>7}"
+    print(f"{name:<44}{fmt(t_mt)}{fmt(t_torch)}{fmt(t_np)} {ratio}")
+
+
+def elementwise_rows(n: int) -> None:
+    rng = np.random.default_rng(0)
+    x_np = rng.standard_normal(n).astype(np.float32)
+    y_np = rng.standard_normal(n).astype(np.float32)
+    a, b = minitorch.tensor(x_np), minitorch.tensor(y_np)
+    ta, tb = (torch.from_numpy(x_np), torch.from_numpy(y_np)) if torch else (None, None)
+    cases = [
+        ("tanh", lambda: a.tanh(), lambda: ta.tanh(), lambda: np.tanh(x_np)),
+        ("sigmoid", lambda: a.sigmoid(), lambda: ta.sigmoid(), lambda: 1 / (1 + np.exp(-x_np))),
+        ("exp", lambda: a.exp(), lambda: ta.exp(), lambda: np.exp(x_np)),
+        ("abs().log()", lambda: a.abs().log(), lambda: ta.abs().log(), lambda: np.log(np.abs(x_np))),
+        ("sum()", lambda: a.sum(), lambda: ta.sum(), lambda: x_np.sum()),
+        ("a * b", lambda: a * b, lambda: ta * tb, lambda: x_np * y_np),
+        ("a + 1.0", lambda: a + 1.0, lambda: ta + 1.0, lambda: x_np + 1.0),
+        ("relu", lambda: a.relu(), lambda: ta.relu(), lambda: np.maximum(x_np, 0)),
+    ]
+    number = max(3, int(2e7 / n))
+    with np.errstate(all="ignore"):
+        for name, f_mt, f_torch, f_np in cases:
+            row(f"{name}, {n:.0e} floats", best_of(f_mt, 5, number),
+                best_of(f_torch, 5, number) if torch else None, best_of(f_np, 5, number))
+
+
+def cpu_step(lib, model, opt):
+    """One SGD step of ``model`` on a fixed random batch of 64 (minitorch or torch)."""
+    in_shape = (64, 784) if isinstance(model[0], lib.nn.Linear) else (64, 1, 28, 28)
+    return train_step(lib, model, opt, lib.randn(*in_shape), lib.randint(0, 10, (64,)))
+
+
+def pair(build, lr: float, momentum: float = 0.0):
+    """The same network, built by ``build(nn_module)``, stepped in minitorch and in PyTorch."""
+    minitorch.manual_seed(0)
+    libs = [minitorch] + ([torch] if torch else [])
+    steps = []
+    for lib in libs:
+        model = build(lib.nn)
+        steps.append(cpu_step(lib, model, lib.optim.SGD(model.parameters(), lr=lr, momentum=momentum)))
+    return steps[0], (steps[1] if torch else None)
+
+
+def mlp(activation: str):
+    return lambda m: m.Sequential(m.Linear(784, 128), getattr(m, activation)(), m.Linear(128, 10))
+
+
+def cnn(m):
+    return m.Sequential(m.Conv2d(1, 8, 3, padding=1), m.ReLU(), m.MaxPool2d(2),
+                        m.Conv2d(8, 16, 3, padding=1), m.ReLU(), m.MaxPool2d(2),
+                        m.Flatten(), m.Linear(16 * 7 * 7, 10))
+
+
+def chain_pair():
+    """16 ops with tanh on 64x64, forward and backward."""
+    def run(lib, x):
+        h = x
+        for _ in range(4):
+            h = (h * 0.5 + 0.1).tanh() - h * 0.25
+        h.sum().backward()
+
+    x_np = np.random.default_rng(1).standard_normal((64, 64)).astype(np.float32)
+    x = minitorch.tensor(x_np, requires_grad=True)
+    tx = torch.tensor(x_np, requires_grad=True) if torch else None
+    return (lambda: run(minitorch, x)), ((lambda: run(torch, tx)) if torch else None)
+
+
+def first_steps(step, n: int = 20) -> float:
+    """Median of the first n steps (what a fresh notebook pays), after one warm-up."""
+    import time
+    step()
+    times = []
+    for _ in range(n):
+        t0 = time.perf_counter()
+        step()
+        times.append(time.perf_counter() - t0)
+    return float(np.median(times))
+
+
+def main(argv=None) -> None:
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("--threads", type=int, default=1)
+    p.add_argument("--n", type=int, default=1_000_000)
+    args = p.parse_args(argv)
+    minitorch.set_num_threads(args.threads)
+    if torch:
+        torch.set_num_threads(args.threads)
+    print(f"minitorch {minitorch.__version__} (SIMD math: {minitorch.backends.cpu.get_cpu_capability()}), "
+          f"PyTorch {torch.__version__ if torch else 'absent'}, NumPy {np.__version__}; threads={args.threads}")
+    print(f"{'workload (ms per call)':<44}{'minitorch':>9}{'PyTorch':>9}{'NumPy':>9}  ratio")
+    # The training steps first, in this fresh process: their first steps are what a new notebook sees.
+    for name, (f_mt, f_torch) in (("Sigmoid MLP 784-128-10 step, batch 64", pair(mlp("Sigmoid"), 0.1)),
+                                  ("ReLU MLP 784-128-10 step, batch 64", pair(mlp("ReLU"), 0.1)),
+                                  ("small CNN step (2 conv, 2 pool, linear), b 64", pair(cnn, 0.05, 0.9))):
+        t_first = first_steps(f_mt)
+        row(name, best_of(f_mt, 5, 20), best_of(f_torch, 5, 20) if f_torch else None)
+        row("  (median of its first 20 steps)", t_first)
+    f_mt, f_torch = chain_pair()
+    row("16-op chain with tanh, 64x64, fwd+bwd", best_of(f_mt, 5, 50), best_of(f_torch, 5, 50) if f_torch else None)
+    elementwise_rows(args.n)
+
+
+if __name__ == "__main__":
+    main()
