@@ -1,6 +1,8 @@
 // pool.cpp — CPU pooling kernels: each (n, c) plane is independent, so threads split
 // the planes; inside a plane, each output pixel scans its KH x KW window.
+#include <cstring>
 #include <limits>
+#include <type_traits>
 
 #include "kernels_cpu.h"
 #include "minitorch/elementwise_math.h"
@@ -13,6 +15,85 @@ int64_t plane_grain(const Window2d& w)
 {
     return std::max<int64_t>(1, kGrainSize / std::max<int64_t>(w.OH * w.OW * w.KH * w.KW, 1));
 }
+// Does v replace the window's best so far? Larger wins, ties keep the first, and the first
+// NaN wins and stays (PyTorch propagates NaN). `|` and `&`, not `||` and `&&`: one test.
+template <class T>
+inline bool takes(T v, T best)
+{
+    return (v > best) | ((v != v) & (best == best));
+}
+
+// t ? a : b computed with bit masks. On an image the comparisons go either way at random,
+// and the compiler turns a plain ?: into a branch that is mispredicted half the time: that
+// made 2x2 max pooling 3x slower than it needs to be. (For larger windows the chain of
+// selects costs more than the branches; they keep the branch.)
+template <class T>
+inline T pick(bool t, T a, T b)
+{
+    using U = std::conditional_t<sizeof(T) == 4, uint32_t, uint64_t>;
+    U ua, ub;
+    std::memcpy(&ua, &a, sizeof(T));
+    std::memcpy(&ub, &b, sizeof(T));
+    const U mask = U(0) - U(t);
+    const U r = (ua & mask) | (ub & ~mask);
+    T out;
+    std::memcpy(&out, &r, sizeof(T));
+    return out;
+}
+
+// The common case: no padding or dilation and every window inside the plane (kernel 2,
+// stride 2 on an even size): no bounds checks. Same answers as max_in_window.
+bool windows_inside(const Window2d& w)
+{
+    return w.pad_h == 0 && w.pad_w == 0 && w.dil_h == 1 && w.dil_w == 1 &&
+           (w.OH - 1) * w.stride_h + w.KH <= w.H && (w.OW - 1) * w.stride_w + w.KW <= w.W;
+}
+
+template <class T>
+void max_pool_plane_inside(const T* plane, T* y, int64_t* idx, const Window2d w)  // w by value: kept in registers
+{
+    for (int64_t oh = 0; oh < w.OH; ++oh)
+        for (int64_t ow = 0; ow < w.OW; ++ow) {
+            const int64_t first = oh * w.stride_h * w.W + ow * w.stride_w;
+            T best = plane[first];
+            int64_t best_i = first;
+            for (int64_t kh = 0; kh < w.KH; ++kh)
+                for (int64_t kw = 0; kw < w.KW; ++kw) {
+                    const int64_t i = first + kh * w.W + kw;
+                    const T v = plane[i];
+                    if (takes(v, best)) best = v, best_i = i;  // a branch: cheaper here than a select chain
+                }
+            y[oh * w.OW + ow] = best;
+            idx[oh * w.OW + ow] = best_i;
+        }
+}
+
+// Kernel 2, stride 2 (the lectures' pooling): the four values of each window by name.
+template <class T>
+void max_pool_plane_2x2(const T* __restrict plane, T* __restrict y, int64_t* __restrict idx, int64_t W, int64_t OH,
+                        int64_t OW)
+{
+    for (int64_t oh = 0; oh < OH; ++oh) {
+        const T* r0 = plane + 2 * oh * W;
+        const T* r1 = r0 + W;
+        T* y_row = y + oh * OW;
+        int64_t* idx_row = idx + oh * OW;
+        for (int64_t ow = 0; ow < OW; ++ow) {
+            const T a = r0[2 * ow], b = r0[2 * ow + 1], c = r1[2 * ow], d = r1[2 * ow + 1];
+            T best = a;
+            int64_t at = 0;  // offset of the winner from the window's top-left corner
+            bool t = takes(b, best);
+            best = pick(t, b, best), at = pick<int64_t>(t, 1, at);
+            t = takes(c, best);
+            best = pick(t, c, best), at = pick<int64_t>(t, W, at);
+            t = takes(d, best);
+            best = pick(t, d, best), at = pick<int64_t>(t, W + 1, at);
+            y_row[ow] = best;
+            idx_row[ow] = 2 * oh * W + 2 * ow + at;
+        }
+    }
+}
+
 }  // namespace
 
 void max_pool2d(const Tensor& out, const Tensor& indices, const Tensor& input, const Window2d& w)
@@ -22,9 +103,19 @@ void max_pool2d(const Tensor& out, const Tensor& indices, const Tensor& input, c
         const T* x = input->data_as<T>();
         T* y = out->data_as<T>();
         int64_t* idx = indices->data_as<int64_t>();
-        parallel_for(w.N * w.C, plane_grain(w), [&](int64_t p0, int64_t p1) {
+        const bool inside = windows_inside(w);
+        parallel_for(w.N * w.C, plane_grain(w), [&, window = w](int64_t p0, int64_t p1) {
+            const Window2d& w = window;  // the lambda's own copy: the int64 stores below cannot alias it
             for (int64_t p = p0; p < p1; ++p) {
                 const T* plane = x + p * w.H * w.W;
+                if (inside && w.KH == 2 && w.KW == 2 && w.stride_h == 2 && w.stride_w == 2) {
+                    max_pool_plane_2x2(plane, y + p * w.OH * w.OW, idx + p * w.OH * w.OW, w.W, w.OH, w.OW);
+                    continue;
+                }
+                if (inside) {
+                    max_pool_plane_inside(plane, y + p * w.OH * w.OW, idx + p * w.OH * w.OW, w);
+                    continue;
+                }
                 for (int64_t oh = 0; oh < w.OH; ++oh)
                     for (int64_t ow = 0; ow < w.OW; ++ow) {
                         T best = -std::numeric_limits<T>::infinity();
@@ -44,7 +135,8 @@ void max_pool2d_backward(const Tensor& grad_input, const Tensor& grad_out, const
         T* gx = grad_input->data_as<T>();
         const T* g = grad_out->data_as<T>();
         const int64_t* idx = indices->data_as<int64_t>();
-        parallel_for(w.N * w.C, plane_grain(w), [&](int64_t p0, int64_t p1) {
+        parallel_for(w.N * w.C, plane_grain(w), [&, window = w](int64_t p0, int64_t p1) {
+            const Window2d& w = window;  // the lambda's own copy: the int64 stores below cannot alias it
             for (int64_t p = p0; p < p1; ++p)
                 for (int64_t o = 0; o < w.OH * w.OW; ++o) {
                     const int64_t i = idx[p * w.OH * w.OW + o];
@@ -60,7 +152,8 @@ void avg_pool2d(const Tensor& out, const Tensor& input, const Window2d& w)
         using T = typename decltype(tag)::type;
         const T* x = input->data_as<T>();
         T* y = out->data_as<T>();
-        parallel_for(w.N * w.C, plane_grain(w), [&](int64_t p0, int64_t p1) {
+        parallel_for(w.N * w.C, plane_grain(w), [&, window = w](int64_t p0, int64_t p1) {
+            const Window2d& w = window;  // the lambda's own copy: the int64 stores below cannot alias it
             for (int64_t p = p0; p < p1; ++p) {
                 const T* plane = x + p * w.H * w.W;
                 for (int64_t oh = 0; oh < w.OH; ++oh)
@@ -79,7 +172,8 @@ void avg_pool2d_backward(const Tensor& grad_input, const Tensor& grad_out, const
         using T = typename decltype(tag)::type;
         T* gx = grad_input->data_as<T>();
         const T* g = grad_out->data_as<T>();
-        parallel_for(w.N * w.C, plane_grain(w), [&](int64_t p0, int64_t p1) {
+        parallel_for(w.N * w.C, plane_grain(w), [&, window = w](int64_t p0, int64_t p1) {
+            const Window2d& w = window;  // the lambda's own copy: the int64 stores below cannot alias it
             for (int64_t p = p0; p < p1; ++p) {
                 T* plane = gx + p * w.H * w.W;
                 for (int64_t oh = 0; oh < w.OH; ++oh)

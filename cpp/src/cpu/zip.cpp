@@ -42,7 +42,7 @@ void zip(BinaryOp op, const Tensor& out, const Tensor& a, const Tensor& b)
         // Comparisons and logical ops write bool whatever T is.
         if (out->dtype == DType::Bool && a->dtype != DType::Bool)
             return run_zip<bool, T>(plan, [op](T x, T y) { return binary_op(op, x, y); }, kMemoryBoundGrain);
-        if constexpr (!std::is_same_v<T, bool>) {  // the hot ones get switch-free loops
+        if constexpr (!std::is_same_v<T, bool>) {  // the hot ones: plain C++ operators
             if (op == BinaryOp::Add)
                 return run_zip<T, T>(plan, [](T x, T y) { return static_cast<T>(x + y); }, kMemoryBoundGrain);
             if (op == BinaryOp::Sub)
@@ -51,6 +51,16 @@ void zip(BinaryOp op, const Tensor& out, const Tensor& a, const Tensor& b)
                 return run_zip<T, T>(plan, [](T x, T y) { return static_cast<T>(x * y); }, kMemoryBoundGrain);
             if (op == BinaryOp::Div && std::is_floating_point_v<T>)
                 return run_zip<T, T>(plan, [](T x, T y) { return static_cast<T>(x / y); }, kMemoryBoundGrain);
+        }
+        if (out->dtype == a->dtype) {
+            // Every other op its own loop too (the op a compile-time constant, no switch per
+            // element): relu's backward, maximum, comparisons on bool...
+            switch (op) {
+#define MT_FIXED_LOOP(Enum, ...) \
+    case BinaryOp::Enum: return run_zip<T, T>(plan, [](T x, T y) { return binary_op(BinaryOp::Enum, x, y); });
+                MT_BINARY_OPS(MT_FIXED_LOOP)
+#undef MT_FIXED_LOOP
+            }
         }
         run_zip<T, T>(plan, [op](T x, T y) { return binary_op(op, x, y); });
     });
