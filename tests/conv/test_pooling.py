@@ -34,7 +34,8 @@ def ref_out_size(size, k, stride, pad, dil, ceil_mode=False):
 
 
 def ref_max_pool2d(x, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False):
-    """(values, flat indices ih * W + iw). Padding counts as -inf, so it never wins."""
+    """(values, flat indices ih * W + iw). Padding counts as -inf, so it never wins; the first
+    NaN of a window wins (PyTorch propagates NaN)."""
     (kh_, kw_) = _pair(kernel_size)
     (sh, sw) = _pair(kernel_size if stride is None else stride)
     (ph, pw), (dh, dw) = _pair(padding), _pair(dilation)
@@ -50,7 +51,10 @@ def ref_max_pool2d(x, kernel_size, stride=None, padding=0, dilation=1, ceil_mode
                     for a in range(kh_):
                         for b in range(kw_):
                             ih, iw = i * sh - ph + a * dh, j * sw - pw + b * dw
-                            if 0 <= ih < H and 0 <= iw < W and (best_i < 0 or x[n, c, ih, iw] > best):
+                            if not (0 <= ih < H and 0 <= iw < W):
+                                continue
+                            v = x[n, c, ih, iw]  # larger wins, ties keep the first, the first NaN stays
+                            if best_i < 0 or (not np.isnan(best) and (v > best or np.isnan(v))):
                                 best, best_i = x[n, c, ih, iw], ih * W + iw
                     out[n, c, i, j], idx[n, c, i, j] = best, best_i
     return out, idx
@@ -406,3 +410,17 @@ def test_pool_non_positive_kernel_and_bad_padding(pool):
 def test_pool_int64_input_is_a_type_error(pool):
     with pytest.raises(TypeError, match="int64"):
         pool(minitorch.tensor(np.ones((1, 1, 4, 4), dtype=np.int64)), 2)
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("k, s, p", [(2, 2, 0), (3, 2, 0), (3, 1, 1)])  # the 2x2 path, windows inside, padded
+def test_max_pool2d_every_path_keeps_ties_first_and_nan(device, dtype, k, s, p):
+    """Ties keep the first position and the first NaN wins, on each kernel path (the 2x2 one
+    selects without branches)."""
+    rng = np.random.default_rng(k * 10 + s)
+    x = rng.integers(0, 3, size=(2, 3, 8, 10)).astype(dtype)  # many ties
+    x[0, 0, 1, 1] = x[1, 2, 4, 5] = x[1, 2, 4, 4] = np.nan  # a NaN after a NaN in one window
+    vals, idx = ref_max_pool2d(x, k, s, p, 1)
+    out, got_idx = F.max_pool2d(minitorch.tensor(x, device=device), k, s, p, return_indices=True)
+    np.testing.assert_array_equal(to_numpy(out), vals)
+    np.testing.assert_array_equal(to_numpy(got_idx), idx)
