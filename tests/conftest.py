@@ -36,6 +36,21 @@ DEVICES = [
 ]
 
 
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_makereport(item, call):
+    """Files every "CUDA not available" skip under this one place, so ``-rs`` prints it as a
+    single line with a count instead of one line per test function."""
+    outcome = yield
+    report = outcome.get_result()
+    if report.skipped and isinstance(report.longrepr, tuple) and CUDA_SKIP_REASON in str(report.longrepr[2]):
+        report.longrepr = (__file__, _CUDA_SKIP_LINE, f"Skipped: {CUDA_SKIP_REASON}")
+
+
+# The line -rs shows: where CUDA_SKIP_REASON is defined.
+_CUDA_SKIP_LINE = next(i for i, line in enumerate(open(__file__, encoding="utf-8"), 1)
+                       if line.startswith("CUDA_SKIP_REASON ="))
+
+
 @pytest.fixture(autouse=True)
 def _no_emulator_reports():
     """In the emulated CUDA build, a kernel that misuses barriers or shuffles makes the
