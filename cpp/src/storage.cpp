@@ -1,8 +1,6 @@
 // storage.cpp — allocating and wrapping memory.
 #include "minitorch/storage.h"
 
-#include <unistd.h>
-
 #include <cstdlib>
 
 #include "minitorch/error.h"
@@ -12,14 +10,6 @@ namespace minitorch {
 
 namespace {
 DeviceAllocator g_allocators[kDeviceTypes] = {};
-
-// Physical memory of this machine: a request above it cannot succeed, and on Linux a
-// lazily-overcommitted one would later be killed instead of failing cleanly.
-size_t physical_memory_bytes()
-{
-    long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGE_SIZE);
-    return (pages > 0 && page > 0) ? size_t(pages) * size_t(page) : SIZE_MAX;
-}
 
 std::string human_bytes(size_t n)
 {
@@ -50,7 +40,9 @@ std::shared_ptr<Storage> Storage::allocate(size_t nbytes, Device device)
     auto s = std::make_shared<Storage>();
     s->device = device;
     if (nbytes == 0) return s;
-    static const size_t limit = physical_memory_bytes();  // once: sysconf is a system call
+    // Above the machine's memory a request cannot succeed, and on Linux a lazily-overcommitted
+    // one would later be killed instead of failing cleanly.
+    const size_t limit = cpu::physical_memory_bytes();
     if (nbytes > limit)
         throw OutOfMemoryError(detail::str("cannot allocate ", human_bytes(nbytes), " on the CPU: this machine has ",
                                            human_bytes(limit), " of memory"));

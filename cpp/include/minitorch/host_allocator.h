@@ -16,5 +16,6 @@ size_t max_memory_allocated();     // the peak of that
 size_t memory_cached();            // bytes in freed blocks kept for reuse
 void reset_peak_memory_stats();
 bool caching_enabled();            // false under AddressSanitizer or MINITORCH_CPU_CACHING=0
+size_t physical_memory_bytes();    // this machine's RAM (SIZE_MAX when unknown); asked once
 
 }  // namespace minitorch::cpu

@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cstdint>
 #include <cstdlib>
 #include <mutex>
 #include <unordered_map>
@@ -54,8 +55,8 @@ struct Cache {
 
     Cache()
     {
-        long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGE_SIZE);
-        size_t physical = (pages > 0 && page > 0) ? size_t(pages) * size_t(page) : (size_t(8) << 30);
+        const size_t ram = physical_memory_bytes();
+        const size_t physical = ram != SIZE_MAX ? ram : (size_t(8) << 30);
         limit = std::max(physical / 8, size_t(256) << 20);
     }
 };
@@ -75,6 +76,15 @@ void release_cached_locked(Cache& c)
 }
 
 }  // namespace
+
+size_t physical_memory_bytes()
+{
+    static const size_t bytes = [] {  // once: sysconf is a system call
+        long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGE_SIZE);
+        return (pages > 0 && page > 0) ? size_t(pages) * size_t(page) : SIZE_MAX;
+    }();
+    return bytes;
+}
 
 void* host_alloc(size_t nbytes, size_t* block)
 {

@@ -32,6 +32,15 @@ void run_zip(const StridedPlan<3>& plan, F f, int64_t grain = kGrainSize)
     }, grain);
 }
 
+// Arithmetic that costs about a memory access per element (integer division does not).
+template <class T>
+constexpr bool memory_bound(BinaryOp op)
+{
+    if constexpr (std::is_same_v<T, bool>) return false;
+    return op == BinaryOp::Add || op == BinaryOp::Sub || op == BinaryOp::Mul ||
+           (op == BinaryOp::Div && std::is_floating_point_v<T>);
+}
+
 }  // namespace
 
 void zip(BinaryOp op, const Tensor& out, const Tensor& a, const Tensor& b)
@@ -42,22 +51,14 @@ void zip(BinaryOp op, const Tensor& out, const Tensor& a, const Tensor& b)
         // Comparisons and logical ops write bool whatever T is.
         if (out->dtype == DType::Bool && a->dtype != DType::Bool)
             return run_zip<bool, T>(plan, [op](T x, T y) { return binary_op(op, x, y); }, kMemoryBoundGrain);
-        if constexpr (!std::is_same_v<T, bool>) {  // the hot ones: plain C++ operators
-            if (op == BinaryOp::Add)
-                return run_zip<T, T>(plan, [](T x, T y) { return static_cast<T>(x + y); }, kMemoryBoundGrain);
-            if (op == BinaryOp::Sub)
-                return run_zip<T, T>(plan, [](T x, T y) { return static_cast<T>(x - y); }, kMemoryBoundGrain);
-            if (op == BinaryOp::Mul)
-                return run_zip<T, T>(plan, [](T x, T y) { return static_cast<T>(x * y); }, kMemoryBoundGrain);
-            if (op == BinaryOp::Div && std::is_floating_point_v<T>)
-                return run_zip<T, T>(plan, [](T x, T y) { return static_cast<T>(x / y); }, kMemoryBoundGrain);
-        }
         if (out->dtype == a->dtype) {
-            // Every other op its own loop too (the op a compile-time constant, no switch per
-            // element): relu's backward, maximum, comparisons on bool...
+            // Every op its own loop (the op a compile-time constant, no switch per element,
+            // so + - * / vectorise); the memory-bound arithmetic gets a bigger grain.
             switch (op) {
-#define MT_FIXED_LOOP(Enum, ...) \
-    case BinaryOp::Enum: return run_zip<T, T>(plan, [](T x, T y) { return binary_op(BinaryOp::Enum, x, y); });
+#define MT_FIXED_LOOP(Enum, ...)                                                                     \
+    case BinaryOp::Enum:                                                                             \
+        return run_zip<T, T>(plan, [](T x, T y) { return binary_op(BinaryOp::Enum, x, y); },         \
+                             memory_bound<T>(BinaryOp::Enum) ? kMemoryBoundGrain : kGrainSize);
                 MT_BINARY_OPS(MT_FIXED_LOOP)
 #undef MT_FIXED_LOOP
             }
