@@ -1,4 +1,4 @@
-// conv.cu — CUDA kernels for im2col / col2im (convolution as one GEMM), pooling, and
+// conv.cu — CUDA kernels for im2col / col2im (convolution as GEMMs), pooling, and
 // row gather / scatter-add. Layouts are those of kernels.h (same as the CPU).
 #include "common.cuh"
 
@@ -6,15 +6,15 @@ namespace minitorch::cuda {
 
 namespace {
 
-// Thread mapping: one thread per element of cols (tap t, output pixel p).
+// Thread mapping: one thread per element of cols (sample n, tap t, output pixel p).
 template <class T>
 __global__ void im2col_kernel(const T* x, T* cols, Window2d w)
 {
-    const int64_t pixels = w.N * w.OH * w.OW;
-    MT_GRID_STRIDE(i, w.C * w.KH * w.KW * pixels) {
-        const int64_t t = i / pixels, p = i % pixels;
+    const int64_t pixels = w.OH * w.OW, taps = w.C * w.KH * w.KW;
+    MT_GRID_STRIDE(i, w.N * taps * pixels) {
+        const int64_t n = i / (taps * pixels), t = (i / pixels) % taps, p = i % pixels;
         const int64_t c = t / (w.KH * w.KW), kh = (t / w.KW) % w.KH, kw = t % w.KW;
-        const int64_t n = p / (w.OH * w.OW), oh = (p / w.OW) % w.OH, ow = p % w.OW;
+        const int64_t oh = p / w.OW, ow = p % w.OW;
         const int64_t ih = oh * w.stride_h - w.pad_h + kh * w.dil_h, iw = ow * w.stride_w - w.pad_w + kw * w.dil_w;
         cols[i] = (ih >= 0 && ih < w.H && iw >= 0 && iw < w.W) ? x[((n * w.C + c) * w.H + ih) * w.W + iw] : T(0);
     }
@@ -25,7 +25,7 @@ __global__ void im2col_kernel(const T* x, T* cols, Window2d w)
 template <class T>
 __global__ void col2im_kernel(const T* cols, T* gx, Window2d w)
 {
-    const int64_t pixels = w.N * w.OH * w.OW;
+    const int64_t pixels = w.OH * w.OW, taps = w.C * w.KH * w.KW;
     MT_GRID_STRIDE(i, w.N * w.C * w.H * w.W) {
         const int64_t iw = i % w.W, ih = (i / w.W) % w.H, c = (i / (w.W * w.H)) % w.C, n = i / (w.W * w.H * w.C);
         T acc = 0;
@@ -39,7 +39,7 @@ __global__ void col2im_kernel(const T* cols, T* gx, Window2d w)
                 if (ws < 0 || ws % w.stride_w) continue;
                 const int64_t ow = ws / w.stride_w;
                 if (ow >= w.OW) continue;
-                acc += cols[((c * w.KH + kh) * w.KW + kw) * pixels + (n * w.OH + oh) * w.OW + ow];
+                acc += cols[(n * taps + (c * w.KH + kh) * w.KW + kw) * pixels + oh * w.OW + ow];
             }
         }
         gx[i] += acc;

@@ -31,36 +31,68 @@ struct MatrixArg {
     __device__ __forceinline__ T at(int64_t p, int64_t i, int64_t j) const { return data[p * batch + i * row + j * col]; }
 };
 
+// Which batches a block multiplies and where its sum goes: batch blockIdx.z into its own
+// C matrix, or (sum_of, the weight gradient of conv) every batch, added into one C.
+struct BatchPlan {
+    int64_t sum_of = 0;  // 0: one batch per blockIdx.z; n: all n batches, C += their sum
+    __device__ __forceinline__ int64_t first() const { return sum_of ? 0 : blockIdx.z; }
+    __device__ __forceinline__ int64_t end() const { return sum_of ? sum_of : blockIdx.z + 1; }
+};
+template <class T>
+__device__ __forceinline__ void store(T* C, BatchPlan plan, int64_t M, int64_t N, int64_t row, int64_t col, T acc)
+{
+    if (plan.sum_of)
+        C[row * N + col] += acc;
+    else
+        C[plan.first() * M * N + row * N + col] = acc;
+}
+
 // Thread mapping: thread (x, y) of block (bx, by, batch) computes C[batch, by*16+y, bx*16+x].
 template <class T>
-__global__ void matmul_naive_kernel(MatrixArg<T> A, MatrixArg<T> B, T* C, int64_t M, int64_t N, int64_t K)
+__global__ void matmul_naive_kernel(MatrixArg<T> A, MatrixArg<T> B, T* C, int64_t M, int64_t N, int64_t K,
+                                    BatchPlan plan)
 {
-    const int64_t p = blockIdx.z, row = int64_t(blockIdx.y) * blockDim.y + threadIdx.y,
+    const int64_t row = int64_t(blockIdx.y) * blockDim.y + threadIdx.y,
                   col = int64_t(blockIdx.x) * blockDim.x + threadIdx.x;
     if (row >= M || col >= N) return;
     T acc = 0;
-    for (int64_t k = 0; k < K; ++k) acc += A.at(p, row, k) * B.at(p, k, col);
-    C[p * M * N + row * N + col] = acc;
+    for (int64_t p = plan.first(); p < plan.end(); ++p)
+        for (int64_t k = 0; k < K; ++k) acc += A.at(p, row, k) * B.at(p, k, col);
+    store(C, plan, M, N, row, col, acc);
 }
 
 // Same mapping; the block walks K in steps of 16, each thread loading one element of
 // the A tile and one of the B tile into shared memory.
 template <class T>
-__global__ void matmul_tiled_kernel(MatrixArg<T> A, MatrixArg<T> B, T* C, int64_t M, int64_t N, int64_t K)
+__global__ void matmul_tiled_kernel(MatrixArg<T> A, MatrixArg<T> B, T* C, int64_t M, int64_t N, int64_t K,
+                                    BatchPlan plan)
 {
     __shared__ T As[kTile][kTile];
     __shared__ T Bs[kTile][kTile];
-    const int64_t p = blockIdx.z, row = int64_t(blockIdx.y) * kTile + threadIdx.y,
-                  col = int64_t(blockIdx.x) * kTile + threadIdx.x;
+    const int64_t row = int64_t(blockIdx.y) * kTile + threadIdx.y, col = int64_t(blockIdx.x) * kTile + threadIdx.x;
     T acc = 0;
-    for (int64_t k0 = 0; k0 < K; k0 += kTile) {
-        As[threadIdx.y][threadIdx.x] = (row < M && k0 + threadIdx.x < K) ? A.at(p, row, k0 + threadIdx.x) : T(0);
-        Bs[threadIdx.y][threadIdx.x] = (col < N && k0 + threadIdx.y < K) ? B.at(p, k0 + threadIdx.y, col) : T(0);
-        __syncthreads();  // both tiles fully loaded before anyone multiplies
-        for (int k = 0; k < kTile; ++k) acc += As[threadIdx.y][k] * Bs[k][threadIdx.x];
-        __syncthreads();  // everyone done with these tiles before the next load overwrites them
+    for (int64_t p = plan.first(); p < plan.end(); ++p) {
+        for (int64_t k0 = 0; k0 < K; k0 += kTile) {
+            As[threadIdx.y][threadIdx.x] = (row < M && k0 + threadIdx.x < K) ? A.at(p, row, k0 + threadIdx.x) : T(0);
+            Bs[threadIdx.y][threadIdx.x] = (col < N && k0 + threadIdx.y < K) ? B.at(p, k0 + threadIdx.y, col) : T(0);
+            __syncthreads();  // both tiles fully loaded before anyone multiplies
+            for (int k = 0; k < kTile; ++k) acc += As[threadIdx.y][k] * Bs[k][threadIdx.x];
+            __syncthreads();  // everyone done with these tiles before the next load overwrites them
+        }
     }
-    if (row < M && col < N) C[p * M * N + row * N + col] = acc;
+    if (row < M && col < N) store(C, plan, M, N, row, col, acc);
+}
+
+// Thread mapping: one thread per element i of C (M * N of them): C[i] += the sum over p of
+// parts[p, i] -- the cuBLAS path of sum_batches, after one batched GEMM into parts.
+template <class T>
+__global__ void add_batches_kernel(const T* parts, T* C, int64_t batch, int64_t size)
+{
+    MT_GRID_STRIDE(i, size) {
+        T acc = 0;
+        for (int64_t p = 0; p < batch; ++p) acc += parts[p * size + i];
+        C[i] += acc;
+    }
 }
 
 MatmulImpl g_impl = MT_CUDA_EMULATED ? MatmulImpl::Tiled : MatmulImpl::Cublas;
@@ -120,12 +152,12 @@ void set_matmul_impl(MatmulImpl impl)
 }
 MatmulImpl matmul_impl() { return g_impl; }
 
-void matmul(const Tensor& out, const Tensor& a_in, const Tensor& b_in)
+void matmul(const Tensor& out, const Tensor& a_in, const Tensor& b_in, bool sum_batches)
 {
-    const int64_t nd = out->dim();
-    int64_t M = out->shape[nd - 2];
-    const int64_t N = out->shape[nd - 1], K = a_in->shape[nd - 1];
-    int64_t batch = out->numel() / (M * N);
+    const int64_t nd = a_in->dim();
+    int64_t M = a_in->shape[nd - 2];
+    const int64_t N = b_in->shape[nd - 1], K = a_in->shape[nd - 1];
+    int64_t batch = a_in->numel() / (M * K);
     // An operand is copied only when its batch dims are not one stride, or (for cuBLAS)
     // neither its rows nor its columns are contiguous.
     const bool use_cublas = !MT_CUDA_EMULATED && g_impl == MatmulImpl::Cublas && is_floating(out->dtype);
@@ -139,25 +171,37 @@ void matmul(const Tensor& out, const Tensor& a_in, const Tensor& b_in)
     if (!readable(b, K, N, sb)) b = packed(b_in, copy), uniform_batch_stride(*b, sb);
     // (batch, M, K) @ a broadcast (K, N), as Linear on a (B, T, in) input: when A's
     // batches follow one another row by row, it is one GEMM of batch * M rows.
-    if (batch > 1 && sb == 0 && a->strides[nd - 1] == 1 && sa == M * a->strides[nd - 2]) M *= batch, batch = 1;
+    if (!sum_batches && batch > 1 && sb == 0 && a->strides[nd - 1] == 1 && sa == M * a->strides[nd - 2]) M *= batch, batch = 1;
 #if !MT_CUDA_EMULATED
     if (use_cublas) {
-        gemm_cublas(a, b, out, batch, M, N, K, blas_layout(M, K, a->strides[nd - 2], a->strides[nd - 1]),
+        // sum_batches: one batched GEMM into scratch matrices, then one kernel adds them up.
+        Tensor c = sum_batches ? empty({batch, M, N}, out->dtype, out->device()) : out;
+        gemm_cublas(a, b, c, batch, M, N, K, blas_layout(M, K, a->strides[nd - 2], a->strides[nd - 1]),
                     blas_layout(K, N, b->strides[nd - 2], b->strides[nd - 1]), sa, sb);
+        if (sum_batches) {
+            dispatch_floating(out->dtype, "matmul", [&](auto tag) {
+                using T = typename decltype(tag)::type;
+                MT_LAUNCH(blocks_for(M * N), kThreads, 0, 0, add_batches_kernel<T>)(c->data_as<T>(), out->data_as<T>(),
+                                                                                  batch, M * N);
+            });
+            MT_CUDA_CHECK_LAUNCH("matmul");
+        }
         return;
     }
 #endif
-    MT_CHECK_RUNTIME(batch <= 65535, "matmul: at most 65535 batches per launch on CUDA, got ", batch);
-    dim3 block(kTile, kTile), grid(unsigned((N + kTile - 1) / kTile), unsigned((M + kTile - 1) / kTile), unsigned(batch));
+    MT_CHECK_RUNTIME(sum_batches || batch <= 65535, "matmul: at most 65535 batches per launch on CUDA, got ", batch);
+    const BatchPlan plan{sum_batches ? batch : 0};
+    dim3 block(kTile, kTile),
+        grid(unsigned((N + kTile - 1) / kTile), unsigned((M + kTile - 1) / kTile), unsigned(sum_batches ? 1 : batch));
     dispatch(out->dtype, [&](auto tag) {
         using T = typename decltype(tag)::type;
         if constexpr (!std::is_same_v<T, bool>) {
             const MatrixArg<T> A{a->data_as<T>(), sa, a->strides[nd - 2], a->strides[nd - 1]};
             const MatrixArg<T> B{b->data_as<T>(), sb, b->strides[nd - 2], b->strides[nd - 1]};
             if (g_impl == MatmulImpl::Naive)
-                MT_LAUNCH(grid, block, 0, 0, matmul_naive_kernel<T>)(A, B, out->data_as<T>(), M, N, K);
+                MT_LAUNCH(grid, block, 0, 0, matmul_naive_kernel<T>)(A, B, out->data_as<T>(), M, N, K, plan);
             else
-                MT_LAUNCH(grid, block, 0, 0, matmul_tiled_kernel<T>)(A, B, out->data_as<T>(), M, N, K);
+                MT_LAUNCH(grid, block, 0, 0, matmul_tiled_kernel<T>)(A, B, out->data_as<T>(), M, N, K, plan);
         }
     });
     MT_CUDA_CHECK_LAUNCH("matmul");

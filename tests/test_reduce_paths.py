@@ -310,3 +310,35 @@ def test_gradcheck_along_each_layout(device, fn):
     x_np = np.random.default_rng(4).permutation(60).reshape(2, 3, 5, 2) / 7.0  # distinct: no ties for max
     x = minitorch.tensor(x_np, requires_grad=True, device=device)
     assert gradcheck(fn, (x,))
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64, np.int64], ids=lambda d: np.dtype(d).name)
+def test_full_reductions_give_the_same_bits_on_any_number_of_threads(dtype):
+    # The CPU cuts one long row into fixed blocks that threads share, and combines the
+    # block results in block order: 1 and 2 threads must agree to the last bit.
+    x_np = random_array(3, (BIG,), dtype) if dtype != np.int64 else \
+        np.random.default_rng(3).integers(-10**6, 10**6, size=BIG)
+    x = minitorch.tensor(x_np)
+    before = minitorch.get_num_threads()
+    results = []
+    try:
+        for threads in (1, 2):
+            minitorch.set_num_threads(threads)
+            results.append((x.sum().item(), x.max().item(), x.argmax().item(), x.argmin().item()))
+    finally:
+        minitorch.set_num_threads(before)
+    assert results[0] == results[1]
+    assert results[0][2] == x_np.argmax() and results[0][3] == x_np.argmin()
+
+
+@pytest.mark.parametrize("device", DEVICES)
+@pytest.mark.parametrize("at", [[15, 16], [16, 17], [31, 47], [49], [0, 49]], ids=str)
+def test_row_ties_around_the_simd_groups(device, at):
+    # A row's best value is found 16 lanes at a time, then its first place group by group.
+    row = np.linspace(-1, 0, 50).astype(np.float32)[::-1].copy()
+    row[at] = 7.0
+    x_np = np.stack([row, -row])
+    x = minitorch.tensor(x_np, device=device)
+    assert_tensor_equal(x.argmax(1), x_np.argmax(1))
+    assert_tensor_equal(x.argmin(1), x_np.argmin(1))
+    assert x_np.argmax(1)[0] == at[0] == x_np.argmin(1)[1]

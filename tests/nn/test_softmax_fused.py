@@ -353,3 +353,18 @@ def test_class_loss_node_names(device, loss):
     assert out.grad_fn.name() == {"cross_entropy": "CrossEntropyLossBackward0", "nll_loss": "NllLossBackward0"}[loss]
     assert F.softmax(x, 1).grad_fn.name() == "SoftmaxBackward0"
     assert F.log_softmax(x, 1).grad_fn.name() == "LogSoftmaxBackward0"
+
+
+@pytest.mark.parametrize("name", list(FNS))
+@pytest.mark.parametrize("c", [2, 9, 1000])
+def test_softmax_rows_with_plus_inf(device, name, c):
+    # A +inf entry: inf - inf is NaN there, and the other entries get 0 (or -inf), as in
+    # PyTorch; the SIMD row path hands such rows to the online merge.
+    fn, _ = FNS[name]
+    x = rand((2, c), 3)
+    x[0, c // 2] = np.inf
+    x[1, :] = np.inf
+    got = to_numpy(fn(minitorch.tensor(x, device=device), 1))
+    assert np.isnan(got[0, c // 2]) and np.isnan(got[1]).all()
+    others = np.delete(got[0], c // 2)
+    assert (others == (0.0 if name == "softmax" else -np.inf)).all()

@@ -99,8 +99,11 @@ struct ClassLoss {
 //             (sum(dtype=bool)) is True where any value is.
 //  matmul     out (batch..., M, N) contiguous = a (batch..., M, K) @ b (batch..., K, N);
 //             a and b expanded to one batch shape, one dtype, and each matrix has a unit
-//             stride along its rows or its columns (the op makes a copy otherwise); out
+//             stride along its rows or its columns (the kernel copies otherwise); out
 //             is not empty and K > 0 (the op handles those).
+//             With sum_batches, out is one (M, N) matrix and gets the products of every
+//             batch ADDED to it: out += sum over p of a[p] @ b[p] (convolution's weight
+//             gradient: one GEMM per sample, accumulated).
 //  gather_rows       out[i, :] = in[index[i], :]     (in, out contiguous (rows, row_size))
 //  scatter_add_rows  out[index[i], :] += in[i, :]    (index contiguous int64, in range)
 //  check_index  out[i] = index[i], negatives wrapped (+size) where allowed; both contiguous
@@ -108,8 +111,10 @@ struct ClassLoss {
 //             A GPU records the first one in device memory, writes 0 in its place (so later
 //             kernels stay inside their tensors) and raises it at the next synchronization
 //             (.item(), .cpu(), cuda.synchronize()): reading it back at once would stall.
-//  im2col     cols (C*KH*KW, N*OH*OW) contiguous: row (c, kh, kw) holds, for every output
-//             pixel, the input value that tap sees (zero where the window is over padding).
+//  im2col     cols (N, C*KH*KW, OH*OW) contiguous, input (N, C, H, W) contiguous: for each
+//             sample n, row (c, kh, kw) holds, for every output pixel, the input value that
+//             tap sees (zero where the window is over padding) -- F.unfold's layout. The op
+//             calls it on a chunk of samples at a time (w.N is the chunk's size).
 //  col2im     the reverse, adding cols back into grad_input (N, C, H, W), zeroed by the caller.
 //  max_pool2d / avg_pool2d (+ _backward)  over each (n, c) plane, all contiguous. max:
 //             out and indices (N, C, OH, OW), indices are flat positions ih*W + iw in the
@@ -146,7 +151,7 @@ struct ClassLoss {
     X(zip, (BinaryOp op, const Tensor& out, const Tensor& a, const Tensor& b))                       \
     X(where, (const Tensor& out, const Tensor& cond, const Tensor& a, const Tensor& b))              \
     X(reduce, (ReduceOp op, const Tensor& values, const Tensor& indices, const Tensor& in))          \
-    X(matmul, (const Tensor& out, const Tensor& a, const Tensor& b))                                 \
+    X(matmul, (const Tensor& out, const Tensor& a, const Tensor& b, bool sum_batches))               \
     X(gather_rows, (const Tensor& out, const Tensor& in, const Tensor& index))                       \
     X(scatter_add_rows, (const Tensor& out, const Tensor& in, const Tensor& index))                  \
     X(check_index, (const Tensor& out, const Tensor& index, const IndexCheck& check))                \

@@ -29,16 +29,16 @@ inline void set_blas_threads_for(double flops, int budget)
     }
 }
 
-// C = A @ B, A (M, K) and B (K, N) with BLAS layouts already chosen.
+// C = A @ B (or C += A @ B when add), A (M, K) and B (K, N) with BLAS layouts already chosen.
 inline void gemm(CBLAS_TRANSPOSE ta, CBLAS_TRANSPOSE tb, int m, int n, int k, const float* a, int lda,
-                 const float* b, int ldb, float* c, int ldc)
+                 const float* b, int ldb, float* c, int ldc, bool add = false)
 {
-    MT_CBLAS_SGEMM(CblasRowMajor, ta, tb, m, n, k, 1.0f, a, lda, b, ldb, 0.0f, c, ldc);
+    MT_CBLAS_SGEMM(CblasRowMajor, ta, tb, m, n, k, 1.0f, a, lda, b, ldb, add ? 1.0f : 0.0f, c, ldc);
 }
 inline void gemm(CBLAS_TRANSPOSE ta, CBLAS_TRANSPOSE tb, int m, int n, int k, const double* a, int lda,
-                 const double* b, int ldb, double* c, int ldc)
+                 const double* b, int ldb, double* c, int ldc, bool add = false)
 {
-    MT_CBLAS_DGEMM(CblasRowMajor, ta, tb, m, n, k, 1.0, a, lda, b, ldb, 0.0, c, ldc);
+    MT_CBLAS_DGEMM(CblasRowMajor, ta, tb, m, n, k, 1.0, a, lda, b, ldb, add ? 1.0 : 0.0, c, ldc);
 }
 
 }  // namespace minitorch::cpu

@@ -31,16 +31,17 @@ void batch_offsets(const TensorImpl& t, int64_t batch_dims, std::vector<int64_t>
 //   blocked — i-k-j order over kTile x kTile tiles: each tile of B is reused from cache
 //             while a tile of A streams through, and the inner loop is contiguous;
 //   blas    — OpenBLAS (the default): packing, SIMD micro-kernels, threads.
-// All take one (M, K) @ (K, N) product with row strides lda / ldb and write C (M, N).
+// All take one (M, K) @ (K, N) product with row strides lda / ldb and write C (M, N),
+// or add to it when `add`.
 template <class T>
 void matmul_naive(int64_t M, int64_t N, int64_t K, const T* A, int64_t lda_r, int64_t lda_c, const T* B,
-                  int64_t ldb_r, int64_t ldb_c, T* C)
+                  int64_t ldb_r, int64_t ldb_c, T* C, bool add)
 {
     for (int64_t i = 0; i < M; ++i)
         for (int64_t j = 0; j < N; ++j) {
             T acc = 0;
             for (int64_t k = 0; k < K; ++k) acc += A[i * lda_r + k * lda_c] * B[k * ldb_r + j * ldb_c];
-            C[i * N + j] = acc;
+            C[i * N + j] = add ? C[i * N + j] + acc : acc;
         }
 }
 
@@ -48,9 +49,10 @@ constexpr int64_t kTile = 64;
 
 template <class T>
 void matmul_blocked(int64_t M, int64_t N, int64_t K, const T* A, int64_t lda_r, int64_t lda_c, const T* B,
-                    int64_t ldb_r, int64_t ldb_c, T* C)
+                    int64_t ldb_r, int64_t ldb_c, T* C, bool add)
 {
-    for (int64_t i = 0; i < M * N; ++i) C[i] = 0;
+    if (!add)
+        for (int64_t i = 0; i < M * N; ++i) C[i] = 0;
     // Rows of C are independent: threads split the row tiles.
     parallel_for((M + kTile - 1) / kTile, 1, [&](int64_t t0, int64_t t1) {
         for (int64_t i0 = t0 * kTile; i0 < std::min(M, t1 * kTile); i0 += kTile)
@@ -80,11 +82,13 @@ MatmulAlgo g_matmul_algo = MatmulAlgo::Blas;
 void set_matmul_algo(MatmulAlgo algo) { g_matmul_algo = algo; }
 MatmulAlgo matmul_algo() { return g_matmul_algo; }
 
-void matmul(const Tensor& out, const Tensor& a_in, const Tensor& b_in)
+void matmul(const Tensor& out, const Tensor& a_in, const Tensor& b_in, bool sum_batches)
 {
-    const int64_t nd = out->dim();
-    const int64_t M = out->shape[nd - 2], N = out->shape[nd - 1], K = a_in->shape[nd - 1];
-    const int64_t batch = out->numel() / (M * N);
+    const int64_t nd = a_in->dim();
+    const int64_t M = a_in->shape[nd - 2], N = b_in->shape[nd - 1], K = a_in->shape[nd - 1];
+    const int64_t batch = a_in->numel() / (M * K);
+    // Batch p's product lands at C + c_off(p): its own matrix, or (sum_batches) all on one.
+    auto c_off = [&](int64_t p) { return sum_batches ? 0 : p * M * N; };
 
     Tensor a = a_in, b = b_in;
     std::vector<int64_t> a_offs, b_offs;
@@ -97,8 +101,9 @@ void matmul(const Tensor& out, const Tensor& a_in, const Tensor& b_in)
         const int64_t am = a->strides[nd - 2], ak = a->strides[nd - 1];
         const int64_t bk = b->strides[nd - 2], bn = b->strides[nd - 1];
         for (int64_t p = 0; p < batch; ++p) {
-            int64_t* c = C + p * M * N;
-            for (int64_t i = 0; i < M * N; ++i) c[i] = 0;
+            int64_t* c = C + c_off(p);
+            if (!sum_batches)
+                for (int64_t i = 0; i < M * N; ++i) c[i] = 0;
             for (int64_t i = 0; i < M; ++i)
                 for (int64_t k = 0; k < K; ++k) {
                     const int64_t av = A[a_offs[p] + i * am + k * ak];
@@ -116,9 +121,9 @@ void matmul(const Tensor& out, const Tensor& a_in, const Tensor& b_in)
             T* C = out->data_as<T>();
             for (int64_t p = 0; p < batch; ++p) {
                 if (g_matmul_algo == MatmulAlgo::Naive)
-                    matmul_naive(M, N, K, A + a_offs[p], ar, ac, B + b_offs[p], br, bc, C + p * M * N);
+                    matmul_naive(M, N, K, A + a_offs[p], ar, ac, B + b_offs[p], br, bc, C + c_off(p), sum_batches);
                 else
-                    matmul_blocked(M, N, K, A + a_offs[p], ar, ac, B + b_offs[p], br, bc, C + p * M * N);
+                    matmul_blocked(M, N, K, A + a_offs[p], ar, ac, B + b_offs[p], br, bc, C + c_off(p), sum_batches);
             }
         });
         return;
@@ -148,7 +153,8 @@ void matmul(const Tensor& out, const Tensor& a_in, const Tensor& b_in)
         T* C = out->data_as<T>();
         set_blas_threads_for(2.0 * double(M) * double(N) * double(K) * double(batch), get_num_threads());
         for (int64_t p = 0; p < batch; ++p)
-            gemm(ta, tb, int(M), int(N), int(K), A + a_offs[p], int(lda), B + b_offs[p], int(ldb), C + p * M * N, int(N));
+            gemm(ta, tb, int(M), int(N), int(K), A + a_offs[p], int(lda), B + b_offs[p], int(ldb), C + c_off(p), int(N),
+                 sum_batches);
     });
 }
 

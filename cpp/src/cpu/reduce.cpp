@@ -2,12 +2,17 @@
 // (outer, R, inner) tensor is reduced, so output (o, i) is a sum over r of in[o, r, i]
 // (or, for max/min/arg*, the best value and the r it was found at).
 //
-// inner == 1: each output reads one contiguous row of R values (eight running sums).
+// inner == 1: each output reads one contiguous row of R values, cut into blocks of
+// kBlock values. Each block is reduced in SIMD lanes; the block results are combined in
+// block order. A single long row (x.sum(), x.max()) gives its blocks to different
+// threads: with the fixed blocks and the fixed combining order, the answer is the same
+// bits on any number of threads.
 // inner > 1: the outputs of one o are contiguous along i, so a strip of up to kStrip of
 // them is kept in a small array and the R rows of that strip are added in turn (each
 // read contiguous, no transposed copy needed).
 #include <algorithm>
 #include <cmath>
+#include <vector>
 
 #include "kernels_cpu.h"
 #include "minitorch/parallel.h"
@@ -34,43 +39,128 @@ inline bool better(bool is_max, T v, T best)
     return is_max ? v > best : v < best;
 }
 
+constexpr int64_t kBlock = 2048;
+
+// The sum of one block of n <= kBlock values, in the accumulator type: eight running sums
+// (independent chains the compiler keeps in SIMD registers), added at the end.
 template <class T>
-T sum_row(const T* row, int64_t n)
+typename Acc<T>::type sum_block(const T* x, int64_t n)
 {
-    // Eight running sums (summed at the end): independent chains the compiler can keep in
-    // SIMD registers, and a little more accurate.
     using A = typename Acc<T>::type;
     A lanes[8] = {0, 0, 0, 0, 0, 0, 0, 0};
     int64_t i = 0;
     for (; i + 8 <= n; i += 8)
-        for (int k = 0; k < 8; ++k) lanes[k] += row[i + k];
+        for (int k = 0; k < 8; ++k) lanes[k] += x[i + k];
     A acc = 0;
-    for (; i < n; ++i) acc += row[i];
+    for (; i < n; ++i) acc += x[i];
     for (int k = 0; k < 8; ++k) acc += lanes[k];
+    return acc;
+}
+
+// float blocks: 32 float running sums (four AVX2 registers, no conversion in the loop: as
+// fast as memory delivers), added in double. A float partial sum holds only kBlock / 32
+// values, so the total stays as accurate as summing in double.
+template <>
+double sum_block<float>(const float* x, int64_t n)
+{
+    float lanes[32] = {};
+    int64_t i = 0;
+    for (; i + 32 <= n; i += 32)
+        for (int k = 0; k < 32; ++k) lanes[k] += x[i + k];
+    double acc = 0;
+    for (int k = 0; k < 32; ++k) acc += lanes[k];
+    for (; i < n; ++i) acc += x[i];
+    return acc;
+}
+
+// The best value of one contiguous block and the first place it is found: NaN beats
+// everything (the first NaN is reported), ties keep the earlier place (better()).
+template <class T>
+struct Best {
+    T value;
+    int64_t at;
+};
+
+template <bool kMax, class T>
+Best<T> best_block(const T* x, int64_t n)
+{
+    // 1) The best value, lane-wise and branch-free: `v > b ? v : b` is one SIMD max
+    //    instruction, and a NaN never wins it -- so NaNs are counted on the side.
+    constexpr int L = 16;
+    T lanes[L];
+    std::fill(lanes, lanes + L, x[0]);
+    bool nan = false;
+    int64_t i = 0;
+    for (; i + L <= n; i += L)
+        for (int k = 0; k < L; ++k) {
+            const T v = x[i + k];
+            lanes[k] = (kMax ? v > lanes[k] : v < lanes[k]) ? v : lanes[k];
+            if constexpr (std::is_floating_point_v<T>) nan |= v != v;
+        }
+    T best = lanes[0];
+    for (int k = 1; k < L; ++k) best = (kMax ? lanes[k] > best : lanes[k] < best) ? lanes[k] : best;
+    for (; i < n; ++i) {
+        best = (kMax ? x[i] > best : x[i] < best) ? x[i] : best;
+        if constexpr (std::is_floating_point_v<T>) nan |= x[i] != x[i];
+    }
+    // 2) Its first place: test L values at a time, then look inside the group that has it.
+    auto is_it = [&](T v) {
+        if constexpr (std::is_floating_point_v<T>)
+            if (nan) return v != v;
+        return v == best;
+    };
+    for (int64_t g = 0; g < n; g += L) {
+        const int64_t end = std::min(n, g + L);
+        bool found = false;
+        for (int64_t j = g; j < end; ++j) found |= is_it(x[j]);
+        if (found)
+            for (int64_t j = g; j < end; ++j)
+                if (is_it(x[j])) return {x[j], j};
+    }
+    return {best, 0};  // not reached: best is one of the values
+}
+
+// A contiguous row of n values reduced block by block (blocks to threads when `split`),
+// block results combined in order.
+template <class T>
+T sum_row(const T* row, int64_t n, bool split)
+{
+    using A = typename Acc<T>::type;
+    const int64_t blocks = (n + kBlock - 1) / kBlock;
+    if (!split || blocks < 2) {
+        A acc = 0;
+        for (int64_t b = 0; b < blocks; ++b) acc += sum_block(row + b * kBlock, std::min(kBlock, n - b * kBlock));
+        return static_cast<T>(acc);
+    }
+    std::vector<A> part(blocks);
+    parallel_for(blocks, kGrainSize / kBlock, [&](int64_t b0, int64_t b1) {
+        for (int64_t b = b0; b < b1; ++b) part[b] = sum_block(row + b * kBlock, std::min(kBlock, n - b * kBlock));
+    });
+    A acc = 0;
+    for (A v : part) acc += v;
     return static_cast<T>(acc);
 }
 
-// float rows: 32 float running sums over blocks of kBlock values (four AVX2 registers, no
-// conversion in the loop: as fast as memory delivers), each block's total then added in
-// double. A float partial sum holds only kBlock / 32 values, so the result stays as
-// accurate as summing in double, and the order is fixed: the same answer every run.
-constexpr int64_t kBlock = 2048;
-
-template <>
-float sum_row<float>(const float* row, int64_t n)
+template <bool kMax, class T>
+Best<T> best_row(const T* row, int64_t n, bool split)
 {
-    double acc = 0;
-    int64_t i = 0;
-    for (; i + kBlock <= n; i += kBlock) {
-        float lanes[32] = {};
-        for (int64_t b = 0; b < kBlock; b += 32)
-            for (int k = 0; k < 32; ++k) lanes[k] += row[i + b + k];
-        double block = 0;
-        for (int k = 0; k < 32; ++k) block += lanes[k];
-        acc += block;
+    const int64_t blocks = (n + kBlock - 1) / kBlock;
+    std::vector<Best<T>> part(split ? blocks : 0);
+    auto block = [&](int64_t b) {
+        Best<T> r = best_block<kMax>(row + b * kBlock, std::min(kBlock, n - b * kBlock));
+        r.at += b * kBlock;
+        return r;
+    };
+    if (split && blocks > 1)
+        parallel_for(blocks, kGrainSize / kBlock, [&](int64_t b0, int64_t b1) {
+            for (int64_t b = b0; b < b1; ++b) part[b] = block(b);
+        });
+    Best<T> best = split && blocks > 1 ? part[0] : block(0);
+    for (int64_t b = 1; b < blocks; ++b) {
+        const Best<T> r = split ? part[b] : block(b);
+        if (better(kMax, r.value, best.value)) best = r;
     }
-    for (; i < n; ++i) acc += row[i];
-    return static_cast<float>(acc);
+    return best;
 }
 
 // out[c] = sum over r < R of x[r * inner + c], for the n <= kStrip columns c of one strip.
@@ -87,17 +177,22 @@ void sum_strip(const T* x, int64_t R, int64_t inner, int64_t n, T* out)
 }
 
 // The best of each of the n columns of a strip: value into val[c], r into idx[c] (either
-// may be null).
-template <class T>
-void best_strip(bool is_max, const T* x, int64_t R, int64_t inner, int64_t n, T* val, int64_t* idx)
+// may be null). Branch-free selects, so the loop over c runs in SIMD lanes.
+template <bool kMax, class T>
+void best_strip(const T* x, int64_t R, int64_t inner, int64_t n, T* val, int64_t* idx)
 {
     T best[kStrip];
     int64_t at[kStrip] = {};
     std::copy(x, x + n, best);  // R >= 1
     for (int64_t r = 1; r < R; ++r) {
         x += inner;
-        for (int64_t c = 0; c < n; ++c)
-            if (better(is_max, x[c], best[c])) best[c] = x[c], at[c] = r;
+        for (int64_t c = 0; c < n; ++c) {
+            const T v = x[c], b = best[c];
+            bool take = kMax ? v > b : v < b;
+            if constexpr (std::is_floating_point_v<T>) take |= (v != v) & (b == b);  // NaN wins and stays
+            best[c] = take ? v : b;
+            at[c] = take ? r : at[c];
+        }
     }
     if (val) std::copy(best, best + n, val);
     if (idx) std::copy(at, at + n, idx);
@@ -114,6 +209,16 @@ void reduce(ReduceOp op, const Tensor& values, const Tensor& indices, const Tens
         const T* x = in->data_as<T>();
         T* val = values ? values->data_as<T>() : nullptr;
         int64_t* idx = indices ? indices->data_as<int64_t>() : nullptr;
+        auto best_row_into = [&](int64_t j, const T* row, bool split) {
+            const Best<T> b = is_max ? best_row<true>(row, R, split) : best_row<false>(row, R, split);
+            if (val) val[j] = b.value;
+            if (idx) idx[j] = b.at;
+        };
+        if (outer * inner == 1) {  // one output: its row's blocks are the parallel work
+            if (op == ReduceOp::Sum) val[0] = sum_row(x, R, true);
+            else best_row_into(0, x, true);
+            return;
+        }
         // Outputs are independent: split them across threads when there is enough work
         // (a chunk of outputs holds about kGrainSize input values).
         const int64_t grain = std::max<int64_t>(1, kGrainSize / R);
@@ -124,11 +229,15 @@ void reduce(ReduceOp op, const Tensor& values, const Tensor& indices, const Tens
                 const int64_t o = j / inner, i = j % inner;
                 const int64_t n = std::min({j1 - j, inner - i, kStrip});
                 const T* src = x + o * R * inner + i;
-                if (op == ReduceOp::Sum) {
-                    if (inner == 1) val[j] = sum_row(src, R);
-                    else sum_strip(src, R, inner, n, val + j);
+                if (inner == 1) {
+                    if (op == ReduceOp::Sum) val[j] = sum_row(src, R, false);
+                    else best_row_into(j, src, false);
+                } else if (op == ReduceOp::Sum) {
+                    sum_strip(src, R, inner, n, val + j);
+                } else if (is_max) {
+                    best_strip<true>(src, R, inner, n, val ? val + j : nullptr, idx ? idx + j : nullptr);
                 } else {
-                    best_strip(is_max, src, R, inner, n, val ? val + j : nullptr, idx ? idx + j : nullptr);
+                    best_strip<false>(src, R, inner, n, val ? val + j : nullptr, idx ? idx + j : nullptr);
                 }
                 j += n;
             }

@@ -8,11 +8,18 @@
 // same outer index, consecutive inner ones) go together, up to kRowBlock of them, so
 // that the innermost loop reads adjacent memory; blocks are split across threads when
 // there is enough work.
+//
+// Rows along the last dim (inner == 1, the usual dim=-1, and every loss row) take a SIMD
+// path instead: a branch-free max, the exponentials by the vector math (vector_math.h)
+// into the output, then one pass that scales them. It needs a finite max; a row holding
+// an infinity (or only -inf) keeps the online merge, whose rules PyTorch's answers follow.
+#include <cmath>
 #include <vector>
 
 #include "kernels_cpu.h"
 #include "minitorch/parallel.h"
 #include "minitorch/softmax_math.h"
+#include "minitorch/vector_math.h"
 
 namespace minitorch::cpu {
 
@@ -33,6 +40,34 @@ void for_each_row_block(const SoftmaxRows& g, const F& f)
             f(o * g.C * g.inner + i, std::min(kRowBlock, g.inner - i));
         }
     });
+}
+
+// A contiguous row of C values: its max m and s = the sum of exp(x - m), with the
+// exponentials left in e[0, C). False (nothing computed) where the SIMD exp is missing
+// or the max is not finite. A NaN never wins the max; it makes s NaN, as the merge does.
+template <class T>
+bool row_exp_sum(const T* x, int64_t C, T* e, T& m, T& s)
+{
+    if (!has_vector_map<T>(UnaryOp::Exp)) return false;
+    constexpr int L = 8;
+    T lanes[L];
+    std::fill(lanes, lanes + L, x[0]);
+    int64_t c = 0;
+    for (; c + L <= C; c += L)
+        for (int k = 0; k < L; ++k) lanes[k] = x[c + k] > lanes[k] ? x[c + k] : lanes[k];
+    m = lanes[0];
+    for (int k = 1; k < L; ++k) m = lanes[k] > m ? lanes[k] : m;
+    for (; c < C; ++c) m = x[c] > m ? x[c] : m;
+    if (!std::isfinite(m)) return false;
+    for (c = 0; c < C; ++c) e[c] = x[c] - m;
+    vector_map(UnaryOp::Exp, e, e, C);
+    T sums[L] = {};
+    for (c = 0; c + L <= C; c += L)
+        for (int k = 0; k < L; ++k) sums[k] += e[c + k];
+    s = 0;
+    for (; c < C; ++c) s += e[c];
+    for (int k = 0; k < L; ++k) s += sums[k];
+    return true;
 }
 
 // Calls f(n) for every row n of an (N, C) loss input, rows split across threads.
@@ -56,6 +91,25 @@ void softmax(const Tensor& out, const Tensor& in, int64_t dim, bool log)
         using T = typename decltype(tag)::type;
         const T* x = in->data_as<T>();
         T* y = out->data_as<T>();
+        if (g.inner == 1 && has_vector_map<T>(UnaryOp::Exp)) {
+            for_each_sample(g.outer, g.C, [&](int64_t r) {
+                const T* xr = x + r * g.C;
+                T* yr = y + r * g.C;
+                T m, s;
+                if (row_exp_sum(xr, g.C, yr, m, s)) {
+                    const T log_s = std::log(s);
+                    if (log)
+                        for (int64_t c = 0; c < g.C; ++c) yr[c] = (xr[c] - m) - log_s;
+                    else
+                        for (int64_t c = 0; c < g.C; ++c) yr[c] = yr[c] / s;
+                    return;
+                }
+                m = T(-INFINITY), s = T(0);
+                for (int64_t c = 0; c < g.C; ++c) softmax_merge(m, s, xr[c], T(1));
+                for (int64_t c = 0; c < g.C; ++c) yr[c] = softmax_value(log, xr[c], m, s);
+            });
+            return;
+        }
         for_each_row_block(g, [&](int64_t base, int64_t n) {
             T m[kRowBlock], s[kRowBlock];
             for (int64_t j = 0; j < n; ++j) m[j] = T(-INFINITY), s[j] = T(0);
@@ -79,6 +133,25 @@ void softmax_backward(const Tensor& grad_in, const Tensor& grad_out, const Tenso
         const T* go = grad_out->data_as<T>();
         const T* y = out->data_as<T>();
         T* gi = grad_in->data_as<T>();
+        if (g.inner == 1) {  // contiguous rows: plain loops the compiler runs in SIMD lanes
+            for_each_sample(g.outer, g.C, [&](int64_t r) {
+                const T *gr = go + r * g.C, *yr = y + r * g.C;
+                T* out_r = gi + r * g.C;
+                T sums[8] = {}, row_sum = 0;
+                int64_t c = 0;
+                for (; c + 8 <= g.C; c += 8)
+                    for (int k = 0; k < 8; ++k) sums[k] += softmax_backward_term(log, gr[c + k], yr[c + k]);
+                for (; c < g.C; ++c) row_sum += softmax_backward_term(log, gr[c], yr[c]);
+                for (int k = 0; k < 8; ++k) row_sum += sums[k];
+                if (log && has_vector_map<T>(UnaryOp::Exp)) {  // g - exp(y) * sum, the exp in SIMD
+                    vector_map(UnaryOp::Exp, out_r, yr, g.C);
+                    for (c = 0; c < g.C; ++c) out_r[c] = gr[c] - out_r[c] * row_sum;
+                } else {
+                    for (c = 0; c < g.C; ++c) out_r[c] = softmax_backward_value(log, gr[c], yr[c], row_sum);
+                }
+            });
+            return;
+        }
         for_each_row_block(g, [&](int64_t base, int64_t n) {
             T row_sum[kRowBlock] = {};
             for (int64_t c = 0; c < g.C; ++c) {
@@ -113,8 +186,14 @@ void class_loss(const Tensor& out, const Tensor& lse, const Tensor& count, const
         for_each_sample(N, C, [&](int64_t n) {
             const int64_t base = n * C;
             T m = T(-INFINITY), s = T(0);
-            if (spec.from_logits)
-                for (int64_t c = 0; c < C; ++c) softmax_merge(m, s, x[base + c], T(1));
+            if (spec.from_logits) {
+                thread_local std::vector<T> e;  // the row's exponentials; only their sum is kept
+                e.resize(size_t(C));
+                if (!row_exp_sum(x + base, C, e.data(), m, s)) {
+                    m = T(-INFINITY), s = T(0);
+                    for (int64_t c = 0; c < C; ++c) softmax_merge(m, s, x[base + c], T(1));
+                }
+            }
             if (lse) lse->data_as<double>()[n] = row_logsumexp(m, s);
             per_row[n] = class_row_loss(x + base, target_class(t[n], spec.check), spec.from_logits, m, s);
         });

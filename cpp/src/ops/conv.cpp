@@ -1,10 +1,16 @@
-// conv.cpp — conv2d as im2col + one GEMM, and max/avg pooling, with their backward.
+// conv.cpp — conv2d as im2col + GEMMs, and max/avg pooling, with their backward.
 //
-//   forward:  cols = im2col(x)                     (C*KH*KW, N*OH*OW)
-//             Y = W @ cols (+ b)                   (O, N*OH*OW)  -> (N, O, OH, OW)
-//   backward: G = grad as (O, N*OH*OW)
-//             dW = G @ cols^T,  db = sum over G's columns,  dx = col2im(W^T @ G)
+// Per sample n, with cols[n] = im2col(x[n]) of shape (C*KH*KW, OH*OW) and W seen as a
+// (O, C*KH*KW) matrix:
+//   forward:  y[n] = W @ cols[n] (+ b)               (O, OH*OW): y's own NCHW layout
+//   backward: dW = sum over n of G[n] @ cols[n]^T,   db = sum of G over n and pixels,
+//             dx[n] = col2im(W^T @ G[n])             (G[n]: the gradient of y[n])
+// The batch is walked in chunks of samples with one reused column buffer, so memory
+// stays bounded whatever the batch; W^T and cols^T are transposed views (BLAS flags).
+// The columns are not saved for backward: x is, and backward runs im2col again.
 // conv1d is conv2d with H = 1 (see python/minitorch/nn/functional.py).
+#include <algorithm>
+
 #include "minitorch/autograd.h"
 #include "minitorch/ops.h"
 
@@ -33,35 +39,105 @@ void check_params(const char* op, std::array<int64_t, 2> stride, std::array<int6
     }
 }
 
-Tensor channels_first(const Tensor& g)  // (N, O, OH, OW) -> (O, N*OH*OW)
+// Samples [n0, n0 + m) of a contiguous (N, ...) tensor, each seen as a (rows, cols) matrix.
+Tensor per_sample(const Tensor& t, int64_t n0, int64_t m, int64_t rows, int64_t cols)
 {
-    Tensor p = contiguous(permute(g, {1, 0, 2, 3}));
-    return view(p, {p->shape[0], p->numel() / std::max<int64_t>(p->shape[0], 1)});
+    return make_view(t, {m, rows, cols}, {rows * cols, cols, 1}, t->offset + n0 * rows * cols);
 }
 
-// derivative of conv2d, input input: col2im(W^T @ g), W as a (O, C*KH*KW) matrix and g as (O, N*OH*OW)
-// derivative of conv2d, input weight: g @ cols^T, cols = im2col(input)
+// How a conv2d walks its batch: chunks of `chunk` samples, one column buffer each.
+struct ConvPlan {
+    Window2d w;
+    int64_t O = 0, patch = 0, pixels = 0;  // out channels, C*KH*KW, OH*OW
+    int64_t chunk = 1;
+    // A 1x1 kernel with stride 1 and no padding needs no im2col: x[n] is already its
+    // own columns, (C, H*W).
+    bool direct = false;
+
+    ConvPlan(const Window2d& window, int64_t out_channels, DType dtype, Device device)
+        : w(window), O(out_channels), patch(window.C * window.KH * window.KW), pixels(window.OH * window.OW)
+    {
+        direct = w.KH == 1 && w.KW == 1 && w.stride_h == 1 && w.stride_w == 1 && w.pad_h == 0 && w.pad_w == 0;
+        // The CPU takes chunks whose columns stay in its cache while the GEMM reads them;
+        // a GPU takes big ones, so each launch has work for all its multiprocessors.
+        const int64_t budget = device.is_cpu() ? (int64_t(1) << 20) : (int64_t(64) << 20);
+        const int64_t per_sample_bytes = std::max<int64_t>(1, patch * pixels * int64_t(itemsize(dtype)));
+        chunk = std::clamp<int64_t>(budget / per_sample_bytes, 1, std::max<int64_t>(w.N, 1));
+    }
+    Tensor buffer(DType dtype, Device device) const
+    {
+        return direct ? Tensor() : empty({chunk, patch, pixels}, dtype, device);
+    }
+    // The columns of samples [n0, n0 + m) of the contiguous input xc, as (m, patch, pixels):
+    // im2col into `buffer`, or xc itself when direct.
+    Tensor columns(const Tensor& xc, const Tensor& buffer, int64_t n0, int64_t m) const
+    {
+        if (direct) return per_sample(xc, n0, m, patch, pixels);
+        Window2d wc = w;
+        wc.N = m;
+        Tensor cols = per_sample(buffer, 0, m, patch, pixels);
+        kernels(xc->device()).im2col(cols, per_sample(xc, n0, m, w.C, w.H * w.W), wc);
+        return cols;
+    }
+    // W (O, patch), contiguous, as the same matrix for each of m samples (batch stride 0),
+    // or its transpose (patch, O) as a view.
+    Tensor weights(const Tensor& wc, int64_t m, bool transposed) const
+    {
+        return transposed ? make_view(wc, {m, patch, O}, {0, 1, patch}, wc->offset)
+                          : make_view(wc, {m, O, patch}, {0, patch, 1}, wc->offset);
+    }
+};
+
+// derivative of conv2d, input input: dx[n] = col2im(W^T @ g[n]), W as a (O, C*KH*KW) matrix
+// derivative of conv2d, input weight: sum over n of g[n] @ im2col(input[n])^T
 // derivative of conv2d, input bias: sum of g over batch and pixels
 struct Conv2dBackward : Node {
-    Tensor cols, weight;
+    Tensor input, weight;  // input: contiguous, saved when weight needs a gradient
     Window2d w;
     std::string name() const override { return "ConvolutionBackward0"; }
     std::vector<Tensor> apply(std::vector<Tensor>& grads) override
     {
-        Tensor G = channels_first(grads[0]);  // (O, N*OH*OW)
+        Tensor G = contiguous(grads[0]);  // (N, O, OH, OW): g[n] is the (O, OH*OW) matrix of sample n
+        const Device device = G->device();
+        const DType dt = G->dtype;
         const Shape& ws = input_meta[1].shape;
-        Tensor gx, gw, gb;
-        if (needs_input_grad(0)) {
-            Tensor wm = view(contiguous(weight), {ws[0], ws[1] * ws[2] * ws[3]});
-            Tensor dcols = contiguous(matmul(transpose(wm, 0, 1), G));  // (C*KH*KW, N*OH*OW)
-            gx = zeros(input_meta[0].shape, G->dtype, input_meta[0].device);
-            kernels(gx->device()).col2im(gx, dcols, w);
+        const ConvPlan plan(w, ws[0], dt, device);
+        const bool need_x = needs_input_grad(0), need_w = needs_input_grad(1);
+        Tensor gx = need_x ? zeros(input_meta[0].shape, dt, device) : Tensor();
+        Tensor gw = need_w ? zeros(ws, dt, device) : Tensor();
+        if ((need_x || need_w) && G->numel() && plan.patch) {
+            const auto& k = kernels(device);
+            Tensor cols = need_w ? plan.buffer(dt, device) : Tensor();
+            Tensor dcols = need_x ? plan.buffer(dt, device) : Tensor();
+            Tensor wc = need_x ? contiguous(weight) : Tensor();
+            Tensor gw_matrix = need_w ? make_view(gw, {plan.O, plan.patch}, {plan.patch, 1}, gw->offset) : Tensor();
+            for (int64_t n0 = 0; n0 < w.N; n0 += plan.chunk) {
+                const int64_t m = std::min(plan.chunk, w.N - n0);
+                Tensor g = per_sample(G, n0, m, plan.O, plan.pixels);
+                if (need_w) {
+                    Tensor c = plan.columns(input, cols, n0, m);  // (m, patch, pixels)
+                    Tensor c_t = make_view(c, {m, plan.pixels, plan.patch}, {plan.patch * plan.pixels, 1, plan.pixels},
+                                           c->offset);
+                    k.matmul(gw_matrix, g, c_t, /*sum_batches=*/true);
+                }
+                if (need_x) {
+                    Tensor gx_m = per_sample(gx, n0, m, w.C, w.H * w.W);
+                    if (plan.direct) {
+                        k.matmul(gx_m, plan.weights(wc, m, true), g, false);
+                    } else {
+                        Tensor d = per_sample(dcols, 0, m, plan.patch, plan.pixels);
+                        k.matmul(d, plan.weights(wc, m, true), g, false);
+                        Window2d wm = w;
+                        wm.N = m;
+                        k.col2im(gx_m, d, wm);
+                    }
+                }
+            }
         }
-        if (needs_input_grad(1)) gw = reshape(matmul(G, transpose(cols, 0, 1)), ws);
-        if (needs_input_grad(2)) gb = sum(G, {1}, false, std::nullopt);
+        Tensor gb = needs_input_grad(2) ? sum(G, {0, 2, 3}, false, std::nullopt) : Tensor();
         return {gx, gw, gb};
     }
-    void release() override { cols.reset(), weight.reset(); }
+    void release() override { input.reset(), weight.reset(); }
 };
 
 // derivative of max_pool2d, input input: g added at the position that won each window (the saved indices)
@@ -141,21 +217,33 @@ Tensor conv2d(const Tensor& x, const Tensor& weight, const Tensor& bias, std::ar
              ") for input shape ", x->shape);
     w.OH = out_size(w.H, w.KH, w.stride_h, w.pad_h, w.dil_h);
     w.OW = out_size(w.W, w.KW, w.stride_w, w.pad_w, w.dil_w);
-    const int64_t O = weight->shape[0], patch = w.C * w.KH * w.KW;
+    const int64_t O = weight->shape[0];
 
-    Tensor cols;  // set by forward; weight's gradient reads it
+    Tensor xc;  // set by forward; weight's gradient reads it
     auto forward = [&] {
-        Tensor xc = contiguous(x);
-        cols = empty({patch, w.N * w.OH * w.OW}, x->dtype, x->device());
-        if (cols->numel()) kernels(x->device()).im2col(cols, xc, w);
-        Tensor y = matmul(view(contiguous(weight), {O, patch}), cols);  // (O, N*OH*OW)
-        if (bias) binary_(BinaryOp::Add, y, unsqueeze(bias, 1));
-        return contiguous(permute(view(y, {O, w.N, w.OH, w.OW}), {1, 0, 2, 3}));
+        const Device device = x->device();
+        const ConvPlan plan(w, O, x->dtype, device);
+        xc = contiguous(x);
+        Tensor y = empty({w.N, O, w.OH, w.OW}, x->dtype, device);
+        if (!y->numel()) return y;
+        const auto& k = kernels(device);
+        if (!plan.patch) {
+            k.fill(y, Scalar(0.0));  // no input channels: a sum of nothing
+        } else {
+            Tensor wc = contiguous(weight), cols = plan.buffer(x->dtype, device);
+            for (int64_t n0 = 0; n0 < w.N; n0 += plan.chunk) {
+                const int64_t m = std::min(plan.chunk, w.N - n0);
+                k.matmul(per_sample(y, n0, m, O, plan.pixels), plan.weights(wc, m, false),
+                         plan.columns(xc, cols, n0, m), false);
+            }
+        }
+        if (bias) binary_(BinaryOp::Add, y, view(bias, {O, 1, 1}));
+        return y;
     };
     // A missing bias is a null input: no edge, needs_input_grad(2) is false.
     return autograd::record_op<Conv2dBackward>({&x, &weight, &bias}, forward, [&](Conv2dBackward& n, const Tensor&) {
         n.w = w;
-        if (weight->requires_grad) n.cols = cols;
+        if (weight->requires_grad) n.input = autograd::save(n, xc);
         if (x->requires_grad) n.weight = autograd::save(n, weight);
         n.has_saved = true;
     });

@@ -34,7 +34,7 @@ Tensor batched_matmul(const Tensor& a, const Tensor& b)
         if (out->numel() && a->shape.back() == 0)
             kernels(a->device()).fill(out, Scalar(0.0));  // a sum over K = 0 terms
         else if (out->numel())
-            kernels(a->device()).matmul(out, a, b);
+            kernels(a->device()).matmul(out, a, b, false);
         return out;
     };
     return autograd::record_op<MatmulBackward>({&a, &b}, forward, [&](MatmulBackward& n, const Tensor&) {
