@@ -2,6 +2,7 @@
 #include "convert.h"
 
 #include <climits>
+#include <cstring>
 
 namespace minitorch::python {
 
@@ -135,14 +136,44 @@ std::optional<Tensor> operand(py::handle h, Device device)
     return std::nullopt;
 }
 
+namespace {
+
+// The 0-dim tensor for the number in `x * 2.0`, `1 - x`, `x / n` on the CPU: kept in a small
+// per-thread cache of the last few numbers used (by value and dtype), so a loop doing the
+// same arithmetic allocates nothing for its numbers. Safe to share: these tensors never
+// reach Python, and ops only read their operands (autograd may save one; nothing writes it).
+Tensor number_tensor(const Scalar& s, Device device, std::optional<DType> dtype)
+{
+    if (!device.is_cpu()) return scalar_tensor(s, device, dtype);
+    const DType dt = dtype ? *dtype : s.dtype;
+    struct Entry {
+        DType dt, kind;
+        double d;
+        int64_t i;
+        Tensor t;
+    };
+    constexpr int kEntries = 8;
+    thread_local Entry cache[kEntries];
+    thread_local int next = 0;
+    for (Entry& e : cache)  // bit-equal values only: 0.0 and -0.0, or two NaNs, stay apart
+        if (e.t && e.dt == dt && e.kind == s.dtype && e.i == s.i && std::memcmp(&e.d, &s.d, sizeof(double)) == 0)
+            return e.t;
+    Entry& e = cache[next];
+    next = (next + 1) % kEntries;
+    e = Entry{dt, s.dtype, s.d, s.i, scalar_tensor(s, device, dt)};
+    return e.t;
+}
+
+}  // namespace
+
 std::optional<Tensor> operand_like(py::handle h, const Tensor& like)
 {
     if (py::isinstance<TensorImpl>(h)) return h.cast<Tensor>();
     auto s = scalar_arg(h);
     if (!s) return std::nullopt;
     // A number of a category no higher than the tensor's never decides the result dtype.
-    if (category(s->dtype) <= category(like->dtype)) return scalar_tensor(*s, like->device(), like->dtype);
-    return scalar_tensor(*s, like->device());
+    if (category(s->dtype) <= category(like->dtype)) return number_tensor(*s, like->device(), like->dtype);
+    return number_tensor(*s, like->device(), std::nullopt);
 }
 
 Tensor tensor_or_null(py::handle h) { return py::isinstance<TensorImpl>(h) ? h.cast<Tensor>() : nullptr; }

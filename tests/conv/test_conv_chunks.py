@@ -1,6 +1,6 @@
 """conv2d walks its batch in chunks of samples with one reused im2col buffer (ops/conv.cpp).
 
-The CPU's chunk holds about 1 MiB of columns, so the shapes here are large enough that a
+The CPU's chunk holds about 256 KiB of columns (at least one sample), so the shapes here are large enough that a
 batch spans several chunks (and the last one is short); the results must not depend on
 where the chunks fall. The references are vectorised NumPy (sliding windows + einsum),
 independent of im2col, for the forward and all three gradients.
@@ -47,6 +47,7 @@ def reference(x, w, b, g, stride, padding, dilation):
 CASES = [
     # N, C, O, H, W, K, stride, padding, dilation: each spans several CPU chunks
     pytest.param(7, 8, 5, 32, 32, 3, (1, 1), (1, 1), (1, 1), id="3x3-pad"),
+    pytest.param(7, 4, 3, 20, 20, 3, (1, 1), (1, 1), (1, 1), id="short-last-chunk"),  # chunks 4+3 (float64: 2+2+2+1)
     pytest.param(5, 6, 4, 40, 36, 3, (2, 1), (0, 2), (1, 2), id="stride-dilation"),
     pytest.param(4, 300, 3, 32, 32, 1, (1, 1), (0, 0), (1, 1), id="1x1-direct"),
     pytest.param(3, 20, 4, 30, 30, 1, (2, 2), (1, 1), (1, 1), id="1x1-strided"),
@@ -103,7 +104,7 @@ def test_conv2d_zero_input_channels_gives_the_bias(device):
 @pytest.mark.skipif(not minitorch.cpu.caching_enabled(), reason="CPU memory statistics need the caching allocator")
 def test_conv2d_memory_is_bounded_by_a_chunk_not_the_batch():
     # Columns for the whole batch would be C*KH*KW * N*OH*OW floats = 37.7 MB here; one
-    # chunk's buffer is about 1 MiB. Forward keeps only the output (4 MiB) and a buffer;
+    # chunk's buffer is about 256 KiB. Forward keeps only the output (4 MiB) and a buffer;
     # backward adds the input and output gradients and two buffers.
     N, C, H, W = 64, 16, 32, 32
     x = minitorch.randn(N, C, H, W, requires_grad=True)

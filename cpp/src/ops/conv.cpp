@@ -58,9 +58,10 @@ struct ConvPlan {
         : w(window), O(out_channels), patch(window.C * window.KH * window.KW), pixels(window.OH * window.OW)
     {
         direct = w.KH == 1 && w.KW == 1 && w.stride_h == 1 && w.stride_w == 1 && w.pad_h == 0 && w.pad_w == 0;
-        // The CPU takes chunks whose columns stay in its cache while the GEMM reads them;
-        // a GPU takes big ones, so each launch has work for all its multiprocessors.
-        const int64_t budget = device.is_cpu() ? (int64_t(1) << 20) : (int64_t(64) << 20);
+        // The CPU takes chunks whose columns stay in its L2 cache while the GEMM reads
+        // them (256 KiB measured best for the MNIST CNN's layers, against 1 MiB and
+        // more); a GPU takes big ones, so each launch has work for all its multiprocessors.
+        const int64_t budget = device.is_cpu() ? (int64_t(256) << 10) : (int64_t(64) << 20);
         const int64_t per_sample_bytes = std::max<int64_t>(1, patch * pixels * int64_t(itemsize(dtype)));
         chunk = std::clamp<int64_t>(budget / per_sample_bytes, 1, std::max<int64_t>(w.N, 1));
     }
