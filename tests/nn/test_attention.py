@@ -612,6 +612,8 @@ def test_encoder_matches_torch(device, encoder_deps, kw, masks):
     tenc = torch.nn.TransformerEncoder(tl, 2, norm=torch.nn.LayerNorm(4).double(), enable_nested_tensor=False)
     enc = nn.TransformerEncoder(nn.TransformerEncoderLayer(4, 2, dim_feedforward=6, dropout=0.0, **kw).double(), 2,
                                 norm=layer_norm_cls()(4, dtype=minitorch.float64))
+    if not isinstance(enc.norm, _StandInLayerNorm):
+        assert repr(enc) == repr(tenc)
     with torch.no_grad():
         for i, p in enumerate(tenc.parameters()):
             p.copy_(to_torch(torch, arr(tuple(p.shape), 80 + i, -0.8, 0.8)))
