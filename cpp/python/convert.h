@@ -14,7 +14,7 @@ namespace minitorch::python {
 
 // dtype=: a minitorch dtype, a Python type (float -> float64, int -> int64, bool),
 // a NumPy dtype or its name. None -> `fallback`.
-DType dtype_arg(py::handle h, DType fallback = kDefaultFloat);
+DType dtype_arg(py::handle h, DType fallback = default_float());
 std::optional<DType> optional_dtype_arg(py::handle h);
 // device=: a minitorch device, "cpu", "cuda", "cuda:1", or None (cpu).
 Device device_arg(py::handle h);

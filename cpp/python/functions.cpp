@@ -37,7 +37,7 @@ void bind_functions(py::module_& m)
         MT_CHECK_TYPE(s.has_value(), "full: fill_value must be a number, not ",
                       type_name(value));
         // Without dtype=: bool -> bool, int -> int64, float -> float32 (PyTorch's inference).
-        DType inferred = s->dtype == DType::Float64 ? kDefaultFloat : s->dtype;
+        DType inferred = s->dtype == DType::Float64 ? default_float() : s->dtype;
         return full(shape_seq(size, "full"), *s, dtype_arg(dtype, inferred), device_arg(device));
     });
     m.def("_arange", [](py::handle start, py::handle end, py::handle step, py::handle dtype, py::handle device) {
@@ -48,7 +48,7 @@ void bind_functions(py::module_& m)
                           type_name(h));
             any_float = any_float || s->dtype == DType::Float64;
         }
-        DType dt = dtype_arg(dtype, any_float ? kDefaultFloat : DType::Int64);
+        DType dt = dtype_arg(dtype, any_float ? default_float() : DType::Int64);
         return arange(number_arg(start, "arange", "start"), number_arg(end, "arange", "end"),
                       number_arg(step, "arange", "step"), dt, device_arg(device));
     });
@@ -98,6 +98,8 @@ void bind_functions(py::module_& m)
     m.def("_cpu_reset_peak_memory_stats", &cpu::reset_peak_memory_stats);
     m.def("_cpu_caching_enabled", &cpu::caching_enabled);
     m.def("_cpu_capability", [] { return std::string(cpu::cpu_capability()); });
+    m.def("_get_default_dtype", [] { return default_float(); });
+    m.def("_set_default_dtype", [](DType t) { set_default_float(t); });
 
     // ---- math ----
     py::list elementwise;  // minitorch/__init__.py exports these as minitorch.<name>

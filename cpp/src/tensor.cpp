@@ -23,6 +23,13 @@ int64_t TensorImpl::numel() const
     return n;
 }
 
+namespace {
+std::atomic<DType> g_default_float{DType::Float32};
+}  // namespace
+
+DType default_float() { return g_default_float.load(std::memory_order_relaxed); }
+void set_default_float(DType t) { g_default_float.store(t, std::memory_order_relaxed); }
+
 int64_t wrap_dim(int64_t dim, int64_t ndim, const char* op)
 {
     int64_t n = std::max<int64_t>(ndim, 1);  // a 0-dim tensor accepts dim 0 and -1, like PyTorch

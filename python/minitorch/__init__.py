@@ -93,6 +93,7 @@ from ._functions import (  # noqa: E402,F401
     clone,
     flatten,
     get_default_dtype,
+    set_default_dtype,
     is_floating_point,
     is_tensor,
     max,

@@ -58,7 +58,7 @@ def _as_numpy(data, op: str) -> np.ndarray:
 
 
 def _infer_dtype(data, arr: np.ndarray):
-    """PyTorch's inference: Python floats -> float32; NumPy arrays keep their dtype."""
+    """PyTorch's inference: Python floats -> the default dtype (float32); NumPy arrays keep theirs."""
     name = arr.dtype.name
     if isinstance(data, (np.ndarray, np.generic, Tensor)):
         if name in _NUMPY_KEEP:
@@ -75,7 +75,7 @@ def _infer_dtype(data, arr: np.ndarray):
     if kind in "iu":
         return _C.dtype.int64
     if kind == "f":
-        return _C.dtype.float32
+        return _C._get_default_dtype()
     raise TypeError(f"tensor: could not infer a dtype from data of NumPy kind {arr.dtype} (numbers and bools only)")
 
 

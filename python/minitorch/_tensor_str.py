@@ -103,7 +103,7 @@ def tensor_repr(t) -> str:
             suffixes.append(f"size={tuple(arr.shape)}")
     else:
         body = _body(arr, _formatter(shown, t.dtype), len("tensor("), summarize)
-    if t.dtype not in (_C.dtype.float32, _C.dtype.int64, _C.dtype.bool):
+    if t.dtype not in (_C._get_default_dtype(), _C.dtype.int64, _C.dtype.bool):
         suffixes.append(f"dtype={t.dtype!r}")
     elif t.dtype == _C.dtype.bool and arr.size == 0 or (t.dtype == _C.dtype.int64 and arr.size == 0):
         suffixes.append(f"dtype={t.dtype!r}")

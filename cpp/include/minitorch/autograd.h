@@ -37,7 +37,7 @@ struct Edge {
 // Shape, dtype and device of a tensor, enough to make zeros or check a gradient.
 struct TensorMeta {
     Shape shape;
-    DType dtype = kDefaultFloat;
+    DType dtype = DType::Float32;
     Device device;
 };
 TensorMeta meta_of(const Tensor& t);
@@ -48,7 +48,7 @@ struct SavedVersion {
     std::weak_ptr<Storage> storage;
     uint64_t version = 0;
     Shape shape;
-    DType dtype = kDefaultFloat;
+    DType dtype = DType::Float32;
 };
 
 struct Node {

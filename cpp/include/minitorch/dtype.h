@@ -13,7 +13,11 @@ namespace minitorch {
 // type of two dtypes is simply the larger one.
 enum class DType : uint8_t { Bool = 0, Int64 = 1, Float32 = 2, Float64 = 3 };
 
-constexpr DType kDefaultFloat = DType::Float32;
+// The default floating dtype (PyTorch's get_default_dtype): what Python floats, float
+// factories without a dtype and int -> float ops (exp of an int tensor) make. float32
+// unless minitorch.set_default_dtype(minitorch.float64) changed it (cpp/src/tensor.cpp).
+DType default_float();
+void set_default_float(DType t);
 
 inline size_t itemsize(DType t)
 {

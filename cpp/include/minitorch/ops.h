@@ -15,7 +15,7 @@ namespace minitorch {
 
 // ---- creation (ops/creation.cpp) ----
 Tensor full(const Shape& shape, Scalar value, DType dtype, Device device = {});
-Tensor zeros(const Shape& shape, DType dtype = kDefaultFloat, Device device = {});
+Tensor zeros(const Shape& shape, DType dtype = default_float(), Device device = {});
 Tensor arange(double start, double end, double step, DType dtype, Device device = {});
 Tensor linspace(double start, double end, int64_t steps, DType dtype, Device device = {});
 Tensor eye(int64_t n, int64_t m, DType dtype, Device device = {});

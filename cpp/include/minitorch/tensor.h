@@ -29,7 +29,7 @@ struct Node;
 
 struct TensorImpl {
     std::shared_ptr<Storage> storage;
-    DType dtype = kDefaultFloat;
+    DType dtype = DType::Float32;
     Shape shape;
     Strides strides;
     int64_t offset = 0;
@@ -76,7 +76,7 @@ int64_t checked_numel(const Shape& shape, const char* op);
 int64_t wrap_dim(int64_t dim, int64_t ndim, const char* op);
 
 // New tensors.
-Tensor empty(const Shape& shape, DType dtype = kDefaultFloat, Device device = {});
+Tensor empty(const Shape& shape, DType dtype = default_float(), Device device = {});
 Tensor make_view(const Tensor& base, Shape shape, Strides strides, int64_t offset);
 
 }  // namespace minitorch

@@ -33,7 +33,7 @@ DType result_type(const Tensor& a, const Tensor& b)
 {
     auto tier = [](const Tensor& t) { return t->wrapped_number ? 0 : (t->dim() == 0 ? 1 : 2); };
     auto as_seen = [](const Tensor& t) {
-        return (t->wrapped_number && t->dtype == DType::Float64) ? kDefaultFloat : t->dtype;
+        return (t->wrapped_number && t->dtype == DType::Float64) ? default_float() : t->dtype;
     };
     int ta = tier(a), tb = tier(b);
     if (ta == tb) {
@@ -80,7 +80,7 @@ DType compute_dtype(const char* op, OpResult rule, DType dt)
             MT_CHECK_TYPE(dt != DType::Bool, op, ": not supported for bool tensors");
             return dt;
         }
-        case OpResult::Float: return is_floating(dt) ? dt : kDefaultFloat;  // exp(int) is a float tensor
+        case OpResult::Float: return is_floating(dt) ? dt : default_float();  // exp(int) is a float tensor
         case OpResult::FloatOnly:
             MT_CHECK_TYPE(is_floating(dt), op, ": only floating point tensors are supported, got ", dt);
             return dt;

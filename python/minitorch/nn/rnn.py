@@ -42,21 +42,21 @@ def _rnn_step(xw, h, w_hh, b_hh, relu: bool):
 
 def _lstm_step(xw, h, c, w_hh, b_hh):
     gates = xw + F.linear(h, w_hh, b_hh)
-    n = h.shape[-1]
-    i = gates[..., :n].sigmoid()
-    f = gates[..., n:2 * n].sigmoid()
-    g = gates[..., 2 * n:3 * n].tanh()
-    o = gates[..., 3 * n:].sigmoid()
+    # chunk: four views under one autograd node, whose backward is one cat (four slices
+    # would each send back a zero-padded copy of all the gates).
+    i, f, g, o = gates.chunk(4, -1)
+    i, f, g, o = i.sigmoid(), f.sigmoid(), g.tanh(), o.sigmoid()
     c = f * c + i * g
     return o * c.tanh(), c
 
 
 def _gru_step(xw, h, w_hh, b_hh):
     hw = F.linear(h, w_hh, b_hh)  # b_hn must stay inside r * (...), so it is not folded into xw
-    n = h.shape[-1]
-    r = (xw[..., :n] + hw[..., :n]).sigmoid()
-    z = (xw[..., n:2 * n] + hw[..., n:2 * n]).sigmoid()
-    cand = (xw[..., 2 * n:] + r * hw[..., 2 * n:]).tanh()
+    xr, xz, xn = xw.chunk(3, -1)
+    hr, hz, hn = hw.chunk(3, -1)
+    r = (xr + hr).sigmoid()
+    z = (xz + hz).sigmoid()
+    cand = (xn + r * hn).tanh()
     return cand + z * (h - cand)  # = (1 - z) * cand + z * h
 
 
@@ -336,6 +336,8 @@ class RNNBase(Module):
         b_hh = getattr(self, f"bias_hh_{key}") if self.bias else None
         b_ih = getattr(self, f"bias_ih_{key}") if self.bias else None
         xw = F.linear(x, getattr(self, f"weight_ih_{key}"), b_ih)  # every time step in one matmul
+        # unbind: the steps as views under one node (backward: one stack), not L selects.
+        xw = xw.unbind(0)
         steps = range(x.shape[0] - 1, -1, -1) if reverse else range(x.shape[0])
         outs = [None] * x.shape[0]
         if self.mode == "LSTM":
