@@ -1,6 +1,6 @@
 """``minitorch.nn``: modules, layers and losses with PyTorch's names."""
 from . import functional, init
-from .activation import Dropout, LogSoftmax, ReLU, Sigmoid, Softmax, Tanh
+from .activation import ELU, GELU, Dropout, Dropout1d, Dropout2d, LeakyReLU, LogSoftmax, ReLU, Sigmoid, SiLU, Softmax, Softplus, Tanh
 from .container import ModuleList, Sequential
 from .conv import Conv1d, Conv2d
 from .linear import Flatten, Identity, Linear
@@ -14,4 +14,5 @@ __all__ = [
     "BCELoss", "BCEWithLogitsLoss", "CrossEntropyLoss", "Dropout", "Flatten", "Identity", "L1Loss", "Linear",
     "LogSoftmax", "MSELoss", "Module", "ModuleList", "NLLLoss", "Parameter", "ReLU", "Sequential", "Sigmoid",
     "Softmax", "Tanh", "functional", "init",
+    "Dropout1d", "Dropout2d", "ELU", "GELU", "LeakyReLU", "SiLU", "Softplus",
 ]
