@@ -1,11 +1,27 @@
 """``minitorch.nn``: modules, layers and losses with PyTorch's names."""
 from . import functional, init
-from .activation import ELU, GELU, Dropout, Dropout1d, Dropout2d, LeakyReLU, LogSoftmax, ReLU, Sigmoid, SiLU, Softmax, Softplus, Tanh
+from .activation import (
+    ELU,
+    GELU,
+    Dropout,
+    Dropout1d,
+    Dropout2d,
+    LeakyReLU,
+    LogSoftmax,
+    ReLU,
+    Sigmoid,
+    SiLU,
+    Softmax,
+    Softplus,
+    Tanh,
+)
+from .batchnorm import BatchNorm1d, BatchNorm2d, BatchNorm3d
 from .container import ModuleList, Sequential
 from .conv import Conv1d, Conv2d
 from .linear import Flatten, Identity, Linear
 from .loss import BCELoss, BCEWithLogitsLoss, CrossEntropyLoss, L1Loss, MSELoss, NLLLoss
 from .module import Module
+from .normalization import GroupNorm, LayerNorm
 from .parameter import Parameter
 from .pooling import AdaptiveAvgPool2d, AvgPool2d, MaxPool2d
 
@@ -14,5 +30,6 @@ __all__ = [
     "BCELoss", "BCEWithLogitsLoss", "CrossEntropyLoss", "Dropout", "Flatten", "Identity", "L1Loss", "Linear",
     "LogSoftmax", "MSELoss", "Module", "ModuleList", "NLLLoss", "Parameter", "ReLU", "Sequential", "Sigmoid",
     "Softmax", "Tanh", "functional", "init",
-    "Dropout1d", "Dropout2d", "ELU", "GELU", "LeakyReLU", "SiLU", "Softplus",
+    "BatchNorm1d", "BatchNorm2d", "BatchNorm3d", "Dropout1d", "Dropout2d", "ELU", "GELU", "GroupNorm",
+    "LayerNorm", "LeakyReLU", "SiLU", "Softplus",
 ]
