@@ -495,6 +495,9 @@ def embedding(input, weight, padding_idx: int | None = None, max_norm: float | N
             raise ValueError(f"embedding: padding_idx must be within num_embeddings ({num}), got {padding_idx}")
         padding_idx %= num
     flat = input.reshape(-1)
+    # index_select wraps negative indices (like NumPy); an embedding index must not be negative.
+    if flat.numel() and bool((flat < 0).any()):
+        raise IndexError(f"embedding: index out of range for {num} embeddings (negative index)")
     try:
         out = weight.index_select(0, flat)
     except IndexError as e:
