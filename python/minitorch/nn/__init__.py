@@ -16,7 +16,7 @@ from .activation import (
     Tanh,
 )
 from .batchnorm import BatchNorm1d, BatchNorm2d, BatchNorm3d
-from .container import ModuleList, Sequential
+from .container import ModuleDict, ModuleList, ParameterList, Sequential
 from .conv import Conv1d, Conv2d
 from .linear import Flatten, Identity, Linear
 from .loss import BCELoss, BCEWithLogitsLoss, CrossEntropyLoss, L1Loss, MSELoss, NLLLoss
@@ -32,5 +32,5 @@ __all__ = [
     "LogSoftmax", "MSELoss", "Module", "ModuleList", "NLLLoss", "Parameter", "ReLU", "Sequential", "Sigmoid",
     "Softmax", "Tanh", "functional", "init",
     "BatchNorm1d", "BatchNorm2d", "BatchNorm3d", "Dropout1d", "Dropout2d", "ELU", "Embedding", "GELU", "GroupNorm",
-    "LayerNorm", "LeakyReLU", "SiLU", "Softplus",
+    "LayerNorm", "LeakyReLU", "ModuleDict", "ParameterList", "SiLU", "Softplus",
 ]
