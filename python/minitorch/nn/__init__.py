@@ -1,5 +1,5 @@
 """``minitorch.nn``: modules, layers and losses with PyTorch's names."""
-from . import functional, init
+from . import functional, init, utils
 from .activation import (
     ELU,
     GELU,
@@ -32,5 +32,5 @@ __all__ = [
     "LogSoftmax", "MSELoss", "Module", "ModuleList", "NLLLoss", "Parameter", "ReLU", "Sequential", "Sigmoid",
     "Softmax", "Tanh", "functional", "init",
     "BatchNorm1d", "BatchNorm2d", "BatchNorm3d", "Dropout1d", "Dropout2d", "ELU", "Embedding", "GELU", "GroupNorm",
-    "LayerNorm", "LeakyReLU", "ModuleDict", "ParameterList", "SiLU", "Softplus",
+    "LayerNorm", "LeakyReLU", "ModuleDict", "ParameterList", "SiLU", "Softplus", "utils",
 ]
