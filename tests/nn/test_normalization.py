@@ -66,7 +66,9 @@ def test_layer_norm_defaults_and_state(device):
     assert ln.weight.device.type == device
     assert list(ln.state_dict()) == ["weight", "bias"]
     assert list(nn.LayerNorm(4, bias=False).state_dict()) == ["weight"]
-    assert list(nn.LayerNorm([2, 3], elementwise_affine=False).state_dict()) == []
+    plain = nn.LayerNorm([2, 3], elementwise_affine=False)
+    assert list(plain.state_dict()) == [] and plain.weight is None and plain.bias is None
+    assert list(plain._parameters) == ["weight", "bias"]  # registered as None, as in PyTorch
     assert repr(ln) == "LayerNorm((4,), eps=1e-05, elementwise_affine=True)"
     assert repr(nn.LayerNorm([3, 4], elementwise_affine=False)) == "LayerNorm((3, 4), eps=1e-05, elementwise_affine=False)"
 
@@ -125,7 +127,8 @@ def test_group_norm_errors_repr_state():
         F.group_norm(minitorch.zeros(6), 2)
     assert repr(nn.GroupNorm(2, 4)) == "GroupNorm(2, 4, eps=1e-05, affine=True)"
     assert list(nn.GroupNorm(2, 4).state_dict()) == ["weight", "bias"]
-    assert list(nn.GroupNorm(2, 4, affine=False).state_dict()) == []
+    plain = nn.GroupNorm(2, 4, affine=False)
+    assert list(plain.state_dict()) == [] and plain.weight is None and list(plain._parameters) == ["weight", "bias"]
 
 
 # ---------------------------------------------------------------- BatchNorm ----

@@ -21,12 +21,10 @@ class LayerNorm(Module):
         self.normalized_shape = F._shape_tuple(normalized_shape, "normalized_shape", "LayerNorm")
         self.eps = eps
         self.elementwise_affine = elementwise_affine
-        if elementwise_affine:
-            self.weight = Parameter(_C._empty(self.normalized_shape, dtype, device))
-            self.bias = Parameter(_C._empty(self.normalized_shape, dtype, device)) if bias else None
-        else:
-            self.weight = None
-            self.bias = None
+        self.register_parameter("weight", Parameter(_C._empty(self.normalized_shape, dtype, device))
+                                if elementwise_affine else None)
+        self.register_parameter("bias", Parameter(_C._empty(self.normalized_shape, dtype, device))
+                                if elementwise_affine and bias else None)
         self.reset_parameters()
 
     def reset_parameters(self) -> None:
@@ -53,12 +51,8 @@ class GroupNorm(Module):
             raise ValueError(f"GroupNorm: num_channels ({num_channels}) must be divisible by num_groups "
                              f"({num_groups})")
         self.num_groups, self.num_channels, self.eps, self.affine = num_groups, num_channels, eps, affine
-        if affine:
-            self.weight = Parameter(_C._empty((num_channels,), dtype, device))
-            self.bias = Parameter(_C._empty((num_channels,), dtype, device))
-        else:
-            self.weight = None
-            self.bias = None
+        for name in ("weight", "bias"):
+            self.register_parameter(name, Parameter(_C._empty((num_channels,), dtype, device)) if affine else None)
         self.reset_parameters()
 
     def reset_parameters(self) -> None:
