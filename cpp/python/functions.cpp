@@ -133,6 +133,26 @@ void bind_functions(py::module_& m)
                             tensor_arg(index, "index_select", "index"));
     }, py::arg("input"), py::arg("dim"), py::arg("index"));
 
+    // ---- joining, scans, sorting, writes by index (python/minitorch/_shape_ops.py and
+    // _indexing.py give them PyTorch's signatures) ----
+    m.def("_cat", [](const std::vector<py::handle>& tensors, int64_t dim) {
+        std::vector<Tensor> ts;
+        for (size_t k = 0; k < tensors.size(); ++k) ts.push_back(tensor_arg(tensors[k], "cat", "tensors"));
+        return cat(ts, dim);
+    });
+    m.def("_split_with_sizes", [](const Tensor& t, const std::vector<int64_t>& sizes, int64_t dim) {
+        return split_with_sizes(t, sizes, dim);
+    });
+    m.def("_cumsum", [](const Tensor& t, int64_t dim, py::handle dtype) { return cumsum(t, dim, optional_dtype_arg(dtype)); });
+    m.def("_cumprod", [](const Tensor& t, int64_t dim, py::handle dtype) { return cumprod(t, dim, optional_dtype_arg(dtype)); });
+    m.def("_sort", [](const Tensor& t, int64_t dim, bool descending) { return sort(t, dim, descending); });
+    m.def("_index_add", [](const Tensor& t, int64_t dim, const Tensor& index, const Tensor& source, double alpha) {
+        return index_add(t, dim, index, source, alpha);
+    });
+    m.def("_index_copy", [](const Tensor& t, int64_t dim, const Tensor& index, const Tensor& source) {
+        return index_copy(t, dim, index, source);
+    });
+
     // ---- fused nn ops (minitorch.nn.functional wraps these) ----
     m.def("_linear", [](py::handle x, py::handle w, py::handle b) {
         return linear(tensor_arg(x, "linear"), tensor_arg(w, "linear", "weight"),

@@ -1,5 +1,8 @@
 // indexing.cpp — t[...] with ints, slices (with steps), None and ...; every result
-// is a view (select / slice / unsqueeze), so writes through it reach the base.
+// is a view (select / slice / unsqueeze), so writes through it reach the base. One int64
+// tensor (or list) picks rows with index_select. Everything beyond -- boolean masks,
+// several index tensors, tensors mixed with slices -- is NumPy's advanced indexing,
+// written in Python over index_select / index_copy (python/minitorch/_indexing.py).
 #include "bindings.h"
 #include "minitorch/autograd.h"
 
@@ -22,9 +25,8 @@ Kind kind_of(py::handle item)
         }
         return Kind::Int;
     }
-    throw TypeError(detail::str("index: only integers, slices (`:`), ellipsis (`...`) and None are valid indices, got ",
-                                type_name(item),
-                                " (indexing with tensors or lists is not supported yet)"));
+    throw TypeError(detail::str("index: only integers, slices (`:`), ellipsis (`...`), None and int64 or bool "
+                                "tensors are valid indices, got ", type_name(item)));
 }
 
 std::optional<int64_t> slice_part(PyObject* o)
@@ -32,6 +34,36 @@ std::optional<int64_t> slice_part(PyObject* o)
     if (o == Py_None) return std::nullopt;
     return int_arg(o, "index", "slice bound");
 }
+
+bool is_array_like(py::handle item)
+{
+    if (py::isinstance<TensorImpl>(item)) return item.cast<Tensor>()->dim() > 0 || item.cast<Tensor>()->dtype == DType::Bool;
+    return py::isinstance<py::list>(item) || py::isinstance<py::array>(item);
+}
+
+bool is_bool_array(py::handle item)
+{
+    if (py::isinstance<TensorImpl>(item)) return item.cast<Tensor>()->dtype == DType::Bool;
+    if (py::isinstance<py::array>(item)) return item.cast<py::array>().dtype().kind() == 'b';
+    if (py::isinstance<py::list>(item)) {
+        py::list l = item.cast<py::list>();
+        return l.size() > 0 && PyBool_Check(l[0].ptr());
+    }
+    return false;
+}
+
+// Indices that need advanced indexing (python/minitorch/_indexing.py): a boolean mask,
+// or a tuple holding a tensor, list or array.
+bool is_advanced(py::handle idx)
+{
+    if (is_bool_array(idx)) return true;
+    if (!py::isinstance<py::tuple>(idx)) return false;
+    for (py::handle item : py::reinterpret_borrow<py::tuple>(idx))
+        if (is_array_like(item)) return true;
+    return false;
+}
+
+py::object advanced(const char* fn) { return py::module_::import("minitorch._indexing").attr(fn); }
 
 }  // namespace
 
@@ -41,8 +73,7 @@ std::optional<Tensor> tensor_index(py::handle idx, Device device)
     if (py::isinstance<TensorImpl>(idx)) {
         Tensor i = idx.cast<Tensor>();
         if (i->dim() == 0) return std::nullopt;  // a 0-dim int tensor is an ordinary int index
-        MT_CHECK_TYPE(i->dtype == DType::Int64, "index: tensors used as indices must be int64 (boolean masks are not "
-                                                "supported yet), got ", i->dtype);
+        MT_CHECK_TYPE(i->dtype == DType::Int64, "index: tensors used as indices must be int64 or bool, got ", i->dtype);
         // As in PyTorch, a CPU index tensor may index a tensor on any device.
         return i->device().is_cpu() ? to_device(i, device) : i;
     }
@@ -58,6 +89,7 @@ std::optional<Tensor> tensor_index(py::handle idx, Device device)
 
 Tensor index(const Tensor& t, py::handle idx)
 {
+    if (is_advanced(idx)) return advanced("getitem")(t, idx).cast<Tensor>();
     if (auto i = tensor_index(idx, t->device())) {
         MT_CHECK_INDEX(t->dim() > 0, "index: cannot index a 0-dim tensor with a tensor");
         Tensor flat = reshape(*i, {(*i)->numel()});
@@ -111,8 +143,10 @@ Tensor index(const Tensor& t, py::handle idx)
 void index_put(const Tensor& t, py::handle idx, py::handle value)
 {
     autograd::check_inplace(t, "index_put_");
-    MT_CHECK_TYPE(!tensor_index(idx, t->device()), "index_put_: assignment through tensor or list indices is not "
-                                                   "supported yet (x[idx] = v); use ints and slices");
+    if (is_advanced(idx) || tensor_index(idx, t->device())) {
+        advanced("setitem")(t, idx, value);
+        return;
+    }
     Tensor dst = index(t, idx);
     if (auto s = scalar_arg(value)) {
         fill_(dst, *s);

@@ -135,6 +135,53 @@ from ._aliases import (  # noqa: E402,F401
     true_divide,
 )
 from ._C import index_select, live_tensor_count  # noqa: E402,F401
+from ._indexing import (  # noqa: E402,F401
+    argwhere,
+    gather,
+    index_add,
+    index_copy,
+    index_fill,
+    index_put,
+    masked_select,
+    nonzero,
+    scatter,
+    scatter_add,
+)
+from ._shape_ops import (  # noqa: E402,F401
+    amax,
+    amin,
+    argsort,
+    baddbmm,
+    bmm,
+    cat,
+    chunk,
+    concat,
+    concatenate,
+    cumprod,
+    cumsum,
+    einsum,
+    flip,
+    ger,
+    hstack,
+    logsumexp,
+    masked_fill,
+    narrow,
+    norm,
+    outer,
+    roll,
+    sort,
+    split,
+    stack,
+    std,
+    std_mean,
+    topk,
+    tril,
+    triu,
+    unbind,
+    var,
+    var_mean,
+    vstack,
+)
 from . import nn, optim, data, backends, utils, profiler  # noqa: E402,F401
 from .serialization import load, save  # noqa: E402,F401
 

@@ -16,6 +16,7 @@ namespace minitorch {
 // UnaryOp and BinaryOp come from the one list of elementwise ops (op_list.h).
 enum class ReduceOp { Sum, Max, Min, ArgMax, ArgMin };
 enum class RandomOp { Uniform, Normal, Integer };
+enum class ScanOp { Sum, Prod };
 
 // Geometry of a 2-D sliding window (convolution or pooling) over (N, C, H, W) input:
 // output pixel (oh, ow) reads input rows oh*stride_h - pad_h + kh*dil_h (likewise w).
@@ -106,6 +107,15 @@ struct ClassLoss {
 //             gradient: one GEMM per sample, accumulated).
 //  gather_rows       out[i, :] = in[index[i], :]     (in, out contiguous (rows, row_size))
 //  scatter_add_rows  out[index[i], :] += in[i, :]    (index contiguous int64, in range)
+//  put_rows          out[index[i], :] = in[i, :]     (the same; where two rows name one index,
+//             the CPU keeps the last and a GPU any one of them, as PyTorch's index_copy_)
+//  scan       out (outer, R, inner) = the running sum or product along the middle dim of in,
+//             both contiguous, one dtype: out[o, r, i] = in[o, 0, i] op ... op in[o, r, i];
+//             with `reverse`, from the end: in[o, r, i] op ... op in[o, R-1, i] (cumsum's
+//             backward). Floating sums and products run in double.
+//  sort       values, indices (int64) (outer, R, inner) = each line in[o, :, i] sorted, in
+//             ascending (or descending) order; all contiguous. Stable: equal values keep their
+//             order. NaN sorts above every number (last ascending, first descending), as PyTorch.
 //  check_index  out[i] = index[i], negatives wrapped (+size) where allowed; both contiguous
 //             int64 (n,). A value out of range is an IndexError: the CPU raises it at once.
 //             A GPU records the first one in device memory, writes 0 in its place (so later
@@ -154,6 +164,9 @@ struct ClassLoss {
     X(matmul, (const Tensor& out, const Tensor& a, const Tensor& b, bool sum_batches))               \
     X(gather_rows, (const Tensor& out, const Tensor& in, const Tensor& index))                       \
     X(scatter_add_rows, (const Tensor& out, const Tensor& in, const Tensor& index))                  \
+    X(put_rows, (const Tensor& out, const Tensor& in, const Tensor& index))                          \
+    X(scan, (ScanOp op, const Tensor& out, const Tensor& in, bool reverse))                          \
+    X(sort, (const Tensor& values, const Tensor& indices, const Tensor& in, bool descending))        \
     X(check_index, (const Tensor& out, const Tensor& index, const IndexCheck& check))                \
     X(im2col, (const Tensor& cols, const Tensor& input, const Window2d& w))                          \
     X(col2im, (const Tensor& grad_input, const Tensor& cols, const Window2d& w))                     \

@@ -81,6 +81,21 @@ Tensor argmin(const Tensor& t, std::optional<int64_t> dim, bool keepdim);
 
 // ---- indexing by tensors (ops/index_select.cpp) ----
 Tensor index_select(const Tensor& t, int64_t dim, const Tensor& index);
+// A copy of t with source's rows added at (index_add) or written to (index_copy) the
+// positions `index` (1-D int64) along dim; source has t's shape with index.numel() rows there.
+Tensor index_add(const Tensor& t, int64_t dim, const Tensor& index, const Tensor& source, double alpha);
+Tensor index_copy(const Tensor& t, int64_t dim, const Tensor& index, const Tensor& source);
+
+// ---- joining and splitting (ops/join.cpp) ----
+Tensor cat(const std::vector<Tensor>& tensors, int64_t dim);
+std::vector<Tensor> split_with_sizes(const Tensor& t, const std::vector<int64_t>& sizes, int64_t dim);
+
+// ---- running sums and products (ops/scan.cpp); integers run in int64 unless dtype ----
+Tensor cumsum(const Tensor& t, int64_t dim, std::optional<DType> dtype);
+Tensor cumprod(const Tensor& t, int64_t dim, std::optional<DType> dtype);
+
+// ---- sorting (ops/sort.cpp): stable, NaN above every number; (values, int64 indices) ----
+std::tuple<Tensor, Tensor> sort(const Tensor& t, int64_t dim, bool descending);
 
 // ---- matmul (ops/matmul.cpp) ----
 Tensor matmul(const Tensor& a, const Tensor& b);

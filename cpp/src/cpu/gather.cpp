@@ -1,5 +1,6 @@
 // gather.cpp — CPU kernels for the "gather / scatter-add" family, on whole rows
-// (index_select and its backward; a DataLoader batch is one gather_rows).
+// (index_select and its backward, index_add / index_copy; a DataLoader batch is one
+// gather_rows).
 #include <cstring>
 
 #include "kernels_cpu.h"
@@ -45,6 +46,17 @@ void scatter_add_rows(const Tensor& out, const Tensor& in, const Tensor& index)
             for (int64_t j = 0; j < row; ++j) o[j] = static_cast<T>(o[j] + s[j]);
         }
     });
+}
+
+void put_rows(const Tensor& out, const Tensor& in, const Tensor& index)
+{
+    const int64_t n = index->numel(), row = n ? in->numel() / n : 0;
+    const size_t bytes = size_t(row) * itemsize(in->dtype);
+    const int64_t* idx = index->data_as<int64_t>();
+    const char* src = in->data();
+    char* dst = out->data();
+    // Serial, in order: where two rows name one index, the last one stays.
+    for (int64_t i = 0; i < n; ++i) std::memcpy(dst + idx[i] * bytes, src + i * bytes, bytes);
 }
 
 }  // namespace minitorch::cpu

@@ -1,5 +1,6 @@
-// index_select.cpp — picking slices by a tensor of indices (x[idx], DataLoader
-// batches), and its backward, scatter-add into zeros.
+// index_select.cpp — slices picked by a tensor of indices (x[idx], DataLoader batches),
+// and the ops that write them: index_add (its backward, scatter-add) and index_copy.
+// gather / scatter / x[mask] (python/minitorch/_indexing.py) are these on flat indices.
 #include "minitorch/autograd.h"
 #include "minitorch/ops.h"
 
@@ -69,7 +70,112 @@ struct IndexSelectBackward : autograd::Node {
     void release() override { index.reset(); }
 };
 
+// index_add: out = x; out[index] += alpha * source (rows along dim)
+// derivative of index_add, input x: g
+// derivative of index_add, input source: alpha * g[index]
+struct IndexAddBackward : autograd::Node {
+    Tensor index;
+    int64_t dim = 0;
+    double alpha = 1;
+    std::string name() const override { return "IndexAddBackward0"; }
+    std::vector<Tensor> apply(std::vector<Tensor>& g) override
+    {
+        Tensor gs, g0 = g[0]->dim() ? g[0] : reshape(g[0], {1});
+        if (needs_input_grad(1)) {
+            gs = reshape(index_select(g0, dim, index), input_meta[1].shape);
+            if (alpha != 1) gs = binary(BinaryOp::Mul, gs, scalar_tensor(alpha, gs->device()));
+        }
+        return {g[0], gs};
+    }
+    void release() override { index.reset(); }
+};
+
+// index_copy: out = x; out[index] = source (rows along dim)
+// derivative of index_copy, input x: g with the rows at index set to zero
+// derivative of index_copy, input source: g[index]
+struct IndexCopyBackward : autograd::Node {
+    Tensor index;
+    int64_t dim = 0;
+    std::string name() const override { return "IndexCopyBackward0"; }
+    std::vector<Tensor> apply(std::vector<Tensor>& g) override
+    {
+        Tensor gx, gs, g0 = g[0]->dim() ? g[0] : reshape(g[0], {1});
+        if (needs_input_grad(0)) gx = index_copy(g[0], dim, index, zeros(input_meta[1].shape, g[0]->dtype, g[0]->device()));
+        if (needs_input_grad(1)) gs = reshape(index_select(g0, dim, index), input_meta[1].shape);
+        return {gx, gs};
+    }
+    void release() override { index.reset(); }
+};
+
+// The checks shared by index_add and index_copy; returns the checked index.
+Tensor check_index_write(const char* op, const Tensor& t, int64_t& dim, const Tensor& index, const Tensor& source)
+{
+    check_same_device(op, t, index);
+    check_same_device(op, t, source);
+    MT_CHECK_TYPE(source->dtype == t->dtype, op, ": self (", t->dtype, ") and source (", source->dtype,
+                  ") must have the same dtype");
+    dim = wrap_dim(dim, std::max<int64_t>(t->dim(), 1), op);
+    MT_CHECK(index->dim() <= 1, op, ": index must be 0-D or 1-D, got shape ", index->shape);
+    // source has t's shape with index->numel() rows along dim (a 0-dim t takes a 0/1-dim source).
+    Shape want = t->dim() ? t->shape : Shape{1};
+    want[dim] = index->numel();
+    Shape have = source->dim() ? source->shape : Shape{1};
+    MT_CHECK(have == want || (t->dim() == 0 && source->numel() == index->numel()), op, ": source of shape ",
+             source->shape, " does not fit ", index->numel(), " indices along dim ", dim, " of self with shape ",
+             t->shape, " (expected source shape ", want, ")");
+    return checked_index(index, t->dim() ? t->shape[dim] : 1, op);
+}
+
+// out = copy of t with `write(rows_of_out, rows_of_source, idx)` applied along dim.
+template <class Write>
+Tensor write_rows(const Tensor& t, int64_t dim, const Tensor& idx, const Tensor& source, Write&& write)
+{
+    Tensor t2 = t->dim() ? t : reshape(t, {1});
+    Tensor src = reshape(source, [&] { Shape s = t2->shape; s[dim] = idx->numel(); return s; }());
+    std::vector<int64_t> order{dim};
+    for (int64_t d = 0; d < t2->dim(); ++d)
+        if (d != dim) order.push_back(d);
+    Tensor out = clone(permute(t2, order));  // a fresh contiguous copy with dim in front
+    const int64_t rows = t2->shape[dim], row = rows ? out->numel() / rows : 0;
+    if (idx->numel() && row) write(view(out, {rows, row}), rows_view(src, dim), idx);
+    return reshape(contiguous(unfront(out, dim)), t->shape);
+}
+
 }  // namespace
+
+Tensor index_add(const Tensor& t, int64_t dim, const Tensor& index, const Tensor& source, double alpha)
+{
+    MT_PROFILE_OP("index_add", t, index, source);
+    Tensor idx = check_index_write("index_add", t, dim, index, source);
+    auto forward = [&] {
+        Tensor src = alpha == 1 ? source : binary(BinaryOp::Mul, source, scalar_tensor(alpha, source->device(), source->dtype));
+        return write_rows(t, dim, idx, src, [&](const Tensor& out, const Tensor& rows, const Tensor& i) {
+            kernels(t->device()).scatter_add_rows(out, rows, i);
+        });
+    };
+    return autograd::record_op<IndexAddBackward>({&t, &source}, forward, [&](IndexAddBackward& n, const Tensor&) {
+        n.index = idx;
+        n.dim = t->dim() ? dim : 0;
+        n.alpha = alpha;
+        n.has_saved = true;
+    });
+}
+
+Tensor index_copy(const Tensor& t, int64_t dim, const Tensor& index, const Tensor& source)
+{
+    MT_PROFILE_OP("index_copy", t, index, source);
+    Tensor idx = check_index_write("index_copy", t, dim, index, source);
+    auto forward = [&] {
+        return write_rows(t, dim, idx, source, [&](const Tensor& out, const Tensor& rows, const Tensor& i) {
+            kernels(t->device()).put_rows(out, rows, i);
+        });
+    };
+    return autograd::record_op<IndexCopyBackward>({&t, &source}, forward, [&](IndexCopyBackward& n, const Tensor&) {
+        n.index = idx;
+        n.dim = t->dim() ? dim : 0;
+        n.has_saved = true;
+    });
+}
 
 Tensor index_select(const Tensor& t, int64_t dim, const Tensor& index)
 {

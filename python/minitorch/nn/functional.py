@@ -128,6 +128,8 @@ def binary_cross_entropy(input, target, reduction: str = "mean"):
     return _reduce(-(target * log_p + (1 - target) * log_1mp), reduction, "binary_cross_entropy")
 
 
+# derivative of binary_cross_entropy_with_logits (per element), input x: g * (sigmoid(x) - t)
+# derivative of binary_cross_entropy_with_logits (per element), input t: g * (-x)
 class _BCEWithLogits(Function):
     """Per-element BCE of logits with the exact gradient ``sigmoid(x) - t``.
 

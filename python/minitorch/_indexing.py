@@ -1,0 +1,426 @@
+"""Indexing by tensors of positions, written over three C++ ops with their own
+backward: ``index_select`` (read rows), ``index_add`` (add rows) and ``index_copy``
+(write rows).
+
+- ``gather`` / ``scatter`` / ``scatter_add`` turn their per-element ``index`` into
+  *flat positions* in the contiguous input (``index * stride[dim]`` plus each other
+  coordinate times its stride), then read or write single elements of the flattened
+  tensor. Autograd comes from the three ops: gather's gradient is a scatter-add.
+- ``x[mask]``, ``x[idx0, idx1]``, ``x[:, idx]`` (NumPy's advanced indexing) move the
+  indexed dims to the front, fold them into one dim and index its rows the same way.
+  The C++ ``__getitem__`` sends only these cases here.
+- ``nonzero`` / ``masked_select`` need the number of True values to size their result,
+  so they read the mask on the host (PyTorch waits for the GPU there too).
+"""
+from __future__ import annotations
+
+import numbers
+
+import numpy as np
+
+from . import _C
+from ._C import Tensor
+from ._creation import arange, full
+from ._inplace import inplace_form
+from ._tensor import _wrap, add_methods
+
+
+def _contiguous_strides(shape) -> list:
+    strides, step = [0] * len(shape), 1
+    for d in range(len(shape) - 1, -1, -1):
+        strides[d] = step
+        step *= shape[d]
+    return strides
+
+
+def _check_index_tensor(op: str, index) -> None:
+    if not isinstance(index, Tensor):
+        raise TypeError(f"{op}(): argument 'index' must be a Tensor, not {type(index).__name__}")
+    if index.dtype != _C.dtype.int64:
+        raise _C.DTypeError(f"{op}(): expected dtype int64 for index, got {index.dtype}")
+
+
+def _check_range(op: str, index: Tensor, size: int, dim: int) -> None:
+    """IndexError if an element of ``index`` is outside ``[0, size)`` (one host read)."""
+    if index.numel() and bool(((index < 0) | (index >= size)).any()):
+        bad = index[(index < 0) | (index >= size)].flatten()[0].item()
+        raise IndexError(f"{op}: index {bad} is out of bounds for dimension {dim} with size {size}")
+
+
+def _flat_positions(index: Tensor, dim: int, shape) -> Tensor:
+    """Flat positions in a contiguous tensor of ``shape`` of the elements that ``index``
+    names along ``dim`` (its other coordinates are the index element's own)."""
+    strides = _contiguous_strides(shape)
+    flat = index * strides[dim]
+    for d in range(index.ndim):
+        n = index.shape[d]
+        if d == dim or n <= 1 or strides[d] == 0:
+            continue
+        ramp = arange(0, n, 1, dtype=_C.dtype.int64, device=index.device) * strides[d]
+        flat = flat + ramp.view([n if k == d else 1 for k in range(index.ndim)])
+    return flat
+
+
+def _check_gather_shapes(op: str, x: Tensor, dim: int, index: Tensor, src: Tensor | None = None) -> None:
+    if index.ndim != x.ndim and not (index.ndim <= 1 and x.ndim <= 1):
+        raise _C.InputError(f"{op}: index tensor must have the same number of dimensions as input tensor "
+                            f"(index {tuple(index.shape)}, input {tuple(x.shape)})")
+    for d in range(index.ndim):
+        if d != dim and x.ndim and index.shape[d] > x.shape[d]:
+            raise _C.InputError(f"{op}: size of index {tuple(index.shape)} must not exceed the input "
+                                f"{tuple(x.shape)} in dimension {d} (other than dim {dim})")
+        if src is not None and src.ndim and index.shape[d] > src.shape[d]:
+            raise _C.InputError(f"{op}: size of index {tuple(index.shape)} must not exceed src "
+                                f"{tuple(src.shape)} in dimension {d}")
+
+
+def gather(input: Tensor, dim: int, index: Tensor, *, sparse_grad: bool = False) -> Tensor:
+    """``out[i][j][k] = input[i][index[i][j][k]][k]`` for ``dim=1`` (likewise for any dim);
+    ``out`` has the shape of ``index``.
+
+    >>> x = minitorch.tensor([[1, 2], [3, 4]])
+    >>> minitorch.gather(x, 1, minitorch.tensor([[0, 0], [1, 0]]))
+    tensor([[1, 1],
+            [4, 3]])
+    """
+    _check_index_tensor("gather", index)
+    d = _wrap(dim, input.ndim, "gather")
+    _check_gather_shapes("gather", input, d, index)
+    size = input.shape[d] if input.ndim else 1
+    _check_range("gather", index, size, d)
+    shape = tuple(input.shape) if input.ndim else (1,)
+    idx = index if index.ndim else index.view(1)
+    flat = _flat_positions(idx, d, shape)
+    out = input.reshape(-1).index_select(0, flat.reshape(-1))
+    return out.view(tuple(index.shape))
+
+
+def _scatter_source(op: str, x: Tensor, index: Tensor, src, value) -> Tensor:
+    if src is None:
+        src = value
+    if isinstance(src, Tensor):
+        if src.dtype != x.dtype:
+            raise _C.DTypeError(f"{op}: expected self and src to have the same dtype, got {x.dtype} and {src.dtype}")
+        if src.ndim != index.ndim and src.numel() != 1:
+            raise _C.InputError(f"{op}: index {tuple(index.shape)} and src {tuple(src.shape)} must have the same "
+                                f"number of dimensions")
+        if src.ndim == index.ndim and src.ndim:
+            # src may be larger than index: only its leading corner takes part.
+            return src[tuple(slice(0, n) for n in index.shape)]
+        return src.reshape(()).expand(tuple(index.shape))
+    if isinstance(src, numbers.Number):
+        return full(tuple(index.shape), src, dtype=x.dtype, device=x.device)
+    raise TypeError(f"{op}(): argument 'src' must be a Tensor or a number, not {type(src).__name__}")
+
+
+def _scatter(op: str, input: Tensor, dim: int, index: Tensor, src, value, add: bool) -> Tensor:
+    _check_index_tensor(op, index)
+    d = _wrap(dim, input.ndim, op)
+    source = _scatter_source(op, input, index, src, value)
+    _check_gather_shapes(op, input, d, index, source if isinstance(src, Tensor) else None)
+    size = input.shape[d] if input.ndim else 1
+    _check_range(op, index, size, d)
+    shape = tuple(input.shape) if input.ndim else (1,)
+    idx = index if index.ndim else index.view(1)
+    flat = _flat_positions(idx, d, shape).reshape(-1)
+    values = source.reshape(-1)
+    base = input.reshape(-1)
+    out = _C._index_add(base, 0, flat, values, 1.0) if add else _C._index_copy(base, 0, flat, values)
+    return out.view(tuple(input.shape))
+
+
+def scatter(input: Tensor, dim: int, index: Tensor, src=None, *, value=None, reduce=None) -> Tensor:
+    """A copy of ``input`` with ``src`` (a tensor, or a number ``value``) written at the
+    positions ``index`` names along ``dim``: ``out[i][index[i][j]] = src[i][j]`` for ``dim=1``.
+    Where two elements name one position, one of them is kept (the last on the CPU)."""
+    if reduce is not None:
+        if reduce not in ("add", "multiply"):
+            raise _C.InputError(f"scatter: reduce must be 'add' or 'multiply', got {reduce!r}")
+        if reduce == "multiply":
+            raise _C.InputError("scatter: reduce='multiply' is not supported; use reduce='add' or scatter_add")
+        return _scatter("scatter", input, dim, index, src, value, add=True)
+    return _scatter("scatter", input, dim, index, src, value, add=False)
+
+
+def scatter_add(input: Tensor, dim: int, index: Tensor, src: Tensor) -> Tensor:
+    """A copy of ``input`` with ``src`` added at the positions ``index`` names along
+    ``dim``; positions named twice get both values."""
+    if not isinstance(src, Tensor):
+        raise TypeError(f"scatter_add(): argument 'src' must be a Tensor, not {type(src).__name__}")
+    return _scatter("scatter_add", input, dim, index, src, None, add=True)
+
+
+def _index_write(op: str, input: Tensor, dim: int, index: Tensor, source: Tensor) -> tuple:
+    _check_index_tensor(op, index)
+    if not isinstance(source, Tensor):
+        raise TypeError(f"{op}(): argument 'source' must be a Tensor, not {type(source).__name__}")
+    return _wrap(dim, input.ndim, op), index
+
+
+def index_add(input: Tensor, dim: int, index: Tensor, source: Tensor, *, alpha=1) -> Tensor:
+    """A copy of ``input`` with ``alpha * source[i]`` added to slice ``index[i]`` along ``dim``."""
+    d, index = _index_write("index_add", input, dim, index, source)
+    return _C._index_add(input, d, index, source, float(alpha))
+
+
+def index_copy(input: Tensor, dim: int, index: Tensor, source: Tensor) -> Tensor:
+    """A copy of ``input`` with slice ``index[i]`` along ``dim`` replaced by ``source[i]``."""
+    d, index = _index_write("index_copy", input, dim, index, source)
+    return _C._index_copy(input, d, index, source)
+
+
+def index_fill(input: Tensor, dim: int, index: Tensor, value) -> Tensor:
+    """A copy of ``input`` with the slices ``index`` along ``dim`` set to ``value``."""
+    d, index = _index_write("index_fill", input, dim, index, input)
+    shape = list(input.shape) if input.ndim else [1]
+    shape[d] = index.numel()
+    if isinstance(value, Tensor):
+        fill = value.to(input.dtype).reshape(()).expand(tuple(shape) if input.ndim else ())
+    else:
+        fill = full(tuple(shape) if input.ndim else (), value, dtype=input.dtype, device=input.device)
+    return _C._index_copy(input, d, index.reshape(-1), fill)
+
+
+def nonzero(input: Tensor, *, as_tuple: bool = False):
+    """Positions of the non-zero elements: an int64 ``(n, ndim)`` tensor, or with
+    ``as_tuple=True`` one 1-D tensor per dim (as ``numpy.nonzero``). Reads the values
+    on the host to learn ``n``."""
+    if not isinstance(input, Tensor):
+        raise TypeError(f"nonzero(): argument 'input' must be a Tensor, not {type(input).__name__}")
+    arr = input.detach().cpu().numpy()
+    pos = np.nonzero(np.atleast_1d(arr) if arr.ndim == 0 else arr)
+    if as_tuple:
+        return tuple(_as_index(p, input.device) for p in pos)
+    stacked = np.stack(pos, axis=1) if arr.ndim else np.zeros((int(bool(arr)), 0), np.int64)
+    return _as_index(stacked, input.device)
+
+
+def argwhere(input: Tensor) -> Tensor:
+    """``nonzero(input)``: an int64 ``(n, ndim)`` tensor of positions."""
+    return nonzero(input)
+
+
+def _as_index(arr: np.ndarray, device) -> Tensor:
+    from ._creation import tensor
+    return tensor(np.ascontiguousarray(arr, dtype=np.int64), device=device)
+
+
+def masked_select(input: Tensor, mask: Tensor) -> Tensor:
+    """The elements of ``input`` where ``mask`` (bool, broadcastable with it) is True,
+    as a 1-D tensor."""
+    if not isinstance(mask, Tensor) or mask.dtype != _C.dtype.bool:
+        raise _C.DTypeError(f"masked_select: expected a bool mask tensor, got "
+                            f"{mask.dtype if isinstance(mask, Tensor) else type(mask).__name__}")
+    shape = tuple(np.broadcast_shapes(tuple(input.shape), tuple(mask.shape)))
+    x = input.expand(shape).reshape(-1)
+    where = nonzero(mask.expand(shape).reshape(-1)).reshape(-1)
+    return x.index_select(0, where)
+
+
+# ------------------------------------------------------------- advanced indexing ----
+
+def _to_index_tensor(item, device):
+    """A tensor index from a Tensor, list or array (bool or int64)."""
+    from ._creation import tensor
+    if isinstance(item, Tensor):
+        t = item
+    else:
+        t = tensor(item)
+    if t.dtype not in (_C.dtype.int64, _C.dtype.bool):
+        if t.numel() == 0:
+            t = t.long()
+        else:
+            raise IndexError(f"index: tensors used as indices must be long or bool, got {t.dtype}")
+    return t.to(device) if t.device != device else t
+
+
+def _expand_items(x: Tensor, idx) -> list:
+    """The index as a list of items, one per dim of x (Ellipsis expanded, trailing ':' added),
+    with None kept; bool tensors become one int64 tensor per dim they cover."""
+    items = list(idx) if isinstance(idx, tuple) else [idx]
+    conv = []
+    for it in items:
+        if isinstance(it, bool):
+            raise TypeError("index: indexing with a Python bool is not supported")
+        if isinstance(it, (list, np.ndarray)) or (isinstance(it, Tensor) and (it.ndim > 0 or it.dtype == _C.dtype.bool)):
+            conv.append(_to_index_tensor(it, x.device))
+        else:
+            conv.append(it)
+    used = sum(it.ndim if isinstance(it, Tensor) and it.dtype == _C.dtype.bool else
+               (0 if it is None or it is Ellipsis else 1) for it in conv)
+    if sum(it is Ellipsis for it in conv) > 1:
+        raise IndexError("index: an index can only have a single ellipsis ('...')")
+    if used > x.ndim:
+        raise IndexError(f"index: too many indices for tensor of dimension {x.ndim} (got {used})")
+    out = []
+    for it in conv:
+        if it is Ellipsis:
+            out.extend([slice(None)] * (x.ndim - used))
+            used = x.ndim
+        else:
+            out.append(it)
+    out.extend([slice(None)] * (x.ndim - used))
+    return out
+
+
+def _split_mask(mask: Tensor, dims_shape) -> list:
+    if tuple(mask.shape) != tuple(dims_shape):
+        raise IndexError(f"index: the shape of the mask {tuple(mask.shape)} does not match the shape of the "
+                         f"indexed tensor {tuple(dims_shape)}")
+    return list(nonzero(mask, as_tuple=True)) if mask.ndim else None
+
+
+def _plan(x: Tensor, idx):
+    """Applies the basic items (slices, None) as views and collects the advanced ones.
+
+    Returns (view, adv) where adv maps a dim of `view` to its int64 index tensor."""
+    items = _expand_items(x, idx)
+    view, d, adv = x, 0, {}
+    for it in items:
+        if it is None:
+            view = view.unsqueeze(d)
+            d += 1
+        elif isinstance(it, slice):
+            view = view[(slice(None),) * d + (it,)]
+            d += 1
+        elif isinstance(it, Tensor) and it.dtype == _C.dtype.bool:
+            if it.ndim == 0:  # x[True] adds a dim of size 1 (x[False] of size 0)
+                view = view.unsqueeze(d)
+                adv[d] = _as_index(np.zeros(1 if bool(it) else 0, np.int64), x.device)
+                d += 1
+                continue
+            parts = _split_mask(it, tuple(view.shape[d:d + it.ndim]))
+            for p in parts:
+                adv[d] = p
+                d += 1
+        else:  # an int, or an int64 tensor
+            t = it if isinstance(it, Tensor) else _as_index(np.asarray(int(it)), x.device)
+            adv[d] = t
+            d += 1
+    return view, adv
+
+
+def _fold(view: Tensor, adv: dict):
+    """Moves the advanced dims of `view` to the front and folds them into one. Returns
+    (folded, flat positions, broadcast index shape, order, rest shape, front)."""
+    dims = sorted(adv)
+    shapes = [tuple(adv[d].shape) for d in dims]
+    bshape = tuple(np.broadcast_shapes(*shapes)) if shapes else ()
+    flat = None
+    sizes = [view.shape[d] for d in dims]
+    strides = _contiguous_strides(sizes)
+    for d, size, stride in zip(dims, sizes, strides):
+        i = adv[d]
+        if i.numel() and bool(((i < -size) | (i >= size)).any()):
+            bad = i[(i < -size) | (i >= size)].flatten()[0].item()
+            raise IndexError(f"index {bad} is out of bounds for dimension {d} with size {size}")
+        i = _C.where(i < 0, i + size, i) if i.numel() else i
+        term = i.expand(bshape) * stride
+        flat = term if flat is None else flat + term
+    rest = [d for d in range(view.ndim) if d not in adv]
+    order = dims + rest
+    moved = view.permute(*order)
+    rest_shape = tuple(view.shape[d] for d in rest)
+    n = 1
+    for s in sizes:
+        n *= s
+    folded = moved.reshape((n,) + rest_shape)
+    # NumPy's rule: advanced dims next to each other keep their place; apart, they go first.
+    adjacent = dims == list(range(dims[0], dims[0] + len(dims)))
+    front = 0 if not adjacent else dims[0]
+    return folded, flat.reshape(-1), bshape, order, rest_shape, front
+
+
+def getitem(x: Tensor, idx) -> Tensor:
+    """``x[idx]`` for advanced indices (called by Tensor.__getitem__)."""
+    view, adv = _plan(x, idx)
+    folded, flat, bshape, _, rest_shape, front = _fold(view, adv)
+    out = folded.index_select(0, flat).view(bshape + rest_shape)
+    if front:
+        nb = len(bshape)
+        perm = list(range(nb, nb + front)) + list(range(nb)) + list(range(nb + front, out.ndim))
+        out = out.permute(*perm)
+    return out
+
+
+def setitem(x: Tensor, idx, value) -> None:
+    """``x[idx] = value`` for advanced indices (called by Tensor.__setitem__): the new
+    values are written with index_copy into a copy, which is copied back into x (so a
+    view x writes through to its base)."""
+    from ._creation import tensor
+    if isinstance(idx, Tensor) and idx.dtype == _C.dtype.int64 or isinstance(idx, list) and idx and \
+            not isinstance(idx[0], bool):
+        idx = (idx,)
+    view, adv = _plan(x, idx)
+    folded, flat, bshape, order, rest_shape, front = _fold(view, adv)
+    if not isinstance(value, Tensor):
+        value = tensor(value, dtype=x.dtype, device=x.device)
+    value = value.to(x.dtype)
+    target = bshape + rest_shape
+    if front:  # value is laid out as the result of x[idx] is: bring the index dims to the front
+        nb = len(bshape)
+        shown = tuple(rest_shape[:front]) + bshape + tuple(rest_shape[front:])
+        value = _broadcast_value(value, shown)
+        perm = list(range(front, front + nb)) + list(range(front)) + list(range(front + nb, len(shown)))
+        value = value.permute(*perm)
+    else:
+        value = _broadcast_value(value, target)
+    rows = value.reshape((flat.numel(),) + rest_shape)
+    new = _C._index_copy(folded, 0, flat, rows).view(tuple(view.shape[d] for d in order))
+    inverse = [0] * len(order)
+    for k, d in enumerate(order):
+        inverse[d] = k
+    view.copy_(new.permute(*inverse))
+
+
+def _broadcast_value(value: Tensor, shape: tuple) -> Tensor:
+    while value.ndim > len(shape) and value.shape[0] == 1:
+        value = value[0]
+    try:
+        return value.expand(shape)
+    except (ValueError, RuntimeError):
+        raise _C.InputError(f"index_put_: shape mismatch: value tensor of shape {tuple(value.shape)} cannot be "
+                            f"broadcast to indexing result of shape {shape}") from None
+
+
+def index_put(input: Tensor, indices, values: Tensor, accumulate: bool = False) -> Tensor:
+    """A copy of ``input`` with ``values`` written at ``input[indices]`` (``indices`` a
+    tuple of index tensors); with ``accumulate=True`` they are added instead."""
+    if not isinstance(indices, (tuple, list)):
+        raise TypeError("index_put(): argument 'indices' must be a tuple of Tensors")
+    indices = tuple(indices)
+    if accumulate:
+        view, adv = _plan(input, indices)
+        if view.ndim and tuple(view.shape) != tuple(input.shape):
+            raise _C.InputError("index_put: accumulate=True takes index tensors only (no None or slices)")
+        folded, flat, bshape, order, rest_shape, front = _fold(view, adv)
+        vals = _broadcast_value(values.to(input.dtype), bshape + rest_shape).reshape((flat.numel(),) + rest_shape)
+        new = _C._index_add(folded, 0, flat, vals, 1.0).view(tuple(view.shape[d] for d in order))
+        inverse = [0] * len(order)
+        for k, d in enumerate(order):
+            inverse[d] = k
+        return new.permute(*inverse).contiguous()
+    view, adv = _plan(input, indices)
+    folded, flat, bshape, order, rest_shape, front = _fold(view, adv)
+    vals = _broadcast_value(values.to(input.dtype), bshape + rest_shape).reshape((flat.numel(),) + rest_shape)
+    new = _C._index_copy(folded, 0, flat, vals).view(tuple(view.shape[d] for d in order))
+    inverse = [0] * len(order)
+    for k, d in enumerate(order):
+        inverse[d] = k
+    return new.permute(*inverse).contiguous()
+
+
+add_methods({
+    "gather": gather,
+    "scatter": scatter,
+    "scatter_add": scatter_add,
+    "index_add": index_add,
+    "index_copy": index_copy,
+    "index_fill": index_fill,
+    "nonzero": nonzero,
+    "argwhere": argwhere,
+    "masked_select": masked_select,
+    "index_put": index_put,
+})
+add_methods({name + "_": inplace_form(name)
+             for name in ("scatter", "scatter_add", "index_add", "index_copy", "index_fill", "index_put")})
