@@ -1,5 +1,5 @@
 """``F.pad``, ``F.normalize``, ``F.cosine_similarity``, ``nn.utils.clip_grad_norm_`` /
-``clip_grad_value_`` : values against NumPy on every
+``clip_grad_value_`` and ``nn.utils.rnn.pad_sequence``: values against NumPy on every
 device, float64 gradcheck, errors, and PyTorch when installed."""
 from __future__ import annotations
 
@@ -15,6 +15,7 @@ from conftest import seeds
 from minitorch import nn
 from minitorch.nn import functional as F
 from minitorch.nn.utils import clip_grad_norm_, clip_grad_value_
+from minitorch.nn.utils.rnn import pad_sequence
 from minitorch.testing import gradcheck
 
 
@@ -267,3 +268,63 @@ def test_clip_grad_norm_matches_torch():
         np.testing.assert_allclose(total.item(), total_t.item(), rtol=1e-12)
         for p, tp in zip(ps, tps):
             np.testing.assert_allclose(to_np(p.grad), tp.grad.numpy(), rtol=1e-12)
+
+
+# ---------------------------------------------------------------- pad_sequence ----
+
+def np_pad_sequence(arrs, batch_first, value, side="right"):
+    longest = max(a.shape[0] for a in arrs)
+    out = np.full((len(arrs), longest) + arrs[0].shape[1:], value, dtype=arrs[0].dtype)
+    for i, a in enumerate(arrs):
+        if side == "right":
+            out[i, :len(a)] = a
+        else:
+            out[i, longest - len(a):] = a
+    return out if batch_first else np.swapaxes(out, 0, 1)
+
+
+@settings(max_examples=20)
+@given(lengths=st.lists(st.integers(0, 4), min_size=1, max_size=4), trailing=st.lists(st.integers(1, 3), max_size=2),
+       batch_first=st.booleans(), side=st.sampled_from(["right", "left"]), seed=seeds,
+       dtype=st.sampled_from([np.float32, np.float64, np.int64]))
+def test_pad_sequence_matches_numpy(device, lengths, trailing, batch_first, side, seed, dtype):
+    arrs = [rand((n,) + tuple(trailing), seed + i, -5, 5).astype(dtype) for i, n in enumerate(lengths)]
+    out = pad_sequence([minitorch.tensor(a, device=device) for a in arrs], batch_first=batch_first,
+                       padding_value=-7, padding_side=side)
+    assert out.device.type == device and out.dtype == minitorch.tensor(arrs[0]).dtype
+    np.testing.assert_array_equal(to_np(out), np_pad_sequence(arrs, batch_first, -7, side))
+
+
+def test_pad_sequence_default_layout_and_gradient(device):
+    a = minitorch.tensor([1.0, 2.0, 3.0], device=device, requires_grad=True)
+    b = minitorch.tensor([4.0], device=device, requires_grad=True)
+    out = pad_sequence([a, b])  # (L, B): time first by default, like PyTorch
+    np.testing.assert_array_equal(to_np(out), [[1, 4], [2, 0], [3, 0]])
+    (out * minitorch.tensor([[1.0, 2.0], [3.0, 4.0], [5.0, 6.0]], device=device)).sum().backward()
+    np.testing.assert_array_equal(to_np(a.grad), [1, 3, 5])
+    np.testing.assert_array_equal(to_np(b.grad), [2])
+    assert pad_sequence(minitorch.ones(2, 3, device=device)).shape == (3, 2)  # a tensor: its rows are the sequences
+    x = minitorch.tensor(rand((2, 3), 20), device=device, requires_grad=True)
+    y = minitorch.tensor(rand((4, 3), 21), device=device, requires_grad=True)
+    assert gradcheck(lambda x, y: pad_sequence([x, y], batch_first=True, padding_value=0.5), (x, y))
+
+
+def test_pad_sequence_errors():
+    with pytest.raises(ValueError, match="pad_sequence: received an empty list"):
+        pad_sequence([])
+    with pytest.raises(ValueError, match="pad_sequence: all sequences must have the same trailing dims"):
+        pad_sequence([minitorch.zeros(2, 3), minitorch.zeros(2, 4)])
+    with pytest.raises(TypeError, match="pad_sequence: expected a list of Tensors"):
+        pad_sequence([minitorch.zeros(2), [1.0, 2.0]])
+    with pytest.raises(ValueError, match="padding_side"):
+        pad_sequence([minitorch.zeros(2)], padding_side="middle")
+
+
+def test_pad_sequence_matches_torch():
+    torch = pytest.importorskip("torch", reason="PyTorch is not installed; the PyTorch comparison is optional")
+    arrs = [rand((n, 2), 30 + n) for n in (3, 1, 4)]
+    for batch_first in (False, True):
+        ours = pad_sequence([minitorch.tensor(a) for a in arrs], batch_first=batch_first, padding_value=1.5)
+        theirs = torch.nn.utils.rnn.pad_sequence([torch.tensor(a) for a in arrs], batch_first=batch_first,
+                                                 padding_value=1.5)
+        np.testing.assert_array_equal(to_np(ours), theirs.numpy())

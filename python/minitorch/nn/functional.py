@@ -516,8 +516,9 @@ _PAD_MODES = ("constant", "reflect", "replicate", "circular")
 
 
 def _pad_dim(x, dim: int, left: int, right: int, mode: str, value):
-    """Pads (or, with negative amounts, crops) one dim by gathering along it with index_select:
-    positions -left .. n+right-1 map back into the input according to ``mode``."""
+    """Pads (or, with negative amounts, crops) one dim. Constant padding joins blocks of
+    ``value`` on either side (``cat``); the other modes gather along the dim with
+    index_select, positions -left .. n+right-1 mapped back into the input."""
     n = x.shape[dim]
     if left < 0 or right < 0:
         start, stop = max(-left, 0), n - max(-right, 0)
@@ -528,37 +529,28 @@ def _pad_dim(x, dim: int, left: int, right: int, mode: str, value):
         n, left, right = stop - start, max(left, 0), max(right, 0)
     if left == 0 and right == 0:
         return x
-    pos = np.arange(-left, n + right)
     if mode == "constant":
-        if n == 0:
-            shape = tuple(x.shape[:dim]) + (len(pos),) + tuple(x.shape[dim + 1:])
-            return _C._full(shape, value, x.dtype, x.device)
+        from .. import cat
+
+        def block(size):
+            return _C._full(tuple(x.shape[:dim]) + (size,) + tuple(x.shape[dim + 1:]), value, x.dtype, x.device)
+
+        return cat(([block(left)] if left else []) + [x] + ([block(right)] if right else []), dim)
+    if mode == "reflect" and (left >= n or right >= n):
+        raise ValueError(f"pad: reflect padding ({left}, {right}) must be less than the size {n} of dimension {dim}")
+    if n == 0:
+        raise ValueError(f"pad: {mode} padding of dimension {dim} of size 0")
+    if mode == "circular" and (left > n or right > n):
+        raise ValueError(f"pad: circular padding ({left}, {right}) must be at most the size {n} of dimension {dim}")
+    pos = np.arange(-left, n + right)
+    if mode == "reflect":
+        idx = np.abs(pos)
+        idx = np.where(idx > n - 1, 2 * (n - 1) - idx, idx)
+    elif mode == "replicate":
         idx = np.clip(pos, 0, n - 1)
     else:
-        if mode == "reflect" and (left >= n or right >= n):
-            raise ValueError(f"pad: reflect padding ({left}, {right}) must be less than the size {n} of dimension "
-                             f"{dim}")
-        if mode in ("replicate", "circular") and n == 0:
-            raise ValueError(f"pad: {mode} padding of dimension {dim} of size 0")
-        if mode == "circular" and (left > n or right > n):
-            raise ValueError(f"pad: circular padding ({left}, {right}) must be at most the size {n} of dimension "
-                             f"{dim}")
-        if mode == "reflect":
-            idx = np.abs(pos)
-            idx = np.where(idx > n - 1, 2 * (n - 1) - idx, idx)
-        elif mode == "replicate":
-            idx = np.clip(pos, 0, n - 1)
-        else:
-            idx = pos % n
-    out = x.index_select(dim, _C._from_numpy_copy(idx.astype(np.int64), _C.dtype.int64, x.device))
-    if mode == "constant":
-        inside = (pos >= 0) & (pos < n)
-        mask_shape = (1,) * dim + (len(pos),) + (1,) * (x.dim() - dim - 1)
-        mask = _C._from_numpy_copy(inside.reshape(mask_shape), _C.dtype.bool, x.device)
-        out = _C.where(mask, out, value)
-        if out.dtype != x.dtype:
-            out = out.to(x.dtype)
-    return out
+        idx = pos % n
+    return x.index_select(dim, _C._from_numpy_copy(idx.astype(np.int64), _C.dtype.int64, x.device))
 
 
 def pad(input, pad, mode: str = "constant", value: float | None = None):
