@@ -161,6 +161,25 @@ def _get_device(self) -> int:
     return -1 if self.device.type == "cpu" else self.device.index
 
 
+def _deepcopy(self, memo):
+    """``copy.deepcopy(t)``: a new leaf with copied values, ``requires_grad`` and ``.grad``
+    (what ``copy.deepcopy(model)`` needs). Like PyTorch, only graph leaves can be copied."""
+    if not self.is_leaf:
+        raise RuntimeError("Only Tensors created explicitly by the user (graph leaves) support the deepcopy "
+                           "protocol at the moment")
+    if id(self) in memo:
+        return memo[id(self)]
+    from .autograd import no_grad
+
+    with no_grad():
+        new = self.detach().clone()
+    new.requires_grad_(self.requires_grad)
+    if self.grad is not None:
+        new.grad = _deepcopy(self.grad, memo)
+    memo[id(self)] = new
+    return new
+
+
 def _format(self, spec):
     if self.ndim == 0:
         return format(self.item(), spec)
@@ -179,6 +198,7 @@ _methods = {
     "__repr__": tensor_repr,
     "__str__": tensor_repr,
     "__format__": _format,
+    "__deepcopy__": _deepcopy,
     "__array__": _array,
     "__array_priority__": 1000,  # so ndarray <op> Tensor asks the Tensor first
     "tolist": _tolist,

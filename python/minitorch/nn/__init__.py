@@ -25,6 +25,9 @@ from .normalization import GroupNorm, LayerNorm
 from .parameter import Parameter
 from .pooling import AdaptiveAvgPool2d, AvgPool2d, MaxPool2d
 from .sparse import Embedding
+from .attention import MultiheadAttention
+from .rnn import GRU, LSTM, RNN, GRUCell, LSTMCell, RNNBase, RNNCell, RNNCellBase
+from .transformer import TransformerEncoder, TransformerEncoderLayer
 
 __all__ = [
     "AdaptiveAvgPool2d", "AvgPool2d", "Conv1d", "Conv2d", "MaxPool2d",
@@ -33,4 +36,6 @@ __all__ = [
     "Softmax", "Tanh", "functional", "init",
     "BatchNorm1d", "BatchNorm2d", "BatchNorm3d", "Dropout1d", "Dropout2d", "ELU", "Embedding", "GELU", "GroupNorm",
     "LayerNorm", "LeakyReLU", "ModuleDict", "ParameterList", "SiLU", "Softplus", "utils",
+    "MultiheadAttention", "GRU", "GRUCell", "LSTM", "LSTMCell", "RNN", "RNNBase", "RNNCell", "RNNCellBase",
+    "TransformerEncoder", "TransformerEncoderLayer",
 ]

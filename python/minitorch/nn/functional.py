@@ -218,6 +218,10 @@ def one_hot(tensor, num_classes: int = -1):
     return (tensor.unsqueeze(-1) == classes).long()
 
 
+# ---- attention: nn/_attention_functional.py ----
+from ._attention_functional import scaled_dot_product_attention  # noqa: E402,F401
+
+
 # ---- convolution and pooling (NCHW) ----
 
 def _pair(v, name: str, op: str):

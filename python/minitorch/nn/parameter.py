@@ -21,5 +21,15 @@ class Parameter(_C.Tensor):
     def __repr__(self) -> str:
         return "Parameter containing:\n" + _C.Tensor.__repr__(self)
 
+    def __deepcopy__(self, memo):
+        """``copy.deepcopy``: a new Parameter with copied values (and ``.grad``), as PyTorch's."""
+        if id(self) in memo:
+            return memo[id(self)]
+        new = type(self)(_C.Tensor.__deepcopy__(self.detach(), {}), self.requires_grad)
+        if self.grad is not None:
+            new.grad = _C.Tensor.__deepcopy__(self.grad, memo)
+        memo[id(self)] = new
+        return new
+
     def __reduce_ex__(self, protocol):
         raise TypeError("minitorch tensors are not picklable; use minitorch.save(model.state_dict(), path)")

@@ -1,0 +1,414 @@
+"""Recurrent layers: the cells ``RNNCell``, ``LSTMCell``, ``GRUCell`` (one time step) and
+the sequence modules ``RNN``, ``LSTM``, ``GRU`` (PyTorch's shapes, gate order, parameter
+names, initialisation and reprs).
+
+A sequence module runs, for each layer and direction, one matmul for the input part of
+every time step at once (``x @ W_ih.T + b_ih`` over the whole ``(L, N, H_in)`` input),
+then a loop over time for the hidden part (``h @ W_hh.T + b_hh``). Autograd records the
+loop, so backward is backpropagation through time with no code of its own here.
+
+Gate formulas (PyTorch's order of the gates in the stacked weights):
+
+- RNN:  ``h' = tanh(x W_ih^T + b_ih + h W_hh^T + b_hh)`` (or relu)
+- LSTM: ``i, f, g, o`` = sigmoid, sigmoid, tanh, sigmoid of the four row blocks;
+  ``c' = f * c + i * g``, ``h' = o * tanh(c')``
+- GRU:  ``r, z`` = sigmoid of the first two blocks, ``n = tanh(x W_in^T + b_in + r * (h W_hn^T + b_hn))``,
+  ``h' = (1 - z) * n + z * h``
+"""
+from __future__ import annotations
+
+import math
+import numbers
+import warnings
+
+import minitorch as _mt  # stack / cat, looked up when called
+
+from .. import _C
+from .._creation import zeros
+from . import functional as F
+from . import init
+from .module import Module
+from .parameter import Parameter
+
+_GATES = {"RNN_TANH": 1, "RNN_RELU": 1, "LSTM": 4, "GRU": 3}
+
+
+# ---- one time step: ``xw`` is the input projection x @ W_ih^T + b_ih, already computed ----
+
+def _rnn_step(xw, h, w_hh, b_hh, relu: bool):
+    pre = xw + F.linear(h, w_hh, b_hh)
+    return pre.relu() if relu else pre.tanh()
+
+
+def _lstm_step(xw, h, c, w_hh, b_hh):
+    gates = xw + F.linear(h, w_hh, b_hh)
+    n = h.shape[-1]
+    i = gates[..., :n].sigmoid()
+    f = gates[..., n:2 * n].sigmoid()
+    g = gates[..., 2 * n:3 * n].tanh()
+    o = gates[..., 3 * n:].sigmoid()
+    c = f * c + i * g
+    return o * c.tanh(), c
+
+
+def _gru_step(xw, h, w_hh, b_hh):
+    hw = F.linear(h, w_hh, b_hh)  # b_hn must stay inside r * (...), so it is not folded into xw
+    n = h.shape[-1]
+    r = (xw[..., :n] + hw[..., :n]).sigmoid()
+    z = (xw[..., n:2 * n] + hw[..., n:2 * n]).sigmoid()
+    cand = (xw[..., 2 * n:] + r * hw[..., 2 * n:]).tanh()
+    return cand + z * (h - cand)  # = (1 - z) * cand + z * h
+
+
+def _check_size(name: str, what: str, value) -> None:
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise TypeError(f"{name}: {what} should be of type int, got: {type(value).__name__}")
+    if value <= 0:
+        raise ValueError(f"{name}: {what} must be greater than zero, got {value}")
+
+
+def _is_tensor(t) -> bool:
+    return isinstance(t, _C.Tensor)
+
+
+# ------------------------------------------------------------------ cells ----
+
+class RNNCellBase(Module):
+    """Shared parameters of the cells: ``weight_ih`` (gates*hidden, input_size),
+    ``weight_hh`` (gates*hidden, hidden_size), ``bias_ih`` and ``bias_hh`` (gates*hidden),
+    all drawn from U(-1/sqrt(hidden_size), 1/sqrt(hidden_size))."""
+
+    def __init__(self, input_size: int, hidden_size: int, bias: bool, num_chunks: int, device=None, dtype=None):
+        super().__init__()
+        name = type(self).__name__
+        _check_size(name, "input_size", input_size)
+        _check_size(name, "hidden_size", hidden_size)
+        self.input_size, self.hidden_size, self.bias = input_size, hidden_size, bias
+        g = num_chunks * hidden_size
+        self.weight_ih = Parameter(_C._empty((g, input_size), dtype, device))
+        self.weight_hh = Parameter(_C._empty((g, hidden_size), dtype, device))
+        if bias:
+            self.bias_ih = Parameter(_C._empty((g,), dtype, device))
+            self.bias_hh = Parameter(_C._empty((g,), dtype, device))
+        else:
+            self.register_parameter("bias_ih", None)
+            self.register_parameter("bias_hh", None)
+        self.reset_parameters()
+
+    def reset_parameters(self) -> None:
+        stdv = 1.0 / math.sqrt(self.hidden_size)
+        for p in self.parameters():
+            init.uniform_(p, -stdv, stdv)
+
+    def extra_repr(self) -> str:
+        s = f"{self.input_size}, {self.hidden_size}"
+        if not self.bias:
+            s += ", bias=False"
+        nonlinearity = getattr(self, "nonlinearity", "tanh")
+        if nonlinearity != "tanh":
+            s += f", nonlinearity={nonlinearity}"
+        return s
+
+    def _batched(self, input, hx: tuple):
+        """Checks shapes; returns (input as (N, in), states as (N, hidden) each, unbatched).
+        ``hx`` holds the given states (each may be None: zeros)."""
+        name = type(self).__name__
+        if not _is_tensor(input):
+            raise TypeError(f"{name}: input must be a Tensor, got {type(input).__name__}")
+        if input.dim() not in (1, 2):
+            raise ValueError(f"{name}: Expected input to be 1D or 2D, got {input.dim()}D instead")
+        if input.shape[-1] != self.input_size:
+            raise _C.InputError(f"{name}: input has inconsistent input_size: got {input.shape[-1]} "
+                                f"expected {self.input_size}")
+        unbatched = input.dim() == 1
+        x = input.unsqueeze(0) if unbatched else input
+        states = []
+        for k, h in enumerate(hx):
+            what = "hx" if len(hx) == 1 else f"hx[{k}]"
+            if h is None:
+                states.append(zeros((x.shape[0], self.hidden_size), dtype=input.dtype, device=input.device))
+                continue
+            if not _is_tensor(h):
+                raise TypeError(f"{name}: {what} must be a Tensor, got {type(h).__name__}")
+            if h.dim() != input.dim():
+                raise _C.InputError(f"{name}: Expected {what} to be {input.dim()}D like the input, got {h.dim()}D "
+                                    f"(input shape {tuple(input.shape)}, {what} shape {tuple(h.shape)})")
+            h = h.unsqueeze(0) if unbatched else h
+            if h.shape[0] != x.shape[0]:
+                raise _C.InputError(f"{name}: Input batch size {x.shape[0]} doesn't match hidden{k} batch size "
+                                    f"{h.shape[0]}")
+            if h.shape[1] != self.hidden_size:
+                raise _C.InputError(f"{name}: hidden{k} has inconsistent hidden_size: got {h.shape[1]}, "
+                                    f"expected {self.hidden_size}")
+            states.append(h)
+        return x, states, unbatched
+
+
+class RNNCell(RNNCellBase):
+    """One Elman RNN step: ``h' = tanh(x W_ih^T + b_ih + h W_hh^T + b_hh)`` (or relu).
+
+    >>> cell = minitorch.nn.RNNCell(10, 20)
+    >>> h = cell(minitorch.randn(3, 10))            # h0 = zeros
+    >>> h = cell(minitorch.randn(3, 10), h)         # (3, 20)
+    """
+
+    def __init__(self, input_size: int, hidden_size: int, bias: bool = True, nonlinearity: str = "tanh",
+                 device=None, dtype=None):
+        if nonlinearity not in ("tanh", "relu"):
+            raise ValueError(f"Unknown nonlinearity: {nonlinearity}")
+        super().__init__(input_size, hidden_size, bias, 1, device, dtype)
+        self.nonlinearity = nonlinearity
+
+    def forward(self, input, hx=None):
+        x, (h,), unbatched = self._batched(input, (hx,))
+        h = _rnn_step(F.linear(x, self.weight_ih, self.bias_ih), h, self.weight_hh, self.bias_hh,
+                      self.nonlinearity == "relu")
+        return h.squeeze(0) if unbatched else h
+
+
+class LSTMCell(RNNCellBase):
+    """One LSTM step; gates ``i, f, g, o`` in that order in the stacked weights.
+    ``forward(input, (h, c))`` returns ``(h', c')``."""
+
+    def __init__(self, input_size: int, hidden_size: int, bias: bool = True, device=None, dtype=None):
+        super().__init__(input_size, hidden_size, bias, 4, device, dtype)
+
+    def forward(self, input, hx=None):
+        if hx is not None and (not isinstance(hx, (tuple, list)) or len(hx) != 2):
+            raise TypeError(f"LSTMCell: hx must be a tuple (h_0, c_0) of two Tensors, got {type(hx).__name__}")
+        x, (h, c), unbatched = self._batched(input, (None, None) if hx is None else tuple(hx))
+        h, c = _lstm_step(F.linear(x, self.weight_ih, self.bias_ih), h, c, self.weight_hh, self.bias_hh)
+        return (h.squeeze(0), c.squeeze(0)) if unbatched else (h, c)
+
+
+class GRUCell(RNNCellBase):
+    """One GRU step; gates ``r, z, n`` in that order, ``n = tanh(W_in x + b_in + r * (W_hn h + b_hn))``."""
+
+    def __init__(self, input_size: int, hidden_size: int, bias: bool = True, device=None, dtype=None):
+        super().__init__(input_size, hidden_size, bias, 3, device, dtype)
+
+    def forward(self, input, hx=None):
+        x, (h,), unbatched = self._batched(input, (hx,))
+        h = _gru_step(F.linear(x, self.weight_ih, self.bias_ih), h, self.weight_hh, self.bias_hh)
+        return h.squeeze(0) if unbatched else h
+
+
+# --------------------------------------------------------------- sequences ----
+
+class RNNBase(Module):
+    """Shared machinery of ``RNN``, ``LSTM`` and ``GRU``: per layer ``l`` and direction,
+    parameters ``weight_ih_l{l}``, ``weight_hh_l{l}``, ``bias_ih_l{l}``, ``bias_hh_l{l}``
+    (``..._reverse`` for the backward direction), in PyTorch's order."""
+
+    def __init__(self, mode: str, input_size: int, hidden_size: int, num_layers: int = 1, bias: bool = True,
+                 batch_first: bool = False, dropout: float = 0.0, bidirectional: bool = False, proj_size: int = 0,
+                 device=None, dtype=None):
+        super().__init__()
+        name = type(self).__name__
+        if isinstance(dropout, bool) or not isinstance(dropout, numbers.Number) or not 0 <= dropout <= 1:
+            raise ValueError("dropout should be a number in range [0, 1] representing the probability of an "
+                             "element being zeroed")
+        _check_size(name, "input_size", input_size)
+        _check_size(name, "hidden_size", hidden_size)
+        _check_size(name, "num_layers", num_layers)
+        if dropout > 0 and num_layers == 1:
+            warnings.warn("dropout option adds dropout after all but last recurrent layer, so non-zero dropout "
+                          f"expects num_layers greater than 1, but got dropout={dropout} and num_layers={num_layers}")
+        if proj_size != 0:
+            raise NotImplementedError(f"{name}: proj_size={proj_size} (LSTM projections) is not supported in "
+                                      "minitorch; use proj_size=0")
+        self.mode = mode
+        self.input_size, self.hidden_size, self.num_layers = input_size, hidden_size, num_layers
+        self.bias, self.batch_first, self.dropout = bias, batch_first, float(dropout)
+        self.bidirectional, self.proj_size = bidirectional, proj_size
+        gate_size = _GATES[mode] * hidden_size
+        num_directions = 2 if bidirectional else 1
+        self._flat_weights_names = []
+        for layer in range(num_layers):
+            layer_input = input_size if layer == 0 else hidden_size * num_directions
+            for suffix in ("", "_reverse")[:num_directions]:
+                shapes = [("weight_ih", (gate_size, layer_input)), ("weight_hh", (gate_size, hidden_size))]
+                if bias:
+                    shapes += [("bias_ih", (gate_size,)), ("bias_hh", (gate_size,))]
+                for kind, shape in shapes:
+                    pname = f"{kind}_l{layer}{suffix}"
+                    setattr(self, pname, Parameter(_C._empty(shape, dtype, device)))
+                    self._flat_weights_names.append(pname)
+        self.reset_parameters()
+
+    def reset_parameters(self) -> None:
+        stdv = 1.0 / math.sqrt(self.hidden_size)
+        for p in self.parameters():
+            init.uniform_(p, -stdv, stdv)
+
+    def flatten_parameters(self) -> None:
+        """Does nothing: PyTorch packs the weights for cuDNN here; minitorch has no such packing."""
+
+    @property
+    def all_weights(self) -> list:
+        """The parameters grouped per layer and direction: ``[[w_ih, w_hh, b_ih, b_hh], ...]``."""
+        per = 4 if self.bias else 2
+        names = self._flat_weights_names
+        return [[getattr(self, n) for n in names[i:i + per]] for i in range(0, len(names), per)]
+
+    def extra_repr(self) -> str:
+        s = f"{self.input_size}, {self.hidden_size}"
+        if self.num_layers != 1:
+            s += f", num_layers={self.num_layers}"
+        if self.bias is not True:
+            s += f", bias={self.bias}"
+        if self.batch_first is not False:
+            s += f", batch_first={self.batch_first}"
+        if self.dropout != 0:
+            s += f", dropout={self.dropout}"
+        if self.bidirectional is not False:
+            s += f", bidirectional={self.bidirectional}"
+        return s
+
+    # ---- forward ----
+    def _check_states(self, input, states: list, unbatched: bool, batch: int) -> list:
+        """Each given state (or None) as (num_layers * D, N, hidden); checks its shape."""
+        name = type(self).__name__
+        want = (self.num_layers * (2 if self.bidirectional else 1), batch, self.hidden_size)
+        out = []
+        for k, h in enumerate(states):
+            what = "hidden" if len(states) == 1 else f"hidden[{k}]"
+            short = ("hx", "cx")[k]
+            if h is None:
+                out.append(zeros(want, dtype=input.dtype, device=input.device))
+                continue
+            if not _is_tensor(h):
+                raise TypeError(f"{name}: {short} must be a Tensor, got {type(h).__name__}")
+            if h.dim() != (2 if unbatched else 3):
+                kind = "unbatched 2-D" if unbatched else "batched 3-D"
+                raise _C.InputError(f"{name}: For {kind} input, {short} should also be {2 if unbatched else 3}-D "
+                                    f"but got {h.dim()}-D tensor")
+            h = h.unsqueeze(1) if unbatched else h
+            if tuple(h.shape) != want:
+                got = tuple(h.shape[::2]) if unbatched else tuple(h.shape)
+                exp = (want[0], want[2]) if unbatched else want
+                raise _C.InputError(f"{name}: Expected {what} size {exp}, got {got}")
+            out.append(h)
+        return out
+
+    def _run(self, input, states: list):
+        """Runs every layer and direction over ``input``; returns (output, [final states])."""
+        name = type(self).__name__
+        if not _is_tensor(input):
+            raise TypeError(f"{name}: input must be a Tensor, got {type(input).__name__}")
+        if input.dim() not in (2, 3):
+            raise ValueError(f"{name}: Expected input to be 2D or 3D, got {input.dim()}D tensor instead")
+        if input.shape[-1] != self.input_size:
+            raise _C.InputError(f"{name}: input.size(-1) must be equal to input_size. Expected {self.input_size}, "
+                                f"got {input.shape[-1]}")
+        unbatched = input.dim() == 2
+        if unbatched:
+            x = input.unsqueeze(1)  # (L, 1, H_in), whatever batch_first says (as PyTorch)
+        else:
+            x = input.transpose(0, 1) if self.batch_first else input  # time-major (L, N, H_in)
+        if x.shape[0] == 0:
+            raise _C.InputError(f"{name}: Expected sequence length to be larger than 0, got input of shape "
+                                f"{tuple(input.shape)}")
+        states = self._check_states(input, states, unbatched, x.shape[1])
+        num_directions = 2 if self.bidirectional else 1
+        finals = [[] for _ in states]
+        for layer in range(self.num_layers):
+            if layer > 0 and self.dropout > 0 and self.training:
+                x = F.dropout(x, self.dropout, True)
+            outs = []
+            for d, suffix in enumerate(("", "_reverse")[:num_directions]):
+                idx = layer * num_directions + d
+                out, last = self._direction(x, [s[idx] for s in states], f"l{layer}{suffix}", reverse=d == 1)
+                outs.append(out)
+                for k, s in enumerate(last):
+                    finals[k].append(s)
+            x = outs[0] if num_directions == 1 else _mt.cat(outs, 2)
+        output = x.squeeze(1) if unbatched else (x.transpose(0, 1) if self.batch_first else x)
+        finals = [_mt.stack(f, 0) for f in finals]
+        if unbatched:
+            finals = [f.squeeze(1) for f in finals]
+        return output, finals
+
+    def _direction(self, x, states: list, key: str, reverse: bool):
+        """One layer in one direction over time-major ``x`` (L, N, in): returns the
+        (L, N, hidden) outputs and the final states."""
+        w_hh = getattr(self, f"weight_hh_{key}")
+        b_hh = getattr(self, f"bias_hh_{key}") if self.bias else None
+        b_ih = getattr(self, f"bias_ih_{key}") if self.bias else None
+        xw = F.linear(x, getattr(self, f"weight_ih_{key}"), b_ih)  # every time step in one matmul
+        steps = range(x.shape[0] - 1, -1, -1) if reverse else range(x.shape[0])
+        outs = [None] * x.shape[0]
+        if self.mode == "LSTM":
+            h, c = states
+            for t in steps:
+                h, c = _lstm_step(xw[t], h, c, w_hh, b_hh)
+                outs[t] = h
+            return _mt.stack(outs, 0), (h, c)
+        (h,) = states
+        for t in steps:
+            if self.mode == "GRU":
+                h = _gru_step(xw[t], h, w_hh, b_hh)
+            else:
+                h = _rnn_step(xw[t], h, w_hh, b_hh, self.mode == "RNN_RELU")
+            outs[t] = h
+        return _mt.stack(outs, 0), (h,)
+
+
+class RNN(RNNBase):
+    """A multi-layer Elman RNN over a sequence: ``h_t = tanh(x_t W_ih^T + b_ih + h_{t-1} W_hh^T + b_hh)``.
+
+    Input (L, N, input_size) (``batch_first``: (N, L, input_size); unbatched: (L, input_size)),
+    optional ``h_0`` (num_layers * num_directions, N, hidden_size). Returns ``(output, h_n)``
+    with output (L, N, num_directions * hidden_size).
+
+    >>> rnn = minitorch.nn.RNN(10, 20, num_layers=2)
+    >>> output, h_n = rnn(minitorch.randn(5, 3, 10))
+    >>> output.shape, h_n.shape
+    (minitorch.Size([5, 3, 20]), minitorch.Size([2, 3, 20]))
+    """
+
+    def __init__(self, input_size: int, hidden_size: int, num_layers: int = 1, nonlinearity: str = "tanh",
+                 bias: bool = True, batch_first: bool = False, dropout: float = 0.0, bidirectional: bool = False,
+                 device=None, dtype=None):
+        if nonlinearity not in ("tanh", "relu"):
+            raise ValueError(f"Unknown nonlinearity '{nonlinearity}'. Select from 'tanh' or 'relu'.")
+        super().__init__("RNN_TANH" if nonlinearity == "tanh" else "RNN_RELU", input_size, hidden_size, num_layers,
+                         bias, batch_first, dropout, bidirectional, 0, device, dtype)
+        self.nonlinearity = nonlinearity
+
+    def forward(self, input, hx=None):
+        output, (h_n,) = self._run(input, [hx])
+        return output, h_n
+
+
+class LSTM(RNNBase):
+    """A multi-layer LSTM over a sequence; gates ``i, f, g, o`` in PyTorch's order.
+    ``forward(input, (h_0, c_0))`` returns ``(output, (h_n, c_n))``. ``proj_size`` is not
+    supported (only 0)."""
+
+    def __init__(self, input_size: int, hidden_size: int, num_layers: int = 1, bias: bool = True,
+                 batch_first: bool = False, dropout: float = 0.0, bidirectional: bool = False, proj_size: int = 0,
+                 device=None, dtype=None):
+        super().__init__("LSTM", input_size, hidden_size, num_layers, bias, batch_first, dropout, bidirectional,
+                         proj_size, device, dtype)
+
+    def forward(self, input, hx=None):
+        if hx is not None and (not isinstance(hx, (tuple, list)) or len(hx) != 2):
+            raise TypeError(f"LSTM: hx must be a tuple (h_0, c_0) of two Tensors, got {type(hx).__name__}")
+        output, (h_n, c_n) = self._run(input, [None, None] if hx is None else list(hx))
+        return output, (h_n, c_n)
+
+
+class GRU(RNNBase):
+    """A multi-layer GRU over a sequence; gates ``r, z, n`` in PyTorch's order,
+    ``n_t = tanh(W_in x_t + b_in + r_t * (W_hn h_{t-1} + b_hn))``. Returns ``(output, h_n)``."""
+
+    def __init__(self, input_size: int, hidden_size: int, num_layers: int = 1, bias: bool = True,
+                 batch_first: bool = False, dropout: float = 0.0, bidirectional: bool = False,
+                 device=None, dtype=None):
+        super().__init__("GRU", input_size, hidden_size, num_layers, bias, batch_first, dropout, bidirectional,
+                         0, device, dtype)
+
+    def forward(self, input, hx=None):
+        output, (h_n,) = self._run(input, [hx])
+        return output, h_n
