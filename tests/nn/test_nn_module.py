@@ -453,3 +453,15 @@ def test_sequential_slice_keeps_names_like_pytorch():
     assert tail[1] is seq[2]
     # PyTorch's Sequential.__getitem__(slice) keeps the original keys ("1", "2")
     assert [n for n, _ in tail.named_parameters()] == ["2.weight", "2.bias"]
+
+
+def test_module_dtype_casts_floating_state_only(device):
+    """Like PyTorch, ``.double()``/``.to(dtype)`` leave integer buffers alone."""
+    m = nn.Linear(2, 2)
+    m.register_buffer("count", minitorch.tensor(3))
+    m.register_buffer("avg", minitorch.zeros(2))
+    m.to(device, minitorch.float64)
+    assert m.count.dtype == minitorch.int64 and m.count.device.type == device and m.count.item() == 3
+    assert m.avg.dtype == minitorch.float64 and m.weight.dtype == minitorch.float64
+    m.float()
+    assert m.count.dtype == minitorch.int64 and m.avg.dtype == minitorch.float32

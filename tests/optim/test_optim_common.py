@@ -12,16 +12,18 @@ import pytest
 
 import minitorch
 from minitorch import nn
-from minitorch.optim import SGD, Adam, AdamW
+from minitorch.optim import SGD, Adam, AdamW, RMSprop
 
 OPTIMIZERS = {
     "sgd": lambda ps, **kw: SGD(ps, **{"lr": 0.1, **kw}),
     "sgd_momentum": lambda ps, **kw: SGD(ps, **{"lr": 0.1, "momentum": 0.9, **kw}),
     "adam": lambda ps, **kw: Adam(ps, **{"lr": 0.01, **kw}),
     "adamw": lambda ps, **kw: AdamW(ps, **{"lr": 0.01, **kw}),
+    "rmsprop_centered_momentum": lambda ps, **kw: RMSprop(ps, **{"lr": 0.01, "momentum": 0.9, "centered": True, **kw}),
 }
-# State tensors for model()'s 4 parameters: a momentum buffer each, or Adam's two moments.
-STATE_TENSORS = {"sgd": 0, "sgd_momentum": 4, "adam": 8, "adamw": 8}
+# State tensors for model()'s 4 parameters: a momentum buffer each, Adam's two moments, or
+# RMSprop's square_avg, grad_avg and momentum_buffer.
+STATE_TENSORS = {"sgd": 0, "sgd_momentum": 4, "adam": 8, "adamw": 8, "rmsprop_centered_momentum": 12}
 
 
 def to_np(t) -> np.ndarray:

@@ -1,5 +1,10 @@
-"""``Dataset`` and ``TensorDataset``."""
+"""``Dataset``, ``TensorDataset``, ``Subset`` and ``random_split``."""
 from __future__ import annotations
+
+import math
+import warnings
+
+import numpy as np
 
 from .. import _C
 
@@ -39,3 +44,89 @@ class TensorDataset(Dataset):
 
     def get_batch(self, indices):
         return tuple(_C.index_select(t, 0, indices) for t in self.tensors)
+
+
+class Subset(Dataset):
+    """The samples of ``dataset`` at ``indices``, in that order: ``Subset(ds, [0, 5, 7])[1]``
+    is ``ds[5]``.
+
+    When ``dataset`` can return whole batches (``get_batch``), so can the Subset, so a
+    DataLoader over it still gathers each batch in one C++ call."""
+
+    def __init__(self, dataset, indices) -> None:
+        self.dataset = dataset
+        self.indices = indices
+        self._index_tensor = None
+
+    def __getitem__(self, idx):
+        if isinstance(idx, list):
+            return self.dataset[[self.indices[i] for i in idx]]
+        return self.dataset[self.indices[idx]]
+
+    def __len__(self) -> int:
+        return len(self.indices)
+
+    # The dataset's transforms, so that DataLoader sees them (and then does not take whole batches).
+    @property
+    def transform(self):
+        return getattr(self.dataset, "transform", None)
+
+    @property
+    def target_transform(self):
+        return getattr(self.dataset, "target_transform", None)
+
+    @property
+    def get_batch(self):
+        """``dataset.get_batch`` of the mapped indices; an AttributeError (so ``hasattr`` is
+        False) when the dataset has no ``get_batch``."""
+        inner = self.dataset.get_batch  # AttributeError when the dataset cannot batch
+        if self._index_tensor is None:
+            idx = self.indices
+            arr = idx.detach().cpu().numpy() if isinstance(idx, _C.Tensor) else np.asarray(list(idx))
+            self._index_tensor = _C.from_numpy(np.ascontiguousarray(arr, dtype=np.int64).reshape(-1))
+
+        def get_batch(indices):
+            return inner(_C.index_select(self._index_tensor, 0, indices))
+
+        return get_batch
+
+
+def random_split(dataset, lengths, generator=None) -> list:
+    """Splits ``dataset`` at random into non-overlapping :class:`Subset` s of the given
+    ``lengths``, or of the given fractions of ``len(dataset)`` when they sum to 1 (any
+    remainder goes one by one to the first splits, as in PyTorch).
+
+    >>> train, val = random_split(ds, [0.9, 0.1], generator=Generator(0))
+    """
+    n = len(dataset)
+    lengths = list(lengths)
+    if math.isclose(sum(lengths), 1) and sum(lengths) <= 1:
+        sizes = []
+        for i, frac in enumerate(lengths):
+            if frac < 0 or frac > 1:
+                raise ValueError(f"random_split: fraction at index {i} is not between 0 and 1 (got {frac})")
+            sizes.append(int(math.floor(n * frac)))
+        for i in range(n - sum(sizes)):
+            sizes[i % len(sizes)] += 1
+        for i, size in enumerate(sizes):
+            if size == 0:
+                warnings.warn(f"random_split: length of split at index {i} is 0. This might result in an empty "
+                              "dataset.", stacklevel=2)
+        lengths = sizes
+    for i, size in enumerate(lengths):
+        if isinstance(size, bool) or not isinstance(size, (int, np.integer)) or size < 0:
+            raise ValueError(f"random_split: lengths must be non-negative ints or fractions that sum to 1, got "
+                             f"{size!r} at index {i}")
+    if sum(lengths) != n:
+        raise ValueError(f"random_split: sum of input lengths ({sum(lengths)}) does not equal the length of the input "
+                         f"dataset ({n})")
+    if generator is None:  # a seed from minitorch's generator: manual_seed makes the split reproducible
+        from .dataloader import Generator
+
+        generator = Generator(int(_C._randint(0, 2**62, (), None, None).item()))
+    order = generator.permutation(n).tolist()
+    out, start = [], 0
+    for size in lengths:
+        out.append(Subset(dataset, order[start:start + int(size)]))
+        start += int(size)
+    return out

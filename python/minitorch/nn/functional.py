@@ -7,7 +7,13 @@ tensor ops and get their gradients from those.
 """
 from __future__ import annotations
 
+import math
+import warnings
+
+import numpy as np
+
 from .. import _C
+from ..autograd import no_grad
 from ..autograd.function import Function
 
 _REDUCTIONS = {"none": 0, "mean": 1, "sum": 2}
@@ -44,6 +50,41 @@ def sigmoid(input):
 
 def tanh(input):
     return input.tanh()
+
+
+def gelu(input, approximate: str = "none"):
+    """``x * Phi(x)`` with Phi the standard normal CDF: ``0.5 x (1 + erf(x / sqrt 2))``.
+    ``approximate="tanh"``: ``0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3)))``."""
+    if approximate == "none":
+        return input * (1.0 + (input * (1.0 / math.sqrt(2.0))).erf()) * 0.5
+    if approximate == "tanh":
+        inner = (input + input * input * input * 0.044715) * math.sqrt(2.0 / math.pi)
+        return input * (1.0 + inner.tanh()) * 0.5
+    raise ValueError(f"gelu: approximate argument must be either 'none' or 'tanh', got {approximate!r}")
+
+
+def silu(input, inplace: bool = False):
+    """``x * sigmoid(x)`` (also called swish)."""
+    return input * input.sigmoid()
+
+
+def leaky_relu(input, negative_slope: float = 0.01, inplace: bool = False):
+    """``x`` where ``x > 0``, else ``negative_slope * x``."""
+    return _C.where(input > 0, input, input * negative_slope)
+
+
+def elu(input, alpha: float = 1.0, inplace: bool = False):
+    """``x`` where ``x > 0``, else ``alpha * (exp(x) - 1)``."""
+    # expm1 of min(x, 0): exp of a large positive x in the branch not taken would be inf,
+    # and where's zero gradient times inf would be NaN.
+    return _C.where(input > 0, input, input.clamp(max=0.0).expm1() * alpha)
+
+
+def softplus(input, beta: float = 1, threshold: float = 20):
+    """``log(1 + exp(beta x)) / beta``, and ``x`` itself where ``beta x > threshold``."""
+    bx = input * beta
+    soft = bx.clamp(max=threshold).exp().log1p() * (1.0 / beta)  # clamped: no inf in the unused branch
+    return _C.where(bx > threshold, input, soft)
 
 
 def softmax(input, dim: int):
@@ -125,6 +166,42 @@ def dropout(input, p: float = 0.5, training: bool = True, inplace: bool = False)
         return input * 0.0
     keep = _C._rand(tuple(input.shape), input.dtype, input.device) >= p
     return input * keep * (1.0 / (1.0 - p))
+
+
+def _feature_dropout(input, p: float, training: bool):
+    """Zeroes whole channels: one keep/drop draw per (sample, channel), broadcast over the rest."""
+    if not 0.0 <= p <= 1.0:
+        raise ValueError(f"dropout probability has to be between 0 and 1, but got {p}")
+    if not training or p == 0.0:
+        return input
+    if p == 1.0:
+        return input * 0.0
+    mask_shape = tuple(input.shape[:2]) + (1,) * (input.dim() - 2)
+    keep = _C._rand(mask_shape, input.dtype, input.device) >= p
+    return input * keep * (1.0 / (1.0 - p))
+
+
+def dropout1d(input, p: float = 0.5, training: bool = True, inplace: bool = False):
+    """Zeroes whole channels of (N, C, L) or (C, L) input with probability ``p`` and scales
+    the rest by ``1/(1-p)``."""
+    if input.dim() not in (2, 3):
+        raise ValueError(f"dropout1d: expected a 2-D (unbatched) or 3-D (batched) input, got shape "
+                         f"{tuple(input.shape)}")
+    if input.dim() == 2:
+        return _feature_dropout(input.unsqueeze(0), p, training).squeeze(0)
+    return _feature_dropout(input, p, training)
+
+
+def dropout2d(input, p: float = 0.5, training: bool = True, inplace: bool = False):
+    """Zeroes whole channels (2-D feature maps) of (N, C, H, W) input with probability ``p``.
+
+    Like PyTorch, a 3-D input is taken as (N, C, L) (channel-wise 1-D dropout) with a warning."""
+    if input.dim() not in (3, 4):
+        raise ValueError(f"dropout2d: expected a 3-D or 4-D input, got shape {tuple(input.shape)}")
+    if input.dim() == 3:
+        warnings.warn("dropout2d: received a 3D input and assuming that channel-wise 1D dropout behavior is "
+                      "desired (input taken as (N, C, L)), as PyTorch does; use dropout1d for that", stacklevel=2)
+    return _feature_dropout(input, p, training)
 
 
 def flatten(input, start_dim: int = 0, end_dim: int = -1):
@@ -273,3 +350,272 @@ def adaptive_avg_pool2d(input, output_size):
                                   f"size ({oh}, {ow}) in minitorch")
     out = _C._avg_pool2d(x, (h // oh, w // ow), (h // oh, w // ow), (0, 0), False)
     return out.squeeze(0) if unbatched else out
+
+
+# ---- normalisation ----
+
+def _shape_tuple(shape, name: str, op: str) -> tuple:
+    if isinstance(shape, int) and not isinstance(shape, bool):
+        return (shape,)
+    try:
+        return tuple(int(s) for s in shape)
+    except TypeError:
+        raise TypeError(f"{op}: {name} must be an int or a sequence of ints, got {type(shape).__name__}") from None
+
+
+def _check_param_shape(t, shape: tuple, name: str, op: str, what: str) -> None:
+    if t is not None and tuple(t.shape) != shape:
+        raise ValueError(f"{op}: expected {name} of shape {shape} ({what}), got {tuple(t.shape)}")
+
+
+def _normalize_over(x, dims: tuple, eps: float):
+    """``(x - mean) / sqrt(var + eps)`` over ``dims``, with the biased variance."""
+    centered = x - x.mean(dims, keepdim=True)
+    var = (centered * centered).mean(dims, keepdim=True)
+    return centered * (var + eps).rsqrt()
+
+
+def layer_norm(input, normalized_shape, weight=None, bias=None, eps: float = 1e-5):
+    """Normalises over the last ``len(normalized_shape)`` dims (mean 0, biased variance 1),
+    then ``* weight + bias`` (both of shape ``normalized_shape``).
+
+    >>> F.layer_norm(minitorch.tensor([[1.0, 3.0]]), (2,))
+    tensor([[-1.0000,  1.0000]])
+    """
+    shape = _shape_tuple(normalized_shape, "normalized_shape", "layer_norm")
+    k = len(shape)
+    if input.dim() < k or tuple(input.shape[input.dim() - k:]) != shape:
+        raise ValueError(f"layer_norm: given normalized_shape={shape}, expected an input of shape (*, "
+                         f"{', '.join(map(str, shape))}), but got input of shape {tuple(input.shape)}")
+    _check_param_shape(weight, shape, "weight", "layer_norm", "normalized_shape")
+    _check_param_shape(bias, shape, "bias", "layer_norm", "normalized_shape")
+    if k == 0:  # each element on its own: x - mean is 0
+        out = (input - input) * (1.0 / math.sqrt(eps))
+    else:
+        out = _normalize_over(input, tuple(range(-k, 0)), eps)
+    if weight is not None:
+        out = out * weight
+    if bias is not None:
+        out = out + bias
+    return out
+
+
+def _channel_shape(input, c: int) -> tuple:
+    """(1, C, 1, ...): a per-channel vector broadcast against (N, C, *)."""
+    return (1, c) + (1,) * (input.dim() - 2)
+
+
+def group_norm(input, num_groups: int, weight=None, bias=None, eps: float = 1e-5):
+    """Splits the C channels of (N, C, *) input into ``num_groups`` groups and normalises each
+    group of each sample, then applies a per-channel ``weight`` and ``bias``."""
+    if input.dim() < 2:
+        raise ValueError(f"group_norm: expected an input of shape (N, C, *), got {tuple(input.shape)}")
+    n, c = input.shape[0], input.shape[1]
+    if num_groups <= 0 or c % num_groups:
+        raise ValueError(f"group_norm: the {c} channels of input of shape {tuple(input.shape)} cannot be split "
+                         f"into {num_groups} groups")
+    _check_param_shape(weight, (c,), "weight", "group_norm", "one value per channel")
+    _check_param_shape(bias, (c,), "bias", "group_norm", "one value per channel")
+    per_group = input.numel() // max(n * num_groups, 1)
+    out = _normalize_over(input.reshape(n, num_groups, per_group), (2,), eps).reshape(tuple(input.shape))
+    if weight is not None:
+        out = out * weight.reshape(_channel_shape(input, c))
+    if bias is not None:
+        out = out + bias.reshape(_channel_shape(input, c))
+    return out
+
+
+def batch_norm(input, running_mean, running_var, weight=None, bias=None, training: bool = False,
+               momentum: float = 0.1, eps: float = 1e-5):
+    """Normalises each channel of (N, C, *) input over the batch and spatial dims.
+
+    ``training=True``: uses the batch's mean and biased variance, and (when given) updates
+    ``running_mean``/``running_var`` in place: ``r = (1 - momentum) * r + momentum * stat``,
+    with the *unbiased* variance, as PyTorch does. ``training=False``: uses the running
+    statistics. Then ``* weight + bias`` per channel.
+    """
+    if input.dim() < 2:
+        raise ValueError(f"batch_norm: expected an input of shape (N, C, *), got {tuple(input.shape)}")
+    c = input.shape[1]
+    for name, t in (("running_mean", running_mean), ("running_var", running_var), ("weight", weight),
+                    ("bias", bias)):
+        if t is not None and tuple(t.shape) != (c,):
+            raise ValueError(f"batch_norm: {name} should contain {c} elements (the channels of input of shape "
+                             f"{tuple(input.shape)}), not {t.numel()} (shape {tuple(t.shape)})")
+    cshape = _channel_shape(input, c)
+    if training:
+        count = input.numel() // c if c else 0
+        if count <= 1:
+            raise ValueError(f"batch_norm: expected more than 1 value per channel when training, got input of "
+                             f"shape {tuple(input.shape)}")
+        dims = (0,) + tuple(range(2, input.dim()))
+        mean = input.mean(dims, keepdim=True)
+        centered = input - mean
+        var = (centered * centered).mean(dims, keepdim=True)
+        with no_grad():
+            if running_mean is not None:
+                running_mean.mul_(1.0 - momentum).add_(mean.reshape(c).to(running_mean.dtype), alpha=momentum)
+            if running_var is not None:
+                unbiased = var.reshape(c) * (count / (count - 1))
+                running_var.mul_(1.0 - momentum).add_(unbiased.to(running_var.dtype), alpha=momentum)
+    else:
+        if running_mean is None or running_var is None:
+            raise ValueError("batch_norm: running_mean and running_var must be given when training=False")
+        centered = input - running_mean.reshape(cshape)
+        var = running_var.reshape(cshape)
+    out = centered * (var + eps).rsqrt()
+    if weight is not None:
+        out = out * weight.reshape(cshape)
+    if bias is not None:
+        out = out + bias.reshape(cshape)
+    return out
+
+
+# ---- embeddings ----
+
+def embedding(input, weight, padding_idx: int | None = None, max_norm: float | None = None, norm_type: float = 2.0,
+              scale_grad_by_freq: bool = False, sparse: bool = False):
+    """Rows of ``weight`` (num_embeddings, embedding_dim) picked by int64 ``input`` of any
+    shape: the result has shape ``input.shape + (embedding_dim,)``.
+
+    Rows picked at ``padding_idx`` get no gradient (their values are whatever the row holds).
+
+    >>> w = minitorch.tensor([[0.0, 0.0], [1.0, 2.0], [3.0, 4.0]])
+    >>> F.embedding(minitorch.tensor([2, 1]), w)
+    tensor([[3., 4.],
+            [1., 2.]])
+    """
+    if max_norm is not None:
+        raise NotImplementedError("embedding: max_norm is not supported in minitorch")
+    if scale_grad_by_freq or sparse:
+        raise NotImplementedError("embedding: scale_grad_by_freq and sparse gradients are not supported in minitorch")
+    if not isinstance(input, _C.Tensor) or input.dtype != _C.dtype.int64:
+        got = input.dtype if isinstance(input, _C.Tensor) else type(input).__name__
+        raise TypeError(f"embedding: expected indices of dtype int64, got {got}")
+    if weight.dim() != 2:
+        raise ValueError(f"embedding: weight must be 2-D (num_embeddings, embedding_dim), got shape "
+                         f"{tuple(weight.shape)}")
+    num = weight.shape[0]
+    if padding_idx is not None:
+        if not -num <= padding_idx < num:
+            raise ValueError(f"embedding: padding_idx must be within num_embeddings ({num}), got {padding_idx}")
+        padding_idx %= num
+    flat = input.reshape(-1)
+    # index_select wraps negative indices (like NumPy); an embedding index must not be negative.
+    if flat.numel() and bool((flat < 0).any()):
+        raise IndexError(f"embedding: index out of range for {num} embeddings (negative index)")
+    try:
+        out = weight.index_select(0, flat)
+    except IndexError as e:
+        raise IndexError(f"embedding: index out of range for {num} embeddings ({e})") from None
+    if padding_idx is not None:
+        # Same values; the padding rows' picks are detached, so no gradient reaches that row.
+        out = _C.where((flat != padding_idx).unsqueeze(1), out, out.detach())
+    return out.reshape(tuple(input.shape) + (weight.shape[1],))
+
+
+# ---- padding and similarity ----
+
+_PAD_MODES = ("constant", "reflect", "replicate", "circular")
+
+
+def _pad_dim(x, dim: int, left: int, right: int, mode: str, value):
+    """Pads (or, with negative amounts, crops) one dim. Constant padding joins blocks of
+    ``value`` on either side (``cat``); the other modes gather along the dim with
+    index_select, positions -left .. n+right-1 mapped back into the input."""
+    n = x.shape[dim]
+    if left < 0 or right < 0:
+        start, stop = max(-left, 0), n - max(-right, 0)
+        if stop < start:
+            raise ValueError(f"pad: cropping ({left}, {right}) from dimension {dim} of size {n} leaves a "
+                             "negative size")
+        x = x[(slice(None),) * dim + (slice(start, stop),)]
+        n, left, right = stop - start, max(left, 0), max(right, 0)
+    if left == 0 and right == 0:
+        return x
+    if mode == "constant":
+        from .. import cat
+
+        def block(size):
+            return _C._full(tuple(x.shape[:dim]) + (size,) + tuple(x.shape[dim + 1:]), value, x.dtype, x.device)
+
+        return cat(([block(left)] if left else []) + [x] + ([block(right)] if right else []), dim)
+    if mode == "reflect" and (left >= n or right >= n):
+        raise ValueError(f"pad: reflect padding ({left}, {right}) must be less than the size {n} of dimension {dim}")
+    if n == 0:
+        raise ValueError(f"pad: {mode} padding of dimension {dim} of size 0")
+    if mode == "circular" and (left > n or right > n):
+        raise ValueError(f"pad: circular padding ({left}, {right}) must be at most the size {n} of dimension {dim}")
+    pos = np.arange(-left, n + right)
+    if mode == "reflect":
+        idx = np.abs(pos)
+        idx = np.where(idx > n - 1, 2 * (n - 1) - idx, idx)
+    elif mode == "replicate":
+        idx = np.clip(pos, 0, n - 1)
+    else:
+        idx = pos % n
+    return x.index_select(dim, _C._from_numpy_copy(idx.astype(np.int64), _C.dtype.int64, x.device))
+
+
+def pad(input, pad, mode: str = "constant", value: float | None = None):
+    """Pads the last ``len(pad) // 2`` dims: ``pad = (left, right)`` for the last dim,
+    ``(left, right, top, bottom)`` for the last two, and so on. Negative amounts crop.
+
+    ``mode``: ``"constant"`` (fill with ``value``, default 0), ``"reflect"`` (mirror without
+    repeating the edge), ``"replicate"`` (repeat the edge) or ``"circular"`` (wrap around).
+
+    >>> F.pad(minitorch.tensor([[1.0, 2.0]]), (1, 2), value=9.0)
+    tensor([[9., 1., 2., 9., 9.]])
+    """
+    if not isinstance(input, _C.Tensor):
+        raise TypeError(f"pad: input must be a Tensor, got {type(input).__name__}")
+    try:
+        amounts = tuple(int(p) for p in pad)
+    except TypeError:
+        raise TypeError(f"pad: pad must be a sequence of ints, got {type(pad).__name__}") from None
+    if len(amounts) % 2:
+        raise ValueError(f"pad: padding length must be divisible by 2, got {len(amounts)} ({amounts})")
+    if len(amounts) // 2 > input.dim():
+        raise ValueError(f"pad: padding length too large: {len(amounts)} values pad {len(amounts) // 2} dims, but "
+                         f"input of shape {tuple(input.shape)} has {input.dim()}")
+    if mode not in _PAD_MODES:
+        raise ValueError(f"pad: mode must be one of {', '.join(map(repr, _PAD_MODES))}, got {mode!r}")
+    if mode != "constant" and value not in (None, 0, 0.0):
+        raise ValueError(f"pad: padding mode {mode!r} doesn't take a value argument")
+    value = 0 if value is None else value
+    out = input
+    for i in range(len(amounts) // 2):
+        out = _pad_dim(out, input.dim() - 1 - i, amounts[2 * i], amounts[2 * i + 1], mode, value)
+    return out
+
+
+def _norm_along(x, dim, eps: float, p: float = 2.0, keepdim: bool = True):
+    """``max(||x||_p, eps)`` along ``dim``; the clamp sits before the root so that a zero
+    vector gets a zero gradient instead of 0 * inf."""
+    if p == 2.0:
+        return (x * x).sum(dim, keepdim=keepdim).clamp(min=eps * eps).sqrt()
+    if p == 1.0:
+        return x.abs().sum(dim, keepdim=keepdim).clamp(min=eps)
+    if p == math.inf:
+        return x.abs().max(dim, keepdim=keepdim).values.clamp(min=eps)
+    if p <= 0:
+        raise ValueError(f"normalize: p must be positive, got {p}")
+    return (x.abs() ** p).sum(dim, keepdim=keepdim).clamp(min=eps**p) ** (1.0 / p)
+
+
+def normalize(input, p: float = 2.0, dim: int = 1, eps: float = 1e-12, out=None):
+    """``input / max(||input||_p, eps)`` along ``dim``: unit vectors.
+
+    >>> F.normalize(minitorch.tensor([[3.0, 4.0]]))
+    tensor([[0.6000, 0.8000]])
+    """
+    if out is not None:
+        raise NotImplementedError("normalize: out= is not supported in minitorch")
+    return input / _norm_along(input, dim, eps, float(p))
+
+
+def cosine_similarity(x1, x2, dim: int = 1, eps: float = 1e-8):
+    """``x1 . x2 / (max(||x1||, eps) * max(||x2||, eps))`` along ``dim`` of their broadcast shape."""
+    shape = _C.broadcast_shapes(tuple(x1.shape), tuple(x2.shape))
+    x1, x2 = x1.expand(shape), x2.expand(shape)
+    return (x1 * x2).sum(dim) / (_norm_along(x1, dim, eps, keepdim=False) * _norm_along(x2, dim, eps, keepdim=False))

@@ -13,6 +13,24 @@ from ..autograd import no_grad
 from .parameter import Parameter
 
 
+def _to_args(*args, **kwargs):
+    """``Module.to``'s arguments (those of ``Tensor.to``) as ``(device, dtype)``, either None."""
+    dtype, device = kwargs.pop("dtype", None), kwargs.pop("device", None)
+    kwargs.pop("non_blocking", None)
+    if kwargs:
+        raise TypeError(f"to() got unexpected keyword arguments {sorted(kwargs)}")
+    for a in args:
+        if isinstance(a, _C.Tensor):
+            dtype, device = a.dtype, a.device
+        elif isinstance(a, _C.dtype):
+            dtype = a
+        elif isinstance(a, (str, _C.device)):
+            device = a
+        else:
+            raise TypeError(f"to() received an invalid argument {a!r}: expected a dtype, a device or a Tensor")
+    return device, dtype
+
+
 class Module:
     """Base class for layers and models: subclass it and define ``forward``.
 
@@ -210,18 +228,28 @@ class Module:
 
     # ---- devices and dtypes ----
     def to(self, *args, **kwargs) -> "Module":
-        """Moves (or casts) every parameter and buffer in place: ``model.to("cuda")``."""
+        """Moves (or casts) every parameter and buffer in place: ``model.to("cuda")``.
+
+        Like PyTorch, a dtype applies to floating-point tensors only: an int64 buffer
+        (BatchNorm's ``num_batches_tracked``) stays int64 under ``model.double()``."""
+        device, dtype = _to_args(*args, **kwargs)
+
+        def move(t):
+            if dtype is not None and t.dtype.is_floating_point:
+                return t.to(device, dtype) if device is not None else t.to(dtype)
+            return t.to(device) if device is not None else t
+
         with no_grad():
             for m in self.modules():
                 for p in m._parameters.values():
                     if p is None:
                         continue
-                    p.data = p.data.to(*args, **kwargs)
+                    p.data = move(p.data)
                     if p.grad is not None:
-                        p.grad = p.grad.to(*args, **kwargs)
+                        p.grad = move(p.grad)
                 for name, b in m._buffers.items():
                     if b is not None:
-                        m._buffers[name] = b.to(*args, **kwargs)
+                        m._buffers[name] = move(b)
         return self
 
     def cpu(self) -> "Module":
