@@ -166,6 +166,13 @@ void bind_functions(py::module_& m)
     m.def("_softmax", [](py::handle x, py::handle dim) {
         return softmax(tensor_arg(x, "softmax"), int_arg(dim, "softmax", "dim"));
     });
+    m.def("_layer_norm", [](py::handle x, int64_t D, py::handle w, py::handle b, double eps) {
+        return layer_norm(tensor_arg(x, "layer_norm"), D, w.is_none() ? nullptr : tensor_arg(w, "layer_norm", "weight"),
+                          b.is_none() ? nullptr : tensor_arg(b, "layer_norm", "bias"), eps);
+    });
+    m.def("_lstm_cell", [](py::handle gates, py::handle c) {
+        return lstm_cell(tensor_arg(gates, "lstm_cell", "gates"), tensor_arg(c, "lstm_cell", "c"));
+    });
     m.def("_cross_entropy", [](py::handle x, py::handle t, int reduction, int64_t ignore_index) {
         return cross_entropy(tensor_arg(x, "cross_entropy"), tensor_arg(t, "cross_entropy", "target"), reduction,
                              ignore_index);

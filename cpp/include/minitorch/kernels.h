@@ -113,6 +113,18 @@ struct ClassLoss {
 //             both contiguous, one dtype: out[o, r, i] = in[o, 0, i] op ... op in[o, r, i];
 //             with `reverse`, from the end: in[o, r, i] op ... op in[o, R-1, i] (cumsum's
 //             backward). Floating sums and products run in double.
+//  layer_norm  out = (x - mean) * rstd * weight + bias for each row of in (rows, D), all
+//             contiguous, one floating dtype; weight and bias (D,) or null; mean and rstd
+//             (rows,) receive each row's mean and 1 / sqrt(var + eps) (biased var) for backward.
+//  layer_norm_backward  grad_in (rows, D) = rstd * (gw - mean(gw) - xhat * mean(gw * xhat)),
+//             gw = grad_out * weight (grad_out alone without weight), xhat = (x - mean) * rstd;
+//             grad_weight, grad_bias (D,) = sums over rows of grad_out * xhat and of grad_out
+//             (either, and grad_in, may be null when not needed).
+//  lstm_cell  one LSTM step from its gate pre-activations gates (N, 4H), in PyTorch's order
+//             i, f, g, o, and c_prev (N, H): act (N, 4H) = sigmoid(i), sigmoid(f), tanh(g),
+//             sigmoid(o); c = f * c_prev + i * g; h = o * tanh(c). All contiguous, one dtype.
+//  lstm_cell_backward  grad_gates (N, 4H) and grad_c_prev (N, H) (may be null) from grad_h,
+//             grad_c (N, H) and the forward's act, c_prev and c.
 //  sort       values, indices (int64) (outer, R, inner) = each line in[o, :, i] sorted, in
 //             ascending (or descending) order; all contiguous. Stable: equal values keep their
 //             order. NaN sorts above every number (last ascending, first descending), as PyTorch.
@@ -167,6 +179,16 @@ struct ClassLoss {
     X(put_rows, (const Tensor& out, const Tensor& in, const Tensor& index))                          \
     X(scan, (ScanOp op, const Tensor& out, const Tensor& in, bool reverse))                          \
     X(sort, (const Tensor& values, const Tensor& indices, const Tensor& in, bool descending))        \
+    X(layer_norm, (const Tensor& out, const Tensor& mean, const Tensor& rstd, const Tensor& in,      \
+                   const Tensor& weight, const Tensor& bias, double eps))                            \
+    X(layer_norm_backward, (const Tensor& grad_in, const Tensor& grad_weight, const Tensor& grad_bias, \
+                            const Tensor& grad_out, const Tensor& in, const Tensor& mean,            \
+                            const Tensor& rstd, const Tensor& weight))                               \
+    X(lstm_cell, (const Tensor& h, const Tensor& c, const Tensor& act, const Tensor& gates,          \
+                  const Tensor& c_prev))                                                             \
+    X(lstm_cell_backward, (const Tensor& grad_gates, const Tensor& grad_c_prev, const Tensor& grad_h, \
+                           const Tensor& grad_c, const Tensor& act, const Tensor& c_prev,            \
+                           const Tensor& c))                                                         \
     X(check_index, (const Tensor& out, const Tensor& index, const IndexCheck& check))                \
     X(im2col, (const Tensor& cols, const Tensor& input, const Window2d& w))                          \
     X(col2im, (const Tensor& grad_input, const Tensor& cols, const Window2d& w))                     \

@@ -117,6 +117,11 @@ Tensor softmax(const Tensor& x, int64_t dim);
 // logits (N, C), target (N,) int64; reduction: 0 none, 1 mean, 2 sum.
 Tensor cross_entropy(const Tensor& logits, const Tensor& target, int reduction, int64_t ignore_index);
 Tensor nll_loss(const Tensor& logp, const Tensor& target, int reduction, int64_t ignore_index);
+// Layer norm over the last D values of x (the normalized_shape's elements); weight and
+// bias have D elements (any shape) or are null.
+Tensor layer_norm(const Tensor& x, int64_t D, const Tensor& weight, const Tensor& bias, double eps);
+// One fused LSTM step: gates (N, 4H) pre-activations (i, f, g, o), c_prev (N, H) -> (h, c).
+std::tuple<Tensor, Tensor> lstm_cell(const Tensor& gates, const Tensor& c_prev);
 
 // ---- fused optimizer steps (ops/optim.cpp); formulas in optim_math.h ----
 // One step on one parameter, in place, in one kernel pass. grad and the state match param

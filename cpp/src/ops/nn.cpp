@@ -5,6 +5,10 @@
 //   cross_entropy   logsumexp(row) - row[target], one class_loss kernel (+ one for the
 //                   mean or sum), with the short backward (softmax - onehot(target)) * g / N
 //   nll_loss        -row[target], the same kernels on log-probabilities
+//   layer_norm      (x - mean) / sqrt(var + eps) * w + b over each row of the last D
+//                   values, one kernel each way (kernels layer_norm, layer_norm_backward)
+//   lstm_cell       one LSTM step's gates, c and h from the gate pre-activations, one
+//                   kernel each way (lstm_cell, lstm_cell_backward; rnn_math.h)
 // linear's forward and backward are written with the ordinary ops; the others call
 // their own kernels (kernels.h: softmax, softmax_backward, class_loss, class_loss_backward).
 
@@ -128,7 +132,105 @@ Tensor loss_common(const Tensor& input, const Tensor& target, int reduction, int
     });
 }
 
+// derivative of layer_norm, input input: rstd * (gw - mean(gw) - xhat * mean(gw * xhat)), gw = g * weight, xhat = (x - mean) * rstd (per row)
+// derivative of layer_norm, input weight: sum over rows of g * xhat
+// derivative of layer_norm, input bias: sum over rows of g
+struct LayerNormBackward : Node {
+    Tensor x, mean, rstd, weight;  // x as (rows, D), contiguous
+    std::string name() const override { return "NativeLayerNormBackward0"; }
+    std::vector<Tensor> apply(std::vector<Tensor>& grads) override
+    {
+        const Device dev = x->device();
+        Tensor g = contiguous(reshape(grads[0], x->shape));
+        Tensor gx = needs_input_grad(0) ? empty(x->shape, x->dtype, dev) : nullptr;
+        Tensor gw = needs_input_grad(1) ? empty({x->shape[1]}, x->dtype, dev) : nullptr;
+        Tensor gb = needs_input_grad(2) ? empty({x->shape[1]}, x->dtype, dev) : nullptr;
+        if (x->numel()) kernels(dev).layer_norm_backward(gx, gw, gb, g, x, mean, rstd, weight);
+        else {
+            if (gw) fill_(gw, 0.0);
+            if (gb) fill_(gb, 0.0);
+        }
+        return {gx ? reshape(gx, input_meta[0].shape) : nullptr, gw ? reshape(gw, input_meta[1].shape) : nullptr,
+                gb ? reshape(gb, input_meta[2].shape) : nullptr};
+    }
+    void release() override { x.reset(), mean.reset(), rstd.reset(), weight.reset(); }
+};
+
+// derivative of lstm_cell, input gates: see rnn_math.h (di = dc_total * g * i(1-i), df = dc_total * c_prev * f(1-f), dg = dc_total * i(1-g^2), do = dh * tanh(c) * o(1-o); dc_total = dc + dh * o * (1 - tanh(c)^2))
+// derivative of lstm_cell, input c_prev: dc_total * f
+struct LstmCellBackward : Node {
+    Tensor act, c_prev, c;
+    std::string name() const override { return "LstmCellBackward0"; }
+    std::vector<Tensor> apply(std::vector<Tensor>& grads) override
+    {
+        const Device dev = c->device();
+        Tensor dh = contiguous(grads[0]), dc = contiguous(grads[1]);
+        Tensor dg = empty(act->shape, act->dtype, dev);
+        Tensor dcp = needs_input_grad(1) ? empty(c->shape, c->dtype, dev) : nullptr;
+        if (c->numel()) kernels(dev).lstm_cell_backward(dg, dcp, dh, dc, act, c_prev, c);
+        return {needs_input_grad(0) ? dg : nullptr, dcp};
+    }
+    void release() override { act.reset(), c_prev.reset(), c.reset(); }
+};
+
 }  // namespace
+
+Tensor layer_norm(const Tensor& x, int64_t D, const Tensor& weight, const Tensor& bias, double eps)
+{
+    MT_PROFILE_OP("layer_norm", x, weight, bias);
+    MT_CHECK_TYPE(is_floating(x->dtype), "layer_norm: expected a floating tensor, got ", x->dtype);
+    MT_CHECK(D > 0 && x->numel() % D == 0, "layer_norm: input of shape ", x->shape, " cannot be normalized over its last ",
+             D, " values");
+    for (const Tensor* p : {&weight, &bias})
+        if (*p) MT_CHECK((*p)->numel() == D, "layer_norm: weight and bias must have ", D, " elements, got shape ",
+                         (*p)->shape);
+    if (weight) check_layer_dtypes("layer_norm", x, weight, bias);
+    else if (bias) check_layer_dtypes("layer_norm", x, bias, nullptr);
+    if (weight) check_same_device("layer_norm", x, weight);
+    if (bias) check_same_device("layer_norm", x, bias);
+    const int64_t rows = x->numel() / D;
+    Tensor xc, mean, rstd, w;
+    auto forward = [&] {
+        xc = contiguous(reshape(x, {rows, D}));
+        w = weight ? contiguous(reshape(weight, {D})) : nullptr;
+        Tensor b = bias ? contiguous(reshape(bias, {D})) : nullptr;
+        Tensor out = empty({rows, D}, x->dtype, x->device());
+        mean = empty({rows}, x->dtype, x->device());
+        rstd = empty({rows}, x->dtype, x->device());
+        if (rows) kernels(x->device()).layer_norm(out, mean, rstd, xc, w, b, eps);
+        return reshape(out, x->shape);
+    };
+    return autograd::record_op<LayerNormBackward>({&x, &weight, &bias}, forward, [&](LayerNormBackward& n, const Tensor&) {
+        n.x = autograd::save(n, xc);
+        n.mean = autograd::save(n, mean);
+        n.rstd = autograd::save(n, rstd);
+        if (w) n.weight = autograd::save(n, w);
+    });
+}
+
+std::tuple<Tensor, Tensor> lstm_cell(const Tensor& gates, const Tensor& c_prev)
+{
+    MT_PROFILE_OP("lstm_cell", gates, c_prev);
+    MT_CHECK_TYPE(is_floating(gates->dtype) && gates->dtype == c_prev->dtype, "lstm_cell: expected gates and c of one "
+                  "floating dtype, got ", gates->dtype, " and ", c_prev->dtype);
+    MT_CHECK(gates->dim() == 2 && c_prev->dim() == 2 && gates->shape[0] == c_prev->shape[0] &&
+                 gates->shape[1] == 4 * c_prev->shape[1],
+             "lstm_cell: expected gates (N, 4H) and c (N, H), got ", gates->shape, " and ", c_prev->shape);
+    check_same_device("lstm_cell", gates, c_prev);
+    const Device dev = gates->device();
+    Tensor g = contiguous(gates), cp = contiguous(c_prev);
+    Tensor h = empty(cp->shape, cp->dtype, dev), c = empty(cp->shape, cp->dtype, dev);
+    Tensor act = empty(g->shape, g->dtype, dev);
+    if (h->numel()) kernels(dev).lstm_cell(h, c, act, g, cp);
+    if (autograd::needs_grad(gates, c_prev)) {
+        auto node = std::make_shared<LstmCellBackward>();
+        node->act = autograd::save(*node, act);
+        node->c_prev = autograd::save(*node, cp);
+        node->c = autograd::save(*node, c);
+        autograd::record(node, std::vector<Tensor>{gates, c_prev}, {h, c});
+    }
+    return {h, c};
+}
 
 Tensor linear(const Tensor& x, const Tensor& w, const Tensor& b)
 {

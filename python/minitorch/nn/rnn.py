@@ -41,13 +41,12 @@ def _rnn_step(xw, h, w_hh, b_hh, relu: bool):
 
 
 def _lstm_step(xw, h, c, w_hh, b_hh):
+    """i, f, g, o = sigmoid, sigmoid, tanh, sigmoid of the four quarters of the gates;
+    c' = f * c + i * g; h' = o * tanh(c'). The gate math is one fused C++ op
+    (``_C._lstm_cell``; formulas in cpp/include/minitorch/rnn_math.h): one kernel forward,
+    one backward, instead of a dozen small ops and their graph nodes per step."""
     gates = xw + F.linear(h, w_hh, b_hh)
-    # chunk: four views under one autograd node, whose backward is one cat (four slices
-    # would each send back a zero-padded copy of all the gates).
-    i, f, g, o = gates.chunk(4, -1)
-    i, f, g, o = i.sigmoid(), f.sigmoid(), g.tanh(), o.sigmoid()
-    c = f * c + i * g
-    return o * c.tanh(), c
+    return _C._lstm_cell(gates, c)
 
 
 def _gru_step(xw, h, w_hh, b_hh):

@@ -1,0 +1,132 @@
+// layer_norm.cu — CUDA kernels of the fused layer norm, forward and backward, on rows of
+// a contiguous (rows, D) tensor (kernels.h); the CPU versions are cpu/layer_norm.cpp.
+#include "common.cuh"
+
+namespace minitorch::cuda {
+
+namespace {
+
+constexpr unsigned kFullMask = 0xffffffffu;
+constexpr int kWarp = 32;
+
+// The sum of v over the 32 lanes, in every lane (a butterfly of shuffles). All 32 lanes call it.
+template <class A>
+__device__ A warp_sum(A v)
+{
+    for (int lane_mask = kWarp / 2; lane_mask > 0; lane_mask >>= 1) v += __shfl_xor_sync(kFullMask, v, lane_mask);
+    return v;
+}
+
+// Thread mapping: one warp per row (8 rows per block of 256 threads, grid-stride over rows);
+// lane l takes the row's elements l, l + 32, ... so a warp reads 32 adjacent values at a
+// time. Three passes over the row (cached after the first): the mean, the variance of the
+// deviations from it (two passes: no cancellation), then the write.
+template <class T>
+__global__ void layer_norm_kernel(const T* x, const T* w, const T* b, T* y, T* mean, T* rstd, int64_t rows,
+                                  int64_t D, double eps)
+{
+    const int lane = threadIdx.x % kWarp;
+    const int64_t warps = blockDim.x / kWarp;
+    for (int64_t r = blockIdx.x * warps + threadIdx.x / kWarp; r < rows; r += gridDim.x * warps) {
+        const T* xr = x + r * D;
+        T s = 0;
+        for (int64_t j = lane; j < D; j += kWarp) s += xr[j];
+        const T m = warp_sum(s) / T(D);
+        T v = 0;
+        for (int64_t j = lane; j < D; j += kWarp) v += (xr[j] - m) * (xr[j] - m);
+        const T rs = T(1) / sqrt(warp_sum(v) / T(D) + T(eps));
+        if (lane == 0) mean[r] = m, rstd[r] = rs;
+        for (int64_t j = lane; j < D; j += kWarp) {
+            T out = (xr[j] - m) * rs;
+            if (w) out = out * w[j];
+            if (b) out = out + b[j];
+            y[r * D + j] = out;
+        }
+    }
+}
+
+// Thread mapping: as layer_norm_kernel, one warp per row. The row's sums of gw = g * w and
+// of gw * xhat are warp reductions; then each lane writes its elements of grad_in.
+template <class T>
+__global__ void layer_norm_backward_kernel(const T* g, const T* x, const T* mean, const T* rstd, const T* w, T* gx,
+                                           int64_t rows, int64_t D)
+{
+    const int lane = threadIdx.x % kWarp;
+    const int64_t warps = blockDim.x / kWarp;
+    for (int64_t r = blockIdx.x * warps + threadIdx.x / kWarp; r < rows; r += gridDim.x * warps) {
+        const T *gr = g + r * D, *xr = x + r * D, m = mean[r], rs = rstd[r];
+        T s1 = 0, s2 = 0;
+        for (int64_t j = lane; j < D; j += kWarp) {
+            const T gw = w ? gr[j] * w[j] : gr[j];
+            s1 += gw;
+            s2 += gw * (xr[j] - m) * rs;
+        }
+        const T m1 = warp_sum(s1) / T(D), m2 = warp_sum(s2) / T(D);
+        for (int64_t j = lane; j < D; j += kWarp) {
+            const T gw = w ? gr[j] * w[j] : gr[j];
+            gx[r * D + j] = rs * (gw - m1 - (xr[j] - m) * rs * m2);
+        }
+    }
+}
+
+// Thread mapping: one thread per column j, summing down the rows: adjacent threads read
+// adjacent columns of a row, so every step's loads coalesce.
+template <class T>
+__global__ void layer_norm_params_kernel(const T* g, const T* x, const T* mean, const T* rstd, T* gw, T* gb,
+                                         int64_t rows, int64_t D)
+{
+    MT_GRID_STRIDE(j, D) {
+        T sw = 0, sb = 0;
+        for (int64_t r = 0; r < rows; ++r) {
+            sw += g[r * D + j] * (x[r * D + j] - mean[r]) * rstd[r];
+            sb += g[r * D + j];
+        }
+        if (gw) gw[j] = sw;
+        if (gb) gb[j] = sb;
+    }
+}
+
+template <class T>
+T* data_or_null(const Tensor& t)
+{
+    return t ? t->data_as<T>() : nullptr;
+}
+
+}  // namespace
+
+void layer_norm(const Tensor& out, const Tensor& mean, const Tensor& rstd, const Tensor& in, const Tensor& weight,
+                const Tensor& bias, double eps)
+{
+    const int64_t rows = mean->numel(), D = rows ? in->numel() / rows : 0;
+    dispatch_floating(in->dtype, "layer_norm", [&](auto tag) {
+        using T = typename decltype(tag)::type;
+        MT_LAUNCH(blocks_for(rows * kWarp), kThreads, 0, 0, layer_norm_kernel<T>)(
+            in->data_as<T>(), data_or_null<T>(weight), data_or_null<T>(bias), out->data_as<T>(), mean->data_as<T>(),
+            rstd->data_as<T>(), rows, D, eps);
+    });
+    MT_CUDA_CHECK_LAUNCH("layer_norm");
+}
+
+void layer_norm_backward(const Tensor& grad_in, const Tensor& grad_weight, const Tensor& grad_bias,
+                         const Tensor& grad_out, const Tensor& in, const Tensor& mean, const Tensor& rstd,
+                         const Tensor& weight)
+{
+    const int64_t rows = mean->numel(), D = rows ? in->numel() / rows : 0;
+    dispatch_floating(in->dtype, "layer_norm_backward", [&](auto tag) {
+        using T = typename decltype(tag)::type;
+        if (grad_in) {
+            MT_LAUNCH(blocks_for(rows * kWarp), kThreads, 0, 0, layer_norm_backward_kernel<T>)(
+                grad_out->data_as<T>(), in->data_as<T>(), mean->data_as<T>(), rstd->data_as<T>(),
+                data_or_null<T>(weight), grad_in->data_as<T>(), rows, D);
+            MT_CUDA_CHECK_LAUNCH("layer_norm_backward");
+        }
+        if (grad_weight || grad_bias) {
+            MT_LAUNCH(blocks_for(D), kThreads, 0, 0, layer_norm_params_kernel<T>)(
+                grad_out->data_as<T>(), in->data_as<T>(), mean->data_as<T>(), rstd->data_as<T>(),
+                data_or_null<T>(grad_weight), data_or_null<T>(grad_bias), rows, D);
+            MT_CUDA_CHECK_LAUNCH("layer_norm_backward (weight, bias)");
+        }
+    });
+}
+
+}  // namespace minitorch::cuda
