@@ -174,9 +174,13 @@ def _deepcopy(self, memo):
     with no_grad():
         new = self.detach().clone()
     new.requires_grad_(self.requires_grad)
-    if self.grad is not None:
-        new.grad = _deepcopy(self.grad, memo)
+    grad = self.grad
+    if grad is not None:
+        # A fresh memo: ``.grad`` hands out a temporary Python object whose id() can be reused
+        # by another tensor's ``.grad`` later in the same deepcopy, which would then get this copy.
+        new.grad = _deepcopy(grad, {})
     memo[id(self)] = new
+    memo.setdefault(id(memo), []).append(self)  # keep the key alive while the memo lives, as copy does
     return new
 
 

@@ -552,6 +552,24 @@ def test_deepcopy_tensors_and_parameters():
     np.testing.assert_array_equal(to_numpy(dup[0].bias), to_numpy(lin.bias))
 
 
+def test_deepcopy_gives_every_parameter_its_own_grad():
+    # .grad hands out a temporary object each time; memoising the copy under its id() made a
+    # later tensor, whose .grad got the same id, receive an earlier one's grad: a size error,
+    # or silently the wrong values when the shapes matched (the same-shaped layers below).
+    for trial in range(60):
+        model = nn.Sequential(nn.Linear(3, 4), nn.Linear(4, 4), nn.Linear(4, 4), nn.Linear(4, 2))
+        model(minitorch.randn(2, 3)).sum().backward()
+        params = dict(model.named_parameters())
+        leaves = {}                                  # the same as plain tensors (Tensor.__deepcopy__)
+        for name, p in params.items():
+            leaves[name] = p.detach().clone().requires_grad_(True)
+            leaves[name].grad = p.grad.clone()
+        for original, copied in ((params, dict(copy.deepcopy(model).named_parameters())),
+                                 (leaves, copy.deepcopy(leaves))):
+            for name, p in original.items():
+                np.testing.assert_array_equal(to_numpy(copied[name].grad), to_numpy(p.grad), err_msg=name)
+
+
 # ------------------------------------------------------------- against PyTorch ----
 
 def to_torch(torch, a, grad=False):

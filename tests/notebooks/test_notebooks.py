@@ -23,6 +23,7 @@ EXPECTED = {
     "02_mnist_mlp.ipynb",
     "03_mnist_cnn.ipynb",
     "04_performance.ipynb",
+    "05_sequences_and_attention.ipynb",
 }
 CELL_TIMEOUT_S = 300
 LIMIT = "3000"

@@ -26,9 +26,13 @@ class Parameter(_C.Tensor):
         if id(self) in memo:
             return memo[id(self)]
         new = type(self)(_C.Tensor.__deepcopy__(self.detach(), {}), self.requires_grad)
-        if self.grad is not None:
-            new.grad = _C.Tensor.__deepcopy__(self.grad, memo)
+        grad = self.grad
+        if grad is not None:
+            # A fresh memo: ``.grad`` is a temporary object, and its id() may be reused by the
+            # ``.grad`` of a parameter copied later (which would then receive this copy).
+            new.grad = _C.Tensor.__deepcopy__(grad, {})
         memo[id(self)] = new
+        memo.setdefault(id(memo), []).append(self)  # keep the key alive while the memo lives, as copy does
         return new
 
     def __reduce_ex__(self, protocol):
