@@ -40,11 +40,12 @@ def test_defaults_per_model():
     assert parse_args(["--model", "bncnn", "--optimizer", "sgd"]).optimizer == "sgd"
 
 
-# Measured with seed 0 (minitorch, this machine): lstm 89.6%, vit 86.2%, bncnn 96.3% after
-# one epoch on the first 12,800 images; the thresholds leave room for other BLAS/CPU roundings.
+# Measured with seed 0 (minitorch, this machine): lstm 77.1%, vit 67.9%, bncnn 95.2% after one
+# epoch (200 steps, the learning rate annealed to 0) on the first 12,800 images, tested on
+# 2,133; chance is 10%. The thresholds leave room for other BLAS/CPU roundings.
 @pytest.mark.slow
 @needs_mnist
-@pytest.mark.parametrize("name,threshold", [("lstm", 0.85), ("vit", 0.80), ("bncnn", 0.93)])
+@pytest.mark.parametrize("name,threshold", [("lstm", 0.70), ("vit", 0.60), ("bncnn", 0.90)])
 def test_one_short_epoch_learns(tmp_path, name, threshold):
     history = train(parse_args(["--model", name, "--epochs", "1", "--limit", "12800", "--quiet",
                                 "--out", str(tmp_path)]))

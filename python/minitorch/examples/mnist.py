@@ -67,7 +67,7 @@ class ViT(nn.Module):
         p, g = self.patch, 28 // self.patch
         return x.reshape(x.shape[0], g, p, g, p).permute(0, 1, 3, 2, 4).reshape(x.shape[0], g * g, p * p)
 
-    def forward(self, x, return_attention: bool = False):
+    def forward(self, x):
         tokens = self.embed(self.patches(x))
         cls = self.cls_token.expand(x.shape[0], 1, self.cls_token.shape[2])
         h = minitorch.cat([cls, tokens], 1) + self.pos_embed
@@ -91,11 +91,11 @@ def build_model(name: str, activation: str, hidden: int) -> nn.Module:
             nn.Conv2d(6, 16, 5), act(), nn.MaxPool2d(2),
             nn.Flatten(), nn.Linear(16 * 5 * 5, 120), act(), nn.Linear(120, 84), act(), nn.Linear(84, 10),
         )
-    if name == "bncnn":  # the small CNN, wider, with BatchNorm after each convolution
+    if name == "bncnn":  # the small CNN, wider, with BatchNorm after each convolution and a hidden layer
         return nn.Sequential(
             nn.Conv2d(1, 16, 3, padding=1, bias=False), nn.BatchNorm2d(16), act(), nn.MaxPool2d(2),
             nn.Conv2d(16, 32, 3, padding=1, bias=False), nn.BatchNorm2d(32), act(), nn.MaxPool2d(2),
-            nn.Flatten(), nn.Linear(32 * 7 * 7, 10),
+            nn.Flatten(), nn.Linear(32 * 7 * 7, 128), act(), nn.Linear(128, 10),
         )
     if name == "lstm":
         return RowLSTM(hidden)
@@ -228,11 +228,12 @@ def train(args) -> dict:
     # Defaults per model: the MLP trains with plain SGD at lr 0.1, the CNN with lr 0.05
     # and momentum 0.9 (the settings of the course's accuracy targets); LeNet, deeper,
     # is steadier at lr 0.01 with momentum 0.9 (99.1% after 5 epochs vs 98.6% at 0.05).
+    # The BN-CNN at 0.02: at 0.05 one epoch on 20,000 images diverged (PyTorch's too, 11%).
     # The LSTM and the ViT train with Adam at lr 1e-3, as they usually are.
     if args.optimizer is None:
         args.optimizer = "adam" if args.model in ("lstm", "vit") else "sgd"
     if args.lr is None:
-        args.lr = {"mlp": 0.1, "cnn": 0.05, "lenet": 0.01, "bncnn": 0.05, "lstm": 1e-3, "vit": 1e-3}[args.model]
+        args.lr = {"mlp": 0.1, "cnn": 0.05, "lenet": 0.01, "bncnn": 0.02, "lstm": 1e-3, "vit": 1e-3}[args.model]
     if args.momentum is None:
         args.momentum = 0.0 if args.model == "mlp" or args.optimizer == "adam" else 0.9
     model = build_model(args.model, args.activation, args.hidden).to(device)
@@ -300,7 +301,7 @@ def parse_args(argv=None):
     p.add_argument("--device", default="cpu", help="cpu or cuda")
     p.add_argument("--epochs", type=int, default=5)
     p.add_argument("--batch-size", type=int, default=64)
-    p.add_argument("--lr", type=float, default=None, help="default 0.1 (mlp), 0.05 (cnn, bncnn), 0.01 (lenet), 1e-3 (lstm, vit)")
+    p.add_argument("--lr", type=float, default=None, help="default 0.1 (mlp), 0.05 (cnn), 0.02 (bncnn), 0.01 (lenet), 1e-3 (lstm, vit)")
     p.add_argument("--momentum", type=float, default=None, help="default 0 (mlp), 0.9 (cnn, lenet)")
     p.add_argument("--optimizer", default=None, choices=["sgd", "adam"], help="default adam (lstm, vit), else sgd")
     p.add_argument("--schedule", default=None, choices=["none", "cosine"],
