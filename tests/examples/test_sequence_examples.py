@@ -35,9 +35,10 @@ def test_model_shapes_and_gradients(device, name):
 
 
 def test_defaults_per_model():
-    lstm = parse_args(["--model", "lstm"])
-    assert lstm.optimizer is None  # chosen in train(): Adam for lstm and vit
-    assert parse_args(["--model", "bncnn", "--optimizer", "sgd"]).optimizer == "sgd"
+    assert parse_args(["--model", "lstm"]).optimizer == "adam"
+    assert parse_args(["--model", "vit"]).optimizer == "adam"
+    assert parse_args(["--model", "bncnn"]).optimizer == "sgd"
+    assert parse_args(["--model", "vit", "--optimizer", "sgd"]).optimizer == "sgd"
 
 
 # Measured with seed 0 (minitorch, this machine): lstm 77.1%, vit 67.9%, bncnn 95.2% after one

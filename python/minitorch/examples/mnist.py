@@ -313,7 +313,10 @@ def parse_args(argv=None):
     p.add_argument("--limit", type=int, default=None, help="use only the first N training images (quick runs)")
     p.add_argument("--out", default="runs", help="where to write weights, history and the plot")
     p.add_argument("--quiet", action="store_true", help="no progress bar")
-    return p.parse_args(argv)
+    args = p.parse_args(argv)
+    if args.optimizer is None:  # the LSTM and the ViT train with Adam, as they usually are
+        args.optimizer = "adam" if args.model in ("lstm", "vit") else "sgd"
+    return args
 
 
 def main(argv=None) -> None:
