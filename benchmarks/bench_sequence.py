@@ -117,10 +117,14 @@ def piece_rows(number: int) -> None:
         def f(g, c):
             i, fg, gg, o = g.chunk(4, 1)
             c2 = fg.sigmoid() * c + i.sigmoid() * gg.tanh()
-            return o.sigmoid() * c2.tanh() + c2
+            return o.sigmoid() * c2.tanh() + c2  # h + c
         return f
 
-    both("LSTM cell gates fwd+bwd (64 x 4*128)", lstm_gates(minitorch), lstm_gates(torch), [g_np, c_np])
+    def fused_cell(g, c):  # minitorch's one-op cell (what nn.LSTM runs), beside PyTorch's op chain
+        h2, c2 = minitorch._C._lstm_cell(g, c)
+        return h2 + c2
+
+    both("LSTM cell gates fwd+bwd (64 x 4*128)", fused_cell, lstm_gates(torch), [g_np, c_np])
     ln_mt = minitorch.nn.LayerNorm(64)
     ln_t = torch.nn.LayerNorm(64) if torch else None
     both("layer_norm fwd+bwd (64 x 17 x 64)", lambda x: ln_mt(x), lambda x: ln_t(x), [x_np])

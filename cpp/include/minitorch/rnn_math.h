@@ -36,18 +36,25 @@ MT_HOST_DEVICE inline void lstm_cell_forward(const T* gates, const T* c_prev, T*
     h[j] = o * math_tanh(c[j]);
 }
 
+// The backward at position j, given tc = tanh(c[j]) (the CPU computes a row's tanh(c) at once).
 template <class T>
-MT_HOST_DEVICE inline void lstm_cell_backward_at(const T* act, const T* c_prev, const T* c, const T* dh, const T* dc,
+MT_HOST_DEVICE inline void lstm_cell_backward_tc(const T* act, const T* c_prev, T tc, const T* dh, const T* dc,
                                                  T* dgates, T* dc_prev, int64_t H, int64_t j)
 {
     const T i = act[j], f = act[H + j], g = act[2 * H + j], o = act[3 * H + j];
-    const T tc = math_tanh(c[j]);
     const T dct = dc[j] + dh[j] * o * (T(1) - tc * tc);
     dgates[j] = dct * g * i * (T(1) - i);
     dgates[H + j] = dct * c_prev[j] * f * (T(1) - f);
     dgates[2 * H + j] = dct * i * (T(1) - g * g);
     dgates[3 * H + j] = dh[j] * tc * o * (T(1) - o);
     if (dc_prev) dc_prev[j] = dct * f;
+}
+
+template <class T>
+MT_HOST_DEVICE inline void lstm_cell_backward_at(const T* act, const T* c_prev, const T* c, const T* dh, const T* dc,
+                                                 T* dgates, T* dc_prev, int64_t H, int64_t j)
+{
+    lstm_cell_backward_tc(act, c_prev, math_tanh(c[j]), dh, dc, dgates, dc_prev, H, j);
 }
 
 }  // namespace minitorch

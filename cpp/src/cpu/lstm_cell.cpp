@@ -1,10 +1,31 @@
 // lstm_cell.cpp — CPU kernels of the fused LSTM cell (one step, forward and backward);
 // the formulas are in rnn_math.h, shared with cuda/lstm_cell.cu.
+//
+// The transcendental parts run on whole spans of a sample's row through the SIMD math
+// (vector_math.h): the gate row (4H) is i | f | g | o, so sigmoid covers i and f in one
+// span and o in another, tanh covers g, and tanh(c) is one more span. The rest is plain
+// loops the compiler vectorizes. Without SIMD math (has_vector_map false: another CPU, or
+// MINITORCH_CPU_CAPABILITY=default) each position takes rnn_math.h's scalar formulas.
+#include <vector>
+
 #include "kernels_cpu.h"
 #include "minitorch/parallel.h"
 #include "minitorch/rnn_math.h"
+#include "minitorch/vector_math.h"
 
 namespace minitorch::cpu {
+
+namespace {
+
+template <class T>
+bool simd_ok()
+{
+    return has_vector_map<T>(UnaryOp::Sigmoid) && has_vector_map<T>(UnaryOp::Tanh);
+}
+
+int64_t grain(int64_t H) { return std::max<int64_t>(1, kGrainSize / std::max<int64_t>(8 * H, 1)); }
+
+}  // namespace
 
 void lstm_cell(const Tensor& h, const Tensor& c, const Tensor& act, const Tensor& gates, const Tensor& c_prev)
 {
@@ -13,10 +34,23 @@ void lstm_cell(const Tensor& h, const Tensor& c, const Tensor& act, const Tensor
         using T = typename decltype(tag)::type;
         const T *g = gates->data_as<T>(), *cp = c_prev->data_as<T>();
         T *a = act->data_as<T>(), *cn = c->data_as<T>(), *hn = h->data_as<T>();
-        parallel_for(N, std::max<int64_t>(1, kGrainSize / std::max<int64_t>(8 * H, 1)), [&](int64_t b, int64_t e) {
-            for (int64_t n = b; n < e; ++n)
-                for (int64_t j = 0; j < H; ++j)
-                    lstm_cell_forward(g + n * 4 * H, cp + n * H, a + n * 4 * H, cn + n * H, hn + n * H, H, j);
+        const bool simd = simd_ok<T>();
+        parallel_for(N, grain(H), [&](int64_t b, int64_t e) {
+            std::vector<T> tc(simd ? H : 0);
+            for (int64_t n = b; n < e; ++n) {
+                const T *gr = g + n * 4 * H, *cpr = cp + n * H;
+                T *ar = a + n * 4 * H, *cr = cn + n * H, *hr = hn + n * H;
+                if (!simd) {
+                    for (int64_t j = 0; j < H; ++j) lstm_cell_forward(gr, cpr, ar, cr, hr, H, j);
+                    continue;
+                }
+                vector_map(UnaryOp::Sigmoid, ar, gr, 2 * H);                // i, f
+                vector_map(UnaryOp::Tanh, ar + 2 * H, gr + 2 * H, H);       // g
+                vector_map(UnaryOp::Sigmoid, ar + 3 * H, gr + 3 * H, H);    // o
+                for (int64_t j = 0; j < H; ++j) cr[j] = ar[H + j] * cpr[j] + ar[j] * ar[2 * H + j];
+                vector_map(UnaryOp::Tanh, tc.data(), cr, H);
+                for (int64_t j = 0; j < H; ++j) hr[j] = ar[3 * H + j] * tc[j];
+            }
         });
     });
 }
@@ -31,11 +65,19 @@ void lstm_cell_backward(const Tensor& grad_gates, const Tensor& grad_c_prev, con
         const T *dh = grad_h->data_as<T>(), *dc = grad_c->data_as<T>();
         T* dg = grad_gates->data_as<T>();
         T* dcp = grad_c_prev ? grad_c_prev->data_as<T>() : nullptr;
-        parallel_for(N, std::max<int64_t>(1, kGrainSize / std::max<int64_t>(8 * H, 1)), [&](int64_t b, int64_t e) {
-            for (int64_t n = b; n < e; ++n)
-                for (int64_t j = 0; j < H; ++j)
-                    lstm_cell_backward_at(a + n * 4 * H, cp + n * H, cn + n * H, dh + n * H, dc + n * H,
-                                          dg + n * 4 * H, dcp ? dcp + n * H : nullptr, H, j);
+        const bool simd = simd_ok<T>();
+        parallel_for(N, grain(H), [&](int64_t b, int64_t e) {
+            std::vector<T> tc(simd ? H : 0);
+            for (int64_t n = b; n < e; ++n) {
+                const T *ar = a + n * 4 * H, *cpr = cp + n * H, *cr = cn + n * H, *dhr = dh + n * H, *dcr = dc + n * H;
+                T *dgr = dg + n * 4 * H, *dcpr = dcp ? dcp + n * H : nullptr;
+                if (!simd) {
+                    for (int64_t j = 0; j < H; ++j) lstm_cell_backward_at(ar, cpr, cr, dhr, dcr, dgr, dcpr, H, j);
+                    continue;
+                }
+                vector_map(UnaryOp::Tanh, tc.data(), cr, H);
+                for (int64_t j = 0; j < H; ++j) lstm_cell_backward_tc(ar, cpr, tc[j], dhr, dcr, dgr, dcpr, H, j);
+            }
         });
     });
 }
