@@ -331,6 +331,14 @@ def _fold(view: Tensor, adv: dict):
     return folded, flat.reshape(-1), bshape, order, rest_shape, front
 
 
+def _unfold(rows: Tensor, view: Tensor, order: list) -> Tensor:
+    """The reverse of _fold: the folded rows back in ``view``'s shape and dim order."""
+    inverse = [0] * len(order)
+    for k, d in enumerate(order):
+        inverse[d] = k
+    return rows.view(tuple(view.shape[d] for d in order)).permute(*inverse)
+
+
 def getitem(x: Tensor, idx) -> Tensor:
     """``x[idx]`` for advanced indices (called by Tensor.__getitem__)."""
     view, adv = _plan(x, idx)
@@ -366,11 +374,7 @@ def setitem(x: Tensor, idx, value) -> None:
     else:
         value = _broadcast_value(value, target)
     rows = value.reshape((flat.numel(),) + rest_shape)
-    new = _C._index_copy(folded, 0, flat, rows).view(tuple(view.shape[d] for d in order))
-    inverse = [0] * len(order)
-    for k, d in enumerate(order):
-        inverse[d] = k
-    view.copy_(new.permute(*inverse))
+    view.copy_(_unfold(_C._index_copy(folded, 0, flat, rows), view, order))
 
 
 def _broadcast_value(value: Tensor, shape: tuple) -> Tensor:
@@ -389,25 +393,13 @@ def index_put(input: Tensor, indices, values: Tensor, accumulate: bool = False) 
     if not isinstance(indices, (tuple, list)):
         raise TypeError("index_put(): argument 'indices' must be a tuple of Tensors")
     indices = tuple(indices)
-    if accumulate:
-        view, adv = _plan(input, indices)
-        if view.ndim and tuple(view.shape) != tuple(input.shape):
-            raise _C.InputError("index_put: accumulate=True takes index tensors only (no None or slices)")
-        folded, flat, bshape, order, rest_shape, front = _fold(view, adv)
-        vals = _broadcast_value(values.to(input.dtype), bshape + rest_shape).reshape((flat.numel(),) + rest_shape)
-        new = _C._index_add(folded, 0, flat, vals, 1.0).view(tuple(view.shape[d] for d in order))
-        inverse = [0] * len(order)
-        for k, d in enumerate(order):
-            inverse[d] = k
-        return new.permute(*inverse).contiguous()
     view, adv = _plan(input, indices)
+    if accumulate and view.ndim and tuple(view.shape) != tuple(input.shape):
+        raise _C.InputError("index_put: accumulate=True takes index tensors only (no None or slices)")
     folded, flat, bshape, order, rest_shape, front = _fold(view, adv)
     vals = _broadcast_value(values.to(input.dtype), bshape + rest_shape).reshape((flat.numel(),) + rest_shape)
-    new = _C._index_copy(folded, 0, flat, vals).view(tuple(view.shape[d] for d in order))
-    inverse = [0] * len(order)
-    for k, d in enumerate(order):
-        inverse[d] = k
-    return new.permute(*inverse).contiguous()
+    rows = _C._index_add(folded, 0, flat, vals, 1.0) if accumulate else _C._index_copy(folded, 0, flat, vals)
+    return _unfold(rows, view, order).contiguous()
 
 
 add_methods({

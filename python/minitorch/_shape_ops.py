@@ -118,7 +118,7 @@ def _chunk(self, chunks: int, dim: int = 0) -> tuple:
         raise _C.InputError("chunk: expects at least a 1-dimensional tensor")
     d = _wrap(_int("chunk", "dim", dim), self.ndim, "chunk")
     n = self.shape[d]
-    return _split(self, max(-(-n // chunks), 1) if n else 0, d) if n else _split(self, [0] * chunks, d)
+    return _split(self, -(-n // chunks), d) if n else _split(self, [0] * chunks, d)
 
 
 def _unbind(self, dim: int = 0) -> tuple:
@@ -254,6 +254,13 @@ def _triu(self, diagonal: int = 0) -> Tensor:
 
 # ------------------------------------------------------------- statistics ----
 
+def _dims_or_all(dim, ndim: int, op: str) -> tuple:
+    """``dim`` as a tuple of dims; None or an empty tuple/list means every dim."""
+    if dim is None or (isinstance(dim, (tuple, list)) and len(dim) == 0):
+        return tuple(range(ndim))
+    return dim_tuple(dim, ndim, op)
+
+
 def _reduced_count(x: Tensor, dims) -> int:
     n = 1
     for d in dims:
@@ -269,9 +276,7 @@ def _var_args(op: str, x: Tensor, dim, unbiased, keepdim, correction):
     corr = correction if correction is not None else (1 if unbiased is None or unbiased else 0)
     if not x.dtype.is_floating_point:
         raise _C.DTypeError(f"{op}: only supports floating-point dtypes, got {x.dtype}")
-    dims = tuple(range(x.ndim)) if dim is None or (isinstance(dim, (tuple, list)) and len(dim) == 0) else \
-        dim_tuple(dim, x.ndim, op)
-    return dims, corr, keepdim
+    return _dims_or_all(dim, x.ndim, op), corr, keepdim
 
 
 def _var(self, dim=None, unbiased=None, keepdim: bool = False, *, correction=None) -> Tensor:
@@ -284,7 +289,7 @@ def _var(self, dim=None, unbiased=None, keepdim: bool = False, *, correction=Non
     mu = self.mean(dims, keepdim=True) if self.ndim else self
     sq = (self - mu).square()
     total = sq.sum(dims, keepdim=keepdim) if self.ndim else sq
-    return total / max(n - corr, 0) if n - corr > 0 else total * math.nan if n == 0 else total / 0.0
+    return total / max(n - corr, 0)  # N - correction <= 0: a division by zero (inf, or nan for 0 / 0), as PyTorch
 
 
 def _std(self, dim=None, unbiased=None, keepdim: bool = False, *, correction=None) -> Tensor:
@@ -307,8 +312,7 @@ def _std_mean(self, dim=None, unbiased=None, keepdim: bool = False, *, correctio
 def _extreme(self, dim, keepdim: bool, op: str, largest: bool) -> Tensor:
     if self.ndim == 0:
         return self.clone()
-    dims = tuple(range(self.ndim)) if dim is None or (isinstance(dim, (tuple, list)) and len(dim) == 0) else \
-        dim_tuple(dim, self.ndim, op)
+    dims = _dims_or_all(dim, self.ndim, op)
     for d in dims:
         if self.shape[d] == 0:
             raise IndexError(f"{op}: Expected reduction dim {d} to have non-zero size")
@@ -337,8 +341,8 @@ def _logsumexp(self, dim, keepdim: bool = False) -> Tensor:
     x = self if self.dtype.is_floating_point else self.float()
     if x.ndim == 0:
         return x.clone()
-    dims = dim_tuple(dim, x.ndim, "logsumexp") if not (isinstance(dim, (tuple, list)) and len(dim) == 0) else \
-        tuple(range(x.ndim))
+    # dim is required (None is refused, as in PyTorch); () means every dim.
+    dims = dim_tuple(dim, x.ndim, "logsumexp") if dim is None else _dims_or_all(dim, x.ndim, "logsumexp")
     if x.numel() == 0:
         return x.exp().sum(dims, keepdim=keepdim).log()
     m = _extreme(x.detach(), dims, True, "logsumexp", True)
@@ -418,8 +422,7 @@ def _norm(self, p="fro", dim=None, keepdim: bool = False, dtype=None) -> Tensor:
         p = 2.0
     if isinstance(p, str):
         raise _C.InputError(f"norm: p must be a number or 'fro', got {p!r} ('nuc' is not supported)")
-    dims = tuple(range(x.ndim)) if dim is None or (isinstance(dim, (tuple, list)) and len(dim) == 0) else \
-        dim_tuple(dim, x.ndim, "norm")
+    dims = _dims_or_all(dim, x.ndim, "norm")
     return _PNorm.apply(x, float(p), dims, bool(keepdim))
 
 

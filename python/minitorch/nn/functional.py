@@ -158,25 +158,22 @@ def binary_cross_entropy_with_logits(input, target, reduction: str = "mean"):
 
 def dropout(input, p: float = 0.5, training: bool = True, inplace: bool = False):
     """Zeroes each element with probability ``p`` and scales the rest by ``1/(1-p)``."""
-    if not 0.0 <= p <= 1.0:
-        raise ValueError(f"dropout probability has to be between 0 and 1, but got {p}")
-    if not training or p == 0.0:
-        return input
-    if p == 1.0:
-        return input * 0.0
-    keep = _C._rand(tuple(input.shape), input.dtype, input.device) >= p
-    return input * keep * (1.0 / (1.0 - p))
+    return _dropout_mask(input, p, training, tuple(input.shape))
 
 
 def _feature_dropout(input, p: float, training: bool):
     """Zeroes whole channels: one keep/drop draw per (sample, channel), broadcast over the rest."""
+    return _dropout_mask(input, p, training, tuple(input.shape[:2]) + (1,) * (input.dim() - 2))
+
+
+def _dropout_mask(input, p: float, training: bool, mask_shape: tuple):
+    """Dropout with one keep/drop draw per element of ``mask_shape`` (broadcast to the input)."""
     if not 0.0 <= p <= 1.0:
         raise ValueError(f"dropout probability has to be between 0 and 1, but got {p}")
     if not training or p == 0.0:
         return input
     if p == 1.0:
         return input * 0.0
-    mask_shape = tuple(input.shape[:2]) + (1,) * (input.dim() - 2)
     keep = _C._rand(mask_shape, input.dtype, input.device) >= p
     return input * keep * (1.0 / (1.0 - p))
 
