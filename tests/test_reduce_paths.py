@@ -331,6 +331,21 @@ def test_full_reductions_give_the_same_bits_on_any_number_of_threads(dtype):
     assert results[0][2] == x_np.argmax() and results[0][3] == x_np.argmin()
 
 
+@pytest.mark.parametrize("dtype", [np.float32, np.float64, np.int64], ids=lambda d: np.dtype(d).name)
+@pytest.mark.parametrize("r", [2048 * 2, 2048 * 5 + 7, 2048 * 9 - 1], ids=lambda r: f"r{r}")
+def test_row_sums_and_full_sums_give_the_same_bits(dtype, r):
+    # The CPU reads full blocks two at a time from the two halves of a range (two memory
+    # streams); a block's arithmetic must not depend on that pairing, nor on whether the
+    # row is one output of x.sum(1) or the whole of x[i].sum().
+    x_np = random_array(r, (3, r), dtype) if dtype != np.int64 else \
+        np.random.default_rng(r).integers(-10**6, 10**6, size=(3, r))
+    x = minitorch.tensor(x_np)
+    rows = x.sum(1).tolist()
+    assert rows == [x[i].sum().item() for i in range(3)]
+    assert rows == [x[i].contiguous().sum().item() for i in range(3)]
+    np.testing.assert_allclose(rows, expected_sum(x_np, axis=1), **SUM_TOL.get(x_np.dtype, {}))
+
+
 @pytest.mark.parametrize("device", DEVICES)
 @pytest.mark.parametrize("at", [[15, 16], [16, 17], [31, 47], [49], [0, 49]], ids=str)
 def test_row_ties_around_the_simd_groups(device, at):
