@@ -2,6 +2,7 @@
 // (plain C++: no CUDA headers, so the bindings include it in every build).
 #pragma once
 #include <cstddef>
+#include <string>
 
 namespace minitorch::cuda {
 
@@ -14,6 +15,10 @@ size_t memory_allocated();      // bytes held by live CUDA tensors
 size_t max_memory_allocated();  // the peak of that
 size_t memory_cached();         // bytes kept by the caching allocator for reuse
 long emulator_diagnostics();    // misuse reports of the emulator so far (always 0 on a GPU)
+// The emulator's thread order ("forward", "reverse", "random:SEED"); set returns false
+// for any other text, and on a GPU build, where there is no emulator ("" there).
+bool set_emulator_schedule(const std::string& spec);
+std::string emulator_schedule();
 long host_waits();              // times the host waited for the GPU (copies to the CPU, synchronize)
 
 // Which GPU matmul runs (naive / tiled / cuBLAS), for the lectures' comparison.

@@ -31,6 +31,25 @@ long emulator_diagnostics()
 #endif
 }
 
+bool set_emulator_schedule(const std::string& spec)
+{
+#if MT_CUDA_EMULATED
+    return ::emu::set_schedule(spec.c_str());
+#else
+    (void)spec;
+    return false;
+#endif
+}
+
+std::string emulator_schedule()
+{
+#if MT_CUDA_EMULATED
+    return ::emu::schedule_name();
+#else
+    return "";
+#endif
+}
+
 namespace {
 long g_host_waits = 0;
 }

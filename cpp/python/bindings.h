@@ -11,6 +11,7 @@ void bind_types(py::module_& m);     // dtype, device
 void bind_tensor(py::module_& m);    // the Tensor class and its methods
 void bind_functions(py::module_& m); // creation, math, threads, seeds
 void bind_numpy(py::module_& m);
+void bind_dlpack(py::module_& m);  // DLPack capsules, memory owned by others
 void bind_cuda(py::module_& m);
 void bind_autograd(py::module_& m);  // after bind_tensor
 void bind_profiler(py::module_& m);  // minitorch.profiler's recorder

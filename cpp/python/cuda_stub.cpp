@@ -22,6 +22,15 @@ void bind_cuda(py::module_& m)
     m.def("_cuda_memory_cached", [] { return c::memory_cached(); });
     m.def("_cuda_emulator_diagnostics", [] { return c::emulator_diagnostics(); });
     m.def("_cuda_host_waits", [] { return c::host_waits(); });
+    m.def("_cuda_set_emulator_schedule", [](const std::string& spec) {
+        if (!c::is_emulated())
+            throw std::runtime_error("emulator_schedule: this minitorch runs kernels on a real GPU, which has no "
+                                     "emulator schedule (it exists only in the emulated build)");
+        if (!c::set_emulator_schedule(spec))
+            throw ValueError("emulator_schedule: expected 'forward', 'reverse' or 'random:SEED' (SEED a "
+                             "non-negative integer), got '" + spec + "'");
+    });
+    m.def("_cuda_get_emulator_schedule", [] { return c::emulator_schedule(); });
     m.def("_set_cuda_matmul", [](const std::string& name) {
         if (name == "naive") c::set_matmul_impl(c::MatmulImpl::Naive);
         else if (name == "tiled") c::set_matmul_impl(c::MatmulImpl::Tiled);
@@ -44,6 +53,10 @@ void bind_cuda(py::module_& m)
     m.def("_cuda_memory_cached", [] { return size_t(0); });
     m.def("_cuda_emulator_diagnostics", [] { return 0L; });
     m.def("_cuda_host_waits", [] { return 0L; });
+    m.def("_cuda_set_emulator_schedule", [](const std::string&) {
+        throw std::runtime_error("emulator_schedule: minitorch was built without CUDA (and its emulator)");
+    });
+    m.def("_cuda_get_emulator_schedule", [] { return std::string(); });
     m.def("_set_cuda_matmul", [](const std::string&) {
         throw std::runtime_error("backends.cuda.matmul: minitorch was built without CUDA");
     });

@@ -88,6 +88,7 @@ PYBIND11_MODULE(_C, m)
     bind_autograd(m);
     bind_functions(m);
     bind_numpy(m);
+    bind_dlpack(m);
     bind_cuda(m);
     bind_profiler(m);
 }

@@ -185,5 +185,6 @@ from ._shape_ops import (  # noqa: E402,F401
 )
 from . import nn, optim, data, backends, utils, profiler  # noqa: E402,F401
 from .serialization import load, save  # noqa: E402,F401
+from ._dlpack import as_tensor, from_dlpack  # noqa: E402,F401  (adds __dlpack__... to Tensor)
 
 __version__ = "0.1.0"
