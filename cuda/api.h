@@ -2,7 +2,9 @@
 // (plain C++: no CUDA headers, so the bindings include it in every build).
 #pragma once
 #include <cstddef>
+#include <cstdint>
 #include <string>
+#include <vector>
 
 namespace minitorch::cuda {
 
@@ -25,5 +27,28 @@ long host_waits();              // times the host waited for the GPU (copies to 
 enum class MatmulImpl { Naive, Tiled, Cublas };
 void set_matmul_impl(MatmulImpl impl);
 MatmulImpl matmul_impl();
+
+// Run-time compiled kernels on a real GPU (minitorch.cuda.RawKernel; cuda/raw_kernel.cu).
+struct NvrtcResult {
+    bool ok = false;                         // false: a compile error, described in `log`
+    std::string log;                         // NVRTC's messages, warnings included
+    std::string cubin;                       // the machine code for this GPU
+    std::vector<std::string> lowered_names;  // each requested name as the cubin spells it
+    int nvrtc_version = 0;                   // 1000 * major + 10 * minor
+};
+struct RawKernelInfo {
+    uintptr_t kernel = 0;             // a cudaKernel_t
+    std::vector<size_t> param_sizes;  // bytes of each parameter
+    int max_threads_per_block = 0;    // this kernel's limit (its register use can lower it)
+    size_t static_shared_bytes = 0;
+};
+NvrtcResult nvrtc_compile(const std::string& source, const std::string& filename, const std::vector<std::string>& names,
+                          const std::vector<std::string>& options, const std::string& nvrtc_path);
+uintptr_t raw_load(const std::string& cubin);  // a cudaLibrary_t
+void raw_unload(uintptr_t library);
+RawKernelInfo raw_get_kernel(uintptr_t library, const std::string& lowered_name);
+// Launches on minitorch's stream; args[i] holds the bytes of parameter i.
+void raw_launch(uintptr_t kernel, const unsigned* grid, const unsigned* block, size_t shared_bytes,
+                const std::vector<std::string>& args);
 
 }  // namespace minitorch::cuda

@@ -31,6 +31,28 @@ void bind_cuda(py::module_& m)
                              "non-negative integer), got '" + spec + "'");
     });
     m.def("_cuda_get_emulator_schedule", [] { return c::emulator_schedule(); });
+    // RawKernel on a GPU: compile -> (ok, log, cubin bytes, lowered names, version),
+    // load -> library, get_kernel -> (kernel, param sizes, max threads, static shared), launch.
+    m.def("_nvrtc_compile", [](const std::string& src, const std::string& file, const std::vector<std::string>& names,
+                               const std::vector<std::string>& options, const std::string& nvrtc_path) {
+        c::NvrtcResult r;
+        {
+            py::gil_scoped_release release;
+            r = c::nvrtc_compile(src, file, names, options, nvrtc_path);
+        }
+        return py::make_tuple(r.ok, r.log, py::bytes(r.cubin), r.lowered_names, r.nvrtc_version);
+    });
+    m.def("_raw_load", [](const py::bytes& cubin) { return c::raw_load(std::string(cubin)); });
+    m.def("_raw_unload", &c::raw_unload);
+    m.def("_raw_get_kernel", [](uintptr_t lib, const std::string& name) {
+        const c::RawKernelInfo i = c::raw_get_kernel(lib, name);
+        return py::make_tuple(i.kernel, i.param_sizes, i.max_threads_per_block, i.static_shared_bytes);
+    });
+    m.def("_raw_launch", [](uintptr_t kernel, std::array<unsigned, 3> grid, std::array<unsigned, 3> block,
+                            size_t shared, const std::vector<py::bytes>& args) {
+        std::vector<std::string> bytes(args.begin(), args.end());
+        c::raw_launch(kernel, grid.data(), block.data(), shared, bytes);
+    });
     m.def("_set_cuda_matmul", [](const std::string& name) {
         if (name == "naive") c::set_matmul_impl(c::MatmulImpl::Naive);
         else if (name == "tiled") c::set_matmul_impl(c::MatmulImpl::Tiled);
