@@ -1,9 +1,10 @@
 """The SIMD math of cpp/src/cpu/vector_math.cpp (glibc's libmvec) against NumPy in float64.
 
-Each transcendental op is checked on every path this machine has ("AVX2", "SSE", and the
-scalar "DEFAULT" loops, chosen with MINITORCH_CPU_CAPABILITY in a fresh process): results
-within 4 ulp of the correctly rounded value, special values (0, -0, inf, nan, huge, tiny)
-exactly as the scalar formula gives them, every length of tail, strided inputs.
+Each transcendental op is checked on every path this machine has ("AVX2", "SSE" or "NEON",
+and the scalar "DEFAULT" loops, chosen with MINITORCH_CPU_CAPABILITY in a fresh process):
+results within 4 ulp of the correctly rounded value, special values (0, -0, inf, nan, huge,
+tiny) exactly as the scalar formula gives them, every length of tail, strided inputs.
+(tools/check_aarch64_simd.sh checks the NEON path under QEMU, by hand.)
 """
 from __future__ import annotations
 
@@ -98,7 +99,7 @@ def test_gradients_use_the_same_values():
 
 
 def test_capability_names_a_path():
-    assert minitorch.backends.cpu.get_cpu_capability() in ("AVX2", "SSE", "DEFAULT")
+    assert minitorch.backends.cpu.get_cpu_capability() in ("AVX2", "SSE", "NEON", "DEFAULT")
 
 
 _SCRIPT = """
@@ -124,12 +125,33 @@ def _has_avx2() -> bool:
     return " avx2" in flags and " fma" in flags
 
 
-@pytest.mark.parametrize("capability", ["default", "sse", "avx2"])
-def test_every_path(capability):
-    if capability != "default" and not (sys.platform == "linux" and os.uname().machine == "x86_64"):
-        pytest.skip("libmvec paths exist on x86-64 Linux only")
+def _glibc_version() -> tuple[int, ...]:
+    try:
+        name = os.confstr("CS_GNU_LIBC_VERSION")  # "glibc 2.41"; not glibc: an error or None
+    except (AttributeError, ValueError, OSError):
+        return ()
+    if not name or not name.startswith("glibc "):
+        return ()
+    return tuple(int(p) for p in name.split()[1].split(".")[:2])
+
+
+def _skip_reason(capability: str) -> str | None:
+    """Why this machine lacks a path, or None when it has it."""
+    machine = os.uname().machine if hasattr(os, "uname") else ""
+    if capability in ("sse", "avx2") and not (sys.platform == "linux" and machine == "x86_64"):
+        return "the SSE/AVX2 libmvec paths exist on x86-64 Linux only"
     if capability == "avx2" and not _has_avx2():
-        pytest.skip("this CPU has no AVX2")
+        return "this CPU has no AVX2"
+    if capability == "neon" and not (sys.platform == "linux" and machine == "aarch64" and _glibc_version() >= (2, 38)):
+        return "the NEON libmvec path needs AArch64 Linux with glibc >= 2.38"
+    return None
+
+
+@pytest.mark.parametrize("capability", ["default", "sse", "avx2", "neon"])
+def test_every_path(capability):
+    reason = _skip_reason(capability)
+    if reason:
+        pytest.skip(reason)
     here = os.path.dirname(os.path.abspath(__file__))
     env = dict(os.environ, MINITORCH_CPU_CAPABILITY=capability)
     r = subprocess.run([sys.executable, "-c", _SCRIPT, json.dumps([here] + sys.path)], env=env,

@@ -43,8 +43,9 @@ class _MatmulChoice:
 class _CpuBackend(_MatmulChoice):
     def get_cpu_capability(self) -> str:
         """What the SIMD math (exp, log, tanh, sigmoid...) runs on in this process: "AVX2",
-        "SSE" or "DEFAULT" (scalar loops). Chosen from the CPU at the first use;
-        ``MINITORCH_CPU_CAPABILITY=default|sse|avx2`` set before that overrides it."""
+        "SSE", "NEON" (AArch64 with glibc >= 2.38) or "DEFAULT" (scalar loops). Chosen from
+        the CPU at the first use; ``MINITORCH_CPU_CAPABILITY=default|sse|avx2|neon`` set
+        before that overrides it."""
         return _C._cpu_capability()
 
 

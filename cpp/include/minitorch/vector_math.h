@@ -14,7 +14,7 @@ bool has_vector_map(UnaryOp op);
 template <class T>
 void vector_map(UnaryOp op, T* out, const T* in, int64_t n);
 
-// What the SIMD math runs on: "AVX2", "SSE" or "DEFAULT" (the scalar loops), as
+// What the SIMD math runs on: "AVX2", "SSE", "NEON" or "DEFAULT" (the scalar loops), as
 // PyTorch's torch.backends.cpu.get_cpu_capability() names it.
 const char* cpu_capability();
 
