@@ -16,7 +16,23 @@ import argparse
 import os
 import sys
 
-import numpy as np
+
+def _threads_from_argv(argv) -> str:
+    for i, a in enumerate(argv):
+        if a == "--threads" and i + 1 < len(argv):
+            return argv[i + 1]
+        if a.startswith("--threads="):
+            return a.split("=", 1)[1]
+    return "1"
+
+
+# One thread means one thread for every library in the table: NumPy's and PyTorch's BLAS
+# read these when they load (torch.set_num_threads does not reach a system OpenBLAS, whose
+# pool would otherwise run PyTorch's GEMMs on two threads in a "one thread" row).
+for _var in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
+    os.environ.setdefault(_var, _threads_from_argv(sys.argv))
+
+import numpy as np  # noqa: E402
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import minitorch  # noqa: E402
