@@ -75,6 +75,41 @@ std::vector<Tensor> tensor_list(py::handle seq, const char* op)
     return out;
 }
 
+// A Python callable inside a C++ hook: called and released under the GIL, wherever
+// the graph or tensor holding it dies.
+struct PyCallable {
+    py::object fn;
+    explicit PyCallable(py::object f) : fn(std::move(f)) {}
+    ~PyCallable()
+    {
+        py::gil_scoped_acquire gil;
+        fn = py::object();
+    }
+};
+
+// What Tensor.register_hook returns (PyTorch's RemovableHandle): remove() unregisters
+// the hook; it holds the tensor and node weakly, so it keeps nothing alive.
+struct HookHandle {
+    std::weak_ptr<TensorImpl> leaf;
+    std::weak_ptr<Node> node;
+    int id = 0;
+    void remove() const { autograd::remove_hook(leaf, node, id); }
+};
+
+HookHandle handle_for(const Tensor& t, int id)
+{
+    HookHandle h;
+    if (t->is_leaf()) h.leaf = t;
+    else h.node = t->grad_fn;
+    h.id = id;
+    return h;
+}
+
+void check_callable(py::handle fn, const char* op)
+{
+    MT_CHECK_TYPE(PyCallable_Check(fn.ptr()), op, ": expected a callable, got ", type_name(fn));
+}
+
 }  // namespace
 
 void bind_autograd(py::module_& m)
@@ -123,6 +158,12 @@ void bind_autograd(py::module_& m)
         return saved_tensors_reader(node);
     });
 
+    py::class_<HookHandle>(m, "RemovableHandle")
+        .def("remove", &HookHandle::remove)
+        .def_readonly("id", &HookHandle::id)
+        .def("__enter__", [](const HookHandle& h) { return h; })
+        .def("__exit__", [](const HookHandle& h, py::args) { h.remove(); });
+
     py::class_<TensorImpl, std::shared_ptr<TensorImpl>> cls = m.attr("Tensor");
     cls.def_property_readonly("grad_fn", [](const Tensor& t) { return t->grad_fn; })
         .def_property_readonly("is_leaf", [](const Tensor& t) { return t->is_leaf(); })
@@ -130,6 +171,34 @@ void bind_autograd(py::module_& m)
         .def_property_readonly("_version", [](const Tensor& t) { return t->storage->version; })
         .def_property_readonly("retains_grad", [](const Tensor& t) { return t->retains_grad; })
         .def("retain_grad", [](const Tensor& t) { autograd::retain_grad(t); })
+        // hook(grad) -> None or a replacement gradient, each time t's gradient is computed.
+        .def("register_hook",
+             [](const Tensor& t, py::object fn) {
+                 check_callable(fn, "register_hook");
+                 auto held = std::make_shared<PyCallable>(std::move(fn));
+                 const int id = autograd::register_grad_hook(t, [held](const Tensor& g) -> Tensor {
+                     py::gil_scoped_acquire gil;
+                     py::object r = held->fn(g);
+                     if (r.is_none()) return nullptr;
+                     MT_CHECK_TYPE(py::isinstance<TensorImpl>(r), "register_hook: a hook must return None or a ",
+                                   "Tensor, got ", type_name(r));
+                     return r.cast<Tensor>();
+                 });
+                 return handle_for(t, id);
+             },
+             py::arg("hook"))
+        // hook(tensor) after backward has added into this leaf's .grad.
+        .def("register_post_accumulate_grad_hook",
+             [](const Tensor& t, py::object fn) {
+                 check_callable(fn, "register_post_accumulate_grad_hook");
+                 auto held = std::make_shared<PyCallable>(std::move(fn));
+                 const int id = autograd::register_post_accumulate_grad_hook(t, [held](const Tensor& leaf) {
+                     py::gil_scoped_acquire gil;
+                     held->fn(leaf);
+                 });
+                 return handle_for(t, id);
+             },
+             py::arg("hook"))
         .def("detach_", [](const Tensor& t) {
             t->grad_fn.reset();
             t->requires_grad = false;

@@ -7,6 +7,7 @@
 // topological order. Every backward formula is written with ordinary ops, so it runs
 // on any device; the formulas live beside their forward ops in cpp/src/ops/*.cpp.
 #pragma once
+#include <functional>
 #include <initializer_list>
 #include <memory>
 #include <string>
@@ -51,6 +52,27 @@ struct SavedVersion {
     DType dtype = DType::Float32;
 };
 
+// Hooks backward runs (Tensor.register_hook, register_post_accumulate_grad_hook).
+// A gradient hook sees a tensor's gradient as soon as it is complete and may return a
+// replacement (null keeps it); the replacement is what flows on. A post-accumulate hook
+// runs after a leaf's .grad was updated (how data-parallel training starts sending a
+// gradient while backward goes on). Each hook has a process-wide id for removing it.
+using GradHook = std::function<Tensor(const Tensor&)>;
+using PostAccumulateGradHook = std::function<void(const Tensor&)>;
+
+template <class F>
+struct Hook {
+    int id;
+    F fn;
+};
+
+// A leaf's hooks live on the tensor (its AccumulateGrad only lasts as long as a graph);
+// a non-leaf's live on the node that computes it, with the output they belong to.
+struct LeafHooks {
+    std::vector<Hook<GradHook>> grad;
+    std::vector<Hook<PostAccumulateGradHook>> post_accumulate;
+};
+
 struct Node {
     std::vector<Edge> next_edges;                     // one per input
     std::vector<TensorMeta> input_meta;               // one per input
@@ -59,6 +81,7 @@ struct Node {
     bool has_saved = false;                           // set by nodes that save tensors
     bool released = false;                            // saved tensors were freed
     std::vector<SavedVersion> saved_versions;         // filled by autograd::save
+    std::vector<std::pair<int, Hook<GradHook>>> grad_hooks;  // (output_nr, hook) of non-leaf outputs
 
     virtual ~Node() = default;
     virtual std::string name() const = 0;
@@ -147,6 +170,12 @@ std::vector<Tensor> run_backward(const std::vector<Tensor>& roots, const std::ve
 
 // Makes t keep its .grad after backward (a no-op for leaves).
 void retain_grad(const Tensor& t);
+
+// Registers a hook on t (which must require grad) and returns its id. Removing an id that
+// is gone already does nothing.
+int register_grad_hook(const Tensor& t, GradHook fn);
+int register_post_accumulate_grad_hook(const Tensor& t, PostAccumulateGradHook fn);  // leaves only
+void remove_hook(const std::weak_ptr<TensorImpl>& leaf, const std::weak_ptr<Node>& node, int id);
 
 // Raised when an in-place op would break a graph.
 void check_inplace(const Tensor& t, const char* op);

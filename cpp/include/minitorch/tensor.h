@@ -25,6 +25,7 @@ struct TensorImpl;
 using Tensor = std::shared_ptr<TensorImpl>;
 namespace autograd {
 struct Node;
+struct LeafHooks;
 }
 
 struct TensorImpl {
@@ -46,6 +47,7 @@ struct TensorImpl {
     int output_nr = 0;
     bool retains_grad = false;
     std::weak_ptr<autograd::Node> grad_accumulator;  // a leaf's AccumulateGrad, while a graph uses it
+    std::shared_ptr<autograd::LeafHooks> hooks;       // a leaf's backward hooks (Tensor.register_hook)
 
     bool is_leaf() const { return grad_fn == nullptr; }
 

@@ -1,5 +1,6 @@
 // engine.cpp — recording nodes and running backward.
 #include <algorithm>
+#include <atomic>
 #include <unordered_map>
 
 #include "minitorch/autograd.h"
@@ -136,6 +137,83 @@ void check_inplace_source(const Tensor& src, const char* op)
                                              "update in `with minitorch.no_grad():` if no gradient is wanted"));
 }
 
+namespace {
+std::atomic<int> g_next_hook_id{1};
+
+LeafHooks& leaf_hooks(const Tensor& t)
+{
+    if (!t->hooks) t->hooks = std::make_shared<LeafHooks>();
+    return *t->hooks;
+}
+
+template <class H>
+void erase_id(std::vector<H>& hooks, int id)
+{
+    hooks.erase(std::remove_if(hooks.begin(), hooks.end(), [id](const H& h) { return h.id == id; }), hooks.end());
+}
+
+// Runs the gradient hooks of one output in registration order; a hook's replacement must
+// look like the gradient it replaces.
+void run_grad_hook(const GradHook& fn, Tensor& grad, const std::string& where)
+{
+    Tensor r = fn(grad);
+    if (!r) return;
+    MT_CHECK_RUNTIME(r->shape == grad->shape && r->dtype == grad->dtype && r->device() == grad->device(),
+                     "hook of ", where, " returned a gradient of shape ", r->shape, ", ", r->dtype, " on ", r->device(),
+                     " for a gradient of shape ", grad->shape, ", ", grad->dtype, " on ", grad->device(),
+                     "; a hook may change the values only");
+    grad = r;
+}
+
+// The gradient hooks that apply to `node`'s incoming gradients: the leaf's own for an
+// AccumulateGrad, the registered outputs' for any other node.
+void run_grad_hooks(Node& node, std::vector<Tensor>& grads)
+{
+    if (auto* acc = dynamic_cast<AccumulateGrad*>(&node)) {
+        if (!acc->leaf->hooks || !grads[0]) return;
+        const std::vector<Hook<GradHook>> hooks = acc->leaf->hooks->grad;  // a hook may remove hooks
+        for (const auto& h : hooks) run_grad_hook(h.fn, grads[0], "a leaf tensor");
+        return;
+    }
+    const auto hooks = node.grad_hooks;
+    for (const auto& [out, h] : hooks)
+        if (grads[out]) run_grad_hook(h.fn, grads[out], detail::str("an output of ", node.name()));
+}
+}  // namespace
+
+int register_grad_hook(const Tensor& t, GradHook fn)
+{
+    MT_CHECK_RUNTIME(t->requires_grad, "register_hook: cannot register a hook on a tensor that doesn't require gradient");
+    const int id = g_next_hook_id++;
+    if (t->is_leaf()) leaf_hooks(t).grad.push_back({id, std::move(fn)});
+    else t->grad_fn->grad_hooks.push_back({t->output_nr, {id, std::move(fn)}});
+    return id;
+}
+
+int register_post_accumulate_grad_hook(const Tensor& t, PostAccumulateGradHook fn)
+{
+    MT_CHECK_RUNTIME(t->requires_grad, "register_post_accumulate_grad_hook: cannot register a hook on a tensor that "
+                                       "doesn't require gradient");
+    MT_CHECK_RUNTIME(t->is_leaf(), "register_post_accumulate_grad_hook: post accumulate grad hooks cannot be "
+                                   "registered on non-leaf tensors");
+    const int id = g_next_hook_id++;
+    leaf_hooks(t).post_accumulate.push_back({id, std::move(fn)});
+    return id;
+}
+
+void remove_hook(const std::weak_ptr<TensorImpl>& leaf, const std::weak_ptr<Node>& node, int id)
+{
+    if (Tensor t = leaf.lock(); t && t->hooks) {
+        erase_id(t->hooks->grad, id);
+        erase_id(t->hooks->post_accumulate, id);
+    }
+    if (std::shared_ptr<Node> n = node.lock()) {
+        auto& hooks = n->grad_hooks;
+        hooks.erase(std::remove_if(hooks.begin(), hooks.end(), [id](const auto& h) { return h.second.id == id; }),
+                    hooks.end());
+    }
+}
+
 std::vector<Tensor> AccumulateGrad::apply(std::vector<Tensor>& grads)
 {
     Tensor g = grads[0];
@@ -147,6 +225,10 @@ std::vector<Tensor> AccumulateGrad::apply(std::vector<Tensor>& grads)
         binary_(BinaryOp::Add, leaf->grad, g);  // in place: `g = x.grad` sees later backward passes
     } else {
         leaf->grad = binary(BinaryOp::Add, leaf->grad, g);
+    }
+    if (leaf->hooks) {
+        const auto hooks = leaf->hooks->post_accumulate;  // a hook may remove hooks
+        for (const auto& h : hooks) h.fn(leaf);
     }
     return {};
 }
@@ -245,6 +327,7 @@ std::vector<Tensor> run_backward(const std::vector<Tensor>& roots, const std::ve
         buffers.erase(node);
         in_grads.resize(node->output_meta.size());
 
+        run_grad_hooks(*node, in_grads);
         bool any = false;
         for (auto& g : in_grads) any = any || g != nullptr;
         for (size_t c = 0; c < capture_edges.size(); ++c)
