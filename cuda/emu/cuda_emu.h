@@ -16,9 +16,10 @@
 //   that take turns: a thread runs until it reaches __syncthreads() or a warp
 //   function, or returns. Once every thread has stopped, the scheduler releases the
 //   barrier or completes the warp operations, and the next round begins.
-//   MINITORCH_EMU_SCHEDULE=forward|reverse|random:SEED (read once) is the order of
-//   the threads within a round. A kernel that lacks a barrier depends on that order,
-//   so running it under several schedules makes the missing barrier show.
+//   MINITORCH_EMU_SCHEDULE=forward|reverse|random:SEED (read at the first launch; later
+//   emu::set_schedule()) is the order of the threads within a round. A kernel that
+//   lacks a barrier depends on that order, so running it under several schedules makes
+//   the missing barrier show.
 //   Since no two blocks overlap, `__shared__` is simply a function-local `static`.
 //
 // What it reports (stderr; counted by emu::diagnostic_count())
@@ -43,6 +44,7 @@
 #include <mutex>
 #include <new>
 #include <random>
+#include <string>
 #include <tuple>
 #include <type_traits>
 #include <utility>
@@ -409,29 +411,40 @@ struct Schedule {
     uint64_t seed = 1;
 };
 
-inline Schedule parse_schedule(const char* text)
+// Reads "forward", "reverse" or "random:SEED" into s; false (s unchanged) for anything else.
+inline bool parse_schedule(const char* text, Schedule& s)
 {
-    Schedule s;
-    if (!text || !*text || !std::strcmp(text, "forward")) return s;
-    if (!std::strcmp(text, "reverse")) {
-        s.kind = Schedule::Reverse;
-        return s;
+    if (!std::strcmp(text, "forward")) {
+        s = Schedule{};
+        return true;
     }
-    if (!std::strncmp(text, "random:", 7)) {
+    if (!std::strcmp(text, "reverse")) {
+        s = Schedule{Schedule::Reverse, 1};
+        return true;
+    }
+    if (!std::strncmp(text, "random:", 7) && text[7] >= '0' && text[7] <= '9') {
         char* end = nullptr;
-        s.seed = std::strtoull(text + 7, &end, 10);
-        if (end != text + 7 && *end == '\0') {
-            s.kind = Schedule::Random;
-            return s;
+        const uint64_t seed = std::strtoull(text + 7, &end, 10);
+        if (*end == '\0') {
+            s = Schedule{Schedule::Random, seed};
+            return true;
         }
     }
-    report("MINITORCH_EMU_SCHEDULE=%s not understood (want forward, reverse or random:SEED); using forward", text);
-    return Schedule{};
+    return false;
 }
 
-inline const Schedule& schedule()
+// The schedule of every launch: MINITORCH_EMU_SCHEDULE when the first launch runs, then
+// whatever emu::set_schedule() says (minitorch.cuda.emulator_schedule in Python).
+inline Schedule& schedule()
 {
-    static const Schedule s = parse_schedule(std::getenv("MINITORCH_EMU_SCHEDULE"));
+    static Schedule s = [] {
+        Schedule parsed;
+        const char* text = std::getenv("MINITORCH_EMU_SCHEDULE");
+        if (text && *text && !parse_schedule(text, parsed))
+            report("MINITORCH_EMU_SCHEDULE=%s not understood (want forward, reverse or random:SEED); using forward",
+                   text);
+        return parsed;
+    }();
     return s;
 }
 
@@ -839,6 +852,18 @@ inline void run_grid(dim3 grid, dim3 block, size_t shared_bytes, void (*body)(co
 
 // How many reports (see the top of this file) have been made so far.
 inline long diagnostic_count() { return detail::diagnostics.load(); }
+
+// Sets the order of the threads in each round of later launches ("forward", "reverse" or
+// "random:SEED"); false, with nothing changed, for any other text.
+inline bool set_schedule(const char* text) { return text && detail::parse_schedule(text, detail::schedule()); }
+
+// The schedule in effect, written as set_schedule() reads it.
+inline std::string schedule_name()
+{
+    const detail::Schedule& s = detail::schedule();
+    if (s.kind == detail::Schedule::Random) return "random:" + std::to_string(s.seed);
+    return s.kind == detail::Schedule::Reverse ? "reverse" : "forward";
+}
 
 // MT_DYNAMIC_SHARED(T, name): the launch's dynamic shared memory, seen as T.
 template <class T>
