@@ -6,10 +6,22 @@
 In a build made with ``MINITORCH_CUDA_EMULATE=ON`` the device "cuda" exists on any
 machine and runs minitorch's own CUDA kernels on the CPU (``is_emulated()`` says so;
 cuBLAS is replaced by our tiled kernel there).
+
+Your own kernels: ``RawKernel`` / ``RawModule`` (CUDA C source compiled at run time,
+see docs/raw_kernels.md), and in the emulated build ``emulator_schedule`` to change the
+order in which the threads of a block run.
 """
 from __future__ import annotations
 
 from . import _C
+from .cuda_kernels import (  # noqa: F401  (re-exported)
+    CompileError,
+    RawKernel,
+    RawModule,
+    emulator_diagnostics,
+    emulator_schedule,
+    get_emulator_schedule,
+)
 
 OutOfMemoryError = _C.CudaOutOfMemoryError  # a RuntimeError and a MemoryError
 
