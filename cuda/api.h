@@ -45,6 +45,7 @@ struct RawKernelInfo {
 NvrtcResult nvrtc_compile(const std::string& source, const std::string& filename, const std::vector<std::string>& names,
                           const std::vector<std::string>& options, const std::string& nvrtc_path);
 uintptr_t raw_load(const std::string& cubin);  // a cudaLibrary_t
+int compute_capability();                      // 10 * major + minor of the current GPU; 0 without one
 void raw_unload(uintptr_t library);
 RawKernelInfo raw_get_kernel(uintptr_t library, const std::string& lowered_name);
 // Launches on minitorch's stream; args[i] holds the bytes of parameter i.

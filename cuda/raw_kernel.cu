@@ -36,6 +36,7 @@ NvrtcResult nvrtc_compile(const std::string&, const std::string&, const std::vec
     emulated_only();
 }
 uintptr_t raw_load(const std::string&) { emulated_only(); }
+int compute_capability() { return 0; }
 void raw_unload(uintptr_t) {}
 RawKernelInfo raw_get_kernel(uintptr_t, const std::string&) { emulated_only(); }
 void raw_launch(uintptr_t, const unsigned*, const unsigned*, size_t, const std::vector<std::string>&)
@@ -131,7 +132,6 @@ std::string program_log(const Nvrtc& n, nvrtcProgram p)
 NvrtcResult nvrtc_compile(const std::string& source, const std::string& filename, const std::vector<std::string>& names,
                           const std::vector<std::string>& options, const std::string& nvrtc_path)
 {
-    if (!init()) throw std::runtime_error("RawKernel: no CUDA device is available");
     const Nvrtc& n = nvrtc(nvrtc_path);
     NvrtcResult out;
     int major = 0, minor = 0;
@@ -144,6 +144,7 @@ NvrtcResult nvrtc_compile(const std::string& source, const std::string& filename
     for (const std::string& o : opts)
         has_arch |= o.rfind("-arch", 0) == 0 || o.rfind("--gpu-architecture", 0) == 0;
     if (!has_arch) {
+        if (!init()) throw std::runtime_error("RawKernel: no CUDA device is available to compile for (pass -arch=sm_XY)");
         int device = 0, cc_major = 0, cc_minor = 0;
         MT_CUDA_CHECK(cudaGetDevice(&device));
         MT_CUDA_CHECK(cudaDeviceGetAttribute(&cc_major, cudaDevAttrComputeCapabilityMajor, device));
@@ -177,6 +178,16 @@ NvrtcResult nvrtc_compile(const std::string& source, const std::string& filename
     }
     out.ok = true;
     return out;
+}
+
+int compute_capability()
+{
+    if (!init()) return 0;
+    int device = 0, major = 0, minor = 0;
+    MT_CUDA_CHECK(cudaGetDevice(&device));
+    MT_CUDA_CHECK(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, device));
+    MT_CUDA_CHECK(cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, device));
+    return 10 * major + minor;
 }
 
 uintptr_t raw_load(const std::string& cubin)

@@ -42,6 +42,7 @@ void bind_cuda(py::module_& m)
         }
         return py::make_tuple(r.ok, r.log, py::bytes(r.cubin), r.lowered_names, r.nvrtc_version);
     });
+    m.def("_cuda_compute_capability", &c::compute_capability);
     m.def("_raw_load", [](const py::bytes& cubin) { return c::raw_load(std::string(cubin)); });
     m.def("_raw_unload", &c::raw_unload);
     m.def("_raw_get_kernel", [](uintptr_t lib, const std::string& name) {

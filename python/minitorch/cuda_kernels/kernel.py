@@ -48,8 +48,8 @@ class Module(Protocol):
 
 
 class Backend(Protocol):
-    """Compiles CUDA C source into a Module (the emulator's is in emulated_backend.py; a GPU
-    backend would use NVRTC and the driver API)."""
+    """Compiles CUDA C source into a Module: emulated_backend.py with the host C++ compiler,
+    nvrtc_backend.py with NVRTC for a real GPU."""
 
     def compile(self, source: str, options: tuple[str, ...], names: Sequence[str], filename: str) -> Module:
         """Compiles `source` so that each of `names` (kernel names as the source spells
@@ -65,8 +65,11 @@ def _backend() -> Backend:
         from .emulated_backend import EmulatedBackend
 
         return EmulatedBackend()
-    raise RuntimeError("RawKernel: compiling kernels for a real GPU (NVRTC) is not implemented yet; "
-                       "the emulated build (MINITORCH_CUDA_EMULATE=ON) runs them on the CPU")
+    if not _C._cuda_init():
+        raise RuntimeError("RawKernel: no CUDA GPU is available (no device, or no working driver)")
+    from .nvrtc_backend import NvrtcBackend
+
+    return NvrtcBackend()
 
 
 def _kernel_names_message(source: str) -> str:
