@@ -6,6 +6,8 @@
 #include <string>
 #include <vector>
 
+#include "minitorch/tensor.h"
+
 namespace minitorch::cuda {
 
 int device_count();   // 0 without a usable driver or GPU; 1 in the emulated build
@@ -27,6 +29,24 @@ long host_waits();              // times the host waited for the GPU (copies to 
 enum class MatmulImpl { Naive, Tiled, Cublas };
 void set_matmul_impl(MatmulImpl impl);
 MatmulImpl matmul_impl();
+
+// Streams and events (minitorch.cuda.Stream / Event; cuda/streams.cu). Handles are the
+// cudaStream_t / cudaEvent_t values; stream 0 is the default stream minitorch runs on.
+uintptr_t stream_create(int priority);
+void stream_destroy(uintptr_t stream);
+void stream_synchronize(uintptr_t stream);
+bool stream_query(uintptr_t stream);  // true when all its work has finished
+void stream_wait_event(uintptr_t stream, uintptr_t event);
+uintptr_t event_create(bool enable_timing, bool blocking);
+void event_destroy(uintptr_t event);
+void event_record(uintptr_t event, uintptr_t stream);
+void event_synchronize(uintptr_t event);
+bool event_query(uintptr_t event);
+float event_elapsed_ms(uintptr_t start, uintptr_t end);
+
+// Page-locked host memory, and copies from it to the GPU that return at once.
+Tensor pin_memory(const Tensor& t);
+Tensor copy_to_device_async(const Tensor& src, Device device);
 
 // Run-time compiled kernels on a real GPU (minitorch.cuda.RawKernel; cuda/raw_kernel.cu).
 struct NvrtcResult {

@@ -9,6 +9,7 @@ namespace minitorch::python {
 
 void bind_cuda(py::module_& m)
 {
+    m.def("_is_pinned", [](const Tensor& t) { return t->storage->pinned; });
 #ifdef MINITORCH_WITH_CUDA
     namespace c = minitorch::cuda;
     m.attr("_cuda_compiled") = true;
@@ -31,6 +32,26 @@ void bind_cuda(py::module_& m)
                              "non-negative integer), got '" + spec + "'");
     });
     m.def("_cuda_get_emulator_schedule", [] { return c::emulator_schedule(); });
+    // Streams, events, pinned memory (python/minitorch/cuda_streams.py wraps them).
+    m.def("_cuda_stream_create", &c::stream_create);
+    m.def("_cuda_stream_destroy", &c::stream_destroy);
+    m.def("_cuda_stream_synchronize", [](uintptr_t s) {
+        py::gil_scoped_release release;
+        c::stream_synchronize(s);
+    });
+    m.def("_cuda_stream_query", &c::stream_query);
+    m.def("_cuda_stream_wait_event", &c::stream_wait_event);
+    m.def("_cuda_event_create", &c::event_create);
+    m.def("_cuda_event_destroy", &c::event_destroy);
+    m.def("_cuda_event_record", &c::event_record);
+    m.def("_cuda_event_synchronize", [](uintptr_t e) {
+        py::gil_scoped_release release;
+        c::event_synchronize(e);
+    });
+    m.def("_cuda_event_query", &c::event_query);
+    m.def("_cuda_event_elapsed_ms", &c::event_elapsed_ms);
+    m.def("_pin_memory", &c::pin_memory);
+    m.def("_cuda_copy_async", [](const Tensor& t, py::handle device) { return c::copy_to_device_async(t, device_arg(device)); });
     // RawKernel on a GPU: compile -> (ok, log, cubin bytes, lowered names, version),
     // load -> library, get_kernel -> (kernel, param sizes, max threads, static shared), launch.
     m.def("_nvrtc_compile", [](const std::string& src, const std::string& file, const std::vector<std::string>& names,
@@ -76,6 +97,9 @@ void bind_cuda(py::module_& m)
     m.def("_cuda_memory_cached", [] { return size_t(0); });
     m.def("_cuda_emulator_diagnostics", [] { return 0L; });
     m.def("_cuda_host_waits", [] { return 0L; });
+    m.def("_pin_memory", [](const Tensor&) -> Tensor {
+        throw std::runtime_error("pin_memory: minitorch was built without CUDA, so there is no GPU to pin memory for");
+    });
     m.def("_cuda_set_emulator_schedule", [](const std::string&) {
         throw std::runtime_error("emulator_schedule: minitorch was built without CUDA (and its emulator)");
     });

@@ -32,6 +32,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <chrono>
 #include <cmath>
 #include <cstdarg>
 #include <cstddef>
@@ -115,6 +116,8 @@ enum cudaError_t {  // the numbers are CUDA's
     cudaErrorInsufficientDriver = 35,
     cudaErrorNoDevice = 100,
     cudaErrorInvalidDevice = 101,
+    cudaErrorInvalidResourceHandle = 400,
+    cudaErrorNotReady = 600,
     cudaErrorLaunchFailure = 719,
 };
 enum cudaMemcpyKind {
@@ -170,6 +173,8 @@ inline const char* cudaGetErrorString(cudaError_t e)
     case cudaErrorInsufficientDriver: return "CUDA driver version is insufficient for CUDA runtime version";
     case cudaErrorNoDevice: return "no CUDA-capable device is detected";
     case cudaErrorInvalidDevice: return "invalid device ordinal";
+    case cudaErrorInvalidResourceHandle: return "invalid resource handle";
+    case cudaErrorNotReady: return "device not ready";
     case cudaErrorLaunchFailure: return "unspecified launch failure";
     }
     return "unknown error";
@@ -252,6 +257,85 @@ inline cudaError_t cudaMemsetAsync(void* dst, int value, size_t bytes, cudaStrea
 }
 inline cudaError_t cudaDeviceSynchronize() { return cudaSuccess; }
 inline cudaError_t cudaStreamSynchronize(cudaStream_t) { return cudaSuccess; }
+
+// Streams and events. Every launch and copy has finished when it returns, so a stream is
+// only a handle (never busy), and an event records the host's clock when it is recorded:
+// the time between two events is the time the host spent on the work between them.
+constexpr unsigned cudaStreamDefault = 0, cudaStreamNonBlocking = 1;
+constexpr unsigned cudaEventDefault = 0, cudaEventBlockingSync = 1, cudaEventDisableTiming = 2;
+constexpr unsigned cudaHostAllocDefault = 0;
+struct CUevent_st {
+    bool timing = true;
+    bool recorded = false;
+    std::chrono::steady_clock::time_point at;
+};
+using cudaEvent_t = CUevent_st*;
+
+inline cudaError_t cudaStreamCreateWithPriority(cudaStream_t* stream, unsigned, int)
+{
+    if (!stream) return emu::detail::fail(cudaErrorInvalidValue);
+    *stream = reinterpret_cast<cudaStream_t>(new char);  // a distinct handle; nothing behind it
+    return cudaSuccess;
+}
+inline cudaError_t cudaStreamDestroy(cudaStream_t stream)
+{
+    delete reinterpret_cast<char*>(stream);
+    return cudaSuccess;
+}
+inline cudaError_t cudaStreamQuery(cudaStream_t) { return cudaSuccess; }
+inline cudaError_t cudaStreamWaitEvent(cudaStream_t, cudaEvent_t event, unsigned = 0)
+{
+    return event ? cudaSuccess : emu::detail::fail(cudaErrorInvalidResourceHandle);
+}
+inline cudaError_t cudaEventCreateWithFlags(cudaEvent_t* event, unsigned flags)
+{
+    if (!event) return emu::detail::fail(cudaErrorInvalidValue);
+    *event = new CUevent_st;
+    (*event)->timing = !(flags & cudaEventDisableTiming);
+    return cudaSuccess;
+}
+inline cudaError_t cudaEventCreate(cudaEvent_t* event) { return cudaEventCreateWithFlags(event, cudaEventDefault); }
+inline cudaError_t cudaEventDestroy(cudaEvent_t event)
+{
+    delete event;
+    return cudaSuccess;
+}
+inline cudaError_t cudaEventRecord(cudaEvent_t event, cudaStream_t = nullptr)
+{
+    if (!event) return emu::detail::fail(cudaErrorInvalidResourceHandle);
+    event->recorded = true;
+    event->at = std::chrono::steady_clock::now();
+    return cudaSuccess;
+}
+inline cudaError_t cudaEventSynchronize(cudaEvent_t event)
+{
+    return event ? cudaSuccess : emu::detail::fail(cudaErrorInvalidResourceHandle);
+}
+inline cudaError_t cudaEventQuery(cudaEvent_t event)
+{
+    return event ? cudaSuccess : emu::detail::fail(cudaErrorInvalidResourceHandle);
+}
+inline cudaError_t cudaEventElapsedTime(float* ms, cudaEvent_t start, cudaEvent_t end)
+{
+    if (!ms || !start || !end) return emu::detail::fail(cudaErrorInvalidValue);
+    if (!start->timing || !end->timing || !start->recorded || !end->recorded)
+        return emu::detail::fail(cudaErrorInvalidResourceHandle);
+    *ms = std::chrono::duration<float, std::milli>(end->at - start->at).count();
+    return cudaSuccess;
+}
+
+// "Pinned" host memory is ordinary host memory here: there is no DMA engine to lock it for.
+inline cudaError_t cudaHostAlloc(void** ptr, size_t bytes, unsigned)
+{
+    if (!ptr) return emu::detail::fail(cudaErrorInvalidValue);
+    *ptr = bytes ? std::malloc(bytes) : nullptr;
+    return bytes && !*ptr ? emu::detail::fail(cudaErrorMemoryAllocation) : cudaSuccess;
+}
+inline cudaError_t cudaFreeHost(void* ptr)
+{
+    std::free(ptr);
+    return cudaSuccess;
+}
 
 // ---------------------------------------------------------- device intrinsics
 // CUDA's min/max accept mixed arithmetic types; the constraint keeps them out of the

@@ -107,7 +107,7 @@ def _to(self, *args, **kwargs):
     """``to(dtype)``, ``to(device)``, ``to(device, dtype)``, ``to(other)``; ``copy=True`` forces a copy."""
     dtype, device = kwargs.pop("dtype", None), kwargs.pop("device", None)
     copy = kwargs.pop("copy", False)
-    kwargs.pop("non_blocking", None)
+    non_blocking = kwargs.pop("non_blocking", False)
     if kwargs:
         raise TypeError(f"to() got unexpected keyword arguments {sorted(kwargs)}")
     for a in args:
@@ -119,7 +119,24 @@ def _to(self, *args, **kwargs):
             device = a
         else:
             raise TypeError(f"to() received an invalid argument {a!r}: expected a dtype, a device or a Tensor")
+    if non_blocking and device is not None and dtype in (None, self.dtype) and not copy:
+        moved = _copy_async(self, device)
+        if moved is not None:
+            return moved
     return self._to(dtype, device, copy)
+
+
+def _copy_async(t, device):
+    """A copy queued on the GPU from pinned memory (cuda_streams), or None to copy the usual way."""
+    from .cuda_streams import copy_to_cuda_async
+
+    device = _C.device(device) if isinstance(device, str) else device
+    return copy_to_cuda_async(t, device) if device != t.device else None
+
+
+def _cuda(self, device=None, non_blocking: bool = False):
+    """A copy on the GPU (this tensor itself when it is there already)."""
+    return _to(self, "cuda" if device is None else device, non_blocking=non_blocking)
 
 
 def _requires_grad_(self, requires_grad: bool = True):
@@ -208,7 +225,7 @@ _methods = {
     "tolist": _tolist,
     "to": _to,
     "cpu": lambda self: self._to(None, "cpu", False),
-    "cuda": lambda self, device=None: self._to(None, "cuda" if device is None else device, False),
+    "cuda": _cuda,
     "float": lambda self: self._to(_C.dtype.float32, None, False),
     "double": lambda self: self._to(_C.dtype.float64, None, False),
     "long": lambda self: self._to(_C.dtype.int64, None, False),

@@ -10,6 +10,10 @@ cuBLAS is replaced by our tiled kernel there).
 Your own kernels: ``RawKernel`` / ``RawModule`` (CUDA C source compiled at run time,
 see docs/raw_kernels.md), and in the emulated build ``emulator_schedule`` to change the
 order in which the threads of a block run.
+
+Streams, events and pinned memory (``Stream``, ``Event``, ``current_stream``,
+``stream(...)``; ``Tensor.pin_memory()``, ``x.to("cuda", non_blocking=True)``): see
+cuda_streams.py.
 """
 from __future__ import annotations
 
@@ -22,6 +26,7 @@ from .cuda_kernels import (  # noqa: F401  (re-exported)
     emulator_schedule,
     get_emulator_schedule,
 )
+from .cuda_streams import Event, Stream, current_stream, default_stream, stream  # noqa: F401
 
 OutOfMemoryError = _C.CudaOutOfMemoryError  # a RuntimeError and a MemoryError
 

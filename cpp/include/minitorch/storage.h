@@ -16,6 +16,9 @@ struct Storage {
     // Bumped by every in-place write through any view (copy_, fill_, +=, ...), so autograd
     // can tell that a tensor it saved for backward was changed afterwards.
     uint64_t version = 0;
+    // Page-locked host memory (Tensor.pin_memory): the GPU's copy engine reads it directly,
+    // so a copy to the GPU from it can run while the host goes on.
+    bool pinned = false;
 
     Storage() = default;
     Storage(const Storage&) = delete;
