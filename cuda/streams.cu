@@ -39,7 +39,7 @@ std::vector<PendingCopy> g_pending;
 void reap_finished_copies()
 {
     std::lock_guard<std::mutex> lock(g_pending_mutex);
-    auto finished = [](const PendingCopy& p) {
+    auto done = [](const PendingCopy& p) {
         if (cudaEventQuery(p.done) == cudaErrorNotReady) {
             cudaGetLastError();  // "not ready" is an answer, not an error to keep
             return false;
@@ -47,7 +47,19 @@ void reap_finished_copies()
         cudaEventDestroy(p.done);
         return true;
     };
-    g_pending.erase(std::remove_if(g_pending.begin(), g_pending.end(), finished), g_pending.end());
+    g_pending.erase(std::remove_if(g_pending.begin(), g_pending.end(), done), g_pending.end());
+}
+
+// A query's answer: true when the work has finished, false while it runs ("not ready" is
+// an answer, not an error to keep); any other error raises.
+bool finished(cudaError_t r)
+{
+    if (r == cudaErrorNotReady) {
+        cudaGetLastError();
+        return false;
+    }
+    MT_CUDA_CHECK(r);
+    return true;
 }
 
 }  // namespace
@@ -67,16 +79,7 @@ void stream_destroy(uintptr_t s)
 
 void stream_synchronize(uintptr_t s) { MT_CUDA_CHECK(cudaStreamSynchronize(reinterpret_cast<cudaStream_t>(s))); }
 
-bool stream_query(uintptr_t s)
-{
-    const cudaError_t e = cudaStreamQuery(reinterpret_cast<cudaStream_t>(s));
-    if (e == cudaErrorNotReady) {
-        cudaGetLastError();
-        return false;
-    }
-    MT_CUDA_CHECK(e);
-    return true;
-}
+bool stream_query(uintptr_t s) { return finished(cudaStreamQuery(reinterpret_cast<cudaStream_t>(s))); }
 
 void stream_wait_event(uintptr_t s, uintptr_t e)
 {
@@ -104,16 +107,7 @@ void event_record(uintptr_t e, uintptr_t s)
 
 void event_synchronize(uintptr_t e) { MT_CUDA_CHECK(cudaEventSynchronize(reinterpret_cast<cudaEvent_t>(e))); }
 
-bool event_query(uintptr_t e)
-{
-    const cudaError_t r = cudaEventQuery(reinterpret_cast<cudaEvent_t>(e));
-    if (r == cudaErrorNotReady) {
-        cudaGetLastError();
-        return false;
-    }
-    MT_CUDA_CHECK(r);
-    return true;
-}
+bool event_query(uintptr_t e) { return finished(cudaEventQuery(reinterpret_cast<cudaEvent_t>(e))); }
 
 float event_elapsed_ms(uintptr_t start, uintptr_t end)
 {
