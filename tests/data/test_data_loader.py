@@ -187,11 +187,22 @@ def test_default_collate():
     np.testing.assert_array_equal(to_np(out[1]), [3, 6])
     f = default_collate([0.5, 1.5])
     np.testing.assert_allclose(to_np(f), [0.5, 1.5])
+    assert default_collate(["a", "b"]) == ["a", "b"]  # strings stay a list, as in PyTorch
     with pytest.raises(TypeError, match="default_collate"):
-        default_collate(["a", "b"])
+        default_collate([object(), object()])
 
 
-@pytest.mark.parametrize("bad", [0, -1, 2.5, True, None])
+@pytest.mark.parametrize("bad", [0, -1, 2.5, True])
 def test_bad_batch_size(bad):
     with pytest.raises(ValueError, match="batch_size"):
         DataLoader(indexed_dataset(3), batch_size=bad)
+
+
+def test_batch_size_none_yields_samples():
+    """batch_size=None turns batching off: each item is one sample, as the dataset returns it."""
+    ds = indexed_dataset(3)
+    items = list(DataLoader(ds, batch_size=None))
+    assert len(items) == 3 == len(DataLoader(ds, batch_size=None))
+    for i, (x, y) in enumerate(items):
+        np.testing.assert_array_equal(to_np(x), [i, 10 * i])
+        assert y.item() == i

@@ -1,7 +1,12 @@
-"""``minitorch.data``: datasets and the DataLoader."""
-from .dataloader import DataLoader, Generator, default_collate
+"""``minitorch.data``: datasets, samplers and the DataLoader (also importable as ``minitorch.utils.data``)."""
+from ._worker import get_worker_info
+from .collate import default_collate, default_convert
+from .dataloader import DataLoader
 from .dataset import Dataset, Subset, TensorDataset, random_split
+from .generator import Generator
 from .mnist import MNIST, DatasetNotFoundError, DownloadError, FashionMNIST, IDXError, read_idx
+from .sampler import BatchSampler, RandomSampler, Sampler, SequentialSampler
 
-__all__ = ["DataLoader", "Dataset", "DatasetNotFoundError", "DownloadError", "FashionMNIST", "Generator",
-           "IDXError", "MNIST", "Subset", "TensorDataset", "default_collate", "random_split", "read_idx"]
+__all__ = ["BatchSampler", "DataLoader", "Dataset", "DatasetNotFoundError", "DownloadError", "FashionMNIST",
+           "Generator", "IDXError", "MNIST", "RandomSampler", "Sampler", "SequentialSampler", "Subset",
+           "TensorDataset", "default_collate", "default_convert", "get_worker_info", "random_split", "read_idx"]

@@ -7,6 +7,7 @@ import warnings
 import numpy as np
 
 from .. import _C
+from .generator import Generator, random_seed
 
 
 class Dataset:
@@ -91,7 +92,7 @@ class Subset(Dataset):
         return get_batch
 
 
-def random_split(dataset, lengths, generator=None) -> list:
+def random_split(dataset, lengths, generator: Generator | None = None) -> list:
     """Splits ``dataset`` at random into non-overlapping :class:`Subset` s of the given
     ``lengths``, or of the given fractions of ``len(dataset)`` when they sum to 1 (any
     remainder goes one by one to the first splits, as in PyTorch).
@@ -121,9 +122,7 @@ def random_split(dataset, lengths, generator=None) -> list:
         raise ValueError(f"random_split: sum of input lengths ({sum(lengths)}) does not equal the length of the input "
                          f"dataset ({n})")
     if generator is None:  # a seed from minitorch's generator: manual_seed makes the split reproducible
-        from .dataloader import Generator
-
-        generator = Generator(int(_C._randint(0, 2**62, (), None, None).item()))
+        generator = Generator(random_seed(None))
     order = generator.permutation(n).tolist()
     out, start = [], 0
     for size in lengths:
