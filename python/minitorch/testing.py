@@ -312,6 +312,7 @@ def check_kernel(kernel, launch, make_inputs: Callable[[np.random.Generator], di
             and how many elements differ; or with the emulator's report, the compiler's
             log, or the error the launch raised.
     """
+    __tracebackhide__ = True  # pytest shows the grader's line and the message, not this function
     from . import cuda
 
     if not (cuda.is_compiled() and cuda.is_available()):
