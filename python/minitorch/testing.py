@@ -1,9 +1,15 @@
-"""Checking results, for tests and for graders: ``assert_close`` and ``gradcheck``.
+"""Checking results, for tests and for graders: ``assert_close``, ``gradcheck`` and
+``check_kernel``.
 
     minitorch.testing.assert_close(student_out, expected)        # diff report on failure
     minitorch.testing.gradcheck(MySigmoid.apply, (x,))            # x: float64, requires_grad
+    minitorch.testing.check_kernel(kernel, launch, make_inputs, reference)   # a RawKernel, every schedule
 """
 from __future__ import annotations
+
+import warnings
+from dataclasses import dataclass
+from typing import Any, Callable, Mapping, Sequence
 
 import numpy as np
 
@@ -155,3 +161,245 @@ def gradcheck(fn, inputs, *, eps: float = 1e-6, atol: float = 1e-5, rtol: float 
                     raise GradcheckError(message)
                 return False
     return True
+
+
+# ----------------------------------------------------------------- CUDA kernels
+
+DEFAULT_SCHEDULES = ("forward", "reverse", "random:1", "random:2")
+
+
+@dataclass(frozen=True)
+class KernelCheck:
+    """What :func:`check_kernel` ran, when every run was right.
+
+    Attributes:
+        kernel: the kernel's name.
+        schedules: the emulator schedules it ran under; ``()`` on a real GPU, which has none.
+        trials: launches per schedule (on a real GPU: launches), each with fresh inputs.
+        max_abs_error: the largest ``|got - expected|`` over every output and run.
+        emulated: whether the kernel ran in the CUDA emulator.
+        note: what the check could not see (on a real GPU: the thread order).
+    """
+
+    kernel: str
+    schedules: tuple[str, ...]
+    trials: int
+    max_abs_error: float
+    emulated: bool
+    note: str = ""
+
+    def __str__(self) -> str:
+        runs = f"{self.trials} run(s)" if not self.emulated else \
+            f"{len(self.schedules)} schedule(s) ({', '.join(self.schedules)}) x {self.trials} run(s)"
+        text = f"{self.kernel}: right in {runs}; max |error| {self.max_abs_error:.3g}"
+        return f"{text}\n{self.note}" if self.note else text
+
+
+def _compiled_kernel(kernel):
+    """The RawKernel to check: `kernel` itself, or what the zero-argument callable
+    `kernel` builds (so that a compile error becomes a failed check, with the log)."""
+    from .cuda import CompileError, RawKernel
+
+    if isinstance(kernel, RawKernel):
+        return kernel
+    if not callable(kernel):
+        raise TypeError(f"check_kernel: kernel must be a minitorch.cuda.RawKernel or a function that builds one, "
+                        f"got {type(kernel).__name__}")
+    try:
+        built = kernel()
+    except CompileError as err:
+        raise AssertionError(f"the kernel did not compile:\n{err.log}") from err
+    except (ValueError, TypeError) as err:  # e.g. no __global__ function of that name
+        raise AssertionError(f"building the kernel failed: {err}") from err
+    if not isinstance(built, RawKernel):
+        raise TypeError(f"check_kernel: the kernel factory returned {type(built).__name__}, not a RawKernel")
+    return built
+
+
+def _device_arg(value):
+    """A kernel argument: arrays (and tensors) become contiguous "cuda" tensors of their
+    own; numbers are passed as they are."""
+    if isinstance(value, _C.Tensor):
+        return value.detach().contiguous().cuda().clone()
+    if isinstance(value, np.ndarray):
+        from . import from_numpy
+
+        return from_numpy(np.ascontiguousarray(value)).cuda()
+    return value
+
+
+def _expected_outputs(reference, inputs: dict, outputs: tuple[str, ...]) -> dict:
+    """reference(**inputs) as {output name: array}: it may return one array (one output),
+    a tuple with one array per output, or a dict by name."""
+    got = reference(**{k: (v.copy() if isinstance(v, np.ndarray) else v) for k, v in inputs.items()})
+    if isinstance(got, Mapping):
+        missing = [name for name in outputs if name not in got]
+        if missing:
+            raise ValueError(f"check_kernel: the reference returned no value for output(s) {missing}")
+        values = [got[name] for name in outputs]
+    elif len(outputs) == 1:
+        values = [got]
+    else:
+        if not isinstance(got, (tuple, list)) or len(got) != len(outputs):
+            raise ValueError(f"check_kernel: the reference must return {len(outputs)} arrays, one per output "
+                             f"{list(outputs)} (or a dict by name)")
+        values = list(got)
+    expected = {}
+    for name, value in zip(outputs, values):
+        value = np.asarray(value)
+        shape = np.shape(inputs[name])
+        if value.shape != shape:
+            raise ValueError(f"check_kernel: the reference's value for output '{name}' has shape "
+                             f"{_shape_str(value.shape)}, the output has {_shape_str(shape)}")
+        expected[name] = value
+    return expected
+
+
+def _index_str(flat: int, shape: tuple) -> str:
+    if len(shape) <= 1:
+        return f"flat index {flat}"
+    return f"flat index {flat}, index {tuple(int(i) for i in np.unravel_index(flat, shape))}"
+
+
+def check_kernel(kernel, launch, make_inputs: Callable[[np.random.Generator], dict], reference: Callable[..., Any],
+                 *, outputs: str | Sequence[str] = "out", schedules: Sequence[str] = DEFAULT_SCHEDULES,
+                 trials: int = 1, rtol: float | None = None, atol: float | None = None,
+                 seed: int = 0) -> KernelCheck:
+    """Runs a RawKernel under every emulator schedule, with fresh inputs each time, and
+    checks its outputs against a NumPy reference.
+
+    A kernel that is right under one thread order and wrong under another is missing a
+    ``__syncthreads()``; the emulator's reports (a barrier some threads skipped, a
+    deadlock) fail the check too, even when the numbers came out right. On a real GPU
+    there are no schedules: each trial runs once, and the result says so.
+
+    Example::
+
+        N = 256
+        check_kernel(
+            kernel,                                        # a RawKernel, or lambda: RawKernel(src, name)
+            launch=(N // 64, 64),                          # (grid, block[, shared_mem]), or a function of the args
+            make_inputs=lambda rng: {"x": rng.standard_normal(N, dtype=np.float32),
+                                     "out": np.zeros(N, np.float32), "n": np.int32(N)},
+            reference=lambda x, n, out: np.cumsum(x),      # the expected "out"
+        )
+
+    Args:
+        kernel: a ``minitorch.cuda.RawKernel``, or a function of no arguments that builds
+            one; with a function, a ``CompileError`` fails the check with the compiler's log.
+        launch: ``(grid, block)`` or ``(grid, block, shared_mem)``, or a function that takes
+            the arguments (a dict of "cuda" tensors and numbers) and returns that tuple.
+        make_inputs: ``make_inputs(rng)`` returns the kernel's arguments in order, as a dict
+            name -> NumPy array (passed as a "cuda" tensor of its own) or number (passed
+            as it is: ``np.int32(n)`` for an ``int``). Output buffers are arguments too.
+            ``rng`` is a ``np.random.Generator``, seeded differently for every run.
+        reference: ``reference(**inputs)`` gets the same values as NumPy arrays and numbers
+            and returns the expected output: one array, a tuple with one per name in
+            `outputs`, or a dict by name. Compute it in float64.
+        outputs: the name(s) of the arguments the kernel writes and that are checked.
+        schedules: emulator schedules to try, in order ("forward", "reverse", "random:SEED").
+        trials: runs per schedule, each with new inputs.
+        rtol, atol: as in :func:`assert_close`; the defaults follow the output's dtype
+            (float32: 1.3e-6 and 1e-5). Loosen them for long sums.
+        seed: makes the inputs of every run different (and the same on every call).
+
+    Returns:
+        A :class:`KernelCheck`: the schedules run and the largest error.
+
+    Raises:
+        AssertionError: on the first run that is wrong, naming the schedule, the output,
+            the first wrong element (flat and multi-dimensional index), expected and got,
+            and how many elements differ; or with the emulator's report, the compiler's
+            log, or the error the launch raised.
+    """
+    __tracebackhide__ = True  # pytest shows the grader's line and the message, not this function
+    from . import cuda
+
+    if not (cuda.is_compiled() and cuda.is_available()):
+        raise RuntimeError("check_kernel: this minitorch has no CUDA device to run kernels on (build it with "
+                           "MINITORCH_CUDA=ON for a GPU, or MINITORCH_CUDA_EMULATE=ON to emulate one)")
+    if trials < 1:
+        raise ValueError(f"check_kernel: trials must be at least 1, got {trials}")
+    outputs = (outputs,) if isinstance(outputs, str) else tuple(outputs)
+    emulated = cuda.is_emulated()
+    if emulated:
+        runs = [cuda.emulator_schedule(s) for s in schedules]  # checks the names before anything runs
+        if not runs:
+            raise ValueError("check_kernel: give at least one schedule")
+    else:
+        runs = [None]
+    kernel = _compiled_kernel(kernel)
+    name = kernel.name
+    passed: list[str] = []
+    max_abs = 0.0
+    for s, schedule in enumerate(runs):
+        for trial in range(trials):
+            where = f"under schedule '{schedule.spec}'" if schedule else "on the GPU"
+            if trials > 1:
+                where += f" (run {trial + 1} of {trials})"
+            inputs = make_inputs(np.random.default_rng([seed, s, trial]))
+            if not isinstance(inputs, Mapping):
+                raise TypeError(f"check_kernel: make_inputs must return a dict of the kernel's arguments by name, "
+                                f"got {type(inputs).__name__}")
+            inputs = dict(inputs)
+            unknown = [o for o in outputs if o not in inputs]
+            if unknown:
+                raise ValueError(f"check_kernel: output(s) {unknown} are not among the arguments {list(inputs)}")
+            expected = _expected_outputs(reference, inputs, outputs)
+            args = {k: _device_arg(v) for k, v in inputs.items()}
+            config = launch(args) if callable(launch) else launch
+            if not isinstance(config, (tuple, list)) or len(config) not in (2, 3):
+                raise TypeError(f"check_kernel: launch must be (grid, block) or (grid, block, shared_mem), "
+                                f"got {config!r}")
+            grid, block, shared_mem = (*config, 0)[:3]
+
+            with warnings.catch_warnings(record=True) as caught:
+                warnings.simplefilter("always")
+                before = cuda.emulator_diagnostics()
+                try:
+                    if schedule is None:
+                        kernel(grid, block, tuple(args.values()), shared_mem=shared_mem)
+                    else:
+                        with schedule:
+                            kernel(grid, block, tuple(args.values()), shared_mem=shared_mem)
+                except Exception as err:
+                    raise AssertionError(f"{name}: the launch {where} raised {type(err).__name__}: {err}") from err
+                reports = cuda.emulator_diagnostics() - before
+            others = [w for w in caught if not (w.category is RuntimeWarning and "CUDA emulator" in str(w.message))]
+            for w in others:  # not ours to swallow
+                warnings.warn_explicit(w.message, w.category, w.filename, w.lineno)
+            if reports:
+                text = "\n".join(str(w.message) for w in caught if w not in others)
+                raise AssertionError(f"{name}: the CUDA emulator reported a problem {where}. On a GPU this is "
+                                     f"undefined behaviour, even where the numbers come out right:\n{text}")
+
+            for out in outputs:
+                got = args[out].cpu().numpy() if isinstance(args[out], _C.Tensor) else np.asarray(args[out])
+                want = expected[out]
+                dt = got.dtype.name if got.dtype.name in _TOLERANCES else "float64"
+                r = _TOLERANCES[dt][0] if rtol is None else rtol
+                a = _TOLERANCES[dt][1] if atol is None else atol
+                g64, w64 = got.astype(np.float64), want.astype(np.float64)
+                close = np.isclose(g64, w64, rtol=r, atol=a)
+                with np.errstate(invalid="ignore"):
+                    diff = np.abs(g64 - w64)
+                if close.all():
+                    max_abs = max(max_abs, float(diff.max(initial=0.0)))
+                    continue
+                bad = ~close.ravel()
+                first = int(np.argmax(bad))
+                message = (f"{name}: output '{out}' is wrong {where}: {int(bad.sum())} of {bad.size} elements differ "
+                           f"(rtol={r:g}, atol={a:g}).\n"
+                           f"First wrong element at {_index_str(first, got.shape)}: expected {w64.flat[first]:.6g}, "
+                           f"got {g64.flat[first]:.6g}.")
+                if passed:
+                    message += (f"\nIt was right under {', '.join(repr(p) for p in passed)}: an answer that depends "
+                                f"on the order in which a block's threads run usually means a missing "
+                                f"__syncthreads() between writing shared memory and reading it.")
+                raise AssertionError(message)
+        if schedule is not None:
+            passed.append(schedule.spec)
+    note = "" if emulated else ("ran on a real GPU, where the hardware picks the order of the threads: no "
+                                "schedules were tried, so a missing __syncthreads() can go unnoticed here; "
+                                "run the check in the emulated build as well")
+    return KernelCheck(name, tuple(passed), trials, max_abs, emulated, note)

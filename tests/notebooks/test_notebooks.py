@@ -3,7 +3,9 @@
 * ``test_notebook_runs`` (slow) executes every notebook with nbclient on a small MNIST
   subset (``MINITORCH_NB_LIMIT=3000``), writing its plots into a temporary folder
   (``MINITORCH_NB_OUT``), and checks that real PNG files came out. Notebooks that
-  train on MNIST are skipped when ``MINITORCH_DATA`` is not set.
+  train on MNIST are skipped when ``MINITORCH_DATA`` is not set, and notebooks that
+  launch their own CUDA kernels when minitorch has no "cuda" device (a GPU, or the
+  emulated build).
 * ``test_notebook_is_clean`` (fast) checks that every committed notebook has no
   outputs and null execution counts, so diffs stay readable and nothing stale ships.
 """
@@ -24,6 +26,7 @@ EXPECTED = {
     "03_mnist_cnn.ipynb",
     "04_performance.ipynb",
     "05_sequences_and_attention.ipynb",
+    "06_writing_cuda_kernels.ipynb",
 }
 CELL_TIMEOUT_S = 300
 LIMIT = "3000"
@@ -46,6 +49,16 @@ def _source(cell: dict) -> str:
 
 def _needs_mnist(path: Path) -> bool:
     return any("data.MNIST(" in _source(c) for c in _code_cells(_load(path)))
+
+
+def _needs_cuda_device(path: Path) -> bool:
+    return any("RawKernel(" in _source(c) for c in _code_cells(_load(path)))
+
+
+def _has_cuda_device() -> bool:
+    import minitorch
+
+    return minitorch.cuda.is_compiled() and minitorch.cuda.is_available()
 
 
 def _ids(paths):
@@ -99,6 +112,9 @@ def test_notebook_runs(path: Path, tmp_path: Path, monkeypatch):
     pytest.importorskip("ipykernel")
     if _needs_mnist(path) and not os.environ.get("MINITORCH_DATA"):
         pytest.skip(f"{path.name} trains on MNIST: set MINITORCH_DATA to the folder with the MNIST IDX files")
+    if _needs_cuda_device(path) and not _has_cuda_device():
+        pytest.skip(f"{path.name} launches CUDA kernels: it needs a GPU build with a GPU, or the emulated build "
+                    "(MINITORCH_CUDA_EMULATE=ON)")
 
     # The kernel is a child process: it inherits this environment.
     monkeypatch.setenv("MINITORCH_NB_LIMIT", LIMIT)
