@@ -184,6 +184,7 @@ from ._shape_ops import (  # noqa: E402,F401
     vstack,
 )
 from . import nn, optim, data, backends, utils, profiler  # noqa: E402,F401
+from . import distributed  # noqa: E402,F401  (imports no MPI until init_process_group)
 from .serialization import load, save  # noqa: E402,F401
 from ._dlpack import as_tensor, from_dlpack  # noqa: E402,F401  (adds __dlpack__... to Tensor)
 
