@@ -5,3 +5,7 @@ from .mnist import MNIST, DatasetNotFoundError, DownloadError, FashionMNIST, IDX
 
 __all__ = ["DataLoader", "Dataset", "DatasetNotFoundError", "DownloadError", "FashionMNIST", "Generator",
            "IDXError", "MNIST", "Subset", "TensorDataset", "default_collate", "random_split", "read_idx"]
+
+from .distributed import DistributedSampler  # noqa: E402
+
+__all__.append("DistributedSampler")
