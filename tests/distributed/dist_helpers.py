@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -25,3 +26,8 @@ def launch(nproc: int, target: str, *args: str, module: bool = False, launcher: 
 
 def explain(proc: subprocess.CompletedProcess) -> str:
     return f"exit status {proc.returncode}\n--- stdout\n{proc.stdout[-4000:]}\n--- stderr\n{proc.stderr[-4000:]}"
+
+
+def ranks_ok(proc: subprocess.CompletedProcess) -> list[str]:
+    """The "rank R ok" lines, sorted (ranks share stdout, so lines may interleave)."""
+    return sorted(re.findall(r"rank \d+ ok", proc.stdout))

@@ -3,6 +3,7 @@ alone. Run by tests/distributed/test_collectives.py under the launcher; prints
 "rank R ok" at the end (an AssertionError otherwise fails the run)."""
 import math
 import os
+import sys
 import time
 
 import numpy as np
@@ -151,4 +152,4 @@ try:
     raise AssertionError("get_rank after destroy must raise")
 except RuntimeError as e:
     assert "init_process_group" in str(e)
-print(f"rank {r} ok", flush=True)
+sys.stdout.write(f"rank {r} ok\n")
