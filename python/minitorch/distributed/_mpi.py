@@ -65,8 +65,9 @@ class MpiBackend:
         env_size = os.environ.get("WORLD_SIZE")
         if env_size not in (None, "") and env_size != str(self.size):
             self.comm.Free()
-            hint = (" This process was not started by mpiexec: launch with "
-                    "python -m minitorch.distributed.run --nproc-per-node N script.py"
+            hint = (" The ranks were not started by mpiexec, so MPI cannot connect them: launch with "
+                    "python -m minitorch.distributed.run --nproc-per-node N script.py (its default launcher "
+                    "is mpiexec; --launcher spawn starts ranks without MPI, for backend 'nccl')"
                     if self.size == 1 else "")
             raise RuntimeError(f'init_process_group("mpi"): WORLD_SIZE={env_size} in the environment, but MPI '
                                f"has {self.size} process(es).{hint}")

@@ -133,5 +133,21 @@ with minitorch.no_grad():
 model = DDP(bn)
 assert bn[1].running_mean.tolist() == [0.0] * 4
 
+# 6. A "cuda" model in the emulated-CUDA build: the buckets go through host copies.
+if minitorch.cuda.is_available() and minitorch.cuda.is_emulated():
+    ref = mlp(1)
+    ref_opt = minitorch.optim.SGD(ref.parameters(), lr=0.2)
+    model = DDP(mlp(1 + r).to("cuda"), device_ids=[0], bucket_cap_mb=0.0005)
+    opt = minitorch.optim.SGD(model.parameters(), lr=0.2)
+    for s in range(2):
+        ref_opt.zero_grad()
+        loss_fn(ref(X[s]), Y[s]).backward()
+        ref_opt.step()
+        opt.zero_grad()
+        loss_fn(model(X[s][mine].cuda()), Y[s][mine].cuda()).backward()
+        opt.step()
+    assert model.module[0].weight.device.type == "cuda"
+    assert max_diff([p.cpu() for p in model.module.parameters()], ref.parameters()) < 1e-5
+
 dist.destroy_process_group()
 sys.stdout.write(f"rank {r} ok\n")
