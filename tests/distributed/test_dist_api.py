@@ -4,12 +4,14 @@ from __future__ import annotations
 
 import datetime
 import socket
+import sys
 import threading
 
 import pytest
 
 import minitorch
 import minitorch.distributed as dist
+
 
 @pytest.mark.parametrize("call", [
     lambda: dist.all_reduce(minitorch.ones(2)),
@@ -86,3 +88,11 @@ def test_nccl_tcp_rendezvous_hands_rank0s_id_to_everyone():
     for t in threads:
         t.join(30)
     assert got == {0: uid, 1: uid, 2: uid}
+
+
+def test_mpi_missing_says_what_to_install(monkeypatch):
+    monkeypatch.setitem(sys.modules, "mpi4py", None)  # as if mpi4py were not installed
+    assert dist.is_mpi_available() is False
+    with pytest.raises(RuntimeError, match=r'backend "mpi" needs mpi4py .*pip install "minitorch\[distributed\]"'):
+        dist.init_process_group("mpi")
+    assert not dist.is_initialized()

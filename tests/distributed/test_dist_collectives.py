@@ -8,8 +8,6 @@ pytest.importorskip("mpi4py", reason='mpi4py not installed: pip install "minitor
 
 from dist_helpers import SCRIPTS, explain, launch, ranks_ok  # noqa: E402
 
-pytest.importorskip("mpi4py", reason='mpi4py not installed: pip install "minitorch[distributed]"')
-
 
 @pytest.mark.parametrize("world", [2, 3])
 def test_collectives_on_every_rank(world):

@@ -19,6 +19,7 @@ import glob
 import os
 import runpy
 import sys
+import traceback
 
 
 def _first_env(*names):
@@ -84,14 +85,22 @@ def main() -> None:
     except SystemExit as e:
         status = _exit_status(e.code)
         if status != 0:
-            _record_failure(rank, status)
+            if not isinstance(e.code, int) and e.code is not None:
+                print(e.code, file=sys.stderr)  # what Python would print for sys.exit("message")
+            _fail(rank, status)
         raise
-    except KeyboardInterrupt:
-        _record_failure(rank, 130)
-        raise
-    except BaseException:
-        _record_failure(rank, 1)
-        raise
+    except BaseException as e:
+        # Report before the launcher is told: it stops every rank, this one included.
+        traceback.print_exc()
+        _fail(rank, 130 if isinstance(e, KeyboardInterrupt) else 1)
+
+
+def _fail(rank: str, status: int) -> None:
+    """Flushes what this rank wrote, tells the launcher, and exits with ``status``."""
+    sys.stdout.flush()
+    sys.stderr.flush()
+    _record_failure(rank, status)
+    raise SystemExit(status)
 
 
 if __name__ == "__main__":
