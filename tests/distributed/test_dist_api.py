@@ -57,7 +57,8 @@ def test_nccl_is_honest_and_refuses_without_a_real_gpu():
     real_gpu = minitorch.cuda.is_compiled() and not minitorch.cuda.is_emulated() and minitorch.cuda.is_available()
     if real_gpu:
         pytest.skip("a real GPU is here: the no-GPU error cannot be provoked")
-    assert dist.is_nccl_available() is False
+    if not minitorch.cuda.is_compiled() or minitorch.cuda.is_emulated():
+        assert dist.is_nccl_available() is False  # NCCL could never run in this build
     with pytest.raises(RuntimeError, match="backend 'nccl' needs a real CUDA GPU"):
         dist.init_process_group("nccl", world_size=1, rank=0)
     assert not dist.is_initialized()
