@@ -185,6 +185,7 @@ from ._shape_ops import (  # noqa: E402,F401
 )
 from . import nn, optim, data, backends, utils, profiler  # noqa: E402,F401
 from .data import Generator  # noqa: E402,F401  (torch.Generator)
+from . import distributed  # noqa: E402,F401  (imports no MPI until init_process_group)
 from .serialization import load, save  # noqa: E402,F401
 from ._dlpack import as_tensor, from_dlpack  # noqa: E402,F401  (adds __dlpack__... to Tensor)
 

@@ -3,10 +3,11 @@ from ._worker import get_worker_info
 from .collate import default_collate, default_convert
 from .dataloader import DataLoader
 from .dataset import Dataset, Subset, TensorDataset, random_split
+from .distributed import DistributedSampler
 from .generator import Generator
 from .mnist import MNIST, DatasetNotFoundError, DownloadError, FashionMNIST, IDXError, read_idx
 from .sampler import BatchSampler, RandomSampler, Sampler, SequentialSampler
 
-__all__ = ["BatchSampler", "DataLoader", "Dataset", "DatasetNotFoundError", "DownloadError", "FashionMNIST",
-           "Generator", "IDXError", "MNIST", "RandomSampler", "Sampler", "SequentialSampler", "Subset",
+__all__ = ["BatchSampler", "DataLoader", "Dataset", "DatasetNotFoundError", "DistributedSampler", "DownloadError",
+           "FashionMNIST", "Generator", "IDXError", "MNIST", "RandomSampler", "Sampler", "SequentialSampler", "Subset",
            "TensorDataset", "default_collate", "default_convert", "get_worker_info", "random_split", "read_idx"]

@@ -12,11 +12,20 @@ epoch, and saves under --out (default runs/): the trained weights (.safetensors)
 settings with the loss and accuracy history (.json) and a plot of them (.png).
 Data: --data DIR, else $MINITORCH_DATA, the user cache, /usr/share/datasets
 (see minitorch.data.MNIST); --download fetches the data set with hash checks.
+
+Data-parallel training on N processes (each takes 1/N of every epoch, --batch-size
+images per step each; gradients are averaged, so the global batch is N x --batch-size):
+
+    python -m minitorch.distributed.run --nproc-per-node 2 -m minitorch.examples.mnist --model cnn --distributed
+
+Only rank 0 prints, evaluates and writes files.
 """
 from __future__ import annotations
 
 import argparse
+import inspect
 import json
+import os
 import sys
 import time
 import warnings
@@ -204,13 +213,38 @@ def plot_curves(history: dict, path: Path, title: str = "") -> bool:
     return True
 
 
+def _silent(*args, **kwargs) -> None:
+    pass
+
+
+def _train_loader(train_set, args, sampler):
+    """The epoch's training batches: shuffled by a seeded generator, or this rank's share
+    from a DistributedSampler (call it after ``sampler.set_epoch``)."""
+    DataLoader = minitorch.data.DataLoader
+    if sampler is None:
+        return DataLoader(train_set, batch_size=args.batch_size, shuffle=True,
+                          generator=minitorch.data.Generator(args.seed))
+    if "sampler" in inspect.signature(DataLoader).parameters:
+        return DataLoader(train_set, batch_size=args.batch_size, sampler=sampler)
+    # A DataLoader without sampler=: the same batches, from this epoch's share as a Subset.
+    return DataLoader(minitorch.data.Subset(train_set, list(sampler)), batch_size=args.batch_size)
+
+
 def train(args) -> dict:
     minitorch.manual_seed(args.seed)
-    if args.threads:
-        minitorch.set_num_threads(args.threads)
     device = minitorch.device(args.device)
     if device.type == "cuda" and not minitorch.cuda.is_available():
         raise SystemExit("--device cuda: no CUDA device available here (minitorch.cuda.is_available() is False)")
+    rank, world = 0, 1
+    if args.distributed:  # rank and world size from the launcher (python -m minitorch.distributed.run)
+        dist = minitorch.distributed
+        dist.init_process_group("nccl" if device.type == "cuda" and dist.is_nccl_available() else "mpi")
+        rank, world = dist.get_rank(), dist.get_world_size()
+        if not args.threads:  # the ranks share this machine's cores
+            args.threads = max(1, (os.cpu_count() or 1) // world)
+    if args.threads:
+        minitorch.set_num_threads(args.threads)
+    say = print if rank == 0 else _silent  # only rank 0 reports
     Data = {"mnist": minitorch.data.MNIST, "fashion-mnist": minitorch.data.FashionMNIST}[args.dataset]
     try:
         with warnings.catch_warnings(record=True) as notes:  # skipped files: say so as a plain note
@@ -220,7 +254,7 @@ def train(args) -> dict:
     except (minitorch.data.DatasetNotFoundError, minitorch.data.DownloadError) as e:
         raise SystemExit(_data_help(args, e)) from None
     for note in notes:
-        print(f"note: {note.message}", file=sys.stderr)
+        say(f"note: {note.message}", file=sys.stderr)
     if args.limit:
         train_set = _Subset(train_set, args.limit)
         test_set = _Subset(test_set, max(1000, args.limit // 6))
@@ -237,6 +271,9 @@ def train(args) -> dict:
     if args.momentum is None:
         args.momentum = 0.0 if args.model == "mlp" or args.optimizer == "adam" else 0.9
     model = build_model(args.model, args.activation, args.hidden).to(device)
+    net = model  # the model itself: evaluated and saved
+    if args.distributed:  # rank 0's initial weights everywhere; gradients averaged in backward
+        model = nn.parallel.DistributedDataParallel(model, device_ids=[0] if device.type == "cuda" else None)
     if args.optimizer == "sgd":
         opt = minitorch.optim.SGD(model.parameters(), lr=args.lr, momentum=args.momentum)
     else:
@@ -244,10 +281,14 @@ def train(args) -> dict:
     loss_fn = nn.CrossEntropyLoss()
     if args.schedule is None:  # the CNNs anneal the lr to 0 (cosine) over the run; the MLP keeps it constant
         args.schedule = "none" if args.model == "mlp" else "cosine"
-    loader = minitorch.data.DataLoader(train_set, batch_size=args.batch_size, shuffle=True,
-                                       generator=minitorch.data.Generator(args.seed))
-    print(f"{args.dataset}: {len(train_set)} train / {len(test_set)} test images from {getattr(train_set, 'root', '')}")
-    print(model)
+    sampler = minitorch.data.DistributedSampler(train_set, seed=args.seed) if args.distributed else None
+    loader = _train_loader(train_set, args, sampler)
+    say(f"{args.dataset}: {len(train_set)} train / {len(test_set)} test images from {getattr(train_set, 'root', '')}")
+    if args.distributed:
+        ranks = f"{world} rank{'s' if world > 1 else ''} (backend {minitorch.distributed.get_backend()})"
+        say(f"distributed: {ranks}, {len(sampler)} training images and {len(loader)} steps of {args.batch_size} "
+            f"per rank and epoch (global batch {world * args.batch_size})")
+    say(net)
 
     scheduler = (minitorch.optim.lr_scheduler.CosineAnnealingLR(opt, T_max=args.epochs * len(loader))
                  if args.schedule == "cosine" else None)
@@ -256,7 +297,10 @@ def train(args) -> dict:
     for epoch in range(1, args.epochs + 1):
         t0 = time.perf_counter()
         seen = 0
-        bar = _progress(loader, len(loader), f"epoch {epoch}/{args.epochs}", args.quiet)
+        if sampler is not None:  # a new order of the data every epoch, the same on every rank
+            sampler.set_epoch(epoch - 1)
+            loader = _train_loader(train_set, args, sampler)
+        bar = _progress(loader, len(loader), f"epoch {epoch}/{args.epochs}", args.quiet or rank != 0)
         for x, y in bar:
             x, y = standardize(x.to(device), args.dataset), y.to(device)
             loss = loss_fn(model(x), y)
@@ -266,7 +310,7 @@ def train(args) -> dict:
             if scheduler is not None:
                 scheduler.step()
             step += 1
-            seen += x.shape[0]
+            seen += x.shape[0] * world
             if step % 10 == 0:
                 value = loss.item()
                 history["step"].append(step)
@@ -274,21 +318,27 @@ def train(args) -> dict:
                 if hasattr(bar, "set_postfix"):
                     bar.set_postfix(loss=f"{value:.3f}", img_per_s=f"{seen / (time.perf_counter() - t0):,.0f}")
         elapsed = time.perf_counter() - t0
-        acc = evaluate(model, test_set, device, args.dataset)
+        if rank != 0:  # only rank 0 evaluates (its weights are every rank's)
+            continue
+        acc = evaluate(net, test_set, device, args.dataset)
         history["test_acc"].append(acc)
         history["epoch_time"].append(elapsed)
-        print(f"epoch {epoch}: test accuracy {100 * acc:.2f}%  ({elapsed:.1f} s, {seen / elapsed:,.0f} images/s)")
+        say(f"epoch {epoch}: test accuracy {100 * acc:.2f}%  ({elapsed:.1f} s, {seen / elapsed:,.0f} images/s)")
         sys.stdout.flush()
 
+    if args.distributed:
+        minitorch.distributed.destroy_process_group()
+    if rank != 0:
+        return history
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
     stem = f"{args.dataset}-{args.model}-{args.activation}"
-    minitorch.save(model.state_dict(), out / f"{stem}.safetensors")
+    minitorch.save(net.state_dict(), out / f"{stem}.safetensors")
     (out / f"{stem}.json").write_text(json.dumps({"args": vars(args), **history}, indent=1))
-    print(f"saved the weights in {out / (stem + '.safetensors')} and the settings and curves in "
-          f"{out / (stem + '.json')}")
+    say(f"saved the weights in {out / (stem + '.safetensors')} and the settings and curves in "
+        f"{out / (stem + '.json')}")
     if plot_curves(history, out / f"{stem}.png", _settings(args)):
-        print(f"plotted the curves in {out / (stem + '.png')}")
+        say(f"plotted the curves in {out / (stem + '.png')}")
     return history
 
 
@@ -313,6 +363,9 @@ def parse_args(argv=None):
     p.add_argument("--limit", type=int, default=None, help="use only the first N training images (quick runs)")
     p.add_argument("--out", default="runs", help="where to write weights, history and the plot")
     p.add_argument("--quiet", action="store_true", help="no progress bar")
+    p.add_argument("--distributed", action="store_true",
+                   help="data-parallel over the ranks of python -m minitorch.distributed.run "
+                        "(DistributedDataParallel + DistributedSampler)")
     args = p.parse_args(argv)
     if args.optimizer is None:  # the LSTM and the ViT train with Adam, as they usually are
         args.optimizer = "adam" if args.model in ("lstm", "vit") else "sgd"

@@ -1,5 +1,6 @@
 """``minitorch.nn``: modules, layers and losses with PyTorch's names."""
 from . import functional, init, utils
+from . import parallel  # noqa: F401  (DistributedDataParallel)
 from .activation import (
     ELU,
     GELU,

@@ -1,0 +1,5 @@
+"""``minitorch.nn.parallel``: training one model over several processes
+(``DistributedDataParallel``; see ``minitorch.distributed``)."""
+from .distributed import DistributedDataParallel
+
+__all__ = ["DistributedDataParallel"]

@@ -1,0 +1,33 @@
+"""Starting the test scripts of tests/distributed/scripts as ranks, through the launcher."""
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import minitorch
+
+SCRIPTS = Path(__file__).parent / "scripts"
+PYTHON_DIR = str(Path(minitorch.__file__).resolve().parent.parent)  # the folder holding the minitorch package
+
+
+def launch(nproc: int, target: str, *args: str, module: bool = False, launcher: str = "auto",
+           timeout: float = 60, env: dict | None = None, cwd: Path = SCRIPTS) -> subprocess.CompletedProcess:
+    """``python -m minitorch.distributed.run --nproc-per-node N [-m] TARGET ARGS``; output captured."""
+    run_env = dict(os.environ, **(env or {}))
+    run_env["PYTHONPATH"] = os.pathsep.join(p for p in (PYTHON_DIR, run_env.get("PYTHONPATH")) if p)
+    run_env.setdefault("OMP_NUM_THREADS", "1")  # ranks share the cores
+    cmd = [sys.executable, "-m", "minitorch.distributed.run", "--nproc-per-node", str(nproc),
+           "--launcher", launcher, *(["-m"] if module else []), target, *args]
+    return subprocess.run(cmd, cwd=cwd, env=run_env, capture_output=True, text=True, timeout=timeout)
+
+
+def explain(proc: subprocess.CompletedProcess) -> str:
+    return f"exit status {proc.returncode}\n--- stdout\n{proc.stdout[-4000:]}\n--- stderr\n{proc.stderr[-4000:]}"
+
+
+def ranks_ok(proc: subprocess.CompletedProcess) -> list[str]:
+    """The "rank R ok" lines, sorted (ranks share stdout, so lines may interleave)."""
+    return sorted(re.findall(r"rank \d+ ok", proc.stdout))
