@@ -23,7 +23,6 @@ Only rank 0 prints, evaluates and writes files.
 from __future__ import annotations
 
 import argparse
-import inspect
 import json
 import os
 import sys
@@ -218,16 +217,13 @@ def _silent(*args, **kwargs) -> None:
 
 
 def _train_loader(train_set, args, sampler):
-    """The epoch's training batches: shuffled by a seeded generator, or this rank's share
-    from a DistributedSampler (call it after ``sampler.set_epoch``)."""
+    """The training batches: shuffled by a seeded generator, or this rank's share from a
+    DistributedSampler (a new share every epoch after ``sampler.set_epoch``)."""
     DataLoader = minitorch.data.DataLoader
     if sampler is None:
         return DataLoader(train_set, batch_size=args.batch_size, shuffle=True,
                           generator=minitorch.data.Generator(args.seed))
-    if "sampler" in inspect.signature(DataLoader).parameters:
-        return DataLoader(train_set, batch_size=args.batch_size, sampler=sampler)
-    # A DataLoader without sampler=: the same batches, from this epoch's share as a Subset.
-    return DataLoader(minitorch.data.Subset(train_set, list(sampler)), batch_size=args.batch_size)
+    return DataLoader(train_set, batch_size=args.batch_size, sampler=sampler)
 
 
 def train(args) -> dict:
@@ -299,7 +295,6 @@ def train(args) -> dict:
         seen = 0
         if sampler is not None:  # a new order of the data every epoch, the same on every rank
             sampler.set_epoch(epoch - 1)
-            loader = _train_loader(train_set, args, sampler)
         bar = _progress(loader, len(loader), f"epoch {epoch}/{args.epochs}", args.quiet or rank != 0)
         for x, y in bar:
             x, y = standardize(x.to(device), args.dataset), y.to(device)
