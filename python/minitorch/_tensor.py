@@ -201,6 +201,29 @@ def _deepcopy(self, memo):
     return new
 
 
+def _rebuild_tensor(array, device: str, requires_grad: bool, cls=None):
+    """The inverse of ``Tensor.__reduce__`` (pickle, multiprocessing)."""
+    t = _C.from_numpy(array)
+    if device != "cpu":
+        t = t.to(device)
+    if cls is not None:  # a subclass such as nn.Parameter
+        return cls(t, requires_grad)
+    return t.requires_grad_(requires_grad) if requires_grad else t
+
+
+def _reduce(self):
+    """``pickle.dumps(t)``: the values (a NumPy copy), dtype, device, ``requires_grad``, and
+    the subclass (nn.Parameter). Like PyTorch, a non-leaf that requires grad is refused."""
+    if self.requires_grad and not self.is_leaf:
+        raise RuntimeError("Can't pickle a tensor that requires grad and is not a leaf (it belongs to a graph); "
+                           "pickle tensor.detach()")
+    import numpy as np
+
+    array = np.array(self.detach().cpu().numpy(), copy=True)  # 0-dim stays 0-dim
+    cls = None if type(self) is Tensor else type(self)
+    return _rebuild_tensor, (array, str(self.device), bool(self.requires_grad), cls)
+
+
 def _format(self, spec):
     if self.ndim == 0:
         return format(self.item(), spec)
@@ -220,6 +243,7 @@ _methods = {
     "__str__": tensor_repr,
     "__format__": _format,
     "__deepcopy__": _deepcopy,
+    "__reduce__": _reduce,
     "__array__": _array,
     "__array_priority__": 1000,  # so ndarray <op> Tensor asks the Tensor first
     "tolist": _tolist,

@@ -161,11 +161,21 @@ def test_save_non_string_key_type_error(tmp_path):
         minitorch.save({1: minitorch.ones(1)}, tmp_path / "x.safetensors")
 
 
-def test_parameter_is_not_picklable():
+def test_tensors_parameters_and_modules_pickle_like_pytorchs(device):
+    # pickle (and multiprocessing) copy values, dtype, device, requires_grad and the
+    # Parameter class; minitorch.save stays the way to write files (no pickle to load).
     import pickle
 
-    with pytest.raises(TypeError, match="minitorch.save"):
-        pickle.dumps(nn.Linear(2, 2).weight)
+    model = nn.Linear(3, 2).to(device)
+    back = pickle.loads(pickle.dumps(model))
+    assert type(back.weight) is nn.Parameter and back.weight.requires_grad
+    assert back.weight.device.type == device and back.weight.tolist() == model.weight.tolist()
+    x = minitorch.arange(6, device=device).reshape(2, 3).t()
+    y = pickle.loads(pickle.dumps(x))
+    assert y.tolist() == x.tolist() and y.dtype == minitorch.int64 and not y.requires_grad
+    assert pickle.loads(pickle.dumps(minitorch.tensor(2.5))).shape == ()
+    with pytest.raises(RuntimeError, match="not a leaf"):
+        pickle.dumps(minitorch.ones(2, requires_grad=True) * 2)
 
 
 def test_file_readable_by_torch(tmp_path, device):

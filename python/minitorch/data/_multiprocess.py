@@ -21,7 +21,6 @@ import signal
 import time
 from multiprocessing import connection, resource_tracker
 
-from . import _reductions  # noqa: F401  (tensors can be pickled for spawned workers)
 from . import _shared
 from ._fetch import Fetcher
 from ._pin_memory import pin, pinning_possible

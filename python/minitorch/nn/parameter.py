@@ -34,6 +34,3 @@ class Parameter(_C.Tensor):
         memo[id(self)] = new
         memo.setdefault(id(memo), []).append(self)  # keep the key alive while the memo lives, as copy does
         return new
-
-    def __reduce_ex__(self, protocol):
-        raise TypeError("minitorch tensors are not picklable; use minitorch.save(model.state_dict(), path)")
