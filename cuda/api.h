@@ -47,6 +47,7 @@ float event_elapsed_ms(uintptr_t start, uintptr_t end);
 // Page-locked host memory, and copies from it to the GPU that return at once.
 Tensor pin_memory(const Tensor& t);
 Tensor copy_to_device_async(const Tensor& src, Device device);
+void release_finished_copies();  // frees the pinned sources of copies that have finished
 
 // Run-time compiled kernels on a real GPU (minitorch.cuda.RawKernel; cuda/raw_kernel.cu).
 struct NvrtcResult {

@@ -20,9 +20,11 @@ namespace minitorch::cuda {
 #define MT_CUDA_CHECK(call)                                                                              \
     do {                                                                                                 \
         cudaError_t err_ = (call);                                                                       \
-        if (err_ != cudaSuccess)                                                                         \
+        if (err_ != cudaSuccess) {                                                                       \
+            cudaGetLastError(); /* the next launch check must not see this error again */                \
             throw std::runtime_error(::minitorch::detail::str("CUDA error: ", cudaGetErrorString(err_), \
                                                               " (", #call, ")"));                        \
+        }                                                                                                \
     } while (0)
 
 // Every launch is followed by this (a bad configuration is reported at launch time).

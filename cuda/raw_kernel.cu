@@ -9,6 +9,8 @@
 // function here says so there.
 #include <dlfcn.h>
 
+#include <memory>
+#include <mutex>
 #include <string>
 #include <vector>
 
@@ -74,41 +76,43 @@ void bind(Nvrtc& n, F& f, const char* name)
                                              " (an NVRTC older than CUDA 11.1?)"));
 }
 
+// The library, loaded once; a struct is published only when every function was found.
 const Nvrtc& nvrtc(const std::string& wheel_path)
 {
-    static Nvrtc n;
-    if (n.lib) return n;
-    std::vector<std::string> tried;
+    static std::mutex mutex;
+    static std::unique_ptr<Nvrtc> loaded;
+    std::lock_guard<std::mutex> lock(mutex);
+    if (loaded) return *loaded;
+    auto n = std::make_unique<Nvrtc>();
     std::vector<std::string> candidates;
     if (!wheel_path.empty()) candidates.push_back(wheel_path);
     for (const char* name : {"libnvrtc.so.13", "libnvrtc.so.12", "libnvrtc.so"}) candidates.push_back(name);
+    std::string tried;
     for (const std::string& c : candidates) {
-        n.lib = dlopen(c.c_str(), RTLD_NOW | RTLD_LOCAL);
-        if (n.lib) {
-            n.loaded_from = c;
+        n->lib = dlopen(c.c_str(), RTLD_NOW | RTLD_LOCAL);
+        if (n->lib) {
+            n->loaded_from = c;
             break;
         }
-        tried.push_back(c);
+        tried += (tried.empty() ? "" : ", ") + c;
     }
-    if (!n.lib) {
-        std::string list;
-        for (const std::string& t : tried) list += (list.empty() ? "" : ", ") + t;
-        throw std::runtime_error("RawKernel: NVRTC (the CUDA run-time compiler) was not found (tried " + list +
+    if (!n->lib)
+        throw std::runtime_error("RawKernel: NVRTC (the CUDA run-time compiler) was not found (tried " + tried +
                                  "); install it with `pip install nvidia-cuda-nvrtc` or put the CUDA toolkit's "
                                  "lib64 on LD_LIBRARY_PATH");
-    }
-    bind(n, n.version, "nvrtcVersion");
-    bind(n, n.create, "nvrtcCreateProgram");
-    bind(n, n.destroy, "nvrtcDestroyProgram");
-    bind(n, n.add_name, "nvrtcAddNameExpression");
-    bind(n, n.compile, "nvrtcCompileProgram");
-    bind(n, n.log_size, "nvrtcGetProgramLogSize");
-    bind(n, n.log, "nvrtcGetProgramLog");
-    bind(n, n.cubin_size, "nvrtcGetCUBINSize");
-    bind(n, n.cubin, "nvrtcGetCUBIN");
-    bind(n, n.lowered_name, "nvrtcGetLoweredName");
-    bind(n, n.error_string, "nvrtcGetErrorString");
-    return n;
+    bind(*n, n->version, "nvrtcVersion");
+    bind(*n, n->create, "nvrtcCreateProgram");
+    bind(*n, n->destroy, "nvrtcDestroyProgram");
+    bind(*n, n->add_name, "nvrtcAddNameExpression");
+    bind(*n, n->compile, "nvrtcCompileProgram");
+    bind(*n, n->log_size, "nvrtcGetProgramLogSize");
+    bind(*n, n->log, "nvrtcGetProgramLog");
+    bind(*n, n->cubin_size, "nvrtcGetCUBINSize");
+    bind(*n, n->cubin, "nvrtcGetCUBIN");
+    bind(*n, n->lowered_name, "nvrtcGetLoweredName");
+    bind(*n, n->error_string, "nvrtcGetErrorString");
+    loaded = std::move(n);
+    return *loaded;
 }
 
 void check(const Nvrtc& n, nvrtcResult r, const char* what)

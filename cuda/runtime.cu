@@ -61,6 +61,7 @@ void synchronize()
 {
     count_host_wait();
     MT_CUDA_CHECK(cudaDeviceSynchronize());
+    release_finished_copies();
     report_index_errors();
 }
 

@@ -36,7 +36,9 @@ struct PendingCopy {
 std::mutex g_pending_mutex;
 std::vector<PendingCopy> g_pending;
 
-void reap_finished_copies()
+}  // namespace
+
+void release_finished_copies()
 {
     std::lock_guard<std::mutex> lock(g_pending_mutex);
     auto done = [](const PendingCopy& p) {
@@ -49,6 +51,8 @@ void reap_finished_copies()
     };
     g_pending.erase(std::remove_if(g_pending.begin(), g_pending.end(), done), g_pending.end());
 }
+
+namespace {
 
 // A query's answer: true when the work has finished, false while it runs ("not ready" is
 // an answer, not an error to keep); any other error raises.
@@ -141,7 +145,7 @@ Tensor copy_to_device_async(const Tensor& src, Device device)
     MT_CHECK_RUNTIME(src->device().is_cpu() && src->storage->pinned && src->is_contiguous(),
                      "non_blocking copy: the source must be a contiguous tensor in pinned memory (pin_memory())");
     need_device("to");
-    reap_finished_copies();
+    release_finished_copies();
     Tensor dst = empty(src->shape, src->dtype, device);
     const size_t bytes = size_t(src->numel()) * itemsize(src->dtype);
     if (!bytes) return dst;

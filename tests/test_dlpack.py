@@ -188,3 +188,29 @@ def test_cuda_array_interface(device):
         assert back.device.type == "cuda" and back.data_ptr() == t.data_ptr()
     else:  # host memory has none: a GPU library would take its address for a device pointer
         assert not hasattr(t, "__cuda_array_interface__")
+
+
+def test_read_only_memory_is_never_shared_writable():
+    a = np.frombuffer(bytes(16), dtype=np.float32)  # immutable bytes underneath
+    t = minitorch.as_tensor(a)  # as_tensor copies what it may not write
+    t.add_(1)
+    assert a.tolist() == [0.0] * 4 and t.tolist() == [1.0] * 4
+
+    class Exposes:
+        __array_interface__ = a.__array_interface__
+
+    assert minitorch.as_tensor(Exposes()).data_ptr() != a.ctypes.data
+    versioned = a.__dlpack__(max_version=(1, 0)) if np.lib.NumpyVersion(np.__version__) >= "2.1.0" else None
+    if versioned is not None:  # NumPy marks the capsule read-only; minitorch refuses it
+        with pytest.raises(BufferError, match="read-only"):
+            minitorch.from_dlpack(versioned)
+
+
+def test_gpu_memory_without_a_gpu_backend_is_refused():
+    class DeviceArray:  # what numba.cuda / CuPy arrays look like from the outside
+        __cuda_array_interface__ = {"shape": (2,), "typestr": "<f4", "data": (1234, False), "version": 3}
+
+    if minitorch.cuda.is_compiled() and not minitorch.cuda.is_emulated():
+        pytest.skip("a GPU build would wrap the device pointer")
+    with pytest.raises(TypeError, match="in GPU memory .* no GPU backend"):
+        minitorch.as_tensor(DeviceArray())

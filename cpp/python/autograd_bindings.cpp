@@ -186,7 +186,10 @@ void bind_autograd(py::module_& m)
                  });
                  return handle_for(t, id);
              },
-             py::arg("hook"))
+             py::arg("hook"),
+             "Calls hook(grad) each time this tensor's gradient is computed; a returned tensor "
+             "replaces the gradient. Returns a handle whose remove() unregisters it. A hook on a leaf "
+             "that refers to the leaf itself keeps it alive until removed (use a weakref).")
         // hook(tensor) after backward has added into this leaf's .grad.
         .def("register_post_accumulate_grad_hook",
              [](const Tensor& t, py::object fn) {
@@ -198,7 +201,9 @@ void bind_autograd(py::module_& m)
                  });
                  return handle_for(t, id);
              },
-             py::arg("hook"))
+             py::arg("hook"),
+             "Calls hook(tensor) after backward has added into this leaf's .grad (how DDP starts "
+             "sending a gradient while backward goes on). Returns a removable handle.")
         .def("detach_", [](const Tensor& t) {
             t->grad_fn.reset();
             t->requires_grad = false;

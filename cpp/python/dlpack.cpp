@@ -217,9 +217,10 @@ Tensor import_managed(Managed* m)
     const Device device = device_from_dl(dl.device);
     MT_CHECK(dl.ndim >= 0, "from_dlpack: negative ndim ", dl.ndim);
     std::vector<int64_t> shape(dl.shape, dl.shape + dl.ndim), strides(dl.ndim);
-    for (int d = dl.ndim - 1, s = 1; d >= 0; --d) {  // strides may be null: row-major
+    int64_t s = 1;
+    for (int d = dl.ndim - 1; d >= 0; --d) {  // strides may be null: row-major
         strides[d] = dl.strides ? dl.strides[d] : s;
-        s *= int(std::max<int64_t>(shape[d], 1));
+        s *= std::max<int64_t>(shape[d], 1);
     }
     char* base = static_cast<char*>(dl.data) + dl.byte_offset;
     return wrap_memory(base, shape, strides, dt, device, [m](void*) { if (m->deleter) m->deleter(m); },
@@ -231,6 +232,11 @@ Tensor from_dlpack_capsule(py::capsule cap)
     PyObject* c = cap.ptr();
     if (PyCapsule_IsValid(c, kVersionedName)) {
         auto* m = static_cast<DLManagedTensorVersioned*>(PyCapsule_GetPointer(c, kVersionedName));
+        if (m->flags & 1) {  // DLPACK_FLAG_BITMASK_READ_ONLY: minitorch tensors are always writable
+            PyErr_SetString(PyExc_BufferError, "from_dlpack: the array is read-only and minitorch tensors are "
+                                               "writable; copy it first (e.g. np.array(a) or minitorch.tensor(a))");
+            throw py::error_already_set();
+        }
         MT_CHECK_RUNTIME(m->version.major == 1, "from_dlpack: DLPack version ", m->version.major, ".",
                          m->version.minor, " is not supported (minitorch reads 1.x)");
         Tensor t = import_managed(m);
@@ -260,13 +266,15 @@ void bind_dlpack(py::module_& m)
                            py::handle dtype, py::handle device, py::object owner) {
         MT_CHECK(shape.size() == strides.size(), "as_tensor: shape ", shape.size(), " and strides ", strides.size(),
                  " differ in length");
-        auto* keep = new py::object(std::move(owner));
-        return wrap_memory(reinterpret_cast<void*>(ptr), shape, strides, dtype_arg(dtype), device_arg(device),
-                           [keep](void*) {
-                               py::gil_scoped_acquire gil;
-                               delete keep;
-                           },
-                           "as_tensor");
+        // The owner is handed to the storage only once wrap_memory has accepted the memory.
+        auto keep = std::make_shared<py::object>(std::move(owner));
+        Tensor t = wrap_memory(reinterpret_cast<void*>(ptr), shape, strides, dtype_arg(dtype), device_arg(device),
+                               [keep](void*) {
+                                   py::gil_scoped_acquire gil;
+                                   *keep = py::object();
+                               },
+                               "as_tensor");
+        return t;
     });
 }
 

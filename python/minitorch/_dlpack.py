@@ -114,7 +114,9 @@ def _from_interface(obj, iface: dict, device: str) -> Tensor:
                         "(supported: float32, float64, int64, bool in native byte order)")
     if iface.get("mask") is not None:
         raise ValueError("as_tensor: masked arrays are not supported")
-    ptr, _read_only = iface["data"]
+    ptr, read_only = iface["data"]
+    if read_only:
+        raise BufferError("as_tensor: the memory is read-only and minitorch tensors are writable")
     shape = tuple(int(s) for s in iface["shape"])
     item = np.dtype(name).itemsize
     if iface.get("strides") is None:
@@ -146,16 +148,22 @@ def as_tensor(data, dtype=None, device=None) -> Tensor:
     shared = None
     if isinstance(data, Tensor):
         shared = data
-    elif hasattr(data, "__cuda_array_interface__") and _C._cuda_compiled() and not _C._cuda_is_emulated():
+    elif hasattr(data, "__cuda_array_interface__"):
+        if not _C._cuda_compiled or _C._cuda_is_emulated():
+            raise TypeError(f"as_tensor: the {type(data).__name__} is in GPU memory (it has "
+                            "__cuda_array_interface__), and this minitorch has no GPU backend; copy it to the "
+                            "host in its own library first")
         shared = _from_interface(data, data.__cuda_array_interface__, "cuda")
-    elif isinstance(data, np.ndarray) and data.dtype.name in _TYPESTR and data.dtype.isnative \
-            and all(s >= 0 for s in data.strides):
-        shared = _C.from_numpy(data)
-    elif hasattr(data, "__dlpack__") and not isinstance(data, np.ndarray):
+    elif isinstance(data, np.ndarray):
+        # Read-only arrays are copied: minitorch tensors are always writable.
+        if data.dtype.name in _TYPESTR and data.dtype.isnative and data.flags.writeable \
+                and all(s >= 0 for s in data.strides):
+            shared = _C.from_numpy(data)
+    elif hasattr(data, "__dlpack__"):
         shared = from_dlpack(data)
-    elif hasattr(data, "__array_interface__") and not isinstance(data, np.ndarray):
+    elif hasattr(data, "__array_interface__"):
         iface = data.__array_interface__
-        if iface.get("typestr", "")[1:] in _FROM_TYPESTR and not iface.get("mask"):
+        if iface.get("typestr", "")[1:] in _FROM_TYPESTR and not iface.get("mask") and not iface["data"][1]:
             shared = _from_interface(data, iface, "cpu")
     if shared is None:
         return tensor(data, dtype=dtype, device=device)

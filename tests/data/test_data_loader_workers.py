@@ -20,7 +20,7 @@ import pytest
 
 import minitorch
 from minitorch.data import (BatchSampler, DataLoader, Dataset, Generator, RandomSampler, Sampler, SequentialSampler,
-                            TensorDataset, get_worker_info)
+                            TensorDataset, default_collate, get_worker_info)
 from minitorch.data import _shared
 from minitorch.data._multiprocess import shm_prefix
 
@@ -269,6 +269,16 @@ def test_unpicklable_error_type_becomes_runtime_error():
 
     with pytest.raises(RuntimeError, match=r"Caught LocalError in DataLoader worker process 0\.(.|\n)*from collate"):
         next(iter(DataLoader(Pairs(4), batch_size=2, collate_fn=collate, num_workers=1, multiprocessing_context=FORK)))
+
+
+def test_a_batch_that_cannot_be_pickled_is_an_error_not_a_dead_worker():
+    def collate(samples):
+        return {"x": default_collate(samples), "f": lambda: None}  # a lambda cannot cross to the main process
+
+    with pytest.raises(Exception, match=r"Caught .* in DataLoader worker process 0\.(.|\n)*(pickle|lambda)"):
+        next(iter(DataLoader(Pairs(4), batch_size=2, collate_fn=collate, num_workers=1, multiprocessing_context=FORK)))
+    assert segments() == []  # the batch's segment was freed in the worker
+    assert wait_gone([p.pid for p in multiprocessing.active_children()])
 
 
 def test_worker_init_fn_error():

@@ -327,7 +327,12 @@ std::vector<Tensor> run_backward(const std::vector<Tensor>& roots, const std::ve
         buffers.erase(node);
         in_grads.resize(node->output_meta.size());
 
-        run_grad_hooks(*node, in_grads);
+        // Under autograd.grad, a leaf's hooks run only for the inputs asked about (no other
+        // leaf's gradient is being computed), as in PyTorch.
+        const bool is_acc = dynamic_cast<AccumulateGrad*>(node) != nullptr;
+        bool asked = !inputs || !is_acc;
+        for (const Edge& e : capture_edges) asked = asked || e.fn.get() == node;
+        if (asked) run_grad_hooks(*node, in_grads);
         bool any = false;
         for (auto& g : in_grads) any = any || g != nullptr;
         for (size_t c = 0; c < capture_edges.size(); ++c)
@@ -339,7 +344,6 @@ std::vector<Tensor> run_backward(const std::vector<Tensor>& roots, const std::ve
                 t->grad = t->grad ? binary(BinaryOp::Add, t->grad, in_grads[i]) : clone(in_grads[i]);
 
         std::vector<Tensor> out_grads;
-        bool is_acc = dynamic_cast<AccumulateGrad*>(node) != nullptr;
         if (any && !(is_acc && inputs)) {
             // One profiler event per node run, named as PyTorch's autograd events ("MmBackward0").
             MT_PROFILE_OP(profiler::enabled() ? node->name() : std::string(), in_grads);
@@ -355,6 +359,7 @@ std::vector<Tensor> run_backward(const std::vector<Tensor>& roots, const std::ve
                 node->release();
                 node->released = true;
                 node->saved_versions.clear();
+                node->grad_hooks.clear();  // a hook may refer to its own tensor: no cycle through the graph
             }
         }
         out_grads.resize(node->next_edges.size());

@@ -50,6 +50,8 @@ class NvrtcBackend:
         library = nvrtc_library()
         key = hashlib.sha256(json.dumps([CACHE_FORMAT, source, list(options), list(names), filename,
                                          _C._cuda_compute_capability(), library]).encode()).hexdigest()
+        if key in _loaded:  # one loaded library per source: kernels rebuilt in a loop load nothing new
+            return _loaded[key]
         path = cache_dir() / f"{key[:32]}.cubin.json"
         if path.exists():
             entry = json.loads(path.read_text())
@@ -60,7 +62,11 @@ class NvrtcBackend:
             if not ok:
                 raise CompileError(f"{filename}: NVRTC could not compile the kernel:\n{log.strip()}", log)
             _write_atomically(path, json.dumps({"cubin": cubin.hex(), "lowered": lowered}))
-        return GpuModule(cubin, dict(zip(names, lowered)))
+        _loaded[key] = GpuModule(cubin, dict(zip(names, lowered)))
+        return _loaded[key]
+
+
+_loaded: dict[str, "GpuModule"] = {}
 
 
 def _write_atomically(path: Path, text: str) -> None:

@@ -168,6 +168,9 @@ def worker_loop(fetcher, task_queue, result_conn, stop_event, base_seed: int, wo
             except OSError:  # the main process closed its end
                 _shared.free(payload)
                 return
+            except Exception:  # noqa: BLE001  (the batch cannot be pickled, e.g. it holds a lambda)
+                _shared.free(payload)
+                result_conn.send((batch_index, ExceptionWrapper(where)))
     except KeyboardInterrupt:
         pass
     except (BrokenPipeError, ConnectionResetError):

@@ -28,6 +28,8 @@ def default_collate(samples):
     if isinstance(first, (bool, int, float, np.number)):
         import minitorch
 
+        if isinstance(first, float) and not isinstance(first, np.floating):
+            return minitorch.tensor(samples, dtype=minitorch.float64)  # Python floats are doubles, as in PyTorch
         return minitorch.tensor(samples)
     if isinstance(first, (str, bytes)):
         return list(samples)

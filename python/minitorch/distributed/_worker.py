@@ -19,6 +19,8 @@ import glob
 import os
 import runpy
 import sys
+import threading
+import time
 import traceback
 
 
@@ -65,6 +67,26 @@ def _exit_status(code) -> int:
     return 1  # sys.exit("message") prints the message and exits 1
 
 
+def _exit_with_the_launcher() -> None:
+    """Ends this rank if the launcher disappears (killed with SIGKILL, it cannot stop the
+    ranks itself): a rank left alone would wait in a collective forever."""
+    pid = int(os.environ.get("MINITORCH_LAUNCHER_PID", "0"))
+    if pid <= 0:
+        return
+
+    def watch():
+        while True:
+            time.sleep(1.0)
+            try:
+                os.kill(pid, 0)
+            except ProcessLookupError:
+                os._exit(1)
+            except PermissionError:  # alive, owned by someone else
+                pass
+
+    threading.Thread(target=watch, name="minitorch-launcher-watch", daemon=True).start()
+
+
 def main() -> None:
     args = sys.argv[1:]
     as_module = bool(args) and args[0] == "-m"
@@ -74,6 +96,7 @@ def main() -> None:
         raise SystemExit("_worker.py: no script or module to run")
     target, rest = args[0], args[1:]
     rank = _set_rank_environment()
+    _exit_with_the_launcher()
     sys.argv = [target, *rest]
     # What `python script.py` / `python -m module` would put first on the path.
     sys.path[0] = os.getcwd() if as_module else os.path.dirname(os.path.abspath(target))

@@ -134,13 +134,21 @@ def _say(msg: str) -> None:
     print(f"minitorch.distributed.run: {msg}", file=sys.stderr, flush=True)
 
 
+def _interrupt(signum, frame) -> None:
+    raise KeyboardInterrupt
+
+
 def run(args) -> int:
     mode, mpiexec = _choose_launcher(args.launcher)
     n = args.nproc_per_node
     port = args.master_port or _free_port(args.master_addr)
     run_dir = tempfile.mkdtemp(prefix="minitorch-run-")
     env = dict(os.environ, WORLD_SIZE=str(n), LOCAL_WORLD_SIZE=str(n), MASTER_ADDR=args.master_addr,
-               MASTER_PORT=str(port), MINITORCH_RUN_DIR=run_dir)
+               MASTER_PORT=str(port), MINITORCH_RUN_DIR=run_dir, MINITORCH_LAUNCHER_PID=str(os.getpid()))
+    # SIGTERM / SIGHUP (a job scheduler, a closed terminal, a test's timeout) stop the ranks
+    # as Ctrl-C does; after a SIGKILL the ranks notice the launcher is gone (_worker.py).
+    for sig in (signal.SIGTERM, signal.SIGHUP):
+        signal.signal(sig, _interrupt)
     worker = [sys.executable, _WORKER, *(["-m"] if args.module else []), args.target, *args.args]
     procs = []
     try:
