@@ -37,9 +37,9 @@ class SlowDataset(Dataset):
         return self.n
 
     def __getitem__(self, i):
-        if self.busy:  # burn CPU for `delay` seconds, like decoding an image
-            end = time.perf_counter() + self.delay
-            while time.perf_counter() < end:
+        if self.busy:  # burn `delay` seconds of this process's CPU time, like decoding an image
+            end = time.process_time() + self.delay  # CPU time: workers sharing a core take longer
+            while time.process_time() < end:
                 pass
         else:
             time.sleep(self.delay)
@@ -109,13 +109,15 @@ def main() -> None:
     args = parser.parse_args()
 
     load_ms = args.batch_size * args.sample_ms
+    cores = len(os.sched_getaffinity(0))
     print(f"batch {args.batch_size} x {args.sample_ms:g} ms per sample = {load_ms:g} ms to load a batch in one "
           f"process ({'CPU work' if args.busy else 'sleep'}); GPU step {args.gpu_ms:g} ms; "
-          f"{len(os.sched_getaffinity(0))} cores")
+          f"{cores} cores")
     print(f"{'num_workers':>11} | {'step':>8} | {'waiting for data':>16} | {'GPU busy':>8} | {'ideal step':>10}")
     for n in args.workers:
         step, wait = step_times(n, args)
-        ideal = load_ms + args.gpu_ms if n == 0 else max(load_ms / n, args.gpu_ms)
+        in_parallel = min(n, cores) if args.busy else n  # CPU work: at most one worker per core
+        ideal = load_ms + args.gpu_ms if n == 0 else max(load_ms / in_parallel, args.gpu_ms)
         print(f"{n:>11} | {step * 1e3:6.1f}ms | {wait * 1e3:14.1f}ms | {args.gpu_ms / 1e3 / step:8.0%} | "
               f"{ideal:8.1f}ms")
     transport_table()
