@@ -349,7 +349,7 @@ def test_del_iterator_leaves_no_processes():
 
 def test_workers_exit_when_main_process_dies(tmp_path):
     script = textwrap.dedent("""
-        import os, signal, time
+        import os, signal, sys, time
         from minitorch.data import DataLoader, Dataset
 
         class Pid(Dataset):
@@ -361,15 +361,19 @@ def test_workers_exit_when_main_process_dies(tmp_path):
                 return os.getpid()
 
         it = iter(DataLoader(Pid(), batch_size=2, num_workers=2, multiprocessing_context="fork"))
-        print(*{int(p) for _ in range(4) for p in next(it).tolist()}, flush=True)
+        with open(sys.argv[1], "w") as f:
+            print(*{int(p) for _ in range(4) for p in next(it).tolist()}, file=f, flush=True)
         os.kill(os.getpid(), signal.SIGKILL)  # no cleanup code runs
     """)
     env = dict(os.environ, PYTHONPATH=os.pathsep.join(sys.path))
-    out = tmp_path / "out.txt"
+    out, pid_file = tmp_path / "out.txt", tmp_path / "pids.txt"
+    # The pids go to a file of their own: after the SIGKILL, multiprocessing's resource
+    # tracker may print warnings about the shared memory it cleans up onto stderr.
     with open(out, "w") as f:  # a file, not a pipe: orphans holding a pipe open would stall run()
-        proc = subprocess.run([sys.executable, "-c", script], stdout=f, stderr=subprocess.STDOUT, env=env, timeout=60)
+        proc = subprocess.run([sys.executable, "-c", script, str(pid_file)], stdout=f, stderr=subprocess.STDOUT,
+                              env=env, timeout=60)
     assert proc.returncode == -signal.SIGKILL, out.read_text()
-    pids = [int(p) for p in out.read_text().split()]
+    pids = [int(p) for p in pid_file.read_text().split()]
     assert len(pids) == 2
     gone = wait_gone(pids, 5.0)
     for pid in pids if not gone else []:  # don't leave them running when the test fails
