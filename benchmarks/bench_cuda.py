@@ -37,6 +37,11 @@ def _torch():
     return torch
 
 
+# FP32 on minitorch's side too (its convolutions default to TF32, as PyTorch's do).
+minitorch.backends.cuda.matmul.allow_tf32 = False
+minitorch.backends.cudnn.allow_tf32 = False
+
+
 def ms_per_call(fn, sync, repeat: int = 5, number: int = 20) -> float:
     """Best mean milliseconds per call over `repeat` rounds of `number` calls (after a
     warm-up); `sync` waits for the GPU at the end of each round, so queued work counts."""

@@ -126,7 +126,17 @@ void gemm_cublas(const Tensor& a, const Tensor& b, const Tensor& out, int64_t ba
                          lb.ld <= INT32_MAX,
                      "matmul: sizes too large for cuBLAS");
     const cublasOperation_t opb = lb.transposed ? CUBLAS_OP_T : CUBLAS_OP_N, opa = la.transposed ? CUBLAS_OP_T : CUBLAS_OP_N;
-    if (out->dtype == DType::Float32) {
+    if (out->dtype == DType::Float32 && tf32_allowed_now()) {
+        // TF32: the inputs are rounded to 10 mantissa bits inside the tensor cores, the sums
+        // stay float32 (backends.cuda.matmul.allow_tf32 / backends.cudnn.allow_tf32).
+        const float alpha = 1.0f, beta = 0.0f;
+        ProfiledLaunch profiled("cublasGemmStridedBatchedEx(tf32)", dim3(0, 0, 0), dim3(0, 0, 0), 0);
+        MT_CUBLAS_CHECK(cublasGemmStridedBatchedEx(cublas_handle(), opb, opa, int(N), int(M), int(K), &alpha,
+                                                   b->data_as<float>(), CUDA_R_32F, int(lb.ld), sb, a->data_as<float>(),
+                                                   CUDA_R_32F, int(la.ld), sa, &beta, out->data_as<float>(), CUDA_R_32F,
+                                                   int(N), M * N, int(batch), CUBLAS_COMPUTE_32F_FAST_TF32,
+                                                   CUBLAS_GEMM_DEFAULT));
+    } else if (out->dtype == DType::Float32) {
         const float alpha = 1.0f, beta = 0.0f;
         ProfiledLaunch profiled("cublasSgemmStridedBatched", dim3(0, 0, 0), dim3(0, 0, 0), 0);  // one entry per call
         MT_CUBLAS_CHECK(cublasSgemmStridedBatched(cublas_handle(), opb, opa, int(N), int(M), int(K), &alpha,

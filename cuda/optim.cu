@@ -32,7 +32,32 @@ __global__ void adam_step_kernel(T* param, const T* grad, T* exp_avg, T* exp_avg
     }
 }
 
+// GradScaler's check and unscale. Thread mapping: one thread per element, grid-stride
+// loop; thread i scales grad[i] in place. A thread that meets inf or NaN writes 1 into
+// found_inf[0]: many threads may write it, always the same value, and nobody reads it
+// during the launch, so no atomics are needed. inv_scale is read from device memory, so
+// the host needs no copy of the scale.
+template <class T>
+__global__ void amp_unscale_kernel(T* grad, int64_t n, float* found_inf, const float* inv_scale)
+{
+    const float inv = *inv_scale;
+    bool non_finite = false;
+    MT_GRID_STRIDE(i, n) grad[i] = amp_unscale_value(grad[i], inv, non_finite);
+    if (non_finite) *found_inf = 1.0f;
+}
+
 }  // namespace
+
+void amp_unscale(const Tensor& grad, const Tensor& found_inf, const Tensor& inv_scale)
+{
+    const int64_t n = grad->numel();
+    dispatch_floating(grad->dtype, "amp_unscale", [&](auto tag) {
+        using T = typename decltype(tag)::type;
+        MT_LAUNCH(blocks_for(n), kThreads, 0, 0, amp_unscale_kernel<T>)(
+            grad->data_as<T>(), n, found_inf->data_as<float>(), inv_scale->data_as<float>());
+    });
+    MT_CUDA_CHECK_LAUNCH("amp_unscale");
+}
 
 void sgd_step(const Tensor& param, const Tensor& grad, const Tensor& momentum_buffer, const SgdStep& opt)
 {

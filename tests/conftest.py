@@ -24,6 +24,11 @@ settings.register_profile(
 )
 settings.load_profile("minitorch")
 
+# The suite compares float32 results with NumPy at float32 tolerances: convolutions on a
+# GPU would otherwise use TF32 (10 mantissa bits), PyTorch's default and minitorch's.
+# tests/test_precision_switches.py tests the switches themselves.
+minitorch.backends.cudnn.allow_tf32 = False
+
 CUDA_SKIP_REASON = "CUDA not available (minitorch.cuda.is_available() is False)"
 
 DEVICES = [

@@ -11,6 +11,7 @@ import pytest
 
 import minitorch
 from minitorch.cuda import RawKernel
+from kernel_sources import SLIDING_AVERAGE
 from minitorch.testing import DEFAULT_SCHEDULES, KernelCheck, check_kernel
 
 _HAS_COMPILER = bool(os.environ.get("CXX") or shutil.which("c++") or shutil.which("g++") or shutil.which("clang++"))
@@ -25,22 +26,6 @@ emulator_only = pytest.mark.skipif(not (minitorch.cuda.is_compiled() and minitor
 
 BLOCK = 64
 N = 4 * BLOCK
-
-# A sliding average of each element and the two before it within its block, through
-# shared memory. BARRIER is replaced by __syncthreads() or by nothing.
-AVERAGE3 = r"""
-extern "C" __global__ void average3(const float* x, float* out) {
-    __shared__ float tile[64];
-    int t = threadIdx.x, i = blockIdx.x * blockDim.x + t;
-    tile[t] = x[i];
-    BARRIER
-    float sum = tile[t];
-    if (t >= 1) sum += tile[t - 1];
-    if (t >= 2) sum += tile[t - 2];
-    out[i] = sum / 3.0f;
-}
-"""
-
 
 def average3_inputs(rng: np.random.Generator) -> dict:
     return {"x": rng.standard_normal(N, dtype=np.float32), "out": np.zeros(N, np.float32)}
@@ -59,7 +44,7 @@ def check_average3(kernel, **kwargs) -> KernelCheck:
 
 
 def test_correct_kernel_passes_every_schedule():
-    result = check_average3(RawKernel(AVERAGE3.replace("BARRIER", "__syncthreads();"), "average3"), trials=2)
+    result = check_average3(RawKernel(SLIDING_AVERAGE.replace("BARRIER", "__syncthreads();"), "average3"), trials=2)
     assert result.kernel == "average3" and result.trials == 2
     assert 0 <= result.max_abs_error < 1e-6
     if minitorch.cuda.is_emulated():
@@ -69,7 +54,7 @@ def test_correct_kernel_passes_every_schedule():
 
 @emulator_only
 def test_missing_barrier_fails_under_the_schedule_that_exposes_it():
-    broken = RawKernel(AVERAGE3.replace("BARRIER", ""), "average3")
+    broken = RawKernel(SLIDING_AVERAGE.replace("BARRIER", ""), "average3")
     # Forward order happens to be right: threads t-1 and t-2 wrote their elements before t reads them.
     assert check_average3(broken, schedules=["forward"]).schedules == ("forward",)
     with pytest.raises(AssertionError) as info:
@@ -134,7 +119,7 @@ def test_barrier_in_a_divergent_branch_fails_with_the_emulators_report():
 
 
 def test_compile_error_fails_with_the_compilers_log():
-    source = AVERAGE3.replace("BARRIER", "__syncthreads()")  # no semicolon
+    source = SLIDING_AVERAGE.replace("BARRIER", "__syncthreads()")  # no semicolon
     with pytest.raises(AssertionError, match=r"(?s)^the kernel did not compile:\n.*average3\.cu:\d+"):
         check_average3(lambda: RawKernel(source, "average3"))
     with pytest.raises(AssertionError, match="building the kernel failed: .*no __global__ function named 'avg'"):
@@ -185,7 +170,7 @@ def test_several_outputs_fresh_inputs_and_a_launch_function():
 
 
 def test_graders_mistakes_are_value_errors_not_failures():
-    ok = RawKernel(AVERAGE3.replace("BARRIER", "__syncthreads();"), "average3")
+    ok = RawKernel(SLIDING_AVERAGE.replace("BARRIER", "__syncthreads();"), "average3")
     with pytest.raises(ValueError, match="'forward', 'reverse' or 'random:SEED'"):
         check_average3(ok, schedules=["backwards"])
     with pytest.raises(ValueError, match=r"output\(s\) \['y'\] are not among the arguments \['x', 'out'\]"):
@@ -202,7 +187,7 @@ def test_graders_mistakes_are_value_errors_not_failures():
 def test_on_a_real_gpu_it_runs_once_and_says_so(monkeypatch):
     # Pretend the device is a GPU: no schedules are tried, and the result says why.
     monkeypatch.setattr(minitorch.cuda, "is_emulated", lambda: False)
-    broken = RawKernel(AVERAGE3.replace("BARRIER", ""), "average3")
+    broken = RawKernel(SLIDING_AVERAGE.replace("BARRIER", ""), "average3")
     with minitorch.cuda.emulator_schedule("forward"):  # what check_kernel leaves the "GPU" to: the bug hides
         result = check_average3(broken, schedules=["reverse"])
     assert result.schedules == () and not result.emulated and result.trials == 1

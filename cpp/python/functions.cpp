@@ -212,6 +212,24 @@ void bind_functions(py::module_& m)
     }, py::arg("param"), py::arg("grad"), py::arg("exp_avg"), py::arg("exp_avg_sq"), py::kw_only(), py::arg("lr"),
        py::arg("beta1"), py::arg("beta2"), py::arg("eps"), py::arg("weight_decay"), py::arg("decoupled"),
        py::arg("step"), "One Adam (decoupled: AdamW) step on param and its moments in place; step counts from 1.");
+    m.def("_amp_foreach_non_finite_check_and_unscale_", [](py::sequence grads, py::handle found_inf,
+                                                           py::handle inv_scale) {
+        const char* op = "_amp_foreach_non_finite_check_and_unscale_";
+        std::vector<Tensor> gs;
+        for (py::handle g : grads) gs.push_back(tensor_arg(g, op, "grads"));
+        amp_foreach_non_finite_check_and_unscale_(gs, tensor_arg(found_inf, op, "found_inf"),
+                                                  tensor_arg(inv_scale, op, "inv_scale"));
+    }, py::arg("grads"), py::arg("found_inf"), py::arg("inv_scale"),
+       "GradScaler's unscale: each grad *= inv_scale in place; found_inf = 1 where one held inf or NaN.");
+    // TF32 switches (minitorch.backends): "matmul" (backends.cuda.matmul.allow_tf32) or
+    // "conv" (backends.cudnn.allow_tf32).
+    auto tf32_switch = [](const std::string& which) -> bool& {
+        if (which == "matmul") return tf32_switches().matmul;
+        if (which == "conv") return tf32_switches().conv;
+        throw ValueError("_tf32: expected 'matmul' or 'conv', got '" + which + "'");
+    };
+    m.def("_get_allow_tf32", [tf32_switch](const std::string& which) { return tf32_switch(which); });
+    m.def("_set_allow_tf32", [tf32_switch](const std::string& which, bool allow) { tf32_switch(which) = allow; });
     m.def("result_type", [](py::handle a, py::handle b) {
         return result_type(operand_or_throw(a, Device{}, "result_type", "tensor1"),
                            operand_or_throw(b, Device{}, "result_type", "tensor2"));

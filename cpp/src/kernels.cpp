@@ -27,6 +27,19 @@ void manual_seed_all_devices(uint64_t seed)
         if (g_tables[d] && DeviceType(d) != DeviceType::CPU) g_tables[d]->manual_seed(seed);
 }
 
+namespace {
+thread_local bool t_in_conv = false;
+}
+
+Tf32Switches& tf32_switches()
+{
+    static Tf32Switches switches;
+    return switches;
+}
+ConvGemmScope::ConvGemmScope() : prev_(t_in_conv) { t_in_conv = true; }
+ConvGemmScope::~ConvGemmScope() { t_in_conv = prev_; }
+bool tf32_allowed_now() { return t_in_conv ? tf32_switches().conv : tf32_switches().matmul; }
+
 std::string index_error_message(const IndexCheck& check, int64_t value, int64_t position)
 {
     if (check.is_target)

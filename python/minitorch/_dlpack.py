@@ -64,7 +64,7 @@ def _cuda_array_interface(self):
     item = self.element_size()
     return {
         "shape": tuple(self.shape),
-        "typestr": _TYPESTR[str(self.dtype).replace("minitorch.", "")],
+        "typestr": _TYPESTR[self.dtype.name],
         "data": (self.data_ptr(), False),
         "version": 3,
         "strides": None if self.is_contiguous() else tuple(s * item for s in self.stride()),

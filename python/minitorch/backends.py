@@ -1,11 +1,22 @@
-"""``minitorch.backends``: choose which kernel implementation runs, for the lectures'
-comparisons (the defaults are the fast ones).
+"""``minitorch.backends``: which kernels run and in what precision.
 
-    minitorch.backends.cpu.matmul = "naive"     # "naive" | "blocked" | "blas" (default)
-    minitorch.backends.cuda.matmul = "tiled"    # "naive" | "tiled" | "cublas" (default on a GPU)
-    with minitorch.backends.cpu.use_matmul("blocked"):
+Kernel choices, for the lectures' comparisons (the defaults are the fast ones):
+
+    minitorch.backends.cpu.matmul = "naive"            # "naive" | "blocked" | "blas" (default)
+    minitorch.backends.cuda.matmul.kernel = "tiled"    # "naive" | "tiled" | "cublas" (default on a GPU)
+    with minitorch.backends.cuda.use_matmul("naive"):  # the same, for one block
         c = a @ b
-    minitorch.backends.cpu.get_cpu_capability()  # "AVX2": what the SIMD math runs on
+    minitorch.backends.cpu.get_cpu_capability()        # "AVX2": what the SIMD math runs on
+
+TF32 on the GPU's tensor cores, PyTorch's switches and defaults:
+
+    minitorch.backends.cuda.matmul.allow_tf32 = True   # matmul, Linear, bmm (default False)
+    minitorch.backends.cudnn.allow_tf32 = False        # convolutions (default True)
+    minitorch.set_float32_matmul_precision("high")     # the same as matmul.allow_tf32 = True
+
+TF32 keeps float32's range but rounds the GEMM's inputs to 10 mantissa bits (float32 has
+23); the sums stay float32. Only cuBLAS on a GPU uses it: the CPU, the teaching kernels
+("naive", "tiled") and the emulated build always compute in full float32.
 """
 from __future__ import annotations
 
@@ -32,12 +43,12 @@ class _MatmulChoice:
     @contextlib.contextmanager
     def use_matmul(self, name: str):
         """Runs the block with ``name`` as the matmul, then restores the previous choice."""
-        prev = self.matmul
-        self.matmul = name
+        prev = self._get()
+        self._set(name)
         try:
             yield
         finally:
-            self.matmul = prev
+            self._set(prev)
 
 
 class _CpuBackend(_MatmulChoice):
@@ -49,7 +60,128 @@ class _CpuBackend(_MatmulChoice):
         return _C._cpu_capability()
 
 
+class _Switches:
+    """An object whose attributes are fixed: a misspelt switch is an AttributeError, not a
+    new attribute that silently does nothing (``backends.cudnn.alow_tf32 = False``)."""
+
+    _names: tuple = ()
+
+    def __setattr__(self, name, value):
+        if name not in self._names:
+            raise AttributeError(f"{type(self)._title} has no setting '{name}' (it has: {', '.join(self._names)})")
+        super().__setattr__(name, value)
+
+    def __repr__(self) -> str:
+        return f"<{type(self)._title}: " + ", ".join(f"{n}={getattr(self, n)!r}" for n in self._names) + ">"
+
+
+def _flag(which: str, doc: str) -> property:
+    def get(self) -> bool:
+        return _C._get_allow_tf32(which)
+
+    def set_(self, value) -> None:
+        if not isinstance(value, int):  # bool is an int
+            raise TypeError(f"allow_tf32 must be a bool, got {type(value).__name__}")
+        _C._set_allow_tf32(which, bool(value))
+        _precision_follows_flag(which)
+
+    return property(get, set_, doc=doc)
+
+
+class _CudaMatmul(_Switches):
+    """``minitorch.backends.cuda.matmul`` (PyTorch's object) plus minitorch's kernel choice."""
+
+    _title = "minitorch.backends.cuda.matmul"
+    _names = ("allow_tf32", "kernel")
+    allow_tf32 = _flag("matmul", "float32 matmul / Linear / bmm on cuBLAS may use TF32 tensor cores (default False).")
+
+    @property
+    def kernel(self) -> str:
+        """Which GPU matmul runs: "naive" (a thread per output), "tiled" (shared-memory tiles)
+        or "cublas" (the default on a GPU; the emulated build has no cuBLAS and runs "tiled")."""
+        return _C._get_cuda_matmul()
+
+    @kernel.setter
+    def kernel(self, name: str) -> None:
+        _C._set_cuda_matmul(name)
+
+
+class _CudaBackend(_Switches):
+    """``minitorch.backends.cuda``: ``matmul`` (its ``allow_tf32`` and ``kernel``) and
+    ``use_matmul(name)``, a block run with another kernel."""
+
+    _title = "minitorch.backends.cuda"
+    _names = ("matmul",)
+
+    def __init__(self):
+        object.__setattr__(self, "_matmul", _CudaMatmul())
+
+    @property
+    def matmul(self) -> _CudaMatmul:
+        return self._matmul
+
+    @matmul.setter
+    def matmul(self, name: str) -> None:
+        # The spelling of earlier minitorch versions: backends.cuda.matmul = "tiled".
+        if not isinstance(name, str):
+            raise TypeError(
+                "backends.cuda.matmul is an object: set backends.cuda.matmul.allow_tf32 or "
+                f'backends.cuda.matmul.kernel = "naive" | "tiled" | "cublas", not a {type(name).__name__}'
+            )
+        self._matmul.kernel = name
+
+    @contextlib.contextmanager
+    def use_matmul(self, name: str):
+        """Runs the block with ``name`` ("naive", "tiled", "cublas") as the GPU matmul kernel."""
+        prev = self._matmul.kernel
+        self._matmul.kernel = name
+        try:
+            yield
+        finally:
+            self._matmul.kernel = prev
+
+
+class _CudnnBackend(_Switches):
+    """``minitorch.backends.cudnn``: ``allow_tf32`` for convolutions. minitorch's convolution
+    is im2col + cuBLAS GEMMs (there is no cuDNN path yet), and those GEMMs follow this switch
+    as PyTorch's cuDNN convolutions do."""
+
+    _title = "minitorch.backends.cudnn"
+    _names = ("allow_tf32",)
+    allow_tf32 = _flag("conv", "float32 convolutions on a GPU may use TF32 tensor cores (default True, as PyTorch).")
+
+
+# ---- set_float32_matmul_precision ---------------------------------------------------------
+# PyTorch's rule: "highest" turns matmul TF32 off, "high" and "medium" turn it on; setting
+# backends.cuda.matmul.allow_tf32 makes the precision "high" (True) or "highest" (False).
+# minitorch has no bfloat16 GEMM for "medium" to use, so it runs as "high" (TF32), as
+# PyTorch's cuBLAS path does.
+_PRECISIONS = ("highest", "high", "medium")
+_precision = "highest"
+
+
+def _precision_follows_flag(which: str) -> None:
+    global _precision
+    if which == "matmul":
+        _precision = "high" if _C._get_allow_tf32("matmul") else "highest"
+
+
+def set_float32_matmul_precision(precision: str) -> None:
+    """"highest": float32 GEMMs in full float32; "high" / "medium": TF32 tensor cores where a
+    GPU has them (sets ``backends.cuda.matmul.allow_tf32``)."""
+    global _precision
+    if precision not in _PRECISIONS:
+        raise ValueError(f"set_float32_matmul_precision: expected 'highest', 'high' or 'medium', got {precision!r}")
+    _C._set_allow_tf32("matmul", precision != "highest")
+    _precision = precision
+
+
+def get_float32_matmul_precision() -> str:
+    """The current setting: "highest" (the default), "high" or "medium"."""
+    return _precision if _C._get_allow_tf32("matmul") else "highest"
+
+
 # "naive" (triple loop), "blocked" (cache tiles, i-k-j) or "blas" (OpenBLAS, default).
 cpu = _CpuBackend(_C._get_cpu_matmul, _C._set_cpu_matmul, '"naive", "blocked", "blas"')
-# "naive" (a thread per output), "tiled" (shared-memory tiles) or "cublas" (default on a GPU).
-cuda = _MatmulChoice(_C._get_cuda_matmul, _C._set_cuda_matmul, '"naive", "tiled", "cublas"')
+cuda = _CudaBackend()
+cudnn = _CudnnBackend()

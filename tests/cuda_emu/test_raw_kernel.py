@@ -16,6 +16,7 @@ import pytest
 import minitorch
 from minitorch.cuda import CompileError, RawKernel, RawModule, emulator_schedule, get_emulator_schedule
 from minitorch.cuda_kernels.source import find_kernels, rewrite_dynamic_shared
+from kernel_sources import SLIDING_AVERAGE
 
 pytestmark = [
     pytest.mark.skipif(not minitorch.cuda.is_emulated(), reason="RawKernel tests for the emulated CUDA build"),
@@ -233,23 +234,6 @@ def test_source_reading_finds_kernels_and_keeps_lines():
 
 
 # ---------------------------------------------------------- the schedule
-
-# A sliding average over each thread's value and the two before it, in shared memory,
-# without the barrier between writing tile[] and reading it. Thread t reads what threads
-# t-1 and t-2 wrote: right if they ran first (forward), wrong if they run after (reverse).
-SLIDING_AVERAGE = r"""
-extern "C" __global__ void average3(const float* x, float* out) {
-    __shared__ float tile[64];
-    int t = threadIdx.x, i = blockIdx.x * blockDim.x + t;
-    tile[t] = x[i];
-    BARRIER
-    float sum = tile[t];
-    if (t >= 1) sum += tile[t - 1];
-    if (t >= 2) sum += tile[t - 2];
-    out[i] = sum / 3.0f;
-}
-"""
-
 
 def sliding_average(x: np.ndarray, block: int) -> np.ndarray:
     rows = x.reshape(-1, block)

@@ -148,6 +148,10 @@ struct ClassLoss {
 //  sgd_step   one SGD step on one parameter, in place, in one pass: param, grad and
 //             momentum_buffer (null without momentum) contiguous, one shape and float dtype.
 //  adam_step  one Adam / AdamW step the same way: param, exp_avg, exp_avg_sq updated in place.
+//  amp_unscale  GradScaler's check: grad (contiguous, float) *= inv_scale in place, and
+//             found_inf[0] = 1 when any element of grad was inf or NaN. found_inf and
+//             inv_scale are one-element float32 tensors on grad's device, read and written
+//             by the kernel itself, so the host never waits for the GPU here.
 //  softmax    out = softmax(in), or log_softmax(in) when `log`, along dim; in and out contiguous,
 //             one floating dtype and shape, not empty. Each row of softmax_rows(shape, dim) is
 //             read once for its max and sum (online, softmax_math.h), then written.
@@ -203,6 +207,7 @@ struct ClassLoss {
       (const Tensor& param, const Tensor& grad, const Tensor& momentum_buffer, const SgdStep& opt))  \
     X(adam_step, (const Tensor& param, const Tensor& grad, const Tensor& exp_avg,                    \
                   const Tensor& exp_avg_sq, const AdamStep& opt))                                  \
+    X(amp_unscale, (const Tensor& grad, const Tensor& found_inf, const Tensor& inv_scale))           \
     X(softmax, (const Tensor& out, const Tensor& in, int64_t dim, bool log))                         \
     X(softmax_backward,                                                                              \
       (const Tensor& grad_in, const Tensor& grad_out, const Tensor& out, int64_t dim, bool log))     \
@@ -249,6 +254,29 @@ inline Tensor packed(const Tensor& t, void (*copy)(const Tensor& dst, const Tens
 
 // Reseeds the generator of every device that has kernels (minitorch.manual_seed).
 void manual_seed_all_devices(uint64_t seed);
+
+// TF32 tensor-core math for float32 GEMMs on a GPU, PyTorch's two switches: matmul and
+// Linear follow backends.cuda.matmul.allow_tf32 (off by default), convolutions follow
+// backends.cudnn.allow_tf32 (on by default). The CPU and the emulator compute in full
+// float32 whatever they say.
+struct Tf32Switches {
+    bool matmul = false;
+    bool conv = true;
+};
+Tf32Switches& tf32_switches();
+// While one lives, the GEMMs this thread runs are a convolution's (conv2d and its backward).
+class ConvGemmScope {
+public:
+    ConvGemmScope();
+    ~ConvGemmScope();
+    ConvGemmScope(const ConvGemmScope&) = delete;
+    ConvGemmScope& operator=(const ConvGemmScope&) = delete;
+
+private:
+    bool prev_;
+};
+// May a float32 GEMM that starts now on this thread use TF32?
+bool tf32_allowed_now();
 
 namespace cpu {
 const KernelTable& kernel_table();

@@ -130,5 +130,10 @@ std::tuple<Tensor, Tensor> lstm_cell(const Tensor& gates, const Tensor& c_prev);
 Tensor sgd_step(const Tensor& param, const Tensor& grad, const Tensor& momentum_buffer, SgdStep opt);
 void adam_step(const Tensor& param, const Tensor& grad, const Tensor& exp_avg, const Tensor& exp_avg_sq,
                const AdamStep& opt);
+// GradScaler's unscale (PyTorch's _amp_foreach_non_finite_check_and_unscale_): each grad
+// *= inv_scale in place, found_inf set to 1 if any of them held inf or NaN; one kernel
+// launch per grad. found_inf, inv_scale: one-element float32 tensors on the grads' device.
+void amp_foreach_non_finite_check_and_unscale_(const std::vector<Tensor>& grads, const Tensor& found_inf,
+                                               const Tensor& inv_scale);
 
 }  // namespace minitorch

@@ -97,4 +97,15 @@ MT_HOST_DEVICE inline T adam_update(const AdamScalars<T>& s, T p, T g, T& m, T& 
     return p - s.step_size * (m / denom);
 }
 
+// ---- GradScaler (minitorch.amp) ------------------------------------------------------
+//   found_inf = 1 if g is inf or NaN;  g = g * inv_scale
+// The check reads g before scaling, as PyTorch's _amp_foreach_non_finite_check_and_unscale_.
+// inv_scale is float32 (the scale's dtype); the product is taken in g's own type.
+template <class T>
+MT_HOST_DEVICE inline T amp_unscale_value(T g, float inv_scale, bool& non_finite)
+{
+    non_finite = non_finite || is_nan(g) || is_inf(g);
+    return g * T(inv_scale);
+}
+
 }  // namespace minitorch

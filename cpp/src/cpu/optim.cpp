@@ -6,6 +6,8 @@
 // the parameter then cannot change them, so their tests leave the loop), the momentum
 // and no-momentum SGD loops are written apart, and CMake compiles this file with
 // -fno-math-errno (sqrt that need not set errno is one vector instruction).
+#include <atomic>
+
 #include "kernels_cpu.h"
 #include "minitorch/optim_math.h"
 #include "minitorch/parallel.h"
@@ -47,6 +49,23 @@ void adam_step(const Tensor& param, const Tensor& grad, const Tensor& exp_avg, c
             const AdamScalars<T> local = s;
             for (int64_t i = begin; i < end; ++i) p[i] = adam_update(local, p[i], g[i], m[i], v[i]);
         });
+    });
+}
+
+// grad: contiguous, float; found_inf, inv_scale: one float32 each.
+void amp_unscale(const Tensor& grad, const Tensor& found_inf, const Tensor& inv_scale)
+{
+    const float inv = *inv_scale->data_as<float>();
+    dispatch_floating(grad->dtype, "amp_unscale", [&](auto tag) {
+        using T = typename decltype(tag)::type;
+        T* g = grad->data_as<T>();
+        std::atomic<bool> any{false};
+        parallel_for(grad->numel(), kGrainSize, [&, g, inv](int64_t begin, int64_t end) {
+            bool non_finite = false;
+            for (int64_t i = begin; i < end; ++i) g[i] = amp_unscale_value(g[i], inv, non_finite);
+            if (non_finite) any.store(true, std::memory_order_relaxed);
+        });
+        if (any.load()) *found_inf->data_as<float>() = 1.0f;
     });
 }
 

@@ -108,6 +108,7 @@ struct Conv2dBackward : Node {
         Tensor gw = need_w ? zeros(ws, dt, device) : Tensor();
         if ((need_x || need_w) && G->numel() && plan.patch) {
             const auto& k = kernels(device);
+            ConvGemmScope conv_gemms;  // these GEMMs follow backends.cudnn.allow_tf32
             Tensor cols = need_w ? plan.buffer(dt, device) : Tensor();
             Tensor dcols = need_x ? plan.buffer(dt, device) : Tensor();
             Tensor wc = need_x ? contiguous(weight) : Tensor();
@@ -232,6 +233,7 @@ Tensor conv2d(const Tensor& x, const Tensor& weight, const Tensor& bias, std::ar
             k.fill(y, Scalar(0.0));  // no input channels: a sum of nothing
         } else {
             Tensor wc = contiguous(weight), cols = plan.buffer(x->dtype, device);
+            ConvGemmScope conv_gemms;  // these GEMMs follow backends.cudnn.allow_tf32
             for (int64_t n0 = 0; n0 < w.N; n0 += plan.chunk) {
                 const int64_t m = std::min(plan.chunk, w.N - n0);
                 k.matmul(per_sample(y, n0, m, O, plan.pixels), plan.weights(wc, m, false),

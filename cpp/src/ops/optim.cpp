@@ -85,4 +85,42 @@ void adam_step(const Tensor& param, const Tensor& grad, const Tensor& exp_avg, c
     autograd::bump_version(exp_avg_sq);
 }
 
+void amp_foreach_non_finite_check_and_unscale_(const std::vector<Tensor>& grads, const Tensor& found_inf,
+                                               const Tensor& inv_scale)
+{
+    const char* op = "_amp_foreach_non_finite_check_and_unscale_";
+    MT_PROFILE_OP("amp_unscale", found_inf, inv_scale);
+    autograd::NoGradGuard guard;
+    auto check_scalar = [&](const char* what, const Tensor& t) {
+        MT_CHECK(t->numel() == 1, op, ": ", what, " must be a 1-element tensor, got shape ", t->shape);
+        MT_CHECK_TYPE(t->dtype == DType::Float32, op, ": ", what, " must be a float32 tensor, got ", t->dtype);
+    };
+    check_scalar("found_inf", found_inf);
+    check_scalar("inv_scale", inv_scale);
+    check_same_device(op, found_inf, inv_scale);
+    for (const Tensor& g : grads) {
+        check_same_device(op, g, found_inf);
+        MT_CHECK_TYPE(is_floating(g->dtype), op, ": expected floating-point gradients, got ", g->dtype);
+        MT_CHECK(g->storage != found_inf->storage && g->storage != inv_scale->storage, op,
+                 ": a gradient shares memory with found_inf or inv_scale");
+    }
+    // The scalars are read by the kernel where they lie; a strided one-element view is made
+    // contiguous (a copy only for inv_scale, which is only read).
+    Tensor inv = contiguous(inv_scale);
+    Tensor flag = found_inf->is_contiguous() ? found_inf : contiguous(found_inf);
+    for (const Tensor& g : grads) {
+        if (!g->numel()) continue;
+        if (g->is_contiguous()) {
+            kernels(g->device()).amp_unscale(g, flag, inv);
+        } else {  // rare for a gradient: scale a packed copy and write it back
+            Tensor packed = contiguous(g);
+            kernels(g->device()).amp_unscale(packed, flag, inv);
+            copy_(g, packed);
+        }
+        autograd::bump_version(g);
+    }
+    if (flag != found_inf) copy_(found_inf, flag);
+    autograd::bump_version(found_inf);
+}
+
 }  // namespace minitorch

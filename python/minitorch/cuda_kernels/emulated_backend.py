@@ -11,6 +11,7 @@ Libraries are cached in ``$MINITORCH_CACHE_DIR/kernels`` (default
 """
 from __future__ import annotations
 
+import contextlib
 import ctypes
 import ctypes.util
 import functools
@@ -122,6 +123,22 @@ def cache_dir() -> Path:
     return Path(base) / "kernels"
 
 
+@contextlib.contextmanager
+def replace_atomically(path: Path):
+    """Yields a temporary file name beside `path` to write; renames it to `path` when the
+    block succeeds and removes it when it fails. A rename is atomic, so another process
+    sees no file or a whole one, never half of one."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, temporary = tempfile.mkstemp(prefix=path.stem + ".", suffix=".tmp", dir=path.parent)
+    os.close(fd)
+    try:
+        yield temporary
+        os.replace(temporary, path)
+    finally:
+        if os.path.exists(temporary):
+            os.remove(temporary)
+
+
 def generated_source(source: str, names: Sequence[str], filename: str) -> str:
     """The text the compiler reads: the student's source, with its messages naming
     `filename` and its own line numbers, then a launcher for each kernel in `names`."""
@@ -153,12 +170,8 @@ class EmulatedBackend:
 
 
 def _build(command: list[str], libraries: list[str], text: str, path: Path, filename: str) -> None:
-    """Compiles into a temporary file beside `path`, then renames it: a rename is
-    atomic, so another process sees no library or a whole one, never half of one."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, temporary = tempfile.mkstemp(prefix=path.stem + ".", suffix=".tmp", dir=path.parent)
-    os.close(fd)
-    try:
+    """Compiles into a temporary file beside `path`, then renames it (replace_atomically)."""
+    with replace_atomically(path) as temporary:
         result = subprocess.run([*command, "-o", temporary, "-", *libraries], input=text, capture_output=True,
                                 text=True)
         if result.returncode != 0:
@@ -169,10 +182,6 @@ def _build(command: list[str], libraries: list[str], text: str, path: Path, file
                         "or a template named without its <arguments>?)")
             raise CompileError(f"{filename}: compiling the kernel failed ({shlex.join(command[:1])}):\n{log}{hint}",
                                log)
-        os.replace(temporary, path)
-    finally:
-        if os.path.exists(temporary):
-            os.remove(temporary)
 
 
 # ---------------------------------------------------------------- launching

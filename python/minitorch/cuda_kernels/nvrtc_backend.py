@@ -15,14 +15,13 @@ import glob
 import hashlib
 import json
 import os
-import tempfile
 from pathlib import Path
 from typing import Any, Sequence
 
 import numpy as np
 
 from .. import _C
-from .emulated_backend import cache_dir
+from .emulated_backend import cache_dir, replace_atomically
 from .kernel import MAX_DYNAMIC_SHARED, CompileError, Dims, tensor_pointer
 
 CACHE_FORMAT = 1
@@ -70,11 +69,8 @@ _loaded: dict[str, "GpuModule"] = {}
 
 
 def _write_atomically(path: Path, text: str) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, temporary = tempfile.mkstemp(prefix=path.stem + ".", suffix=".tmp", dir=path.parent)
-    with os.fdopen(fd, "w") as f:
-        f.write(text)
-    os.replace(temporary, path)
+    with replace_atomically(path) as temporary:
+        Path(temporary).write_text(text)
 
 
 class GpuModule:

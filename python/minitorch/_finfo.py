@@ -1,0 +1,86 @@
+"""``minitorch.finfo`` and ``minitorch.iinfo``: the numeric limits of a dtype (PyTorch's
+names and fields).
+
+    >>> minitorch.finfo(minitorch.float32).eps     # the gap between 1.0 and the next float
+    1.1920928955078125e-07
+    >>> minitorch.iinfo(minitorch.int64).max
+    9223372036854775807
+
+For a floating dtype: ``bits``, ``eps``, ``max``, ``min`` (= -max), ``tiny`` and its other
+name ``smallest_normal`` (the smallest positive normal number; subnormals go below it with
+less precision), ``resolution`` (10 ** -decimal digits) and ``dtype`` (its name). The values
+are those of IEEE 754 binary32 / binary64, read from NumPy.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from . import _C
+
+_FLOATING = {"float32": np.float32, "float64": np.float64}
+_INTEGRAL = {"int64": np.int64}
+
+
+def _numpy_type(fn: str, dtype, table: dict, kind: str, other: str):
+    """The dtype's name and NumPy type, or a TypeError naming the function to use instead."""
+    if not isinstance(dtype, _C.dtype):
+        raise TypeError(f"minitorch.{fn}(): expected a minitorch.dtype, got {type(dtype).__name__}")
+    if dtype.name not in table:
+        raise TypeError(f"minitorch.{fn}() requires {kind} input type, got minitorch.{dtype.name}; "
+                        f"use minitorch.{other} for it")
+    return dtype.name, table[dtype.name]
+
+
+class _DtypeInfo:
+    """Two infos are equal when they describe the same dtype."""
+
+    dtype: str
+
+    def __eq__(self, other) -> bool:
+        return type(other) is type(self) and other.dtype == self.dtype
+
+    def __hash__(self) -> int:
+        return hash((type(self).__name__, self.dtype))
+
+
+class finfo(_DtypeInfo):
+    """Machine limits of a floating dtype (the default dtype when none is given)."""
+
+    def __init__(self, type=None):  # noqa: A002  (PyTorch's parameter name)
+        if type is None:
+            from ._functions import get_default_dtype
+
+            type = get_default_dtype()
+        name, np_type = _numpy_type("finfo", type, _FLOATING, "a floating point", "iinfo")
+        info = np.finfo(np_type)
+        self.bits = int(info.bits)
+        self.eps = float(info.eps)
+        self.max = float(info.max)
+        self.min = float(info.min)
+        self.tiny = float(info.tiny)
+        self.smallest_normal = self.tiny
+        self.resolution = 10.0 ** -int(info.precision)
+        self.dtype = name
+
+    def __repr__(self) -> str:
+        return (
+            f"finfo(resolution={self.resolution:g}, min={self.min:g}, max={self.max:g}, eps={self.eps:g}, "
+            f"smallest_normal={self.smallest_normal:g}, tiny={self.tiny:g}, dtype={self.dtype})"
+        )
+
+
+class iinfo(_DtypeInfo):
+    """Machine limits of an integer dtype: ``bits``, ``min``, ``max``, ``dtype``."""
+
+    def __init__(self, type):  # noqa: A002
+        if type == _C.dtype.bool:
+            raise TypeError("minitorch.bool is not supported by minitorch.iinfo")
+        name, np_type = _numpy_type("iinfo", type, _INTEGRAL, "an integer", "finfo")
+        info = np.iinfo(np_type)
+        self.bits = int(info.bits)
+        self.min = int(info.min)
+        self.max = int(info.max)
+        self.dtype = name
+
+    def __repr__(self) -> str:
+        return f"iinfo(min={self.min:g}, max={self.max:g}, dtype={self.dtype})"
