@@ -186,7 +186,7 @@ def test_foreach_check_refuses_mixed_devices():
 def test_the_state_machine_errors():
     model, opt = model_and_opt("cpu")
     s = GradScaler("cpu")
-    with pytest.raises(RuntimeError, match="scale"):
+    with pytest.raises(AssertionError, match="scale is None"):
         s.step(opt)  # nothing scaled yet
     s.scale(model(batch("cpu")).sum()).backward()
     s.unscale_(opt)
@@ -200,8 +200,11 @@ def test_the_state_machine_errors():
     with pytest.raises(RuntimeError, match="Closure"):
         s.step(opt, closure=lambda: 0.0)
     s.update()
-    with pytest.raises(AssertionError, match="No inf checks"):
+    with pytest.raises(AssertionError, match="No inf checks were recorded prior to update"):
         s.update()
+    opt.zero_grad()  # no gradients at all: nothing was checked
+    with pytest.raises(AssertionError, match="No inf checks were recorded for this optimizer"):
+        s.step(opt)
 
 
 def test_constructor_checks():

@@ -103,9 +103,10 @@ class GradScaler:
         return self._per_optimizer_states.setdefault(id(optimizer), _new_state())
 
     def _check_scale(self, fn: str) -> None:
+        # PyTorch asserts these two (AssertionError), so minitorch raises the same type.
         if self._scale is None:
-            raise RuntimeError(f"GradScaler.{fn}: no scale yet; this may mean that no loss was scaled "
-                               "with this scaler (call scaler.scale(loss) before backward).")
+            raise AssertionError(f"Attempted {fn} but the scale is None: this may mean that no loss was scaled "
+                                 "with this scaler earlier in the iteration (scaler.scale(loss).backward()).")
 
     def unscale_(self, optimizer) -> None:
         """Divides the optimizer's gradients by the scale, in place, and records whether any
@@ -152,6 +153,8 @@ class GradScaler:
             raise RuntimeError("step() has already been called since the last update().")
         if state["stage"] is _Stage.READY:
             self.unscale_(optimizer)
+        if not state["found_inf_per_device"]:
+            raise AssertionError("No inf checks were recorded for this optimizer.")  # it has no gradients
         retval = None
         if not self._found_inf(state):
             retval = optimizer.step(*args, **kwargs)
