@@ -8,7 +8,8 @@ On a real GPU, in one run and beside PyTorch when a CUDA build of torch is insta
    elementwise ops, a large matmul — as ms per call and the minitorch / PyTorch ratio
    (below 1 means minitorch is faster), plus the full sum's bandwidth;
 2. training steps of the lectures' models: the MNIST MLP and a small CNN, batch 64;
-3. GFLOP/s of the naive, tiled and cuBLAS matmul kernels (the lectures' comparison).
+3. GFLOP/s of the naive, tiled and cuBLAS matmul kernels (the lectures' comparison);
+4. GEMM TFLOP/s in FP32 and in TF32 (backends.cuda.matmul.allow_tf32 on both sides).
 
 Without a GPU it says so and exits cleanly (the emulated build runs kernels on the CPU,
 so its timings mean nothing).
@@ -202,6 +203,30 @@ def gflops(impl: str, n: int) -> float:
         return 2.0 * n**3 / (ms_per_call(lambda: a @ b, minitorch.cuda.synchronize, 3, 1) / 1e3) / 1e9
 
 
+def gemm_tflops(lib, n: int, tf32: bool) -> float:
+    """TFLOP/s of an n^3 float32 matmul with the library's TF32 switch set to `tf32`
+    (its own switch: minitorch.backends.cuda.matmul.allow_tf32 or torch's)."""
+    lib.backends.cuda.matmul.allow_tf32 = tf32
+    try:
+        a, b = lib.randn(n, n, device=DEVICE), lib.randn(n, n, device=DEVICE)
+        sync = minitorch.cuda.synchronize if lib is minitorch else lib.cuda.synchronize
+        return 2.0 * n**3 / (ms_per_call(lambda: a @ b, sync, 3, 5) / 1e3) / 1e12
+    finally:
+        lib.backends.cuda.matmul.allow_tf32 = False
+
+
+def precision_table(sizes, torch) -> None:
+    """GEMM TFLOP/s in FP32 and TF32 (backends.cuda.matmul.allow_tf32) beside PyTorch's."""
+    print(f"\n{'N':>6} {'FP32 TF/s':>10} {'torch':>7} {'ratio':>6} {'TF32 TF/s':>10} {'torch':>7} {'ratio':>6}")
+    for n in sizes:
+        cells = []
+        for tf32 in (False, True):
+            mt = gemm_tflops(minitorch, n, tf32)
+            ref = gemm_tflops(torch, n, tf32) if torch else float("nan")
+            cells.append(f"{mt:>10.1f} {ref:>7.1f} {mt / ref:>5.2f}x")
+        print(f"{n:>6} " + " ".join(cells))
+
+
 def main() -> None:
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--quick", action="store_true", help="smaller sizes (a quick look, not the issue's table)")
@@ -223,6 +248,7 @@ def main() -> None:
     for n in args.sizes:
         row = [gflops(impl, n) if (impl != "naive" or n <= 2048) else float("nan") for impl in ("naive", "tiled", "cublas")]
         print(f"{n:>6} {row[0]:>11.1f} {row[1]:>11.1f} {row[2]:>12.1f}")
+    precision_table(args.sizes, torch)
 
 
 if __name__ == "__main__":
