@@ -132,3 +132,27 @@ def test_tf32_changes_nothing_off_the_gpu(device):
         outs.append(((a @ b).cpu().numpy(), F.conv2d(x, w).cpu().numpy()))
     for u, v in zip(*outs):
         np.testing.assert_array_equal(u, v)
+
+
+@pytest.mark.skipif(not minitorch.cuda.is_available() or minitorch.cuda.is_emulated(),
+                    reason="cuBLAS runs only on a real GPU")
+def test_each_switch_picks_the_gemm_on_a_gpu():
+    """Through the profiler: a float32 matmul uses the TF32 GEMM exactly when
+    backends.cuda.matmul.allow_tf32 is on, a convolution when backends.cudnn.allow_tf32 is."""
+    from minitorch.profiler import ProfilerActivity, profile
+
+    backends.cuda.matmul.kernel = "cublas"
+    a, b = minitorch.randn(64, 64, device="cuda"), minitorch.randn(64, 64, device="cuda")
+    x, w = minitorch.randn(2, 3, 8, 8, device="cuda"), minitorch.randn(4, 3, 3, 3, device="cuda")
+
+    def gemms(fn):
+        with profile(activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA]) as prof:
+            fn()
+        return {k.name for e in prof.events() for k in e.kernels if k.name.startswith("cublas")}
+
+    for matmul_tf32, conv_tf32 in [(False, False), (True, False), (False, True), (True, True)]:
+        backends.cuda.matmul.allow_tf32 = matmul_tf32
+        backends.cudnn.allow_tf32 = conv_tf32
+        want = lambda on: {"cublasGemmStridedBatchedEx(tf32)" if on else "cublasSgemmStridedBatched"}  # noqa: E731
+        assert gemms(lambda: a @ b) == want(matmul_tf32)
+        assert gemms(lambda: F.conv2d(x, w)) == want(conv_tf32)
