@@ -42,7 +42,7 @@ __global__ void copy_kernel(Strided<2> s)
     MT_GRID_STRIDE(i, s.numel) {
         int64_t off[2];
         s.offsets(i, off);
-        *reinterpret_cast<D*>(s.base[0] + off[0]) = static_cast<D>(*reinterpret_cast<const S*>(s.base[1] + off[1]));
+        *reinterpret_cast<D*>(s.base[0] + off[0]) = convert<D>(*reinterpret_cast<const S*>(s.base[1] + off[1]));
     }
 }
 
@@ -211,9 +211,10 @@ void copy(const Tensor& dst, const Tensor& src)
         return;
     }
     Strided<2> s = make_strided<2>({dst.get(), src.get()});
-    dispatch(dst->dtype, [&](auto dt) {
+    // Any storage type to any other: 16-bit values convert through float (half.h).
+    dispatch_storage(dst->dtype, [&](auto dt) {
         using D = typename decltype(dt)::type;
-        dispatch(src->dtype, [&](auto st) {
+        dispatch_storage(src->dtype, [&](auto st) {
             using S = typename decltype(st)::type;
             MT_LAUNCH(blocks_for(s.numel), kThreads, 0, 0, copy_kernel<D, S>)(s);
         });
@@ -224,7 +225,7 @@ void copy(const Tensor& dst, const Tensor& src)
 void fill(const Tensor& dst, Scalar value)
 {
     Strided<1> s = make_strided<1>({dst.get()});
-    dispatch(dst->dtype, [&](auto tag) {
+    dispatch_storage(dst->dtype, [&](auto tag) {
         using T = typename decltype(tag)::type;
         MT_LAUNCH(blocks_for(s.numel), kThreads, 0, 0, fill_kernel<T>)(s, value.to<T>());
     });

@@ -16,7 +16,7 @@ import minitorch
 from conftest import DEVICES, assert_tensor_equal
 
 F32, F64, I64, BOOL = minitorch.float32, minitorch.float64, minitorch.int64, minitorch.bool
-NP = {F32: np.float32, F64: np.float64, I64: np.int64, BOOL: np.bool_}
+NP = {F32: np.float32, F64: np.float64, I64: np.int64, BOOL: np.bool_, minitorch.float16: np.float16}
 
 
 def vec(dtype, device="cpu", values=(1, 2, 3)):
@@ -204,7 +204,7 @@ INFERENCE = [
     (np.array([1, 2], np.int64), I64),
     (np.array([1, 2], np.int32), I64),  # widened
     (np.array([1, 2], np.uint8), I64),
-    (np.array([1.0], np.float16), F32),
+    (np.array([1.0], np.float16), minitorch.float16),  # kept, as PyTorch keeps it
     (np.array([True]), BOOL),
     (np.float64(2.0), F64),
     (np.int32(3), I64),

@@ -13,6 +13,8 @@ std::optional<DType> dtype_from_name(const std::string& s)
     if (s == "float64" || s == "double") return DType::Float64;
     if (s == "int64" || s == "long") return DType::Int64;
     if (s == "bool") return DType::Bool;
+    if (s == "float16" || s == "half") return DType::Float16;
+    if (s == "bfloat16") return DType::BFloat16;
     return std::nullopt;
 }
 }  // namespace
@@ -32,12 +34,12 @@ DType dtype_arg(py::handle h, DType fallback)
             name = py::str(py::dtype::from_args(py::reinterpret_borrow<py::object>(h)).attr("name"));
         } catch (py::error_already_set&) {
             throw TypeError(detail::str("invalid dtype ", std::string(py::repr(h)),
-                                        "; expected one of minitorch.float32, float64, int64, bool"));
+                                        "; expected one of minitorch.float32, float64, float16, bfloat16, int64, bool"));
         }
     }
     auto t = dtype_from_name(name);
     MT_CHECK_TYPE(t.has_value(), "unsupported dtype '", name,
-                  "': minitorch supports float32, float64, int64 and bool");
+                  "': minitorch supports float32, float64, float16, bfloat16, int64 and bool");
     return *t;
 }
 
@@ -172,7 +174,9 @@ std::optional<Tensor> operand_like(py::handle h, const Tensor& like)
     auto s = scalar_arg(h);
     if (!s) return std::nullopt;
     // A number of a category no higher than the tensor's never decides the result dtype.
-    if (category(s->dtype) <= category(like->dtype)) return number_tensor(*s, like->device(), like->dtype);
+    // (A number meeting a 16-bit tensor is kept as float32: see operand_dtype in ops/elementwise.cpp.)
+    if (category(s->dtype) <= category(like->dtype))
+        return number_tensor(*s, like->device(), is_16bit(like->dtype) ? DType::Float32 : like->dtype);
     return number_tensor(*s, like->device(), std::nullopt);
 }
 
@@ -192,6 +196,18 @@ py::dtype numpy_dtype(DType t)
         case DType::Int64: return py::dtype("int64");
         case DType::Float32: return py::dtype("float32");
         case DType::Float64: return py::dtype("float64");
+        case DType::Float16: return py::dtype("float16");
+        case DType::BFloat16: {
+            // NumPy has no bfloat16; the ml_dtypes package (JAX's) adds one.
+            py::object bf16;
+            try {
+                bf16 = py::module_::import("ml_dtypes").attr("bfloat16");
+            } catch (py::error_already_set&) {
+                throw TypeError("bfloat16 has no NumPy dtype without the ml_dtypes package: pip install ml_dtypes, "
+                                "or convert with .float() first");
+            }
+            return py::dtype::from_args(bf16);
+        }
     }
     return py::dtype("float32");
 }

@@ -39,7 +39,7 @@ bool cuda_emulated()
 
 // ---- the DLPack ABI ----
 enum DLDeviceType : int32_t { kDLCPU = 1, kDLCUDA = 2, kDLCUDAHost = 3, kDLCUDAManaged = 13 };
-enum DLDataTypeCode : uint8_t { kDLInt = 0, kDLUInt = 1, kDLFloat = 2, kDLBool = 6 };
+enum DLDataTypeCode : uint8_t { kDLInt = 0, kDLUInt = 1, kDLFloat = 2, kDLBfloat = 4, kDLBool = 6 };
 
 struct DLDevice {
     int32_t device_type;
@@ -97,6 +97,8 @@ DLDataType dl_dtype(DType dt)
     case DType::Float64: return {kDLFloat, 64, 1};
     case DType::Int64: return {kDLInt, 64, 1};
     case DType::Bool: return {kDLBool, 8, 1};
+    case DType::Float16: return {kDLFloat, 16, 1};
+    case DType::BFloat16: return {kDLBfloat, 16, 1};
     }
     throw TypeError("to_dlpack: unsupported dtype");
 }
@@ -167,11 +169,13 @@ DType dtype_from_dl(DLDataType d)
     if (d.code == kDLFloat && d.bits == 64) return DType::Float64;
     if (d.code == kDLInt && d.bits == 64) return DType::Int64;
     if (d.code == kDLBool && d.bits == 8) return DType::Bool;
+    if (d.code == kDLFloat && d.bits == 16) return DType::Float16;
+    if (d.code == kDLBfloat && d.bits == 16) return DType::BFloat16;
     const char* kind = d.code == kDLInt ? "int" : d.code == kDLUInt ? "uint" : d.code == kDLFloat ? "float"
                      : d.code == kDLBool ? "bool" : "code ";
     throw TypeError(detail::str("from_dlpack: minitorch has no dtype for DLPack ", kind,
                                 d.code > kDLFloat && d.code != kDLBool ? std::to_string(d.code) : "", int(d.bits),
-                                "; supported: float32, float64, int64, bool (convert in the other library first)"));
+                                "; supported: float32, float64, float16, bfloat16, int64, bool (convert in the other library first)"));
 }
 
 // A tensor over memory someone else owns; `release` runs when the last view of it dies.

@@ -14,9 +14,12 @@ Tensor from_numpy(py::handle obj)
     else if (name == "float64") dt = DType::Float64;
     else if (name == "int64") dt = DType::Int64;
     else if (name == "bool") dt = DType::Bool;
+    else if (name == "float16") dt = DType::Float16;
+    else if (name == "bfloat16") dt = DType::BFloat16;  // ml_dtypes' type
     else
         throw TypeError(detail::str("from_numpy: can't convert np.ndarray of type ", name,
-                                    "; the only supported types are float32, float64, int64 and bool"));
+                                    "; the only supported types are float32, float64, float16, bfloat16, int64 "
+                                    "and bool"));
     MT_CHECK(arr.dtype().attr("isnative").cast<bool>(), "from_numpy: given numpy array has byte order different from the native byte order");
     const int64_t item = int64_t(itemsize(dt));
     Shape shape(arr.shape(), arr.shape() + arr.ndim());
@@ -64,6 +67,9 @@ py::array to_numpy(const Tensor& t, bool force)
 // A copy of a NumPy array (any strides) in a new tensor of dtype `dt`.
 Tensor from_numpy_copy(py::handle obj, DType dt, Device device)
 {
+    // 16-bit: through float32, then rounded by minitorch's conversion (double -> float ->
+    // 16 bits, as PyTorch converts Python numbers), so no ml_dtypes is needed.
+    if (is_16bit(dt)) return to_dtype(from_numpy_copy(obj, DType::Float32, device), dt);
     py::module_ np = py::module_::import("numpy");
     // np.array(order="C") keeps 0-dim arrays 0-dim (ascontiguousarray would make them 1-D).
     py::array arr = np.attr("array")(obj, py::arg("dtype") = numpy_dtype(dt), py::arg("order") = "C");
@@ -72,8 +78,34 @@ Tensor from_numpy_copy(py::handle obj, DType dt, Device device)
     return device.is_cpu() ? t : to_device(t, device);
 }
 
+// The bits of a 16-bit CPU tensor as a NumPy uint16 array (shared memory), and a new
+// 16-bit tensor from such bits: how bfloat16, which NumPy has no type for, is pickled
+// and saved without ml_dtypes.
+py::array numpy_bits(const Tensor& t)
+{
+    MT_CHECK_TYPE(is_16bit(t->dtype) && t->device().is_cpu(), "_numpy_bits: expected a 16-bit CPU tensor, got ",
+                  t->dtype, " on ", t->device());
+    std::vector<py::ssize_t> shape(t->shape.begin(), t->shape.end()), strides;
+    for (int64_t s : t->strides) strides.push_back(s * 2);
+    auto* keep = new std::shared_ptr<Storage>(t->storage);
+    py::capsule owner(keep, [](void* p) { delete static_cast<std::shared_ptr<Storage>*>(p); });
+    void* data = t->storage->data ? static_cast<void*>(t->data()) : nullptr;
+    return py::array(py::dtype("uint16"), shape, strides, data, owner);
+}
+
+Tensor from_numpy_bits(py::handle obj, DType dt)
+{
+    MT_CHECK_TYPE(is_16bit(dt), "_from_numpy_bits: expected float16 or bfloat16, got ", dt);
+    py::array arr = py::module_::import("numpy").attr("array")(obj, py::arg("dtype") = "uint16", py::arg("order") = "C");
+    Tensor t = empty(Shape(arr.shape(), arr.shape() + arr.ndim()), dt, Device{});
+    if (t->numel()) std::memcpy(t->storage->data, arr.data(), size_t(t->numel()) * 2);
+    return t;
+}
+
 void bind_numpy(py::module_& m)
 {
+    m.def("_numpy_bits", &numpy_bits);
+    m.def("_from_numpy_bits", [](py::handle a, py::handle dtype) { return from_numpy_bits(a, dtype_arg(dtype)); });
     m.def("from_numpy", &from_numpy, py::arg("ndarray"),
           "A tensor sharing memory with a NumPy array (float32, float64, int64 or bool).");
     m.def("_from_numpy_copy", [](py::handle a, py::handle dtype, py::handle device) {

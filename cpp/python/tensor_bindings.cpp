@@ -58,9 +58,10 @@ py::object item(const Tensor& t)
     MT_PROFILE_OP("item", t);  // on a GPU: a copy to the host, which waits for the kernels before it
     MT_CHECK_RUNTIME(t->numel() == 1, "item: a Tensor with ", t->numel(), " elements cannot be converted to Scalar");
     Tensor c = to_device(t, Device{});
-    return dispatch(c->dtype, [&](auto tag) -> py::object {
+    return dispatch_storage(c->dtype, [&](auto tag) -> py::object {
         using T = typename decltype(tag)::type;
-        return py::cast(*c->data_as<T>());
+        if constexpr (std::is_same_v<T, Half> || std::is_same_v<T, BFloat16>) return py::float_(float(*c->data_as<T>()));
+        else return py::cast(*c->data_as<T>());
     });
 }
 

@@ -60,6 +60,9 @@ globals().update({_name: getattr(_C, _name) for _name in _C._elementwise_ops})
 dtype.__repr__ = lambda self: f"minitorch.{self.name}"  # like torch.float32
 float32 = dtype.float32
 float64 = dtype.float64
+float16 = dtype.float16
+bfloat16 = dtype.bfloat16
+half = float16
 int64 = dtype.int64
 bool = dtype.bool  # noqa: A001  (PyTorch spells it torch.bool too)
 float = float32  # noqa: A001

@@ -10,9 +10,8 @@ from ._C import Tensor
 from ._tensor import add_methods
 
 # NumPy dtypes we take as they are, and those we widen to the nearest supported one.
-_NUMPY_KEEP = {"float32", "float64", "int64", "bool"}
+_NUMPY_KEEP = {"float32", "float64", "float16", "bfloat16", "int64", "bool"}  # bfloat16: ml_dtypes' type
 _NUMPY_WIDEN = {
-    "float16": "float32",
     "int8": "int64",
     "int16": "int64",
     "int32": "int64",
@@ -67,7 +66,7 @@ def _infer_dtype(data, arr: np.ndarray):
             return _C.dtype.__members__[_NUMPY_WIDEN[name]]
         raise TypeError(
             f"tensor: can't convert np.ndarray of type {name}; the supported types are "
-            "float32, float64, int64 and bool"
+            "float32, float64, float16, bfloat16, int64 and bool"
         )
     kind = arr.dtype.kind
     if kind == "b":
@@ -89,7 +88,7 @@ def tensor(data, dtype=None, device=None, requires_grad: bool = False) -> Tensor
     arr = _as_numpy(data, "tensor")
     if dtype is None:
         dtype = _infer_dtype(data, arr)
-    elif arr.dtype.kind not in "biuf":
+    elif arr.dtype.kind not in "biuf" and arr.dtype.name != "bfloat16":
         raise TypeError(f"tensor: can't convert data of NumPy dtype {arr.dtype} to a tensor")
     t = _C._from_numpy_copy(arr, dtype, device)
     if requires_grad:

@@ -22,8 +22,8 @@ from ._tensor import add_methods
 # DLPack device types (dlpack.h) minitorch produces or accepts.
 _KDL_CPU, _KDL_CUDA, _KDL_CUDA_HOST, _KDL_CUDA_MANAGED = 1, 2, 3, 13
 
-_TYPESTR = {"float32": "<f4", "float64": "<f8", "int64": "<i8", "bool": "|b1"}
-_FROM_TYPESTR = {"f4": "float32", "f8": "float64", "i8": "int64", "b1": "bool"}
+_TYPESTR = {"float32": "<f4", "float64": "<f8", "float16": "<f2", "int64": "<i8", "bool": "|b1"}
+_FROM_TYPESTR = {"f4": "float32", "f8": "float64", "f2": "float16", "i8": "int64", "b1": "bool"}
 
 
 def _on_gpu(t: Tensor) -> bool:
@@ -61,6 +61,8 @@ def _cuda_array_interface(self):
     if self.requires_grad:
         raise RuntimeError("__cuda_array_interface__: can't export a tensor that requires grad; "
                            "use tensor.detach() first")
+    if self.dtype.name not in _TYPESTR:  # the array interface has no bfloat16: DLPack carries it
+        raise TypeError(f"__cuda_array_interface__: no typestr for {self.dtype}; use __dlpack__ instead")
     item = self.element_size()
     return {
         "shape": tuple(self.shape),

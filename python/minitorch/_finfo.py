@@ -17,7 +17,10 @@ import numpy as np
 
 from . import _C
 
-_FLOATING = {"float32": np.float32, "float64": np.float64}
+_FLOATING = {"float32": np.float32, "float64": np.float64, "float16": np.float16, "bfloat16": None}
+
+# NumPy has no bfloat16: its limits, from the format (8 exponent bits as float32, 7 mantissa bits).
+_BFLOAT16 = dict(bits=16, eps=2.0**-7, max=(2 - 2.0**-7) * 2.0**127, tiny=2.0**-126, precision=2)
 _INTEGRAL = {"int64": np.int64}
 
 
@@ -52,14 +55,18 @@ class finfo(_DtypeInfo):
 
             type = get_default_dtype()
         name, np_type = _numpy_type("finfo", type, _FLOATING, "a floating point", "iinfo")
-        info = np.finfo(np_type)
-        self.bits = int(info.bits)
-        self.eps = float(info.eps)
-        self.max = float(info.max)
-        self.min = float(info.min)
-        self.tiny = float(info.tiny)
+        if np_type is None:
+            info = _BFLOAT16
+        else:
+            n = np.finfo(np_type)
+            info = dict(bits=n.bits, eps=n.eps, max=n.max, tiny=n.tiny, precision=n.precision)
+        self.bits = int(info["bits"])
+        self.eps = float(info["eps"])
+        self.max = float(info["max"])
+        self.min = -self.max
+        self.tiny = float(info["tiny"])
         self.smallest_normal = self.tiny
-        self.resolution = 10.0 ** -int(info.precision)
+        self.resolution = 10.0 ** -int(info["precision"])
         self.dtype = name
 
     def __repr__(self) -> str:

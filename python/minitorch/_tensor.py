@@ -93,7 +93,10 @@ def _index(self) -> int:
 
 def _tolist(self):
     """Nested Python lists of Python numbers (a number for a 0-dim tensor)."""
-    return self.detach().cpu().numpy().tolist()
+    t = self.detach().cpu()
+    if t.dtype in (_C.dtype.float16, _C.dtype.bfloat16):  # Python floats, through float32 (exact)
+        t = t.float()
+    return t.numpy().tolist()
 
 
 def _array(self, dtype=None, copy=None):
@@ -148,6 +151,8 @@ def _requires_grad_(self, requires_grad: bool = True):
 _TYPE_NAMES = {
     _C.dtype.float32: "FloatTensor",
     _C.dtype.float64: "DoubleTensor",
+    _C.dtype.float16: "HalfTensor",
+    _C.dtype.bfloat16: "BFloat16Tensor",
     _C.dtype.int64: "LongTensor",
     _C.dtype.bool: "BoolTensor",
 }
@@ -201,9 +206,10 @@ def _deepcopy(self, memo):
     return new
 
 
-def _rebuild_tensor(array, device: str, requires_grad: bool, cls=None):
-    """The inverse of ``Tensor.__reduce__`` (pickle, multiprocessing)."""
-    t = _C.from_numpy(array)
+def _rebuild_tensor(array, device: str, requires_grad: bool, cls=None, bits_of=None):
+    """The inverse of ``Tensor.__reduce__`` (pickle, multiprocessing). ``bits_of``: the
+    16-bit dtype whose bits ``array`` holds (bfloat16, which NumPy lacks)."""
+    t = _C._from_numpy_bits(array, bits_of) if bits_of else _C.from_numpy(array)
     if device != "cpu":
         t = t.to(device)
     if cls is not None:  # a subclass such as nn.Parameter
@@ -219,9 +225,11 @@ def _reduce(self):
                            "pickle tensor.detach()")
     import numpy as np
 
-    array = np.array(self.detach().cpu().numpy(), copy=True)  # 0-dim stays 0-dim
+    host = self.detach().cpu()
+    bits_of = "bfloat16" if host.dtype == _C.dtype.bfloat16 else None
+    array = np.array(_C._numpy_bits(host) if bits_of else host.numpy(), copy=True)  # 0-dim stays 0-dim
     cls = None if type(self) is Tensor else type(self)
-    return _rebuild_tensor, (array, str(self.device), bool(self.requires_grad), cls)
+    return _rebuild_tensor, (array, str(self.device), bool(self.requires_grad), cls, bits_of)
 
 
 def _format(self, spec):
@@ -252,6 +260,8 @@ _methods = {
     "cuda": _cuda,
     "float": lambda self: self._to(_C.dtype.float32, None, False),
     "double": lambda self: self._to(_C.dtype.float64, None, False),
+    "half": lambda self: self._to(_C.dtype.float16, None, False),
+    "bfloat16": lambda self: self._to(_C.dtype.bfloat16, None, False),
     "long": lambda self: self._to(_C.dtype.int64, None, False),
     "bool": lambda self: self._to(_C.dtype.bool, None, False),
     "type_as": lambda self, other: self._to(other.dtype, None, False),

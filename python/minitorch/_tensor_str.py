@@ -91,7 +91,8 @@ def _body(arr: np.ndarray, fmt, indent: int, summarize: bool) -> str:
 
 
 def tensor_repr(t) -> str:
-    arr = t.detach().cpu().numpy()
+    # 16-bit values are shown through float32, which holds each of them exactly.
+    arr = (t.detach().cpu().float() if t.dtype in (_C.dtype.float16, _C.dtype.bfloat16) else t.detach().cpu()).numpy()
     summarize = arr.size > THRESHOLD
     shown = _summarized(arr) if summarize else arr
     suffixes = []

@@ -2,19 +2,37 @@
 
 safetensors stores raw tensor bytes plus a JSON header — no pickle, so loading a
 file never runs code, and PyTorch/NumPy users can read the files too.
+
+NumPy has no bfloat16, so the safetensors NumPy functions cannot carry it: a state dict
+with bfloat16 tensors is written by ``_save_raw`` (the same format, from the raw bytes)
+and read back through ``safetensors.deserialize``.
 """
 from __future__ import annotations
 
+import json
 import os
+import struct
 
 import numpy as np
 
 from . import _C
 
+# safetensors' dtype codes, and the NumPy type that reads each one's bytes (BF16: its bits).
+_CODES = {"float32": "F32", "float64": "F64", "float16": "F16", "bfloat16": "BF16", "int64": "I64", "bool": "BOOL"}
+_READ = {"F32": np.float32, "F64": np.float64, "F16": np.float16, "BF16": np.uint16, "I64": np.int64,
+         "BOOL": np.bool_, "I32": np.int32, "I16": np.int16, "I8": np.int8, "U8": np.uint8}
+
+
+def _host_array(t: _C.Tensor) -> np.ndarray:
+    """A C-contiguous NumPy copy of t's values; for bfloat16, of its bits (uint16)."""
+    t = t.detach().cpu()
+    arr = _C._numpy_bits(t) if t.dtype == _C.dtype.bfloat16 else t.numpy()
+    return np.array(arr, order="C")  # keeps 0-dim tensors 0-dim
+
 
 def _flatten(obj, prefix: str, out: dict) -> None:
     if isinstance(obj, _C.Tensor):
-        out[prefix] = np.array(obj.detach().cpu().numpy(), order="C")  # keeps 0-dim tensors 0-dim
+        out[prefix] = obj
     elif isinstance(obj, dict):
         for k, v in obj.items():
             if not isinstance(k, str) or (prefix == "" and k == ""):
@@ -29,9 +47,30 @@ def save(obj, f) -> None:
     """Saves a dict of tensors (e.g. ``model.state_dict()``) to the file ``f``."""
     from safetensors.numpy import save_file
 
-    arrays: dict = {}
-    _flatten(obj, "", arrays)
-    save_file(arrays, os.fspath(f))
+    tensors: dict = {}
+    _flatten(obj, "", tensors)
+    if any(t.dtype == _C.dtype.bfloat16 for t in tensors.values()):
+        _save_raw(tensors, os.fspath(f))
+    else:
+        save_file({k: _host_array(t) for k, t in tensors.items()}, os.fspath(f))
+
+
+def _save_raw(tensors: dict, path: str) -> None:
+    """The safetensors layout written directly: an 8-byte little-endian header size, a JSON
+    header naming each tensor's dtype code, shape and byte range, then the bytes."""
+    header, chunks, offset = {}, [], 0
+    for name in sorted(tensors):
+        t = tensors[name]
+        data = _host_array(t).tobytes()
+        header[name] = {"dtype": _CODES[t.dtype.name], "shape": list(t.shape), "data_offsets": [offset, offset + len(data)]}
+        chunks.append(data)
+        offset += len(data)
+    text = json.dumps(header, separators=(",", ":")).encode()
+    text += b" " * (-len(text) % 8)  # the data starts 8-byte aligned
+    with open(path, "wb") as out:
+        out.write(struct.pack("<Q", len(text)) + text)
+        for c in chunks:
+            out.write(c)
 
 
 def load(f, map_location=None) -> dict:
@@ -48,6 +87,8 @@ def load(f, map_location=None) -> dict:
         raise FileNotFoundError(f"load: no such file: {path!r}")
     try:
         arrays = load_file(path)
+    except TypeError:  # a dtype NumPy lacks (BF16): read the raw bytes instead
+        return _load_raw(path, map_location)
     except (SafetensorError, OSError, ValueError) as e:
         raise ValueError(f"load: {path!r} is not a valid safetensors file (truncated or corrupt?): {e}") from e
     import minitorch
@@ -58,4 +99,24 @@ def load(f, map_location=None) -> dict:
             out[k] = minitorch.tensor(v, device=map_location)
         except TypeError as e:
             raise ValueError(f"load: tensor {k!r} in {path!r} has unsupported dtype {v.dtype}") from e
+    return out
+
+
+def _load_raw(path: str, map_location) -> dict:
+    from safetensors import SafetensorError, deserialize
+
+    with open(path, "rb") as f:
+        try:
+            entries = deserialize(f.read())
+        except (SafetensorError, ValueError) as e:
+            raise ValueError(f"load: {path!r} is not a valid safetensors file (truncated or corrupt?): {e}") from e
+    import minitorch
+
+    out = {}
+    for name, e in entries:
+        if e["dtype"] not in _READ:
+            raise ValueError(f"load: tensor {name!r} in {path!r} has unsupported dtype {e['dtype']}")
+        arr = np.frombuffer(bytes(e["data"]), dtype=_READ[e["dtype"]]).reshape(e["shape"])
+        t = _C._from_numpy_bits(arr, "bfloat16") if e["dtype"] == "BF16" else minitorch.tensor(arr)
+        out[name] = t.to(map_location) if map_location is not None else t
     return out

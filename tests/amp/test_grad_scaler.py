@@ -300,3 +300,19 @@ def test_matches_torch_grad_scaler_where_installed():
         ms.update()
         assert ms.get_scale() == ts.get_scale()
         np.testing.assert_allclose(npy(mp.detach()), tp.detach().numpy(), rtol=1e-6)
+
+
+def test_float16_gradients_are_refused_as_in_pytorch():
+    p = minitorch.ones(3, dtype=minitorch.float16, requires_grad=True)
+    opt = minitorch.optim.SGD([p], lr=0.1)
+    s = GradScaler("cpu")
+    s.scale(p.sum()).backward()
+    with pytest.raises(ValueError, match="Attempting to unscale FP16 gradients"):
+        s.step(opt)
+    q = minitorch.ones(3, dtype=minitorch.bfloat16, requires_grad=True)  # bfloat16 is allowed
+    opt = minitorch.optim.SGD([q], lr=0.5)
+    s = GradScaler("cpu", init_scale=4.0)
+    s.scale(q.sum()).backward()
+    s.step(opt)
+    s.update()
+    assert q.tolist() == [0.5, 0.5, 0.5]

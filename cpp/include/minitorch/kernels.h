@@ -6,6 +6,10 @@
 #pragma once
 #include <cstdint>
 #include <string>
+#include <tuple>
+#include <type_traits>
+#include <utility>
+#include <vector>
 
 #include "minitorch/op_list.h"
 #include "minitorch/scalar.h"
@@ -228,17 +232,85 @@ struct KernelTable {
 #define MT_DECLARE_KERNELS() MT_KERNELS(MT_DECLARE_KERNEL)
 // In a device's namespace: defines `const KernelTable& kernel_table()`, its table filled by
 // name from that namespace's kernel functions (one line per device).
-#define MT_FILL_KERNEL(name, params) filled.name = &name;
+// Every kernel goes in through Upcast16 (below), but copy and fill, which handle the
+// 16-bit types themselves.
+#define MT_FILL_KERNEL(name, params) \
+    filled.name = &::minitorch::detail::Upcast16<void params>::template call<&name, &copy>;
 #define MT_DEFINE_KERNEL_TABLE()                      \
     const KernelTable& kernel_table()                 \
     {                                                 \
         static const KernelTable table = [] {         \
             KernelTable filled;                       \
             MT_KERNELS(MT_FILL_KERNEL)                \
+            filled.copy = &copy;                      \
+            filled.fill = &fill;                      \
             return filled;                            \
         }();                                          \
         return table;                                 \
     }
+
+// ---- float16 / bfloat16 tensors in the compute kernels ------------------------------
+// The compute kernels are written for bool, int64, float32 and float64. A float16 or
+// bfloat16 tensor reaches them through Upcast16: each 16-bit tensor argument is staged
+// as a float32 tensor of its shape (converted by the device's copy kernel), the kernel
+// runs in float32, and every staged tensor is converted back, the last argument first,
+// so that outputs (the first arguments, by the convention of this file) are written last
+// and win where an output and an input share memory. So 16-bit ops compute in float32 and
+// round once, when the result is stored, as PyTorch's do; the price is two extra passes
+// over the 16-bit data. Without a 16-bit argument the kernel is called directly.
+namespace detail {
+
+struct Staging16 {
+    void (*copy)(const Tensor& dst, const Tensor& src);
+    std::vector<std::pair<Tensor, Tensor>> staged;  // (the 16-bit tensor, its float32 stand-in)
+
+    Tensor stage(const Tensor& t)
+    {
+        if (!t || !is_16bit(t->dtype)) return t;
+        Tensor f = empty(t->shape, DType::Float32, t->device());
+        if (f->numel()) copy(f, t);
+        staged.emplace_back(t, f);
+        return f;
+    }
+    void write_back()
+    {
+        for (auto it = staged.rbegin(); it != staged.rend(); ++it)
+            if (it->second->numel()) copy(it->first, it->second);
+    }
+};
+
+template <class A>
+bool is_16bit_arg(const A& a)
+{
+    if constexpr (std::is_same_v<A, Tensor>) return a && is_16bit(a->dtype);
+    else return false;
+}
+template <class A>
+A stage_arg(Staging16& s, const A& a)
+{
+    if constexpr (std::is_same_v<A, Tensor>) return s.stage(a);
+    else return a;
+}
+
+// Upcast16<void(kernel parameters)>::call<&kernel, &copy> (the signature is spelled out,
+// rather than deduced from the function pointer, so that nvcc's front end accepts it).
+template <class Signature>
+struct Upcast16;
+template <class... Args>
+struct Upcast16<void(Args...)> {
+    template <void (*Fn)(Args...), void (*Copy)(const Tensor&, const Tensor&)>
+    static void call(Args... args)
+    {
+        if (!(false || ... || is_16bit_arg(args))) return Fn(args...);
+        Staging16 s{Copy, {}};
+        // A braced list is evaluated left to right: the arguments are staged in order.
+        std::tuple<std::decay_t<Args>...> staged{stage_arg(s, args)...};
+        std::apply(Fn, staged);
+        s.write_back();
+    }
+};
+
+}  // namespace detail
 
 const KernelTable& kernels(Device device);
 void register_kernels(DeviceType type, const KernelTable* table);

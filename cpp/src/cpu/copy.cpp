@@ -8,18 +8,19 @@ namespace minitorch::cpu {
 void copy(const Tensor& dst, const Tensor& src)
 {
     StridedPlan<2> plan({dst.get(), src.get()});
-    dispatch(dst->dtype, [&](auto dt) {
+    // Any storage type to any other: 16-bit values convert through float (half.h).
+    dispatch_storage(dst->dtype, [&](auto dt) {
         using D = typename decltype(dt)::type;
-        dispatch(src->dtype, [&](auto st) {
+        dispatch_storage(src->dtype, [&](auto st) {
             using S = typename decltype(st)::type;
             plan.run([](const std::array<char*, 2>& p, const std::array<int64_t, 2>& s, int64_t n) {
                 D* out = reinterpret_cast<D*>(p[0]);
                 const S* in = reinterpret_cast<const S*>(p[1]);
                 if (s[0] == sizeof(D) && s[1] == sizeof(S)) {
-                    for (int64_t i = 0; i < n; ++i) out[i] = static_cast<D>(in[i]);
+                    for (int64_t i = 0; i < n; ++i) out[i] = convert<D>(in[i]);
                 } else {
                     for (int64_t i = 0; i < n; ++i)
-                        *reinterpret_cast<D*>(p[0] + i * s[0]) = static_cast<D>(*reinterpret_cast<const S*>(p[1] + i * s[1]));
+                        *reinterpret_cast<D*>(p[0] + i * s[0]) = convert<D>(*reinterpret_cast<const S*>(p[1] + i * s[1]));
                 }
             }, kMemoryBoundGrain);
         });
@@ -29,7 +30,7 @@ void copy(const Tensor& dst, const Tensor& src)
 void fill(const Tensor& dst, Scalar value)
 {
     StridedPlan<1> plan({dst.get()});
-    dispatch(dst->dtype, [&](auto tag) {
+    dispatch_storage(dst->dtype, [&](auto tag) {
         using T = typename decltype(tag)::type;
         const T v = value.to<T>();
         plan.run([v](const std::array<char*, 1>& p, const std::array<int64_t, 1>& s, int64_t n) {

@@ -26,7 +26,7 @@ Tensor scalar_tensor(Scalar value, Device device, std::optional<DType> dtype)
     Tensor t;
     if (device.is_cpu()) {  // the hot path of `x * 2.0`: write the one value directly
         t = empty({}, dt, device);
-        dispatch(dt, [&](auto tag) {
+        dispatch_storage(dt, [&](auto tag) {
             using T = typename decltype(tag)::type;
             *t->data_as<T>() = value.to<T>();
         });

@@ -66,6 +66,11 @@ const char* bool_hint(const char* op)
     return nullptr;
 }
 
+// The dtype an operand is handed to the kernel in. A Python number meeting a float16 or
+// bfloat16 tensor stays float32, as PyTorch keeps it in its float "opmath" type: h * 0.3
+// multiplies by 0.3, not by 0.3 rounded to 16 bits (the kernel computes in float32 anyway).
+DType operand_dtype(const Tensor& t, DType dt) { return is_16bit(dt) && t->wrapped_number ? DType::Float32 : dt; }
+
 // The dtype an op computes in, from its inputs' (promoted) dtype and its OpResult rule;
 // refuses the dtypes the rule excludes.
 DType compute_dtype(const char* op, OpResult rule, DType dt)
@@ -127,7 +132,7 @@ Tensor binary_forward(BinaryOp op, const Tensor& a, const Tensor& b)
     Shape shape = broadcast_shapes(a->shape, b->shape, i.name);
     Tensor out = empty(shape, result_dtype(i.result, dt), a->device());
     if (out->numel() == 0) return out;
-    Tensor ac = expand(to_dtype(a, dt), shape), bc = expand(to_dtype(b, dt), shape);
+    Tensor ac = expand(to_dtype(a, operand_dtype(a, dt)), shape), bc = expand(to_dtype(b, operand_dtype(b, dt)), shape);
     kernels(a->device()).zip(op, out, ac, bc);
     return out;
 }
@@ -153,7 +158,7 @@ void binary_(BinaryOp op, const Tensor& a, const Tensor& b_in)
     MT_CHECK(shape == a->shape, i.name, "_: output with shape ", a->shape,
              " doesn't match the broadcast shape ", shape);
     if (a->numel() == 0) return;
-    Tensor bc = to_dtype(b, dt);
+    Tensor bc = to_dtype(b, operand_dtype(b, dt));
     if (bc->storage == a->storage) bc = clone(bc);  // x += x.t() must not read what it wrote
     Tensor ac = to_dtype(a, dt);
     if (ac == a) {

@@ -125,6 +125,8 @@ class GradScaler:
             for p in group["params"]:
                 if p.grad is None:
                     continue
+                if p.grad.dtype == _C.dtype.float16:  # PyTorch's rule: keep float32 master weights
+                    raise ValueError("Attempting to unscale FP16 gradients.")
                 by_device.setdefault(str(p.grad.device), []).append(p.grad)
         from .. import full, zeros, float32
 

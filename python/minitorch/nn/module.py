@@ -264,6 +264,12 @@ class Module:
     def double(self) -> "Module":
         return self.to(_C.dtype.float64)
 
+    def half(self) -> "Module":
+        return self.to(_C.dtype.float16)
+
+    def bfloat16(self) -> "Module":
+        return self.to(_C.dtype.bfloat16)
+
     # ---- state ----
     def state_dict(self, prefix: str = "") -> "OrderedDict[str, _C.Tensor]":
         """Every parameter and buffer by dotted name (detached tensors sharing memory)."""
