@@ -89,3 +89,16 @@ def test_training_is_reproducible(tmp_path):
     b = run(tmp_path / "b", "--limit", "3000")
     assert a["loss"] == b["loss"]
     assert a["test_acc"] == b["test_acc"]
+
+
+@needs_mnist
+def test_mixed_precision_runs_reach_the_float32_accuracy(tmp_path):
+    """--precision bf16 / fp16 (autocast; fp16 with a GradScaler) against fp32 on the same
+    10,000 images: within one point of test accuracy, the weights saved in float32."""
+    import minitorch
+
+    acc = {p: run(tmp_path / p, "--limit", "10000", "--precision", p)["test_acc"][0] for p in ("fp32", "bf16", "fp16")}
+    assert acc["fp32"] > 0.75, acc
+    assert abs(acc["bf16"] - acc["fp32"]) < 0.01 and abs(acc["fp16"] - acc["fp32"]) < 0.01, acc
+    sd = minitorch.load(tmp_path / "fp16" / "mnist-mlp-relu.safetensors")
+    assert {v.dtype for v in sd.values()} == {minitorch.float32}

@@ -190,6 +190,7 @@ from . import nn, optim, data, backends, utils, profiler  # noqa: E402,F401
 from .backends import get_float32_matmul_precision, set_float32_matmul_precision  # noqa: E402,F401
 from ._finfo import finfo, iinfo  # noqa: E402,F401
 from . import amp  # noqa: E402,F401
+from .amp import autocast, get_autocast_dtype, is_autocast_enabled  # noqa: E402,F401
 from .data import Generator  # noqa: E402,F401  (torch.Generator)
 from . import distributed  # noqa: E402,F401  (imports no MPI until init_process_group)
 from .serialization import load, save  # noqa: E402,F401

@@ -288,6 +288,14 @@ def train(args) -> dict:
 
     scheduler = (minitorch.optim.lr_scheduler.CosineAnnealingLR(opt, T_max=args.epochs * len(loader))
                  if args.schedule == "cosine" else None)
+    # --precision: fp32; tf32 (float32 with TF32 tensor-core GEMMs, on a GPU); fp16 / bf16
+    # (autocast runs the GEMMs and convolutions in 16 bits, float32 weights; fp16 scales
+    # the loss with a GradScaler so that small gradients do not flush to zero).
+    tf32 = args.precision == "tf32"
+    minitorch.backends.cuda.matmul.allow_tf32 = tf32
+    minitorch.backends.cudnn.allow_tf32 = tf32
+    low = {"fp16": minitorch.float16, "bf16": minitorch.bfloat16}.get(args.precision)
+    scaler = minitorch.amp.GradScaler(device.type, enabled=args.precision == "fp16")
     history = {"step": [], "loss": [], "test_acc": [], "epoch_time": []}
     step = 0
     for epoch in range(1, args.epochs + 1):
@@ -298,10 +306,12 @@ def train(args) -> dict:
         bar = _progress(loader, len(loader), f"epoch {epoch}/{args.epochs}", args.quiet or rank != 0)
         for x, y in bar:
             x, y = standardize(x.to(device), args.dataset), y.to(device)
-            loss = loss_fn(model(x), y)
+            with minitorch.autocast(device.type, dtype=low, enabled=low is not None):
+                loss = loss_fn(model(x), y)
             opt.zero_grad()
-            loss.backward()
-            opt.step()
+            scaler.scale(loss).backward()
+            scaler.step(opt)
+            scaler.update()
             if scheduler is not None:
                 scheduler.step()
             step += 1
@@ -354,6 +364,8 @@ def parse_args(argv=None):
     p.add_argument("--activation", default="relu", choices=["relu", "sigmoid", "tanh"])
     p.add_argument("--hidden", type=int, default=128)
     p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--precision", default="fp32", choices=["fp32", "tf32", "fp16", "bf16"],
+                   help="fp32; tf32 (TF32 GEMMs on a GPU); fp16 / bf16: autocast, with loss scaling for fp16")
     p.add_argument("--threads", type=int, default=None, help="minitorch threads (default: all cores)")
     p.add_argument("--limit", type=int, default=None, help="use only the first N training images (quick runs)")
     p.add_argument("--out", default="runs", help="where to write weights, history and the plot")
