@@ -9,7 +9,8 @@ On a real GPU, in one run and beside PyTorch when a CUDA build of torch is insta
    (below 1 means minitorch is faster), plus the full sum's bandwidth;
 2. training steps of the lectures' models: the MNIST MLP and a small CNN, batch 64;
 3. GFLOP/s of the naive, tiled and cuBLAS matmul kernels (the lectures' comparison);
-4. GEMM TFLOP/s in FP32 and in TF32 (backends.cuda.matmul.allow_tf32 on both sides).
+4. GEMM TFLOP/s in FP32, TF32 (backends.cuda.matmul.allow_tf32 on both sides), FP16 and
+   BF16 (16-bit inputs and outputs), beside PyTorch.
 
 Without a GPU it says so and exits cleanly (the emulated build runs kernels on the CPU,
 so its timings mean nothing).
@@ -203,28 +204,35 @@ def gflops(impl: str, n: int) -> float:
         return 2.0 * n**3 / (ms_per_call(lambda: a @ b, minitorch.cuda.synchronize, 3, 1) / 1e3) / 1e9
 
 
-def gemm_tflops(lib, n: int, tf32: bool) -> float:
-    """TFLOP/s of an n^3 float32 matmul with the library's TF32 switch set to `tf32`
-    (its own switch: minitorch.backends.cuda.matmul.allow_tf32 or torch's)."""
-    lib.backends.cuda.matmul.allow_tf32 = tf32
+def gemm_tflops(lib, n: int, precision: str) -> float:
+    """TFLOP/s of an n^3 matmul in `precision`: "fp32", "tf32" (float32 inputs with the
+    library's allow_tf32 switch on), "fp16" or "bf16" (16-bit inputs and output)."""
+    lib.backends.cuda.matmul.allow_tf32 = precision == "tf32"
     try:
-        a, b = lib.randn(n, n, device=DEVICE), lib.randn(n, n, device=DEVICE)
+        dtype = {"fp16": lib.float16, "bf16": lib.bfloat16}.get(precision, lib.float32)
+        a = lib.randn(n, n, device=DEVICE).to(dtype)
+        b = lib.randn(n, n, device=DEVICE).to(dtype)
         sync = minitorch.cuda.synchronize if lib is minitorch else lib.cuda.synchronize
         return 2.0 * n**3 / (ms_per_call(lambda: a @ b, sync, 3, 5) / 1e3) / 1e12
     finally:
         lib.backends.cuda.matmul.allow_tf32 = False
 
 
+PRECISIONS = ("fp32", "tf32", "fp16", "bf16")
+
+
 def precision_table(sizes, torch) -> None:
-    """GEMM TFLOP/s in FP32 and TF32 (backends.cuda.matmul.allow_tf32) beside PyTorch's."""
-    print(f"\n{'N':>6} {'FP32 TF/s':>10} {'torch':>7} {'ratio':>6} {'TF32 TF/s':>10} {'torch':>7} {'ratio':>6}")
+    """GEMM TFLOP/s per precision beside PyTorch's (the ratio is minitorch / PyTorch: above
+    1 means minitorch is faster here, unlike the time tables)."""
+    print("\nGEMM TFLOP/s: minitorch / PyTorch (ratio) per precision")
+    print(f"{'N':>6} " + " ".join(f"{p:>22}" for p in PRECISIONS))
     for n in sizes:
         cells = []
-        for tf32 in (False, True):
-            mt = gemm_tflops(minitorch, n, tf32)
-            ref = gemm_tflops(torch, n, tf32) if torch else float("nan")
-            cells.append(f"{mt:>10.1f} {ref:>7.1f} {mt / ref:>5.2f}x")
-        print(f"{n:>6} " + " ".join(cells))
+        for p in PRECISIONS:
+            mt = gemm_tflops(minitorch, n, p)
+            ref = gemm_tflops(torch, n, p) if torch else float("nan")
+            cells.append(f"{mt:>7.1f} /{ref:>6.1f} ({mt / ref:4.2f})")
+        print(f"{n:>6} " + " ".join(f"{c:>22}" for c in cells))
 
 
 def main() -> None:
