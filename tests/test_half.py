@@ -278,3 +278,19 @@ def test_safetensors_and_pickle_carry_bfloat16(tmp_path):
         "w": "BF16", "h": "F16", "n": "I64"}
     p = pickle.loads(pickle.dumps(minitorch.nn.Parameter(w)))
     assert p.dtype == BF16 and p.requires_grad and values(p).tolist() == values(w).tolist()
+
+
+@pytest.mark.parametrize("device", DEVICES)
+def test_scalars_keep_float32_precision_forward_and_backward(device):
+    """A Python number or a 0-dim float tensor meeting a float16 tensor is read at float32
+    precision (PyTorch's opmath): 1e-8 is not rounded to float16's 0 first, in the forward
+    product or in the saved operand the backward multiplies by."""
+    w = minitorch.full((3,), 4096.0, dtype=F16, device=device, requires_grad=True)
+    y = w * 1e-8
+    assert values(y).tolist() == [np.float32(np.float16(4096 * np.float32(1e-8)))] * 3
+    w.grad = None
+    (w * 1e-8).sum().backward()
+    assert values(w.grad).tolist() == [0.0] * 3  # 1e-8 itself is below float16's smallest subnormal
+    w.grad = None
+    (w * minitorch.tensor(1e-8, device=device) * 4096.0).sum().backward()
+    np.testing.assert_allclose(values(w.grad), 4096 * 1e-8, rtol=2**-10)

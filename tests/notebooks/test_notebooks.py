@@ -27,6 +27,7 @@ EXPECTED = {
     "04_performance.ipynb",
     "05_sequences_and_attention.ipynb",
     "06_writing_cuda_kernels.ipynb",
+    "07_precision.ipynb",
     "08_feeding_and_scaling.ipynb",
 }
 CELL_TIMEOUT_S = 300

@@ -66,10 +66,15 @@ const char* bool_hint(const char* op)
     return nullptr;
 }
 
-// The dtype an operand is handed to the kernel in. A Python number meeting a float16 or
-// bfloat16 tensor stays float32, as PyTorch keeps it in its float "opmath" type: h * 0.3
+// The dtype an operand is handed to the kernel in. A scalar (a Python number, or a 0-dim
+// tensor of another type, such as one a backward formula saved) meeting a float16 or
+// bfloat16 tensor stays float32, as PyTorch reads it in its float "opmath" type: h * 0.3
 // multiplies by 0.3, not by 0.3 rounded to 16 bits (the kernel computes in float32 anyway).
-DType operand_dtype(const Tensor& t, DType dt) { return is_16bit(dt) && t->wrapped_number ? DType::Float32 : dt; }
+DType operand_dtype(const Tensor& t, DType dt)
+{
+    const bool scalar = t->wrapped_number || (t->dim() == 0 && !is_16bit(t->dtype));
+    return is_16bit(dt) && scalar ? DType::Float32 : dt;
+}
 
 // The dtype an op computes in, from its inputs' (promoted) dtype and its OpResult rule;
 // refuses the dtypes the rule excludes.
