@@ -247,9 +247,19 @@ def main() -> None:
     torch = _torch()
     print("PyTorch:", f"{torch.__version__} (TF32 off)" if torch else "not installed with CUDA: ratios are nan")
 
+    cudnn = minitorch.backends.cudnn
+    print("minitorch convolutions:", f"cuDNN {cudnn.version()}" if cudnn.is_available()
+          else f"im2col + GEMMs ({cudnn.unavailable_reason()})")
+
     mt_rows, n24 = workloads(minitorch, args.quick)
-    times = table("Ops (ms per call)", mt_rows, workloads(torch, args.quick)[0] if torch else None, torch)
+    torch_rows = workloads(torch, args.quick)[0] if torch else None
+    times = table("Ops (ms per call)", mt_rows, torch_rows, torch)
     print(f"full sum bandwidth: {4 * n24 / (times[0] / 1e3) / 1e12:.2f} TB/s")
+    if cudnn.is_available():  # the teaching path on the same rows, for the lecture's comparison
+        conv_rows = [i for i, (name, _) in enumerate(mt_rows) if name.startswith(("conv2d", "small CNN"))]
+        with cudnn.flags(enabled=False):
+            table("Convolutions without cuDNN (backends.cudnn.enabled = False: im2col + GEMMs)",
+                  [mt_rows[i] for i in conv_rows], [torch_rows[i] for i in conv_rows] if torch else None, torch)
     table("Training steps (ms per step)", training_steps(minitorch), training_steps(torch) if torch else None, torch)
 
     print(f"\n{'N':>6} {'naive GF/s':>11} {'tiled GF/s':>11} {'cuBLAS GF/s':>12}")

@@ -1,11 +1,13 @@
 // api.h — the CUDA backend's host functions that the rest of minitorch may call
 // (plain C++: no CUDA headers, so the bindings include it in every build).
 #pragma once
+#include <array>
 #include <cstddef>
 #include <cstdint>
 #include <string>
 #include <vector>
 
+#include "minitorch/kernels.h"  // Window2d
 #include "minitorch/tensor.h"
 
 namespace minitorch::cuda {
@@ -24,6 +26,14 @@ long emulator_diagnostics();    // misuse reports of the emulator so far (always
 bool set_emulator_schedule(const std::string& spec);
 std::string emulator_schedule();
 long host_waits();              // times the host waited for the GPU (copies to the CPU, synchronize)
+
+// cuDNN (cudnn_conv.cu), loaded with dlopen at its first use. library_path: the
+// nvidia-cudnn-cu13 wheel's libcudnn.so.9, tried first ("" for none).
+void cudnn_set_library_path(const std::string& path);
+long cudnn_version();                     // e.g. 91900 for 9.19.0; 0 when it cannot be loaded
+std::string cudnn_unavailable_reason();   // "" while cuDNN can be used
+// cuDNN's output shape (N, O, OH, OW) for a convolution of that geometry (no GPU needed).
+std::array<int64_t, 4> cudnn_forward_output_shape(const Window2d& w, int64_t out_channels);
 
 // Which GPU matmul runs (naive / tiled / cuBLAS), for the lectures' comparison.
 enum class MatmulImpl { Naive, Tiled, Cublas };

@@ -8,7 +8,8 @@
 // lie: any row/column strides for the teaching kernels, and for cuBLAS either contiguous
 // rows or contiguous columns (a transposed view such as W^T is passed with a transpose
 // flag, not copied). Batch dims must collapse to one stride (contiguous batches, or a
-// broadcast operand with stride 0); anything else is copied once first.
+// broadcast operand with stride 0); anything else is copied once first. float16 and
+// bfloat16 GEMMs run on cuBLAS in their own type (tensor cores, float32 sums).
 #include "common.cuh"
 #include "minitorch/matrix_layout.h"
 
@@ -136,6 +137,17 @@ void gemm_cublas(const Tensor& a, const Tensor& b, const Tensor& out, int64_t ba
                                                    CUDA_R_32F, int(la.ld), sa, &beta, out->data_as<float>(), CUDA_R_32F,
                                                    int(N), M * N, int(batch), CUBLAS_COMPUTE_32F_FAST_TF32,
                                                    CUBLAS_GEMM_DEFAULT));
+    } else if (is_16bit(out->dtype)) {
+        // float16 / bfloat16 in and out, float32 sums: cuBLAS runs it on the tensor cores.
+        const bool fp16 = out->dtype == DType::Float16;
+        const cudaDataType_t type = fp16 ? CUDA_R_16F : CUDA_R_16BF;
+        const float alpha = 1.0f, beta = 0.0f;
+        ProfiledLaunch profiled(fp16 ? "cublasGemmStridedBatchedEx(fp16)" : "cublasGemmStridedBatchedEx(bf16)",
+                                dim3(0, 0, 0), dim3(0, 0, 0), 0);
+        MT_CUBLAS_CHECK(cublasGemmStridedBatchedEx(cublas_handle(), opb, opa, int(N), int(M), int(K), &alpha, b->data(),
+                                                   type, int(lb.ld), sb, a->data(), type, int(la.ld), sa, &beta,
+                                                   out->data(), type, int(N), M * N, int(batch), CUBLAS_COMPUTE_32F,
+                                                   CUBLAS_GEMM_DEFAULT));
     } else if (out->dtype == DType::Float32) {
         const float alpha = 1.0f, beta = 0.0f;
         ProfiledLaunch profiled("cublasSgemmStridedBatched", dim3(0, 0, 0), dim3(0, 0, 0), 0);  // one entry per call
@@ -215,6 +227,19 @@ void matmul(const Tensor& out, const Tensor& a_in, const Tensor& b_in, bool sum_
         }
     });
     MT_CUDA_CHECK_LAUNCH("matmul");
+}
+
+// float16 / bfloat16 operands go to cuBLAS as they are, when cuBLAS is the kernel and the
+// GEMM is a plain one (the weight gradient of a convolution, sum_batches, adds its batches
+// with a float kernel). Everything else -- the teaching kernels, the emulated build --
+// computes in float32 through Upcast16, as every other kernel does.
+void matmul_native16(const Tensor& out, const Tensor& a, const Tensor& b, bool sum_batches)
+{
+    const bool native = !MT_CUDA_EMULATED && g_impl == MatmulImpl::Cublas && !sum_batches && is_16bit(out->dtype) &&
+                        a->dtype == out->dtype && b->dtype == out->dtype;
+    if (native) return matmul(out, a, b, false);
+    using Matmul = void(const Tensor&, const Tensor&, const Tensor&, bool);
+    detail::Upcast16<Matmul>::call<&matmul, &copy>(out, a, b, sum_batches);
 }
 
 }  // namespace minitorch::cuda

@@ -65,7 +65,8 @@ void synchronize()
     report_index_errors();
 }
 
-MT_DEFINE_KERNEL_TABLE()
+// matmul: float16 / bfloat16 GEMMs run natively on cuBLAS (tensor cores), not upcast.
+MT_DEFINE_KERNEL_TABLE(filled.matmul = &matmul_native16;)
 
 // Registers the kernels and the allocator when a device is usable; returns whether it is.
 bool init()
@@ -73,6 +74,7 @@ bool init()
     static const bool ok = [] {
         if (device_count() == 0) return false;
         register_kernels(DeviceType::CUDA, &kernel_table());
+        register_conv_library(DeviceType::CUDA, cudnn_conv_library());
         register_allocator(DeviceType::CUDA, &allocate);
         return true;
     }();

@@ -155,4 +155,26 @@ def test_each_switch_picks_the_gemm_on_a_gpu():
         backends.cudnn.allow_tf32 = conv_tf32
         want = lambda on: {"cublasGemmStridedBatchedEx(tf32)" if on else "cublasSgemmStridedBatched"}  # noqa: E731
         assert gemms(lambda: a @ b) == want(matmul_tf32)
-        assert gemms(lambda: F.conv2d(x, w)) == want(conv_tf32)
+        with backends.cudnn.flags(enabled=False):  # the im2col path's GEMMs (cuDNN picks its own math)
+            assert gemms(lambda: F.conv2d(x, w)) == want(conv_tf32)
+
+
+@pytest.mark.skipif(not minitorch.cuda.is_available() or minitorch.cuda.is_emulated(),
+                    reason="cuBLAS runs only on a real GPU")
+@pytest.mark.parametrize("dtype,call", [(minitorch.float16, "cublasGemmStridedBatchedEx(fp16)"),
+                                        (minitorch.bfloat16, "cublasGemmStridedBatchedEx(bf16)")])
+def test_16bit_matmul_is_one_cublas_gemm_in_its_own_type(dtype, call):
+    """No float32 staging: a 16-bit matmul (a transposed operand too) is one cuBLAS call on
+    16-bit data, whose float32 sums match the float32 product of the same 16-bit inputs."""
+    from minitorch.profiler import ProfilerActivity, profile
+
+    backends.cuda.matmul.kernel = "cublas"
+    a = minitorch.randn(3, 48, 40, device="cuda").to(dtype)
+    b = minitorch.randn(24, 40, device="cuda").to(dtype).t()
+    with profile(activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA]) as prof:
+        c = a @ b
+    assert [k.name for e in prof.events() for k in e.kernels] == [call]
+    assert c.dtype == dtype
+    want = (a.float() @ b.float()).cpu().numpy()
+    tol = 1e-2 if dtype == minitorch.float16 else 8e-2
+    np.testing.assert_allclose(c.float().cpu().numpy(), want, rtol=tol, atol=tol * np.abs(want).max())

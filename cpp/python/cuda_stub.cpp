@@ -85,6 +85,22 @@ void bind_cuda(py::module_& m)
         auto i = c::matmul_impl();
         return i == c::MatmulImpl::Naive ? "naive" : i == c::MatmulImpl::Tiled ? "tiled" : "cublas";
     });
+    // cuDNN (minitorch.backends.cudnn): loading it needs no GPU, only its library.
+    m.def("_cudnn_set_library_path", &c::cudnn_set_library_path);
+    m.def("_cudnn_version", [] { return c::cudnn_version(); });
+    m.def("_cudnn_unavailable_reason", [] { return c::cudnn_unavailable_reason(); });
+    m.def("_cudnn_output_shape", [](std::array<int64_t, 4> x_shape, std::array<int64_t, 4> w_shape,
+                                    std::array<int64_t, 2> stride, std::array<int64_t, 2> pad,
+                                    std::array<int64_t, 2> dil) {
+        Window2d w;
+        w.N = x_shape[0], w.C = x_shape[1], w.H = x_shape[2], w.W = x_shape[3];
+        w.KH = w_shape[2], w.KW = w_shape[3];
+        w.stride_h = stride[0], w.stride_w = stride[1], w.pad_h = pad[0], w.pad_w = pad[1];
+        w.dil_h = dil[0], w.dil_w = dil[1];
+        // the output's size does not enter the descriptors this reads; 1 keeps them valid
+        w.OH = w.OW = 1;
+        return c::cudnn_forward_output_shape(w, w_shape[0]);
+    });
 #else
     m.attr("_cuda_compiled") = false;
     m.def("_cuda_device_count", [] { return 0; });
@@ -108,6 +124,9 @@ void bind_cuda(py::module_& m)
         throw std::runtime_error("backends.cuda.matmul: minitorch was built without CUDA");
     });
     m.def("_get_cuda_matmul", [] { return "none"; });
+    m.def("_cudnn_set_library_path", [](const std::string&) {});
+    m.def("_cudnn_version", [] { return 0L; });
+    m.def("_cudnn_unavailable_reason", [] { return std::string("minitorch was built without CUDA"); });
 #endif
 }
 

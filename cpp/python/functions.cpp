@@ -230,6 +230,15 @@ void bind_functions(py::module_& m)
     };
     m.def("_get_allow_tf32", [tf32_switch](const std::string& which) { return tf32_switch(which); });
     m.def("_set_allow_tf32", [tf32_switch](const std::string& which, bool allow) { tf32_switch(which) = allow; });
+    // minitorch.backends.cudnn's other switches: "enabled", "benchmark", "deterministic".
+    auto cudnn_switch = [](const std::string& which) -> bool& {
+        if (which == "enabled") return cudnn_switches().enabled;
+        if (which == "benchmark") return cudnn_switches().benchmark;
+        if (which == "deterministic") return cudnn_switches().deterministic;
+        throw ValueError("_cudnn_switch: expected 'enabled', 'benchmark' or 'deterministic', got '" + which + "'");
+    };
+    m.def("_get_cudnn_switch", [cudnn_switch](const std::string& which) { return cudnn_switch(which); });
+    m.def("_set_cudnn_switch", [cudnn_switch](const std::string& which, bool on) { cudnn_switch(which) = on; });
     m.def("result_type", [](py::handle a, py::handle b) {
         return result_type(operand_or_throw(a, Device{}, "result_type", "tensor1"),
                            operand_or_throw(b, Device{}, "result_type", "tensor2"));

@@ -21,6 +21,8 @@ TF32 keeps float32's range but rounds the GEMM's inputs to 10 mantissa bits (flo
 from __future__ import annotations
 
 import contextlib
+import glob
+import os
 
 from . import _C
 
@@ -141,14 +143,86 @@ class _CudaBackend(_Switches):
             self._matmul.kernel = prev
 
 
+def _cudnn_switch(which: str, doc: str) -> property:
+    def get(self) -> bool:
+        return _C._get_cudnn_switch(which)
+
+    def set_(self, value) -> None:
+        if not isinstance(value, int):  # bool is an int
+            raise TypeError(f"backends.cudnn.{which} must be a bool, got {type(value).__name__}")
+        _C._set_cudnn_switch(which, bool(value))
+
+    return property(get, set_, doc=doc)
+
+
 class _CudnnBackend(_Switches):
-    """``minitorch.backends.cudnn``: ``allow_tf32`` for convolutions. minitorch's convolution
-    is im2col + cuBLAS GEMMs (there is no cuDNN path yet), and those GEMMs follow this switch
-    as PyTorch's cuDNN convolutions do."""
+    """``minitorch.backends.cudnn``: convolutions on NVIDIA's cuDNN library, PyTorch's switches
+    and defaults. On a GPU, conv2d (and conv1d, and their gradients) run cuDNN's algorithms
+    where its library loads; otherwise, with ``enabled = False``, or for a case cuDNN does not
+    take, they run the im2col + GEMM path of minitorch's own (the one the lectures read).
+
+        minitorch.backends.cudnn.is_available()    # True where libcudnn.so.9 loads
+        minitorch.backends.cudnn.version()         # e.g. 91900 (9.19.0), None without it
+        minitorch.backends.cudnn.enabled = False   # im2col + GEMMs, for comparison
+        minitorch.backends.cudnn.benchmark = True  # time every algorithm once per shape
+        minitorch.backends.cudnn.deterministic = True  # same bits every run
+        minitorch.backends.cudnn.allow_tf32 = False    # full float32 (default True)
+        with minitorch.backends.cudnn.flags(enabled=False): ...
+
+    The emulated CUDA build has no cuDNN: there it is never available."""
 
     _title = "minitorch.backends.cudnn"
-    _names = ("allow_tf32",)
+    _names = ("enabled", "benchmark", "deterministic", "allow_tf32")
     allow_tf32 = _flag("conv", "float32 convolutions on a GPU may use TF32 tensor cores (default True, as PyTorch).")
+    enabled = _cudnn_switch("enabled", "Convolutions use cuDNN where it is available (default True).")
+    benchmark = _cudnn_switch(
+        "benchmark", "Time every cuDNN algorithm at a shape's first convolution and keep the fastest (default False)."
+    )
+    deterministic = _cudnn_switch(
+        "deterministic", "Only cuDNN algorithms that give the same bits on every run (default False)."
+    )
+
+    def is_available(self) -> bool:
+        """Whether cuDNN can be used: a GPU build of minitorch and a libcudnn.so.9 that loads
+        (the CUDA toolkit's, one on LD_LIBRARY_PATH, or the ``nvidia-cudnn-cu13`` wheel's)."""
+        return _C._cudnn_version() > 0
+
+    def version(self) -> int | None:
+        """cuDNN's version as one number (major * 10000 + minor * 100 + patch), or None."""
+        v = _C._cudnn_version()
+        return v if v > 0 else None
+
+    def unavailable_reason(self) -> str:
+        """Why cuDNN is not used ("" when it is): a minitorch extra, for error reports."""
+        return _C._cudnn_unavailable_reason()
+
+    @contextlib.contextmanager
+    def flags(self, enabled=None, benchmark=None, deterministic=None, allow_tf32=None):
+        """Runs the block with the given switches (None: unchanged), then restores them all."""
+        names = ("enabled", "benchmark", "deterministic", "allow_tf32")
+        prev = {n: getattr(self, n) for n in names}
+        try:
+            for n, v in zip(names, (enabled, benchmark, deterministic, allow_tf32)):
+                if v is not None:
+                    setattr(self, n, v)
+            yield
+        finally:
+            for n, v in prev.items():
+                setattr(self, n, v)
+
+
+def _cudnn_wheel_library() -> str:
+    """libcudnn.so.9 from the ``nvidia-cudnn-cu13`` wheel when one is installed, else ""."""
+    try:
+        import nvidia  # the namespace package of NVIDIA's CUDA wheels
+    except ImportError:
+        return ""
+    for root in getattr(nvidia, "__path__", []):
+        for pattern in ("cudnn/lib/libcudnn.so.9", "cu13/lib/libcudnn.so.9", "*/lib/libcudnn.so.9"):
+            found = sorted(glob.glob(os.path.join(root, pattern)))
+            if found:
+                return found[-1]
+    return ""
 
 
 # ---- set_float32_matmul_precision ---------------------------------------------------------
@@ -185,3 +259,5 @@ def get_float32_matmul_precision() -> str:
 cpu = _CpuBackend(_C._get_cpu_matmul, _C._set_cpu_matmul, '"naive", "blocked", "blas"')
 cuda = _CudaBackend()
 cudnn = _CudnnBackend()
+if _C._cuda_compiled and not _C._cuda_is_emulated():
+    _C._cudnn_set_library_path(_cudnn_wheel_library())

@@ -605,3 +605,28 @@ def test_random_split_takes_a_generator():
     a, b = minitorch.data.random_split(ds, [6, 4], generator=minitorch.Generator().manual_seed(1))
     c, d = minitorch.data.random_split(ds, [6, 4], generator=minitorch.Generator(1))
     assert a.indices == c.indices and sorted(a.indices + b.indices) == list(range(10))
+
+
+@pytest.mark.parametrize("copy", [True, False])
+@pytest.mark.parametrize("dtype", [minitorch.float16, minitorch.bfloat16])
+def test_16bit_tensors_through_shared_memory(dtype, copy):
+    """float16 travels as NumPy float16; bfloat16, which NumPy lacks, as its bits: every
+    value comes back bit for bit, with its dtype (a non-contiguous view too)."""
+    src = (minitorch.randn(4, 6) * 1000).to(dtype)
+    view = src.t()
+    packed = _shared.pack({"a": src, "b": view}, shm_prefix(os.getpid()))
+    out = _shared.unpack(packed, copy=copy)
+    for got, want in ((out["a"], src), (out["b"], view)):
+        assert got.dtype == dtype and tuple(got.shape) == tuple(want.shape)
+        np.testing.assert_array_equal(minitorch._C._numpy_bits(got.contiguous()),
+                                      minitorch._C._numpy_bits(want.contiguous()))
+
+
+def test_bfloat16_batches_from_workers():
+    ds = TensorDataset(minitorch.arange(24, dtype=minitorch.float32).reshape(12, 2).bfloat16(),
+                       minitorch.arange(12))
+    one = [(x.float().tolist(), y.tolist()) for x, y in DataLoader(ds, batch_size=5)]
+    loader = DataLoader(ds, batch_size=5, num_workers=2, multiprocessing_context=FORK)
+    batches = list(loader)
+    assert all(x.dtype == minitorch.bfloat16 for x, _ in batches)
+    assert [(x.float().tolist(), y.tolist()) for x, y in batches] == one

@@ -1,5 +1,5 @@
 """minitorch.distributed's collectives over real MPI: ranks started by the launcher run
-scripts/collectives.py, which checks every collective (float32, float64, int64)."""
+scripts/collectives.py, which checks every collective (float32, float64, int64, float16, bfloat16)."""
 from __future__ import annotations
 
 import pytest

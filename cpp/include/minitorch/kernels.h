@@ -233,10 +233,11 @@ struct KernelTable {
 // In a device's namespace: defines `const KernelTable& kernel_table()`, its table filled by
 // name from that namespace's kernel functions (one line per device).
 // Every kernel goes in through Upcast16 (below), but copy and fill, which handle the
-// 16-bit types themselves.
+// 16-bit types themselves. A device may replace entries with its own, after the others
+// are filled: MT_DEFINE_KERNEL_TABLE(filled.matmul = &matmul_native16;) (see cuda/runtime.cu).
 #define MT_FILL_KERNEL(name, params) \
     filled.name = &::minitorch::detail::Upcast16<void params>::template call<&name, &copy>;
-#define MT_DEFINE_KERNEL_TABLE()                      \
+#define MT_DEFINE_KERNEL_TABLE(...)                   \
     const KernelTable& kernel_table()                 \
     {                                                 \
         static const KernelTable table = [] {         \
@@ -244,6 +245,7 @@ struct KernelTable {
             MT_KERNELS(MT_FILL_KERNEL)                \
             filled.copy = &copy;                      \
             filled.fill = &fill;                      \
+            __VA_ARGS__                               \
             return filled;                            \
         }();                                          \
         return table;                                 \
@@ -349,6 +351,26 @@ private:
 };
 // May a float32 GEMM that starts now on this thread use TF32?
 bool tf32_allowed_now();
+
+// A device's convolution library (cuDNN on a GPU; see cuda/cudnn_conv.cu). conv2d and its
+// backward try it before im2col + GEMMs; each function returns false for a case it does
+// not take (the library is off, missing, or does not support it), which then runs im2col.
+// Tensors are contiguous NCHW (weights O, C, KH, KW) of one floating dtype; results are
+// written whole.
+struct ConvLibrary {
+    bool (*forward)(const Tensor& y, const Tensor& x, const Tensor& weight, const Window2d& w);
+    bool (*backward_input)(const Tensor& grad_x, const Tensor& grad_y, const Tensor& weight, const Window2d& w);
+    bool (*backward_weight)(const Tensor& grad_weight, const Tensor& grad_y, const Tensor& x, const Window2d& w);
+};
+void register_conv_library(DeviceType type, const ConvLibrary* library);
+const ConvLibrary* conv_library(Device device);  // null: the device has none
+// minitorch.backends.cudnn's switches, PyTorch's names and defaults.
+struct CudnnSwitches {
+    bool enabled = true;         // use cuDNN where it loads
+    bool benchmark = false;      // time every algorithm once per shape and keep the fastest
+    bool deterministic = false;  // only algorithms that give the same bits every run
+};
+CudnnSwitches& cudnn_switches();
 
 namespace cpu {
 const KernelTable& kernel_table();

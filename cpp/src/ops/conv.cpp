@@ -8,6 +8,8 @@
 // The batch is walked in chunks of samples with one reused column buffer, so memory
 // stays bounded whatever the batch; W^T and cols^T are transposed views (BLAS flags).
 // The columns are not saved for backward: x is, and backward runs im2col again.
+// On a GPU with cuDNN (backends.cudnn.enabled, the default) cuDNN's own algorithms run
+// instead (cuda/cudnn_conv.cu); im2col stays the path to read, and the fallback.
 // conv1d is conv2d with H = 1 (see python/minitorch/nn/functional.py).
 #include <algorithm>
 
@@ -103,9 +105,17 @@ struct Conv2dBackward : Node {
         const DType dt = G->dtype;
         const Shape& ws = input_meta[1].shape;
         const ConvPlan plan(w, ws[0], dt, device);
-        const bool need_x = needs_input_grad(0), need_w = needs_input_grad(1);
-        Tensor gx = need_x ? zeros(input_meta[0].shape, dt, device) : Tensor();
-        Tensor gw = need_w ? zeros(ws, dt, device) : Tensor();
+        bool need_x = needs_input_grad(0), need_w = needs_input_grad(1);
+        Tensor gx = need_x ? empty(input_meta[0].shape, dt, device) : Tensor();
+        Tensor gw = need_w ? empty(ws, dt, device) : Tensor();
+        // cuDNN first where the device has it: a gradient it wrote is done.
+        if (const ConvLibrary* lib = conv_library(device); lib && G->numel() && plan.patch) {
+            if (need_x && lib->backward_input(gx, G, contiguous(weight), w)) need_x = false;
+            if (need_w && lib->backward_weight(gw, G, input, w)) need_w = false;
+        }
+        // The GEMMs below add into their gradients.
+        if (need_x && gx->numel()) kernels(device).fill(gx, Scalar(0.0));
+        if (need_w && gw->numel()) kernels(device).fill(gw, Scalar(0.0));
         if ((need_x || need_w) && G->numel() && plan.patch) {
             const auto& k = kernels(device);
             ConvGemmScope conv_gemms;  // these GEMMs follow backends.cudnn.allow_tf32
@@ -231,6 +241,8 @@ Tensor conv2d(const Tensor& x, const Tensor& weight, const Tensor& bias, std::ar
         const auto& k = kernels(device);
         if (!plan.patch) {
             k.fill(y, Scalar(0.0));  // no input channels: a sum of nothing
+        } else if (const ConvLibrary* lib = conv_library(device); lib && lib->forward(y, xc, contiguous(weight), w)) {
+            // cuDNN did it
         } else {
             Tensor wc = contiguous(weight), cols = plan.buffer(x->dtype, device);
             ConvGemmScope conv_gemms;  // these GEMMs follow backends.cudnn.allow_tf32

@@ -30,7 +30,10 @@ from .._creation import empty
 
 _ALIGN = 64  # each array starts on a cache line (and suits any dtype's alignment)
 _DTYPES = {np.dtype(np.float32): _C.dtype.float32, np.dtype(np.float64): _C.dtype.float64,
-           np.dtype(np.int64): _C.dtype.int64, np.dtype(np.bool_): _C.dtype.bool}
+           np.dtype(np.float16): _C.dtype.float16, np.dtype(np.int64): _C.dtype.int64,
+           np.dtype(np.bool_): _C.dtype.bool}
+# NumPy has no bfloat16: such a tensor travels as its bits (uint16) under this dtype name.
+_BF16 = "bfloat16"
 
 
 @dataclass(frozen=True)
@@ -74,11 +77,15 @@ def pack(batch, prefix: str) -> SharedBatch:
     def plan(x):
         nonlocal size
         is_tensor = isinstance(x, _C.Tensor)
-        arr = np.asarray(x.detach().cpu().numpy() if is_tensor else x)
+        bf16 = is_tensor and x.dtype == _C.dtype.bfloat16
+        if bf16:
+            arr = np.asarray(_C._numpy_bits(x.detach().cpu()))
+        else:
+            arr = np.asarray(x.detach().cpu().numpy() if is_tensor else x)
         if arr.dtype == object:
             raise TypeError("DataLoader: a batch from a worker holds a NumPy array of Python objects, "
                             "which cannot travel through shared memory")
-        slot = _Slot(size, arr.dtype.str, arr.shape, is_tensor)
+        slot = _Slot(size, _BF16 if bf16 else arr.dtype.str, arr.shape, is_tensor)
         arrays.append((size, arr))
         size += _padded(arr.nbytes)
         return slot
@@ -109,17 +116,20 @@ def unpack(batch: SharedBatch, copy: bool = True):
     whole = np.ndarray((shm.size,), np.uint8, buffer=shm.buf)
 
     def build(slot: _Slot):
-        dtype = np.dtype(slot.dtype)
+        bf16 = slot.dtype == _BF16
+        dtype = np.dtype(np.uint16 if bf16 else slot.dtype)
         nbytes = dtype.itemsize * int(np.prod(slot.shape))
         arr = whole[slot.offset:slot.offset + nbytes].view(dtype).reshape(slot.shape)
         if not slot.is_tensor:
             return np.array(arr) if copy else arr
+        if bf16 and not copy:
+            return _C._from_numpy_bits(arr, _C.dtype.bfloat16)  # a copy: NumPy cannot hold bfloat16
         if not copy:
             return _C.from_numpy(arr)
         # Into memory from minitorch's allocator: a freed batch's block is reused for the
         # next one, so the copy does not page-fault its way through fresh memory each time.
-        t = empty(slot.shape, dtype=_DTYPES[dtype])
-        np.copyto(t.numpy(), arr)
+        t = empty(slot.shape, dtype=_C.dtype.bfloat16 if bf16 else _DTYPES[dtype])
+        np.copyto(_C._numpy_bits(t) if bf16 else t.numpy(), arr)
         return t
 
     try:

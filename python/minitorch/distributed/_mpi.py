@@ -30,12 +30,17 @@ from .process_group import ReduceOp, Work
 
 class _Staged:
     """A tensor as a NumPy array MPI can use: its own memory when it is a contiguous
-    CPU tensor, else a contiguous host copy that :meth:`write_back` copies into it."""
+    CPU tensor, else a contiguous host copy that :meth:`write_back` copies into it.
+    MPI has no 16-bit float types: float16 and bfloat16 travel and are reduced as float32
+    (exact for the values themselves; a sum is rounded to 16 bits once, at write_back)."""
 
     def __init__(self, t, read: bool = True):
         self.t = t
         d = t.detach()
-        if d.device.type == "cpu" and d.is_contiguous():
+        if d.dtype in (_C.dtype.float16, _C.dtype.bfloat16):
+            self.copy = d.cpu().float() if read else _C._full(tuple(d.shape), 0, _C.dtype.float32, None)
+            self.array = self.copy.numpy()
+        elif d.device.type == "cpu" and d.is_contiguous():
             self.copy = None
             self.array = d.numpy()
         else:
