@@ -24,6 +24,7 @@
 #include <string>
 
 #include "common.cuh"
+#include "dlopen_first.h"
 
 #if !MT_CUDA_EMULATED && __has_include(<cudnn.h>)
 #define MT_WITH_CUDNN 1
@@ -94,20 +95,11 @@ const Cudnn* library()
     if (tried) return loaded.get();
     tried = true;
     auto c = std::make_unique<Cudnn>();
-    std::vector<std::string> candidates;
-    if (!g_library_path.empty()) candidates.push_back(g_library_path);
-    candidates.push_back("libcudnn.so.9");
-    std::string tried_names;
-    for (const std::string& name : candidates) {
-        c->lib = dlopen(name.c_str(), RTLD_NOW | RTLD_LOCAL);
-        if (c->lib) {
-            c->loaded_from = name;
-            break;
-        }
-        tried_names += (tried_names.empty() ? "" : ", ") + name;
-    }
+    Opened opened = dlopen_first({g_library_path, "libcudnn.so.9"});
+    c->lib = opened.lib;
+    c->loaded_from = opened.name;
     if (!c->lib) {
-        g_unavailable = "cuDNN 9 was not found (tried " + tried_names +
+        g_unavailable = "cuDNN 9 was not found (tried " + opened.tried +
                         "); install it with `pip install nvidia-cudnn-cu13` or put the CUDA toolkit's lib "
                         "folder on LD_LIBRARY_PATH (convolutions run im2col + GEMMs meanwhile)";
         return nullptr;

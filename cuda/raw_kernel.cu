@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "common.cuh"
+#include "dlopen_first.h"
 
 #if !MT_CUDA_EMULATED
 #include <nvrtc.h>
@@ -84,20 +85,11 @@ const Nvrtc& nvrtc(const std::string& wheel_path)
     std::lock_guard<std::mutex> lock(mutex);
     if (loaded) return *loaded;
     auto n = std::make_unique<Nvrtc>();
-    std::vector<std::string> candidates;
-    if (!wheel_path.empty()) candidates.push_back(wheel_path);
-    for (const char* name : {"libnvrtc.so.13", "libnvrtc.so.12", "libnvrtc.so"}) candidates.push_back(name);
-    std::string tried;
-    for (const std::string& c : candidates) {
-        n->lib = dlopen(c.c_str(), RTLD_NOW | RTLD_LOCAL);
-        if (n->lib) {
-            n->loaded_from = c;
-            break;
-        }
-        tried += (tried.empty() ? "" : ", ") + c;
-    }
+    Opened opened = dlopen_first({wheel_path, "libnvrtc.so.13", "libnvrtc.so.12", "libnvrtc.so"});
+    n->lib = opened.lib;
+    n->loaded_from = opened.name;
     if (!n->lib)
-        throw std::runtime_error("RawKernel: NVRTC (the CUDA run-time compiler) was not found (tried " + tried +
+        throw std::runtime_error("RawKernel: NVRTC (the CUDA run-time compiler) was not found (tried " + opened.tried +
                                  "); install it with `pip install nvidia-cuda-nvrtc` or put the CUDA toolkit's "
                                  "lib64 on LD_LIBRARY_PATH");
     bind(*n, n->version, "nvrtcVersion");

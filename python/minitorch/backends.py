@@ -77,17 +77,32 @@ class _Switches:
         return f"<{type(self)._title}: " + ", ".join(f"{n}={getattr(self, n)!r}" for n in self._names) + ">"
 
 
-def _flag(which: str, doc: str) -> property:
-    def get(self) -> bool:
-        return _C._get_allow_tf32(which)
+def _switch(owner: str, name: str, get, set_, doc: str, after=None) -> property:
+    """A bool property over a C++ getter/setter pair; ``after()`` runs once it is set."""
 
-    def set_(self, value) -> None:
+    def getter(self) -> bool:
+        return get()
+
+    def setter(self, value) -> None:
         if not isinstance(value, int):  # bool is an int
-            raise TypeError(f"allow_tf32 must be a bool, got {type(value).__name__}")
-        _C._set_allow_tf32(which, bool(value))
-        _precision_follows_flag(which)
+            raise TypeError(f"{owner}.{name} must be a bool, got {type(value).__name__}")
+        set_(bool(value))
+        if after is not None:
+            after()
 
-    return property(get, set_, doc=doc)
+    return property(getter, setter, doc=doc)
+
+
+def _tf32_flag(owner: str, which: str, doc: str) -> property:
+    """``allow_tf32`` of ``backends.cuda.matmul`` (which="matmul") or ``backends.cudnn`` ("conv")."""
+    return _switch(
+        owner,
+        "allow_tf32",
+        lambda: _C._get_allow_tf32(which),
+        lambda on: _C._set_allow_tf32(which, on),
+        doc,
+        after=lambda: _precision_follows_flag(which),
+    )
 
 
 class _CudaMatmul(_Switches):
@@ -95,7 +110,11 @@ class _CudaMatmul(_Switches):
 
     _title = "minitorch.backends.cuda.matmul"
     _names = ("allow_tf32", "kernel")
-    allow_tf32 = _flag("matmul", "float32 matmul / Linear / bmm on cuBLAS may use TF32 tensor cores (default False).")
+    allow_tf32 = _tf32_flag(
+        "backends.cuda.matmul",
+        "matmul",
+        "float32 matmul / Linear / bmm on cuBLAS may use TF32 tensor cores (default False).",
+    )
 
     @property
     def kernel(self) -> str:
@@ -144,15 +163,9 @@ class _CudaBackend(_Switches):
 
 
 def _cudnn_switch(which: str, doc: str) -> property:
-    def get(self) -> bool:
-        return _C._get_cudnn_switch(which)
-
-    def set_(self, value) -> None:
-        if not isinstance(value, int):  # bool is an int
-            raise TypeError(f"backends.cudnn.{which} must be a bool, got {type(value).__name__}")
-        _C._set_cudnn_switch(which, bool(value))
-
-    return property(get, set_, doc=doc)
+    return _switch(
+        "backends.cudnn", which, lambda: _C._get_cudnn_switch(which), lambda on: _C._set_cudnn_switch(which, on), doc
+    )
 
 
 class _CudnnBackend(_Switches):
@@ -173,7 +186,9 @@ class _CudnnBackend(_Switches):
 
     _title = "minitorch.backends.cudnn"
     _names = ("enabled", "benchmark", "deterministic", "allow_tf32")
-    allow_tf32 = _flag("conv", "float32 convolutions on a GPU may use TF32 tensor cores (default True, as PyTorch).")
+    allow_tf32 = _tf32_flag(
+        "backends.cudnn", "conv", "float32 convolutions on a GPU may use TF32 tensor cores (default True, as PyTorch)."
+    )
     enabled = _cudnn_switch("enabled", "Convolutions use cuDNN where it is available (default True).")
     benchmark = _cudnn_switch(
         "benchmark", "Time every cuDNN algorithm at a shape's first convolution and keep the fastest (default False)."
