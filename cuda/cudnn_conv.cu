@@ -18,10 +18,12 @@
 // GPU, sizes past int32) also returns false and runs im2col; any other failure is an error.
 #include <dlfcn.h>
 
+#include <algorithm>
 #include <array>
 #include <map>
 #include <mutex>
 #include <string>
+#include <vector>
 
 #include "common.cuh"
 #include "dlopen_first.h"
@@ -67,7 +69,7 @@ struct Cudnn {
     void* lib = nullptr;
     std::string loaded_from;
 #define MT_CUDNN_FUNCTIONS(X)                                                                           \
-    X(cudnnGetVersion) X(cudnnGetErrorString) X(cudnnCreate) X(cudnnSetStream)                          \
+    X(cudnnGetVersion) X(cudnnGetErrorString) X(cudnnCreate) X(cudnnDestroy) X(cudnnSetStream)        \
     X(cudnnCreateTensorDescriptor) X(cudnnSetTensor4dDescriptor) X(cudnnDestroyTensorDescriptor)        \
     X(cudnnCreateFilterDescriptor) X(cudnnSetFilter4dDescriptor) X(cudnnDestroyFilterDescriptor)        \
     X(cudnnCreateConvolutionDescriptor) X(cudnnSetConvolution2dDescriptor)                              \
@@ -86,6 +88,7 @@ struct Cudnn {
 
 std::mutex g_mutex;                // guards loading, the handle and the algorithm cache
 std::string g_unavailable;         // why cuDNN cannot be used ("" while it can)
+bool g_broken = false;             // loaded, but a part of it failed at run time (see check)
 
 // The library, loaded once (null, with g_unavailable saying why, when it cannot be).
 const Cudnn* library()
@@ -119,11 +122,21 @@ const Cudnn* library()
 // Thrown inside this file for a case cuDNN does not take: the caller returns false.
 struct Unsupported {};
 
+// Statuses that mean "not this case" (the NOT_SUPPORTED and BAD_PARAM categories: a shape,
+// a layout, an unaligned view) fall back to im2col for this call. One of cuDNN's
+// sub-libraries failing to load (a partial wheel, mixed versions) falls back for good,
+// with unavailable_reason() saying why. Anything else is an error.
 void check(const Cudnn& c, cudnnStatus_t status, const char* what)
 {
     if (status == CUDNN_STATUS_SUCCESS) return;
     const int category = CUDNN_STATUS_CATEGORY(int(status));
     if (category == CUDNN_STATUS_NOT_SUPPORTED || category == CUDNN_STATUS_BAD_PARAM) throw Unsupported{};
+    if (status == CUDNN_STATUS_SUBLIBRARY_LOADING_FAILED || status == CUDNN_STATUS_SUBLIBRARY_VERSION_MISMATCH) {
+        g_broken = true;
+        g_unavailable = detail::str(c.loaded_from, ": ", what, " failed: ", c.cudnnGetErrorString(status),
+                                    " (a part of cuDNN did not load; reinstall nvidia-cudnn-cu13)");
+        throw Unsupported{};
+    }
     throw std::runtime_error(detail::str("cuDNN: ", what, " failed: ", c.cudnnGetErrorString(status), " (status ",
                                          int(status), ")"));
 }
@@ -142,7 +155,12 @@ cudnnHandle_t handle(const Cudnn& c)
         g_unavailable = detail::str("cudnnCreate failed: ", c.cudnnGetErrorString(st));
         return nullptr;
     }
-    check(c, c.cudnnSetStream(made, cudaStream_t(0)), "cudnnSetStream");
+    const cudnnStatus_t set = c.cudnnSetStream(made, cudaStream_t(0));
+    if (set != CUDNN_STATUS_SUCCESS) {
+        g_unavailable = detail::str("cudnnSetStream failed: ", c.cudnnGetErrorString(set));
+        c.cudnnDestroy(made);
+        return nullptr;
+    }
     h = made;
     return h;
 }
@@ -174,6 +192,20 @@ struct Descriptors {
 
     Descriptors(const Cudnn& lib, const Window2d& win, int64_t O, DType dtype) : c(lib)
     {
+        try {
+            describe(win, O, dtype);
+        } catch (...) {  // a constructor that throws runs no destructor: free what was made
+            destroy();
+            throw;
+        }
+    }
+    ~Descriptors() { destroy(); }
+    Descriptors(const Descriptors&) = delete;
+    Descriptors& operator=(const Descriptors&) = delete;
+
+private:
+    void describe(const Window2d& win, int64_t O, DType dtype)
+    {
         const cudnnDataType_t t = data_type(dtype);
         check(c, c.cudnnCreateTensorDescriptor(&x), "cudnnCreateTensorDescriptor");
         check(c, c.cudnnCreateTensorDescriptor(&y), "cudnnCreateTensorDescriptor");
@@ -200,15 +232,14 @@ struct Descriptors {
         else if (dtype == DType::Float32 && !tf32_switches().conv) math = CUDNN_FMA_MATH;
         check(c, c.cudnnSetConvolutionMathType(conv, math), "cudnnSetConvolutionMathType");
     }
-    ~Descriptors()
+    void destroy()
     {
         if (conv) c.cudnnDestroyConvolutionDescriptor(conv);
         if (w) c.cudnnDestroyFilterDescriptor(w);
         if (y) c.cudnnDestroyTensorDescriptor(y);
         if (x) c.cudnnDestroyTensorDescriptor(x);
+        conv = nullptr, w = nullptr, y = nullptr, x = nullptr;
     }
-    Descriptors(const Descriptors&) = delete;
-    Descriptors& operator=(const Descriptors&) = delete;
 };
 
 enum class Pass { Forward = 0, BackwardData = 1, BackwardFilter = 2 };
@@ -228,22 +259,24 @@ Key key_of(Pass pass, const Window2d& w, int64_t O, DType dtype, cudnnMathType_t
     return {int64_t(pass), w.N, w.C, w.H, w.W, O, w.KH, w.KW, w.stride_h, w.stride_w, w.pad_h, w.pad_w,
             w.dil_h, w.dil_w, int64_t(dtype), int64_t(math), s.benchmark, s.deterministic, 0, 0};
 }
-std::map<Key, Choice> g_choices;  // a shape cuDNN does not take is simply not in it
+// Per key, the usable algorithms, best first (empty: cuDNN does not take this case).
+std::map<Key, std::vector<Choice>> g_choices;
 
-// From cuDNN's ranked list (heuristics or timings), the first algorithm that ran (or is
-// expected to), is deterministic when that is asked for, and keeps tensor cores off
+// From cuDNN's ranked list (heuristics or timings), the algorithms that ran (or are
+// expected to), are deterministic when that is asked for, and keep tensor cores off
 // where the descriptor forbids them (perf.mathType may name another math than ours).
 template <class Perf>
-Choice first_usable(const Perf* perf, int count, cudnnMathType_t math)
+std::vector<Choice> usable(const Perf* perf, int count, cudnnMathType_t math)
 {
+    std::vector<Choice> out;
     for (int i = 0; i < count; ++i) {
         const Perf& p = perf[i];
         if (p.status != CUDNN_STATUS_SUCCESS) continue;
         if (cudnn_switches().deterministic && p.determinism != CUDNN_DETERMINISTIC) continue;
         if (math == CUDNN_FMA_MATH && p.mathType != CUDNN_FMA_MATH) continue;
-        return Choice{int(p.algo), p.mathType, p.memory};
+        out.push_back(Choice{int(p.algo), p.mathType, p.memory});
     }
-    throw Unsupported{};
+    return out;
 }
 
 // One pass of the convolution, with its descriptor-level functions gathered, so that the
@@ -341,7 +374,7 @@ bool run_pass(const Tensor& out, const Tensor& a, const Tensor& b, const Window2
     if (!cudnn_switches().enabled) return false;
     std::lock_guard<std::mutex> lock(g_mutex);
     const Cudnn* c = library();
-    if (!c) return false;
+    if (!c || g_broken) return false;
     const cudnnHandle_t h = handle(*c);
     if (!h) return false;
     try {
@@ -356,26 +389,41 @@ bool run_pass(const Tensor& out, const Tensor& a, const Tensor& b, const Window2
                 check(*c, Ops::find(*c, h, d, Ops::kAlgos, &got, perf), "cudnnFind*Algorithm");
             else
                 check(*c, Ops::get(*c, h, d, Ops::kAlgos, &got, perf), "cudnnGet*Algorithm_v7");
-            Choice choice = first_usable(perf, got, d.math);
-            check(*c, Ops::workspace(*c, h, d, choice.algo, &choice.workspace), "cudnnGet*WorkspaceSize");
-            found = g_choices.emplace(key, choice).first;
+            std::vector<Choice> choices = usable(perf, got, d.math);
+            for (Choice& choice : choices) {  // the workspace depends on the algorithm and its math
+                size_t bytes = 0;
+                check(*c, c->cudnnSetConvolutionMathType(d.conv, choice.math), "cudnnSetConvolutionMathType");
+                check(*c, Ops::workspace(*c, h, d, choice.algo, &bytes), "cudnnGet*WorkspaceSize");
+                choice.workspace = std::max(choice.workspace, bytes);
+            }
+            found = g_choices.emplace(key, std::move(choices)).first;
         }
-        const Choice& choice = found->second;
-        check(*c, c->cudnnSetConvolutionMathType(d.conv, choice.math), "cudnnSetConvolutionMathType");
-        // Back to the caching allocator when this returns: the next user of those bytes
-        // is queued on the same stream, after cuDNN's kernels.
-        std::shared_ptr<Storage> ws = choice.workspace ? allocate(choice.workspace, out->device()) : nullptr;
         // alpha and beta are float for every type but double (cuDNN's rule).
         const float f_one = 1.0f, f_zero = 0.0f;
         const double d_one = 1.0, d_zero = 0.0;
         const bool dbl = dtype == DType::Float64;
-        ProfiledLaunch profiled(Ops::name, dim3(0, 0, 0), dim3(0, 0, 0), 0);  // one entry per library call
-        check(*c,
-              Ops::run(*c, h, d, choice.algo, dbl ? static_cast<const void*>(&d_one) : &f_one,
-                       dbl ? static_cast<const void*>(&d_zero) : &f_zero, ws ? ws->data : nullptr, choice.workspace,
-                       out->data(), a->data(), b->data()),
-              Ops::name);
-        return true;
+        const void* alpha = dbl ? static_cast<const void*>(&d_one) : &f_one;
+        const void* beta = dbl ? static_cast<const void*>(&d_zero) : &f_zero;
+        // The best algorithm whose workspace fits in memory now (cuDNN's ranking does not
+        // look at free memory); when none fits, im2col runs with its bounded buffer.
+        for (const Choice& choice : found->second) {
+            std::shared_ptr<Storage> ws;
+            try {
+                // Back to the caching allocator when this returns: the next user of those
+                // bytes is queued on the same stream, after cuDNN's kernels.
+                if (choice.workspace) ws = allocate(choice.workspace, out->device());
+            } catch (const CudaOutOfMemoryError&) {
+                continue;
+            }
+            check(*c, c->cudnnSetConvolutionMathType(d.conv, choice.math), "cudnnSetConvolutionMathType");
+            ProfiledLaunch profiled(Ops::name, dim3(0, 0, 0), dim3(0, 0, 0), 0);  // one entry per library call
+            check(*c,
+                  Ops::run(*c, h, d, choice.algo, alpha, beta, ws ? ws->data : nullptr, choice.workspace, out->data(),
+                           a->data(), b->data()),
+                  Ops::name);
+            return true;
+        }
+        return false;
     } catch (const Unsupported&) {
         return false;
     }
@@ -400,7 +448,7 @@ long cudnn_version()
 {
     std::lock_guard<std::mutex> lock(g_mutex);
     const Cudnn* c = library();
-    return c ? long(c->cudnnGetVersion()) : 0;
+    return c && !g_broken ? long(c->cudnnGetVersion()) : 0;
 }
 
 std::string cudnn_unavailable_reason()

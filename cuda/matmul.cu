@@ -193,7 +193,10 @@ void matmul(const Tensor& out, const Tensor& a_in, const Tensor& b_in, bool sum_
     if (!readable(b, K, N, sb)) b = packed(b_in, copy), uniform_batch_stride(*b, sb);
     // (batch, M, K) @ a broadcast (K, N), as Linear on a (B, T, in) input: when A's
     // batches follow one another row by row, it is one GEMM of batch * M rows.
-    if (!sum_batches && batch > 1 && sb == 0 && a->strides[nd - 1] == 1 && sa == M * a->strides[nd - 2]) M *= batch, batch = 1;
+    // (cuBLAS also needs the rows not to overlap: a view made with as_strided may.)
+    if (!sum_batches && batch > 1 && sb == 0 && a->strides[nd - 1] == 1 && sa == M * a->strides[nd - 2] &&
+        (!use_cublas || blas_layout(M * batch, K, a->strides[nd - 2], 1).ok))
+        M *= batch, batch = 1;
 #if !MT_CUDA_EMULATED
     if (use_cublas) {
         // sum_batches: one batched GEMM into scratch matrices, then one kernel adds them up.
