@@ -214,10 +214,10 @@ class _CudnnBackend(_Switches):
     @contextlib.contextmanager
     def flags(self, enabled=None, benchmark=None, deterministic=None, allow_tf32=None):
         """Runs the block with the given switches (None: unchanged), then restores them all."""
-        names = ("enabled", "benchmark", "deterministic", "allow_tf32")
-        prev = {n: getattr(self, n) for n in names}
+        prev = {n: getattr(self, n) for n in self._names}
         try:
-            for n, v in zip(names, (enabled, benchmark, deterministic, allow_tf32)):
+            wanted = dict(enabled=enabled, benchmark=benchmark, deterministic=deterministic, allow_tf32=allow_tf32)
+            for n, v in wanted.items():
                 if v is not None:
                     setattr(self, n, v)
             yield

@@ -108,9 +108,10 @@ struct Conv2dBackward : Node {
         bool need_x = needs_input_grad(0), need_w = needs_input_grad(1);
         Tensor gx = need_x ? empty(input_meta[0].shape, dt, device) : Tensor();
         Tensor gw = need_w ? empty(ws, dt, device) : Tensor();
+        const Tensor wc = need_x ? contiguous(weight) : Tensor();  // read by cuDNN or the GEMMs
         // cuDNN first where the device has it: a gradient it wrote is done.
         if (const ConvLibrary* lib = conv_library(device); lib && G->numel() && plan.patch) {
-            if (need_x && lib->backward_input(gx, G, contiguous(weight), w)) need_x = false;
+            if (need_x && lib->backward_input(gx, G, wc, w)) need_x = false;
             if (need_w && lib->backward_weight(gw, G, input, w)) need_w = false;
         }
         // The GEMMs below add into their gradients.
@@ -121,7 +122,6 @@ struct Conv2dBackward : Node {
             ConvGemmScope conv_gemms;  // these GEMMs follow backends.cudnn.allow_tf32
             Tensor cols = need_w ? plan.buffer(dt, device) : Tensor();
             Tensor dcols = need_x ? plan.buffer(dt, device) : Tensor();
-            Tensor wc = need_x ? contiguous(weight) : Tensor();
             Tensor gw_matrix = need_w ? make_view(gw, {plan.O, plan.patch}, {plan.patch, 1}, gw->offset) : Tensor();
             for (int64_t n0 = 0; n0 < w.N; n0 += plan.chunk) {
                 const int64_t m = std::min(plan.chunk, w.N - n0);
@@ -239,12 +239,13 @@ Tensor conv2d(const Tensor& x, const Tensor& weight, const Tensor& bias, std::ar
         Tensor y = empty({w.N, O, w.OH, w.OW}, x->dtype, device);
         if (!y->numel()) return y;
         const auto& k = kernels(device);
+        const Tensor wc = contiguous(weight);  // read by cuDNN or the GEMMs
         if (!plan.patch) {
             k.fill(y, Scalar(0.0));  // no input channels: a sum of nothing
-        } else if (const ConvLibrary* lib = conv_library(device); lib && lib->forward(y, xc, contiguous(weight), w)) {
+        } else if (const ConvLibrary* lib = conv_library(device); lib && lib->forward(y, xc, wc, w)) {
             // cuDNN did it
         } else {
-            Tensor wc = contiguous(weight), cols = plan.buffer(x->dtype, device);
+            Tensor cols = plan.buffer(x->dtype, device);
             ConvGemmScope conv_gemms;  // these GEMMs follow backends.cudnn.allow_tf32
             for (int64_t n0 = 0; n0 < w.N; n0 += plan.chunk) {
                 const int64_t m = std::min(plan.chunk, w.N - n0);
