@@ -86,6 +86,33 @@ def test_parameter_list(device):
     assert list(Net().state_dict()) == ["ws.0", "ws.1"]
 
 
+def test_module_list_repr_folds_runs_of_identical_modules():
+    # PyTorch 2.x: consecutive modules with the same repr are one "(i-j): n x ..." entry.
+    ml = nn.ModuleList([nn.Linear(2, 2), nn.Linear(2, 2), nn.Linear(2, 2), nn.ReLU(), nn.Linear(2, 2),
+                        nn.Sequential(nn.ReLU()), nn.Sequential(nn.ReLU())])
+    assert repr(ml) == ("ModuleList(\n"
+                        "  (0-2): 3 x Linear(in_features=2, out_features=2, bias=True)\n"
+                        "  (3): ReLU()\n"
+                        "  (4): Linear(in_features=2, out_features=2, bias=True)\n"
+                        "  (5-6): 2 x Sequential(\n"
+                        "    (0): ReLU()\n"
+                        "  )\n"
+                        ")")
+    assert repr(nn.ModuleList()) == "ModuleList()"
+    assert repr(nn.ModuleList([nn.Tanh()])) == "ModuleList(\n  (0): Tanh()\n)"
+
+
+def test_module_list_repr_matches_torch():
+    torch = pytest.importorskip("torch", reason="PyTorch is not installed; the PyTorch comparison is optional")
+    if int(torch.__version__.split(".")[0]) < 2:
+        pytest.skip("PyTorch 1.x printed every module of a ModuleList; minitorch follows 2.x")
+    ours = nn.ModuleList([nn.Linear(2, 2), nn.Linear(2, 2), nn.ReLU(), nn.Sequential(nn.Tanh()),
+                          nn.Sequential(nn.Tanh())])
+    theirs = torch.nn.ModuleList([torch.nn.Linear(2, 2), torch.nn.Linear(2, 2), torch.nn.ReLU(),
+                                  torch.nn.Sequential(torch.nn.Tanh()), torch.nn.Sequential(torch.nn.Tanh())])
+    assert repr(ours) == repr(theirs)
+
+
 def test_parameter_list_repr():
     ps = nn.ParameterList([nn.Parameter(minitorch.zeros(2, 3)), nn.Parameter(minitorch.zeros(4, dtype=minitorch.float64))])
     assert repr(ps) == ("ParameterList(\n"

@@ -76,6 +76,22 @@ class ModuleList(Module):
     def __iter__(self):
         return iter(self._modules.values())
 
+    def __repr__(self) -> str:
+        """PyTorch 2's repr: a run of consecutive modules that print the same is one entry,
+        ``(0-5): 6 x TransformerEncoderLayer(...)``; a module unlike its neighbours is ``(i): ...``."""
+        runs: list[list] = []  # [first index, last index, repr]
+        for i, m in enumerate(self):
+            text = repr(m)
+            if runs and runs[-1][2] == text:
+                runs[-1][1] = i
+            else:
+                runs.append([i, i, text])
+        if not runs:
+            return type(self).__name__ + "()"
+        lines = [(f"({first}): " if first == last else f"({first}-{last}): {last - first + 1} x ")
+                 + text.replace("\n", "\n  ") for first, last, text in runs]
+        return type(self).__name__ + "(\n  " + "\n  ".join(lines) + "\n)"
+
 
 class ModuleDict(Module):
     """A dict of modules by name whose parameters are registered (a plain dict's are not).
