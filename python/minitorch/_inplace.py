@@ -14,8 +14,13 @@ from ._C import Tensor
 from ._tensor import add_methods
 from .autograd import is_grad_enabled, no_grad
 
-# PyTorch's rule for writing a result into an existing tensor: bool < integer < float.
-_KIND = {_C.dtype.bool: 0, _C.dtype.int64: 1, _C.dtype.float32: 2, _C.dtype.float64: 2}
+
+def _kind(dtype) -> int:
+    """PyTorch's rule for writing a result into an existing tensor: bool (0) < integer (1) <
+    floating point (2, float16 and bfloat16 included); a result casts only to its kind or higher."""
+    if dtype.is_floating_point:
+        return 2
+    return 0 if dtype == _C.dtype.bool else 1
 
 
 def _check_writable(t: Tensor, op: str, args) -> None:
@@ -42,7 +47,7 @@ def _write(t: Tensor, out: Tensor, op: str) -> Tensor:
     if out.shape != t.shape:
         raise _C.InputError(f"{op}: output with shape {tuple(t.shape)} doesn't match the broadcast shape "
                             f"{tuple(out.shape)}")
-    if _KIND[out.dtype] > _KIND[t.dtype]:
+    if _kind(out.dtype) > _kind(t.dtype):
         raise _C.DTypeError(f"{op}: result type {out.dtype.name} can't be cast to the desired output type {t.dtype.name}")
     with no_grad():
         return t.copy_(out)
