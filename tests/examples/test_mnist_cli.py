@@ -5,6 +5,7 @@ listens (``MINITORCH_DATA_MIRROR``). Runs that train use ``--limit`` so they tak
 """
 from __future__ import annotations
 
+import io
 import os
 import subprocess
 import sys
@@ -12,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from minitorch.examples.mnist import _settings, parse_args
+from minitorch.examples.mnist import _settings, parse_args, train
 
 FASHION_DIR = Path("/usr/share/datasets/fashion-mnist")
 UNREACHABLE = "http://127.0.0.1:9/"  # the discard port: connection refused at once
@@ -96,3 +97,22 @@ def test_plot_title_names_the_settings():
     for part in ("mnist", "cnn (relu)", "sgd lr 0.05 momentum 0.9", "cosine", "batch 64", "3 epochs", "seed 0",
                  "cpu", "first 100 images"):
         assert part in title, (part, title)
+
+
+class _Terminal(io.StringIO):
+    """A stderr that says it is a terminal, so the command shows its progress bar."""
+
+    def isatty(self) -> bool:
+        return True
+
+
+@needs_mnist
+def test_progress_bar_does_not_change_the_numbers(tmp_path, monkeypatch):
+    pytest.importorskip("tqdm", reason="tqdm is not installed (pip install 'minitorch[examples]')")
+    argv = ["--epochs", "2", "--limit", "640", "--batch-size", "32", "--out", str(tmp_path)]
+    quiet = train(parse_args(argv + ["--quiet"]))
+    term = _Terminal()
+    monkeypatch.setattr(sys, "stderr", term)
+    shown = train(parse_args(argv))
+    assert "epoch 1/2" in term.getvalue()  # the bar was drawn
+    assert shown["loss"] == quiet["loss"] and shown["test_acc"] == quiet["test_acc"]

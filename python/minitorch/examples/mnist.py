@@ -155,7 +155,11 @@ def _progress(iterable, total: int, desc: str, quiet: bool):
         from tqdm.auto import tqdm
     except ImportError:  # tqdm is an optional extra: fall back to plain iteration
         return iterable
-    return tqdm(iterable, total=total, desc=desc, unit="batch", leave=False, dynamic_ncols=True)
+    # tqdm.auto's bar calls iter() on what it is given as soon as it is made, and then again
+    # when the loop starts; each iter() of a DataLoader draws a seed from its generator (as in
+    # PyTorch), so a DataLoader given here would shuffle differently with and without the bar.
+    # Handed one iterator, the bar uses it and the numbers do not depend on the terminal.
+    return tqdm(iter(iterable), total=total, desc=desc, unit="batch", leave=False, dynamic_ncols=True)
 
 
 def _settings(args) -> str:
