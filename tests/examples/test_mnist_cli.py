@@ -5,6 +5,7 @@ listens (``MINITORCH_DATA_MIRROR``). Runs that train use ``--limit`` so they tak
 """
 from __future__ import annotations
 
+import argparse
 import io
 import os
 import subprocess
@@ -13,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from minitorch.examples.mnist import _settings, parse_args, train
+from minitorch.examples.mnist import _settings, make_parser, parse_args, train
 
 FASHION_DIR = Path("/usr/share/datasets/fashion-mnist")
 UNREACHABLE = "http://127.0.0.1:9/"  # the discard port: connection refused at once
@@ -98,6 +99,26 @@ def test_plot_title_names_the_settings():
                  "cpu", "first 100 images"):
         assert part in title, (part, title)
 
+
+
+def test_plot_title_reads_well_without_a_schedule():
+    args = parse_args(["--model", "mlp"])
+    args.lr, args.momentum, args.schedule = 0.1, 0.0, "none"
+    title = _settings(args)
+    assert "sgd lr 0.1, constant lr," in title and "none" not in title, title
+
+
+def test_help_explains_every_option_with_its_default():
+    parser = make_parser()
+    assert parser.prog == "python -m minitorch.examples.mnist"
+    assert parser.format_usage().startswith("usage: python -m minitorch.examples.mnist ")
+    for action in parser._actions:
+        if isinstance(action, argparse._HelpAction):
+            continue
+        assert action.help and "default" in action.help, action.option_strings
+        assert "--help of" not in action.help  # point at what a command-line user can read
+    with pytest.raises(SystemExit):
+        parser.parse_args(["--help"])
 
 class _Terminal(io.StringIO):
     """A stderr that says it is a terminal, so the command shows its progress bar."""

@@ -167,7 +167,8 @@ def _settings(args) -> str:
     opt = f"{args.optimizer} lr {args.lr:g}" + (f" momentum {args.momentum:g}" if args.momentum else "")
     return (f"{args.dataset}, {args.model} ({args.activation}"
             + (f", hidden {args.hidden}" if args.model == "mlp" else "") + f"), {opt}, "
-            f"{args.schedule} schedule, batch {args.batch_size}, {args.epochs} epochs, seed {args.seed}, {args.device}"
+            f"{'cosine schedule' if args.schedule == 'cosine' else 'constant lr'}, batch {args.batch_size}, "
+            f"{args.epochs} epochs, seed {args.seed}, {args.device}"
             + (f", first {args.limit} images" if args.limit else ""))
 
 
@@ -351,33 +352,69 @@ def train(args) -> dict:
     return history
 
 
-def parse_args(argv=None):
-    p = argparse.ArgumentParser(description="Train an MNIST / Fashion-MNIST classifier with minitorch.")
-    p.add_argument("--model", default="mlp", choices=["mlp", "cnn", "lenet", "bncnn", "lstm", "vit"])
-    p.add_argument("--dataset", default="mnist", choices=["mnist", "fashion-mnist"])
-    p.add_argument("--data", default=None, help="folder with the IDX files (default: search, see --help of MNIST)")
-    p.add_argument("--download", action="store_true", help="download the data set (MD5-checked) if not found")
-    p.add_argument("--device", default="cpu", help="cpu or cuda")
-    p.add_argument("--epochs", type=int, default=5)
-    p.add_argument("--batch-size", type=int, default=64)
-    p.add_argument("--lr", type=float, default=None, help="default 0.1 (mlp), 0.05 (cnn), 0.02 (bncnn), 0.01 (lenet), 1e-3 (lstm, vit)")
-    p.add_argument("--momentum", type=float, default=None, help="default 0 (mlp), 0.9 (cnn, lenet)")
-    p.add_argument("--optimizer", default=None, choices=["sgd", "adam"], help="default adam (lstm, vit), else sgd")
+PROG = "python -m minitorch.examples.mnist"
+
+
+def make_parser() -> argparse.ArgumentParser:
+    """The command line's options, each with its help and default."""
+    p = argparse.ArgumentParser(
+        prog=PROG, description="Train an MNIST / Fashion-MNIST classifier with minitorch.",
+        epilog=f"examples:\n  {PROG} --model mlp --epochs 5 --download\n"
+               f"  {PROG} --model cnn --epochs 3 --device cuda\n"
+               f"  python -m minitorch.distributed.run --nproc-per-node 2 -m minitorch.examples.mnist --distributed",
+        formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--model", default="mlp", choices=["mlp", "cnn", "lenet", "bncnn", "lstm", "vit"],
+                   help="mlp: one hidden layer; cnn: two 3x3 convolutions; lenet: LeNet-5; bncnn: the cnn, wider, "
+                        "with BatchNorm; lstm: the 28 rows as 28 time steps; vit: a small vision transformer "
+                        "(default: %(default)s)")
+    p.add_argument("--dataset", default="mnist", choices=["mnist", "fashion-mnist"],
+                   help="digits, or Zalando's clothes (default: %(default)s)")
+    p.add_argument("--data", default=None, metavar="DIR",
+                   help="folder with the four IDX files (default: the first that has them of $MINITORCH_DATA, "
+                        "the cache folder ~/.cache/minitorch (or $XDG_CACHE_HOME/minitorch) and /usr/share/datasets)")
+    p.add_argument("--download", action="store_true",
+                   help="download the data set into the cache folder (MD5-checked) if it is not found "
+                        "(default: off)")
+    p.add_argument("--device", default="cpu", help="cpu or cuda (default: %(default)s)")
+    p.add_argument("--epochs", type=int, default=5, help="passes over the training images (default: %(default)s)")
+    p.add_argument("--batch-size", type=int, default=64,
+                   help="images per training step (per process with --distributed) (default: %(default)s)")
+    p.add_argument("--lr", type=float, default=None,
+                   help="learning rate (default: 0.1 for mlp, 0.05 cnn, 0.01 lenet, 0.02 bncnn, 1e-3 lstm and vit)")
+    p.add_argument("--momentum", type=float, default=None,
+                   help="SGD momentum, unused by adam (default: 0 for mlp, 0.9 for cnn, lenet and bncnn)")
+    p.add_argument("--optimizer", default=None, choices=["sgd", "adam"],
+                   help="(default: adam for lstm and vit, sgd for the others)")
     p.add_argument("--schedule", default=None, choices=["none", "cosine"],
-                   help="learning-rate schedule per step (default: none for mlp, cosine for cnn/lenet)")
-    p.add_argument("--activation", default="relu", choices=["relu", "sigmoid", "tanh"])
-    p.add_argument("--hidden", type=int, default=128)
-    p.add_argument("--seed", type=int, default=0)
+                   help="none: a constant learning rate; cosine: annealed from --lr to 0 over all the steps of "
+                        "the run (default: none for mlp, cosine for the other models)")
+    p.add_argument("--activation", default="relu", choices=["relu", "sigmoid", "tanh"],
+                   help="the hidden layers' activation (lstm and vit keep their own) (default: %(default)s)")
+    p.add_argument("--hidden", type=int, default=128,
+                   help="hidden units of mlp and lstm (default: %(default)s)")
+    p.add_argument("--seed", type=int, default=0,
+                   help="seed of the weights and the shuffles: the same seed, the same numbers (default: %(default)s)")
     p.add_argument("--precision", default="fp32", choices=["fp32", "tf32", "fp16", "bf16"],
-                   help="fp32; tf32 (TF32 GEMMs on a GPU); fp16 / bf16: autocast, with loss scaling for fp16")
-    p.add_argument("--threads", type=int, default=None, help="minitorch threads (default: all cores)")
-    p.add_argument("--limit", type=int, default=None, help="use only the first N training images (quick runs)")
-    p.add_argument("--out", default="runs", help="where to write weights, history and the plot")
-    p.add_argument("--quiet", action="store_true", help="no progress bar")
+                   help="fp32; tf32 (TF32 GEMMs on a GPU); fp16 / bf16: autocast, with loss scaling for fp16 "
+                        "(default: %(default)s)")
+    p.add_argument("--threads", type=int, default=None,
+                   help="minitorch's CPU threads (default: minitorch.get_num_threads(), the cores available; "
+                        "with --distributed, the cores shared among the processes)")
+    p.add_argument("--limit", type=int, default=None, metavar="N",
+                   help="train on the first N training images and test on the first max(1000, N/6) test images, "
+                        "for quick runs (default: all)")
+    p.add_argument("--out", default="runs", metavar="DIR",
+                   help="where to write the weights, the settings with the history, and the plot (default: %(default)s)")
+    p.add_argument("--quiet", action="store_true",
+                   help="no progress bar; it is shown only on a terminal or in Jupyter anyway (default: off)")
     p.add_argument("--distributed", action="store_true",
-                   help="data-parallel over the ranks of python -m minitorch.distributed.run "
-                        "(DistributedDataParallel + DistributedSampler)")
-    args = p.parse_args(argv)
+                   help="data-parallel over the processes of python -m minitorch.distributed.run "
+                        "(DistributedDataParallel + DistributedSampler) (default: off)")
+    return p
+
+
+def parse_args(argv=None):
+    args = make_parser().parse_args(argv)
     if args.optimizer is None:  # the LSTM and the ViT train with Adam, as they usually are
         args.optimizer = "adam" if args.model in ("lstm", "vit") else "sgd"
     return args
