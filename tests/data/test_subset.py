@@ -1,6 +1,6 @@
 """``Subset`` and ``random_split``: PyTorch's lengths (counts or fractions), a partition of
 the dataset, reproducible with a Generator or ``minitorch.manual_seed``, errors, and
-DataLoader's whole-batch path through a Subset."""
+DataLoader's whole-batch path through a Subset; ``TensorDataset``'s checks of its inputs."""
 from __future__ import annotations
 
 import numpy as np
@@ -143,3 +143,16 @@ def test_subset_importable_from_utils_data():
     from minitorch.utils.data import Subset as S, random_split as rs
 
     assert S is Subset and rs is random_split
+
+
+def test_tensor_dataset_of_numpy_arrays_says_to_wrap_them():
+    x, y = np.zeros((4, 2), np.float32), np.arange(4)
+    with pytest.raises(TypeError, match=r"TensorDataset: expected Tensors, got ndarray \(argument 0\); "
+                                        r"wrap arrays with minitorch.from_numpy"):
+        TensorDataset(x, y)
+    with pytest.raises(TypeError, match=r"got ndarray \(argument 1\)"):
+        TensorDataset(minitorch.from_numpy(x), y)
+    ds = TensorDataset(minitorch.from_numpy(x), minitorch.from_numpy(y))
+    assert len(ds) == 4 and int(ds[3][1].item()) == 3
+    with pytest.raises(ValueError, match="size mismatch"):
+        TensorDataset(minitorch.zeros(4), minitorch.zeros(3))

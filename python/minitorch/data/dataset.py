@@ -23,15 +23,21 @@ class Dataset:
 
 
 class TensorDataset(Dataset):
-    """Samples are rows of tensors that share their first dim: ``TensorDataset(x, y)``."""
+    """Samples are rows of tensors that share their first dim: ``TensorDataset(x, y)``.
+
+    Only tensors are accepted, as in PyTorch: NumPy arrays raise a TypeError that says to
+    wrap them, ``TensorDataset(minitorch.from_numpy(x), minitorch.from_numpy(y))``.
+    """
 
     def __init__(self, *tensors):
         if not tensors:
             raise ValueError("TensorDataset needs at least one tensor")
+        for i, t in enumerate(tensors):
+            if not isinstance(t, _C.Tensor):
+                raise TypeError(f"TensorDataset: expected Tensors, got {type(t).__name__} (argument {i}); "
+                                "wrap arrays with minitorch.from_numpy(a) or minitorch.tensor(a)")
         n = tensors[0].shape[0] if tensors[0].dim() else None
         for t in tensors:
-            if not isinstance(t, _C.Tensor):
-                raise TypeError(f"TensorDataset: expected Tensors, got {type(t).__name__}")
             if t.dim() == 0 or t.shape[0] != n:
                 raise ValueError("TensorDataset: size mismatch between tensors (first dims "
                                  f"{[tuple(x.shape)[:1] for x in tensors]})")
