@@ -2,12 +2,15 @@
 from __future__ import annotations
 
 import builtins
+import warnings
 
 import numpy as np
 
 from . import _C
 from ._C import Tensor
 from ._tensor import add_methods
+
+_VisibleDeprecationWarning = getattr(np, "exceptions", np).VisibleDeprecationWarning  # moved in NumPy 1.25
 
 # NumPy dtypes we take as they are, and those we widen to the nearest supported one.
 _NUMPY_KEEP = {"float32", "float64", "float16", "bfloat16", "int64", "bool"}  # bfloat16: ml_dtypes' type
@@ -46,9 +49,11 @@ def _as_numpy(data, op: str) -> np.ndarray:
     if isinstance(data, Tensor):
         return data.detach().cpu().numpy()
     try:
-        arr = np.asarray(data)
-    except ValueError as e:  # NumPy refuses ragged nested lists
-        raise _C.InputError(f"{op}: {_ragged_message(data)}") from e
+        with warnings.catch_warnings():  # NumPy < 1.24 warns about a ragged list (an object array follows)
+            warnings.simplefilter("ignore", _VisibleDeprecationWarning)
+            arr = np.asarray(data)
+    except ValueError:  # NumPy >= 1.24 refuses ragged nested lists: only our message, as PyTorch's
+        raise _C.InputError(f"{op}: {_ragged_message(data)}") from None
     if arr.dtype == object:
         if isinstance(data, (list, tuple)):
             raise _C.InputError(f"{op}: {_ragged_message(data)}")
