@@ -225,9 +225,23 @@ def test_l1_loss(device, reduction):
     np.testing.assert_allclose(to_np(loss), reduce(np.abs(a.astype(np.float64) - b), reduction), **TOL)
 
 
-def test_mse_shape_mismatch(device):
+@pytest.mark.parametrize("name,ref", [("mse_loss", np.square), ("l1_loss", np.abs)])
+def test_regression_losses_broadcast_another_shape_with_pytorchs_warning(device, name, ref):
+    a, b = rand((4, 1), 5), rand((4,), 6)
+    with pytest.warns(UserWarning, match=r"^Using a target size \(minitorch.Size\(\[4\]\)\) that is different to "
+                                         r"the input size \(minitorch.Size\(\[4, 1\]\)\)\. This will likely lead to "
+                                         r"incorrect results due to broadcasting\. Please ensure they have the same "
+                                         r"size\.$") as record:
+        loss = getattr(F, name)(*on(device, a, b))
+    assert record[0].filename == __file__  # points at the caller's line, as PyTorch's stacklevel does
+    np.testing.assert_allclose(to_np(loss), ref(a.astype(np.float64) - b).mean(), **TOL)  # a (4, 4) broadcast
+    with pytest.warns(UserWarning), pytest.raises(ValueError):  # shapes that do not broadcast still raise
+        getattr(F, name)(minitorch.zeros(4, 3, device=device), minitorch.zeros(4, device=device))
+
+
+def test_binary_cross_entropy_shape_mismatch_raises(device):
     with pytest.raises(ValueError, match=r"target size \(3,\) must be the same as input size \(4, 3\)"):
-        F.mse_loss(minitorch.zeros(4, 3, device=device), minitorch.zeros(3, device=device))
+        F.binary_cross_entropy(minitorch.full((4, 3), 0.5, device=device), minitorch.zeros(3, device=device))
 
 
 # ---------------------------------------------------------------- BCE ----

@@ -97,6 +97,15 @@ def log_softmax(input, dim: int):
     return _C._log_softmax(input, dim)
 
 
+def _warn_if_broadcast(input, target) -> None:
+    """PyTorch's regression losses broadcast a target of another shape, with a warning: a
+    (4, 1) prediction against a (4,) target gives a (4, 4) loss, rarely what was meant."""
+    if tuple(input.shape) != tuple(target.shape):
+        warnings.warn(f"Using a target size ({target.shape}) that is different to the input size ({input.shape}). "
+                      "This will likely lead to incorrect results due to broadcasting. "
+                      "Please ensure they have the same size.", stacklevel=3)
+
+
 def cross_entropy(input, target, reduction: str = "mean", ignore_index: int = -100):
     """Log-softmax + negative log-likelihood of int64 class labels, fused.
 
@@ -111,12 +120,12 @@ def nll_loss(input, target, reduction: str = "mean", ignore_index: int = -100):
 
 
 def mse_loss(input, target, reduction: str = "mean"):
-    _check_same_shape(input, target, "mse_loss")
+    _warn_if_broadcast(input, target)
     return _reduce((input - target) ** 2, reduction, "mse_loss")
 
 
 def l1_loss(input, target, reduction: str = "mean"):
-    _check_same_shape(input, target, "l1_loss")
+    _warn_if_broadcast(input, target)
     return _reduce((input - target).abs(), reduction, "l1_loss")
 
 
