@@ -271,7 +271,8 @@ def test_load_state_dict_round_trip_copies_values(device, placement):
     src, dst = Net().to(src_dev), Net().to(dst_dev)
     assert not np.array_equal(to_np(src.head.weight), to_np(dst.head.weight))
     result = dst.load_state_dict(src.state_dict())
-    assert tuple(result) == ([], [])
+    assert tuple(result) == ([], []) and result.missing_keys == [] and result.unexpected_keys == []
+    assert repr(result) == str(result) == "<All keys matched successfully>"  # as PyTorch prints it
     assert_on(dst, dst_dev)  # values are copied into dst's own tensors, where they live
     assert_on(src, src_dev)
     for (n, a), (_, b) in zip(src.named_parameters(), dst.named_parameters()):
@@ -337,9 +338,13 @@ def test_load_state_dict_non_strict_returns_missing_and_unexpected(device):
     sd["head.weight"] = minitorch.tensor(new_w)  # a CPU tensor, copied to the module's device
     del sd["block.scale"]
     sd["block.extra"] = minitorch.zeros(3)
-    missing, unexpected = net.load_state_dict(sd, strict=False)
-    assert missing == ["block.scale"]
-    assert unexpected == ["block.extra"]
+    result = net.load_state_dict(sd, strict=False)
+    missing, unexpected = result
+    assert missing == ["block.scale"] and result.missing_keys is missing
+    assert unexpected == ["block.extra"] and result.unexpected_keys is unexpected
+    # PyTorch's _IncompatibleKeys repr
+    assert repr(result) == str(result) == ("_IncompatibleKeys(missing_keys=['block.scale'], "
+                                           "unexpected_keys=['block.extra'])")
     np.testing.assert_array_equal(to_np(net.head.weight), new_w)
     assert_on(net, device)
 

@@ -5,12 +5,26 @@ Assigning a :class:`Parameter` or a Module to an attribute registers it; then
 """
 from __future__ import annotations
 
-from collections import OrderedDict
+from collections import OrderedDict, namedtuple
 from typing import Iterator
 
 from .. import _C
 from ..autograd import no_grad
 from .parameter import Parameter
+
+
+class _IncompatibleKeys(namedtuple("IncompatibleKeys", ["missing_keys", "unexpected_keys"])):
+    """What ``load_state_dict`` returns, as in PyTorch: ``(missing_keys, unexpected_keys)``,
+    printed ``<All keys matched successfully>`` when both are empty."""
+
+    __slots__ = ()
+
+    def __repr__(self) -> str:
+        if not self.missing_keys and not self.unexpected_keys:
+            return "<All keys matched successfully>"
+        return super().__repr__()
+
+    __str__ = __repr__
 
 
 def _to_args(*args, **kwargs):
@@ -282,7 +296,8 @@ class Module:
 
     def load_state_dict(self, state_dict, strict: bool = True):
         """Copies values into the parameters and buffers. With ``strict``, the keys must
-        match exactly; shapes must always match. Returns ``(missing_keys, unexpected_keys)``."""
+        match exactly; shapes must always match. Returns ``(missing_keys, unexpected_keys)``, a
+        named tuple that prints ``<All keys matched successfully>`` when both lists are empty."""
         own = OrderedDict()
         for name, m in self.named_modules():
             for key, v in list(m._parameters.items()) + list(m._buffers.items()):
@@ -308,7 +323,7 @@ class Module:
             for k, v in state_dict.items():
                 if k in own:
                     own[k].copy_(v.to(own[k].device))
-        return missing, unexpected
+        return _IncompatibleKeys(missing, unexpected)
 
     # ---- printing ----
     def extra_repr(self) -> str:
