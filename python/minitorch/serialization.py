@@ -4,13 +4,15 @@ safetensors stores raw tensor bytes plus a JSON header — no pickle, so loading
 file never runs code, and PyTorch/NumPy users can read the files too.
 
 NumPy has no bfloat16, so the safetensors NumPy functions cannot carry it: a state dict
-with bfloat16 tensors is written by ``_save_raw`` (the same format, from the raw bytes)
+with bfloat16 tensors is written by ``_raw_chunks`` (the same format, from the raw bytes)
 and read back through ``safetensors.deserialize``.
 """
 from __future__ import annotations
 
 import json
 import os
+import secrets
+import stat
 import struct
 
 import numpy as np
@@ -44,19 +46,42 @@ def _flatten(obj, prefix: str, out: dict) -> None:
 
 
 def save(obj, f) -> None:
-    """Saves a dict of tensors (e.g. ``model.state_dict()``) to the file ``f``."""
-    from safetensors.numpy import save_file
+    """Saves a dict of tensors (e.g. ``model.state_dict()``) to the file ``f``.
+
+    The file appears whole or not at all (written beside it, then renamed), with the
+    permissions of any new file (``0o666`` less the umask: 644 under the usual umask 022).
+    """
+    from safetensors.numpy import save
 
     tensors: dict = {}
     _flatten(obj, "", tensors)
     if any(t.dtype == _C.dtype.bfloat16 for t in tensors.values()):
-        _save_raw(tensors, os.fspath(f))
-    else:
-        save_file({k: _host_array(t) for k, t in tensors.items()}, os.fspath(f))
+        chunks = _raw_chunks(tensors)
+    else:  # (safetensors' own save_file writes through a temporary file of mode 600: a TA could not read it)
+        chunks = [save({k: _host_array(t) for k, t in tensors.items()})]
+    _write_atomically(os.fspath(f), chunks)
 
 
-def _save_raw(tensors: dict, path: str) -> None:
-    """The safetensors layout written directly: an 8-byte little-endian header size, a JSON
+def _write_atomically(path: str, chunks) -> None:
+    """Writes ``chunks`` to a new file next to ``path`` and renames it over ``path``."""
+    folder, name = os.path.split(path)
+    tmp = os.path.join(folder, f".{name}.{secrets.token_hex(4)}.tmp")
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)  # the umask applies, as to any new file
+    try:
+        with os.fdopen(fd, "wb") as out:
+            for c in chunks:
+                out.write(c)
+        if os.path.exists(path):  # overwriting keeps the file's permissions, as open(path, "wb") would
+            os.chmod(tmp, stat.S_IMODE(os.stat(path).st_mode))
+        os.replace(tmp, path)
+    except BaseException:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
+        raise
+
+
+def _raw_chunks(tensors: dict) -> list:
+    """The safetensors layout built directly: an 8-byte little-endian header size, a JSON
     header naming each tensor's dtype code, shape and byte range, then the bytes."""
     header, chunks, offset = {}, [], 0
     for name in sorted(tensors):
@@ -67,10 +92,7 @@ def _save_raw(tensors: dict, path: str) -> None:
         offset += len(data)
     text = json.dumps(header, separators=(",", ":")).encode()
     text += b" " * (-len(text) % 8)  # the data starts 8-byte aligned
-    with open(path, "wb") as out:
-        out.write(struct.pack("<Q", len(text)) + text)
-        for c in chunks:
-            out.write(c)
+    return [struct.pack("<Q", len(text)) + text, *chunks]
 
 
 def load(f, map_location=None) -> dict:

@@ -5,6 +5,9 @@ Like PyTorch's state_dict workflow, a model saved from any device loads back to 
 depend on where the tensors lived."""
 from __future__ import annotations
 
+import os
+import stat
+
 import numpy as np
 import pytest
 
@@ -125,6 +128,29 @@ def test_file_readable_by_safetensors_numpy(tmp_path, device):
     arrays = load_file(str(tmp_path / "m.safetensors"))
     np.testing.assert_array_equal(arrays["weight"], to_np(model.weight))
     np.testing.assert_array_equal(arrays["bias"], to_np(model.bias))
+
+
+@pytest.mark.parametrize("dtype", [minitorch.float32, minitorch.bfloat16], ids=["float32", "bfloat16"])
+def test_saved_file_has_a_normal_files_permissions_and_is_written_whole(tmp_path, dtype):
+    # mode 666 less the umask, like any new file (safetensors' save_file gave 600: a TA could not read it)
+    path = tmp_path / "ckpt.safetensors"
+    old = os.umask(0o022)
+    try:
+        minitorch.save({"w": minitorch.ones(2, 3).to(dtype)}, path)
+        assert stat.S_IMODE(path.stat().st_mode) == 0o644
+        os.umask(0o027)
+        minitorch.save({"w": minitorch.ones(2, 3).to(dtype)}, tmp_path / "group.safetensors")
+        assert stat.S_IMODE((tmp_path / "group.safetensors").stat().st_mode) == 0o640
+        os.chmod(path, 0o664)  # overwriting keeps the file's own permissions
+        minitorch.save({"w": minitorch.zeros(1).to(dtype)}, path)
+        assert stat.S_IMODE(path.stat().st_mode) == 0o664
+    finally:
+        os.umask(old)
+    assert minitorch.load(path)["w"].shape == (1,)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["ckpt.safetensors", "group.safetensors"]  # no leftovers
+    with pytest.raises(TypeError):  # a failed save leaves the old file as it was
+        minitorch.save({"w": minitorch.ones(5), "bad": 3}, path)
+    assert minitorch.load(path)["w"].shape == (1,)
 
 
 def test_load_truncated_file_value_error(tmp_path):
