@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import os
 import re
+import socket
 import subprocess
 import sys
 from pathlib import Path
@@ -11,6 +12,13 @@ import minitorch
 
 SCRIPTS = Path(__file__).parent / "scripts"
 PYTHON_DIR = str(Path(minitorch.__file__).resolve().parent.parent)  # the folder holding the minitorch package
+
+
+def free_port() -> int:
+    """A TCP port free on 127.0.0.1 now (for a rendezvous)."""
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
 
 
 def launch(nproc: int, target: str, *args: str, module: bool = False, launcher: str = "auto",

@@ -3,7 +3,6 @@ NCCL backend's parts that run without a GPU (its refusal, its TCP rendezvous).""
 from __future__ import annotations
 
 import datetime
-import socket
 import sys
 import threading
 
@@ -11,6 +10,7 @@ import pytest
 
 import minitorch
 import minitorch.distributed as dist
+from dist_helpers import SCRIPTS, free_port
 
 
 @pytest.mark.parametrize("call", [
@@ -74,9 +74,7 @@ def test_nccl_refuses_cpu_tensors():
 def test_nccl_tcp_rendezvous_hands_rank0s_id_to_everyone():
     from minitorch.distributed._nccl import _share_id_over_tcp
 
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port = s.getsockname()[1]
+    port = free_port()
     uid, got = bytes(range(128)), {}
     timeout = datetime.timedelta(seconds=20)
 
@@ -97,3 +95,26 @@ def test_mpi_missing_says_what_to_install(monkeypatch):
     with pytest.raises(RuntimeError, match=r'backend "mpi" needs mpi4py .*pip install "minitorch\[distributed\]"'):
         dist.init_process_group("mpi")
     assert not dist.is_initialized()
+
+
+def test_nccl_unique_id_reaches_ncclCommInitRank_whole(monkeypatch):
+    # The id is a socket address full of NUL bytes: read as a C string (bytes(uid.internal))
+    # it was cut at the first NUL, and ncclCommInitRank got a corrupted id (issue 28).
+    from minitorch.distributed import _nccl
+
+    monkeypatch.syspath_prepend(str(SCRIPTS))
+    import fake_nccl
+
+    lib = fake_nccl.install(monkeypatch.setattr)
+    port = free_port()
+    _nccl.NcclBackend(f"tcp://127.0.0.1:{port}", 1, 0, datetime.timedelta(seconds=10))
+    assert lib.received == (fake_nccl.UNIQUE_ID, 1, 0)
+
+
+def test_nccl_unique_id_bytes_round_trip():
+    from minitorch.distributed._nccl import _id_bytes, _id_from_bytes
+
+    raw = bytes([0, 2, 0, 0]) * 32  # NULs first, last, and between
+    assert _id_bytes(_id_from_bytes(raw)) == raw
+    with pytest.raises(RuntimeError, match="unique id of 3 bytes from rank 0; NCCL's has 128"):
+        _id_from_bytes(b"\x02\x00\x01")

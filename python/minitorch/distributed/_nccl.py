@@ -42,6 +42,20 @@ class _UniqueId(ctypes.Structure):
     _fields_ = [("internal", ctypes.c_char * _NCCL_UNIQUE_ID_BYTES)]
 
 
+def _id_bytes(uid: _UniqueId) -> bytes:
+    """The id's 128 bytes. Not ``bytes(uid.internal)``: ctypes reads a ``c_char`` array
+    field as a C string, cut at the first NUL, and the id (a socket address) is full of NULs."""
+    return ctypes.string_at(ctypes.addressof(uid), _NCCL_UNIQUE_ID_BYTES)
+
+
+def _id_from_bytes(raw: bytes) -> _UniqueId:
+    """The id received from rank 0, all 128 bytes of it."""
+    if len(raw) != _NCCL_UNIQUE_ID_BYTES:
+        raise RuntimeError(f"init_process_group('nccl'): received a unique id of {len(raw)} bytes from rank 0; "
+                           f"NCCL's has {_NCCL_UNIQUE_ID_BYTES}")
+    return _UniqueId.from_buffer_copy(raw)
+
+
 _lib = None
 _lib_error = None
 
@@ -124,6 +138,24 @@ def _under_mpi() -> bool:
     return any(k in os.environ for k in ("PMI_RANK", "OMPI_COMM_WORLD_RANK", "PMIX_RANK"))
 
 
+def _exchange_id(raw: bytes | None, rank: int, world: int, init_method: str | None,
+                 timeout: datetime.timedelta) -> bytes:
+    """Rank 0's id bytes (``raw`` on rank 0, None elsewhere) on every rank: over MPI when
+    the ranks run under mpiexec, else over TCP at MASTER_ADDR:MASTER_PORT or init_method."""
+    if _under_mpi() and is_mpi_available() and (init_method is None or init_method.startswith("env://")):
+        from mpi4py import MPI
+
+        return MPI.COMM_WORLD.bcast(raw, root=0)
+    if init_method is not None and init_method.startswith("tcp://"):
+        host, _, port = init_method[len("tcp://"):].rpartition(":")
+    else:
+        host, port = os.environ.get("MASTER_ADDR"), os.environ.get("MASTER_PORT")
+        if not host or not port:
+            raise ValueError("init_process_group('nccl'): set MASTER_ADDR and MASTER_PORT (the launcher "
+                             "does) or pass init_method='tcp://host:port'")
+    return _share_id_over_tcp(raw, rank, world, host, int(port), timeout)
+
+
 def _share_id_over_tcp(uid: bytes | None, rank: int, world: int, host: str, port: int,
                        timeout: datetime.timedelta) -> bytes:
     """Rank 0 listens at host:port and sends the id to each of the world - 1 other ranks,
@@ -182,24 +214,12 @@ class NcclBackend:
             raise ValueError(f"init_process_group('nccl'): rank {rank} is not in 0 .. {world - 1}")
         self.rank, self.size = rank, world
 
-        uid = _UniqueId()
+        raw = None
         if rank == 0:
-            _check(lib, lib.ncclGetUniqueId(ctypes.byref(uid)), "ncclGetUniqueId")
-        raw = bytes(uid.internal) if rank == 0 else None
-        if _under_mpi() and is_mpi_available() and (init_method is None or init_method.startswith("env://")):
-            from mpi4py import MPI
-
-            raw = MPI.COMM_WORLD.bcast(raw, root=0)
-        else:
-            if init_method is not None and init_method.startswith("tcp://"):
-                host, _, port = init_method[len("tcp://"):].rpartition(":")
-            else:
-                host, port = os.environ.get("MASTER_ADDR"), os.environ.get("MASTER_PORT")
-                if not host or not port:
-                    raise ValueError("init_process_group('nccl'): set MASTER_ADDR and MASTER_PORT (the launcher "
-                                     "does) or pass init_method='tcp://host:port'")
-            raw = _share_id_over_tcp(raw, rank, world, host, int(port), timeout)
-        ctypes.memmove(ctypes.addressof(uid), raw, _NCCL_UNIQUE_ID_BYTES)
+            mine = _UniqueId()
+            _check(lib, lib.ncclGetUniqueId(ctypes.byref(mine)), "ncclGetUniqueId")
+            raw = _id_bytes(mine)
+        uid = _id_from_bytes(_exchange_id(raw, rank, world, init_method, timeout))
         comm = ctypes.c_void_p()
         _check(lib, lib.ncclCommInitRank(ctypes.byref(comm), world, uid, rank), "ncclCommInitRank")
         self.comm = comm
