@@ -21,14 +21,24 @@ def free_port() -> int:
         return s.getsockname()[1]
 
 
-def launch(nproc: int, target: str, *args: str, module: bool = False, launcher: str = "auto",
-           timeout: float = 60, env: dict | None = None, cwd: Path = SCRIPTS) -> subprocess.CompletedProcess:
-    """``python -m minitorch.distributed.run --nproc-per-node N [-m] TARGET ARGS``; output captured."""
+def launcher_command(nproc: int, target: str, *args: str, module: bool = False, launcher: str = "auto",
+                     options: tuple[str, ...] = (), env: dict | None = None) -> tuple[list[str], dict]:
+    """The command ``python -m minitorch.distributed.run --nproc-per-node N [OPTIONS] [-m]
+    TARGET ARGS`` and its environment."""
     run_env = dict(os.environ, **(env or {}))
     run_env["PYTHONPATH"] = os.pathsep.join(p for p in (PYTHON_DIR, run_env.get("PYTHONPATH")) if p)
     run_env.setdefault("OMP_NUM_THREADS", "1")  # ranks share the cores
     cmd = [sys.executable, "-m", "minitorch.distributed.run", "--nproc-per-node", str(nproc),
-           "--launcher", launcher, *(["-m"] if module else []), target, *args]
+           "--launcher", launcher, *options, *(["-m"] if module else []), target, *args]
+    return cmd, run_env
+
+
+def launch(nproc: int, target: str, *args: str, module: bool = False, launcher: str = "auto",
+           options: tuple[str, ...] = (), timeout: float = 60, env: dict | None = None,
+           cwd: Path = SCRIPTS) -> subprocess.CompletedProcess:
+    """Runs :func:`launcher_command`; output captured."""
+    cmd, run_env = launcher_command(nproc, target, *args, module=module, launcher=launcher, options=options,
+                                    env=env)
     return subprocess.run(cmd, cwd=cwd, env=run_env, capture_output=True, text=True, timeout=timeout)
 
 

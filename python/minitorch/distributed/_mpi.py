@@ -72,7 +72,8 @@ class MpiBackend:
             self.comm.Free()
             hint = (" The ranks were not started by mpiexec, so MPI cannot connect them: launch with "
                     "python -m minitorch.distributed.run --nproc-per-node N script.py (its default launcher "
-                    "is mpiexec; --launcher spawn starts ranks without MPI, for backend 'nccl')"
+                    "is mpiexec; --launcher spawn starts ranks without MPI, for backend 'nccl'; on several machines, "
+                    "run it once with --hosts node1,node2 rather than once per machine)"
                     if self.size == 1 else "")
             raise RuntimeError(f'init_process_group("mpi"): WORLD_SIZE={env_size} in the environment, but MPI '
                                f"has {self.size} process(es).{hint}")

@@ -18,6 +18,7 @@ other ranks (mpiexec itself waits for them, which would hang in a collective).
 import glob
 import os
 import runpy
+import socket
 import sys
 import threading
 import time
@@ -71,8 +72,9 @@ def _exit_with_the_launcher() -> None:
     """Ends this rank if the launcher disappears (killed with SIGKILL, it cannot stop the
     ranks itself): a rank left alone would wait in a collective forever."""
     pid = int(os.environ.get("MINITORCH_LAUNCHER_PID", "0"))
-    if pid <= 0:
-        return
+    host = os.environ.get("MINITORCH_LAUNCHER_HOST")
+    if pid <= 0 or (host is not None and host != socket.gethostname()):
+        return  # no launcher, or one on another machine (mpiexec --hosts), whose pid means nothing here
 
     def watch():
         while True:
