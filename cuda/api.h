@@ -1,5 +1,7 @@
-// api.h — the CUDA backend's host functions that the rest of minitorch may call
-// (plain C++: no CUDA headers, so the bindings include it in every build).
+// api.h — the CUDA backend's host functions (plain C++: no CUDA headers). Declared in
+// namespace minitorch::cuda; the emulator's copy of the backend has them in
+// minitorch::cuda_emu (see backend.h), and the bindings reach both through
+// backend(), which gathers these functions in a table.
 #pragma once
 #include <array>
 #include <cstddef>
@@ -7,14 +9,18 @@
 #include <string>
 #include <vector>
 
+#include "backend.h"
 #include "minitorch/kernels.h"  // Window2d
 #include "minitorch/tensor.h"
 
 namespace minitorch::cuda {
 
-int device_count();   // 0 without a usable driver or GPU; 1 in the emulated build
+int device_count();   // 0 without a usable driver or GPU; 1 in the emulator
 bool is_emulated();   // kernels run on the CPU through cuda/emu
-bool init();          // registers kernels + allocator once; false when no device
+// Registers kernels + allocator for device "cuda" once; false when there is no device, or
+// when the other backend (GPU or emulator) already owns "cuda" in this process.
+bool init();
+bool initialized();   // init() has run and succeeded
 void synchronize();
 void empty_cache();
 size_t memory_allocated();      // bytes held by live CUDA tensors
@@ -35,8 +41,7 @@ std::string cudnn_unavailable_reason();   // "" while cuDNN can be used
 // cuDNN's output shape (N, O, OH, OW) for a convolution of that geometry (no GPU needed).
 std::array<int64_t, 4> cudnn_forward_output_shape(const Window2d& w, int64_t out_channels);
 
-// Which GPU matmul runs (naive / tiled / cuBLAS), for the lectures' comparison.
-enum class MatmulImpl { Naive, Tiled, Cublas };
+using MatmulImpl = CudaMatmulImpl;  // which GPU matmul runs (naive / tiled / cuBLAS)
 void set_matmul_impl(MatmulImpl impl);
 MatmulImpl matmul_impl();
 
@@ -60,19 +65,6 @@ Tensor copy_to_device_async(const Tensor& src, Device device);
 void release_finished_copies();  // frees the pinned sources of copies that have finished
 
 // Run-time compiled kernels on a real GPU (minitorch.cuda.RawKernel; cuda/raw_kernel.cu).
-struct NvrtcResult {
-    bool ok = false;                         // false: a compile error, described in `log`
-    std::string log;                         // NVRTC's messages, warnings included
-    std::string cubin;                       // the machine code for this GPU
-    std::vector<std::string> lowered_names;  // each requested name as the cubin spells it
-    int nvrtc_version = 0;                   // 1000 * major + 10 * minor
-};
-struct RawKernelInfo {
-    uintptr_t kernel = 0;             // a cudaKernel_t
-    std::vector<size_t> param_sizes;  // bytes of each parameter
-    int max_threads_per_block = 0;    // this kernel's limit (its register use can lower it)
-    size_t static_shared_bytes = 0;
-};
 NvrtcResult nvrtc_compile(const std::string& source, const std::string& filename, const std::vector<std::string>& names,
                           const std::vector<std::string>& options, const std::string& nvrtc_path);
 uintptr_t raw_load(const std::string& cubin);  // a cudaLibrary_t

@@ -1,6 +1,6 @@
 """The same computation on "cuda" and on the CPU must agree: values AND gradients, for
 every kernel family, every backward, nn layers and a short training run. Skipped
-with a reason when minitorch has no CUDA device (the emulated build provides one).
+with a reason when minitorch has no CUDA device (the emulator provides one).
 Also: moving between devices, mixing devices, and the memory API."""
 import numpy as np
 import pytest

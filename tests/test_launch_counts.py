@@ -1,7 +1,7 @@
 """How much work the CUDA backend launches, counted through minitorch.profiler.
 
 These are the structural checks of the CUDA-speed work: the counts and grid sizes are
-exact and the same on a GPU and in the emulated build, so they hold without a GPU (never
+exact and the same on a GPU and in the emulator, so they hold without a GPU (never
 a time). Each test makes its inputs before the profile starts.
 """
 from __future__ import annotations

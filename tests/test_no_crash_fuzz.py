@@ -1,6 +1,6 @@
 """Random calls with random (often wrong) arguments must raise Python exceptions, never
 crash the process. Runs in a subprocess so a segfault fails this test instead of pytest.
-On "cuda" (the emulated build in CI, also under AddressSanitizer) the same calls reach
+On "cuda" (the emulator in CI, also under AddressSanitizer) the same calls reach
 the CUDA kernels, with CPU tensors mixed in as wrong-device arguments."""
 import subprocess
 import sys

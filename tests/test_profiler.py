@@ -1,6 +1,6 @@
 """minitorch.profiler: one event per op call from user code, with the kernels it launched.
 
-On "cuda" (a GPU or the emulated build) launches are recorded with grid and block; on
+On "cuda" (a GPU or the emulator) launches are recorded with grid and block; on
 "cpu" events have no kernels. Only counts, names and shapes are asserted, never times.
 """
 from __future__ import annotations

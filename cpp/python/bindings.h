@@ -13,6 +13,13 @@ void bind_functions(py::module_& m); // creation, math, threads, seeds
 void bind_numpy(py::module_& m);
 void bind_dlpack(py::module_& m);  // DLPack capsules, memory owned by others
 void bind_cuda(py::module_& m);
+}  // namespace minitorch::python
+namespace minitorch {
+struct CudaBackend;
+}
+namespace minitorch::python {
+// The CUDA backend "cuda" runs on now (the GPU's or the emulator's; cuda_stub.cpp), or null.
+const CudaBackend* active_cuda_backend();
 void bind_autograd(py::module_& m);  // after bind_tensor
 void bind_profiler(py::module_& m);  // minitorch.profiler's recorder
 

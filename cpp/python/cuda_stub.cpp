@@ -1,97 +1,205 @@
-// cuda_stub.cpp — minitorch._C's CUDA functions, with or without the CUDA backend.
-#include "bindings.h"
+// cuda_stub.cpp — minitorch._C's CUDA functions.
+//
+// A build holds up to two CUDA backends (cuda/backend.h): the GPU's, where nvcc built it,
+// and the emulator's, in every build. Calls go to the active one: the emulator once it is
+// switched on (minitorch.cuda.emulate(), or MINITORCH_EMULATE_CUDA=1 when minitorch is
+// imported), the GPU's otherwise. With neither, the functions answer as a machine without
+// CUDA does: no devices, nothing allocated, and an error naming what is missing.
+#include <atomic>
 
-#ifdef MINITORCH_WITH_CUDA
-#include "../../cuda/api.h"
-#endif
+#include "bindings.h"
+#include "../../cuda/backend.h"
 
 namespace minitorch::python {
 
+namespace {
+
+std::atomic<bool> g_emulating{false};
+
+const CudaBackend* gpu_backend()
+{
+#ifdef MINITORCH_WITH_CUDA
+    return &minitorch::cuda::backend();
+#else
+    return nullptr;
+#endif
+}
+
+const CudaBackend* emulator_backend()
+{
+#ifdef MINITORCH_WITH_EMULATOR
+    return &minitorch::cuda_emu::backend();
+#else
+    return nullptr;
+#endif
+}
+
+const CudaBackend* active() { return g_emulating ? emulator_backend() : gpu_backend(); }
+
+const char* kHowToEmulate = "to run CUDA kernels on the CPU instead, switch on the emulator: "
+                            "minitorch.cuda.emulate(), or MINITORCH_EMULATE_CUDA=1 before Python starts";
+
+// Why "cuda" cannot be used here: the text of every "CUDA is not available" error.
+std::string why_unavailable()
+{
+    std::string why = "CUDA is not available: ";
+    if (gpu_backend())
+        why += "no NVIDIA GPU with a working driver was found (minitorch.cuda.device_count() is 0)";
+    else
+        why += "this minitorch was built without the GPU backend (nvcc was not found when it was installed)";
+    if (emulator_backend()) return why + "; " + kHowToEmulate;
+    return why + ", and without the CUDA emulator (MINITORCH_EMULATOR=OFF)";
+}
+
+// The active backend, for functions that need one; `op` names the caller in the error.
+const CudaBackend& require(const char* op)
+{
+    const CudaBackend* b = active();
+    if (!b || !b->init()) throw std::runtime_error(std::string(op) + ": " + why_unavailable());
+    return *b;
+}
+
+// Switches the emulator on or off, before "cuda" is first used: a process has one
+// implementation of "cuda" (tensors there live in GPU memory or in host memory).
+void set_emulating(bool on)
+{
+    if (on == g_emulating) return;
+    if (on) {
+        const CudaBackend* emu = emulator_backend();
+        if (!emu)
+            throw std::runtime_error("emulate: this minitorch was built without the CUDA emulator (MINITORCH_EMULATOR=OFF)");
+        const CudaBackend* gpu = gpu_backend();
+        if (gpu && gpu->initialized())
+            throw std::runtime_error("emulate: this process already runs 'cuda' on the GPU; to use the emulator instead, "
+                                     "set MINITORCH_EMULATE_CUDA=1 before Python starts");
+        g_emulating = true;
+        emu->init();  // claims "cuda" now, before anything can start the GPU backend
+        return;
+    }
+    if (emulator_backend()->initialized())
+        throw std::runtime_error("emulate(False): the emulator already serves 'cuda' in this process (its tensors live "
+                                 "in host memory); it stays on until the process ends");
+    g_emulating = false;
+}
+
+}  // namespace
+
+const CudaBackend* active_cuda_backend() { return active(); }
+
 void bind_cuda(py::module_& m)
 {
+    set_unavailable_reason(DeviceType::CUDA, &why_unavailable);
     m.def("_is_pinned", [](const Tensor& t) { return t->storage->pinned; });
-#ifdef MINITORCH_WITH_CUDA
-    namespace c = minitorch::cuda;
-    m.attr("_cuda_compiled") = true;
-    m.def("_cuda_device_count", [] { return c::device_count(); });
-    m.def("_cuda_is_emulated", [] { return c::is_emulated(); });
-    m.def("_cuda_init", [] { return c::init(); });
-    m.def("_cuda_synchronize", [] { if (c::init()) c::synchronize(); });
-    m.def("_cuda_empty_cache", [] { if (c::init()) c::empty_cache(); });
-    m.def("_cuda_memory_allocated", [] { return c::memory_allocated(); });
-    m.def("_cuda_max_memory_allocated", [] { return c::max_memory_allocated(); });
-    m.def("_cuda_memory_cached", [] { return c::memory_cached(); });
-    m.def("_cuda_emulator_diagnostics", [] { return c::emulator_diagnostics(); });
-    m.def("_cuda_host_waits", [] { return c::host_waits(); });
+    // _cuda_compiled: the GPU backend is built in (nvcc); _emulator_compiled: the emulator is.
+    m.attr("_cuda_compiled") = gpu_backend() != nullptr;
+    m.attr("_emulator_compiled") = emulator_backend() != nullptr;
+    m.def("_cuda_set_emulated", &set_emulating);
+    m.def("_cuda_unavailable_reason", [] { return active() && active()->init() ? std::string() : why_unavailable(); });
+    m.def("_cuda_device_count", [] { return active() ? active()->device_count() : 0; });
+    m.def("_cuda_is_emulated", [] { return bool(g_emulating); });
+    m.def("_cuda_init", [] { return active() && active()->init(); });
+    m.def("_cuda_synchronize", [] { if (active() && active()->init()) active()->synchronize(); });
+    m.def("_cuda_empty_cache", [] { if (active() && active()->init()) active()->empty_cache(); });
+    m.def("_cuda_memory_allocated", [] { return active() ? active()->memory_allocated() : size_t(0); });
+    m.def("_cuda_max_memory_allocated", [] { return active() ? active()->max_memory_allocated() : size_t(0); });
+    m.def("_cuda_memory_cached", [] { return active() ? active()->memory_cached() : size_t(0); });
+    m.def("_cuda_emulator_diagnostics", [] {
+        const CudaBackend* emu = emulator_backend();
+        return emu ? emu->emulator_diagnostics() : 0L;
+    });
+    m.def("_cuda_host_waits", [] { return active() ? active()->host_waits() : 0L; });
     m.def("_cuda_set_emulator_schedule", [](const std::string& spec) {
-        if (!c::is_emulated())
-            throw std::runtime_error("emulator_schedule: this minitorch runs kernels on a real GPU, which has no "
-                                     "emulator schedule (it exists only in the emulated build)");
-        if (!c::set_emulator_schedule(spec))
+        const CudaBackend* emu = emulator_backend();
+        if (!emu) throw std::runtime_error("emulator_schedule: this minitorch was built without the CUDA emulator");
+        if (!emu->set_emulator_schedule(spec))
             throw ValueError("emulator_schedule: expected 'forward', 'reverse' or 'random:SEED' (SEED a "
                              "non-negative integer), got '" + spec + "'");
     });
-    m.def("_cuda_get_emulator_schedule", [] { return c::emulator_schedule(); });
+    m.def("_cuda_get_emulator_schedule", [] {
+        const CudaBackend* emu = emulator_backend();
+        return emu ? emu->emulator_schedule() : std::string();
+    });
     // Streams, events, pinned memory (python/minitorch/cuda_streams.py wraps them).
-    m.def("_cuda_stream_create", &c::stream_create);
-    m.def("_cuda_stream_destroy", &c::stream_destroy);
+    m.def("_cuda_stream_create", [](int priority) { return require("Stream").stream_create(priority); });
+    m.def("_cuda_stream_destroy", [](uintptr_t s) { require("Stream").stream_destroy(s); });
     m.def("_cuda_stream_synchronize", [](uintptr_t s) {
+        const CudaBackend& b = require("Stream.synchronize");
         py::gil_scoped_release release;
-        c::stream_synchronize(s);
+        b.stream_synchronize(s);
     });
-    m.def("_cuda_stream_query", &c::stream_query);
-    m.def("_cuda_stream_wait_event", &c::stream_wait_event);
-    m.def("_cuda_event_create", &c::event_create);
-    m.def("_cuda_event_destroy", &c::event_destroy);
-    m.def("_cuda_event_record", &c::event_record);
+    m.def("_cuda_stream_query", [](uintptr_t s) { return require("Stream.query").stream_query(s); });
+    m.def("_cuda_stream_wait_event", [](uintptr_t s, uintptr_t e) { require("Stream.wait_event").stream_wait_event(s, e); });
+    m.def("_cuda_event_create", [](bool timing, bool blocking) { return require("Event").event_create(timing, blocking); });
+    m.def("_cuda_event_destroy", [](uintptr_t e) { require("Event").event_destroy(e); });
+    m.def("_cuda_event_record", [](uintptr_t e, uintptr_t s) { require("Event.record").event_record(e, s); });
     m.def("_cuda_event_synchronize", [](uintptr_t e) {
+        const CudaBackend& b = require("Event.synchronize");
         py::gil_scoped_release release;
-        c::event_synchronize(e);
+        b.event_synchronize(e);
     });
-    m.def("_cuda_event_query", &c::event_query);
-    m.def("_cuda_event_elapsed_ms", &c::event_elapsed_ms);
-    m.def("_pin_memory", &c::pin_memory);
-    m.def("_cuda_copy_async", [](const Tensor& t, py::handle device) { return c::copy_to_device_async(t, device_arg(device)); });
+    m.def("_cuda_event_query", [](uintptr_t e) { return require("Event.query").event_query(e); });
+    m.def("_cuda_event_elapsed_ms", [](uintptr_t a, uintptr_t b) { return require("Event.elapsed_time").event_elapsed_ms(a, b); });
+    m.def("_pin_memory", [](const Tensor& t) {
+        const CudaBackend* b = active();
+        if (!b || !b->init())
+            throw std::runtime_error("pin_memory: there is no GPU to pin memory for (" + why_unavailable() + ")");
+        return b->pin_memory(t);
+    });
+    m.def("_cuda_copy_async", [](const Tensor& t, py::handle device) {
+        return require("to(non_blocking=True)").copy_to_device_async(t, device_arg(device));
+    });
     // RawKernel on a GPU: compile -> (ok, log, cubin bytes, lowered names, version),
     // load -> library, get_kernel -> (kernel, param sizes, max threads, static shared), launch.
     m.def("_nvrtc_compile", [](const std::string& src, const std::string& file, const std::vector<std::string>& names,
                                const std::vector<std::string>& options, const std::string& nvrtc_path) {
-        c::NvrtcResult r;
+        const CudaBackend* b = gpu_backend();
+        if (!b) throw std::runtime_error("RawKernel: NVRTC needs the GPU backend, which this minitorch was built without");
+        NvrtcResult r;
         {
             py::gil_scoped_release release;
-            r = c::nvrtc_compile(src, file, names, options, nvrtc_path);
+            r = b->nvrtc_compile(src, file, names, options, nvrtc_path);
         }
         return py::make_tuple(r.ok, r.log, py::bytes(r.cubin), r.lowered_names, r.nvrtc_version);
     });
-    m.def("_cuda_compute_capability", &c::compute_capability);
-    m.def("_raw_load", [](const py::bytes& cubin) { return c::raw_load(std::string(cubin)); });
-    m.def("_raw_unload", &c::raw_unload);
+    m.def("_cuda_compute_capability", [] { return gpu_backend() && !g_emulating ? gpu_backend()->compute_capability() : 0; });
+    m.def("_raw_load", [](const py::bytes& cubin) { return require("RawKernel").raw_load(std::string(cubin)); });
+    m.def("_raw_unload", [](uintptr_t lib) { require("RawKernel").raw_unload(lib); });
     m.def("_raw_get_kernel", [](uintptr_t lib, const std::string& name) {
-        const c::RawKernelInfo i = c::raw_get_kernel(lib, name);
+        const RawKernelInfo i = require("RawKernel").raw_get_kernel(lib, name);
         return py::make_tuple(i.kernel, i.param_sizes, i.max_threads_per_block, i.static_shared_bytes);
     });
     m.def("_raw_launch", [](uintptr_t kernel, std::array<unsigned, 3> grid, std::array<unsigned, 3> block,
                             size_t shared, const std::vector<py::bytes>& args) {
         std::vector<std::string> bytes(args.begin(), args.end());
-        c::raw_launch(kernel, grid.data(), block.data(), shared, bytes);
+        require("RawKernel").raw_launch(kernel, grid.data(), block.data(), shared, bytes);
     });
     m.def("_set_cuda_matmul", [](const std::string& name) {
-        if (name == "naive") c::set_matmul_impl(c::MatmulImpl::Naive);
-        else if (name == "tiled") c::set_matmul_impl(c::MatmulImpl::Tiled);
-        else if (name == "cublas") c::set_matmul_impl(c::MatmulImpl::Cublas);
+        CudaMatmulImpl impl;
+        if (name == "naive") impl = CudaMatmulImpl::Naive;
+        else if (name == "tiled") impl = CudaMatmulImpl::Tiled;
+        else if (name == "cublas") impl = CudaMatmulImpl::Cublas;
         else throw ValueError("backends.cuda.matmul: expected 'naive', 'tiled' or 'cublas', got '" + name + "'");
+        const CudaBackend* b = active();
+        if (!b) throw std::runtime_error("backends.cuda.matmul: " + why_unavailable());
+        b->set_matmul_impl(impl);
     });
     m.def("_get_cuda_matmul", [] {
-        auto i = c::matmul_impl();
-        return i == c::MatmulImpl::Naive ? "naive" : i == c::MatmulImpl::Tiled ? "tiled" : "cublas";
+        const CudaBackend* b = active();
+        if (!b) return "none";
+        auto i = b->matmul_impl();
+        return i == CudaMatmulImpl::Naive ? "naive" : i == CudaMatmulImpl::Tiled ? "tiled" : "cublas";
     });
     // cuDNN (minitorch.backends.cudnn): loading it needs no GPU, only its library.
-    m.def("_cudnn_set_library_path", &c::cudnn_set_library_path);
-    m.def("_cudnn_version", [] { return c::cudnn_version(); });
-    m.def("_cudnn_unavailable_reason", [] { return c::cudnn_unavailable_reason(); });
+    m.def("_cudnn_set_library_path", [](const std::string& path) { if (gpu_backend()) gpu_backend()->cudnn_set_library_path(path); });
+    m.def("_cudnn_version", [] { return active() ? active()->cudnn_version() : 0L; });
+    m.def("_cudnn_unavailable_reason", [] {
+        return active() ? active()->cudnn_unavailable_reason() : std::string("minitorch was built without the GPU backend");
+    });
     m.def("_cudnn_output_shape", [](std::array<int64_t, 4> x_shape, std::array<int64_t, 4> w_shape,
                                     std::array<int64_t, 2> stride, std::array<int64_t, 2> pad,
                                     std::array<int64_t, 2> dil) {
+        const CudaBackend* b = active();
+        if (!b) throw std::runtime_error("backends.cudnn: minitorch was built without the GPU backend");
         Window2d w;
         w.N = x_shape[0], w.C = x_shape[1], w.H = x_shape[2], w.W = x_shape[3];
         w.KH = w_shape[2], w.KW = w_shape[3];
@@ -99,35 +207,8 @@ void bind_cuda(py::module_& m)
         w.dil_h = dil[0], w.dil_w = dil[1];
         // the output's size does not enter the descriptors this reads; 1 keeps them valid
         w.OH = w.OW = 1;
-        return c::cudnn_forward_output_shape(w, w_shape[0]);
+        return b->cudnn_forward_output_shape(w, w_shape[0]);
     });
-#else
-    m.attr("_cuda_compiled") = false;
-    m.def("_cuda_device_count", [] { return 0; });
-    m.def("_cuda_is_emulated", [] { return false; });
-    m.def("_cuda_init", [] { return false; });
-    m.def("_cuda_synchronize", [] {});
-    m.def("_cuda_empty_cache", [] {});
-    m.def("_cuda_memory_allocated", [] { return size_t(0); });
-    m.def("_cuda_max_memory_allocated", [] { return size_t(0); });
-    m.def("_cuda_memory_cached", [] { return size_t(0); });
-    m.def("_cuda_emulator_diagnostics", [] { return 0L; });
-    m.def("_cuda_host_waits", [] { return 0L; });
-    m.def("_pin_memory", [](const Tensor&) -> Tensor {
-        throw std::runtime_error("pin_memory: minitorch was built without CUDA, so there is no GPU to pin memory for");
-    });
-    m.def("_cuda_set_emulator_schedule", [](const std::string&) {
-        throw std::runtime_error("emulator_schedule: minitorch was built without CUDA (and its emulator)");
-    });
-    m.def("_cuda_get_emulator_schedule", [] { return std::string(); });
-    m.def("_set_cuda_matmul", [](const std::string&) {
-        throw std::runtime_error("backends.cuda.matmul: minitorch was built without CUDA");
-    });
-    m.def("_get_cuda_matmul", [] { return "none"; });
-    m.def("_cudnn_set_library_path", [](const std::string&) {});
-    m.def("_cudnn_version", [] { return 0L; });
-    m.def("_cudnn_unavailable_reason", [] { return std::string("minitorch was built without CUDA"); });
-#endif
 }
 
 }  // namespace minitorch::python

@@ -11,30 +11,18 @@
 
 #include "bindings.h"
 
-#ifdef MINITORCH_WITH_CUDA
-#include "../../cuda/api.h"
-#endif
+#include "../../cuda/backend.h"
 
 namespace minitorch::python {
 
 namespace {
 
-bool cuda_compiled()
+// A "cuda" tensor here lives in GPU memory: the GPU backend serves "cuda" (the emulator's
+// tensors live in host memory).
+bool cuda_on_gpu()
 {
-#ifdef MINITORCH_WITH_CUDA
-    return true;
-#else
-    return false;
-#endif
-}
-
-bool cuda_emulated()
-{
-#ifdef MINITORCH_WITH_CUDA
-    return minitorch::cuda::is_emulated();
-#else
-    return false;
-#endif
+    const CudaBackend* b = active_cuda_backend();
+    return b && !b->is_emulated();
 }
 
 // ---- the DLPack ABI ----
@@ -112,7 +100,7 @@ Managed* make_export(const Tensor& t)
     e->strides.assign(t->strides.begin(), t->strides.end());
     DLTensor& dl = e->managed.dl_tensor;
     // Emulated "cuda" memory is host memory: it is exported as CPU memory, which is what it is.
-    const bool gpu = !t->device().is_cpu() && !cuda_emulated();
+    const bool gpu = !t->device().is_cpu() && cuda_on_gpu();
     dl.data = t->storage->data;
     dl.byte_offset = uint64_t(t->offset) * itemsize(t->dtype);
     dl.device = {gpu ? kDLCUDA : kDLCPU, gpu ? int32_t(t->device().index) : 0};
@@ -138,11 +126,9 @@ py::capsule to_dlpack(const Tensor& t, bool versioned)
 {
     MT_CHECK_RUNTIME(!t->requires_grad,
                      "to_dlpack: can't export a tensor that requires grad; use tensor.detach() first");
-#ifdef MINITORCH_WITH_CUDA
     // minitorch runs on the legacy default stream; finish its work before another library
     // (on a stream of its own) reads the memory.
-    if (!t->device().is_cpu() && !cuda_emulated()) minitorch::cuda::synchronize();
-#endif
+    if (!t->device().is_cpu() && cuda_on_gpu()) active_cuda_backend()->synchronize();
     PyObject* cap;
     if (versioned) {
         DLManagedTensorVersioned* m = make_export<DLManagedTensorVersioned>(t);
@@ -204,7 +190,7 @@ Device device_from_dl(DLDevice d)
 {
     if (d.device_type == kDLCPU || d.device_type == kDLCUDAHost) return Device{};
     if (d.device_type == kDLCUDA || d.device_type == kDLCUDAManaged) {
-        MT_CHECK_RUNTIME(!cuda_emulated() && cuda_compiled(),
+        MT_CHECK_RUNTIME(cuda_on_gpu(),
                          "from_dlpack: the array is in GPU memory, but this minitorch has no GPU backend "
                          "(it is the CPU or the emulated build); copy it to the host in the other library first");
         return Device{DeviceType::CUDA, int(d.device_id)};

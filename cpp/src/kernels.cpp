@@ -1,30 +1,47 @@
 // kernels.cpp — which KernelTable serves which device.
 #include "minitorch/kernels.h"
 
+#include <atomic>
+
 #include "minitorch/error.h"
 
 namespace minitorch {
 
 namespace {
-const KernelTable* g_tables[kDeviceTypes] = {};  // the CPU's is filled on first use
+std::atomic<const KernelTable*> g_tables[kDeviceTypes] = {};  // the CPU's is filled on first use
+std::string (*g_reasons[kDeviceTypes])() = {};
 }
 
-void register_kernels(DeviceType type, const KernelTable* table) { g_tables[int(type)] = table; }
+bool register_kernels(DeviceType type, const KernelTable* table)
+{
+    const KernelTable* expected = nullptr;
+    return g_tables[int(type)].compare_exchange_strong(expected, table) || expected == table;
+}
+
+void set_unavailable_reason(DeviceType type, std::string (*reason)()) { g_reasons[int(type)] = reason; }
+
+std::string unavailable_reason(DeviceType type)
+{
+    if (g_reasons[int(type)]) return g_reasons[int(type)]();
+    return std::string(device_type_title(type)) + " is not available (minitorch was built without it, or no such "
+                                                  "device was found)";
+}
 
 const KernelTable& kernels(Device device)
 {
     if (device.is_cpu()) return cpu::kernel_table();
-    const KernelTable* t = g_tables[int(device.type)];
-    MT_CHECK_RUNTIME(t, "no kernels for device '", device, "': ", device_type_title(device.type),
-                     " is not available (minitorch was built without it, or no such device was found)");
+    const KernelTable* t = g_tables[int(device.type)].load();
+    MT_CHECK_RUNTIME(t, "no kernels for device '", device, "': ", unavailable_reason(device.type));
     return *t;
 }
 
 void manual_seed_all_devices(uint64_t seed)
 {
     cpu::kernel_table().manual_seed(seed);
-    for (int d = 0; d < kDeviceTypes; ++d)
-        if (g_tables[d] && DeviceType(d) != DeviceType::CPU) g_tables[d]->manual_seed(seed);
+    for (int d = 0; d < kDeviceTypes; ++d) {
+        const KernelTable* t = g_tables[d].load();
+        if (t && DeviceType(d) != DeviceType::CPU) t->manual_seed(seed);
+    }
 }
 
 namespace {

@@ -5,6 +5,7 @@
 
 #include "minitorch/error.h"
 #include "minitorch/host_allocator.h"
+#include "minitorch/kernels.h"
 
 namespace minitorch {
 
@@ -30,9 +31,7 @@ std::shared_ptr<Storage> Storage::allocate(size_t nbytes, Device device)
 {
     if (!device.is_cpu()) {
         auto alloc = g_allocators[int(device.type)];
-        MT_CHECK_RUNTIME(alloc, "cannot allocate on device '", device, "': ", device_type_title(device.type),
-                         " is not available (minitorch was built without it, or no GPU and driver were found; see "
-                         "minitorch.", device_type_name(device.type), ".is_available())");
+        MT_CHECK_RUNTIME(alloc, "cannot allocate on device '", device, "': ", unavailable_reason(device.type));
         MT_CHECK_RUNTIME(device.index == 0, "cannot allocate on device '", device, "': minitorch uses one ",
                          device_type_name(device.type), " device, ", device_type_name(device.type), ":0");
         return alloc(nbytes, device);

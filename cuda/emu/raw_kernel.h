@@ -1,5 +1,5 @@
 // raw_kernel.h — the glue between minitorch.cuda.RawKernel (Python) and a student's
-// CUDA source, in the emulated build.
+// CUDA source, in the emulator.
 //
 // python/minitorch/cuda_kernels.py compiles, with the host C++ compiler,
 //     -include raw_kernel.h

@@ -113,8 +113,7 @@ from ._functions import (  # noqa: E402,F401
 )
 from . import cpu, cuda  # noqa: E402,F401
 
-if _C._cuda_compiled:
-    _C._cuda_init()  # registers the CUDA kernels when a device (or the emulator) is there
+_C._cuda_init()  # registers the CUDA kernels when there is a GPU (or the emulator is on)
 from . import testing  # noqa: E402,F401
 from . import autograd  # noqa: E402,F401
 from .autograd import enable_grad, is_grad_enabled, no_grad, set_grad_enabled  # noqa: E402,F401

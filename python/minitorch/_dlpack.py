@@ -7,7 +7,7 @@
   numba.cuda and CuPy; ``minitorch.as_tensor`` accepts objects that expose it (or NumPy's
   ``__array_interface__``).
 
-In the emulated build a "cuda" tensor lives in host memory, so it is exported as CPU
+In the emulator a "cuda" tensor lives in host memory, so it is exported as CPU
 memory (device type 1), and it has no ``__cuda_array_interface__``: a GPU library would
 take its address for a device pointer.
 """
@@ -55,7 +55,7 @@ def _dlpack(self, *, stream=None, max_version=None, dl_device=None, copy=None):
 
 def _cuda_array_interface(self):
     if not _on_gpu(self):
-        where = "the emulated build keeps 'cuda' tensors in host memory" if self.device.type == "cuda" \
+        where = "the emulator keeps 'cuda' tensors in host memory" if self.device.type == "cuda" \
             else "the tensor is on the CPU"
         raise AttributeError(f"__cuda_array_interface__: only GPU tensors have it ({where})")
     if self.requires_grad:
@@ -151,7 +151,7 @@ def as_tensor(data, dtype=None, device=None) -> Tensor:
     if isinstance(data, Tensor):
         shared = data
     elif hasattr(data, "__cuda_array_interface__"):
-        if not _C._cuda_compiled or _C._cuda_is_emulated():
+        if not _C._cuda_compiled or _C._cuda_is_emulated():  # no GPU backend, or the emulator serves "cuda"
             raise TypeError(f"as_tensor: the {type(data).__name__} is in GPU memory (it has "
                             "__cuda_array_interface__), and this minitorch has no GPU backend; copy it to the "
                             "host in its own library first")

@@ -16,7 +16,7 @@ TF32 on the GPU's tensor cores, PyTorch's switches and defaults:
 
 TF32 keeps float32's range but rounds the GEMM's inputs to 10 mantissa bits (float32 has
 23); the sums stay float32. Only cuBLAS on a GPU uses it: the CPU, the teaching kernels
-("naive", "tiled") and the emulated build always compute in full float32.
+("naive", "tiled") and the emulator always compute in full float32.
 """
 from __future__ import annotations
 
@@ -119,7 +119,7 @@ class _CudaMatmul(_Switches):
     @property
     def kernel(self) -> str:
         """Which GPU matmul runs: "naive" (a thread per output), "tiled" (shared-memory tiles)
-        or "cublas" (the default on a GPU; the emulated build has no cuBLAS and runs "tiled")."""
+        or "cublas" (the default on a GPU; the emulator has no cuBLAS and runs "tiled")."""
         return _C._get_cuda_matmul()
 
     @kernel.setter
@@ -274,5 +274,5 @@ def get_float32_matmul_precision() -> str:
 cpu = _CpuBackend(_C._get_cpu_matmul, _C._set_cpu_matmul, '"naive", "blocked", "blas"')
 cuda = _CudaBackend()
 cudnn = _CudnnBackend()
-if _C._cuda_compiled and not _C._cuda_is_emulated():
+if _C._cuda_compiled and not _C._cuda_is_emulated():  # the GPU backend serves "cuda"
     _C._cudnn_set_library_path(_cudnn_wheel_library())

@@ -3,12 +3,15 @@
     if minitorch.cuda.is_available():
         model.to("cuda"); x = x.cuda()
 
-In a build made with ``MINITORCH_CUDA_EMULATE=ON`` the device "cuda" exists on any
-machine and runs minitorch's own CUDA kernels on the CPU (``is_emulated()`` says so;
-cuBLAS is replaced by our tiled kernel there).
+Without a GPU, every build has the CUDA emulator: switched on (``emulate()``, or the
+environment variable ``MINITORCH_EMULATE_CUDA=1`` before Python starts), the device
+"cuda" exists on any machine and runs minitorch's own CUDA kernels on the CPU
+(``is_emulated()`` says so; cuBLAS is replaced by our tiled kernel there). It is off by
+default, so that ``is_available()`` is False without a GPU and nobody trains on it by
+accident: it is meant for learning and testing kernels, and it is slow.
 
 Your own kernels: ``RawKernel`` / ``RawModule`` (CUDA C source compiled at run time,
-see docs/raw_kernels.md), and in the emulated build ``emulator_schedule`` to change the
+see docs/raw_kernels.md), and with the emulator ``emulator_schedule`` to change the
 order in which the threads of a block run.
 
 Streams, events and pinned memory (``Stream``, ``Event``, ``current_stream``,
@@ -16,6 +19,8 @@ Streams, events and pinned memory (``Stream``, ``Event``, ``current_stream``,
 cuda_streams.py.
 """
 from __future__ import annotations
+
+import os
 
 from . import _C
 from .cuda_kernels import (  # noqa: F401  (re-exported)
@@ -32,22 +37,64 @@ OutOfMemoryError = _C.CudaOutOfMemoryError  # a RuntimeError and a MemoryError
 
 
 def is_compiled() -> bool:
-    """True when this build of minitorch contains the CUDA backend (real or emulated)."""
+    """True when this build of minitorch contains the GPU backend (nvcc was found when it
+    was built). The emulator (:func:`emulate`) is in every build."""
     return bool(_C._cuda_compiled)
 
 
 def is_emulated() -> bool:
-    """True in the emulated build: "cuda" tensors live in host memory, kernels run on the CPU."""
+    """True while the emulator serves "cuda": its tensors live in host memory and its
+    kernels run on the CPU (see :func:`emulate`)."""
     return bool(_C._cuda_is_emulated())
 
 
 def is_available() -> bool:
-    """True when tensors can be put on ``"cuda"``: a GPU with a working driver, or the emulated build."""
+    """True when tensors can be put on ``"cuda"``: a GPU with a working driver, or the
+    emulator once switched on (:func:`emulate`)."""
     return bool(_C._cuda_init())
 
 
+def emulate(enabled: bool = True) -> None:
+    """Switches the CUDA emulator on (or off): the device "cuda" then runs minitorch's own
+    CUDA kernels, and your ``RawKernel`` kernels, on the CPU of any machine.
+
+    Meant for learning and testing CUDA kernels without a GPU (``minitorch.testing.check_kernel``
+    and notebook 06 switch it on when there is no GPU); it is far slower than the CPU
+    device, so do not train on it. The same as starting Python with the environment
+    variable ``MINITORCH_EMULATE_CUDA=1``.
+
+    A process has one "cuda": switch the emulator on before the first "cuda" tensor.
+    Once it has been on, it stays on.
+
+    Raises:
+        TypeError: `enabled` is not a bool.
+        RuntimeError: "cuda" already runs on a GPU in this process; or switching off an
+            emulator that has been on; or a build without the emulator.
+    """
+    if not isinstance(enabled, bool):
+        raise TypeError(f"emulate: enabled must be a bool, got {type(enabled).__name__}")
+    _C._cuda_set_emulated(enabled)
+
+
+def _emulate_from_environment() -> None:
+    value = os.environ.get("MINITORCH_EMULATE_CUDA", "").strip().lower()
+    if value in ("", "0", "false", "off", "no"):
+        return
+    if value not in ("1", "true", "on", "yes"):
+        import warnings
+
+        warnings.warn(f"MINITORCH_EMULATE_CUDA={value!r} is not understood (use 1 or 0); the CUDA emulator stays off",
+                      RuntimeWarning, stacklevel=3)
+        return
+    emulate(True)
+
+
+_emulate_from_environment()
+
+
 def device_count() -> int:
-    """Number of usable CUDA devices (0 without a driver or GPU, or in a CPU-only build)."""
+    """Number of usable CUDA devices: 0 without a driver or GPU (or in a build without the GPU
+    backend), 1 with the emulator on."""
     return int(_C._cuda_device_count())
 
 

@@ -10,7 +10,7 @@ batch meanwhile (DataLoader's ``pin_memory=True``).
 
 minitorch's own kernels and copies run on the default stream; a Stream made here is a
 blocking stream, ordered with it, so nothing needs extra waits to be correct. In the
-emulated build every launch finishes before it returns: events there time the host's work.
+CUDA emulator every launch finishes before it returns: events there time the host's work.
 """
 from __future__ import annotations
 
@@ -22,8 +22,8 @@ from ._tensor import add_methods
 
 
 def _need_cuda(what: str) -> None:
-    if not _C._cuda_compiled:
-        raise RuntimeError(f"{what}: minitorch was built without CUDA")
+    if not _C._cuda_init():
+        raise RuntimeError(f"{what}: {_C._cuda_unavailable_reason()}")
 
 
 class Stream:
@@ -169,7 +169,7 @@ def copy_to_cuda_async(t: Tensor, device):
     """``t.to(device, non_blocking=True)`` for a pinned CPU tensor: the copy is queued on
     the default stream and the call returns at once; None where that does not apply (the
     caller then copies the ordinary way, which waits)."""
-    if (_C._cuda_compiled and device.type == "cuda" and t.device.type == "cpu"
+    if (device.type == "cuda" and _C._cuda_init() and t.device.type == "cpu"
             and _C._is_pinned(t) and t.is_contiguous() and not (t.requires_grad and _C.is_grad_enabled())):
         return _C._cuda_copy_async(t, device)
     return None

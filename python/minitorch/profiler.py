@@ -21,7 +21,7 @@ launches that one call made. ``backward()`` adds one event per graph node it run
 and :class:`record_function` one for a block of your own code.
 
 With the CUDA activity, kernels are recorded with their grid and block; on a GPU their
-``duration`` (microseconds) is measured with CUDA events, in the emulated build it is 0
+``duration`` (microseconds) is measured with CUDA events, in the emulator it is 0
 (the launches are still recorded, so tests can count them without a GPU). A cuBLAS call
 counts as one kernel, with grid and block ``(0, 0, 0)``. Copies between host and device
 (``cudaMemcpy``) are not kernels and are not listed.
@@ -54,7 +54,7 @@ def supported_activities() -> set:
 
 
 class Kernel(NamedTuple):
-    """One kernel launch. ``duration`` is in microseconds (0 in the emulated build)."""
+    """One kernel launch. ``duration`` is in microseconds (0 in the emulator)."""
 
     name: str
     device: int

@@ -19,7 +19,7 @@ from minitorch.profiler import ProfilerActivity, profile
 GPU_BUILD = minitorch.cuda.is_compiled() and not minitorch.cuda.is_emulated()
 REAL_GPU = GPU_BUILD and minitorch.cuda.is_available()
 on_cudnn = pytest.mark.skipif(not (REAL_GPU and backends.cudnn.is_available()),
-                              reason="needs a GPU and cuDNN (the emulated build has no cuDNN)")
+                              reason="needs a GPU and cuDNN (the emulator has no cuDNN)")
 has_library = pytest.mark.skipif(not backends.cudnn.is_available(), reason="cuDNN is not loadable here")
 
 SWITCHES = ("enabled", "benchmark", "deterministic", "allow_tf32")

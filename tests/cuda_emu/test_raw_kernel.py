@@ -1,4 +1,4 @@
-"""minitorch.cuda.RawKernel in the emulated build: students' CUDA C compiled by the host
+"""minitorch.cuda.RawKernel in the emulator: students' CUDA C compiled by the host
 C++ compiler against cuda/emu and launched on "cuda" tensors, checked against NumPy.
 
 Compiled kernels are cached on disk (MINITORCH_CACHE_DIR or ~/.cache/minitorch), so

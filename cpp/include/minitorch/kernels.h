@@ -315,7 +315,14 @@ struct Upcast16<void(Args...)> {
 }  // namespace detail
 
 const KernelTable& kernels(Device device);
-void register_kernels(DeviceType type, const KernelTable* table);
+// Makes `table` the kernels of device type `type`, unless another table already is: a
+// process has one implementation of "cuda" (the GPU's or the emulator's), fixed by the
+// first to register. Returns whether `table` serves `type` now.
+bool register_kernels(DeviceType type, const KernelTable* table);
+// Why a device type has no kernels (shown by every "is not available" error): set by the
+// bindings, which know whether it was built, found, or can be emulated. Null: a generic text.
+void set_unavailable_reason(DeviceType type, std::string (*reason)());
+std::string unavailable_reason(DeviceType type);
 // A contiguous copy of t made with a device's own copy kernel, for kernels that need
 // one layout (kernels never call ops such as contiguous(), which record autograd nodes).
 inline Tensor packed(const Tensor& t, void (*copy)(const Tensor& dst, const Tensor& src))

@@ -1,7 +1,7 @@
 """Students' own CUDA kernels on minitorch tensors (``minitorch.cuda.RawKernel``).
 
 - ``kernel.py``: RawKernel and RawModule, launch checks, the backend interface;
-- ``emulated_backend.py``: the emulated build's backend (host C++ compiler + cuda/emu);
+- ``emulated_backend.py``: the emulator's backend (host C++ compiler + cuda/emu);
 - ``emulator.py``: the emulator's thread schedule and report count;
 - ``source.py``: what is read from, and rewritten in, the student's source.
 

@@ -1,4 +1,4 @@
-"""RawKernel in the emulated build: the student's CUDA source is compiled by the host
+"""RawKernel in the emulator: the student's CUDA source is compiled by the host
 C++ compiler against the emulator (cuda/emu) into a shared library, loaded with ctypes.
 
 The library gets, after the student's source, one ``MT_RAW_KERNEL(i, name)`` line per

@@ -32,18 +32,21 @@ def _check_spec(spec: str) -> str:
 
 
 def _require_emulator() -> None:
-    if not (_C._cuda_compiled and _C._cuda_is_emulated()):
-        raise RuntimeError("emulator_schedule: this minitorch runs CUDA kernels on a real GPU (or has no CUDA); "
-                           "the thread schedule exists only in the emulated build (MINITORCH_CUDA_EMULATE=ON)")
+    if not _C._cuda_is_emulated():
+        where = ("this minitorch runs CUDA kernels on a real GPU, which has no thread schedule"
+                 if _C._cuda_init() else "the CUDA emulator is off")
+        raise RuntimeError(f"emulator_schedule: {where}; the schedule exists only in the emulator "
+                           "(switch it on with minitorch.cuda.emulate() when there is no GPU)")
 
 
 def get_emulator_schedule() -> str | None:
     """The thread order the emulator uses now ("forward", "reverse" or "random:SEED").
 
-    None when kernels run on a real GPU. The default comes from the environment
-    variable ``MINITORCH_EMU_SCHEDULE`` ("forward" when it is unset or not understood).
+    None unless the emulator is on (:func:`minitorch.cuda.emulate`). The default comes
+    from the environment variable ``MINITORCH_EMU_SCHEDULE`` ("forward" when it is unset
+    or not understood).
     """
-    if not (_C._cuda_compiled and _C._cuda_is_emulated()):
+    if not _C._cuda_is_emulated():
         return None
     if hasattr(_C, "_cuda_get_emulator_schedule"):
         return _C._cuda_get_emulator_schedule()

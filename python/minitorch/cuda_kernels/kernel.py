@@ -58,15 +58,12 @@ class Backend(Protocol):
 
 
 def _backend() -> Backend:
-    if not _C._cuda_compiled:
-        raise RuntimeError("RawKernel: this minitorch was built without CUDA; rebuild with MINITORCH_CUDA=ON, "
-                           "or MINITORCH_CUDA_EMULATE=ON to run CUDA kernels on the CPU")
     if _C._cuda_is_emulated():
         from .emulated_backend import EmulatedBackend
 
         return EmulatedBackend()
     if not _C._cuda_init():
-        raise RuntimeError("RawKernel: no CUDA GPU is available (no device, or no working driver)")
+        raise RuntimeError(f"RawKernel: {_C._cuda_unavailable_reason()}")
     from .nvrtc_backend import NvrtcBackend
 
     return NvrtcBackend()

@@ -15,6 +15,7 @@ import glob
 import hashlib
 import json
 import os
+import re
 from pathlib import Path
 from typing import Any, Sequence
 
@@ -59,6 +60,7 @@ class NvrtcBackend:
             ok, log, cubin, lowered, _version = _C._nvrtc_compile(source, filename, list(names), list(options),
                                                                   library)
             if not ok:
+                log = compiler_style_locations(log)
                 raise CompileError(f"{filename}: NVRTC could not compile the kernel:\n{log.strip()}", log)
             _write_atomically(path, json.dumps({"cubin": cubin.hex(), "lowered": lowered}))
         _loaded[key] = GpuModule(cubin, dict(zip(names, lowered)))
@@ -66,6 +68,15 @@ class NvrtcBackend:
 
 
 _loaded: dict[str, "GpuModule"] = {}
+
+# NVRTC writes a source location as "saxpy.cu(7): error: ..."; the host compiler, and so the
+# emulator's messages, as "saxpy.cu:7: error: ...". Students (and graders' patterns) see the second on both.
+_NVRTC_LOCATION = re.compile(r"^(?P<file>[^\s():][^():]*)\((?P<line>\d+)\): ", re.MULTILINE)
+
+
+def compiler_style_locations(log: str) -> str:
+    """NVRTC's log with each ``file(line): `` written ``file:line: `` as g++ and clang write it."""
+    return _NVRTC_LOCATION.sub(lambda m: f"{m['file']}:{m['line']}: ", log)
 
 
 def _write_atomically(path: Path, text: str) -> None:

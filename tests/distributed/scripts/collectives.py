@@ -94,7 +94,7 @@ p = minitorch.nn.Parameter(minitorch.full((2,), float(r)))
 dist.all_reduce(p)
 assert p.tolist() == [w * (w - 1) / 2] * 2 and p.requires_grad and p.grad is None
 
-# "cuda" tensors (host memory in the emulated build) go through a host copy.
+# "cuda" tensors (host memory in the emulator) go through a host copy.
 if minitorch.cuda.is_available() and minitorch.cuda.is_emulated():
     c = minitorch.full((4,), float(r + 1), device="cuda")
     dist.all_reduce(c, op=Op.AVG)
