@@ -15,6 +15,7 @@ import minitorch
 import minitorch.nn.functional as F
 from minitorch import backends
 from minitorch.profiler import ProfilerActivity, profile
+from conftest import DEVICES
 
 GPU_BUILD = minitorch.cuda.is_compiled() and not minitorch.cuda.is_emulated()
 REAL_GPU = GPU_BUILD and minitorch.cuda.is_available()
@@ -115,7 +116,7 @@ def _conv_and_grads(x, w, b, **kw):
     y = F.conv2d(x, w, b, **kw)
     minitorch.manual_seed(1)  # the same upstream gradient on every call
     y.backward(minitorch.randn_like(y))
-    return [t.float().cpu().numpy() for t in (y, x.grad, w.grad, b.grad)]
+    return [t.detach().float().cpu().numpy() for t in (y, x.grad, w.grad, b.grad)]
 
 
 DTYPES = [
@@ -144,6 +145,22 @@ def test_cudnn_matches_im2col(dtype, tol, geometry, restore_switches):
         got = _conv_and_grads(x, w, b, **geometry)
     for g, e in zip(got, want):
         np.testing.assert_allclose(g, e, rtol=tol, atol=tol * max(1.0, float(np.abs(e).max())))
+
+
+@pytest.mark.parametrize("device", DEVICES)
+@pytest.mark.parametrize("dtype", [minitorch.float32, minitorch.bfloat16], ids=str)
+def test_the_comparison_itself_runs_without_a_gpu(device, dtype, restore_switches):
+    """The GPU tests' helper, where CI can run it: with cuDNN off and "on" (absent on the CPU and
+    in the emulator, so im2col both times) the results must be the same arrays."""
+    minitorch.manual_seed(0)
+    x, w, b = (minitorch.randn(*s, device=device).to(dtype) for s in ((2, 3, 7, 6), (4, 3, 3, 3), (4,)))
+    with backends.cudnn.flags(enabled=False):
+        want = _conv_and_grads(x, w, b, padding=1)
+    with backends.cudnn.flags(enabled=True):
+        got = _conv_and_grads(x, w, b, padding=1)
+    assert [a.shape for a in got] == [(2, 4, 7, 6), (2, 3, 7, 6), (4, 3, 3, 3), (4,)]
+    for g, e in zip(got, want):
+        np.testing.assert_allclose(g, e, rtol=1e-6, atol=1e-6)
 
 
 def _kernel_names(fn):
