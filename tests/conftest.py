@@ -4,8 +4,14 @@ Every tensor test runs once per device (``cpu`` always; ``cuda`` is skipped, wit
 reason, when minitorch cannot use a GPU) and compares against NumPy.
 
 Test modules import the helpers directly: ``from conftest import DEVICES, shapes``.
+
+A run ends with a few lines that count the skipped tests by what they need (a CUDA
+device, PyTorch, a data set...) and say how to run them; ``-rs`` lists every reason.
 """
 from __future__ import annotations
+
+import collections
+import re
 
 import numpy as np
 import pytest
@@ -29,7 +35,12 @@ settings.load_profile("minitorch")
 # tests/test_precision_switches.py tests the switches themselves.
 minitorch.backends.cudnn.allow_tf32 = False
 
-CUDA_SKIP_REASON = "CUDA not available (minitorch.cuda.is_available() is False)"
+# Skip reasons: one wording each for what a machine may lack, so that -rs and the summary
+# below group them (write `reason=CUDA_SKIP_REASON` or `pytest.importorskip("torch",
+# reason=TORCH_SKIP_REASON)` in tests; other wordings of the same thing are mapped here too).
+CUDA_SKIP_REASON = "needs a CUDA device: a GPU, or the CUDA emulator (MINITORCH_EMULATE_CUDA=1)"
+TORCH_SKIP_REASON = "needs PyTorch to compare with (pip install torch)"
+EMULATOR_SKIP_REASON = "tests the CUDA emulator itself: run with MINITORCH_EMULATE_CUDA=1"
 
 DEVICES = [
     pytest.param("cpu", id="cpu"),
@@ -40,20 +51,84 @@ DEVICES = [
     ),
 ]
 
+# What a skip needed, from its reason (first match wins): (how the summary says it, the
+# pattern of reasons, the one reason -rs shows for the whole kind or None to keep each).
+SKIP_KINDS = [
+    ("need a real CUDA GPU (cuBLAS, cuDNN, NVRTC): run them on a machine with one",
+     re.compile(r"runs only on a real GPU|needs a (real )?(CUDA )?GPU(?!, or)|GPU build of|cuBLAS|cuDNN|NVRTC", re.I),
+     None),
+    ("need a CUDA device: run them on a GPU, or on the CPU with the CUDA emulator "
+     "(MINITORCH_EMULATE_CUDA=1 python -m pytest ...)",
+     re.compile(r"cuda device|CUDA not available|second device \(CUDA\)|GPU, or the CUDA emulator", re.I),
+     CUDA_SKIP_REASON),
+    ("need PyTorch, to compare with it: pip install torch",
+     re.compile(r"needs PyTorch|PyTorch (is )?not installed|import '(safetensors\.)?torch'", re.I), TORCH_SKIP_REASON),
+    ("need a data set: MINITORCH_DATA=DIR for MNIST; apt-get install dataset-fashion-mnist",
+     re.compile(r"MINITORCH_DATA|is absent", re.I), None),
+    ("need an optional package or tool",
+     re.compile(r"could not import|not installed|not found|pip install|apt-get install|no host C\+\+ compiler", re.I),
+     None),
+    ("test the CUDA emulator itself: MINITORCH_EMULATE_CUDA=1 python -m pytest ...",
+     re.compile(r"emulat", re.I), EMULATOR_SKIP_REASON),
+]
+OTHER_SKIPS = "skipped for other reasons"
+
+
+def _skip_reason(report) -> str | None:
+    if report.skipped and isinstance(report.longrepr, tuple) and len(report.longrepr) == 3:
+        return str(report.longrepr[2]).removeprefix("Skipped: ")
+    return None
+
+
+def _skip_kind(reason: str):
+    return next((kind for kind in SKIP_KINDS if kind[1].search(reason)), None)
+
+
+def _group_skip(report) -> None:
+    """Files a skip for want of a CUDA device, the emulator or PyTorch under one place and
+    one wording, so ``-rs`` prints each as a single line with a count instead of one line
+    per test function and wording."""
+    reason = _skip_reason(report)
+    kind = _skip_kind(reason) if reason is not None else None
+    if kind is not None and kind[2] is not None:
+        report.longrepr = (__file__, _REASON_LINES[kind[2]], f"Skipped: {kind[2]}")
+
 
 @pytest.hookimpl(hookwrapper=True)
 def pytest_runtest_makereport(item, call):
-    """Files every "CUDA not available" skip under this one place, so ``-rs`` prints it as a
-    single line with a count instead of one line per test function."""
     outcome = yield
-    report = outcome.get_result()
-    if report.skipped and isinstance(report.longrepr, tuple) and CUDA_SKIP_REASON in str(report.longrepr[2]):
-        report.longrepr = (__file__, _CUDA_SKIP_LINE, f"Skipped: {CUDA_SKIP_REASON}")
+    _group_skip(outcome.get_result())
 
 
-# The line -rs shows: where CUDA_SKIP_REASON is defined.
-_CUDA_SKIP_LINE = next(i for i, line in enumerate(open(__file__, encoding="utf-8"), 1)
-                       if line.startswith("CUDA_SKIP_REASON ="))
+@pytest.hookimpl(hookwrapper=True)
+def pytest_make_collect_report(collector):
+    """The same for a whole module skipped when it is imported (``pytest.importorskip``)."""
+    outcome = yield
+    _group_skip(outcome.get_result())
+
+
+def pytest_terminal_summary(terminalreporter, exitstatus, config):
+    """A few lines on what the skipped tests need and how to run them, by kind; ``-rs``
+    lists every reason."""
+    reasons = [r for r in map(_skip_reason, terminalreporter.stats.get("skipped", [])) if r is not None]
+    if not reasons:
+        return
+    counts = collections.Counter(kind[0] if kind else OTHER_SKIPS for kind in map(_skip_kind, reasons))
+    ran = sum(len(terminalreporter.stats.get(k, [])) for k in ("passed", "failed", "error", "xfailed", "xpassed"))
+    terminalreporter.write_sep("-", "skipped tests")
+    terminalreporter.write_line(f"{len(reasons)} of {ran + len(reasons)} tests skipped, as expected where a machine "
+                                "lacks what they need (python -m pytest -rs lists every reason):")
+    width = len(str(max(counts.values())))
+    for text, n in counts.most_common():
+        terminalreporter.write_line(f"  {n:>{width}} {text}")
+
+
+# The lines -rs shows for the grouped skips: where their reasons are defined.
+with open(__file__, encoding="utf-8") as _f:
+    _LINES = _f.read().splitlines()
+_REASON_LINES = {reason: next(i for i, line in enumerate(_LINES, 1) if line.startswith(f"{name} ="))
+                 for name, reason in (("CUDA_SKIP_REASON", CUDA_SKIP_REASON), ("TORCH_SKIP_REASON", TORCH_SKIP_REASON),
+                                      ("EMULATOR_SKIP_REASON", EMULATOR_SKIP_REASON))}
 
 
 @pytest.fixture(autouse=True)

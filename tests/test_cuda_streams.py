@@ -1,5 +1,5 @@
 """minitorch.cuda.Stream / Event, Tensor.pin_memory and non_blocking copies (run on the
-emulated build's "cuda" too, where every launch has finished when it returns)."""
+emulator's "cuda" too, where every launch has finished when it returns)."""
 from __future__ import annotations
 
 import gc
@@ -8,8 +8,9 @@ import numpy as np
 import pytest
 
 import minitorch
+from conftest import CUDA_SKIP_REASON
 
-pytestmark = pytest.mark.skipif(not minitorch.cuda.is_available(), reason="needs the cuda device (GPU or emulated)")
+pytestmark = pytest.mark.skipif(not minitorch.cuda.is_available(), reason=CUDA_SKIP_REASON)
 
 
 def test_events_time_work_between_them():

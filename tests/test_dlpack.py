@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 import minitorch
-from conftest import DEVICES
+from conftest import DEVICES, TORCH_SKIP_REASON
 
 DTYPES = [np.float32, np.float64, np.int64, np.bool_]
 
@@ -95,7 +95,7 @@ def test_dlpack_device(device):
     t = minitorch.ones(3, device=device)
     expected = (2, 0) if device == "cuda" and not minitorch.cuda.is_emulated() else (1, 0)
     assert t.__dlpack_device__() == expected
-    if expected == (1, 0):  # host memory, also for the emulated build's "cuda" tensors
+    if expected == (1, 0):  # host memory, also for the emulator's "cuda" tensors
         np.testing.assert_array_equal(np.from_dlpack(t), [1.0, 1.0, 1.0])
 
 
@@ -139,7 +139,7 @@ def test_capsules_are_consumed_once_and_freed_when_unused():
 
 # ------------------------------------------------------------------ PyTorch ----
 
-@pytest.mark.skipif(torch is None, reason="PyTorch is not installed; the PyTorch round trip is optional")
+@pytest.mark.skipif(torch is None, reason=TORCH_SKIP_REASON)
 @pytest.mark.parametrize("dtype", ["float32", "float64", "int64"])
 def test_pytorch_round_trip_shares_memory(dtype):
     t = torch.arange(12).reshape(3, 4).to(getattr(torch, dtype))

@@ -31,6 +31,7 @@ from conftest import (
     to_numpy,
 )
 from minitorch.testing import gradcheck
+from conftest import CUDA_SKIP_REASON
 
 DTYPES = [np.float32, np.float64, np.int64, np.bool_]
 FLOATS = [np.float32, np.float64]
@@ -207,7 +208,7 @@ def test_equal(device):
         a.equal([[1.0, 2.0], [3.0, 4.0]])
 
 
-@pytest.mark.skipif(not minitorch.cuda.is_available(), reason="needs a cuda device")
+@pytest.mark.skipif(not minitorch.cuda.is_available(), reason=CUDA_SKIP_REASON)
 @pytest.mark.parametrize("name", ["isclose", "allclose", "equal"])
 def test_compare_across_devices_raises(name):
     with pytest.raises(RuntimeError, match=f"{name}: expected all tensors to be on the same device"):
@@ -618,7 +619,7 @@ def test_type_names_and_sizes(device):
         x.type(3)
 
 
-@pytest.mark.skipif(not minitorch.cuda.is_available(), reason="needs a cuda device")
+@pytest.mark.skipif(not minitorch.cuda.is_available(), reason=CUDA_SKIP_REASON)
 def test_type_moves_to_cuda():
     y = minitorch.zeros(2).type("minitorch.cuda.LongTensor")
     assert y.device == "cuda:0" and y.type() == "minitorch.cuda.LongTensor"

@@ -8,6 +8,7 @@ import pytest
 
 import minitorch
 from minitorch.testing import assert_close, gradcheck
+from conftest import TORCH_SKIP_REASON
 
 
 def arr(shape, seed=0):
@@ -167,7 +168,7 @@ def test_advanced_setitem(device):
 
 
 def test_against_torch_when_installed(device):
-    torch = pytest.importorskip("torch")
+    torch = pytest.importorskip("torch", reason=TORCH_SKIP_REASON)
     a = arr((3, 4, 5))
     idx = np.random.default_rng(3).integers(0, 4, size=(3, 2, 5))
     assert_close(T(a, device).gather(1, T(idx, device)), torch.tensor(a).gather(1, torch.tensor(idx)).numpy())

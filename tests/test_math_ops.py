@@ -39,6 +39,7 @@ from conftest import (
     to_numpy,
 )
 from minitorch.testing import gradcheck
+from conftest import CUDA_SKIP_REASON, TORCH_SKIP_REASON
 
 FLOATS = [np.float32, np.float64]
 dtype_id = lambda d: np.dtype(d).name  # noqa: E731
@@ -582,7 +583,7 @@ def test_int_remainder_by_zero_raises_on_cpu():
         a %= minitorch.tensor([2, 0])
 
 
-@pytest.mark.skipif(not minitorch.cuda.is_available(), reason="CUDA not available")
+@pytest.mark.skipif(not minitorch.cuda.is_available(), reason=CUDA_SKIP_REASON)
 def test_int_remainder_by_zero_does_not_crash_on_cuda():
     for desc, f in _int_zero_divisor_cases("cuda"):
         try:
@@ -1157,7 +1158,7 @@ def test_bool_outputs_do_not_require_grad(device):
 
 def test_matches_pytorch(device):
     """The same inputs through PyTorch (CPU, optional): values and result dtypes."""
-    torch = pytest.importorskip("torch", reason="PyTorch is not installed; the PyTorch comparison is optional")
+    torch = pytest.importorskip("torch", reason=TORCH_SKIP_REASON)
     to_torch_dtype = {minitorch.float32: torch.float32, minitorch.float64: torch.float64,
                       minitorch.int64: torch.int64, minitorch.bool: torch.bool}
     r = _rng(8)

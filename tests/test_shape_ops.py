@@ -13,6 +13,7 @@ from hypothesis import strategies as st
 
 import minitorch
 from minitorch.testing import assert_close, gradcheck
+from conftest import TORCH_SKIP_REASON
 
 
 def arr(shape, seed=0, dtype=np.float64):
@@ -353,7 +354,7 @@ def test_sort_gradcheck(device):
 # --------------------------------------------------------- against torch ----
 
 def test_against_torch_when_installed(device):
-    torch = pytest.importorskip("torch")
+    torch = pytest.importorskip("torch", reason=TORCH_SKIP_REASON)
     a = arr((2, 3, 4))
     x, t = T(a, device), torch.tensor(a)
     assert_close(x.var(1), t.var(1).numpy())

@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 import minitorch
-from conftest import CUDA_SKIP_REASON, DEVICES
+from conftest import CUDA_SKIP_REASON, DEVICES, TORCH_SKIP_REASON
 from minitorch import nn
 from minitorch.amp import GradScaler
 from minitorch.profiler import ProfilerActivity, profile
@@ -280,7 +280,7 @@ def test_state_dict_round_trip_and_pickle():
 
 
 def test_matches_torch_grad_scaler_where_installed():
-    torch = pytest.importorskip("torch")
+    torch = pytest.importorskip("torch", reason=TORCH_SKIP_REASON)
     if not hasattr(torch, "amp") or not hasattr(torch.amp, "GradScaler"):
         pytest.skip("this PyTorch has no torch.amp.GradScaler('cpu')")
     with warnings.catch_warnings():

@@ -9,9 +9,9 @@ import numpy as np
 import pytest
 
 import minitorch
-from conftest import to_numpy
+from conftest import TORCH_SKIP_REASON, to_numpy
 
-torch = pytest.importorskip("torch", reason="PyTorch is not installed; the PyTorch comparison is optional")
+torch = pytest.importorskip("torch", reason=TORCH_SKIP_REASON)
 
 
 def rand(shape, seed, low=-1.0, high=1.0) -> np.ndarray:

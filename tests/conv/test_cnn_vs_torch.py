@@ -13,11 +13,11 @@ from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
 import minitorch
-from conftest import to_numpy
+from conftest import TORCH_SKIP_REASON, to_numpy
 from minitorch import nn
 from minitorch.nn import functional as F
 
-torch = pytest.importorskip("torch", reason="PyTorch is not installed; the PyTorch comparison is optional")
+torch = pytest.importorskip("torch", reason=TORCH_SKIP_REASON)
 
 
 def lecture_cnn(lib):

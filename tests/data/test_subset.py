@@ -10,6 +10,7 @@ from hypothesis import strategies as st
 
 import minitorch
 from minitorch.data import DataLoader, Dataset, Generator, Subset, TensorDataset, random_split
+from conftest import TORCH_SKIP_REASON
 
 
 def to_np(t) -> np.ndarray:
@@ -73,7 +74,7 @@ def test_random_split_fractions(n, fracs, want):
 
 
 def test_random_split_fraction_lengths_match_torch():
-    torch = pytest.importorskip("torch", reason="PyTorch is not installed; the PyTorch comparison is optional")
+    torch = pytest.importorskip("torch", reason=TORCH_SKIP_REASON)
     for n, fracs in [(10, [0.33, 0.33, 0.34]), (13, [0.2, 0.2, 0.6]), (3, [0.25, 0.25, 0.5]), (101, [0.9, 0.1])]:
         theirs = [len(s) for s in torch.utils.data.random_split(range(n), fracs)]
         ours = [len(s) for s in random_split(Plain(n), fracs)]

@@ -11,7 +11,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import minitorch
-from conftest import nonempty_shapes, seeds
+from conftest import TORCH_SKIP_REASON, nonempty_shapes, seeds
 from minitorch import nn
 from minitorch.nn import functional as F
 from minitorch.testing import gradcheck
@@ -176,7 +176,7 @@ def test_dropout2d_on_3d_input_warns_and_drops_channels():
 # ---------------------------------------------------------------- PyTorch ----
 
 def test_match_torch():
-    torch = pytest.importorskip("torch", reason="PyTorch is not installed; the PyTorch comparison is optional")
+    torch = pytest.importorskip("torch", reason=TORCH_SKIP_REASON)
     tf = torch.nn.functional
     theirs = {
         "gelu": tf.gelu, "gelu_tanh": lambda x: tf.gelu(x, approximate="tanh"), "silu": tf.silu,

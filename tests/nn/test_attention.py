@@ -21,7 +21,7 @@ from minitorch import nn
 from minitorch.nn import functional as F
 from minitorch.testing import gradcheck
 
-from conftest import to_numpy
+from conftest import TORCH_SKIP_REASON, to_numpy
 
 NEG_INF = float("-inf")
 
@@ -249,7 +249,7 @@ def test_sdpa_errors():
 
 
 def test_sdpa_matches_torch():
-    torch = pytest.importorskip("torch")
+    torch = pytest.importorskip("torch", reason=TORCH_SKIP_REASON)
     if not hasattr(torch.nn.functional, "scaled_dot_product_attention"):
         pytest.skip("this PyTorch has no F.scaled_dot_product_attention (added in 2.0)")
     q, k, v, m = arr((2, 3, 4), 21), arr((2, 5, 4), 22), arr((2, 5, 3), 23), bool_mask((3, 5), 24)
@@ -617,7 +617,7 @@ def check_grads(m, tm, pairs):
 
 @pytest.mark.parametrize("kw,batched,self_attn,masks", MHA_CASES)
 def test_mha_matches_torch(device, kw, batched, self_attn, masks):
-    torch = pytest.importorskip("torch")
+    torch = pytest.importorskip("torch", reason=TORCH_SKIP_REASON)
     tm = torch.nn.MultiheadAttention(4, 2, **kw).double()
     m = nn.MultiheadAttention(4, 2, **kw).double()
     assert repr(m) == repr(tm)
@@ -645,7 +645,7 @@ def test_mha_matches_torch(device, kw, batched, self_attn, masks):
 
 @pytest.mark.parametrize("kw,masks", ENC_CASES[:2])
 def test_encoder_matches_torch(device, encoder_deps, kw, masks):
-    torch = pytest.importorskip("torch")
+    torch = pytest.importorskip("torch", reason=TORCH_SKIP_REASON)
     tl = torch.nn.TransformerEncoderLayer(4, 2, dim_feedforward=6, dropout=0.0, **kw).double()
     tenc = torch.nn.TransformerEncoder(tl, 2, norm=torch.nn.LayerNorm(4).double(), enable_nested_tensor=False)
     enc = nn.TransformerEncoder(nn.TransformerEncoderLayer(4, 2, dim_feedforward=6, dropout=0.0, **kw).double(), 2,

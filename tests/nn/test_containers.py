@@ -7,6 +7,7 @@ import pytest
 
 import minitorch
 from minitorch import nn
+from conftest import TORCH_SKIP_REASON
 
 
 def to_np(t) -> np.ndarray:
@@ -103,7 +104,7 @@ def test_module_list_repr_folds_runs_of_identical_modules():
 
 
 def test_module_list_repr_matches_torch():
-    torch = pytest.importorskip("torch", reason="PyTorch is not installed; the PyTorch comparison is optional")
+    torch = pytest.importorskip("torch", reason=TORCH_SKIP_REASON)
     if int(torch.__version__.split(".")[0]) < 2:
         pytest.skip("PyTorch 1.x printed every module of a ModuleList; minitorch follows 2.x")
     ours = nn.ModuleList([nn.Linear(2, 2), nn.Linear(2, 2), nn.ReLU(), nn.Sequential(nn.Tanh()),
@@ -122,7 +123,7 @@ def test_parameter_list_repr():
 
 
 def test_containers_match_torch_keys():
-    torch = pytest.importorskip("torch", reason="PyTorch is not installed; the PyTorch comparison is optional")
+    torch = pytest.importorskip("torch", reason=TORCH_SKIP_REASON)
     ours = nn.ModuleDict({"a": nn.Linear(2, 3), "n": nn.BatchNorm1d(3)})
     theirs = torch.nn.ModuleDict({"a": torch.nn.Linear(2, 3), "n": torch.nn.BatchNorm1d(3)})
     assert list(ours.state_dict()) == list(theirs.state_dict())

@@ -9,7 +9,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import minitorch
-from conftest import seeds, shapes
+from conftest import TORCH_SKIP_REASON, seeds, shapes
 from minitorch import nn
 from minitorch.nn import functional as F
 from minitorch.testing import gradcheck
@@ -113,7 +113,7 @@ def test_embedding_errors(device):
 
 
 def test_embedding_matches_torch(device):
-    torch = pytest.importorskip("torch", reason="PyTorch is not installed; the PyTorch comparison is optional")
+    torch = pytest.importorskip("torch", reason=TORCH_SKIP_REASON)
     theirs = torch.nn.Embedding(7, 4, padding_idx=5).double()
     ours = nn.Embedding(7, 4, padding_idx=5).double().to(device)
     assert repr(ours) == repr(theirs) and list(ours.state_dict()) == list(theirs.state_dict())

@@ -13,7 +13,7 @@ import minitorch
 from minitorch import nn
 from minitorch.nn import functional as F
 
-from conftest import DEVICES
+from conftest import DEVICES, TORCH_SKIP_REASON
 
 # For tests about a second device beside the CPU (skipped, with the reason, without CUDA).
 ACCELERATORS = [p for p in DEVICES if p.id != "cpu"]
@@ -389,7 +389,7 @@ def test_loss_repr_with_reduction_matches_pytorch():
 
 
 def test_repr_matches_torch_when_available():
-    torch = pytest.importorskip("torch", reason="PyTorch is not installed; the PyTorch comparison is optional")
+    torch = pytest.importorskip("torch", reason=TORCH_SKIP_REASON)
     ours = nn.Sequential(nn.Flatten(), nn.Linear(784, 128), nn.ReLU(), nn.Dropout(0.1),
                          nn.Sequential(nn.Linear(128, 10, bias=False), nn.Softmax(dim=1)), nn.Tanh())
     theirs = torch.nn.Sequential(torch.nn.Flatten(), torch.nn.Linear(784, 128), torch.nn.ReLU(),

@@ -13,6 +13,7 @@ import pytest
 
 import minitorch
 from minitorch import nn
+from conftest import TORCH_SKIP_REASON
 
 
 def to_np(t) -> np.ndarray:
@@ -205,7 +206,7 @@ def test_tensors_parameters_and_modules_pickle_like_pytorchs(device):
 
 
 def test_file_readable_by_torch(tmp_path, device):
-    torch = pytest.importorskip("torch", reason="PyTorch is not installed; the PyTorch comparison is optional")
+    torch = pytest.importorskip("torch", reason=TORCH_SKIP_REASON)
     st_torch = pytest.importorskip("safetensors.torch")
     ours = mlp().to(device)
     minitorch.save(ours.state_dict(), tmp_path / "m.safetensors")

@@ -11,7 +11,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import minitorch
-from conftest import seeds
+from conftest import TORCH_SKIP_REASON, seeds
 from minitorch import nn
 from minitorch.nn import functional as F
 from minitorch.nn.utils import clip_grad_norm_, clip_grad_value_
@@ -177,7 +177,7 @@ def test_cosine_similarity_zero_vector_and_gradcheck(device):
 
 
 def test_normalize_and_cosine_match_torch():
-    torch = pytest.importorskip("torch", reason="PyTorch is not installed; the PyTorch comparison is optional")
+    torch = pytest.importorskip("torch", reason=TORCH_SKIP_REASON)
     x, y = rand((3, 5), 9), rand((3, 5), 10)
     g = rand((3, 5), 11)
     for p in (2.0, 1.0, 3.0, math.inf):
@@ -197,7 +197,7 @@ def test_normalize_and_cosine_match_torch():
 
 
 def test_pad_matches_torch():
-    torch = pytest.importorskip("torch", reason="PyTorch is not installed; the PyTorch comparison is optional")
+    torch = pytest.importorskip("torch", reason=TORCH_SKIP_REASON)
     x = rand((2, 3, 4, 5), 12)
     for mode, pad in [("constant", (1, 2, -1, 3)), ("reflect", (2, 3, 1, 2)), ("replicate", (3, 1, 2, 0)),
                       ("circular", (2, 1, 3, 4))]:
@@ -256,7 +256,7 @@ def test_clip_grad_value(device):
 
 
 def test_clip_grad_norm_matches_torch():
-    torch = pytest.importorskip("torch", reason="PyTorch is not installed; the PyTorch comparison is optional")
+    torch = pytest.importorskip("torch", reason=TORCH_SKIP_REASON)
     grads = [rand((3, 4), 17), rand((6,), 18)]
     for norm_type in (2.0, 1.0, math.inf):
         ps = params_with_grads("cpu", grads)
@@ -321,7 +321,7 @@ def test_pad_sequence_errors():
 
 
 def test_pad_sequence_matches_torch():
-    torch = pytest.importorskip("torch", reason="PyTorch is not installed; the PyTorch comparison is optional")
+    torch = pytest.importorskip("torch", reason=TORCH_SKIP_REASON)
     arrs = [rand((n, 2), 30 + n) for n in (3, 1, 4)]
     for batch_first in (False, True):
         ours = pad_sequence([minitorch.tensor(a) for a in arrs], batch_first=batch_first, padding_value=1.5)

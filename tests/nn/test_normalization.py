@@ -9,7 +9,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import minitorch
-from conftest import seeds
+from conftest import TORCH_SKIP_REASON, seeds
 from minitorch import nn
 from minitorch.nn import functional as F
 from minitorch.testing import gradcheck
@@ -282,7 +282,7 @@ def test_batch_norm_gradient_through_module(device):
 # ---------------------------------------------------------------- PyTorch ----
 
 def _torch():
-    return pytest.importorskip("torch", reason="PyTorch is not installed; the PyTorch comparison is optional")
+    return pytest.importorskip("torch", reason=TORCH_SKIP_REASON)
 
 
 def _copy_from_torch(ours, theirs):

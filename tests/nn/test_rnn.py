@@ -13,7 +13,7 @@ import minitorch
 from minitorch import nn
 from minitorch.testing import gradcheck
 
-from conftest import to_numpy
+from conftest import TORCH_SKIP_REASON, to_numpy
 
 MODES = ["RNN_TANH", "RNN_RELU", "LSTM", "GRU"]
 GATES = {"RNN_TANH": 1, "RNN_RELU": 1, "LSTM": 4, "GRU": 3}
@@ -428,7 +428,7 @@ def from_torch(t):
 @pytest.mark.parametrize("mode", MODES)
 @pytest.mark.parametrize("num_layers,bidirectional,batch_first,with_h0,batched", CONFIGS)
 def test_sequence_matches_torch(device, mode, num_layers, bidirectional, batch_first, with_h0, batched):
-    torch = pytest.importorskip("torch")
+    torch = pytest.importorskip("torch", reason=TORCH_SKIP_REASON)
     kwargs = dict(num_layers=num_layers, bidirectional=bidirectional, batch_first=batch_first)
     if mode.startswith("RNN"):
         tm = torch.nn.RNN(3, 2, nonlinearity=mode[4:].lower(), **kwargs).double()
@@ -469,7 +469,7 @@ def test_sequence_matches_torch(device, mode, num_layers, bidirectional, batch_f
 @pytest.mark.parametrize("mode", MODES)
 @pytest.mark.parametrize("batched", [True, False])
 def test_cell_matches_torch(device, mode, batched):
-    torch = pytest.importorskip("torch")
+    torch = pytest.importorskip("torch", reason=TORCH_SKIP_REASON)
     if mode.startswith("RNN"):
         tc = torch.nn.RNNCell(3, 2, nonlinearity=mode[4:].lower()).double()
     else:

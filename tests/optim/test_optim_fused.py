@@ -15,7 +15,7 @@ import minitorch
 from minitorch import _C, nn
 from minitorch.optim import SGD, Adam, AdamW
 
-from conftest import to_numpy
+from conftest import CUDA_SKIP_REASON, to_numpy
 
 STEPS = 4
 SIZES = [1, 7, 1003]
@@ -348,7 +348,7 @@ def test_fused_step_errors(device):
 
 def test_fused_step_device_mismatch():
     if not minitorch.cuda.is_available():
-        pytest.skip("needs a second device (CUDA)")
+        pytest.skip(CUDA_SKIP_REASON)
     p = minitorch.ones(3)
     with pytest.raises(RuntimeError, match="sgd_step: expected all tensors to be on the same device"):
         sgd_call(p, minitorch.ones(3, device="cuda"))

@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 import minitorch
-from conftest import to_numpy
+from conftest import TORCH_SKIP_REASON, to_numpy
 
 
 def make_opt(lr=0.1):
@@ -71,7 +71,7 @@ def test_invalid_arguments():
 
 
 def test_cosine_matches_torch():
-    torch = pytest.importorskip("torch", reason="PyTorch not installed")
+    torch = pytest.importorskip("torch", reason=TORCH_SKIP_REASON)
     opt = make_opt(0.05)
     sched = minitorch.optim.lr_scheduler.CosineAnnealingLR(opt, T_max=7)
     p = torch.zeros(2, requires_grad=True)

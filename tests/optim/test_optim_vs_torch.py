@@ -10,8 +10,9 @@ import pytest
 
 import minitorch
 from minitorch import nn
+from conftest import TORCH_SKIP_REASON
 
-torch = pytest.importorskip("torch", reason="PyTorch is not installed; the PyTorch comparison is optional")
+torch = pytest.importorskip("torch", reason=TORCH_SKIP_REASON)
 
 
 def to_np(t) -> np.ndarray:

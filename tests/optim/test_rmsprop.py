@@ -9,6 +9,7 @@ import pytest
 import minitorch
 from minitorch import nn
 from minitorch.optim import RMSprop
+from conftest import TORCH_SKIP_REASON
 
 CONFIGS = {
     "default": {},
@@ -115,7 +116,7 @@ def test_state_dict_round_trip_resumes_exactly(device):
 
 @pytest.mark.parametrize("name", list(CONFIGS))
 def test_five_steps_match_torch(device, name):
-    torch = pytest.importorskip("torch", reason="PyTorch is not installed; the PyTorch comparison is optional")
+    torch = pytest.importorskip("torch", reason=TORCH_SKIP_REASON)
     cfg = CONFIGS[name]
     ours = nn.Sequential(nn.Linear(6, 8), nn.Tanh(), nn.Linear(8, 4)).double().to(device)
     theirs = torch.nn.Sequential(torch.nn.Linear(6, 8), torch.nn.Tanh(), torch.nn.Linear(8, 4)).double()
