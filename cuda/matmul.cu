@@ -169,7 +169,7 @@ void gemm_cublas(const Tensor& a, const Tensor& b, const Tensor& out, int64_t ba
 void set_matmul_impl(MatmulImpl impl)
 {
     MT_CHECK(!(MT_CUDA_EMULATED && impl == MatmulImpl::Cublas),
-             "backends.cuda.matmul: cuBLAS is not available in the emulated CUDA build");
+             "backends.cuda.matmul: the CUDA emulator has no cuBLAS (it runs 'naive' or 'tiled')");
     g_impl = impl;
 }
 MatmulImpl matmul_impl() { return g_impl; }

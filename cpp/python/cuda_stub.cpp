@@ -36,6 +36,10 @@ const CudaBackend* emulator_backend()
 
 const CudaBackend* active() { return g_emulating ? emulator_backend() : gpu_backend(); }
 
+// Where backends.cuda.matmul.kernel is kept: the active backend, else the emulator's (a
+// build without nvcc), so the switch reads and sets the same on every machine.
+const CudaBackend* matmul_backend() { return active() ? active() : emulator_backend(); }
+
 const char* kHowToEmulate = "to run CUDA kernels on the CPU instead, switch on the emulator: "
                             "minitorch.cuda.emulate(), or MINITORCH_EMULATE_CUDA=1 before Python starts";
 
@@ -179,12 +183,11 @@ void bind_cuda(py::module_& m)
         else if (name == "tiled") impl = CudaMatmulImpl::Tiled;
         else if (name == "cublas") impl = CudaMatmulImpl::Cublas;
         else throw ValueError("backends.cuda.matmul: expected 'naive', 'tiled' or 'cublas', got '" + name + "'");
-        const CudaBackend* b = active();
-        if (!b) throw std::runtime_error("backends.cuda.matmul: " + why_unavailable());
-        b->set_matmul_impl(impl);
+        if (!matmul_backend()) throw std::runtime_error("backends.cuda.matmul: " + why_unavailable());
+        matmul_backend()->set_matmul_impl(impl);
     });
     m.def("_get_cuda_matmul", [] {
-        const CudaBackend* b = active();
+        const CudaBackend* b = matmul_backend();
         if (!b) return "none";
         auto i = b->matmul_impl();
         return i == CudaMatmulImpl::Naive ? "naive" : i == CudaMatmulImpl::Tiled ? "tiled" : "cublas";
