@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import time
 from pathlib import Path
 
@@ -50,7 +51,7 @@ def _source(cell: dict) -> str:
 
 
 def _needs_mnist(path: Path) -> bool:
-    return any("data.MNIST(" in _source(c) for c in _code_cells(_load(path)))
+    return any(re.search(r"\bMNIST\(", _source(c)) for c in _code_cells(_load(path)))
 
 
 def _needs_cuda_device(path: Path) -> bool:
