@@ -118,9 +118,13 @@ def render() -> str:
     return "\n".join(out) + "\n"
 
 
-if __name__ == "__main__":
-    text = render()
+def write_or_check(out: Path, text: str, header_lines: int) -> None:
+    """Writes `text` to `out`; with --check, exits 1 instead when `out` differs from it."""
     if "--check" in sys.argv:
-        sys.exit(0 if OUT.exists() and OUT.read_text() == text else 1)
-    OUT.write_text(text)
-    print(f"wrote {OUT.relative_to(ROOT)} ({text.count(chr(10)) - 10} rows)")
+        sys.exit(0 if out.exists() and out.read_text() == text else 1)
+    out.write_text(text)
+    print(f"wrote {out.relative_to(ROOT)} ({text.count(chr(10)) - header_lines} rows)")
+
+
+if __name__ == "__main__":
+    write_or_check(OUT, render(), 10)

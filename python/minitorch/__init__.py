@@ -119,24 +119,7 @@ from . import autograd  # noqa: E402,F401
 from .autograd import enable_grad, is_grad_enabled, no_grad, set_grad_enabled  # noqa: E402,F401
 from ._compare import all, allclose, any, equal, isclose  # noqa: E402,F401,A004
 from ._composite import clamp_max, clamp_min, dot, mm, movedim, mv, reciprocal, square, unflatten  # noqa: E402,F401
-from . import _inplace  # noqa: E402,F401  (adds exp_, clamp_, pow_, normal_... to Tensor)
-from ._aliases import (  # noqa: E402,F401
-    absolute,
-    clip,
-    divide,
-    greater,
-    greater_equal,
-    less,
-    less_equal,
-    moveaxis,
-    multiply,
-    negative,
-    not_equal,
-    subtract,
-    swapaxes,
-    swapdims,
-    true_divide,
-)
+from . import _inplace  # noqa: E402,F401  (normal_, uniform_; the other in-place forms come from ops/)
 from ._C import index_select, live_tensor_count  # noqa: E402,F401
 from ._indexing import (  # noqa: E402,F401
     argwhere,
@@ -194,5 +177,12 @@ from .data import Generator  # noqa: E402,F401  (torch.Generator)
 from . import distributed  # noqa: E402,F401  (imports no MPI until init_process_group)
 from .serialization import load, save  # noqa: E402,F401
 from ._dlpack import as_tensor, from_dlpack  # noqa: E402,F401  (adds __dlpack__... to Tensor)
+
+from . import ops  # noqa: E402,F401
+from .ops import registry as _registry  # noqa: E402
+
+# The forms made from the op declarations (ops/declarations.py): in-place methods (exp_...)
+# and aliases (clip, greater, swapaxes...), once every op they name exists.
+_registry.install(__import__("sys").modules[__name__])
 
 __version__ = "0.1.0"

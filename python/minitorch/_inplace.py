@@ -13,6 +13,7 @@ from . import _C
 from ._C import Tensor
 from ._tensor import add_methods
 from .autograd import is_grad_enabled, no_grad
+from .ops.registry import generic_inplace_ops
 
 
 def _kind(dtype) -> int:
@@ -89,12 +90,9 @@ def _uniform_(self, from_: float = 0.0, to: float = 1.0) -> Tensor:
     return _random_fill(self, "uniform_", lambda *a: _C._rand(*a) * (to - from_) + from_)
 
 
-# The ops that have an in-place form here (add_ sub_ mul_ div_ fill_ zero_ copy_ are C++).
-INPLACE_OPS = (
-    "neg", "abs", "sign", "relu", "exp", "expm1", "log", "log1p", "log2", "sqrt", "rsqrt", "sigmoid", "tanh",
-    "sin", "cos", "tan", "erf", "floor", "ceil", "round", "trunc", "frac", "logical_not", "bitwise_not",
-    "square", "reciprocal", "clamp", "clamp_min", "clamp_max", "pow", "remainder", "fmod", "atan2",
-)
+# The ops whose in-place form is made here: those declared with inplace=GENERIC in
+# ops/declarations.py (add_ sub_ mul_ div_ fill_ zero_ copy_ are C++). ops/registry.py
+# attaches them when minitorch is imported.
+INPLACE_OPS = generic_inplace_ops()
 
-add_methods({name + "_": inplace_form(name) for name in INPLACE_OPS})
 add_methods({"normal_": _normal_, "uniform_": _uniform_})

@@ -162,26 +162,16 @@ def _wrap(fn, policy: str, cpu_too: bool):
     return op
 
 
-# (owner, names, policy, also on the CPU): owner is a module or the Tensor class.
 def _op_lists():
+    """(owner, [name], policy, also on the CPU) for each form of each op that ops/declarations.py
+    gives an autocast policy; owner is a module or the Tensor class."""
     from .. import _C as C
     from ..nn import functional as F
+    from ..ops.registry import autocast_lists
     import minitorch
 
-    lower_methods = ["__matmul__", "__rmatmul__", "matmul", "mm", "bmm", "baddbmm"]
-    fp32_methods = ["exp", "log", "log1p", "expm1", "log2", "rsqrt", "reciprocal", "tan", "pow", "__pow__",
-                    "__rpow__", "sum", "cumsum", "cumprod", "logsumexp", "norm", "softmax", "log_softmax"]
-    losses = ["cross_entropy", "nll_loss", "mse_loss", "l1_loss", "binary_cross_entropy",
-              "binary_cross_entropy_with_logits"]
-    return [
-        (C.Tensor, lower_methods, "lower", True),
-        (minitorch, ["matmul", "einsum"], "lower", True),
-        (F, ["linear", "conv1d", "conv2d", "scaled_dot_product_attention"], "lower", True),
-        (C.Tensor, fp32_methods, "fp32", False),
-        (minitorch, ["exp", "log", "log1p", "expm1", "log2", "rsqrt", "reciprocal", "tan", "pow"], "fp32", False),
-        (F, ["softmax", "log_softmax", "layer_norm", "group_norm", "softplus", "cosine_similarity"], "fp32", False),
-        (F, losses, "fp32", True),
-    ]
+    owners = {"minitorch": minitorch, "Tensor": C.Tensor, "nn.functional": F}
+    return [(owners[owner], [name], policy, cpu_too) for owner, name, policy, cpu_too in autocast_lists()]
 
 
 _wrapped: list = []  # (owner, name, the original) while installed

@@ -1,0 +1,5 @@
+"""minitorch's ops, declared once (``declarations.py``): each public op's forms, kind,
+autocast policy and gradient; ``registry.py`` makes the in-place forms, aliases and
+autocast's lists from the declarations. See docs/ops.md (generated) and
+docs/ARCHITECTURE.md, "Adding an op"."""
+from .declarations import OPS, Op  # noqa: F401

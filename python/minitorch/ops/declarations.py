@@ -1,0 +1,294 @@
+"""Every public op of minitorch, declared once: its name, the forms it has (``minitorch.<name>``,
+``Tensor.<name>``, the in-place ``Tensor.<name>_``, aliases, operators), how it is
+implemented, its autocast policy and whether it is differentiable.
+
+The in-place forms, the aliases and autocast's op lists are made from this table
+(``ops/registry.py``); ``tests/test_op_declarations.py`` fails when a public name of
+``minitorch``, ``Tensor`` or ``nn.functional`` has no entry here, or when an entry
+declares a form that does not exist; ``docs/ops.md`` is generated from it
+(``python docs/gen_ops.py``). PyTorch keeps the same idea in ``native_functions.yaml``.
+
+Kinds (how an op computes):
+
+- ``ELEMENTWISE``: a row of ``cpp/include/minitorch/op_list.h``; kernels, bindings and
+  the gradient formula come from that row.
+- ``CPP``: a C++ op in ``cpp/src/ops`` (``source``): it checks its inputs, calls one
+  kernel per device, and records its own backward node.
+- ``COMPOSITE``: written in Python from other ops; its gradient is theirs.
+- ``CREATION``: makes a new tensor (factories, ``new_*``, random fills).
+- ``TENSOR``: a property, conversion or bookkeeping method of the Tensor class (``shape``,
+  ``to``, ``backward``...), not a computation.
+- ``UTILITY``: a library setting or helper (``manual_seed``, ``save``...).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+ELEMENTWISE = "elementwise"
+CPP = "cpp"
+COMPOSITE = "composite"
+CREATION = "creation"
+TENSOR = "tensor"
+UTILITY = "utility"
+KINDS = (ELEMENTWISE, CPP, COMPOSITE, CREATION, TENSOR, UTILITY)
+
+# Autocast policies (PyTorch's lists; amp/autocast_mode.py applies them):
+LOWER = "lower"        # runs in the autocast dtype (float16/bfloat16): GEMMs, convolutions, attention
+FP32 = "fp32"          # runs in float32 on "cuda" (range or precision matters); untouched on the CPU
+FP32_ALL = "fp32_all"  # runs in float32 on every device (the losses)
+
+# In-place forms:
+GENERIC = "generic"  # Tensor.<name>_ computes <name> and writes the result back (ops/registry.py)
+NATIVE = "native"    # Tensor.<name>_ is written on its own (C++ add_, a fill...)
+
+MINITORCH = "minitorch"
+FUNCTIONAL = "nn.functional"
+
+
+@dataclass(frozen=True)
+class Op:
+    """One public op. ``function``: ``<namespace>.<name>`` exists; ``method``: ``Tensor.<name>``."""
+
+    name: str
+    kind: str
+    function: bool = True
+    method: bool = True
+    inplace: str | None = None      # GENERIC, NATIVE or None
+    aliases: tuple = ()             # other names of both forms (minitorch.clip is minitorch.clamp)
+    method_aliases: tuple = ()      # other names of the method only (Tensor.nelement)
+    operators: tuple = ()           # Tensor dunders that are this op (__matmul__ for matmul)
+    autocast: str | None = None     # LOWER, FP32, FP32_ALL or None (runs in its inputs' dtype)
+    grad: bool = True               # differentiable (for float inputs)
+    source: str = ""                # CPP: the file in cpp/src/ops that computes it
+    namespace: str = MINITORCH
+
+
+def _t(name, **kw):
+    """A Tensor property or method (no minitorch.<name> function unless said)."""
+    return Op(name, TENSOR, function=kw.pop("function", False), grad=kw.pop("grad", False), **kw)
+
+
+def _u(name, **kw):
+    """A minitorch.<name> utility."""
+    return Op(name, UTILITY, method=False, grad=False, **kw)
+
+
+def _new(name, **kw):
+    """A creation function (minitorch.<name>, no method unless said)."""
+    return Op(name, CREATION, method=kw.pop("method", False), grad=False, **kw)
+
+
+def _e(name, **kw):
+    return Op(name, ELEMENTWISE, **kw)
+
+
+def _cpp(name, source, **kw):
+    return Op(name, CPP, source="cpp/src/ops/" + source, **kw)
+
+
+def _py(name, **kw):
+    return Op(name, COMPOSITE, **kw)
+
+
+def _f(name, kind=COMPOSITE, **kw):
+    """A minitorch.nn.functional function."""
+    return Op(name, kind, method=False, namespace=FUNCTIONAL, **kw)
+
+
+NO_GRAD = dict(grad=False)
+
+OPS: tuple[Op, ...] = (
+    # ---- elementwise (cpp/include/minitorch/op_list.h) ----
+    _e("neg", inplace=GENERIC, aliases=("negative",), operators=("__neg__",)),
+    _e("abs", inplace=GENERIC, aliases=("absolute",), operators=("__abs__",)),
+    _e("sign", inplace=GENERIC),
+    _e("relu", inplace=GENERIC),
+    _e("exp", inplace=GENERIC, autocast=FP32),
+    _e("expm1", inplace=GENERIC, autocast=FP32),
+    _e("log", inplace=GENERIC, autocast=FP32),
+    _e("log1p", inplace=GENERIC, autocast=FP32),
+    _e("log2", inplace=GENERIC, autocast=FP32),
+    _e("sqrt", inplace=GENERIC),
+    _e("rsqrt", inplace=GENERIC, autocast=FP32),
+    _e("sigmoid", inplace=GENERIC),
+    _e("tanh", inplace=GENERIC),
+    _e("sin", inplace=GENERIC),
+    _e("cos", inplace=GENERIC),
+    _e("tan", inplace=GENERIC, autocast=FP32),
+    _e("erf", inplace=GENERIC),
+    _e("floor", inplace=GENERIC),
+    _e("ceil", inplace=GENERIC),
+    _e("round", inplace=GENERIC),
+    _e("trunc", inplace=GENERIC),
+    _e("frac", inplace=GENERIC),
+    _e("isnan", **NO_GRAD),
+    _e("isinf", **NO_GRAD),
+    _e("isfinite", **NO_GRAD),
+    _e("logical_not", inplace=GENERIC, **NO_GRAD),
+    _e("bitwise_not", inplace=GENERIC, operators=("__invert__",), **NO_GRAD),
+    _e("add", inplace=NATIVE, operators=("__add__", "__radd__", "__iadd__")),
+    _e("sub", inplace=NATIVE, aliases=("subtract",), operators=("__sub__", "__rsub__", "__isub__")),
+    _e("mul", inplace=NATIVE, aliases=("multiply",), operators=("__mul__", "__rmul__", "__imul__")),
+    _e("div", inplace=NATIVE, aliases=("divide", "true_divide"),
+       operators=("__truediv__", "__rtruediv__", "__itruediv__")),
+    _e("pow", inplace=GENERIC, operators=("__pow__", "__rpow__"), autocast=FP32),
+    _e("remainder", inplace=GENERIC, operators=("__mod__", "__rmod__", "__imod__")),
+    _e("fmod", inplace=GENERIC),
+    _e("atan2", inplace=GENERIC, aliases=("arctan2",)),
+    _e("maximum"),
+    _e("minimum"),
+    _e("eq", operators=("__eq__",), **NO_GRAD),
+    _e("ne", aliases=("not_equal",), operators=("__ne__",), **NO_GRAD),
+    _e("lt", aliases=("less",), operators=("__lt__",), **NO_GRAD),
+    _e("le", aliases=("less_equal",), operators=("__le__",), **NO_GRAD),
+    _e("gt", aliases=("greater",), operators=("__gt__",), **NO_GRAD),
+    _e("ge", aliases=("greater_equal",), operators=("__ge__",), **NO_GRAD),
+    _e("logical_and", **NO_GRAD),
+    _e("logical_or", **NO_GRAD),
+    _e("logical_xor", **NO_GRAD),
+    _e("bitwise_and", operators=("__and__", "__rand__", "__iand__"), **NO_GRAD),
+    _e("bitwise_or", operators=("__or__", "__ror__", "__ior__"), **NO_GRAD),
+    _e("bitwise_xor", operators=("__xor__", "__rxor__", "__ixor__"), **NO_GRAD),
+
+    # ---- C++ ops with their own kernels and backward nodes (cpp/src/ops) ----
+    _cpp("clamp", "elementwise.cpp", inplace=GENERIC, aliases=("clip",)),
+    _cpp("where", "elementwise.cpp", method=False),
+    _cpp("sum", "reduce.cpp", autocast=FP32),
+    _cpp("mean", "reduce.cpp"),
+    _cpp("max", "reduce.cpp"),
+    _cpp("min", "reduce.cpp"),
+    _cpp("argmax", "reduce.cpp", **NO_GRAD),
+    _cpp("argmin", "reduce.cpp", **NO_GRAD),
+    _cpp("cumsum", "scan.cpp", autocast=FP32),
+    _cpp("cumprod", "scan.cpp", autocast=FP32),
+    _cpp("sort", "sort.cpp"),
+    _cpp("softmax", "nn.cpp", function=False, autocast=FP32),
+    _cpp("log_softmax", "nn.cpp", function=False, autocast=FP32),
+    _cpp("matmul", "matmul.cpp", operators=("__matmul__", "__rmatmul__"), autocast=LOWER),
+    _cpp("index_select", "index_select.cpp"),
+    _cpp("permute", "views.cpp"),
+    _cpp("reshape", "views.cpp"),
+    _cpp("flatten", "views.cpp"),
+    _cpp("squeeze", "views.cpp"),
+    _cpp("unsqueeze", "views.cpp"),
+    _cpp("transpose", "views.cpp", aliases=("swapaxes", "swapdims")),
+    _cpp("t", "views.cpp"),
+
+    # ---- composites (Python, from the ops above) ----
+    _py("square", inplace=GENERIC),
+    _py("reciprocal", inplace=GENERIC, autocast=FP32),
+    _py("clamp_min", inplace=GENERIC),
+    _py("clamp_max", inplace=GENERIC),
+    _py("all", **NO_GRAD),
+    _py("any", **NO_GRAD),
+    _py("isclose", **NO_GRAD),
+    _py("allclose", **NO_GRAD),
+    _py("equal", **NO_GRAD),
+    _py("amax"),
+    _py("amin"),
+    _py("var"),
+    _py("std"),
+    _py("var_mean", method=False),
+    _py("std_mean", method=False),
+    _py("logsumexp", autocast=FP32),
+    _py("norm", autocast=FP32),
+    _py("argsort", **NO_GRAD),
+    _py("topk"),
+    _py("mm", autocast=LOWER),
+    _py("mv"),
+    _py("dot"),
+    _py("bmm", autocast=LOWER),
+    _py("baddbmm", autocast=LOWER),
+    _py("outer"),
+    _py("ger", method=False),
+    _py("einsum", method=False, autocast=LOWER),
+    _py("movedim", aliases=("moveaxis",)),
+    _py("unflatten"),
+    _py("narrow"),
+    _py("split"),
+    _py("split_with_sizes", function=False),
+    _py("chunk"),
+    _py("unbind"),
+    _py("cat", method=False, aliases=("concat", "concatenate")),
+    _py("stack", method=False),
+    _py("hstack", method=False),
+    _py("vstack", method=False),
+    _py("flip"),
+    _py("roll"),
+    _py("repeat", function=False),
+    _py("tril"),
+    _py("triu"),
+    _py("masked_fill"),
+    _py("masked_select"),
+    _py("gather"),
+    _py("scatter", inplace=GENERIC),
+    _py("scatter_add", inplace=GENERIC),
+    _py("index_add", inplace=GENERIC),
+    _py("index_copy", inplace=GENERIC),
+    _py("index_fill", inplace=GENERIC),
+    _py("index_put", inplace=GENERIC),
+    _py("nonzero", **NO_GRAD),
+    _py("argwhere", **NO_GRAD),
+
+    # ---- creation ----
+    _new("tensor"), _new("as_tensor"), _new("from_numpy"), _new("from_dlpack"),
+    _new("empty"), _new("zeros"), _new("ones"), _new("full"), _new("eye"), _new("arange"), _new("linspace"),
+    _new("empty_like"), _new("zeros_like"), _new("ones_like"), _new("full_like"),
+    _new("rand"), _new("randn"), _new("randint"), _new("rand_like"), _new("randn_like"),
+    Op("new_empty", CREATION, function=False, grad=False), Op("new_zeros", CREATION, function=False, grad=False),
+    Op("new_ones", CREATION, function=False, grad=False), Op("new_full", CREATION, function=False, grad=False),
+    Op("new_tensor", CREATION, function=False, grad=False),
+    Op("normal_", CREATION, function=False, grad=False), Op("uniform_", CREATION, function=False, grad=False),
+
+    # ---- the Tensor's own properties, conversions and bookkeeping ----
+    _t("shape"), _t("size"), _t("dim", method_aliases=("ndimension",)), _t("ndim"),
+    _t("numel", function=True, method_aliases=("nelement",)),
+    _t("dtype"), _t("device"), _t("is_cpu"), _t("is_cuda"), _t("get_device"),
+    _t("is_floating_point", function=True), _t("element_size"), _t("itemsize"), _t("nbytes"),
+    _t("stride"), _t("storage_offset"), _t("is_contiguous"), _t("data_ptr"), _t("is_pinned"), _t("pin_memory"),
+    _t("T", grad=True), _t("mT", grad=True), _t("view", grad=True), _t("view_as", grad=True),
+    _t("reshape_as", grad=True), _t("expand", grad=True), _t("expand_as", grad=True),
+    _t("contiguous", grad=True), _t("clone", function=True, grad=True),
+    _t("to", grad=True), _t("cpu", grad=True), _t("cuda", grad=True), _t("type", grad=True), _t("type_as", grad=True),
+    _t("float", grad=True), _t("double", grad=True), _t("half", grad=True), _t("bfloat16", grad=True),
+    _t("long"), _t("bool"),
+    _t("item"), _t("tolist"), _t("numpy"),
+    _t("fill_"), _t("zero_"), _t("copy_"),
+    _t("requires_grad"), _t("requires_grad_"), _t("grad"), _t("grad_fn"), _t("is_leaf"), _t("data"),
+    _t("detach"), _t("detach_"), _t("backward"), _t("retain_grad"), _t("retains_grad"),
+    _t("register_hook"), _t("register_post_accumulate_grad_hook"),
+
+    # ---- utilities ----
+    _u("manual_seed"), _u("get_num_threads"), _u("set_num_threads"), _u("get_default_dtype"),
+    _u("set_default_dtype"), _u("is_tensor"), _u("is_grad_enabled"), _u("result_type"), _u("broadcast_shapes"),
+    _u("live_tensor_count"), _u("save"), _u("load"), _u("get_autocast_dtype"), _u("is_autocast_enabled"),
+    _u("get_float32_matmul_precision"), _u("set_float32_matmul_precision"),
+
+    # ---- minitorch.nn.functional ----
+    _f("linear", CPP, source="cpp/src/ops/nn.cpp", autocast=LOWER),
+    _f("conv1d", autocast=LOWER),
+    _f("conv2d", CPP, source="cpp/src/ops/conv.cpp", autocast=LOWER),
+    _f("scaled_dot_product_attention", autocast=LOWER),
+    _f("relu"), _f("sigmoid"), _f("tanh"), _f("gelu"), _f("silu"), _f("elu"), _f("leaky_relu"),
+    _f("softplus", autocast=FP32),
+    _f("softmax", autocast=FP32), _f("log_softmax", autocast=FP32),
+    _f("layer_norm", CPP, source="cpp/src/ops/nn.cpp", autocast=FP32),
+    _f("group_norm", autocast=FP32), _f("batch_norm"), _f("normalize"),
+    _f("cosine_similarity", autocast=FP32),
+    _f("cross_entropy", CPP, source="cpp/src/ops/nn.cpp", autocast=FP32_ALL),
+    _f("nll_loss", CPP, source="cpp/src/ops/nn.cpp", autocast=FP32_ALL),
+    _f("mse_loss", autocast=FP32_ALL), _f("l1_loss", autocast=FP32_ALL),
+    _f("binary_cross_entropy", autocast=FP32_ALL), _f("binary_cross_entropy_with_logits", autocast=FP32_ALL),
+    _f("max_pool2d", CPP, source="cpp/src/ops/conv.cpp"), _f("avg_pool2d", CPP, source="cpp/src/ops/conv.cpp"),
+    _f("adaptive_avg_pool2d"),
+    _f("dropout"), _f("dropout1d"), _f("dropout2d"),
+    _f("embedding"), _f("one_hot", grad=False), _f("pad"), _f("flatten"),
+)
+
+# Public names of nn.functional that are not ops: re-exported classes and context managers.
+FUNCTIONAL_NON_OPS = frozenset({"Function", "no_grad"})
+
+
+def by_name(namespace: str = MINITORCH) -> dict[str, Op]:
+    """The entries of one namespace, by name."""
+    return {op.name: op for op in OPS if op.namespace == namespace}

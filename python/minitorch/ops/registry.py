@@ -1,0 +1,72 @@
+"""What the op declarations (``declarations.py``) make: the in-place forms, the aliases and
+autocast's op lists. ``install`` runs once, at the end of ``import minitorch``, when every
+op it refers to exists.
+"""
+from __future__ import annotations
+
+from .declarations import FP32_ALL, FUNCTIONAL, GENERIC, MINITORCH, OPS, Op
+
+
+def generic_inplace_ops() -> tuple[str, ...]:
+    """Ops whose ``Tensor.<name>_`` computes ``<name>`` and writes it back (_inplace.py)."""
+    return tuple(op.name for op in OPS if op.namespace == MINITORCH and op.inplace == GENERIC)
+
+
+def function_aliases() -> dict[str, str]:
+    """alias -> op, for ``minitorch.<alias>`` (the op's function form)."""
+    return {a: op.name for op in OPS if op.namespace == MINITORCH and op.function for a in op.aliases}
+
+
+def method_aliases() -> dict[str, str]:
+    """alias -> op, for ``Tensor.<alias>``: the aliases of ops with a method, the method-only
+    ones (``nelement``), and the in-place form of each alias of an op that has one (``clip_``)."""
+    out = {}
+    for op in OPS:
+        if op.namespace != MINITORCH or not op.method:
+            continue
+        for a in (*op.aliases, *op.method_aliases):
+            out[a] = op.name
+        if op.inplace:
+            for a in op.aliases:
+                out[a + "_"] = op.name + "_"
+    return out
+
+
+def autocast_lists() -> list[tuple[str, str, str, bool]]:
+    """(owner, name, policy, also on the CPU) for every form of every op with an autocast
+    policy; owner is "minitorch", "Tensor" or "nn.functional"."""
+    out = []
+    for op in OPS:
+        if op.autocast is None:
+            continue
+        policy = "fp32" if op.autocast == FP32_ALL else op.autocast
+        cpu_too = op.autocast != "fp32"  # FP32 holds on "cuda" only, as in PyTorch
+        if op.namespace == FUNCTIONAL:
+            out.append((FUNCTIONAL, op.name, policy, cpu_too))
+            continue
+        if op.function:
+            out.append((MINITORCH, op.name, policy, cpu_too))
+        if op.method:
+            out += [("Tensor", name, policy, cpu_too) for name in (op.name, *op.operators)]
+    return out
+
+
+def install(module) -> None:
+    """Adds to ``module`` (minitorch) and its Tensor class the forms the declarations make."""
+    from .._inplace import inplace_form
+
+    tensor = module.Tensor
+    for name in generic_inplace_ops():
+        setattr(tensor, name + "_", inplace_form(name))
+    for alias, name in method_aliases().items():
+        setattr(tensor, alias, getattr(tensor, name))
+    for alias, name in function_aliases().items():
+        setattr(module, alias, getattr(module, name))
+
+
+def entry(name: str, namespace: str = MINITORCH) -> Op:
+    """The declaration of ``name`` (KeyError when there is none)."""
+    for op in OPS:
+        if op.name == name and op.namespace == namespace:
+            return op
+    raise KeyError(f"no op {namespace}.{name} is declared in minitorch/ops/declarations.py")

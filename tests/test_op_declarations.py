@@ -1,0 +1,154 @@
+"""The op declarations (python/minitorch/ops/declarations.py) against what the package has:
+every public name is declared, every declared form exists, the derived lists (in-place
+forms, aliases, autocast's) are the declarations', and docs/ops.md is up to date."""
+from __future__ import annotations
+
+import importlib.util
+import inspect
+import types
+from pathlib import Path
+
+import pytest
+
+import minitorch
+import minitorch.nn.functional as F
+from minitorch.ops import registry
+from minitorch.ops.declarations import (CPP, ELEMENTWISE, FUNCTIONAL, FUNCTIONAL_NON_OPS, GENERIC, KINDS, MINITORCH,
+                                        NATIVE, OPS)
+
+ROOT = Path(__file__).resolve().parent.parent
+Tensor = minitorch.Tensor
+MT = [op for op in OPS if op.namespace == MINITORCH]
+FN = [op for op in OPS if op.namespace == FUNCTIONAL]
+
+
+def _is_function(owner, name: str) -> bool:
+    obj = getattr(owner, name)
+    return callable(obj) and not isinstance(obj, types.ModuleType) and not inspect.isclass(obj)
+
+
+def _declared_functions() -> set[str]:
+    return {n for op in MT if op.function for n in (op.name, *op.aliases)}
+
+
+def _declared_methods() -> set[str]:
+    names = set()
+    for op in MT:
+        if op.method:
+            names |= {op.name, *op.aliases, *op.method_aliases}
+        if op.inplace:
+            names |= {op.name + "_", *(a + "_" for a in op.aliases)}
+    return names
+
+
+def test_every_public_function_of_minitorch_is_declared():
+    public = {n for n in dir(minitorch) if not n.startswith("_") and _is_function(minitorch, n)}
+    missing = sorted(public - _declared_functions())
+    assert not missing, f"public functions without an entry in ops/declarations.py: {missing}"
+
+
+def test_every_public_tensor_method_and_property_is_declared():
+    public = {n for n in dir(Tensor) if not n.startswith("_")}
+    missing = sorted(public - _declared_methods())
+    assert not missing, f"public Tensor attributes without an entry in ops/declarations.py: {missing}"
+
+
+def test_every_public_function_of_nn_functional_is_declared():
+    public = {n for n in dir(F) if not n.startswith("_") and _is_function(F, n)} - FUNCTIONAL_NON_OPS
+    missing = sorted(public - {op.name for op in FN})
+    assert not missing, f"nn.functional functions without an entry in ops/declarations.py: {missing}"
+
+
+def test_every_declared_form_exists():
+    absent = []
+    for op in OPS:
+        owner = F if op.namespace == FUNCTIONAL else minitorch
+        if op.function and not hasattr(owner, op.name):
+            absent.append(f"{op.namespace}.{op.name}")
+        if op.method and not hasattr(Tensor, op.name):
+            absent.append(f"Tensor.{op.name}")
+        if op.inplace and not hasattr(Tensor, op.name + "_"):
+            absent.append(f"Tensor.{op.name}_")
+        absent += [f"Tensor.{o}" for o in op.operators if not hasattr(Tensor, o)]
+        absent += [f"{op.namespace}.{a}" for a in op.aliases if op.function and not hasattr(owner, a)]
+    assert not absent, f"declared but missing: {absent}"
+
+
+def test_names_are_declared_once_and_fields_are_valid():
+    seen = set()
+    for op in OPS:
+        for name in (op.name, *op.aliases, *op.method_aliases):
+            key = (op.namespace, name)
+            assert key not in seen, f"{key} is declared twice"
+            seen.add(key)
+        assert op.kind in KINDS, op
+        assert op.inplace in (None, GENERIC, NATIVE), op
+        assert op.autocast in (None, "lower", "fp32", "fp32_all"), op
+        if op.kind == CPP:
+            assert (ROOT / op.source).is_file(), f"{op.name}: source {op.source!r} does not exist"
+
+
+def test_elementwise_entries_are_the_rows_of_op_list():
+    rows = set(minitorch._C._elementwise_ops)
+    declared = {n for op in MT if op.kind == ELEMENTWISE for n in (op.name, *op.aliases)}
+    assert {op.name for op in MT if op.kind == ELEMENTWISE} <= rows
+    assert rows <= declared, f"op_list.h rows without a declaration: {sorted(rows - declared)}"
+
+
+def test_aliases_are_the_ops_themselves():
+    for alias, name in registry.function_aliases().items():
+        assert getattr(minitorch, alias) is getattr(minitorch, name), alias
+    for alias, name in registry.method_aliases().items():
+        assert Tensor.__dict__.get(alias, getattr(Tensor, alias)) is Tensor.__dict__.get(name, getattr(Tensor, name)), \
+            alias
+
+
+def test_generic_inplace_forms_write_the_ops_result():
+    x = minitorch.tensor([0.25, 0.5, 2.0])
+    for name in registry.generic_inplace_ops():
+        if name in ("clamp_min", "clamp_max", "pow", "remainder", "fmod", "atan2", "clamp"):
+            args = (1.0,) if name != "clamp" else (0.3, 1.0)
+        elif name in ("scatter", "scatter_add", "index_add", "index_copy", "index_fill", "index_put"):
+            continue  # their arguments are index tensors: tests/test_inplace.py covers them
+        else:
+            args = ()
+        if name in ("logical_not", "bitwise_not"):
+            y = minitorch.tensor([True, False])
+        else:
+            y = x.clone()
+        want = getattr(y, name)(*args)
+        got = getattr(y, name + "_")(*args)
+        assert got is y and minitorch.equal(got, want.to(y.dtype)), name
+
+
+def test_autocast_wraps_exactly_the_declared_forms():
+    declared = {(owner, name) for owner, name, _policy, _cpu in registry.autocast_lists()}
+    owners = {"minitorch": minitorch, "Tensor": Tensor, "nn.functional": F}
+
+    def wrapped_now():
+        out = set()
+        for key, owner in owners.items():
+            for name in dir(owner):
+                obj = owner.__dict__.get(name) if isinstance(owner, type) else getattr(owner, name, None)
+                if hasattr(obj, "_autocast_original"):
+                    out.add((key, name))
+        return out
+
+    assert wrapped_now() == set()
+    with minitorch.autocast("cpu"):
+        assert wrapped_now() == declared
+    assert wrapped_now() == set()
+    assert ("Tensor", "__matmul__") in declared and ("nn.functional", "cross_entropy") in declared
+
+
+@pytest.mark.parametrize("op", [op for op in OPS if op.autocast], ids=lambda op: f"{op.namespace}.{op.name}")
+def test_autocast_policies_are_pytorchs_kinds(op):
+    lower = {"matmul", "mm", "bmm", "baddbmm", "einsum", "linear", "conv1d", "conv2d", "scaled_dot_product_attention"}
+    assert (op.autocast == "lower") == (op.name in lower)
+
+
+def test_docs_ops_md_is_up_to_date():
+    spec = importlib.util.spec_from_file_location("gen_ops", ROOT / "docs/gen_ops.py")
+    gen = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(gen)
+    assert (ROOT / "docs/ops.md").read_text() == gen.render(), "docs/ops.md is out of date: run `python docs/gen_ops.py`"
