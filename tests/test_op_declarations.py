@@ -152,3 +152,23 @@ def test_docs_ops_md_is_up_to_date():
     gen = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(gen)
     assert (ROOT / "docs/ops.md").read_text() == gen.render(), "docs/ops.md is out of date: run `python docs/gen_ops.py`"
+
+
+def test_python_ops_come_from_their_declared_module():
+    import importlib
+
+    for op in MT:
+        if not op.python:
+            continue
+        impl = getattr(importlib.import_module(f"minitorch.ops.{op.python}"), op.name)
+        if op.method:
+            assert Tensor.__dict__[op.name] is impl, f"Tensor.{op.name} is not ops/{op.python}.py's {op.name}"
+        if op.function:
+            assert getattr(minitorch, op.name).__name__ == op.name
+
+
+def test_op_modules_attach_nothing_themselves():
+    # Methods come from the declarations (ops/registry.py), not from the modules that define them.
+    for path in sorted((ROOT / "python/minitorch/ops").glob("*.py")):
+        if path.name != "registry.py":
+            assert "add_methods" not in path.read_text() and "setattr(" not in path.read_text(), path.name

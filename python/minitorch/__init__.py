@@ -117,8 +117,11 @@ _C._cuda_init()  # registers the CUDA kernels when there is a GPU (or the emulat
 from . import testing  # noqa: E402,F401
 from . import autograd  # noqa: E402,F401
 from .autograd import enable_grad, is_grad_enabled, no_grad, set_grad_enabled  # noqa: E402,F401
-from ._compare import all, allclose, any, equal, isclose  # noqa: E402,F401,A004
-from ._composite import clamp_max, clamp_min, dot, mm, movedim, mv, reciprocal, square, unflatten  # noqa: E402,F401
+from .ops import registry as _registry  # noqa: E402
+
+# all, isclose, mm, square, movedim... (ops/comparison.py, linalg.py, pointwise.py, shape.py):
+# their methods and functions, as ops/declarations.py declares them.
+_registry.install_python_ops(__import__("sys").modules[__name__])
 from . import _inplace  # noqa: E402,F401  (normal_, uniform_; the other in-place forms come from ops/)
 from ._C import index_select, live_tensor_count  # noqa: E402,F401
 from ._indexing import (  # noqa: E402,F401
@@ -179,7 +182,6 @@ from .serialization import load, save  # noqa: E402,F401
 from ._dlpack import as_tensor, from_dlpack  # noqa: E402,F401  (adds __dlpack__... to Tensor)
 
 from . import ops  # noqa: E402,F401
-from .ops import registry as _registry  # noqa: E402
 
 # The forms made from the op declarations (ops/declarations.py): in-place methods (exp_...)
 # and aliases (clip, greater, swapaxes...), once every op they name exists.

@@ -44,6 +44,14 @@ NATIVE = "native"    # Tensor.<name>_ is written on its own (C++ add_, a fill...
 MINITORCH = "minitorch"
 FUNCTIONAL = "nn.functional"
 
+# The dtypes an op takes (its inputs'): tests/opinfo checks its values on each, and a
+# TypeError on the others. Names of minitorch dtypes, so that this table imports nothing.
+FLOATING = ("float32", "float64", "float16", "bfloat16")
+INTEGRAL = ("int64",)
+NUMERIC = FLOATING + INTEGRAL
+BOOL_AND_INTEGRAL = INTEGRAL + ("bool",)
+ALL = NUMERIC + ("bool",)
+
 
 @dataclass(frozen=True)
 class Op:
@@ -60,7 +68,9 @@ class Op:
     autocast: str | None = None     # LOWER, FP32, FP32_ALL or None (runs in its inputs' dtype)
     grad: bool = True               # differentiable (for float inputs)
     source: str = ""                # CPP: the file in cpp/src/ops that computes it
+    python: str = ""                # the module of minitorch.ops that holds its Python function
     namespace: str = MINITORCH
+    dtypes: tuple = ALL             # the input dtypes it takes: FLOATING, NUMERIC, ALL...
 
 
 def _t(name, **kw):
@@ -99,10 +109,10 @@ NO_GRAD = dict(grad=False)
 
 OPS: tuple[Op, ...] = (
     # ---- elementwise (cpp/include/minitorch/op_list.h) ----
-    _e("neg", inplace=GENERIC, aliases=("negative",), operators=("__neg__",)),
+    _e("neg", inplace=GENERIC, dtypes=NUMERIC, aliases=("negative",), operators=("__neg__",)),
     _e("abs", inplace=GENERIC, aliases=("absolute",), operators=("__abs__",)),
     _e("sign", inplace=GENERIC),
-    _e("relu", inplace=GENERIC),
+    _e("relu", inplace=GENERIC, dtypes=NUMERIC),
     _e("exp", inplace=GENERIC, autocast=FP32),
     _e("expm1", inplace=GENERIC, autocast=FP32),
     _e("log", inplace=GENERIC, autocast=FP32),
@@ -116,24 +126,24 @@ OPS: tuple[Op, ...] = (
     _e("cos", inplace=GENERIC),
     _e("tan", inplace=GENERIC, autocast=FP32),
     _e("erf", inplace=GENERIC),
-    _e("floor", inplace=GENERIC),
-    _e("ceil", inplace=GENERIC),
-    _e("round", inplace=GENERIC),
-    _e("trunc", inplace=GENERIC),
-    _e("frac", inplace=GENERIC),
+    _e("floor", inplace=GENERIC, dtypes=NUMERIC),
+    _e("ceil", inplace=GENERIC, dtypes=NUMERIC),
+    _e("round", inplace=GENERIC, dtypes=NUMERIC),
+    _e("trunc", inplace=GENERIC, dtypes=NUMERIC),
+    _e("frac", inplace=GENERIC, dtypes=FLOATING),
     _e("isnan", **NO_GRAD),
     _e("isinf", **NO_GRAD),
     _e("isfinite", **NO_GRAD),
     _e("logical_not", inplace=GENERIC, **NO_GRAD),
-    _e("bitwise_not", inplace=GENERIC, operators=("__invert__",), **NO_GRAD),
+    _e("bitwise_not", inplace=GENERIC, dtypes=BOOL_AND_INTEGRAL, operators=("__invert__",), **NO_GRAD),
     _e("add", inplace=NATIVE, operators=("__add__", "__radd__", "__iadd__")),
-    _e("sub", inplace=NATIVE, aliases=("subtract",), operators=("__sub__", "__rsub__", "__isub__")),
+    _e("sub", inplace=NATIVE, dtypes=NUMERIC, aliases=("subtract",), operators=("__sub__", "__rsub__", "__isub__")),
     _e("mul", inplace=NATIVE, aliases=("multiply",), operators=("__mul__", "__rmul__", "__imul__")),
     _e("div", inplace=NATIVE, aliases=("divide", "true_divide"),
        operators=("__truediv__", "__rtruediv__", "__itruediv__")),
     _e("pow", inplace=GENERIC, operators=("__pow__", "__rpow__"), autocast=FP32),
-    _e("remainder", inplace=GENERIC, operators=("__mod__", "__rmod__", "__imod__")),
-    _e("fmod", inplace=GENERIC),
+    _e("remainder", inplace=GENERIC, dtypes=NUMERIC, operators=("__mod__", "__rmod__", "__imod__")),
+    _e("fmod", inplace=GENERIC, dtypes=NUMERIC),
     _e("atan2", inplace=GENERIC, aliases=("arctan2",)),
     _e("maximum"),
     _e("minimum"),
@@ -146,25 +156,25 @@ OPS: tuple[Op, ...] = (
     _e("logical_and", **NO_GRAD),
     _e("logical_or", **NO_GRAD),
     _e("logical_xor", **NO_GRAD),
-    _e("bitwise_and", operators=("__and__", "__rand__", "__iand__"), **NO_GRAD),
-    _e("bitwise_or", operators=("__or__", "__ror__", "__ior__"), **NO_GRAD),
-    _e("bitwise_xor", operators=("__xor__", "__rxor__", "__ixor__"), **NO_GRAD),
+    _e("bitwise_and", dtypes=BOOL_AND_INTEGRAL, operators=("__and__", "__rand__", "__iand__"), **NO_GRAD),
+    _e("bitwise_or", dtypes=BOOL_AND_INTEGRAL, operators=("__or__", "__ror__", "__ior__"), **NO_GRAD),
+    _e("bitwise_xor", dtypes=BOOL_AND_INTEGRAL, operators=("__xor__", "__rxor__", "__ixor__"), **NO_GRAD),
 
     # ---- C++ ops with their own kernels and backward nodes (cpp/src/ops) ----
-    _cpp("clamp", "elementwise.cpp", inplace=GENERIC, aliases=("clip",)),
+    _cpp("clamp", "elementwise.cpp", inplace=GENERIC, dtypes=NUMERIC, aliases=("clip",)),
     _cpp("where", "elementwise.cpp", method=False),
     _cpp("sum", "reduce.cpp", autocast=FP32),
-    _cpp("mean", "reduce.cpp"),
+    _cpp("mean", "reduce.cpp", dtypes=FLOATING),
     _cpp("max", "reduce.cpp"),
     _cpp("min", "reduce.cpp"),
-    _cpp("argmax", "reduce.cpp", **NO_GRAD),
-    _cpp("argmin", "reduce.cpp", **NO_GRAD),
+    _cpp("argmax", "reduce.cpp", dtypes=NUMERIC, **NO_GRAD),
+    _cpp("argmin", "reduce.cpp", dtypes=NUMERIC, **NO_GRAD),
     _cpp("cumsum", "scan.cpp", autocast=FP32),
     _cpp("cumprod", "scan.cpp", autocast=FP32),
     _cpp("sort", "sort.cpp"),
-    _cpp("softmax", "nn.cpp", function=False, autocast=FP32),
-    _cpp("log_softmax", "nn.cpp", function=False, autocast=FP32),
-    _cpp("matmul", "matmul.cpp", operators=("__matmul__", "__rmatmul__"), autocast=LOWER),
+    _cpp("softmax", "nn.cpp", dtypes=FLOATING, function=False, autocast=FP32),
+    _cpp("log_softmax", "nn.cpp", dtypes=FLOATING, function=False, autocast=FP32),
+    _cpp("matmul", "matmul.cpp", dtypes=NUMERIC, operators=("__matmul__", "__rmatmul__"), autocast=LOWER),
     _cpp("index_select", "index_select.cpp"),
     _cpp("permute", "views.cpp"),
     _cpp("reshape", "views.cpp"),
@@ -175,35 +185,35 @@ OPS: tuple[Op, ...] = (
     _cpp("t", "views.cpp"),
 
     # ---- composites (Python, from the ops above) ----
-    _py("square", inplace=GENERIC),
-    _py("reciprocal", inplace=GENERIC, autocast=FP32),
-    _py("clamp_min", inplace=GENERIC),
-    _py("clamp_max", inplace=GENERIC),
-    _py("all", **NO_GRAD),
-    _py("any", **NO_GRAD),
-    _py("isclose", **NO_GRAD),
-    _py("allclose", **NO_GRAD),
-    _py("equal", **NO_GRAD),
+    _py("square", python="pointwise", inplace=GENERIC),
+    _py("reciprocal", python="pointwise", inplace=GENERIC, autocast=FP32),
+    _py("clamp_min", python="pointwise", inplace=GENERIC, dtypes=NUMERIC),
+    _py("clamp_max", python="pointwise", inplace=GENERIC, dtypes=NUMERIC),
+    _py("all", python="comparison", **NO_GRAD),
+    _py("any", python="comparison", **NO_GRAD),
+    _py("isclose", python="comparison", **NO_GRAD),
+    _py("allclose", python="comparison", **NO_GRAD),
+    _py("equal", python="comparison", **NO_GRAD),
     _py("amax"),
     _py("amin"),
-    _py("var"),
-    _py("std"),
-    _py("var_mean", method=False),
-    _py("std_mean", method=False),
+    _py("var", dtypes=FLOATING),
+    _py("std", dtypes=FLOATING),
+    _py("var_mean", method=False, dtypes=FLOATING),
+    _py("std_mean", method=False, dtypes=FLOATING),
     _py("logsumexp", autocast=FP32),
-    _py("norm", autocast=FP32),
+    _py("norm", autocast=FP32, dtypes=FLOATING),
     _py("argsort", **NO_GRAD),
-    _py("topk"),
-    _py("mm", autocast=LOWER),
-    _py("mv"),
-    _py("dot"),
-    _py("bmm", autocast=LOWER),
-    _py("baddbmm", autocast=LOWER),
-    _py("outer"),
-    _py("ger", method=False),
-    _py("einsum", method=False, autocast=LOWER),
-    _py("movedim", aliases=("moveaxis",)),
-    _py("unflatten"),
+    _py("topk", dtypes=NUMERIC),
+    _py("mm", python="linalg", autocast=LOWER, dtypes=NUMERIC),
+    _py("mv", python="linalg", dtypes=NUMERIC),
+    _py("dot", python="linalg", dtypes=NUMERIC),
+    _py("bmm", autocast=LOWER, dtypes=NUMERIC),
+    _py("baddbmm", autocast=LOWER, dtypes=NUMERIC),
+    _py("outer", dtypes=NUMERIC),
+    _py("ger", method=False, dtypes=NUMERIC),
+    _py("einsum", method=False, autocast=LOWER, dtypes=NUMERIC),
+    _py("movedim", python="shape", aliases=("moveaxis",)),
+    _py("unflatten", python="shape"),
     _py("narrow"),
     _py("split"),
     _py("split_with_sizes", function=False),

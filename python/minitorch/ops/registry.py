@@ -1,10 +1,28 @@
-"""What the op declarations (``declarations.py``) make: the in-place forms, the aliases and
-autocast's op lists. ``install`` runs once, at the end of ``import minitorch``, when every
-op it refers to exists.
+"""What the op declarations (``declarations.py``) make: the Python ops' methods and functions,
+the in-place forms, the aliases and autocast's op lists. ``install_python_ops`` runs early in
+``import minitorch``; ``install`` at its end, when every op the forms refer to exists.
 """
 from __future__ import annotations
 
+import importlib
+
 from .declarations import FP32_ALL, FUNCTIONAL, GENERIC, MINITORCH, OPS, Op
+
+
+def install_python_ops(module) -> None:
+    """For each op declared with ``python="<module>"``: ``Tensor.<name>`` is the function of
+    that name in ``minitorch.ops.<module>`` (it takes the tensor first), and
+    ``minitorch.<name>`` calls it after checking that its first argument is a Tensor."""
+    from .._functions import function_from_method
+
+    for op in OPS:
+        if not op.python or op.namespace != MINITORCH:
+            continue
+        impl = getattr(importlib.import_module(f"{__package__}.{op.python}"), op.name)
+        if op.method:
+            setattr(module.Tensor, op.name, impl)
+        if op.function:
+            setattr(module, op.name, function_from_method(op.name) if op.method else impl)
 
 
 def generic_inplace_ops() -> tuple[str, ...]:

@@ -1,15 +1,17 @@
 """Questions about a whole tensor: ``all``/``any``, ``isclose``/``allclose``, ``equal``.
 
+Each function takes the tensor first and is both ``Tensor.<name>`` and ``minitorch.<name>``
+(attached by ops/registry.py from ops/declarations.py).
+
 Each is built from comparisons and ``sum``, so it runs on every device. None is
 differentiable: the answers are bool tensors or Python bools.
 """
 from __future__ import annotations
 
-from . import _C
-from ._C import Tensor
-from ._functions import function_from_method
-from ._tensor import add_methods, dim_tuple
-from .autograd import no_grad
+from .. import _C
+from .._C import Tensor
+from .._tensor import dim_tuple
+from ..autograd import no_grad
 
 
 def _count(t: Tensor, nonzero: bool, dim, keepdim: bool, op: str) -> Tensor:
@@ -19,7 +21,7 @@ def _count(t: Tensor, nonzero: bool, dim, keepdim: bool, op: str) -> Tensor:
     return ((t != 0) if nonzero else (t == 0)).sum(dims, keepdim)
 
 
-def _all(self, dim=None, keepdim: bool = False) -> Tensor:
+def all(self, dim=None, keepdim: bool = False) -> Tensor:  # noqa: A001
     """True where every element over ``dim`` (an int, a tuple, or None for all) is nonzero.
 
     The result is a bool tensor; an empty reduction gives True.
@@ -30,7 +32,7 @@ def _all(self, dim=None, keepdim: bool = False) -> Tensor:
     return _count(self, False, dim, keepdim, "all") == 0
 
 
-def _any(self, dim=None, keepdim: bool = False) -> Tensor:
+def any(self, dim=None, keepdim: bool = False) -> Tensor:  # noqa: A001
     """True where some element over ``dim`` (an int, a tuple, or None for all) is nonzero.
 
     The result is a bool tensor; an empty reduction gives False.
@@ -70,7 +72,7 @@ def _close(a: Tensor, b, rtol: float, atol: float, equal_nan: bool, op: str) -> 
         return close | (error.isfinite() & (error <= atol + rtol * b.abs()))
 
 
-def _isclose(self, other: Tensor, rtol: float = 1e-05, atol: float = 1e-08, equal_nan: bool = False) -> Tensor:
+def isclose(self, other: Tensor, rtol: float = 1e-05, atol: float = 1e-08, equal_nan: bool = False) -> Tensor:
     """True where ``|self - other| <= atol + rtol * |other|`` (or the two are equal, which
     covers matching infinities); NaNs are close to each other only with ``equal_nan``.
 
@@ -82,12 +84,12 @@ def _isclose(self, other: Tensor, rtol: float = 1e-05, atol: float = 1e-08, equa
     return _close(self, other, rtol, atol, equal_nan, "isclose")
 
 
-def _allclose(self, other: Tensor, rtol: float = 1e-05, atol: float = 1e-08, equal_nan: bool = False) -> bool:
+def allclose(self, other: Tensor, rtol: float = 1e-05, atol: float = 1e-08, equal_nan: bool = False) -> bool:
     """True (a Python bool) when every element of :meth:`isclose` is True."""
-    return bool(_all(_close(self, other, rtol, atol, equal_nan, "allclose")))
+    return bool(all(_close(self, other, rtol, atol, equal_nan, "allclose")))
 
 
-def _equal(self, other: Tensor) -> bool:
+def equal(self, other: Tensor) -> bool:
     """True (a Python bool) when both tensors have the same shape and the same values.
 
     No broadcasting: different shapes give False. NaN equals nothing, itself included.
@@ -95,13 +97,4 @@ def _equal(self, other: Tensor) -> bool:
     _check_pair(self, other, "equal", same_dtype=False)
     if self.shape != other.shape:
         return False
-    return bool(_all(self == other))
-
-
-add_methods({"all": _all, "any": _any, "isclose": _isclose, "allclose": _allclose, "equal": _equal})
-
-all = function_from_method("all")  # noqa: A001
-any = function_from_method("any")  # noqa: A001
-isclose = function_from_method("isclose")
-allclose = function_from_method("allclose")
-equal = function_from_method("equal")
+    return bool(all(self == other))

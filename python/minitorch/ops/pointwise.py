@@ -1,0 +1,32 @@
+"""Elementwise ops written from other elementwise ops: ``square``, ``reciprocal``,
+``clamp_min`` and ``clamp_max`` (their autograd and devices are those of the ops they call).
+Each function takes the tensor first and is both ``Tensor.<name>`` and ``minitorch.<name>``
+(attached by ops/registry.py from ops/declarations.py).
+"""
+from __future__ import annotations
+
+from .._C import Tensor
+
+
+def square(self) -> Tensor:
+    """``self ** 2`` (an int64 result for int64 and bool tensors, as in PyTorch)."""
+    return self.pow(2)
+
+
+def reciprocal(self) -> Tensor:
+    """``1 / self``; integer and bool tensors give float32 (1 / 0 is inf)."""
+    return 1 / self
+
+
+def clamp_min(self, min) -> Tensor:  # noqa: A002
+    """``self.clamp(min=min)``: every element at least ``min`` (a number or a tensor)."""
+    if min is None:
+        raise TypeError("clamp_min(): argument 'min' must be a number or a Tensor, not None")
+    return self.clamp(min=min)
+
+
+def clamp_max(self, max) -> Tensor:  # noqa: A002
+    """``self.clamp(max=max)``: every element at most ``max`` (a number or a tensor)."""
+    if max is None:
+        raise TypeError("clamp_max(): argument 'max' must be a number or a Tensor, not None")
+    return self.clamp(max=max)
