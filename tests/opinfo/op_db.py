@@ -1,0 +1,756 @@
+"""The OpInfo database: one entry per public op, made from its declaration
+(``minitorch/ops/declarations.py``: forms, aliases, operators, in-place form, dtypes,
+differentiable) plus what a declaration cannot say: sample inputs, a NumPy reference and
+tolerances. PyTorch's ``torch.testing._internal.common_methods_invocations`` is the model.
+
+A sample's arguments are NumPy arrays wrapped in ``D`` (data: made in the dtype and layout
+under test), plain NumPy arrays (indices and masks: used as they are), lists of either,
+and Python values. ``test_opinfo.py`` turns them into tensors and the reference's inputs.
+"""
+from __future__ import annotations
+
+import functools
+import math
+from dataclasses import dataclass, field
+from typing import Any, Callable
+
+import numpy as np
+
+from minitorch.ops.declarations import CPP, COMPOSITE, ELEMENTWISE, FUNCTIONAL, MINITORCH, Op, by_name
+
+
+class D:
+    """A data argument: values that are made in the dtype and layout under test."""
+
+    def __init__(self, arr):
+        self.arr = np.asarray(arr)
+
+
+@dataclass
+class SampleInput:
+    args: tuple
+    kwargs: dict = field(default_factory=dict)
+
+    def __repr__(self):
+        def show(a):
+            if isinstance(a, D):
+                return f"D{a.arr.shape}"
+            if isinstance(a, np.ndarray):
+                return f"{a.dtype}{a.shape}"
+            if isinstance(a, (list, tuple)):
+                return type(a)(show(x) for x in a)
+            return repr(a)
+        return f"SampleInput({', '.join(map(str, map(show, self.args)))}, {self.kwargs})"
+
+
+class Maker:
+    """Makes the data of a sample in the kind of the dtype under test ('f', 'i' or 'b'):
+    floats uniform in the op's domain, whole numbers in it (clipped to [-9, 9]), bools."""
+
+    def __init__(self, kind: str, domain: tuple, seed: int = 0):
+        self.kind, self.domain = kind, domain
+        self.rng = np.random.default_rng(seed)
+
+    def __call__(self, shape, low=None, high=None, *, nonzero=False, zeros=False) -> D:
+        lo = self.domain[0] if low is None else low
+        hi = self.domain[1] if high is None else high
+        r = self.rng
+        if self.kind == "b":
+            arr = r.integers(0, 2, size=shape).astype(bool)
+            return D(np.ones(shape, bool) if nonzero else arr)
+        if self.kind == "i":
+            ilo, ihi = max(math.ceil(lo), -9), min(math.floor(hi), 9)
+            arr = r.integers(ilo, max(ihi, ilo) + 1, size=shape).astype(np.int64)
+            if nonzero:
+                arr = np.where(arr == 0, 1, arr)
+        else:
+            arr = r.uniform(lo, hi, size=shape)
+            if nonzero:
+                arr = np.where(np.abs(arr) < 0.5, 0.5, arr)
+        if zeros:
+            arr = np.where(r.random(size=shape) < 0.4, 0, arr).astype(arr.dtype)
+        return D(arr)
+
+    def scalar(self, nonzero=True):
+        """A Python number of the dtype's kind (so the result keeps the tensor's dtype)."""
+        return {"b": True, "i": 3, "f": 1.5}[self.kind] if nonzero else {"b": False, "i": 0, "f": 0.0}[self.kind]
+
+
+@dataclass
+class OpInfo:
+    name: str
+    ref: Callable                      # NumPy reference: float64 / int64 / bool arrays in, arrays out
+    samples: Callable                  # samples(make) -> iterable of SampleInput
+    namespace: str = MINITORCH
+    domain: tuple = (-10.0, 10.0)
+    tol: dict = field(default_factory=dict)   # dtype name -> dict(rtol=, atol=), over DEFAULT_TOL
+    check: Callable | None = None      # check(got, expected, sample_np): for outputs with indices
+    grad_samples: int = 3              # how many non-empty samples gradcheck takes
+    xfail: dict = field(default_factory=dict)  # (test, dtype or layout, device) -> reason; "*" matches any
+    decl: Op = None
+
+    def __post_init__(self):
+        self.decl = by_name(self.namespace)[self.name]
+
+    @property
+    def id(self):
+        return self.name if self.namespace == MINITORCH else f"F.{self.name}"
+
+    @property
+    def dtypes(self):
+        return self.decl.dtypes
+
+    def xfail_reason(self, test, what, device):
+        for (t, w, d), reason in self.xfail.items():
+            if t == test and w in (what, "*") and d in (device, "*"):
+                return reason
+        return None
+
+
+DEFAULT_TOL = {
+    "float64": dict(rtol=1e-9, atol=1e-12),
+    "float32": dict(rtol=1e-5, atol=1e-6),
+    "float16": dict(rtol=1e-3, atol=1e-3),
+    "bfloat16": dict(rtol=1.6e-2, atol=1e-2),
+}
+
+
+def _f64(fn):
+    """A reference computed in float64 (ints and bools too: their results are float32)."""
+    return lambda *a, **k: fn(*(np.asarray(x).astype(np.float64) if not isinstance(x, (int, float)) else float(x)
+                                for x in a), **k)
+
+
+def _same_if_integral(fn):
+    """floor, ceil, round, trunc: the identity on integers."""
+    return lambda x: x.copy() if x.dtype.kind in "ib" else fn(x)
+
+
+def _erf(x):
+    return np.vectorize(math.erf, otypes=[np.float64])(x)
+
+
+# ---------------------------------------------------------------- samples ----
+
+UNARY_SHAPES = [(), (0,), (1,), (5,), (3, 4), (2, 1, 3), (1, 0, 2)]
+BINARY_SHAPES = [((3, 4), (3, 4)), ((3, 1), (4,)), ((4,), (3, 4)), ((2, 1, 3), (4, 1)), ((), (3,)), ((3,), ()),
+                 ((0, 3), (3,)), ((1,), (1, 0))]
+
+
+def unary_samples(make):
+    return [SampleInput((make(s),)) for s in UNARY_SHAPES]
+
+
+def binary_samples(nonzero_other=False, scalar=True):
+    def gen(make):
+        out = [SampleInput((make(a), make(b, nonzero=nonzero_other))) for a, b in BINARY_SHAPES]
+        if scalar:
+            out.append(SampleInput((make((3, 4)), make.scalar())))
+        return out
+    return gen
+
+
+def pow_samples(make):
+    if make.kind == "f":
+        return [SampleInput((make(a, 0.5, 3.0), make(b, -3.0, 3.0))) for a, b in BINARY_SHAPES] + [
+            SampleInput((make((3, 4), 0.5, 3.0), 2)), SampleInput((make((3, 4), 0.5, 3.0), 0.5))]
+    return [SampleInput((make(a, -4, 4), make(b, 0, 4))) for a, b in BINARY_SHAPES] + [
+        SampleInput((make((3, 4), -4, 4), make.scalar()))]
+
+
+REDUCE_SHAPES = [(3, 4), (2, 3, 4), (5,), ()]
+
+
+def reduce_samples(full=True, dims=True, empty=False, tuple_dims=False):
+    def gen(make):
+        out = []
+        for s in REDUCE_SHAPES:
+            if full:
+                out.append(SampleInput((make(s),)))
+            if dims and s:
+                out.append(SampleInput((make(s), len(s) - 1)))
+                out.append(SampleInput((make(s), 0), dict(keepdim=True)))
+        if tuple_dims:
+            out.append(SampleInput((make((2, 3, 4)), (0, 2))))
+        if empty:
+            out += [SampleInput((make((0, 3)),)), SampleInput((make((0, 3)), 0))]
+        return out
+    return gen
+
+
+def dim_samples(make):
+    """(x, dim) for scans, softmax and the like."""
+    return [SampleInput((make((3, 4)), 1)), SampleInput((make((3, 4)), 0)), SampleInput((make((2, 3, 4)), -1)),
+            SampleInput((make((5,)), 0)), SampleInput((make(()), 0)), SampleInput((make((0, 3)), 1))]
+
+
+def _gather_check(x, idx, axis, keepdim=True):
+    """The values at ``idx`` along ``axis`` (indices may differ from NumPy's where values tie)."""
+    if axis is None:
+        return x.reshape(-1)[idx]
+    if not keepdim:
+        idx = np.expand_dims(idx, axis)
+    out = np.take_along_axis(x, idx, axis)
+    return out if keepdim else np.squeeze(out, axis)
+
+
+def _dim_of(sample_np, pos=1, key="dim", default=None):
+    args, kwargs = sample_np
+    return kwargs.get(key, args[pos] if len(args) > pos else default)
+
+
+def check_values_and_indices(got, expected, sample_np, assert_same, dim_pos=1):
+    """(values, indices) outputs: the values as usual; the indices must point at them."""
+    x = sample_np[0][0]
+    if not isinstance(expected, tuple):
+        return assert_same(got, expected)
+    values, indices = got
+    assert_same(values, expected[0])
+    dim = _dim_of(sample_np, dim_pos, default=-1)
+    keepdim = sample_np[1].get("keepdim", True if expected[0].ndim == x.ndim else False)
+    gathered = _gather_check(x, np.asarray(indices), dim if x.ndim else None, keepdim)
+    np.testing.assert_array_equal(gathered, expected[0], err_msg="the indices do not point at the values")
+
+
+def check_indices(got, expected, sample_np, assert_same):
+    """An index output (argmax, argsort): the values it points at are the reference's."""
+    x = sample_np[0][0]
+    got = np.asarray(got)
+    assert got.dtype == np.int64, got.dtype
+    dim = _dim_of(sample_np, default=-1 if expected[1] == "argsort" else None)
+    want_values = expected[0]
+    keepdim = sample_np[1].get("keepdim", False)
+    if dim is None or x.ndim == 0:
+        gathered = x.reshape(-1)[got] if x.ndim else x
+    else:
+        gathered = _gather_check(x, got, dim, keepdim or got.ndim == x.ndim)
+    np.testing.assert_array_equal(gathered, want_values)
+
+
+# ---- references of ops with arguments ----
+
+def _clamp(x, min=None, max=None):
+    out = x
+    if min is not None:
+        out = np.maximum(out, min)
+    if max is not None:
+        out = np.minimum(out, max)
+    return np.asarray(out).astype(x.dtype)
+
+
+def _axis(dim):
+    return tuple(dim) if isinstance(dim, (list, tuple)) else dim
+
+
+def _sum(x, dim=None, keepdim=False):
+    out = np.sum(x, axis=_axis(dim), keepdims=keepdim)
+    return np.asarray(out, np.int64 if x.dtype.kind in "ib" else x.dtype)
+
+
+def _reducer(fn):
+    return lambda x, dim=None, keepdim=False: np.asarray(fn(x, axis=_axis(dim), keepdims=keepdim))
+
+
+def _max_like(fn, argfn):
+    def ref(x, dim=None, keepdim=False):
+        if dim is None:
+            return np.asarray(fn(x))
+        return np.asarray(fn(x, axis=dim, keepdims=keepdim)), argfn
+    return ref
+
+
+def _arg(fn):
+    def ref(x, dim=None, keepdim=False):
+        values = np.asarray(fn(x) if dim is None else fn(x, axis=dim, keepdims=keepdim))
+        return values, "arg"
+    return ref
+
+
+def _var(fn):
+    def ref(x, dim=None, unbiased=None, keepdim=False, correction=None):
+        ddof = 1 if correction is None else correction
+        return np.asarray(fn(x, axis=_axis(dim), ddof=ddof, keepdims=keepdim))
+    return ref
+
+
+def _logsumexp(x, dim, keepdim=False):
+    x = x.astype(np.float64)
+    return np.log(np.sum(np.exp(x), axis=_axis(dim), keepdims=keepdim))
+
+
+def _norm(x, p="fro", dim=None, keepdim=False):
+    p = 2 if p == "fro" else p
+    a = np.abs(x)
+    if p == math.inf:
+        return np.asarray(np.max(a, axis=_axis(dim), keepdims=keepdim))
+    return np.asarray(np.sum(a**p, axis=_axis(dim), keepdims=keepdim) ** (1 / p))
+
+
+def _cum(fn):
+    def ref(x, dim):
+        out = fn(x.reshape(1) if x.ndim == 0 else x, axis=dim).reshape(x.shape)
+        return out.astype(np.int64) if x.dtype.kind in "ib" else out
+    return ref
+
+
+def _softmax(x, dim):
+    if x.size == 0:
+        return x.copy()
+    e = np.exp(x - np.max(x, axis=dim, keepdims=True))
+    return e / np.sum(e, axis=dim, keepdims=True)
+
+
+def _log_softmax(x, dim):
+    if x.size == 0:
+        return x.copy()
+    s = x - np.max(x, axis=dim, keepdims=True)
+    return s - np.log(np.sum(np.exp(s), axis=dim, keepdims=True))
+
+
+def _sort(x, dim=-1, descending=False):
+    if x.ndim == 0:
+        return x.copy(), "sort"
+    out = np.sort(x, axis=dim, kind="stable")
+    return (np.flip(out, axis=dim) if descending else out), "sort"
+
+
+def _topk(x, k, dim=-1, largest=True, sorted=True):
+    s = np.sort(x, axis=dim)
+    s = np.flip(s, axis=dim) if largest else s
+    return np.take(s, np.arange(k), axis=dim), "topk"
+
+
+def _ints_out(fn):
+    """matmul-like references: bools are not taken; ints stay int64."""
+    def ref(*a, **k):
+        out = np.asarray(fn(*a, **k))
+        return out.astype(np.int64) if out.dtype.kind in "iu" else out
+    return ref
+
+
+def _scatter(x, dim, index, src=None, *, value=None):
+    out = x.copy()
+    src = np.full(index.shape, value, dtype=x.dtype) if src is None else src[tuple(slice(0, s) for s in index.shape)]
+    idx = list(np.indices(index.shape))
+    idx[dim] = index
+    out[tuple(idx)] = src
+    return out
+
+
+def _scatter_add(x, dim, index, src):
+    out = x.copy()
+    src = src[tuple(slice(0, s) for s in index.shape)]
+    idx = list(np.indices(index.shape))
+    idx[dim] = index
+    np.add.at(out, tuple(idx), src)
+    return out
+
+
+def _index_add(x, dim, index, source, *, alpha=1):
+    out = np.moveaxis(x.copy(), dim, 0)
+    np.add.at(out, index, np.moveaxis(source, dim, 0) * alpha)
+    return np.moveaxis(out, 0, dim).astype(x.dtype)
+
+
+def _index_copy(x, dim, index, source):
+    out = np.moveaxis(x.copy(), dim, 0)
+    out[index] = np.moveaxis(source, dim, 0)
+    return np.moveaxis(out, 0, dim)
+
+
+def _index_fill(x, dim, index, value):
+    out = np.moveaxis(x.copy(), dim, 0)
+    out[index] = value
+    return np.moveaxis(out, 0, dim)
+
+
+def _index_put(x, indices, values, accumulate=False):
+    out = x.copy()
+    if accumulate:
+        np.add.at(out, tuple(indices), values)
+    else:
+        out[tuple(indices)] = values
+    return out
+
+
+def _masked_fill(x, mask, value):
+    return np.where(mask, np.asarray(value).astype(x.dtype), x)
+
+
+def _tri(fn):
+    return lambda x, diagonal=0: fn(x, diagonal)
+
+
+def _split(x, split_size_or_sections, dim=0):
+    n = x.shape[dim]
+    if isinstance(split_size_or_sections, int):
+        cuts = list(range(split_size_or_sections, n, split_size_or_sections))
+    else:
+        cuts = list(np.cumsum(split_size_or_sections)[:-1])
+    return tuple(np.split(x, cuts, axis=dim))
+
+
+def _chunk(x, chunks, dim=0):
+    n = x.shape[dim]
+    size = -(-n // chunks)
+    return _split(x, size, dim)
+
+
+def _roll(x, shifts, dims=None):
+    if dims is None:
+        return np.roll(x.reshape(-1), shifts).reshape(x.shape)
+    return np.roll(x, shifts, axis=dims)
+
+
+def _isclose(a, b, rtol=1e-5, atol=1e-8, equal_nan=False):
+    if a.dtype.kind in "ib" and b.dtype.kind in "ib":
+        return np.equal(a, b)
+    return np.isclose(a, b, rtol=rtol, atol=atol, equal_nan=equal_nan)
+
+
+def _close_pair(make):
+    """a and b with about half their elements equal and the rest apart."""
+    a = make((3, 4))
+    b = make((3, 4))
+    mask = make.rng.random(size=(3, 4)) < 0.5
+    return a, D(np.where(mask, a.arr, b.arr))
+
+
+# ---- samples of ops with arguments ----
+
+def clamp_samples(make):
+    lo = make((4,), -3, 0)
+    return [SampleInput((make((3, 4)), -2, 3)), SampleInput((make((3, 4)),), dict(max=1)),
+            SampleInput((make((2, 3)),), dict(min=0)), SampleInput((make((5,)), 4, 1)),
+            SampleInput((make(()), -1, 1)), SampleInput((make((0, 2)), -1, 1)),
+            SampleInput((make((3, 4)), lo, D(lo.arr + 2)))]
+
+
+def where_samples(make):
+    r = make.rng
+    return [SampleInput((r.random((3, 4)) < 0.5, make((3, 4)), make((3, 4)))),
+            SampleInput((r.random((3, 1)) < 0.5, make((4,)), make((2, 1, 1)))),
+            SampleInput((r.random((0, 2)) < 0.5, make((1, 2)), make((2,)))),
+            SampleInput((np.asarray(r.random(()) < 0.5), make(()), make((3,)))),
+            SampleInput((r.random((3, 4)) < 0.5, make((3, 4)), make.scalar(nonzero=False)))]
+
+
+def matmul_samples(make):
+    pairs = [((3, 4), (4, 2)), ((4,), (4,)), ((4,), (4, 2)), ((3, 4), (4,)), ((2, 3, 4), (4, 2)),
+             ((2, 1, 3, 4), (3, 4, 2)), ((0, 4), (4, 2)), ((3, 0), (0, 2))]
+    return [SampleInput((make(a), make(b))) for a, b in pairs]
+
+
+def _pairs(pairs):
+    return lambda make: [SampleInput((make(a), make(b))) for a, b in pairs]
+
+
+def baddbmm_samples(make):
+    return [SampleInput((make((2, 3, 2)), make((2, 3, 4)), make((2, 4, 2)))),
+            SampleInput((make((3, 2)), make((2, 3, 4)), make((2, 4, 2))), dict(beta=2, alpha=3)),
+            SampleInput((make((2, 0, 2)), make((2, 0, 4)), make((2, 4, 2))))]
+
+
+def index_samples(make):
+    r = make.rng
+    return [SampleInput((make((3, 4)), 0, np.array([2, 0, 2]))), SampleInput((make((3, 4)), 1, np.array([3, 1]))),
+            SampleInput((make((2, 3, 4)), -1, np.array([], dtype=np.int64))),
+            SampleInput((make((5,)), 0, r.integers(0, 5, size=(7,))))]
+
+
+def _unique_index(r, shape, n, dim):
+    """An index of ``shape`` with values < n, distinct along ``dim`` (scatter then has one
+    writer per element)."""
+    idx = np.moveaxis(np.zeros(shape, np.int64), dim, -1)
+    flat = idx.reshape(-1, idx.shape[-1])
+    for row in flat:
+        row[:] = r.permutation(n)[: len(row)]
+    return np.moveaxis(flat.reshape(idx.shape), -1, dim)
+
+
+def gather_samples(make):
+    r = make.rng
+    return [SampleInput((make((3, 4)), 0, r.integers(0, 3, size=(2, 4)))),
+            SampleInput((make((3, 4)), 1, r.integers(0, 4, size=(3, 6)))),
+            SampleInput((make((2, 3, 4)), -1, r.integers(0, 4, size=(2, 3, 1)))),
+            SampleInput((make((3,)), 0, np.zeros((0,), np.int64)))]
+
+
+def scatter_samples(make):
+    r = make.rng
+    return [SampleInput((make((3, 4)), 0, _unique_index(r, (2, 4), 3, 0), make((2, 4)))),
+            SampleInput((make((3, 4)), 1, _unique_index(r, (3, 2), 4, 1), make((3, 3)))),
+            SampleInput((make((3, 4)), 1, _unique_index(r, (2, 3), 4, 1)), dict(value=make.scalar()))]
+
+
+def scatter_add_samples(make):
+    r = make.rng
+    return [SampleInput((make((3, 4)), 0, r.integers(0, 3, size=(5, 4)), make((5, 4)))),
+            SampleInput((make((3, 4)), 1, r.integers(0, 4, size=(2, 6)), make((3, 6)))),
+            SampleInput((make((4,)), 0, r.integers(0, 4, size=(0,)), make((0,))))]
+
+
+def index_add_samples(make):
+    return [SampleInput((make((3, 4)), 0, np.array([2, 0, 2, 1]), make((4, 4)))),
+            SampleInput((make((3, 4)), 1, np.array([3, 0]), make((3, 2))))]
+
+
+def index_copy_samples(make):
+    return [SampleInput((make((3, 4)), 0, np.array([2, 0]), make((2, 4)))),
+            SampleInput((make((3, 4)), 1, np.array([3, 0, 1]), make((3, 3))))]
+
+
+def index_fill_samples(make):
+    return [SampleInput((make((3, 4)), 0, np.array([2, 0]), make.scalar())),
+            SampleInput((make((3, 4)), 1, np.array([3]), make.scalar(nonzero=False)))]
+
+
+def index_put_samples(make):
+    return [SampleInput((make((3, 4)), (np.array([0, 2]), np.array([1, 3])), make((2,)))),
+            SampleInput((make((3, 4)), (np.array([2, 0]),), make((2, 4)))),
+            SampleInput((make((3, 4)), (np.array([0, 0, 1]), np.array([1, 1, 2])), make((3,))),
+                        dict(accumulate=True))]
+
+
+def mask_samples(with_value):
+    def gen(make):
+        r = make.rng
+        extra = (make.scalar(),) if with_value else ()
+        return [SampleInput((make((3, 4)), r.random((3, 4)) < 0.5, *extra)),
+                SampleInput((make((3, 4)), r.random((4,)) < 0.5, *extra)),
+                SampleInput((make((0, 2)), r.random((0, 2)) < 0.5, *extra)),
+                SampleInput((make(()), np.array(True), *extra))]
+    return gen
+
+
+def _x(*variants):
+    """Samples (x, *args) with x of the given shapes: variants are (shape, args, kwargs)."""
+    def gen(make):
+        return [SampleInput((make(shape), *args), kw) for shape, args, kw in variants]
+    return gen
+
+
+def cat_samples(make):
+    return [SampleInput(([make((2, 3)), make((1, 3)), make((0, 3))], 0)),
+            SampleInput(([make((2, 3)), make((2, 2))], 1)), SampleInput(([make((4,))],))]
+
+
+def stack_samples(make):
+    return [SampleInput(([make((2, 3)), make((2, 3))], 0)), SampleInput(([make((2, 3)), make((2, 3))], -1)),
+            SampleInput(([make(()), make(())],))]
+
+
+def xstack_samples(make):
+    return [SampleInput(([make((2, 3)), make((2, 3))],)), SampleInput(([make((3,)), make((3,))],))]
+
+
+def _squeeze(x, dim=None):
+    if dim is None:
+        return np.squeeze(x)
+    return np.squeeze(x, dim) if x.shape[dim] == 1 else x.copy()
+
+
+def _flatten(x, start_dim=0, end_dim=-1):
+    if x.ndim == 0:
+        return x.reshape(1)
+    s, e = start_dim % x.ndim, end_dim % x.ndim
+    return x.reshape(x.shape[:s] + (-1,) + x.shape[e + 1:]) if x.size else x.reshape(
+        x.shape[:s] + (int(np.prod(x.shape[s:e + 1])),) + x.shape[e + 1:])
+
+
+def _view_samples():
+    return {
+        "permute": (lambda x, dims: np.transpose(x, dims), _x(((2, 3, 4), ((1, 0, 2),), {}), ((3, 4), ((1, 0),), {}),
+                                                              ((), ((),), {}))),
+        "reshape": (lambda x, shape: x.reshape(shape), _x(((3, 4), ((4, 3),), {}), ((2, 3, 4), ((-1,),), {}),
+                                                          ((1,), ((),), {}), ((0, 3), ((3, 0, 1),), {}))),
+        "flatten": (_flatten, _x(((2, 3, 4), (), {}), ((2, 3, 4), (1,), {}), ((2, 3, 4), (0, 1), {}),
+                                 ((), (), {}))),
+        "squeeze": (_squeeze, _x(((1, 3, 1), (), {}), ((1, 3, 1), (0,), {}), ((2, 3), (1,), {}), ((), (), {}))),
+        "unsqueeze": (lambda x, dim: np.expand_dims(x, dim), _x(((3, 4), (0,), {}), ((3, 4), (-1,), {}),
+                                                                ((), (0,), {}))),
+        "transpose": (lambda x, a, b: np.swapaxes(x, a, b), _x(((3, 4), (0, 1), {}), ((2, 3, 4), (-1, 0), {}),
+                                                               ((5,), (0, 0), {}))),
+        "t": (lambda x: x.T.copy(), _x(((3, 4), (), {}), ((5,), (), {}), ((), (), {}))),
+        "movedim": (lambda x, s, d: np.moveaxis(x, s, d), _x(((2, 3, 4), (0, -1), {}),
+                                                             ((2, 3, 4), ((0, 1), (2, 0)), {}))),
+        "unflatten": (lambda x, dim, sizes: x.reshape(x.shape[:dim] + tuple(sizes) + x.shape[dim + 1:]),
+                      _x(((3, 4), (1, (2, 2)), {}), ((6,), (0, (3, -1)), {}))),
+        "narrow": (lambda x, dim, start, length: np.take(x, np.arange(start, start + length), axis=dim),
+                   _x(((3, 4), (1, 1, 2), {}), ((3, 4), (0, 0, 0), {}), ((5,), (0, 2, 3), {}))),
+        "flip": (lambda x, dims: np.flip(x, dims), _x(((3, 4), ((0,),), {}), ((2, 3, 4), ((0, 2),), {}))),
+        "roll": (_roll, _x(((3, 4), (1, 0), {}), ((3, 4), ((1, -2), (0, 1)), {}), ((3, 4), (5,), {}))),
+        "tril": (_tri(np.tril), _x(((3, 4), (), {}), ((4, 3), (-1,), {}), ((2, 3, 3), (1,), {}))),
+        "triu": (_tri(np.triu), _x(((3, 4), (), {}), ((4, 3), (1,), {}), ((2, 3, 3), (-2,), {}))),
+        "repeat": (lambda x, *reps: np.tile(x, reps), _x(((3, 4), (2, 1), {}), ((3,), (1, 2, 2), {}),
+                                                         ((2, 0), (2, 2), {}))),
+        "split": (_split, _x(((3, 4), (2, 1), {}), ((5, 2), ([1, 4],), {}), ((4,), (4,), {}))),
+        "split_with_sizes": (_split, _x(((3, 4), ([1, 3], 1), {}), ((5,), ([2, 0, 3],), {}))),
+        "chunk": (_chunk, _x(((3, 4), (2, 1), {}), ((5,), (3,), {}))),
+        "unbind": (lambda x, dim=0: tuple(np.moveaxis(x, dim, 0)), _x(((3, 4), (1,), {}), ((2, 3), (), {}))),
+    }
+
+
+# ------------------------------------------------------------ the database ----
+
+def _e_unary(name, ref, domain=(-10.0, 10.0), **kw):
+    return OpInfo(name, ref, unary_samples, domain=domain, **kw)
+
+
+# Bugs the battery found (xfail(strict=True) cases; the reason names the bug).
+BOOL_TAKEN = ("takes bool tensors, where PyTorch raises (its kernels are not implemented for bool): "
+              "declared without bool, no TypeError")
+NONZERO_BF16 = ("bfloat16 input: DTypeError 'bfloat16 has no NumPy dtype' (_indexing.py reads the values "
+                "with .numpy(), which bfloat16 lacks without ml_dtypes)")
+
+CUDA_ADD_ROWS = {("values", dt, "cuda"): "cuda: DTypeError 'scatter_add_rows: expected a floating dtype, got "
+                 f"{dt}' (the cuda scatter_add_rows kernel takes floats only; the cpu one takes every dtype)"
+                 for dt in ("int64", "bool")}
+
+F32_LOOSE = {"float32": dict(rtol=2e-5, atol=2e-6)}
+
+
+def _build() -> list[OpInfo]:
+    ops = [
+        # ---- elementwise, unary ----
+        _e_unary("neg", np.negative),
+        _e_unary("abs", np.abs),
+        _e_unary("sign", lambda x: x.copy() if x.dtype == bool else np.sign(x)),
+        _e_unary("relu", lambda x: np.maximum(x, 0).astype(x.dtype)),
+        _e_unary("exp", _f64(np.exp)),
+        _e_unary("expm1", _f64(np.expm1)),
+        _e_unary("log", _f64(np.log), (0.01, 10.0)),
+        _e_unary("log1p", _f64(np.log1p), (-0.99, 10.0)),
+        _e_unary("log2", _f64(np.log2), (0.01, 10.0)),
+        _e_unary("sqrt", _f64(np.sqrt), (0.0, 10.0)),
+        _e_unary("rsqrt", _f64(lambda x: 1 / np.sqrt(x)), (0.05, 10.0)),
+        _e_unary("sigmoid", _f64(lambda x: 1 / (1 + np.exp(-x)))),
+        _e_unary("tanh", _f64(np.tanh), (-5.0, 5.0)),
+        _e_unary("sin", _f64(np.sin)),
+        _e_unary("cos", _f64(np.cos)),
+        _e_unary("tan", _f64(np.tan), (-1.4, 1.4), tol=dict(F32_LOOSE, float16=dict(rtol=2e-3, atol=2e-3))),
+        _e_unary("erf", _f64(_erf), (-3.0, 3.0), tol=F32_LOOSE),
+        _e_unary("floor", _same_if_integral(np.floor)),
+        _e_unary("ceil", _same_if_integral(np.ceil)),
+        _e_unary("round", _same_if_integral(np.rint)),
+        _e_unary("trunc", _same_if_integral(np.trunc)),
+        _e_unary("frac", lambda x: x - np.trunc(x)),
+        _e_unary("isnan", _f64(np.isnan)),
+        _e_unary("isinf", _f64(np.isinf)),
+        _e_unary("isfinite", _f64(np.isfinite)),
+        _e_unary("logical_not", np.logical_not),
+        _e_unary("bitwise_not", np.invert),
+        # ---- elementwise, binary ----
+        OpInfo("add", np.add, binary_samples()),
+        OpInfo("sub", np.subtract, binary_samples()),
+        OpInfo("mul", np.multiply, binary_samples()),
+        OpInfo("div", _f64(np.true_divide), binary_samples(nonzero_other=True)),
+        OpInfo("pow", lambda a, b: np.power(a, b).astype(bool) if a.dtype == bool else np.power(a, b),
+               pow_samples, tol=F32_LOOSE),
+        OpInfo("remainder", np.remainder, binary_samples(nonzero_other=True),
+               tol={"float32": dict(rtol=1e-5, atol=1e-5)}),
+        OpInfo("fmod", np.fmod, binary_samples(nonzero_other=True), tol={"float32": dict(rtol=1e-5, atol=1e-5)}),
+        OpInfo("atan2", _f64(np.arctan2), binary_samples()),
+        OpInfo("maximum", np.maximum, binary_samples(scalar=False)),
+        OpInfo("minimum", np.minimum, binary_samples(scalar=False)),
+        *[OpInfo(n, f, binary_samples(), domain=(-3, 3)) for n, f in (
+            ("eq", np.equal), ("ne", np.not_equal), ("lt", np.less), ("le", np.less_equal), ("gt", np.greater),
+            ("ge", np.greater_equal))],
+        *[OpInfo(n, f, binary_samples(), domain=(-1, 1)) for n, f in (
+            ("logical_and", np.logical_and), ("logical_or", np.logical_or), ("logical_xor", np.logical_xor))],
+        *[OpInfo(n, f, binary_samples()) for n, f in (
+            ("bitwise_and", np.bitwise_and), ("bitwise_or", np.bitwise_or), ("bitwise_xor", np.bitwise_xor))],
+        # ---- C++ ops ----
+        OpInfo("clamp", _clamp, clamp_samples, xfail={("unsupported", "*", "*"): BOOL_TAKEN}),
+        OpInfo("where", np.where, where_samples),
+        OpInfo("sum", _sum, reduce_samples(empty=True, tuple_dims=True)),
+        OpInfo("mean", _reducer(np.mean), reduce_samples(tuple_dims=True)),
+        OpInfo("max", _max_like(np.max, "max"), reduce_samples(), check=check_values_and_indices),
+        OpInfo("min", _max_like(np.min, "min"), reduce_samples(), check=check_values_and_indices),
+        OpInfo("argmax", _arg(np.max), reduce_samples(), check=check_indices,
+               xfail={("unsupported", "*", "*"): BOOL_TAKEN}),
+        OpInfo("argmin", _arg(np.min), reduce_samples(), check=check_indices,
+               xfail={("unsupported", "*", "*"): BOOL_TAKEN}),
+        OpInfo("cumsum", _cum(np.cumsum), dim_samples),
+        OpInfo("cumprod", _cum(np.cumprod), dim_samples, domain=(-2.0, 2.0)),
+        OpInfo("sort", _sort, _x(((3, 4), (), {}), ((3, 4), (0,), {}), ((2, 3, 4), (-1,), dict(descending=True)),
+                                 ((5,), (), {}), ((), (), {}), ((0, 3), (), {})), check=check_values_and_indices),
+        OpInfo("softmax", _softmax, dim_samples),
+        OpInfo("log_softmax", _log_softmax, dim_samples),
+        OpInfo("matmul", _ints_out(np.matmul), matmul_samples, domain=(-2.0, 2.0)),
+        OpInfo("index_select", lambda x, dim, index: np.take(x, index, axis=dim), index_samples),
+        # ---- composites ----
+        _e_unary("square", lambda x: np.square(x).astype(np.int64) if x.dtype == bool else np.square(x)),
+        _e_unary("reciprocal", _f64(np.reciprocal), (0.5, 5.0)),
+        OpInfo("clamp_min", lambda x, m: np.maximum(x, m).astype(x.dtype), _x(((3, 4), (0,), {}), ((), (1,), {})),
+               xfail={("unsupported", "*", "*"): BOOL_TAKEN}),
+        OpInfo("clamp_max", lambda x, m: np.minimum(x, m).astype(x.dtype), _x(((3, 4), (0,), {}), ((), (1,), {})),
+               xfail={("unsupported", "*", "*"): BOOL_TAKEN}),
+        OpInfo("all", _reducer(lambda x, **k: np.all(x != 0, **k)), reduce_samples(empty=True), domain=(0, 3)),
+        OpInfo("any", _reducer(lambda x, **k: np.any(x != 0, **k)), reduce_samples(empty=True), domain=(-1, 1)),
+        OpInfo("isclose", _isclose, lambda make: [SampleInput(_close_pair(make))]),
+        OpInfo("allclose", lambda a, b: bool(np.all(_isclose(a, b))),
+               lambda make: [SampleInput(_close_pair(make)), SampleInput((lambda a: (a, a))(make((3, 4))))]),
+        OpInfo("equal", lambda a, b: a.shape == b.shape and bool(np.all(a == b)),
+               lambda make: [SampleInput(_close_pair(make)), SampleInput((lambda a: (a, a))(make((3, 4)))),
+                             SampleInput((make((3,)), make((2,))))]),
+        OpInfo("amax", _reducer(np.amax), reduce_samples(full=False, tuple_dims=True)),
+        OpInfo("amin", _reducer(np.amin), reduce_samples(full=False, tuple_dims=True)),
+        OpInfo("var", _var(np.var), reduce_samples()),
+        OpInfo("std", _var(np.std), reduce_samples()),
+        OpInfo("var_mean", lambda x, dim=None, **k: (_var(np.var)(x, dim, **k), _reducer(np.mean)(x, dim, k.get(
+            "keepdim", False))), reduce_samples()),
+        OpInfo("std_mean", lambda x, dim=None, **k: (_var(np.std)(x, dim, **k), _reducer(np.mean)(x, dim, k.get(
+            "keepdim", False))), reduce_samples()),
+        OpInfo("logsumexp", _logsumexp, _x(((3, 4), (1,), {}), ((3, 4), (0,), dict(keepdim=True)),
+                                           ((2, 3, 4), ((0, 2),), {}))),
+        OpInfo("norm", _norm, _x(((3, 4), (), {}), ((3, 4), (1,), {}), ((2, 3, 4), (2, 1), {}),
+                                 ((3, 4), (math.inf,), {}), ((5,), (), dict(keepdim=True, dim=0)))),
+        OpInfo("argsort", lambda x, dim=-1, descending=False: (_sort(x, dim, descending)[0], "argsort"),
+               _x(((3, 4), (), {}), ((3, 4), (0,), {}), ((2, 3, 4), (-1, True), {}), ((5,), (), {})),
+               check=check_indices),
+        OpInfo("topk", _topk, _x(((3, 4), (2,), {}), ((3, 4), (1, 0), {}), ((2, 3, 4), (2, -1, False), {}),
+                                 ((5,), (0,), {})), check=functools.partial(check_values_and_indices, dim_pos=2),
+               xfail={("unsupported", "*", "*"): BOOL_TAKEN}),
+        OpInfo("mm", _ints_out(np.matmul), _pairs([((3, 4), (4, 2)), ((0, 3), (3, 2)), ((3, 0), (0, 2))]),
+               domain=(-2.0, 2.0)),
+        OpInfo("mv", _ints_out(np.matmul), _pairs([((3, 4), (4,)), ((0, 3), (3,))]), domain=(-2.0, 2.0)),
+        OpInfo("dot", _ints_out(np.dot), _pairs([((4,), (4,)), ((0,), (0,))]), domain=(-2.0, 2.0)),
+        OpInfo("bmm", _ints_out(np.matmul), _pairs([((2, 3, 4), (2, 4, 2)), ((0, 3, 4), (0, 4, 2))]),
+               domain=(-2.0, 2.0)),
+        OpInfo("baddbmm", lambda i, b1, b2, beta=1, alpha=1: _ints_out(lambda: beta * i + alpha * np.matmul(b1, b2))(),
+               baddbmm_samples, domain=(-2.0, 2.0)),
+        OpInfo("outer", _ints_out(np.outer), _pairs([((3,), (4,)), ((0,), (2,))]), domain=(-2.0, 2.0)),
+        OpInfo("ger", _ints_out(np.outer), _pairs([((3,), (4,))]), domain=(-2.0, 2.0)),
+        OpInfo("einsum", lambda eq, *ops: _ints_out(np.einsum)(eq, *ops),
+               lambda make: [SampleInput(("ij,jk->ik", make((3, 4)), make((4, 2)))),
+                             SampleInput(("bij->bji", make((2, 3, 4)))), SampleInput(("i,i->", make((4,)), make((4,))))],
+               domain=(-2.0, 2.0)),
+        OpInfo("cat", lambda ts, dim=0: np.concatenate(ts, axis=dim), cat_samples),
+        OpInfo("stack", lambda ts, dim=0: np.stack(ts, axis=dim), stack_samples),
+        OpInfo("hstack", lambda ts: np.hstack(ts), xstack_samples),
+        OpInfo("vstack", lambda ts: np.vstack(ts), xstack_samples),
+        OpInfo("masked_fill", _masked_fill, mask_samples(True)),
+        OpInfo("masked_select", lambda x, m: np.broadcast_to(x, np.broadcast_shapes(x.shape, m.shape))[
+            np.broadcast_to(m, np.broadcast_shapes(x.shape, m.shape))], mask_samples(False)),
+        OpInfo("gather", lambda x, dim, index: np.take_along_axis(x, index, dim), gather_samples),
+        OpInfo("scatter", _scatter, scatter_samples),
+        OpInfo("scatter_add", _scatter_add, scatter_add_samples, xfail=CUDA_ADD_ROWS),
+        OpInfo("index_add", _index_add, index_add_samples, xfail=CUDA_ADD_ROWS),
+        OpInfo("index_copy", _index_copy, index_copy_samples),
+        OpInfo("index_fill", _index_fill, index_fill_samples),
+        OpInfo("index_put", _index_put, index_put_samples, xfail=CUDA_ADD_ROWS),
+        OpInfo("nonzero", lambda x: np.argwhere(x).astype(np.int64),
+               lambda make: [SampleInput((make(s, zeros=True),)) for s in [(3, 4), (5,), (0, 2), (2, 1, 3)]],
+               xfail={("values", "bfloat16", "*"): NONZERO_BF16}),
+        OpInfo("argwhere", lambda x: np.argwhere(x).astype(np.int64),
+               lambda make: [SampleInput((make(s, zeros=True),)) for s in [(3, 4), (5,), (0, 2)]],
+               xfail={("values", "bfloat16", "*"): NONZERO_BF16}),
+    ]
+    ops += [OpInfo(n, ref, gen) for n, (ref, gen) in _view_samples().items()]
+    return ops
+
+
+OP_DB: list[OpInfo] = _build()
+TESTED_KINDS = (ELEMENTWISE, CPP, COMPOSITE)
+FUNCTIONAL_KIND = FUNCTIONAL
