@@ -38,6 +38,7 @@
 #include <algorithm>
 
 #include "common.cuh"
+#include "minitorch/stats_math.h"
 
 namespace minitorch::cuda {
 
@@ -233,6 +234,43 @@ void launch(const Op& op, int64_t outer, int64_t R, int64_t inner, Split split)
     MT_CUDA_CHECK_LAUNCH("reduce");
 }
 
+// var / std / logsumexp / norm (reduce_stats): a thread keeps a StatState (stats_math.h)
+// of its values. Pass 1 reads T (in) and, split, writes partial states (out_states);
+// pass 2 reads those states (in_states) and merges them. The last pass writes the
+// statistic (out) and, for var_mean / std_mean, the mean (out_mean, may be null).
+template <class T>
+struct StatOp {
+    using State = StatState;
+    StatReduce spec;
+    const T* in;                  // pass 1
+    const StatState* in_states;   // pass 2 of a split: null in pass 1
+    StatState* out_states;        // pass 1 of a split: null in the last pass
+    T* out;
+    T* out_mean;
+
+    __device__ State none() const { return stat_none(spec); }
+    __device__ void take(State& s, int64_t at, int64_t) const
+    {
+        if (in_states) stat_merge(spec, s, in_states[at]);
+        else stat_take(spec, s, double(in[at]));
+    }
+    __device__ void merge(State& s, State other) const { stat_merge(spec, s, other); }
+    __device__ State shfl_down(State s, int offset) const
+    {
+        return {__shfl_down_sync(kFullMask, s.a, offset), __shfl_down_sync(kFullMask, s.b, offset),
+                __shfl_down_sync(kFullMask, s.c, offset)};
+    }
+    __device__ void store(int64_t at, State s) const
+    {
+        if (out_states) {
+            out_states[at] = s;
+            return;
+        }
+        out[at] = static_cast<T>(stat_result(spec, s));
+        if (out_mean) out_mean[at] = static_cast<T>(stat_mean(s));
+    }
+};
+
 }  // namespace
 
 void reduce(ReduceOp op, const Tensor& values, const Tensor& indices, const Tensor& in)
@@ -260,6 +298,28 @@ void reduce(ReduceOp op, const Tensor& values, const Tensor& indices, const Tens
         launch(BestOp<T>{x, nullptr, pv->data_as<T>(), pi->data_as<int64_t>(), is_max}, outer, R, inner, split);
         const BestOp<T> merge_partials{pv->data_as<T>(), pi->data_as<int64_t>(), v, i, is_max};
         return launch(merge_partials, outer, split.slices, inner, whole);
+    });
+}
+
+// The same two launches as reduce (rows or columns, split when few lines are long), with
+// a StatState per partial: the workspace holds (outer, slices, inner) states of three
+// doubles each. An empty line (R = 0) is the op's to fill; it never comes here.
+void reduce_stats(const Tensor& out, const Tensor& mean, const Tensor& in, const StatReduce& spec)
+{
+    const int64_t outer = in->shape[0], R = in->shape[1], inner = in->shape[2];
+    const Split split = split_for(outer, R, inner);
+    const Split whole{1, split.slices};
+    dispatch(in->dtype, [&](auto tag) {
+        using T = typename decltype(tag)::type;
+        T* m = mean ? mean->data_as<T>() : nullptr;
+        if (split.slices == 1)
+            return launch(StatOp<T>{spec, in->data_as<T>(), nullptr, nullptr, out->data_as<T>(), m}, outer, R, inner,
+                          split);
+        constexpr int64_t kDoubles = sizeof(StatState) / sizeof(double);
+        Tensor partial = empty({outer, split.slices, inner * kDoubles}, DType::Float64, in->device());
+        auto* states = reinterpret_cast<StatState*>(partial->data_as<double>());
+        launch(StatOp<T>{spec, in->data_as<T>(), nullptr, states, nullptr, nullptr}, outer, R, inner, split);
+        launch(StatOp<T>{spec, nullptr, states, nullptr, out->data_as<T>(), m}, outer, split.slices, inner, whole);
     });
 }
 

@@ -180,6 +180,35 @@ void bind_functions(py::module_& m)
     m.def("_nll_loss", [](py::handle x, py::handle t, int reduction, int64_t ignore_index) {
         return nll_loss(tensor_arg(x, "nll_loss"), tensor_arg(t, "nll_loss", "target"), reduction, ignore_index);
     });
+    // ---- rearranging, statistics and top k (python/minitorch/_shape_ops.py parses PyTorch's
+    // argument forms: dims as lists, correction from unbiased, p from 'fro') ----
+    m.def("_flip", [](const Tensor& t, const std::vector<int64_t>& dims) { return flip(t, dims); });
+    m.def("_roll", [](const Tensor& t, const std::vector<int64_t>& shifts, const std::vector<int64_t>& dims) {
+        return roll(t, shifts, dims);
+    });
+    m.def("_tril", [](const Tensor& t, int64_t diagonal) { return tril(t, diagonal); });
+    m.def("_triu", [](const Tensor& t, int64_t diagonal) { return triu(t, diagonal); });
+    m.def("_repeat", [](const Tensor& t, const std::vector<int64_t>& repeats) { return repeat(t, repeats); });
+    m.def("_var", [](const Tensor& t, const std::vector<int64_t>& dims, double correction, bool keepdim) {
+        return var(t, dims, correction, keepdim);
+    });
+    m.def("_std", [](const Tensor& t, const std::vector<int64_t>& dims, double correction, bool keepdim) {
+        return std_dev(t, dims, correction, keepdim);
+    });
+    m.def("_var_mean", [](const Tensor& t, const std::vector<int64_t>& dims, double correction, bool keepdim) {
+        return var_mean(t, dims, correction, keepdim);
+    });
+    m.def("_std_mean", [](const Tensor& t, const std::vector<int64_t>& dims, double correction, bool keepdim) {
+        return std_mean(t, dims, correction, keepdim);
+    });
+    m.def("_logsumexp", [](const Tensor& t, const std::vector<int64_t>& dims, bool keepdim) {
+        return logsumexp(t, dims, keepdim);
+    });
+    m.def("_norm", [](const Tensor& t, double p, const std::vector<int64_t>& dims, bool keepdim) {
+        return norm(t, p, dims, keepdim);
+    });
+    m.def("_topk", [](const Tensor& t, int64_t k, int64_t dim, bool largest) { return topk(t, k, dim, largest); });
+
     // ---- convolution and pooling: (h, w) pairs already expanded by nn.functional ----
     m.def("_conv2d", [](py::handle x, py::handle w, py::handle b, std::array<int64_t, 2> stride,
                         std::array<int64_t, 2> padding, std::array<int64_t, 2> dilation) {

@@ -4,22 +4,22 @@
 products (``bmm baddbmm outer einsum``), running sums (``cumsum cumprod``) and sorting
 (``sort argsort topk``).
 
-``cat``, ``split``, ``cumsum``/``cumprod`` and ``sort`` are C++ ops (``ops/join.cpp``,
-``ops/scan.cpp``, ``ops/sort.cpp``); the rest are compositions of existing ops, so
-autograd and every device come for free.
+``cat``, ``split``, ``cumsum``/``cumprod``, ``sort``/``topk`` (``ops/join.cpp``,
+``ops/scan.cpp``, ``ops/sort.cpp``), ``flip repeat roll tril triu`` (``ops/shape.cpp``, one
+remap kernel each) and ``var std var_mean std_mean logsumexp norm`` (``ops/reduce.cpp``,
+one reduce_stats kernel each) are C++ ops with their backward in C++; these wrappers only
+parse PyTorch's argument forms. The rest are compositions of existing ops, so autograd
+and every device come for free.
 """
 from __future__ import annotations
 
 import collections
-import math
 import numbers
 
 from . import _C
 from ._C import Tensor
-from ._creation import arange, eye, full
+from ._creation import eye, full
 from ._functions import function_from_method
-from .autograd.function import Function
-from ._indexing import gather
 from ._tensor import _wrap, add_methods, dim_tuple
 
 SortResult = collections.namedtuple("sort", ["values", "indices"])
@@ -142,17 +142,26 @@ def _narrow(self, dim: int, start: int, length: int) -> Tensor:
 
 # -------------------------------------------------------------- rearrange ----
 
+def _ints(op: str, what: str, values) -> list:
+    """An int or a sequence of ints (varargs unpacked by the caller) as a list of ints."""
+    if isinstance(values, (tuple, list)):
+        return [_int(op, what, v) for v in values]
+    return [_int(op, what, values)]
+
+
+def _varargs(args: tuple) -> tuple:
+    """``f(1, 2)`` and ``f((1, 2))`` alike."""
+    return tuple(args[0]) if len(args) == 1 and isinstance(args[0], (tuple, list)) else args
+
+
 def _flip(self, *dims) -> Tensor:
-    """Reverses the order of elements along ``dims`` (a copy, as in PyTorch)."""
-    if len(dims) == 1 and isinstance(dims[0], (tuple, list)):
-        dims = tuple(dims[0])
-    out = self
-    for d in dim_tuple(dims, self.ndim, "flip", "dims"):
-        n = self.shape[d] if self.ndim else 1
-        if n > 1:
-            rev = arange(n - 1, -1, -1, dtype=_C.dtype.int64, device=self.device)
-            out = out.index_select(d, rev)
-    return out.clone() if out is self else out
+    """Reverses the order of elements along ``dims`` (a copy, as in PyTorch).
+
+    >>> minitorch.tensor([[1, 2], [3, 4]]).flip(1)
+    tensor([[2, 1],
+            [4, 3]])
+    """
+    return _C._flip(self, _ints("flip", "dims", _varargs(dims)))
 
 
 def _repeat(self, *sizes) -> Tensor:
@@ -162,44 +171,17 @@ def _repeat(self, *sizes) -> Tensor:
     tensor([[1, 2, 1, 2],
             [1, 2, 1, 2]])
     """
-    if len(sizes) == 1 and isinstance(sizes[0], (tuple, list)):
-        sizes = tuple(sizes[0])
-    sizes = tuple(_int("repeat", "repeats", s) for s in sizes)
-    if len(sizes) < self.ndim:
-        raise _C.InputError(f"repeat: number of dimensions of repeat dims ({len(sizes)}) can not be smaller than "
-                            f"number of dimensions of tensor ({self.ndim})")
-    if any(s < 0 for s in sizes):
-        raise _C.InputError(f"repeat: repeats must be non-negative, got {sizes}")
-    shape = (1,) * (len(sizes) - self.ndim) + tuple(self.shape)
-    x = self.reshape(shape)
-    # (s0, s1, ...) -> (1, s0, 1, s1, ...) -> expand to (r0, s0, r1, s1, ...) -> (r0*s0, r1*s1, ...)
-    interleaved = x.reshape(tuple(v for s in shape for v in (1, s)))
-    expanded = interleaved.expand(tuple(v for r, s in zip(sizes, shape) for v in (r, s)))
-    return expanded.reshape(tuple(r * s for r, s in zip(sizes, shape)))
+    return _C._repeat(self, _ints("repeat", "repeats", _varargs(sizes)))
 
 
 def _roll(self, shifts, dims=None) -> Tensor:
-    """Shifts elements along ``dims`` by ``shifts``, wrapping around (flattened when
-    ``dims`` is None)."""
-    if dims is None:
-        if isinstance(shifts, (tuple, list)) and len(shifts) != 1:
-            raise _C.InputError(f"roll: shifts {shifts} need dims of the same length")
-        s = shifts[0] if isinstance(shifts, (tuple, list)) else shifts
-        return _roll(self.flatten(), s, 0).view(tuple(self.shape))
-    shifts = tuple(shifts) if isinstance(shifts, (tuple, list)) else (shifts,)
-    dims = dim_tuple(dims, self.ndim, "roll", "dims") if not isinstance(dims, (tuple, list)) or len(set(dims)) == len(
-        dims) else tuple(_wrap(d, self.ndim, "roll") for d in dims)
-    if len(shifts) != len(dims):
-        raise _C.InputError(f"roll: shifts and dimensions must align, got shifts={shifts} and dims={dims}")
-    out = self
-    for s, d in zip(shifts, dims):
-        n = out.shape[d]
-        if n == 0:
-            continue
-        s = _int("roll", "shifts", s) % n
-        if s:
-            out = cat([out.narrow(d, n - s, s), out.narrow(d, 0, n - s)], d)
-    return out if out is not self else self.clone()
+    """Shifts elements along ``dims`` by ``shifts``, wrapping around (the flattened tensor
+    when ``dims`` is None).
+
+    >>> minitorch.tensor([1, 2, 3, 4]).roll(1)
+    tensor([4, 1, 2, 3])
+    """
+    return _C._roll(self, _ints("roll", "shifts", shifts), [] if dims is None else _ints("roll", "dims", dims))
 
 
 # ------------------------------------------------------------------ masks ----
@@ -230,26 +212,14 @@ def _masked_fill(self, mask: Tensor, value) -> Tensor:
     return _C.where(mask, fill, self)
 
 
-def _triangle(self, diagonal: int, lower: bool, op: str) -> Tensor:
-    if self.ndim < 2:
-        raise _C.InputError(f"{op}: input tensor must have at least 2 dimensions, got shape {tuple(self.shape)}")
-    diagonal = _int(op, "diagonal", diagonal)
-    rows, cols = self.shape[-2], self.shape[-1]
-    r = arange(0, rows, 1, dtype=_C.dtype.int64, device=self.device).view(rows, 1)
-    c = arange(0, cols, 1, dtype=_C.dtype.int64, device=self.device).view(1, cols)
-    keep = (c - r <= diagonal) if lower else (c - r >= diagonal)
-    zero = full((), 0, dtype=self.dtype, device=self.device)
-    return _C.where(keep, self, zero)
-
-
 def _tril(self, diagonal: int = 0) -> Tensor:
     """The lower triangle of the last two dims (elements with ``col - row <= diagonal``); zeros above."""
-    return _triangle(self, diagonal, True, "tril")
+    return _C._tril(self, _int("tril", "diagonal", diagonal))
 
 
 def _triu(self, diagonal: int = 0) -> Tensor:
     """The upper triangle of the last two dims (elements with ``col - row >= diagonal``); zeros below."""
-    return _triangle(self, diagonal, False, "triu")
+    return _C._triu(self, _int("triu", "diagonal", diagonal))
 
 
 # ------------------------------------------------------------- statistics ----
@@ -261,52 +231,48 @@ def _dims_or_all(dim, ndim: int, op: str) -> tuple:
     return dim_tuple(dim, ndim, op)
 
 
-def _reduced_count(x: Tensor, dims) -> int:
-    n = 1
-    for d in dims:
-        n *= x.shape[d]
-    return n
-
-
-def _var_args(op: str, x: Tensor, dim, unbiased, keepdim, correction):
-    if isinstance(dim, bool):  # var(x, True): the old (input, unbiased) form
+def _var_args(op: str, x: Tensor, dim, unbiased, keepdim, correction) -> tuple:
+    """PyTorch's argument forms of var/std/var_mean/std_mean as (dims, correction, keepdim):
+    ``var(x, True)`` is the old ``(input, unbiased)`` form; ``unbiased=False`` means
+    ``correction=0``. Warns, as PyTorch does, when a line has no more values than the
+    correction (the result is then inf or NaN)."""
+    if isinstance(dim, bool):
         dim, unbiased = None, dim
     if unbiased is not None and correction is not None:
         raise _C.InputError(f"{op}: pass either unbiased or correction, not both")
     corr = correction if correction is not None else (1 if unbiased is None or unbiased else 0)
-    if not x.dtype.is_floating_point:
-        raise _C.DTypeError(f"{op}: only supports floating-point dtypes, got {x.dtype}")
-    return _dims_or_all(dim, x.ndim, op), corr, keepdim
+    if isinstance(corr, bool) or not isinstance(corr, numbers.Real):
+        raise TypeError(f"{op}(): argument 'correction' must be a number, not {type(corr).__name__}")
+    dims = list(_dims_or_all(dim, x.ndim, op))
+    n = 1
+    for d in dims:
+        n *= x.shape[d] if x.ndim else 1
+    if n - corr <= 0 and x.numel() > 0:
+        import warnings
+        warnings.warn(f"{op}(): degrees of freedom is <= 0. Correction should be strictly less than the reduction "
+                      f"factor (input numel divided by output numel).", UserWarning, stacklevel=3)
+    return dims, float(corr), bool(keepdim)
 
 
 def _var(self, dim=None, unbiased=None, keepdim: bool = False, *, correction=None) -> Tensor:
     """Variance over ``dim`` (all dims when None): ``sum((x - mean)^2) / (N - correction)``;
     ``correction=1`` (the default, Bessel's) or ``unbiased=False`` for ``correction=0``."""
-    dims, corr, keepdim = _var_args("var", self, dim, unbiased, keepdim, correction)
-    if self.ndim == 0:
-        dims = ()
-    n = _reduced_count(self, dims) if self.ndim else 1
-    mu = self.mean(dims, keepdim=True) if self.ndim else self
-    sq = (self - mu).square()
-    total = sq.sum(dims, keepdim=keepdim) if self.ndim else sq
-    return total / max(n - corr, 0)  # N - correction <= 0: a division by zero (inf, or nan for 0 / 0), as PyTorch
+    return _C._var(self, *_var_args("var", self, dim, unbiased, keepdim, correction))
 
 
 def _std(self, dim=None, unbiased=None, keepdim: bool = False, *, correction=None) -> Tensor:
     """Standard deviation: ``sqrt(var(...))`` with the same arguments."""
-    return _var(self, dim, unbiased, keepdim, correction=correction).sqrt()
+    return _C._std(self, *_var_args("std", self, dim, unbiased, keepdim, correction))
 
 
 def _var_mean(self, dim=None, unbiased=None, keepdim: bool = False, *, correction=None) -> tuple:
-    """``(var, mean)`` over the same dims."""
-    dims, _, _ = _var_args("var_mean", self, dim, unbiased, keepdim, correction)
-    return _var(self, dim, unbiased, keepdim, correction=correction), self.mean(dims, keepdim) if self.ndim else self
+    """``(var, mean)`` over the same dims, in one pass."""
+    return _C._var_mean(self, *_var_args("var_mean", self, dim, unbiased, keepdim, correction))
 
 
 def _std_mean(self, dim=None, unbiased=None, keepdim: bool = False, *, correction=None) -> tuple:
-    """``(std, mean)`` over the same dims."""
-    v, m = _var_mean(self, dim, unbiased, keepdim, correction=correction)
-    return v.sqrt(), m
+    """``(std, mean)`` over the same dims, in one pass."""
+    return _C._std_mean(self, *_var_args("std_mean", self, dim, unbiased, keepdim, correction))
 
 
 def _extreme(self, dim, keepdim: bool, op: str, largest: bool) -> Tensor:
@@ -336,79 +302,11 @@ def _amin(self, dim=(), keepdim: bool = False) -> Tensor:
 
 
 def _logsumexp(self, dim, keepdim: bool = False) -> Tensor:
-    """``log(sum(exp(x)))`` over ``dim``, computed stably: the max is taken out first
-    (``m + log(sum(exp(x - m)))``), so large values do not overflow."""
-    x = self if self.dtype.is_floating_point else self.float()
-    if x.ndim == 0:
-        return x.clone()
+    """``log(sum(exp(x)))`` over ``dim``, computed stably in one pass: a running max m and
+    the sum of ``exp(x - m)``, so large values do not overflow. Integers give floats."""
     # dim is required (None is refused, as in PyTorch); () means every dim.
-    dims = dim_tuple(dim, x.ndim, "logsumexp") if dim is None else _dims_or_all(dim, x.ndim, "logsumexp")
-    if x.numel() == 0:
-        return x.exp().sum(dims, keepdim=keepdim).log()
-    m = _extreme(x.detach(), dims, True, "logsumexp", True)
-    m = _C.where(m.isinf(), full((), 0, dtype=x.dtype, device=x.device), m)  # all -inf (or +inf) rows
-    out = (x - m).exp().sum(dims, keepdim=True).log() + m
-    return out if keepdim else out.reshape(tuple(s for d, s in enumerate(x.shape) if d not in dims))
-
-
-def _keep(t: Tensor, dims: tuple, ndim: int) -> Tensor:
-    """t reduced over dims without keepdim, reshaped as if keepdim=True (to broadcast)."""
-    shape, k = [], 0
-    full = list(t.shape)
-    for d in range(ndim):
-        if d in dims:
-            shape.append(1)
-        else:
-            shape.append(full[k])
-            k += 1
-    return t.reshape(tuple(shape))
-
-
-# derivative of norm (y = the p-norm of x over dims), input x: g * sign(x) * abs(x)^(p-1) / y^(p-1), 0 where y == 0 (p=2: g * x / y; p=1: g * sign(x); p=+-inf: g split evenly among the elements whose abs equals y; p=0: 0)
-class _PNorm(Function):
-    """The p-norm over dims, with PyTorch's gradients:
-    ``d/dx ||x||_p = sign(x) |x|^(p-1) / ||x||_p^(p-1)`` (``x / ||x||`` for p = 2), zero
-    where the norm is zero; for ``p = +-inf`` the gradient is split evenly between the
-    elements that reach the max (min); ``p = 0`` has none."""
-
-    @staticmethod
-    def forward(ctx, x, p, dims, keepdim):
-        a = x.abs()
-        if p == math.inf or p == -math.inf:
-            y = _extreme(a, dims, True, "norm", p > 0)
-        elif p == 0:
-            y = (a != 0).to(x.dtype).sum(dims, keepdim=True)
-        elif p == 1:
-            y = a.sum(dims, keepdim=True)
-        elif p == 2:
-            y = (x * x).sum(dims, keepdim=True).sqrt()
-        else:
-            y = a.pow(p).sum(dims, keepdim=True).pow(1.0 / p)
-        ctx.save_for_backward(x, y)
-        ctx.args = (p, dims, keepdim)
-        if keepdim or x.ndim == 0:
-            return y
-        return y.reshape(tuple(s for d, s in enumerate(x.shape) if d not in dims))
-
-    @staticmethod
-    def backward(ctx, g):
-        x, y = ctx.saved_tensors
-        p, dims, keepdim = ctx.args
-        if not keepdim and x.ndim:
-            g = _keep(g, dims, x.ndim)
-        zero = full((), 0, dtype=x.dtype, device=x.device)
-        if p == 0:
-            gx = x * 0
-        elif p == 1:
-            gx = x.sign() * g
-        elif p == 2:
-            gx = _C.where(y == 0, zero, x / y) * g
-        elif p == math.inf or p == -math.inf:
-            hit = (x.abs() == y).to(x.dtype)
-            gx = x.sign() * hit / hit.sum(dims, keepdim=True) * g
-        else:
-            gx = _C.where(y == 0, zero, x.sign() * x.abs().pow(p - 1) / y.pow(p - 1)) * g
-        return gx, None, None, None
+    dims = dim_tuple(dim, self.ndim, "logsumexp") if dim is None else _dims_or_all(dim, self.ndim, "logsumexp")
+    return _C._logsumexp(self, list(dims), bool(keepdim))
 
 
 def _norm(self, p="fro", dim=None, keepdim: bool = False, dtype=None) -> Tensor:
@@ -416,14 +314,13 @@ def _norm(self, p="fro", dim=None, keepdim: bool = False, dtype=None) -> Tensor:
     ``sqrt(sum(x^2))``, ``p=1`` ``sum(|x|)``, ``p=inf`` ``max(|x|)``, ``p=0`` the count of
     non-zeros, other p ``sum(|x|^p)^(1/p)``. The gradient at an all-zero input is zero."""
     x = self if dtype is None else self.to(dtype)
-    if not x.dtype.is_floating_point:
-        raise _C.DTypeError(f"norm: expected a floating point input, got {x.dtype}")
     if p == "fro" or p is None:
         p = 2.0
     if isinstance(p, str):
         raise _C.InputError(f"norm: p must be a number or 'fro', got {p!r} ('nuc' is not supported)")
-    dims = _dims_or_all(dim, x.ndim, "norm")
-    return _PNorm.apply(x, float(p), dims, bool(keepdim))
+    if isinstance(p, bool) or not isinstance(p, numbers.Real):
+        raise TypeError(f"norm(): argument 'p' must be a number or 'fro', not {type(p).__name__}")
+    return _C._norm(x, float(p), list(_dims_or_all(dim, x.ndim, "norm")), bool(keepdim))
 
 
 # ---------------------------------------------------------------- products ----
@@ -486,8 +383,6 @@ def _sort(self, dim: int = -1, descending: bool = False, stable: bool = False) -
     """``(values, indices)`` of ``self`` sorted along ``dim``. Always stable (equal
     values keep their order); NaN sorts above every number."""
     values, indices = _C._sort(self, _int("sort", "dim", dim), bool(descending))
-    if self.requires_grad and _C.is_grad_enabled():
-        values = gather(self, _wrap(dim, self.ndim, "sort"), indices) if self.ndim else self.clone()
     return SortResult(values, indices)
 
 
@@ -497,16 +392,10 @@ def _argsort(self, dim: int = -1, descending: bool = False, stable: bool = False
 
 
 def _topk(self, k: int, dim: int = -1, largest: bool = True, sorted: bool = True) -> TopkResult:  # noqa: A002
-    """The ``k`` largest (or smallest) values along ``dim`` and their indices, largest first."""
-    k = _int("topk", "k", k)
-    d = _wrap(_int("topk", "dim", dim), self.ndim, "topk")
-    n = self.shape[d] if self.ndim else 1
-    if not 0 <= k <= n:
-        raise _C.InputError(f"topk: k ({k}) is out of range for dimension {d} of size {n}")
-    values, indices = _sort(self, d, descending=largest)
-    if self.ndim == 0:
-        return TopkResult(values, indices)
-    return TopkResult(values.narrow(d, 0, k), indices.narrow(d, 0, k))
+    """The ``k`` largest (or smallest) values along ``dim`` and their indices, largest
+    (smallest) first; always sorted."""
+    values, indices = _C._topk(self, _int("topk", "k", k), _int("topk", "dim", dim), bool(largest))
+    return TopkResult(values, indices)
 
 
 def _softmax(self, dim: int, dtype=None) -> Tensor:

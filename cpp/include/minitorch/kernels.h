@@ -59,6 +59,31 @@ struct AdamStep {
     int64_t step = 1;        // this step's number t, from 1 (for the bias corrections)
 };
 
+// What remap reads for each output element (flip, roll, tril/triu, repeat): output
+// coordinate o[d] comes from input coordinate c = (o[d] + shift[d]) mod in_size[d],
+// reversed (in_size[d] - 1 - c) where flip[d]; the element is at sum of c * in_stride[d]
+// (elements, from in's data()). With `triangle` (+1 tril, -1 triu) an element of the last
+// two dims (row, col) is kept only where col - row <= diagonal (tril) or >= diagonal
+// (triu), and is 0 elsewhere. See shape_math.h for the per-element arithmetic.
+struct Remap {
+    int ndim = 0;
+    int64_t in_size[kMaxDims] = {};
+    int64_t in_stride[kMaxDims] = {};
+    int64_t shift[kMaxDims] = {};  // in [0, in_size)
+    bool flip[kMaxDims] = {};
+    int triangle = 0;
+    int64_t diagonal = 0;
+};
+
+// What reduce_stats computes on each line (stats_math.h has the arithmetic, for every
+// device): the variance with `param` = correction (Var), its square root (Std), the
+// log of the sum of exps (LogSumExp), or the vector p-norm with `param` = p (Norm).
+struct StatReduce {
+    enum Kind { Var = 0, Std = 1, LogSumExp = 2, Norm = 3 };
+    Kind kind = Var;
+    double param = 0;
+};
+
 // A contiguous tensor seen as (outer, C, inner) around dimension `dim`, as the softmax
 // kernels see it: outer * inner rows of C elements each, `inner` apart (row r starts at
 // (r / inner) * C * inner + r % inner). A 0-dim tensor is one row of one element.
@@ -132,6 +157,12 @@ struct ClassLoss {
 //  sort       values, indices (int64) (outer, R, inner) = each line in[o, :, i] sorted, in
 //             ascending (or descending) order; all contiguous. Stable: equal values keep their
 //             order. NaN sorts above every number (last ascending, first descending), as PyTorch.
+//  remap      out (contiguous) = in rearranged as `map` says (flip, roll, tril/triu, repeat): one
+//             pass, in read through its own strides; any dtype (it moves bytes: 16-bit too).
+//  reduce_stats  out[o, i] = the statistic `spec` of the line in[o, :, i] of a contiguous
+//             (outer, R, inner) float tensor (R may be 0), and mean[o, i] its mean (mean may
+//             be null). Accumulates in double; one pass (Welford's for var/std, the online
+//             max-and-sum for logsumexp).
 //  check_index  out[i] = index[i], negatives wrapped (+size) where allowed; both contiguous
 //             int64 (n,). A value out of range is an IndexError: the CPU raises it at once.
 //             A GPU records the first one in device memory, writes 0 in its place (so later
@@ -187,6 +218,8 @@ struct ClassLoss {
     X(put_rows, (const Tensor& out, const Tensor& in, const Tensor& index))                          \
     X(scan, (ScanOp op, const Tensor& out, const Tensor& in, bool reverse))                          \
     X(sort, (const Tensor& values, const Tensor& indices, const Tensor& in, bool descending))        \
+    X(remap, (const Tensor& out, const Tensor& in, const Remap& map))                                \
+    X(reduce_stats, (const Tensor& out, const Tensor& mean, const Tensor& in, const StatReduce& spec)) \
     X(layer_norm, (const Tensor& out, const Tensor& mean, const Tensor& rstd, const Tensor& in,      \
                    const Tensor& weight, const Tensor& bias, double eps))                            \
     X(layer_norm_backward, (const Tensor& grad_in, const Tensor& grad_weight, const Tensor& grad_bias, \
@@ -232,7 +265,7 @@ struct KernelTable {
 #define MT_DECLARE_KERNELS() MT_KERNELS(MT_DECLARE_KERNEL)
 // In a device's namespace: defines `const KernelTable& kernel_table()`, its table filled by
 // name from that namespace's kernel functions (one line per device).
-// Every kernel goes in through Upcast16 (below), but copy and fill, which handle the
+// Every kernel goes in through Upcast16 (below), but copy, fill and remap, which handle the
 // 16-bit types themselves. A device may replace entries with its own, after the others
 // are filled: MT_DEFINE_KERNEL_TABLE(filled.matmul = &matmul_native16;) (see cuda/runtime.cu).
 #define MT_FILL_KERNEL(name, params) \
@@ -245,6 +278,7 @@ struct KernelTable {
             MT_KERNELS(MT_FILL_KERNEL)                \
             filled.copy = &copy;                      \
             filled.fill = &fill;                      \
+            filled.remap = &remap;                    \
             __VA_ARGS__                               \
             return filled;                            \
         }();                                          \

@@ -136,4 +136,24 @@ void adam_step(const Tensor& param, const Tensor& grad, const Tensor& exp_avg, c
 void amp_foreach_non_finite_check_and_unscale_(const std::vector<Tensor>& grads, const Tensor& found_inf,
                                                const Tensor& inv_scale);
 
+// ---- rearranging (ops/shape.cpp): one remap kernel pass each ----
+Tensor flip(const Tensor& t, const std::vector<int64_t>& dims);
+// dims empty: roll the flattened tensor (then shifts has one entry).
+Tensor roll(const Tensor& t, const std::vector<int64_t>& shifts, const std::vector<int64_t>& dims);
+Tensor tril(const Tensor& t, int64_t diagonal);
+Tensor triu(const Tensor& t, int64_t diagonal);
+Tensor repeat(const Tensor& t, const std::vector<int64_t>& repeats);
+
+// ---- statistics (ops/reduce.cpp): one reduce_stats kernel each; dims empty = all ----
+Tensor var(const Tensor& t, std::vector<int64_t> dims, double correction, bool keepdim);
+Tensor std_dev(const Tensor& t, std::vector<int64_t> dims, double correction, bool keepdim);  // torch.std
+std::tuple<Tensor, Tensor> var_mean(const Tensor& t, std::vector<int64_t> dims, double correction, bool keepdim);
+std::tuple<Tensor, Tensor> std_mean(const Tensor& t, std::vector<int64_t> dims, double correction, bool keepdim);
+Tensor logsumexp(const Tensor& t, std::vector<int64_t> dims, bool keepdim);
+// The vector p-norm (p = 2 for 'fro'; +-inf, 0 and any other float).
+Tensor norm(const Tensor& t, double p, std::vector<int64_t> dims, bool keepdim);
+
+// ---- top k (ops/sort.cpp): sort's first k along dim (largest: of the descending sort) ----
+std::tuple<Tensor, Tensor> topk(const Tensor& t, int64_t k, int64_t dim, bool largest);
+
 }  // namespace minitorch

@@ -16,6 +16,7 @@
 
 #include "kernels_cpu.h"
 #include "minitorch/parallel.h"
+#include "minitorch/stats_math.h"
 
 namespace minitorch::cpu {
 
@@ -265,6 +266,38 @@ void reduce(ReduceOp op, const Tensor& values, const Tensor& indices, const Tens
                     best_strip<true>(src, R, inner, n, val ? val + j : nullptr, idx ? idx + j : nullptr);
                 } else {
                     best_strip<false>(src, R, inner, n, val ? val + j : nullptr, idx ? idx + j : nullptr);
+                }
+                j += n;
+            }
+        });
+    });
+}
+
+// var / std / logsumexp / norm of each line (reduce_stats in kernels.h), one pass in double
+// (stats_math.h). inner == 1: a line is a contiguous row; inner > 1: a strip of up to
+// kStrip neighbouring lines is summarized side by side, so each of the R rows is read
+// contiguously (as sum_strip does).
+void reduce_stats(const Tensor& out, const Tensor& mean, const Tensor& in, const StatReduce& spec)
+{
+    const int64_t outer = in->shape[0], R = in->shape[1], inner = in->shape[2];
+    dispatch(in->dtype, [&](auto tag) {
+        using T = typename decltype(tag)::type;
+        const T* x = in->data_as<T>();
+        T* val = out->data_as<T>();
+        T* mu = mean ? mean->data_as<T>() : nullptr;
+        const int64_t grain = std::max<int64_t>(1, kGrainSize / std::max<int64_t>(R, 1));
+        parallel_for(outer * inner, grain, [&](int64_t j0, int64_t j1) {
+            StatState acc[kStrip];
+            for (int64_t j = j0; j < j1;) {
+                const int64_t o = j / inner, i = j % inner;
+                const int64_t n = std::min({j1 - j, inner - i, kStrip});
+                const T* src = x + o * R * inner + i;
+                std::fill(acc, acc + n, stat_none(spec));
+                for (int64_t r = 0; r < R; ++r, src += inner)
+                    for (int64_t c = 0; c < n; ++c) stat_take(spec, acc[c], double(src[c]));
+                for (int64_t c = 0; c < n; ++c) {
+                    val[j + c] = static_cast<T>(stat_result(spec, acc[c]));
+                    if (mu) mu[j + c] = static_cast<T>(stat_mean(acc[c]));
                 }
                 j += n;
             }

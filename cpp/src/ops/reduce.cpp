@@ -1,4 +1,5 @@
-// reduce.cpp — sum / mean / max / min / argmax / argmin along dims.
+// reduce.cpp — sum / mean / max / min / argmax / argmin along dims, and the statistics
+// var / std / var_mean / std_mean / logsumexp / norm (one reduce_stats kernel each).
 //
 // One recipe for all: see the input as a contiguous (outer, R, inner) tensor whose middle
 // dim holds the reduced dims, and let the kernel reduce that middle dim. When the reduced
@@ -9,6 +10,7 @@
 
 #include "minitorch/autograd.h"
 #include "minitorch/ops.h"
+#include "minitorch/stats_math.h"
 
 namespace minitorch {
 
@@ -301,6 +303,202 @@ Tensor argmax(const Tensor& t, std::optional<int64_t> dim, bool keepdim)
 Tensor argmin(const Tensor& t, std::optional<int64_t> dim, bool keepdim)
 {
     return arg_extreme(ReduceOp::ArgMin, t, dim, keepdim, "argmin");
+}
+
+// ---- statistics: var, std, var_mean, std_mean, logsumexp, norm ----
+
+namespace {
+
+Tensor scalar_like(double v, const Tensor& like) { return scalar_tensor(Scalar(v), like->device()); }
+Tensor mul(const Tensor& a, const Tensor& b) { return binary(BinaryOp::Mul, a, b); }
+
+// The statistic `spec` of every line over dims (and the lines' means when want_mean): the
+// reduce plan (a view, or one copy when the dims are not adjacent), then one kernel.
+std::tuple<Tensor, Tensor> stats_forward(const Tensor& t, const std::vector<int64_t>& dims, bool keepdim,
+                                         StatReduce spec, bool want_mean, const char* op)
+{
+    Plan p = plan_reduce(t, dims, keepdim, op);
+    Tensor out = empty(p.out_shape, t->dtype, t->device());
+    Tensor mean = want_mean ? empty(p.out_shape, t->dtype, t->device()) : nullptr;
+    if (!out->numel()) return {out, mean};
+    if (p.in->shape[1] == 0) {  // empty lines: the statistic of no values
+        fill_(out, Scalar(stat_result(spec, stat_none(spec))));
+        if (mean) fill_(mean, Scalar(stat_mean(stat_none(spec))));
+    } else {
+        kernels(t->device()).reduce_stats(out, mean, p.in, spec);
+    }
+    return {out, mean};
+}
+
+// How many values each line holds.
+int64_t line_count(const Tensor& t, const std::vector<int64_t>& sorted_dims)
+{
+    int64_t n = 1;
+    for (int64_t d : sorted_dims) n *= t->shape[d];
+    return n;
+}
+
+// derivative of var / std / var_mean / std_mean, input input: gv * 2 (x - mean) / (N - correction) with gv = g (var) or g / (2 std) (std; 0 where std is 0), plus g_mean / N for the mean output
+struct MomentsBackward : Node {
+    Tensor x, mean, out;  // mean and out with the reduced dims kept (size 1)
+    std::vector<int64_t> dims;
+    bool keepdim = false, is_std = false, with_mean = false;
+    double correction = 1;
+    int64_t count = 0;
+    std::string name() const override
+    {
+        return std::string(is_std ? "Std" : "Var") + (with_mean ? "MeanBackward0" : "Backward0");
+    }
+    std::vector<Tensor> apply(std::vector<Tensor>& g) override
+    {
+        Tensor gv = unreduce(g[0], dims, keepdim);
+        if (is_std) {
+            Tensor zero = scalar_like(0.0, x);
+            Tensor half = binary(BinaryOp::Div, gv, mul(out, scalar_like(2.0, x)));
+            gv = where(binary(BinaryOp::Eq, out, zero), zero, half);
+        }
+        Tensor gx = mul(mul(gv, scalar_like(2.0 / (double(count) - correction), x)), binary(BinaryOp::Sub, x, mean));
+        if (with_mean)
+            gx = binary(BinaryOp::Add, gx,
+                        binary(BinaryOp::Div, unreduce(g[1], dims, keepdim), scalar_like(double(count), x)));
+        return {to_dtype(gx, input_meta[0].dtype)};
+    }
+    void release() override { x.reset(), mean.reset(), out.reset(); }
+};
+
+std::tuple<Tensor, Tensor> moments(const Tensor& t, std::vector<int64_t> dims, double correction, bool keepdim,
+                                   bool is_std, bool with_mean)
+{
+    const char* op = is_std ? (with_mean ? "std_mean" : "std") : (with_mean ? "var_mean" : "var");
+    MT_PROFILE_OP(op, t);
+    MT_CHECK_TYPE(is_floating(t->dtype), op, ": only supports floating-point dtypes, got ", t->dtype);
+    const StatReduce spec{is_std ? StatReduce::Std : StatReduce::Var, correction};
+    auto forward = [&] { return stats_forward(t, dims, keepdim, spec, true, op); };
+    if (!autograd::needs_grad(t)) {
+        auto r = forward();
+        return with_mean ? r : std::tuple<Tensor, Tensor>{std::get<0>(r), nullptr};
+    }
+    std::tuple<Tensor, Tensor> r;
+    {
+        autograd::NoGradGuard guard;
+        r = forward();
+    }
+    auto node = std::make_shared<MomentsBackward>();
+    node->dims = t->dim() ? reduced_dims(dims, t->dim()) : std::vector<int64_t>{};
+    node->keepdim = keepdim;
+    node->is_std = is_std;
+    node->with_mean = with_mean;
+    node->correction = correction;
+    node->count = line_count(t, node->dims);
+    node->x = autograd::save(*node, t);
+    node->mean = unreduce(autograd::save(*node, std::get<1>(r)), node->dims, keepdim);
+    node->out = unreduce(autograd::save(*node, std::get<0>(r)), node->dims, keepdim);
+    if (with_mean) autograd::record(node, {&t}, {&std::get<0>(r), &std::get<1>(r)});
+    else autograd::record(node, {&t}, {&std::get<0>(r)}), std::get<1>(r) = nullptr;
+    return r;
+}
+
+// derivative of logsumexp, input input: g * exp(x - logsumexp(x)) (the softmax over the reduced dims)
+struct LogsumexpBackward : Node {
+    Tensor x, out;  // out with the reduced dims kept
+    std::vector<int64_t> dims;
+    bool keepdim = false;
+    std::string name() const override { return "LogsumexpBackward0"; }
+    std::vector<Tensor> apply(std::vector<Tensor>& g) override
+    {
+        return {mul(unreduce(g[0], dims, keepdim), unary(UnaryOp::Exp, binary(BinaryOp::Sub, x, out)))};
+    }
+    void release() override { x.reset(), out.reset(); }
+};
+
+// derivative of norm, input input: g * sign(x) * abs(x)^(p-1) / y^(p-1), 0 where y == 0 (p=2: g * x / y; p=1: g * sign(x); p=+-inf: g * sign(x) shared evenly among the elements whose abs equals y; p=0: 0)
+struct NormBackward : Node {
+    Tensor x, out;  // out (the norm y) with the reduced dims kept
+    std::vector<int64_t> dims;
+    bool keepdim = false;
+    double p = 2;
+    std::string name() const override { return "LinalgVectorNormBackward0"; }
+    std::vector<Tensor> apply(std::vector<Tensor>& g) override
+    {
+        const Tensor gk = unreduce(g[0], dims, keepdim);
+        const Tensor zero = scalar_like(0.0, x);
+        if (p == 0) return {zeros(x->shape, x->dtype, x->device())};
+        const Tensor sign = unary(UnaryOp::Sign, x);
+        if (p == 1) return {mul(sign, gk)};
+        const Tensor at_zero = binary(BinaryOp::Eq, out, zero);
+        if (p == 2) return {mul(where(at_zero, zero, binary(BinaryOp::Div, x, out)), gk)};
+        const Tensor ax = unary(UnaryOp::Abs, x);
+        if (p == INFINITY || p == -INFINITY) {
+            Tensor hit = to_dtype(binary(BinaryOp::Eq, ax, out), x->dtype);
+            Tensor share = binary(BinaryOp::Div, hit, sum(hit, dims, true, std::nullopt));
+            return {mul(mul(sign, share), gk)};
+        }
+        const Tensor pm1 = scalar_like(p - 1, x);
+        Tensor d = binary(BinaryOp::Div, mul(sign, binary(BinaryOp::Pow, ax, pm1)), binary(BinaryOp::Pow, out, pm1));
+        return {mul(where(at_zero, zero, d), gk)};
+    }
+    void release() override { x.reset(), out.reset(); }
+};
+
+// One statistic with one output and its node N (logsumexp, norm): forward, and the node
+// gets x and the output with the reduced dims kept.
+template <class N>
+Tensor single_stat(const Tensor& t, const std::vector<int64_t>& dims, bool keepdim, StatReduce spec, const char* op,
+                   N&& proto)
+{
+    return autograd::record_op<std::decay_t<N>>(
+        {&t}, [&] { return std::get<0>(stats_forward(t, dims, keepdim, spec, false, op)); },
+        [&](std::decay_t<N>& n, const Tensor& out) {
+            n = proto;
+            n.dims = t->dim() ? reduced_dims(dims, t->dim()) : std::vector<int64_t>{};
+            n.keepdim = keepdim;
+            n.x = autograd::save(n, t);
+            n.out = unreduce(autograd::save(n, out), n.dims, keepdim);
+        });
+}
+
+}  // namespace
+
+Tensor var(const Tensor& t, std::vector<int64_t> dims, double correction, bool keepdim)
+{
+    return std::get<0>(moments(t, std::move(dims), correction, keepdim, false, false));
+}
+
+Tensor std_dev(const Tensor& t, std::vector<int64_t> dims, double correction, bool keepdim)
+{
+    return std::get<0>(moments(t, std::move(dims), correction, keepdim, true, false));
+}
+
+std::tuple<Tensor, Tensor> var_mean(const Tensor& t, std::vector<int64_t> dims, double correction, bool keepdim)
+{
+    return moments(t, std::move(dims), correction, keepdim, false, true);
+}
+
+std::tuple<Tensor, Tensor> std_mean(const Tensor& t, std::vector<int64_t> dims, double correction, bool keepdim)
+{
+    return moments(t, std::move(dims), correction, keepdim, true, true);
+}
+
+Tensor logsumexp(const Tensor& t, std::vector<int64_t> dims, bool keepdim)
+{
+    MT_PROFILE_OP("logsumexp", t);
+    // Integers and bools are summed as the default float type, as PyTorch does.
+    const Tensor x = is_floating(t->dtype) ? t : to_dtype(t, default_float());
+    return single_stat(x, dims, keepdim, {StatReduce::LogSumExp, 0}, "logsumexp", LogsumexpBackward{});
+}
+
+Tensor norm(const Tensor& t, double p, std::vector<int64_t> dims, bool keepdim)
+{
+    MT_PROFILE_OP("norm", t);
+    MT_CHECK_TYPE(is_floating(t->dtype), "norm: expected a floating point input, got ", t->dtype);
+    if (std::isinf(p) && t->numel() == 0) {
+        Plan plan = plan_reduce(t, dims, keepdim, "norm");
+        MT_CHECK_INDEX(plan.in->shape[1] > 0, "norm: expected the reduced dims to have non-zero size for p = ", p,
+                       " (input shape ", t->shape, ")");
+    }
+    NormBackward proto;
+    proto.p = p;
+    return single_stat(t, dims, keepdim, {StatReduce::Norm, p}, "norm", std::move(proto));
 }
 
 }  // namespace minitorch

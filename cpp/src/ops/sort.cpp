@@ -1,13 +1,15 @@
-// sort.cpp — sorting along a dim (sort; argsort and topk are built on it in Python,
-// and so is its gradient: the values are x.gather(dim, indices) when x needs one).
+// sort.cpp — sorting along a dim (sort; argsort is its indices) and topk (the first k of
+// a sort). Backward of both: the gradient of each output value goes back to the place the
+// value came from (a scatter through the indices), 0 where topk dropped the value.
+#include "minitorch/autograd.h"
 #include "minitorch/ops.h"
 
 namespace minitorch {
 
-std::tuple<Tensor, Tensor> sort(const Tensor& t, int64_t dim, bool descending)
+namespace {
+
+std::tuple<Tensor, Tensor> sort_forward(const Tensor& t, int64_t dim, bool descending)
 {
-    MT_PROFILE_OP("sort", t);
-    dim = wrap_dim(dim, std::max<int64_t>(t->dim(), 1), "sort");
     Tensor values = empty(t->shape, t->dtype, t->device());
     Tensor indices = empty(t->shape, DType::Int64, t->device());
     if (!t->numel()) return {values, indices};
@@ -15,6 +17,70 @@ std::tuple<Tensor, Tensor> sort(const Tensor& t, int64_t dim, bool descending)
     Shape lines{r.outer, r.C, r.inner};
     kernels(t->device()).sort(view(values, lines), view(indices, lines), view(contiguous(t), lines), descending);
     return {values, indices};
+}
+
+// A tensor of `shape` holding g[..., k, ...] at position indices[..., k, ...] along dim,
+// 0 elsewhere: the positions become flat offsets (index * inner + o * R * inner + i) and
+// index_add writes g there in one pass.
+Tensor scatter_along(const Tensor& g, const Tensor& indices, int64_t dim, const autograd::TensorMeta& like)
+{
+    if (like.shape.empty()) return to_dtype(g, like.dtype);  // a 0-dim sort is the identity
+    SoftmaxRows in = softmax_rows(like.shape, dim), out = softmax_rows(indices->shape, dim);
+    const Device dev = like.device;
+    Tensor o = reshape(arange(0, double(out.outer), 1, DType::Int64, dev), {out.outer, 1, 1});
+    Tensor i = reshape(arange(0, double(out.inner), 1, DType::Int64, dev), {1, 1, out.inner});
+    Tensor base = binary(BinaryOp::Add, binary(BinaryOp::Mul, o, scalar_tensor(Scalar(in.C * in.inner), dev)), i);
+    Tensor idx = reshape(indices, {out.outer, out.C, out.inner});
+    Tensor flat = binary(BinaryOp::Add, binary(BinaryOp::Mul, idx, scalar_tensor(Scalar(in.inner), dev)), base);
+    const int64_t n = in.outer * in.C * in.inner;
+    Tensor grad = index_add(zeros({n}, like.dtype, dev), 0, reshape(flat, {flat->numel()}),
+                            reshape(to_dtype(g, like.dtype), {g->numel()}), 1.0);
+    return reshape(grad, like.shape);
+}
+
+// derivative of sort / topk, input input: g scattered back along dim to the positions in indices (0 where topk dropped a value)
+struct SortBackward : autograd::Node {
+    Tensor indices;
+    int64_t dim = 0;
+    bool is_topk = false;
+    std::string name() const override { return is_topk ? "TopkBackward0" : "SortBackward0"; }
+    std::vector<Tensor> apply(std::vector<Tensor>& g) override
+    {
+        return {scatter_along(g[0], indices, dim, input_meta[0])};
+    }
+    void release() override { indices.reset(); }
+};
+
+}  // namespace
+
+std::tuple<Tensor, Tensor> sort(const Tensor& t, int64_t dim, bool descending)
+{
+    MT_PROFILE_OP("sort", t);
+    dim = wrap_dim(dim, t->dim(), "sort");
+    return autograd::record_op<SortBackward>({&t}, [&] { return sort_forward(t, dim, descending); },
+                                             [&](SortBackward& n, const std::tuple<Tensor, Tensor>& r) {
+                                                 n.dim = dim;
+                                                 n.indices = autograd::save(n, std::get<1>(r));
+                                             });
+}
+
+std::tuple<Tensor, Tensor> topk(const Tensor& t, int64_t k, int64_t dim, bool largest)
+{
+    MT_PROFILE_OP("topk", t);
+    dim = wrap_dim(dim, t->dim(), "topk");
+    const int64_t n = t->dim() ? t->shape[dim] : 1;
+    MT_CHECK(k >= 0 && k <= n, "topk: selected index k (", k, ") out of range for dimension ", dim, " of size ", n);
+    auto forward = [&] {
+        auto [values, indices] = sort_forward(t, dim, largest);
+        if (k == n || !t->dim()) return std::tuple<Tensor, Tensor>{values, indices};
+        return std::tuple<Tensor, Tensor>{contiguous(slice(values, dim, 0, k, 1)),
+                                          contiguous(slice(indices, dim, 0, k, 1))};
+    };
+    return autograd::record_op<SortBackward>({&t}, forward, [&](SortBackward& n, const std::tuple<Tensor, Tensor>& r) {
+        n.dim = dim;
+        n.is_topk = true;
+        n.indices = autograd::save(n, std::get<1>(r));
+    });
 }
 
 }  // namespace minitorch
