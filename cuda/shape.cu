@@ -27,27 +27,19 @@ __global__ void remap_kernel(Bytes* out, const Bytes* in, Remap map, OutShape sh
     }
 }
 
-template <class Bytes>
-void launch_remap(const Tensor& out, const Tensor& in, const Remap& map)
-{
-    OutShape shape{};
-    for (int d = 0; d < map.ndim; ++d) shape.size[d] = out->shape[d];
-    const int64_t n = out->numel();
-    MT_LAUNCH(blocks_for(n), kThreads, 0, 0, remap_kernel<Bytes>)(out->data_as<Bytes>(), in->data_as<Bytes>(), map,
-                                                                  shape, n);
-    MT_CUDA_CHECK_LAUNCH("remap");
-}
-
 }  // namespace
 
 void remap(const Tensor& out, const Tensor& in, const Remap& map)
 {
-    switch (itemsize(out->dtype)) {
-        case 1: return launch_remap<uint8_t>(out, in, map);
-        case 2: return launch_remap<uint16_t>(out, in, map);
-        case 4: return launch_remap<uint32_t>(out, in, map);
-        default: return launch_remap<uint64_t>(out, in, map);
-    }
+    OutShape shape{};
+    for (int d = 0; d < map.ndim; ++d) shape.size[d] = out->shape[d];
+    const int64_t n = out->numel();
+    dispatch_bytes(itemsize(out->dtype), [&](auto tag) {
+        using Bytes = typename decltype(tag)::type;
+        MT_LAUNCH(blocks_for(n), kThreads, 0, 0, remap_kernel<Bytes>)(out->data_as<Bytes>(), in->data_as<Bytes>(),
+                                                                      map, shape, n);
+    });
+    MT_CUDA_CHECK_LAUNCH("remap");
 }
 
 }  // namespace minitorch::cuda

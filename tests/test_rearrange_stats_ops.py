@@ -192,6 +192,24 @@ def test_stats_16bit_compute_in_float32(device, name):
         assert_close(out.float(), fn(ref), **tol)
 
 
+@pytest.mark.parametrize("shape, dim", [((50000,), 0), ((20000, 3), 0), ((3, 20000), 1)])
+def test_stats_of_long_lines(device, shape, dim):
+    """Few long lines: on the GPU each line is cut into slices whose partial summaries a
+    second launch merges (rows and columns); the result must not depend on the cut."""
+    a = dev_arr(9, shape) + 1000.0  # a large mean: a naive sum of squares would lose the variance
+    x = mt(a, device)
+    assert_close(x.var(dim), np.var(a, dim, ddof=1), rtol=1e-9, atol=1e-9)
+    vm = minitorch.std_mean(x, dim)
+    assert_close(vm[0], np.std(a, dim, ddof=1), rtol=1e-9, atol=1e-9)
+    assert_close(vm[1], a.mean(dim), rtol=1e-12, atol=1e-9)
+    assert_close(x.logsumexp(dim), np_logsumexp(a, (dim,)), rtol=1e-12, atol=1e-9)
+    for p in (2, 1, math.inf, 3):
+        assert_close(x.norm(p, dim), np_norm(a, p, (dim,)), rtol=1e-10, atol=1e-9)
+    f = mt(a.astype(np.float32), device)
+    assert_close(f.var(dim), np.var(a.astype(np.float32).astype(np.float64), dim, ddof=1).astype(np.float32),
+                 rtol=1e-5, atol=1e-5)
+
+
 def test_moments_gradcheck(device):
     a = dev_arr(0, (3, 4))
     x = mt(a, device, grad=True)

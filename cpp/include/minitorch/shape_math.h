@@ -29,4 +29,17 @@ MT_HOST_DEVICE inline int64_t remap_source(const Remap& m, const int64_t* shape,
     return at;
 }
 
+// Calls f(Tag<B>{}) with B an unsigned integer of `size` bytes (1, 2, 4 or 8): the
+// remap kernels move elements as raw bytes, so one instance per size serves every dtype.
+template <class F>
+void dispatch_bytes(size_t size, F&& f)
+{
+    switch (size) {
+        case 1: return f(Tag<uint8_t>{});
+        case 2: return f(Tag<uint16_t>{});
+        case 4: return f(Tag<uint32_t>{});
+        default: return f(Tag<uint64_t>{});
+    }
+}
+
 }  // namespace minitorch

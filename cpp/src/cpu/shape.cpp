@@ -9,32 +9,20 @@
 
 namespace minitorch::cpu {
 
-namespace {
-
-template <class Bytes>
-void remap_as(const Tensor& out, const Tensor& in, const Remap& m)
-{
-    const Bytes* src = in->data_as<Bytes>();
-    Bytes* dst = out->data_as<Bytes>();
-    const int64_t* shape = out->shape.data();
-    parallel_for(out->numel(), kGrainSize, [&](int64_t b, int64_t e) {
-        for (int64_t i = b; i < e; ++i) {
-            const int64_t at = remap_source(m, shape, i);
-            dst[i] = at < 0 ? Bytes(0) : src[at];  // all-zero bytes are 0 in every dtype
-        }
-    });
-}
-
-}  // namespace
-
 void remap(const Tensor& out, const Tensor& in, const Remap& map)
 {
-    switch (itemsize(out->dtype)) {
-        case 1: return remap_as<uint8_t>(out, in, map);
-        case 2: return remap_as<uint16_t>(out, in, map);
-        case 4: return remap_as<uint32_t>(out, in, map);
-        default: return remap_as<uint64_t>(out, in, map);
-    }
+    dispatch_bytes(itemsize(out->dtype), [&](auto tag) {
+        using Bytes = typename decltype(tag)::type;
+        const Bytes* src = in->data_as<Bytes>();
+        Bytes* dst = out->data_as<Bytes>();
+        const int64_t* shape = out->shape.data();
+        parallel_for(out->numel(), kGrainSize, [&](int64_t b, int64_t e) {
+            for (int64_t i = b; i < e; ++i) {
+                const int64_t at = remap_source(map, shape, i);
+                dst[i] = at < 0 ? Bytes(0) : src[at];  // all-zero bytes are 0 in every dtype
+            }
+        });
+    });
 }
 
 }  // namespace minitorch::cpu
