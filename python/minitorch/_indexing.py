@@ -1,16 +1,16 @@
-"""Indexing by tensors of positions, written over three C++ ops with their own
-backward: ``index_select`` (read rows), ``index_add`` (add rows) and ``index_copy``
-(write rows).
+"""Indexing by tensors of positions: PyTorch's signatures over C++ ops, each one kernel
+per device with its own backward (``cpp/src/ops/indexing.cpp``, ``index_select.cpp``).
 
-- ``gather`` / ``scatter`` / ``scatter_add`` turn their per-element ``index`` into
-  *flat positions* in the contiguous input (``index * stride[dim]`` plus each other
-  coordinate times its stride), then read or write single elements of the flattened
-  tensor. Autograd comes from the three ops: gather's gradient is a scatter-add.
-- ``x[mask]``, ``x[idx0, idx1]``, ``x[:, idx]`` (NumPy's advanced indexing) move the
-  indexed dims to the front, fold them into one dim and index its rows the same way.
-  The C++ ``__getitem__`` sends only these cases here.
-- ``nonzero`` / ``masked_select`` need the number of True values to size their result,
-  so they read the mask on the host (PyTorch waits for the GPU there too).
+- ``gather`` / ``scatter`` / ``scatter_add`` (along one dim), ``index_add`` /
+  ``index_copy`` / ``index_fill`` (whole slices: a scatter with an expanded index),
+  ``index_put`` (index tensors on the first dims), ``masked_select`` and ``nonzero`` are
+  ``_C`` calls; this module checks the Python-level arguments and turns numbers into
+  0-dim tensors.
+- ``x[mask]``, ``x[idx0, idx1]``, ``x[:, idx]`` (NumPy's advanced indexing; the C++
+  ``__getitem__`` sends only these here) move the indexed dims to the front, fold them
+  into one dim and index its rows with ``index_select`` / ``index_copy``.
+- ``nonzero`` / ``masked_select`` size their result by the number of True values, so
+  the host reads that count (PyTorch waits for the GPU there too).
 """
 from __future__ import annotations
 
@@ -20,7 +20,7 @@ import numpy as np
 
 from . import _C
 from ._C import Tensor
-from ._creation import arange, full
+from ._creation import full
 from ._inplace import inplace_form
 from ._tensor import _wrap, add_methods
 

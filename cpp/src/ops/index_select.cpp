@@ -94,7 +94,9 @@ struct IndexAddBackward : autograd::Node {
 // index_copy: out = x; out[index] = source (rows along dim)
 // derivative of index_copy, input x: g with the rows at index set to zero
 // derivative of index_copy, input source: g[index]
-// index_fill is index_copy of its value expanded over the slices (the same formulas).
+// index_fill is index_copy of its value expanded over the slices: the same formulas.
+// derivative of index_fill, input self: g with the slices at index set to zero
+// derivative of index_fill, input value: the sum of g over the slices at index
 struct IndexCopyBackward : autograd::Node {
     Tensor index;
     int64_t dim = 0;

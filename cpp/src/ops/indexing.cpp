@@ -316,8 +316,10 @@ Tensor index_put(const Tensor& t, const std::vector<Tensor>& indices, const Tens
     target.insert(target.end(), rest.begin(), rest.end());
     Tensor v = values;
     while (v->dim() > int64_t(target.size()) && v->shape[0] == 1) v = select(v, 0, 0);
-    MT_CHECK(v->dim() <= int64_t(target.size()) && broadcast_shapes(v->shape, target, "index_put") == target,
-             "index_put_: shape mismatch: value tensor of shape ", values->shape,
+    bool fits = v->dim() <= int64_t(target.size());
+    for (int64_t d = 1; fits && d <= v->dim(); ++d)
+        fits = v->shape[v->dim() - d] == 1 || v->shape[v->dim() - d] == target[target.size() - d];
+    MT_CHECK(fits, "index_put_: shape mismatch: value tensor of shape ", values->shape,
              " cannot be broadcast to indexing result of shape ", target);
     v = expand(v, target);  // recorded: the values' gradient sums over what was broadcast
     auto forward = [&] {
