@@ -81,7 +81,7 @@ struct IndexFault {
     int flag;  // 0 = no error; the first thread to swap in 1 fills the rest
     int op;    // position of the op's name in the host's list of op names
     int is_target;
-    int pad;
+    int dim;  // IndexCheck::dim (-1: the message names no dim)
     long long value, position, size;
 };
 
@@ -97,6 +97,7 @@ struct IndexFaults {
         if (atomicCAS(&record->flag, 0, 1) != 0) return;
         record->op = op;
         record->is_target = c.is_target;
+        record->dim = int(c.dim);
         record->value = value;
         record->position = position;
         record->size = c.size;

@@ -1,5 +1,6 @@
-// conv.cu — CUDA kernels for im2col / col2im (convolution as GEMMs), pooling, and
-// row gather / scatter-add / put. Layouts are those of kernels.h (same as the CPU).
+// conv.cu — CUDA kernels for im2col / col2im (convolution as GEMMs) and pooling.
+// (The row gather / scatter-add / put kernels are in indexing.cu.) Layouts are those of
+// kernels.h (same as the CPU).
 #include "common.cuh"
 
 namespace minitorch::cuda {
@@ -88,28 +89,6 @@ __global__ void avg_pool_backward_kernel(const T* g, T* gx, Window2d w)
     }
 }
 
-// Thread mapping: one thread per element of out (row i, column j).
-template <class T>
-__global__ void gather_rows_kernel(const T* in, T* out, const int64_t* index, int64_t n, int64_t row)
-{
-    MT_GRID_STRIDE(i, n * row) { out[i] = in[index[i / row] * row + i % row]; }
-}
-
-// Thread mapping: one thread per element of in; two rows may land on one: atomicAdd.
-template <class T>
-__global__ void scatter_add_rows_kernel(const T* in, T* out, const int64_t* index, int64_t n, int64_t row)
-{
-    MT_GRID_STRIDE(i, n * row) { atomicAdd(out + index[i / row] * row + i % row, in[i]); }
-}
-
-// Thread mapping: one thread per element of in. Two rows naming one index race, and
-// either may win (as PyTorch's index_copy_ on a GPU).
-template <class T>
-__global__ void put_rows_kernel(const T* in, T* out, const int64_t* index, int64_t n, int64_t row)
-{
-    MT_GRID_STRIDE(i, n * row) { out[index[i / row] * row + i % row] = in[i]; }
-}
-
 }  // namespace
 
 #define MT_FLOAT_LAUNCH(dtype, name, count, kernel, ...)                                 \
@@ -152,35 +131,6 @@ void avg_pool2d_backward(const Tensor& gx, const Tensor& g, const Window2d& w)
 {
     MT_FLOAT_LAUNCH(gx->dtype, "avg_pool2d_backward", g->numel(), avg_pool_backward_kernel, g->data_as<T>(),
                     gx->data_as<T>(), w);
-}
-
-void gather_rows(const Tensor& out, const Tensor& in, const Tensor& index)
-{
-    const int64_t n = index->numel(), row = n ? out->numel() / n : 0;
-    dispatch(in->dtype, [&](auto tag) {
-        using T = typename decltype(tag)::type;
-        MT_LAUNCH(blocks_for(n * row), kThreads, 0, 0, gather_rows_kernel<T>)(in->data_as<T>(), out->data_as<T>(),
-                                                                                index->data_as<int64_t>(), n, row);
-    });
-    MT_CUDA_CHECK_LAUNCH("gather_rows");
-}
-
-void scatter_add_rows(const Tensor& out, const Tensor& in, const Tensor& index)
-{
-    const int64_t n = index->numel(), row = n ? in->numel() / n : 0;
-    MT_FLOAT_LAUNCH(out->dtype, "scatter_add_rows", n * row, scatter_add_rows_kernel, in->data_as<T>(),
-                    out->data_as<T>(), index->data_as<int64_t>(), n, row);
-}
-
-void put_rows(const Tensor& out, const Tensor& in, const Tensor& index)
-{
-    const int64_t n = index->numel(), row = n ? in->numel() / n : 0;
-    dispatch(in->dtype, [&](auto tag) {
-        using T = typename decltype(tag)::type;
-        MT_LAUNCH(blocks_for(n * row), kThreads, 0, 0, put_rows_kernel<T>)(in->data_as<T>(), out->data_as<T>(),
-                                                                             index->data_as<int64_t>(), n, row);
-    });
-    MT_CUDA_CHECK_LAUNCH("put_rows");
 }
 
 }  // namespace minitorch::cuda

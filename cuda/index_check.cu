@@ -82,6 +82,7 @@ void report_index_errors()
     if (!f.flag) return;
     MT_CUDA_CHECK(cudaMemset(s.record, 0, sizeof(IndexFault)));  // reported once, then forgotten
     IndexCheck c{s.op_names[size_t(f.op)], f.size, false, f.is_target != 0};
+    c.dim = f.dim;
     throw IndexError(index_error_message(c, f.value, f.position) +
                      " (found by a CUDA kernel; reported at the next synchronization)");
 }

@@ -154,6 +154,22 @@ void bind_functions(py::module_& m)
     m.def("_index_copy", [](const Tensor& t, int64_t dim, const Tensor& index, const Tensor& source) {
         return index_copy(t, dim, index, source);
     });
+    // ops/indexing.cpp and stack (python/minitorch/_indexing.py and _shape_ops.py check the
+    // Python-level arguments and call these)
+    m.def("_index_fill", [](const Tensor& t, int64_t dim, const Tensor& index, const Tensor& value) {
+        return index_fill(t, dim, index, value);
+    });
+    m.def("_gather", [](const Tensor& t, int64_t dim, const Tensor& index) { return gather(t, dim, index); });
+    m.def("_scatter", [](const Tensor& t, int64_t dim, const Tensor& index, const Tensor& src, bool add) {
+        return scatter(t, dim, index, src, add);
+    });
+    m.def("_index_put", [](const Tensor& t, const std::vector<Tensor>& indices, const Tensor& values, bool accumulate) {
+        return index_put(t, indices, values, accumulate);
+    });
+    m.def("_masked_fill", [](const Tensor& t, const Tensor& mask, const Tensor& value) { return masked_fill(t, mask, value); });
+    m.def("_masked_select", [](const Tensor& t, const Tensor& mask) { return masked_select(t, mask); });
+    m.def("_nonzero", [](const Tensor& t) { return nonzero(t); });
+    m.def("_stack", [](const std::vector<Tensor>& tensors, int64_t dim) { return stack(tensors, dim); });
 
     // ---- fused nn ops (minitorch.nn.functional wraps these) ----
     m.def("_linear", [](py::handle x, py::handle w, py::handle b) {

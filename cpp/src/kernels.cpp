@@ -71,6 +71,9 @@ std::string index_error_message(const IndexCheck& check, int64_t value, int64_t 
     if (check.is_target)
         return detail::str(check.op, ": target ", value, " is out of bounds for ", check.size, " classes (at index ",
                            position, ")");
+    if (check.dim >= 0)
+        return detail::str(check.op, ": index ", value, " is out of bounds for dimension ", check.dim, " with size ",
+                           check.size);
     return detail::str(check.op, ": index ", value, " is out of bounds for dimension with size ", check.size);
 }
 

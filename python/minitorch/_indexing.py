@@ -1,16 +1,16 @@
-"""Indexing by tensors of positions, written over three C++ ops with their own
-backward: ``index_select`` (read rows), ``index_add`` (add rows) and ``index_copy``
-(write rows).
+"""Indexing by tensors of positions: PyTorch's signatures over C++ ops, each one kernel
+per device with its own backward (``cpp/src/ops/indexing.cpp``, ``index_select.cpp``).
 
-- ``gather`` / ``scatter`` / ``scatter_add`` turn their per-element ``index`` into
-  *flat positions* in the contiguous input (``index * stride[dim]`` plus each other
-  coordinate times its stride), then read or write single elements of the flattened
-  tensor. Autograd comes from the three ops: gather's gradient is a scatter-add.
-- ``x[mask]``, ``x[idx0, idx1]``, ``x[:, idx]`` (NumPy's advanced indexing) move the
-  indexed dims to the front, fold them into one dim and index its rows the same way.
-  The C++ ``__getitem__`` sends only these cases here.
-- ``nonzero`` / ``masked_select`` need the number of True values to size their result,
-  so they read the mask on the host (PyTorch waits for the GPU there too).
+- ``gather`` / ``scatter`` / ``scatter_add`` (along one dim), ``index_add`` /
+  ``index_copy`` / ``index_fill`` (whole slices: a scatter with an expanded index),
+  ``index_put`` (index tensors on the first dims), ``masked_select`` and ``nonzero`` are
+  ``_C`` calls; this module checks the Python-level arguments and turns numbers into
+  0-dim tensors.
+- ``x[mask]``, ``x[idx0, idx1]``, ``x[:, idx]`` (NumPy's advanced indexing; the C++
+  ``__getitem__`` sends only these here) move the indexed dims to the front, fold them
+  into one dim and index its rows with ``index_select`` / ``index_copy``.
+- ``nonzero`` / ``masked_select`` size their result by the number of True values, so
+  the host reads that count (PyTorch waits for the GPU there too).
 """
 from __future__ import annotations
 
@@ -20,7 +20,7 @@ import numpy as np
 
 from . import _C
 from ._C import Tensor
-from ._creation import arange, full
+from ._creation import full
 from ._inplace import inplace_form
 from ._tensor import _wrap, add_methods
 
@@ -36,47 +36,17 @@ def _contiguous_strides(shape) -> list:
 def _check_index_tensor(op: str, index) -> None:
     if not isinstance(index, Tensor):
         raise TypeError(f"{op}(): argument 'index' must be a Tensor, not {type(index).__name__}")
-    if index.dtype != _C.dtype.int64:
-        raise _C.DTypeError(f"{op}(): expected dtype int64 for index, got {index.dtype}")
 
 
-def _check_range(op: str, index: Tensor, size: int, dim: int) -> None:
-    """IndexError if an element of ``index`` is outside ``[0, size)`` (one host read)."""
-    if index.numel() and bool(((index < 0) | (index >= size)).any()):
-        bad = index[(index < 0) | (index >= size)].flatten()[0].item()
-        raise IndexError(f"{op}: index {bad} is out of bounds for dimension {dim} with size {size}")
-
-
-def _flat_positions(index: Tensor, dim: int, shape) -> Tensor:
-    """Flat positions in a contiguous tensor of ``shape`` of the elements that ``index``
-    names along ``dim`` (its other coordinates are the index element's own)."""
-    strides = _contiguous_strides(shape)
-    flat = index * strides[dim]
-    for d in range(index.ndim):
-        n = index.shape[d]
-        if d == dim or n <= 1 or strides[d] == 0:
-            continue
-        ramp = arange(0, n, 1, dtype=_C.dtype.int64, device=index.device) * strides[d]
-        flat = flat + ramp.view([n if k == d else 1 for k in range(index.ndim)])
-    return flat
-
-
-def _check_gather_shapes(op: str, x: Tensor, dim: int, index: Tensor, src: Tensor | None = None) -> None:
-    if index.ndim != x.ndim and not (index.ndim <= 1 and x.ndim <= 1):
-        raise _C.InputError(f"{op}: index tensor must have the same number of dimensions as input tensor "
-                            f"(index {tuple(index.shape)}, input {tuple(x.shape)})")
-    for d in range(index.ndim):
-        if d != dim and x.ndim and index.shape[d] > x.shape[d]:
-            raise _C.InputError(f"{op}: size of index {tuple(index.shape)} must not exceed the input "
-                                f"{tuple(x.shape)} in dimension {d} (other than dim {dim})")
-        if src is not None and src.ndim and index.shape[d] > src.shape[d]:
-            raise _C.InputError(f"{op}: size of index {tuple(index.shape)} must not exceed src "
-                                f"{tuple(src.shape)} in dimension {d}")
+def _dim(op: str, dim) -> int:
+    if isinstance(dim, bool) or not isinstance(dim, numbers.Integral):
+        raise TypeError(f"{op}(): argument 'dim' must be an int, not {type(dim).__name__}")
+    return int(dim)
 
 
 def gather(input: Tensor, dim: int, index: Tensor, *, sparse_grad: bool = False) -> Tensor:
     """``out[i][j][k] = input[i][index[i][j][k]][k]`` for ``dim=1`` (likewise for any dim);
-    ``out`` has the shape of ``index``.
+    ``out`` has the shape of ``index``. One kernel (``ops/indexing.cpp``).
 
     >>> x = minitorch.tensor([[1, 2], [3, 4]])
     >>> minitorch.gather(x, 1, minitorch.tensor([[0, 0], [1, 0]]))
@@ -84,49 +54,18 @@ def gather(input: Tensor, dim: int, index: Tensor, *, sparse_grad: bool = False)
             [4, 3]])
     """
     _check_index_tensor("gather", index)
-    d = _wrap(dim, input.ndim, "gather")
-    _check_gather_shapes("gather", input, d, index)
-    size = input.shape[d] if input.ndim else 1
-    _check_range("gather", index, size, d)
-    shape = tuple(input.shape) if input.ndim else (1,)
-    idx = index if index.ndim else index.view(1)
-    flat = _flat_positions(idx, d, shape)
-    out = input.reshape(-1).index_select(0, flat.reshape(-1))
-    return out.view(tuple(index.shape))
-
-
-def _scatter_source(op: str, x: Tensor, index: Tensor, src, value) -> Tensor:
-    if src is None:
-        src = value
-    if isinstance(src, Tensor):
-        if src.dtype != x.dtype:
-            raise _C.DTypeError(f"{op}: expected self and src to have the same dtype, got {x.dtype} and {src.dtype}")
-        if src.ndim != index.ndim and src.numel() != 1:
-            raise _C.InputError(f"{op}: index {tuple(index.shape)} and src {tuple(src.shape)} must have the same "
-                                f"number of dimensions")
-        if src.ndim == index.ndim and src.ndim:
-            # src may be larger than index: only its leading corner takes part.
-            return src[tuple(slice(0, n) for n in index.shape)]
-        return src.reshape(()).expand(tuple(index.shape))
-    if isinstance(src, numbers.Number):
-        return full(tuple(index.shape), src, dtype=x.dtype, device=x.device)
-    raise TypeError(f"{op}(): argument 'src' must be a Tensor or a number, not {type(src).__name__}")
+    return _C._gather(input, _dim("gather", dim), index)
 
 
 def _scatter(op: str, input: Tensor, dim: int, index: Tensor, src, value, add: bool) -> Tensor:
     _check_index_tensor(op, index)
-    d = _wrap(dim, input.ndim, op)
-    source = _scatter_source(op, input, index, src, value)
-    _check_gather_shapes(op, input, d, index, source if isinstance(src, Tensor) else None)
-    size = input.shape[d] if input.ndim else 1
-    _check_range(op, index, size, d)
-    shape = tuple(input.shape) if input.ndim else (1,)
-    idx = index if index.ndim else index.view(1)
-    flat = _flat_positions(idx, d, shape).reshape(-1)
-    values = source.reshape(-1)
-    base = input.reshape(-1)
-    out = _C._index_add(base, 0, flat, values, 1.0) if add else _C._index_copy(base, 0, flat, values)
-    return out.view(tuple(input.shape))
+    if src is None:
+        src = value
+    if isinstance(src, numbers.Number):
+        src = full((), src, dtype=input.dtype, device=input.device)
+    elif not isinstance(src, Tensor):
+        raise TypeError(f"{op}(): argument 'src' must be a Tensor or a number, not {type(src).__name__}")
+    return _C._scatter(input, _dim(op, dim), index, src, add)
 
 
 def scatter(input: Tensor, dim: int, index: Tensor, src=None, *, value=None, reduce=None) -> Tensor:
@@ -150,49 +89,41 @@ def scatter_add(input: Tensor, dim: int, index: Tensor, src: Tensor) -> Tensor:
     return _scatter("scatter_add", input, dim, index, src, None, add=True)
 
 
-def _index_write(op: str, input: Tensor, dim: int, index: Tensor, source: Tensor) -> tuple:
+def _index_write(op: str, input: Tensor, dim: int, index: Tensor, source: Tensor) -> int:
     _check_index_tensor(op, index)
     if not isinstance(source, Tensor):
         raise TypeError(f"{op}(): argument 'source' must be a Tensor, not {type(source).__name__}")
-    return _wrap(dim, input.ndim, op), index
+    return _dim(op, dim)
 
 
 def index_add(input: Tensor, dim: int, index: Tensor, source: Tensor, *, alpha=1) -> Tensor:
     """A copy of ``input`` with ``alpha * source[i]`` added to slice ``index[i]`` along ``dim``."""
-    d, index = _index_write("index_add", input, dim, index, source)
-    return _C._index_add(input, d, index, source, float(alpha))
+    return _C._index_add(input, _index_write("index_add", input, dim, index, source), index, source, float(alpha))
 
 
 def index_copy(input: Tensor, dim: int, index: Tensor, source: Tensor) -> Tensor:
     """A copy of ``input`` with slice ``index[i]`` along ``dim`` replaced by ``source[i]``."""
-    d, index = _index_write("index_copy", input, dim, index, source)
-    return _C._index_copy(input, d, index, source)
+    return _C._index_copy(input, _index_write("index_copy", input, dim, index, source), index, source)
 
 
 def index_fill(input: Tensor, dim: int, index: Tensor, value) -> Tensor:
     """A copy of ``input`` with the slices ``index`` along ``dim`` set to ``value``."""
-    d, index = _index_write("index_fill", input, dim, index, input)
-    shape = list(input.shape) if input.ndim else [1]
-    shape[d] = index.numel()
-    if isinstance(value, Tensor):
-        fill = value.to(input.dtype).reshape(()).expand(tuple(shape) if input.ndim else ())
-    else:
-        fill = full(tuple(shape) if input.ndim else (), value, dtype=input.dtype, device=input.device)
-    return _C._index_copy(input, d, index.reshape(-1), fill)
+    d = _index_write("index_fill", input, dim, index, input)
+    if not isinstance(value, Tensor):
+        value = full((), value, dtype=input.dtype, device=input.device)
+    return _C._index_fill(input, d, index, value)
 
 
 def nonzero(input: Tensor, *, as_tuple: bool = False):
     """Positions of the non-zero elements: an int64 ``(n, ndim)`` tensor, or with
-    ``as_tuple=True`` one 1-D tensor per dim (as ``numpy.nonzero``). Reads the values
-    on the host to learn ``n``."""
+    ``as_tuple=True`` one 1-D tensor per dim (as ``numpy.nonzero``). The result's size
+    depends on the values, so the host reads their count (PyTorch waits there too)."""
     if not isinstance(input, Tensor):
         raise TypeError(f"nonzero(): argument 'input' must be a Tensor, not {type(input).__name__}")
-    arr = input.detach().cpu().numpy()
-    pos = np.nonzero(np.atleast_1d(arr) if arr.ndim == 0 else arr)
-    if as_tuple:
-        return tuple(_as_index(p, input.device) for p in pos)
-    stacked = np.stack(pos, axis=1) if arr.ndim else np.zeros((int(bool(arr)), 0), np.int64)
-    return _as_index(stacked, input.device)
+    if not as_tuple:
+        return _C._nonzero(input)
+    pos = _C._nonzero(input.reshape(1) if input.ndim == 0 else input)
+    return tuple(p.contiguous() for p in pos.unbind(1))
 
 
 def argwhere(input: Tensor) -> Tensor:
@@ -211,10 +142,7 @@ def masked_select(input: Tensor, mask: Tensor) -> Tensor:
     if not isinstance(mask, Tensor) or mask.dtype != _C.dtype.bool:
         raise _C.DTypeError(f"masked_select: expected a bool mask tensor, got "
                             f"{mask.dtype if isinstance(mask, Tensor) else type(mask).__name__}")
-    shape = tuple(np.broadcast_shapes(tuple(input.shape), tuple(mask.shape)))
-    x = input.expand(shape).reshape(-1)
-    where = nonzero(mask.expand(shape).reshape(-1)).reshape(-1)
-    return x.index_select(0, where)
+    return _C._masked_select(input, mask)
 
 
 # ------------------------------------------------------------- advanced indexing ----
@@ -389,10 +317,17 @@ def _broadcast_value(value: Tensor, shape: tuple) -> Tensor:
 
 def index_put(input: Tensor, indices, values: Tensor, accumulate: bool = False) -> Tensor:
     """A copy of ``input`` with ``values`` written at ``input[indices]`` (``indices`` a
-    tuple of index tensors); with ``accumulate=True`` they are added instead."""
+    tuple of index tensors, int64 or bool masks, on the first dims); with
+    ``accumulate=True`` they are added instead. One kernel (``ops/indexing.cpp``); a tuple
+    with ``None`` or slices goes through the folded rows of advanced indexing."""
     if not isinstance(indices, (tuple, list)):
         raise TypeError("index_put(): argument 'indices' must be a tuple of Tensors")
     indices = tuple(indices)
+    if not isinstance(values, Tensor):
+        values = full((), values, dtype=input.dtype, device=input.device)
+    if indices and all(isinstance(i, Tensor) for i in indices):
+        idx = [_to_index_tensor(i, input.device) for i in indices]
+        return _C._index_put(input, idx, values.to(input.dtype), bool(accumulate))
     view, adv = _plan(input, indices)
     if accumulate and view.ndim and tuple(view.shape) != tuple(input.shape):
         raise _C.InputError("index_put: accumulate=True takes index tensors only (no None or slices)")

@@ -58,15 +58,7 @@ def stack(tensors, dim: int = 0) -> Tensor:
     >>> minitorch.stack([minitorch.zeros(2, 3), minitorch.ones(2, 3)], dim=1).shape
     minitorch.Size([2, 2, 3])
     """
-    ts = _tensors_arg("stack", tensors)
-    if not ts:
-        raise _C.InputError("stack: expects a non-empty TensorList")
-    for k, t in enumerate(ts[1:], 1):
-        if t.shape != ts[0].shape:
-            raise _C.InputError(f"stack: expects each tensor to be equal size, but got {tuple(ts[0].shape)} at entry 0 "
-                                f"and {tuple(t.shape)} at entry {k}")
-    d = _wrap(_int("stack", "dim", dim), ts[0].ndim + 1, "stack")
-    return _C._cat([t.unsqueeze(d) for t in ts], d)
+    return _C._stack(_tensors_arg("stack", tensors), _int("stack", "dim", dim))
 
 
 def hstack(tensors) -> Tensor:
@@ -193,23 +185,11 @@ def _masked_fill(self, mask: Tensor, value) -> Tensor:
     """
     if not isinstance(mask, Tensor):
         raise TypeError(f"masked_fill(): argument 'mask' must be a Tensor, not {type(mask).__name__}")
-    if mask.dtype != _C.dtype.bool:
-        raise _C.DTypeError(f"masked_fill: expected a bool mask, got {mask.dtype}")
-    if isinstance(value, Tensor):
-        if value.ndim != 0:
-            raise _C.InputError(f"masked_fill: only supports a 0-dimensional value tensor, but got one with "
-                                f"{value.ndim} dimension(s)")
-        fill = value.to(self.dtype)
-    elif isinstance(value, numbers.Number):
-        fill = full((), value, dtype=self.dtype, device=self.device)
-    else:
+    if isinstance(value, numbers.Number):
+        value = full((), value, dtype=self.dtype, device=self.device)
+    elif not isinstance(value, Tensor):
         raise TypeError(f"masked_fill(): argument 'value' must be a number or a 0-dim Tensor, not {type(value).__name__}")
-    try:
-        mask = mask.expand(tuple(self.shape))
-    except (ValueError, RuntimeError):
-        raise _C.InputError(f"masked_fill: mask of shape {tuple(mask.shape)} cannot be broadcast to the tensor's shape "
-                            f"{tuple(self.shape)}") from None
-    return _C.where(mask, fill, self)
+    return _C._masked_fill(self, mask, value)
 
 
 def _tril(self, diagonal: int = 0) -> Tensor:

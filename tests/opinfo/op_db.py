@@ -600,12 +600,7 @@ def _e_unary(name, ref, domain=(-10.0, 10.0), **kw):
 # Bugs the battery found (xfail(strict=True) cases; the reason names the bug).
 BOOL_TAKEN = ("takes bool tensors, where PyTorch raises (its kernels are not implemented for bool): "
               "declared without bool, no TypeError")
-NONZERO_BF16 = ("bfloat16 input: DTypeError 'bfloat16 has no NumPy dtype' (_indexing.py reads the values "
-                "with .numpy(), which bfloat16 lacks without ml_dtypes)")
 
-CUDA_ADD_ROWS = {("values", dt, "cuda"): "cuda: DTypeError 'scatter_add_rows: expected a floating dtype, got "
-                 f"{dt}' (the cuda scatter_add_rows kernel takes floats only; the cpu one takes every dtype)"
-                 for dt in ("int64", "bool")}
 
 F32_LOOSE = {"float32": dict(rtol=2e-5, atol=2e-6)}
 
@@ -735,17 +730,15 @@ def _build() -> list[OpInfo]:
             np.broadcast_to(m, np.broadcast_shapes(x.shape, m.shape))], mask_samples(False)),
         OpInfo("gather", lambda x, dim, index: np.take_along_axis(x, index, dim), gather_samples),
         OpInfo("scatter", _scatter, scatter_samples),
-        OpInfo("scatter_add", _scatter_add, scatter_add_samples, xfail=CUDA_ADD_ROWS),
-        OpInfo("index_add", _index_add, index_add_samples, xfail=CUDA_ADD_ROWS),
+        OpInfo("scatter_add", _scatter_add, scatter_add_samples),
+        OpInfo("index_add", _index_add, index_add_samples),
         OpInfo("index_copy", _index_copy, index_copy_samples),
         OpInfo("index_fill", _index_fill, index_fill_samples),
-        OpInfo("index_put", _index_put, index_put_samples, xfail=CUDA_ADD_ROWS),
+        OpInfo("index_put", _index_put, index_put_samples),
         OpInfo("nonzero", lambda x: np.argwhere(x).astype(np.int64),
-               lambda make: [SampleInput((make(s, zeros=True),)) for s in [(3, 4), (5,), (0, 2), (2, 1, 3)]],
-               xfail={("values", "bfloat16", "*"): NONZERO_BF16}),
+               lambda make: [SampleInput((make(s, zeros=True),)) for s in [(3, 4), (5,), (0, 2), (2, 1, 3)]]),
         OpInfo("argwhere", lambda x: np.argwhere(x).astype(np.int64),
-               lambda make: [SampleInput((make(s, zeros=True),)) for s in [(3, 4), (5,), (0, 2)]],
-               xfail={("values", "bfloat16", "*"): NONZERO_BF16}),
+               lambda make: [SampleInput((make(s, zeros=True),)) for s in [(3, 4), (5,), (0, 2)]]),
     ]
     ops += [OpInfo(n, ref, gen) for n, (ref, gen) in _view_samples().items()]
     return ops

@@ -21,6 +21,8 @@ namespace minitorch {
 enum class ReduceOp { Sum, Max, Min, ArgMax, ArgMin };
 enum class RandomOp { Uniform, Normal, Integer };
 enum class ScanOp { Sum, Prod };
+// What the scatter and index_put kernels do at each named place: write or add.
+enum class WriteOp { Put, Add };
 
 // Geometry of a 2-D sliding window (convolution or pooling) over (N, C, H, W) input:
 // output pixel (oh, ow) reads input rows oh*stride_h - pad_h + kh*dil_h (likewise w).
@@ -40,6 +42,7 @@ struct IndexCheck {
     bool wrap_negative = false;
     bool is_target = false;  // "target 7 is out of bounds for 5 classes (at index 3)"
     int64_t ignore = INT64_MIN;
+    int64_t dim = -1;        // >= 0: the message names the dim ("... for dimension 1 with size 4")
 };
 // The IndexError message for `value` at `position` (shared by every device).
 std::string index_error_message(const IndexCheck& check, int64_t value, int64_t position);
@@ -203,6 +206,27 @@ struct ClassLoss {
 //             logits; input and lse as class_loss saw them) or -onehot(t) * w (input and lse
 //             null): w = grad_out[n] (None: (N,), any stride), grad_out (Sum) or grad_out / count
 //             (Mean), and 0 for rows whose target is ignored or out of range.
+//  ---- indexing by tensors along one dim, or by several index tensors (cpu/indexing.cpp,
+//  cuda/indexing.cu). Indices are checked as check_index does (a GPU records the first bad
+//  one and writes or reads nothing for it); `check` names the op and the indexed size.
+//  gather     out[p] = in[p with p[dim] := index[p]]; out and index of one shape (index any
+//             strides, expanded too), in any strides and at least index's sizes but along dim.
+//  scatter    out[p with p[dim] := index[p]] = src[p] (Put) or += src[p] (Add); src and index
+//             of one shape, any strides (src may be expanded); out any strides, not overlapping
+//             itself. Where two elements name one place, Put keeps the last on the CPU and any
+//             one on a GPU; Add adds both (atomics on a GPU).
+//  index_put  NumPy's advanced indexing with k index tensors on the first k dims of self:
+//             place(b, r) = self[indices[0, b], ..., indices[k-1, b], r] for each of the nb
+//             broadcast index positions b and the rest r (self's other dims, row-major);
+//             values (nb, rest) contiguous, indices (k, nb) contiguous int64, negatives
+//             wrapped. Put / Add write values there (self not overlapping itself); with
+//             `read`, values[b, r] = place(b, r) instead. `op_name` names the op in errors.
+//  cat        out (contiguous) = inputs joined along dim; inputs of out's dtype, any strides,
+//             sizes as out's but along dim; empty inputs take no room. Moves bytes: never
+//             upcast (16-bit tensors are joined as they are).
+//  nonzero    in contiguous: count (1,) int64 = the number of its non-zero elements (count
+//             may be null), and, when out (n, max(in.dim(), 1)) int64 is given, the
+//             coordinates of the first n of them, in row-major order.
 #define MT_KERNELS(X)                                                                                \
     X(copy, (const Tensor& dst, const Tensor& src))                                                  \
     X(fill, (const Tensor& dst, Scalar value))                                                       \
@@ -252,7 +276,15 @@ struct ClassLoss {
                    const Tensor& target, const ClassLoss& spec))                                     \
     X(class_loss_backward, (const Tensor& grad_input, const Tensor& grad_out, const Tensor& input,   \
                             const Tensor& lse, const Tensor& count, const Tensor& target,            \
-                            const ClassLoss& spec))
+                            const ClassLoss& spec))                                                  \
+    X(gather, (const Tensor& out, const Tensor& in, const Tensor& index, int64_t dim,                \
+               const IndexCheck& check))                                                             \
+    X(scatter, (WriteOp op, const Tensor& out, const Tensor& src, const Tensor& index, int64_t dim,  \
+                const IndexCheck& check))                                                            \
+    X(index_put, (WriteOp op, bool read, const Tensor& self, const Tensor& values,                   \
+                  const Tensor& indices, const char* op_name))                                       \
+    X(cat, (const Tensor& out, const std::vector<Tensor>& inputs, int64_t dim))                      \
+    X(nonzero, (const Tensor& out, const Tensor& count, const Tensor& in))
 
 struct KernelTable {
 #define MT_KERNEL_MEMBER(name, params) void(*name) params = nullptr;
@@ -265,7 +297,7 @@ struct KernelTable {
 #define MT_DECLARE_KERNELS() MT_KERNELS(MT_DECLARE_KERNEL)
 // In a device's namespace: defines `const KernelTable& kernel_table()`, its table filled by
 // name from that namespace's kernel functions (one line per device).
-// Every kernel goes in through Upcast16 (below), but copy, fill and remap, which handle the
+// Every kernel goes in through Upcast16 (below), but copy, fill, remap and cat, which handle the
 // 16-bit types themselves. A device may replace entries with its own, after the others
 // are filled: MT_DEFINE_KERNEL_TABLE(filled.matmul = &matmul_native16;) (see cuda/runtime.cu).
 #define MT_FILL_KERNEL(name, params) \
@@ -279,6 +311,7 @@ struct KernelTable {
             filled.copy = &copy;                      \
             filled.fill = &fill;                      \
             filled.remap = &remap;                    \
+            filled.cat = &cat;                        \
             __VA_ARGS__                               \
             return filled;                            \
         }();                                          \

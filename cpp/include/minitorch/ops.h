@@ -86,9 +86,31 @@ Tensor index_select(const Tensor& t, int64_t dim, const Tensor& index);
 Tensor index_add(const Tensor& t, int64_t dim, const Tensor& index, const Tensor& source, double alpha);
 Tensor index_copy(const Tensor& t, int64_t dim, const Tensor& index, const Tensor& source);
 
+// A copy of t with the slices `index` names along dim set to value (0-dim, t's dtype).
+Tensor index_fill(const Tensor& t, int64_t dim, const Tensor& index, const Tensor& value);
+
 // ---- joining and splitting (ops/join.cpp) ----
 Tensor cat(const std::vector<Tensor>& tensors, int64_t dim);
+// Joins tensors of one shape along a new dim.
+Tensor stack(const std::vector<Tensor>& tensors, int64_t dim);
 std::vector<Tensor> split_with_sizes(const Tensor& t, const std::vector<int64_t>& sizes, int64_t dim);
+
+// ---- elements named by index tensors, masks (ops/indexing.cpp) ----
+// out[p] = t[p with p[dim] := index[p]]; out has index's shape.
+Tensor gather(const Tensor& t, int64_t dim, const Tensor& index);
+// A copy of t with src[p] written (or added) at p with p[dim] := index[p]. src of index's
+// dims and at least its sizes (its leading corner is used), or of one element (a value).
+Tensor scatter(const Tensor& t, int64_t dim, const Tensor& index, const Tensor& src, bool add);
+// A copy of t with value (0-dim) where mask (bool, broadcastable to t) is true.
+Tensor masked_fill(const Tensor& t, const Tensor& mask, const Tensor& value);
+// The elements of t where mask (bool, broadcast with t) is true, as a 1-D tensor.
+Tensor masked_select(const Tensor& t, const Tensor& mask);
+// The coordinates (n, t.dim()) of t's non-zero elements, row-major (reads a count on the host).
+Tensor nonzero(const Tensor& t);
+// A copy of t with values written (or added) at t[indices]: int64 index tensors (bool masks
+// stand for their nonzero() columns) on t's first dims, broadcast together; values broadcast
+// to the shape of t[indices].
+Tensor index_put(const Tensor& t, const std::vector<Tensor>& indices, const Tensor& values, bool accumulate);
 
 // ---- running sums and products (ops/scan.cpp); integers run in int64 unless dtype ----
 Tensor cumsum(const Tensor& t, int64_t dim, std::optional<DType> dtype);

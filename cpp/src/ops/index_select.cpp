@@ -1,6 +1,7 @@
 // index_select.cpp — slices picked by a tensor of indices (x[idx], DataLoader batches),
-// and the ops that write them: index_add (its backward, scatter-add) and index_copy.
-// gather / scatter / x[mask] (python/minitorch/_indexing.py) are these on flat indices.
+// and the ops that write them: index_add (its backward, scatter-add), index_copy and
+// index_fill, each one scatter kernel (cpu/indexing.cpp, cuda/indexing.cu) with the
+// index expanded over the slices. gather / scatter / masks are ops/indexing.cpp.
 #include "minitorch/autograd.h"
 #include "minitorch/ops.h"
 
@@ -93,10 +94,14 @@ struct IndexAddBackward : autograd::Node {
 // index_copy: out = x; out[index] = source (rows along dim)
 // derivative of index_copy, input x: g with the rows at index set to zero
 // derivative of index_copy, input source: g[index]
+// index_fill is index_copy of its value expanded over the slices: the same formulas.
+// derivative of index_fill, input self: g with the slices at index set to zero
+// derivative of index_fill, input value: the sum of g over the slices at index
 struct IndexCopyBackward : autograd::Node {
     Tensor index;
     int64_t dim = 0;
-    std::string name() const override { return "IndexCopyBackward0"; }
+    bool fill = false;
+    std::string name() const override { return fill ? "IndexFillBackward0" : "IndexCopyBackward0"; }
     std::vector<Tensor> apply(std::vector<Tensor>& g) override
     {
         Tensor gx, gs, g0 = g[0]->dim() ? g[0] : reshape(g[0], {1});
@@ -107,11 +112,12 @@ struct IndexCopyBackward : autograd::Node {
     void release() override { index.reset(); }
 };
 
-// The checks shared by index_add and index_copy; returns the checked index.
-Tensor check_index_write(const char* op, const Tensor& t, int64_t& dim, const Tensor& index, const Tensor& source)
+// The checks shared by index_add, index_copy and index_fill.
+void check_index_write(const char* op, const Tensor& t, int64_t& dim, const Tensor& index, const Tensor& source)
 {
     check_same_device(op, t, index);
     check_same_device(op, t, source);
+    MT_CHECK_TYPE(index->dtype == DType::Int64, op, ": index must be an int64 tensor, got ", index->dtype);
     MT_CHECK_TYPE(source->dtype == t->dtype, op, ": self (", t->dtype, ") and source (", source->dtype,
                   ") must have the same dtype");
     dim = wrap_dim(dim, std::max<int64_t>(t->dim(), 1), op);
@@ -123,22 +129,22 @@ Tensor check_index_write(const char* op, const Tensor& t, int64_t& dim, const Te
     MT_CHECK(have == want || (t->dim() == 0 && source->numel() == index->numel()), op, ": source of shape ",
              source->shape, " does not fit ", index->numel(), " indices along dim ", dim, " of self with shape ",
              t->shape, " (expected source shape ", want, ")");
-    return checked_index(index, t->dim() ? t->shape[dim] : 1, op);
 }
 
-// out = copy of t with `write(rows_of_out, rows_of_source, idx)` applied along dim.
-template <class Write>
-Tensor write_rows(const Tensor& t, int64_t dim, const Tensor& idx, const Tensor& source, Write&& write)
+// A copy of t with source's slices written or added at the positions index names along dim:
+// one scatter, whose index is `index` expanded over source's shape (stride 0 off dim). The
+// kernel checks the indices (negatives wrap, as in PyTorch's index_add / index_copy).
+Tensor write_slices(const char* op, WriteOp wop, const Tensor& t, int64_t dim, const Tensor& index, const Tensor& source)
 {
-    Tensor t2 = t->dim() ? t : reshape(t, {1});
-    Tensor src = reshape(source, [&] { Shape s = t2->shape; s[dim] = idx->numel(); return s; }());
-    std::vector<int64_t> order{dim};
-    for (int64_t d = 0; d < t2->dim(); ++d)
-        if (d != dim) order.push_back(d);
-    Tensor out = clone(permute(t2, order));  // a fresh contiguous copy with dim in front
-    const int64_t rows = t2->shape[dim], row = rows ? out->numel() / rows : 0;
-    if (idx->numel() && row) write(view(out, {rows, row}), rows_view(src, dim), idx);
-    return reshape(contiguous(unfront(out, dim)), t->shape);
+    Tensor out = clone(t->dim() ? t : reshape(t, {1}));  // contiguous
+    Shape s = out->shape, ones(out->shape.size(), 1);
+    s[dim] = ones[dim] = index->numel();
+    Tensor src = source->shape == s ? source : reshape(source, s);
+    Tensor idx = expand(reshape(index, ones), s);
+    IndexCheck check{op, out->shape[dim], true};
+    check.dim = dim;
+    if (src->numel()) kernels(t->device()).scatter(wop, out, src, idx, dim, check);
+    return reshape(out, t->shape);
 }
 
 }  // namespace
@@ -146,34 +152,48 @@ Tensor write_rows(const Tensor& t, int64_t dim, const Tensor& idx, const Tensor&
 Tensor index_add(const Tensor& t, int64_t dim, const Tensor& index, const Tensor& source, double alpha)
 {
     MT_PROFILE_OP("index_add", t, index, source);
-    Tensor idx = check_index_write("index_add", t, dim, index, source);
+    check_index_write("index_add", t, dim, index, source);
     auto forward = [&] {
         Tensor src = alpha == 1 ? source : binary(BinaryOp::Mul, source, scalar_tensor(alpha, source->device(), source->dtype));
-        return write_rows(t, dim, idx, src, [&](const Tensor& out, const Tensor& rows, const Tensor& i) {
-            kernels(t->device()).scatter_add_rows(out, rows, i);
-        });
+        return write_slices("index_add", WriteOp::Add, t, dim, index, src);
     };
     return autograd::record_op<IndexAddBackward>({&t, &source}, forward, [&](IndexAddBackward& n, const Tensor&) {
-        n.index = idx;
+        n.index = autograd::save(n, reshape(index, {index->numel()}));
         n.dim = t->dim() ? dim : 0;
         n.alpha = alpha;
-        n.has_saved = true;
     });
 }
 
 Tensor index_copy(const Tensor& t, int64_t dim, const Tensor& index, const Tensor& source)
 {
     MT_PROFILE_OP("index_copy", t, index, source);
-    Tensor idx = check_index_write("index_copy", t, dim, index, source);
-    auto forward = [&] {
-        return write_rows(t, dim, idx, source, [&](const Tensor& out, const Tensor& rows, const Tensor& i) {
-            kernels(t->device()).put_rows(out, rows, i);
-        });
-    };
+    check_index_write("index_copy", t, dim, index, source);
+    auto forward = [&] { return write_slices("index_copy", WriteOp::Put, t, dim, index, source); };
     return autograd::record_op<IndexCopyBackward>({&t, &source}, forward, [&](IndexCopyBackward& n, const Tensor&) {
-        n.index = idx;
+        n.index = autograd::save(n, reshape(index, {index->numel()}));
         n.dim = t->dim() ? dim : 0;
-        n.has_saved = true;
+    });
+}
+
+Tensor index_fill(const Tensor& t, int64_t dim, const Tensor& index, const Tensor& value)
+{
+    MT_PROFILE_OP("index_fill", t, index, value);
+    MT_CHECK(value->dim() == 0, "index_fill: only supports a 0-dimensional value tensor, but got one with ",
+             value->dim(), " dimension(s)");
+    Tensor v = to_dtype(value->device() == t->device() ? value : to_device(value, t->device()), t->dtype);
+    int64_t d = wrap_dim(dim, std::max<int64_t>(t->dim(), 1), "index_fill");
+    Shape s = t->dim() ? t->shape : Shape{1};
+    s[d] = index->dim() <= 1 ? index->numel() : 0;
+    if (!t->dim()) s = index->numel() == 1 ? Shape{} : s;
+    // index_copy of the value expanded over the slices (the expand is recorded: value's
+    // gradient is the sum of g over the filled slices).
+    Tensor source = expand(v, s);
+    check_index_write("index_fill", t, d, index, source);
+    auto forward = [&] { return write_slices("index_fill", WriteOp::Put, t, d, index, source); };
+    return autograd::record_op<IndexCopyBackward>({&t, &source}, forward, [&](IndexCopyBackward& n, const Tensor&) {
+        n.index = autograd::save(n, reshape(index, {index->numel()}));
+        n.dim = t->dim() ? d : 0;
+        n.fill = true;
     });
 }
 

@@ -1,4 +1,5 @@
-// join.cpp — joining tensors along a dim (cat; stack is cat of unsqueezed tensors) and
+// join.cpp — joining tensors along a dim (cat, one kernel call for all inputs; stack is cat
+// of unsqueezed tensors, with its own node) and
 // cutting one into pieces (split_with_sizes; split, chunk and unbind are built on it).
 // Each is the other's backward.
 #include "minitorch/autograd.h"
@@ -26,6 +27,19 @@ struct CatBackward : autograd::Node {
             out.push_back(needs_input_grad(k) ? slice(g[0], dim, offset, offset + sizes[k], 1) : nullptr);
             offset += sizes[k];
         }
+        return out;
+    }
+};
+
+// derivative of stack, input tensors: for each tensor, its slice g.select(dim, k)
+struct StackBackward : autograd::Node {
+    int64_t dim = 0;
+    std::string name() const override { return "StackBackward0"; }
+    std::vector<Tensor> apply(std::vector<Tensor>& g) override
+    {
+        std::vector<Tensor> out;
+        for (size_t k = 0; k < next_edges.size(); ++k)
+            out.push_back(needs_input_grad(k) ? select(g[0], dim, int64_t(k)) : nullptr);
         return out;
     }
 };
@@ -73,13 +87,12 @@ Tensor cat(const std::vector<Tensor>& tensors, int64_t dim)
         shape[dim] += t->shape[dim];
     }
     auto forward = [&] {
+        // One kernel call for all inputs (one launch on a GPU); inputs of another dtype are cast first.
         Tensor out = empty(shape, dtype, r->device());
-        int64_t offset = 0;
-        for (const Tensor& t : tensors) {
-            if (skipped(t)) continue;
-            if (t->numel()) copy_(slice(out, dim, offset, offset + t->shape[dim], 1), t);
-            offset += t->shape[dim];
-        }
+        std::vector<Tensor> inputs;
+        for (const Tensor& t : tensors)
+            if (!skipped(t) && t->numel()) inputs.push_back(to_dtype(t, dtype));
+        if (out->numel()) kernels(out->device()).cat(out, inputs, dim);
         return out;
     };
     bool grad = false;
@@ -97,6 +110,33 @@ Tensor cat(const std::vector<Tensor>& tensors, int64_t dim)
         node->sizes.push_back(skipped(t) ? 0 : t->shape[dim]);
     }
     autograd::record(node, tensors, {out});
+    return out;
+}
+
+Tensor stack(const std::vector<Tensor>& tensors, int64_t dim)
+{
+    MT_PROFILE_OP("stack", tensors);
+    MT_CHECK(!tensors.empty(), "stack: expects a non-empty TensorList");
+    for (size_t k = 0; k < tensors.size(); ++k) {
+        MT_CHECK(tensors[k], "stack: expected a list of tensors, got None");
+        MT_CHECK(tensors[k]->shape == tensors[0]->shape, "stack: expects each tensor to be equal size, but got ",
+                 tensors[0]->shape, " at entry 0 and ", tensors[k]->shape, " at entry ", k);
+    }
+    dim = wrap_dim(dim, tensors[0]->dim() + 1, "stack");
+    Tensor out;
+    {
+        autograd::NoGradGuard guard;  // one node below records the whole stack
+        std::vector<Tensor> parts;
+        for (const Tensor& t : tensors) parts.push_back(unsqueeze(t, dim));
+        out = cat(parts, dim);
+    }
+    bool grad = false;
+    for (const Tensor& t : tensors) grad = grad || autograd::needs_grad(t);
+    if (grad) {
+        auto node = std::make_shared<StackBackward>();
+        node->dim = dim;
+        autograd::record(node, tensors, {out});
+    }
     return out;
 }
 

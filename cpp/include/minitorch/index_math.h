@@ -1,0 +1,98 @@
+// index_math.h — where the indexing kernels (gather, scatter, index_put, cat) read and
+// write, built once on the host and walked per element by the CPU and CUDA kernels alike
+// (cpu/indexing.cpp, cuda/indexing.cu). Strides and offsets are in elements.
+#pragma once
+#include <cstdint>
+
+#include "minitorch/elementwise_math.h"  // MT_HOST_DEVICE, resolve_index
+#include "minitorch/kernels.h"
+
+namespace minitorch {
+
+// gather / scatter: the walk over index's shape. Element i of index (row-major) is at
+// index_offset in index, at other_offset in the tensor of index's shape (gather's out,
+// scatter's src), and at self_offset + index[i] * self_dim_stride in the indexed tensor.
+struct DimIndexing {
+    int ndim = 0;
+    int64_t dim = 0, numel = 0, self_dim_stride = 0;
+    int64_t shape[kMaxDims] = {};         // index's shape
+    int64_t self_stride[kMaxDims] = {};   // the indexed tensor (0 along dim: added from the index)
+    int64_t other_stride[kMaxDims] = {};
+    int64_t index_stride[kMaxDims] = {};
+
+    MT_HOST_DEVICE void offsets(int64_t i, int64_t& self, int64_t& other, int64_t& index) const
+    {
+        self = other = index = 0;
+        for (int d = ndim - 1; d >= 0; --d) {
+            const int64_t c = i % shape[d];
+            i /= shape[d];
+            self += c * self_stride[d];
+            other += c * other_stride[d];
+            index += c * index_stride[d];
+        }
+    }
+};
+
+// self is indexed along dim; other and index have index's shape (all at least 1-D).
+inline DimIndexing dim_indexing(const Tensor& self, const Tensor& other, const Tensor& index, int64_t dim)
+{
+    DimIndexing g;
+    g.ndim = int(index->dim());
+    g.dim = dim;
+    g.numel = index->numel();
+    g.self_dim_stride = self->strides[size_t(dim)];
+    for (int d = 0; d < g.ndim; ++d) {
+        g.shape[d] = index->shape[size_t(d)];
+        g.self_stride[d] = d == dim ? 0 : self->strides[size_t(d)];
+        g.other_stride[d] = other->strides[size_t(d)];
+        g.index_stride[d] = index->strides[size_t(d)];
+    }
+    return g;
+}
+
+// index_put: k index tensors on self's first k dims (sizes and strides), the rest of self's
+// dims walked row-major. Position (b, r) of values is at b * rest_numel + r.
+struct AdvancedIndexing {
+    int k = 0, rest_ndim = 0;
+    int64_t nb = 0, rest_numel = 1;
+    int64_t size[kMaxDims] = {}, stride[kMaxDims] = {};            // the indexed dims
+    int64_t rest_shape[kMaxDims] = {}, rest_stride[kMaxDims] = {};  // the others
+
+    MT_HOST_DEVICE int64_t rest_offset(int64_t r) const
+    {
+        int64_t off = 0;
+        for (int d = rest_ndim - 1; d >= 0; --d) {
+            off += (r % rest_shape[d]) * rest_stride[d];
+            r /= rest_shape[d];
+        }
+        return off;
+    }
+};
+
+inline AdvancedIndexing advanced_indexing(const Tensor& self, const Tensor& indices)
+{
+    AdvancedIndexing g;
+    g.k = int(indices->shape[0]);
+    g.nb = indices->shape[1];
+    g.rest_ndim = int(self->dim()) - g.k;
+    for (int j = 0; j < g.k; ++j) {
+        g.size[j] = self->shape[size_t(j)];
+        g.stride[j] = self->strides[size_t(j)];
+    }
+    for (int d = 0; d < g.rest_ndim; ++d) {
+        g.rest_shape[d] = self->shape[size_t(g.k + d)];
+        g.rest_stride[d] = self->strides[size_t(g.k + d)];
+        g.rest_numel *= g.rest_shape[d];
+    }
+    return g;
+}
+
+// The check for index tensor j of index_put (negatives wrapped; the message names its dim).
+MT_HOST_DEVICE inline IndexCheck advanced_check(const AdvancedIndexing& g, int j, const char* op)
+{
+    IndexCheck c{op, g.size[j], true};
+    c.dim = j;
+    return c;
+}
+
+}  // namespace minitorch

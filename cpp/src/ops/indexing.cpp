@@ -1,0 +1,337 @@
+// indexing.cpp — ops that read or write elements named by index tensors: gather /
+// scatter / scatter_add along one dim, NumPy's advanced indexing written by index_put,
+// and masks (masked_fill, masked_select, nonzero). Each checks its inputs, allocates, and
+// makes one kernel call (cpu/indexing.cpp, cuda/indexing.cu), which also checks the
+// indices; its backward is the node beside it.
+#include "minitorch/autograd.h"
+#include "minitorch/ops.h"
+
+namespace minitorch {
+
+namespace {
+
+void check_index_dtype(const char* op, const Tensor& index)
+{
+    MT_CHECK_TYPE(index->dtype == DType::Int64, op, "(): expected dtype int64 for index, got ", index->dtype);
+}
+
+// t seen as at least 1-D (a 0-dim tensor as (1,)).
+Tensor at_least_1d(const Tensor& t) { return t->dim() ? t : reshape(t, {1}); }
+
+// gather and scatter: index has self's number of dims (or both are at most 1-D) and is
+// no larger than self (and src) in every dim but `dim`.
+void check_dim_shapes(const char* op, const Tensor& self, int64_t dim, const Tensor& index, const Tensor& src)
+{
+    MT_CHECK(index->dim() == self->dim() || (index->dim() <= 1 && self->dim() <= 1), op,
+             ": index tensor must have the same number of dimensions as input tensor (index ", index->shape,
+             ", input ", self->shape, ")");
+    for (int64_t d = 0; d < index->dim(); ++d) {
+        MT_CHECK(d == dim || !self->dim() || index->shape[d] <= self->shape[d], op, ": size of index ", index->shape,
+                 " must not exceed the input ", self->shape, " in dimension ", d, " (other than dim ", dim, ")");
+        MT_CHECK(!src || !src->dim() || index->shape[d] <= src->shape[d], op, ": size of index ", index->shape,
+                 " must not exceed src ", src->shape, " in dimension ", d);
+    }
+}
+
+IndexCheck dim_check(const char* op, const Tensor& self, int64_t dim)
+{
+    IndexCheck c{op, self->dim() ? self->shape[dim] : 1};
+    c.dim = dim;
+    return c;
+}
+
+// derivative of gather, input input: zeros with g added at the places index names (scatter_add)
+struct GatherBackward : autograd::Node {
+    Tensor index;
+    int64_t dim = 0;
+    std::string name() const override { return "GatherBackward0"; }
+    std::vector<Tensor> apply(std::vector<Tensor>& g) override
+    {
+        const auto& m = input_meta[0];
+        return {scatter(zeros(m.shape, g[0]->dtype, m.device), dim, index, g[0], true)};
+    }
+    void release() override { index.reset(); }
+};
+
+// scatter: out = self; out[index] = src (or += src: scatter_add), along dim
+// derivative of scatter, input self: g with the places index names set to zero
+// derivative of scatter_add, input self: g
+// derivative of scatter / scatter_add, input src: g.gather(dim, index)
+struct ScatterBackward : autograd::Node {
+    Tensor index;
+    int64_t dim = 0;
+    bool add = false;
+    std::string name() const override { return add ? "ScatterAddBackward0" : "ScatterBackward0"; }
+    std::vector<Tensor> apply(std::vector<Tensor>& g) override
+    {
+        Tensor gself, gsrc;
+        if (needs_input_grad(0))
+            gself = add ? g[0] : scatter(g[0], dim, index, expand(zeros({}, g[0]->dtype, g[0]->device()), index->shape), false);
+        if (needs_input_grad(1)) gsrc = gather(g[0], dim, index);
+        return {gself, gsrc};
+    }
+    void release() override { index.reset(); }
+};
+
+// derivative of masked_fill, input self: g where mask is False, else 0
+// derivative of masked_fill, input value: g where mask is True, else 0 (summed to value's shape by its expand)
+struct MaskedFillBackward : autograd::Node {
+    Tensor mask;
+    std::string name() const override { return "MaskedFillBackward0"; }
+    std::vector<Tensor> apply(std::vector<Tensor>& g) override
+    {
+        Tensor zero = expand(zeros({}, g[0]->dtype, g[0]->device()), g[0]->shape), gs, gv;
+        if (needs_input_grad(0)) gs = where(mask, zero, g[0]);
+        if (needs_input_grad(1)) gv = where(mask, g[0], zero);
+        return {gs, gv};
+    }
+    void release() override { mask.reset(); }
+};
+
+// derivative of masked_select, input input: zeros with g written at the selected positions (summed to input's shape)
+struct MaskedSelectBackward : autograd::Node {
+    Tensor positions;  // (n,) flat positions in the broadcast shape
+    Shape shape;       // the broadcast shape of input and mask
+    std::string name() const override { return "MaskedSelectBackward0"; }
+    std::vector<Tensor> apply(std::vector<Tensor>& g) override
+    {
+        int64_t n = 1;
+        for (int64_t s : shape) n *= s;
+        Tensor flat = scatter(zeros({n}, g[0]->dtype, g[0]->device()), 0, positions, g[0], true);
+        return {autograd::sum_to(reshape(flat, shape), input_meta[0].shape)};
+    }
+    void release() override { positions.reset(); }
+};
+
+// index_put: out = self; out[indices] = values (or += values with accumulate)
+// derivative of index_put, input self: g, with the indexed places set to zero unless accumulate
+// derivative of index_put, input values: g[indices]
+struct IndexPutBackward : autograd::Node {
+    Tensor indices;  // (k, nb) int64, as the kernel takes them
+    bool accumulate = false;
+    std::string name() const override { return "IndexPutBackward0"; }
+    std::vector<Tensor> apply(std::vector<Tensor>& g) override;
+    void release() override { indices.reset(); }
+};
+
+// The k index tensors (int64, or bool masks, which stand for their nonzero() columns),
+// broadcast and stacked as (k, nb); bshape receives their broadcast shape.
+Tensor stacked_indices(const char* op, const Tensor& self, const std::vector<Tensor>& indices, Shape& bshape)
+{
+    std::vector<Tensor> idx;
+    for (const Tensor& i : indices) {
+        MT_CHECK(i, op, ": indices must be tensors (None is not supported here)");
+        check_same_device(op, self, i);
+        MT_CHECK_TYPE(i->dtype == DType::Int64 || i->dtype == DType::Bool, op,
+                      ": tensors used as indices must be long or bool, got ", i->dtype);
+        if (i->dtype == DType::Int64) {
+            idx.push_back(i);
+            continue;
+        }
+        const int64_t d = int64_t(idx.size());
+        MT_CHECK_INDEX(d + i->dim() <= self->dim(), op, ": too many indices for tensor of dimension ", self->dim());
+        for (int64_t k = 0; k < i->dim(); ++k)
+            MT_CHECK_INDEX(i->shape[k] == self->shape[d + k], op, ": the shape of the mask ", i->shape,
+                           " at index ", k, " does not match the shape of the indexed tensor ", self->shape);
+        Tensor pos = nonzero(i);  // (n, i.dim())
+        for (int64_t k = 0; k < i->dim(); ++k) idx.push_back(select(pos, 1, k));
+    }
+    MT_CHECK_INDEX(int64_t(idx.size()) <= self->dim(), op, ": too many indices for tensor of dimension ", self->dim(),
+                   " (got ", idx.size(), ")");
+    MT_CHECK(!idx.empty(), op, ": expected at least one index tensor");
+    bshape = idx[0]->shape;
+    for (const Tensor& i : idx) bshape = broadcast_shapes(bshape, i->shape, op);
+    int64_t nb = 1;
+    for (int64_t s : bshape) nb *= s;
+    std::vector<Tensor> rows;
+    for (const Tensor& i : idx) rows.push_back(reshape(expand(i, bshape), {1, nb}));
+    return rows.size() == 1 ? contiguous(rows[0]) : cat(rows, 0);
+}
+
+// self[indices] for stacked indices (k, nb): (nb, rest) contiguous.
+Tensor index_get(const Tensor& self, const Tensor& indices, const char* op)
+{
+    const int64_t k = indices->shape[0], nb = indices->shape[1];
+    Shape shape{nb};
+    for (int64_t d = k; d < self->dim(); ++d) shape.push_back(self->shape[d]);
+    Tensor out = empty(shape, self->dtype, self->device());
+    if (out->numel()) kernels(self->device()).index_put(WriteOp::Put, true, self, out, indices, op);
+    return out;
+}
+
+// A copy of self with values (nb, rest, contiguous) written or added at the stacked indices.
+Tensor index_put_stacked(const Tensor& self, const Tensor& indices, const Tensor& values, bool accumulate)
+{
+    Tensor out = clone(self);
+    if (values->numel())
+        kernels(self->device()).index_put(accumulate ? WriteOp::Add : WriteOp::Put, false, out, values, indices,
+                                          "index_put");
+    return out;
+}
+
+std::vector<Tensor> IndexPutBackward::apply(std::vector<Tensor>& g)
+{
+    Tensor gs, gv;
+    if (needs_input_grad(0))
+        gs = accumulate ? g[0]
+                        : index_put_stacked(g[0], indices,
+                                            zeros(index_get(g[0], indices, "index_put")->shape, g[0]->dtype,
+                                                  g[0]->device()),
+                                            false);
+    if (needs_input_grad(1)) gv = reshape(index_get(contiguous(g[0]), indices, "index_put"), input_meta[1].shape);
+    return {gs, gv};
+}
+
+}  // namespace
+
+Tensor gather(const Tensor& t, int64_t dim, const Tensor& index)
+{
+    MT_PROFILE_OP("gather", t, index);
+    check_same_device("gather", t, index);
+    check_index_dtype("gather", index);
+    dim = wrap_dim(dim, std::max<int64_t>(t->dim(), 1), "gather");
+    check_dim_shapes("gather", t, dim, index, nullptr);
+    const IndexCheck check = dim_check("gather", t, dim);
+    auto forward = [&] {
+        Tensor idx = at_least_1d(index);
+        Tensor out = empty(idx->shape, t->dtype, t->device());
+        if (out->numel()) kernels(t->device()).gather(out, at_least_1d(t), idx, dim, check);
+        return reshape(out, index->shape);
+    };
+    return autograd::record_op<GatherBackward>({&t}, forward, [&](GatherBackward& n, const Tensor&) {
+        n.index = autograd::save(n, index);
+        n.dim = dim;
+    });
+}
+
+Tensor scatter(const Tensor& t, int64_t dim, const Tensor& index, const Tensor& src, bool add)
+{
+    const char* op = add ? "scatter_add" : "scatter";
+    MT_PROFILE_OP(op, t, index, src);
+    check_same_device(op, t, index);
+    check_same_device(op, t, src);
+    check_index_dtype(op, index);
+    MT_CHECK_TYPE(src->dtype == t->dtype, op, ": expected self and src to have the same dtype, got ", t->dtype,
+                  " and ", src->dtype);
+    dim = wrap_dim(dim, std::max<int64_t>(t->dim(), 1), op);
+    // A src of one element and other dims stands for a value (expanded); a larger src takes
+    // part with its leading corner only. Both are recorded views, so src's gradient is theirs.
+    MT_CHECK(src->dim() == index->dim() || src->numel() == 1, op, ": index ", index->shape, " and src ", src->shape,
+             " must have the same number of dimensions");
+    check_dim_shapes(op, t, dim, index, src->dim() == index->dim() ? src : nullptr);
+    Tensor s = src;
+    if (src->dim() != index->dim()) {
+        s = expand(reshape(src, {}), index->shape);
+    } else if (src->shape != index->shape) {
+        for (int64_t d = 0; d < index->dim(); ++d) s = slice(s, d, 0, index->shape[d], 1);
+    }
+    const IndexCheck check = dim_check(op, t, dim);
+    auto forward = [&] {
+        Tensor out = clone(at_least_1d(t));  // contiguous
+        if (index->numel())
+            kernels(t->device()).scatter(add ? WriteOp::Add : WriteOp::Put, out, at_least_1d(s), at_least_1d(index),
+                                         dim, check);
+        return reshape(out, t->shape);
+    };
+    return autograd::record_op<ScatterBackward>({&t, &s}, forward, [&](ScatterBackward& n, const Tensor&) {
+        n.index = autograd::save(n, index);
+        n.dim = dim;
+        n.add = add;
+    });
+}
+
+Tensor masked_fill(const Tensor& t, const Tensor& mask, const Tensor& value)
+{
+    MT_PROFILE_OP("masked_fill", t, mask, value);
+    check_same_device("masked_fill", t, mask);
+    MT_CHECK_TYPE(mask->dtype == DType::Bool, "masked_fill: expected a bool mask, got ", mask->dtype);
+    MT_CHECK(value->dim() == 0, "masked_fill: only supports a 0-dimensional value tensor, but got one with ",
+             value->dim(), " dimension(s)");
+    MT_CHECK(broadcast_shapes(t->shape, mask->shape, "masked_fill") == t->shape, "masked_fill: mask of shape ",
+             mask->shape, " cannot be broadcast to the tensor's shape ", t->shape);
+    Tensor m = expand(mask, t->shape);
+    // The value goes to self's device and dtype and is expanded (recorded: its gradient sums).
+    Tensor v = expand(to_dtype(value->device() == t->device() ? value : to_device(value, t->device()), t->dtype), t->shape);
+    auto forward = [&] {
+        Tensor out = empty(t->shape, t->dtype, t->device());
+        if (out->numel()) kernels(t->device()).where(out, m, v, t);
+        return out;
+    };
+    return autograd::record_op<MaskedFillBackward>({&t, &v}, forward, [&](MaskedFillBackward& n, const Tensor&) {
+        n.mask = m;
+        n.has_saved = true;
+    });
+}
+
+Tensor nonzero(const Tensor& t)
+{
+    MT_PROFILE_OP("nonzero", t);
+    Tensor in = contiguous(t);
+    Tensor count = empty({1}, DType::Int64, t->device());
+    auto& k = kernels(t->device());
+    if (in->numel()) k.nonzero(nullptr, count, in);
+    else fill_(count, Scalar(int64_t(0)));
+    // The result's size depends on the values: the host reads the count (PyTorch waits too).
+    const int64_t n = to_device(count, Device{})->data_as<int64_t>()[0];
+    Tensor out = empty({n, t->dim()}, DType::Int64, t->device());
+    if (out->numel()) k.nonzero(out, nullptr, in);
+    return out;
+}
+
+Tensor masked_select(const Tensor& t, const Tensor& mask)
+{
+    MT_PROFILE_OP("masked_select", t, mask);
+    check_same_device("masked_select", t, mask);
+    MT_CHECK_TYPE(mask->dtype == DType::Bool, "masked_select: expected a bool mask tensor, got ", mask->dtype);
+    const Shape shape = broadcast_shapes(t->shape, mask->shape, "masked_select");
+    int64_t numel = 1;
+    for (int64_t s : shape) numel *= s;
+    Tensor found = nonzero(reshape(contiguous(expand(mask, shape)), {numel}));  // (n, 1)
+    Tensor positions = reshape(found, {found->shape[0]});
+    auto forward = [&] {
+        Tensor out = empty({positions->numel()}, t->dtype, t->device());
+        if (out->numel())
+            kernels(t->device()).gather(out, reshape(contiguous(expand(t, shape)), {numel}), positions, 0,
+                                        IndexCheck{"masked_select", numel});
+        return out;
+    };
+    return autograd::record_op<MaskedSelectBackward>({&t}, forward, [&](MaskedSelectBackward& n, const Tensor&) {
+        n.positions = positions;
+        n.shape = shape;
+        n.has_saved = true;
+    });
+}
+
+Tensor index_put(const Tensor& t, const std::vector<Tensor>& indices, const Tensor& values, bool accumulate)
+{
+    MT_PROFILE_OP("index_put", t, indices, values);
+    check_same_device("index_put", t, values);
+    MT_CHECK_TYPE(values->dtype == t->dtype, "index_put: values (", values->dtype, ") must have self's dtype (",
+                  t->dtype, ")");
+    Shape bshape;
+    Tensor idx = stacked_indices("index_put", t, indices, bshape);
+    // values broadcast to the shape of self[indices]: the index shape, then self's other dims.
+    Shape target = bshape, rest;
+    for (int64_t d = idx->shape[0]; d < t->dim(); ++d) rest.push_back(t->shape[d]);
+    target.insert(target.end(), rest.begin(), rest.end());
+    Tensor v = values;
+    while (v->dim() > int64_t(target.size()) && v->shape[0] == 1) v = select(v, 0, 0);
+    bool fits = v->dim() <= int64_t(target.size());
+    for (int64_t d = 1; fits && d <= v->dim(); ++d)
+        fits = v->shape[v->dim() - d] == 1 || v->shape[v->dim() - d] == target[target.size() - d];
+    MT_CHECK(fits, "index_put_: shape mismatch: value tensor of shape ", values->shape,
+             " cannot be broadcast to indexing result of shape ", target);
+    v = expand(v, target);  // recorded: the values' gradient sums over what was broadcast
+    auto forward = [&] {
+        Shape rows{idx->shape[1]};
+        rows.insert(rows.end(), rest.begin(), rest.end());
+        return index_put_stacked(t, idx, reshape(contiguous(v), rows), accumulate);
+    };
+    return autograd::record_op<IndexPutBackward>({&t, &v}, forward, [&](IndexPutBackward& n, const Tensor&) {
+        n.indices = idx;
+        n.accumulate = accumulate;
+        n.has_saved = true;
+    });
+}
+
+}  // namespace minitorch

@@ -1,0 +1,345 @@
+// indexing.cu — CUDA kernels that index by tensors: whole rows (index_select and its
+// backward), elements along one dim (gather, scatter: also index_add / index_copy /
+// index_fill through an expanded index), NumPy's advanced indexing (index_put), cat in one
+// launch for all its inputs, and nonzero. Layouts are those of kernels.h (same as the
+// CPU); the geometry structs are minitorch/index_math.h, shared with cpu/indexing.cpp.
+//
+// Indices are checked where they are read: a bad one is recorded for the next
+// synchronization (index_check.cu) and its element is skipped (gather writes 0 there).
+#include "common.cuh"
+#include "minitorch/index_math.h"
+
+namespace minitorch::cuda {
+
+namespace {
+
+// Thread mapping: one thread per element of out (row i, column j).
+template <class T>
+__global__ void gather_rows_kernel(const T* in, T* out, const int64_t* index, int64_t n, int64_t row)
+{
+    MT_GRID_STRIDE(i, n * row) { out[i] = in[index[i / row] * row + i % row]; }
+}
+
+// *place += v for every dtype a kernel sees: float and double have atomicAdd; int64 adds as
+// unsigned long long (two's complement: the same bits; nvcc has no atomicAdd for long);
+// bool adds as "or" (True + True is True), which a plain store of true does.
+template <class T>
+__device__ __forceinline__ void atomic_add_value(T* place, T v)
+{
+    if constexpr (std::is_same_v<T, bool>) {
+        if (v) *place = true;
+    } else if constexpr (std::is_same_v<T, int64_t>) {
+        atomicAdd(reinterpret_cast<unsigned long long*>(place), static_cast<unsigned long long>(v));
+    } else {
+        atomicAdd(place, v);
+    }
+}
+
+// Thread mapping: one thread per element of in; two rows may land on one: atomicAdd.
+template <class T>
+__global__ void scatter_add_rows_kernel(const T* in, T* out, const int64_t* index, int64_t n, int64_t row)
+{
+    MT_GRID_STRIDE(i, n * row) { atomicAdd(out + index[i / row] * row + i % row, in[i]); }
+}
+
+// Thread mapping: one thread per element of in. Two rows naming one index race, and
+// either may win (as PyTorch's index_copy_ on a GPU).
+template <class T>
+__global__ void put_rows_kernel(const T* in, T* out, const int64_t* index, int64_t n, int64_t row)
+{
+    MT_GRID_STRIDE(i, n * row) { out[index[i / row] * row + i % row] = in[i]; }
+}
+
+// Thread mapping: one thread per element of index (= of out), grid-stride; reads one
+// element of in, any strides (g, index_math.h).
+template <class T>
+__global__ void gather_kernel(T* out, const T* in, const int64_t* index, DimIndexing g, IndexCheck c,
+                              IndexFaults faults)
+{
+    MT_GRID_STRIDE(i, g.numel) {
+        int64_t s, o, x, k;
+        g.offsets(i, s, o, x);
+        if (resolve_index(index[x], c, k)) {
+            out[o] = in[s + k * g.self_dim_stride];
+        } else {
+            faults.report(c, index[x], i);
+            out[o] = T(0);
+        }
+    }
+}
+
+// Thread mapping: one thread per element of index (= of src), grid-stride. Two threads
+// may name one place of out: Add adds atomically, Put lets any one win.
+template <class T>
+__global__ void scatter_kernel(T* out, const T* src, const int64_t* index, DimIndexing g, IndexCheck c,
+                               IndexFaults faults, bool add)
+{
+    MT_GRID_STRIDE(i, g.numel) {
+        int64_t s, o, x, k;
+        g.offsets(i, s, o, x);
+        if (!resolve_index(index[x], c, k)) {
+            faults.report(c, index[x], i);
+            continue;
+        }
+        T* place = out + s + k * g.self_dim_stride;
+        if (add) atomic_add_value(place, src[o]);
+        else *place = src[o];
+    }
+}
+
+// Thread mapping: one thread per element (b, r) of values, grid-stride: index position b
+// (its k indices, each checked), element r of the rest. read: values = self there;
+// otherwise writes (Put: any one of equal places wins) or adds atomically.
+template <class T>
+__global__ void index_put_kernel(T* self, T* values, const int64_t* indices, AdvancedIndexing g, const char* op,
+                                 IndexFaults faults, bool read, bool add)
+{
+    MT_GRID_STRIDE(i, g.nb * g.rest_numel) {
+        const int64_t b = i / g.rest_numel, r = i % g.rest_numel;
+        int64_t off = g.rest_offset(r);
+        bool ok = true;
+        for (int j = 0; j < g.k && ok; ++j) {
+            const IndexCheck c = advanced_check(g, j, op);
+            int64_t k;
+            ok = resolve_index(indices[j * g.nb + b], c, k);
+            if (ok) off += k * g.stride[j];
+            else faults.report(c, indices[j * g.nb + b], b);
+        }
+        if (!ok) {
+            if (read) values[i] = T(0);
+            continue;
+        }
+        if (read) values[i] = self[off];
+        else if (add) atomic_add_value(self + off, values[i]);
+        else self[off] = values[i];
+    }
+}
+
+// cat: the inputs of one launch, seen as (outer, size, inner) with inner contiguous; in
+// elements. At most kCatPieces per launch (the struct is a kernel parameter, < 4 KiB).
+constexpr int kCatPieces = 64;
+struct CatPiece {
+    const char* data;
+    int64_t start, size, outer_stride, dim_stride;  // start: first row of out along dim
+};
+struct CatArgs {
+    int n = 0;
+    int64_t outer = 1, inner = 1, total = 0;  // total: out's size along dim
+    int64_t r0 = 0, rows = 0;                  // the rows of out this launch writes
+    CatPiece piece[kCatPieces];
+};
+
+// Thread mapping: one thread per element of out in rows [r0, r0 + rows) along dim,
+// grid-stride; it finds its input by a binary search over the pieces' first rows and
+// copies one element (U: an unsigned type of the element's size, so any dtype).
+template <class U>
+__global__ void cat_kernel(U* out, CatArgs a)
+{
+    MT_GRID_STRIDE(i, a.outer * a.rows * a.inner) {
+        const int64_t c = i % a.inner, r = (i / a.inner) % a.rows + a.r0, o = i / (a.inner * a.rows);
+        int lo = 0, hi = a.n - 1;
+        while (lo < hi) {  // the last piece starting at or before r
+            const int mid = (lo + hi + 1) / 2;
+            if (a.piece[mid].start <= r) lo = mid;
+            else hi = mid - 1;
+        }
+        const CatPiece& p = a.piece[lo];
+        const U* src = reinterpret_cast<const U*>(p.data);
+        out[(o * a.total + r) * a.inner + c] = src[o * p.outer_stride + (r - p.start) * p.dim_stride + c];
+    }
+}
+
+struct NonzeroShape {
+    int ndim;
+    int64_t shape[kMaxDims];
+};
+
+// Thread mapping: ONE block of kThreads threads walks `in` in chunks of kThreads elements
+// (a compaction needs every earlier element's count: one block keeps it simple, at the
+// price of n / kThreads sequential steps). Per chunk, each thread flags its element and
+// an inclusive scan (Hillis-Steele) in shared memory gives each non-zero element its
+// place: base + its prefix - 1. Rows past `limit` are not written; count gets the total.
+template <class T>
+__global__ void nonzero_kernel(const T* in, int64_t n, int64_t* out, int64_t limit, int64_t* count, NonzeroShape s)
+{
+    __shared__ int64_t sums[kThreads];
+    const int t = int(threadIdx.x);
+    int64_t base = 0;
+    for (int64_t start = 0; start < n; start += kThreads) {
+        const int64_t i = start + t;
+        const bool flag = i < n && in[i] != T(0);
+        sums[t] = flag;
+        __syncthreads();  // every flag is in place before the scan reads its neighbours
+        for (int step = 1; step < kThreads; step *= 2) {
+            const int64_t add = t >= step ? sums[t - step] : 0;
+            __syncthreads();  // this step's reads are done before anyone writes
+            sums[t] += add;
+            __syncthreads();  // this step's writes are seen by the next step's reads
+        }
+        const int64_t pos = base + sums[t] - 1;
+        if (flag && pos < limit) {
+            int64_t* row = out + pos * (s.ndim ? s.ndim : 1);
+            if (s.ndim == 0) row[0] = 0;
+            for (int64_t d = s.ndim - 1, r = i; d >= 0; --d) {
+                row[d] = r % s.shape[d];
+                r /= s.shape[d];
+            }
+        }
+        base += sums[kThreads - 1];
+        __syncthreads();  // everyone has read sums[last] before the next chunk overwrites sums
+    }
+    if (t == 0 && count) *count = base;
+}
+
+// The piece for input t of cat when it is (outer, size, inner) with inner contiguous and
+// its outer dims one stride apart; false otherwise (the caller packs it).
+bool cat_piece(const Tensor& t, int64_t dim, CatPiece& p)
+{
+    int64_t inner = 1;
+    for (int64_t d = t->dim() - 1; d > dim; --d) {
+        if (t->shape[size_t(d)] != 1 && t->strides[size_t(d)] != inner) return false;
+        inner *= t->shape[size_t(d)];
+    }
+    p.dim_stride = t->strides[size_t(dim)];
+    p.outer_stride = 0;
+    int64_t next_stride = -1, next_size = 1;  // the outer dim just inside the one looked at
+    for (int64_t d = dim - 1; d >= 0; --d) {
+        if (t->shape[size_t(d)] == 1) continue;
+        if (next_stride < 0) p.outer_stride = t->strides[size_t(d)];
+        else if (t->strides[size_t(d)] != next_stride * next_size) return false;
+        next_stride = t->strides[size_t(d)];
+        next_size = t->shape[size_t(d)];
+    }
+    p.data = t->data();
+    p.size = t->shape[size_t(dim)];
+    return true;
+}
+
+}  // namespace
+
+void gather_rows(const Tensor& out, const Tensor& in, const Tensor& index)
+{
+    const int64_t n = index->numel(), row = n ? out->numel() / n : 0;
+    dispatch(in->dtype, [&](auto tag) {
+        using T = typename decltype(tag)::type;
+        MT_LAUNCH(blocks_for(n * row), kThreads, 0, 0, gather_rows_kernel<T>)(in->data_as<T>(), out->data_as<T>(),
+                                                                                index->data_as<int64_t>(), n, row);
+    });
+    MT_CUDA_CHECK_LAUNCH("gather_rows");
+}
+
+void scatter_add_rows(const Tensor& out, const Tensor& in, const Tensor& index)
+{
+    const int64_t n = index->numel(), row = n ? in->numel() / n : 0;
+    dispatch_floating(out->dtype, "scatter_add_rows", [&](auto tag) {
+        using T = typename decltype(tag)::type;
+        MT_LAUNCH(blocks_for(n * row), kThreads, 0, 0, scatter_add_rows_kernel<T>)(
+            in->data_as<T>(), out->data_as<T>(), index->data_as<int64_t>(), n, row);
+    });
+    MT_CUDA_CHECK_LAUNCH("scatter_add_rows");
+}
+
+void put_rows(const Tensor& out, const Tensor& in, const Tensor& index)
+{
+    const int64_t n = index->numel(), row = n ? in->numel() / n : 0;
+    dispatch(in->dtype, [&](auto tag) {
+        using T = typename decltype(tag)::type;
+        MT_LAUNCH(blocks_for(n * row), kThreads, 0, 0, put_rows_kernel<T>)(in->data_as<T>(), out->data_as<T>(),
+                                                                             index->data_as<int64_t>(), n, row);
+    });
+    MT_CUDA_CHECK_LAUNCH("put_rows");
+}
+
+void gather(const Tensor& out, const Tensor& in, const Tensor& index, int64_t dim, const IndexCheck& check)
+{
+    const DimIndexing g = dim_indexing(in, out, index, dim);
+    dispatch(in->dtype, [&](auto tag) {
+        using T = typename decltype(tag)::type;
+        MT_LAUNCH(blocks_for(g.numel), kThreads, 0, 0, gather_kernel<T>)(
+            out->data_as<T>(), in->data_as<T>(), index->data_as<int64_t>(), g, check, index_faults(check.op));
+    });
+    MT_CUDA_CHECK_LAUNCH("gather");
+}
+
+void scatter(WriteOp op, const Tensor& out, const Tensor& src, const Tensor& index, int64_t dim,
+             const IndexCheck& check)
+{
+    const DimIndexing g = dim_indexing(out, src, index, dim);
+    dispatch(out->dtype, [&](auto tag) {
+        using T = typename decltype(tag)::type;
+        MT_LAUNCH(blocks_for(g.numel), kThreads, 0, 0, scatter_kernel<T>)(
+            out->data_as<T>(), src->data_as<T>(), index->data_as<int64_t>(), g, check, index_faults(check.op),
+            op == WriteOp::Add);
+    });
+    MT_CUDA_CHECK_LAUNCH("scatter");
+}
+
+void index_put(WriteOp op, bool read, const Tensor& self, const Tensor& values, const Tensor& indices,
+               const char* op_name)
+{
+    const AdvancedIndexing g = advanced_indexing(self, indices);
+    dispatch(self->dtype, [&](auto tag) {
+        using T = typename decltype(tag)::type;
+        MT_LAUNCH(blocks_for(g.nb * g.rest_numel), kThreads, 0, 0, index_put_kernel<T>)(
+            self->data_as<T>(), values->data_as<T>(), indices->data_as<int64_t>(), g, op_name,
+            index_faults(op_name), read, op == WriteOp::Add);
+    });
+    MT_CUDA_CHECK_LAUNCH("index_put");
+}
+
+void cat(const Tensor& out, const std::vector<Tensor>& inputs, int64_t dim)
+{
+    CatArgs a;
+    for (int64_t d = 0; d < dim; ++d) a.outer *= out->shape[size_t(d)];
+    for (int64_t d = dim + 1; d < out->dim(); ++d) a.inner *= out->shape[size_t(d)];
+    a.total = out->shape[size_t(dim)];
+    std::vector<Tensor> keep;  // packed copies of inputs in other layouts, alive until launched
+    auto launch = [&] {
+        if (a.n == 0) return;
+        a.r0 = a.piece[0].start;
+        a.rows = a.piece[a.n - 1].start + a.piece[a.n - 1].size - a.r0;
+        const int64_t count = a.outer * a.rows * a.inner;
+        auto go = [&](auto unsigned_tag) {
+            using U = decltype(unsigned_tag);
+            MT_LAUNCH(blocks_for(count), kThreads, 0, 0, cat_kernel<U>)(reinterpret_cast<U*>(out->data()), a);
+        };
+        switch (itemsize(out->dtype)) {
+            case 1: go(uint8_t{}); break;
+            case 2: go(uint16_t{}); break;
+            case 4: go(uint32_t{}); break;
+            default: go(uint64_t{}); break;
+        }
+        MT_CUDA_CHECK_LAUNCH("cat");
+        a.n = 0;
+    };
+    int64_t start = 0;
+    for (const Tensor& t : inputs) {
+        if (t->numel() == 0) continue;
+        CatPiece p{};
+        if (!cat_piece(t, dim, p)) {
+            keep.push_back(packed(t, &copy));
+            cat_piece(keep.back(), dim, p);
+        }
+        p.start = start;
+        start += p.size;
+        a.piece[a.n++] = p;
+        if (a.n == kCatPieces) launch();
+    }
+    launch();
+}
+
+void nonzero(const Tensor& out, const Tensor& count, const Tensor& in)
+{
+    NonzeroShape s{int(in->dim()), {}};
+    for (int d = 0; d < s.ndim; ++d) s.shape[d] = in->shape[size_t(d)];
+    dispatch(in->dtype, [&](auto tag) {
+        using T = typename decltype(tag)::type;
+        MT_LAUNCH(1, kThreads, 0, 0, nonzero_kernel<T>)(in->data_as<T>(), in->numel(),
+                                                       out ? out->data_as<int64_t>() : nullptr,
+                                                       out ? out->shape[0] : 0,
+                                                       count ? count->data_as<int64_t>() : nullptr, s);
+    });
+    MT_CUDA_CHECK_LAUNCH("nonzero");
+}
+
+}  // namespace minitorch::cuda
