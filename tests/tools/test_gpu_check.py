@@ -31,8 +31,14 @@ lib = _load_lib()
 
 
 def _env(**extra) -> dict:
+    """This environment, with the folder of the minitorch these tests import first on PYTHONPATH
+    (the installed package in CI, python/ of a developer's tree), so the script imports the same."""
+    import minitorch
+
+    here = str(Path(minitorch.__file__).resolve().parent.parent)
     env = dict(os.environ)
-    env["PYTHONPATH"] = os.pathsep.join([str(ROOT / "python")] + [p for p in env.get("PYTHONPATH", "").split(os.pathsep) if p])
+    env["PYTHONPATH"] = os.pathsep.join([here] + [p for p in env.get("PYTHONPATH", "").split(os.pathsep) if p])
+    env["PYTHON"] = sys.executable  # the script's Python: this one
     env.pop("OUT", None)
     env.update(extra)
     return env
