@@ -120,4 +120,15 @@ void matmul_native16(const Tensor& out, const Tensor& a, const Tensor& b, bool s
 // cuDNN's convolutions (cudnn_conv.cu); null when the build has no cudnn.h or is emulated.
 const ConvLibrary* cudnn_conv_library();
 
+// Launches kernel<T> for a floating dtype (the op's name in errors), one thread per
+// element of `count`; the arguments may use T.
+#define MT_FLOAT_LAUNCH(dtype, name, count, kernel, ...)                                 \
+    do {                                                                                 \
+        dispatch_floating(dtype, name, [&](auto tag) {                                   \
+            using T = typename decltype(tag)::type;                                      \
+            MT_LAUNCH(blocks_for(count), kThreads, 0, 0, kernel<T>)(__VA_ARGS__);        \
+        });                                                                              \
+        MT_CUDA_CHECK_LAUNCH(name);                                                      \
+    } while (0)
+
 }  // namespace minitorch::cuda

@@ -1,21 +1,11 @@
 // layer_norm.cu — CUDA kernels of the fused layer norm, forward and backward, on rows of
 // a contiguous (rows, D) tensor (kernels.h); the CPU versions are cpu/layer_norm.cpp.
 #include "common.cuh"
+#include "warp.cuh"
 
 namespace minitorch::cuda {
 
 namespace {
-
-constexpr unsigned kFullMask = 0xffffffffu;
-constexpr int kWarp = 32;
-
-// The sum of v over the 32 lanes, in every lane (a butterfly of shuffles). All 32 lanes call it.
-template <class A>
-__device__ A warp_sum(A v)
-{
-    for (int lane_mask = kWarp / 2; lane_mask > 0; lane_mask >>= 1) v += __shfl_xor_sync(kFullMask, v, lane_mask);
-    return v;
-}
 
 // Thread mapping: one warp per row (8 rows per block of 256 threads, grid-stride over rows);
 // lane l takes the row's elements l, l + 32, ... so a warp reads 32 adjacent values at a

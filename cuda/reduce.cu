@@ -39,6 +39,7 @@
 
 #include "common.cuh"
 #include "minitorch/stats_math.h"
+#include "warp.cuh"
 
 namespace minitorch::cuda {
 
@@ -51,7 +52,6 @@ constexpr int64_t kFillBlocks = 1024;      // about a full wave on an H100: 132 
 constexpr int64_t kMaxChunk = int64_t(1) << 30;  // values per slice, so positions fit an int
 constexpr int64_t kMaxBlocksX = 4096;      // more outputs than that many blocks take: grid-stride
 constexpr int64_t kMaxSlices = 65535;      // the gridDim.y limit
-constexpr unsigned kFullMask = 0xffffffffu;
 
 int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
 
@@ -134,8 +134,13 @@ struct BestOp {
 template <class Op>
 __device__ typename Op::State warp_merge(const Op& op, typename Op::State s)
 {
-    for (int offset = 16; offset > 0; offset >>= 1) op.merge(s, op.shfl_down(s, offset));
-    return s;
+    using State = typename Op::State;
+    return warp_reduce(
+        s, [&op](State v, int offset) { return op.shfl_down(v, offset); },
+        [&op](State a, State b) {
+            op.merge(a, b);
+            return a;
+        });
 }
 
 // Combines the states of a group of `group` threads (32: a warp; kBlock: the block); the

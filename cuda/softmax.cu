@@ -28,13 +28,12 @@
 // Accumulation is in the element type (float for float32, double for float64).
 #include "common.cuh"
 #include "minitorch/softmax_math.h"
+#include "warp.cuh"
 
 namespace minitorch::cuda {
 
 namespace {
 
-constexpr unsigned kFullMask = 0xffffffffu;
-constexpr int kWarp = 32;
 constexpr int64_t kWarpRowMaxC = 1024;  // longer rows get a whole block
 constexpr int kRowBlockThreads = 512;   // threads per block of block_rows_kernel
 
@@ -100,8 +99,9 @@ __device__ NoState shfl_xor(NoState, int) { return {}; }
 template <class State>
 __device__ State warp_all_merge(State st)
 {
-    for (int lane_mask = kWarp / 2; lane_mask > 0; lane_mask >>= 1) st = merge(st, shfl_xor(st, lane_mask));
-    return st;
+    return warp_all_reduce(
+        st, [](State s, int lane_mask) { return shfl_xor(s, lane_mask); },
+        [](State a, State b) { return merge(a, b); });
 }
 
 // ---- the three mappings of rows to threads (see the top of the file) ----

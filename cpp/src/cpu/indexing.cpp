@@ -25,15 +25,6 @@ void gather_rows(const Tensor& out, const Tensor& in, const Tensor& index)
     });
 }
 
-void check_index(const Tensor& out, const Tensor& index, const IndexCheck& check)
-{
-    const int64_t n = index->numel();
-    const int64_t* in = index->data_as<int64_t>();
-    int64_t* o = out->data_as<int64_t>();
-    for (int64_t i = 0; i < n; ++i)
-        if (!resolve_index(in[i], check, o[i])) throw IndexError(index_error_message(check, in[i], i));
-}
-
 void scatter_add_rows(const Tensor& out, const Tensor& in, const Tensor& index)
 {
     const int64_t n = index->numel(), row = n ? in->numel() / n : 0;

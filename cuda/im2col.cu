@@ -1,0 +1,61 @@
+// im2col.cu — CUDA kernels for im2col / col2im: a convolution as GEMMs (cpu/im2col.cpp is
+// the same on the CPU). Layouts are those of kernels.h.
+#include "common.cuh"
+
+namespace minitorch::cuda {
+
+namespace {
+
+// Thread mapping: one thread per element of cols (sample n, tap t, output pixel p).
+template <class T>
+__global__ void im2col_kernel(const T* x, T* cols, Window2d w)
+{
+    const int64_t pixels = w.OH * w.OW, taps = w.C * w.KH * w.KW;
+    MT_GRID_STRIDE(i, w.N * taps * pixels) {
+        const int64_t n = i / (taps * pixels), t = (i / pixels) % taps, p = i % pixels;
+        const int64_t c = t / (w.KH * w.KW), kh = (t / w.KW) % w.KH, kw = t % w.KW;
+        const int64_t oh = p / w.OW, ow = p % w.OW;
+        const int64_t ih = oh * w.stride_h - w.pad_h + kh * w.dil_h, iw = ow * w.stride_w - w.pad_w + kw * w.dil_w;
+        cols[i] = (ih >= 0 && ih < w.H && iw >= 0 && iw < w.W) ? x[((n * w.C + c) * w.H + ih) * w.W + iw] : T(0);
+    }
+}
+
+// Thread mapping: one thread per INPUT pixel (n, c, ih, iw), summing every cols entry
+// that read it — a gather, so no two threads write the same place (no atomics).
+template <class T>
+__global__ void col2im_kernel(const T* cols, T* gx, Window2d w)
+{
+    const int64_t pixels = w.OH * w.OW, taps = w.C * w.KH * w.KW;
+    MT_GRID_STRIDE(i, w.N * w.C * w.H * w.W) {
+        const int64_t iw = i % w.W, ih = (i / w.W) % w.H, c = (i / (w.W * w.H)) % w.C, n = i / (w.W * w.H * w.C);
+        T acc = 0;
+        for (int64_t kh = 0; kh < w.KH; ++kh) {
+            const int64_t hs = ih + w.pad_h - kh * w.dil_h;  // = oh * stride_h
+            if (hs < 0 || hs % w.stride_h) continue;
+            const int64_t oh = hs / w.stride_h;
+            if (oh >= w.OH) continue;
+            for (int64_t kw = 0; kw < w.KW; ++kw) {
+                const int64_t ws = iw + w.pad_w - kw * w.dil_w;
+                if (ws < 0 || ws % w.stride_w) continue;
+                const int64_t ow = ws / w.stride_w;
+                if (ow >= w.OW) continue;
+                acc += cols[(n * taps + (c * w.KH + kh) * w.KW + kw) * pixels + oh * w.OW + ow];
+            }
+        }
+        gx[i] += acc;
+    }
+}
+
+}  // namespace
+
+void im2col(const Tensor& cols, const Tensor& x, const Window2d& w)
+{
+    MT_FLOAT_LAUNCH(x->dtype, "im2col", cols->numel(), im2col_kernel, x->data_as<T>(), cols->data_as<T>(), w);
+}
+
+void col2im(const Tensor& gx, const Tensor& cols, const Window2d& w)
+{
+    MT_FLOAT_LAUNCH(gx->dtype, "col2im", gx->numel(), col2im_kernel, cols->data_as<T>(), gx->data_as<T>(), w);
+}
+
+}  // namespace minitorch::cuda
