@@ -1,6 +1,7 @@
 // layer_norm.cu — CUDA kernels of the fused layer norm, forward and backward, on rows of
 // a contiguous (rows, D) tensor (kernels.h); the CPU versions are cpu/layer_norm.cpp.
 #include "common.cuh"
+#include "minitorch/layer_norm_math.h"
 #include "warp.cuh"
 
 namespace minitorch::cuda {
@@ -10,7 +11,8 @@ namespace {
 // Thread mapping: one warp per row (8 rows per block of 256 threads, grid-stride over rows);
 // lane l takes the row's elements l, l + 32, ... so a warp reads 32 adjacent values at a
 // time. Three passes over the row (cached after the first): the mean, the variance of the
-// deviations from it (two passes: no cancellation), then the write.
+// deviations from it (two passes: no cancellation), then the write. Sums in LayerNormAcc
+// (double), as on the CPU (layer_norm_math.h).
 template <class T>
 __global__ void layer_norm_kernel(const T* x, const T* w, const T* b, T* y, T* mean, T* rstd, int64_t rows,
                                   int64_t D, double eps)
@@ -19,12 +21,13 @@ __global__ void layer_norm_kernel(const T* x, const T* w, const T* b, T* y, T* m
     const int64_t warps = blockDim.x / kWarp;
     for (int64_t r = blockIdx.x * warps + threadIdx.x / kWarp; r < rows; r += gridDim.x * warps) {
         const T* xr = x + r * D;
-        T s = 0;
-        for (int64_t j = lane; j < D; j += kWarp) s += xr[j];
-        const T m = warp_sum(s) / T(D);
-        T v = 0;
-        for (int64_t j = lane; j < D; j += kWarp) v += (xr[j] - m) * (xr[j] - m);
-        const T rs = T(1) / sqrt(warp_sum(v) / T(D) + T(eps));
+        using A = LayerNormAcc;
+        A s = 0;
+        for (int64_t j = lane; j < D; j += kWarp) s += A(xr[j]);
+        const A ma = warp_sum(s) / A(D);
+        A v = 0;
+        for (int64_t j = lane; j < D; j += kWarp) v += (A(xr[j]) - ma) * (A(xr[j]) - ma);
+        const T m = T(ma), rs = T(A(1) / sqrt(warp_sum(v) / A(D) + A(eps)));
         if (lane == 0) mean[r] = m, rstd[r] = rs;
         for (int64_t j = lane; j < D; j += kWarp) {
             T out = (xr[j] - m) * rs;
@@ -45,13 +48,13 @@ __global__ void layer_norm_backward_kernel(const T* g, const T* x, const T* mean
     const int64_t warps = blockDim.x / kWarp;
     for (int64_t r = blockIdx.x * warps + threadIdx.x / kWarp; r < rows; r += gridDim.x * warps) {
         const T *gr = g + r * D, *xr = x + r * D, m = mean[r], rs = rstd[r];
-        T s1 = 0, s2 = 0;
+        LayerNormAcc s1 = 0, s2 = 0;
         for (int64_t j = lane; j < D; j += kWarp) {
             const T gw = w ? gr[j] * w[j] : gr[j];
             s1 += gw;
             s2 += gw * (xr[j] - m) * rs;
         }
-        const T m1 = warp_sum(s1) / T(D), m2 = warp_sum(s2) / T(D);
+        const T m1 = T(warp_sum(s1) / LayerNormAcc(D)), m2 = T(warp_sum(s2) / LayerNormAcc(D));
         for (int64_t j = lane; j < D; j += kWarp) {
             const T gw = w ? gr[j] * w[j] : gr[j];
             gx[r * D + j] = rs * (gw - m1 - (xr[j] - m) * rs * m2);
@@ -66,13 +69,13 @@ __global__ void layer_norm_params_kernel(const T* g, const T* x, const T* mean, 
                                          int64_t rows, int64_t D)
 {
     MT_GRID_STRIDE(j, D) {
-        T sw = 0, sb = 0;
+        LayerNormAcc sw = 0, sb = 0;
         for (int64_t r = 0; r < rows; ++r) {
             sw += g[r * D + j] * (x[r * D + j] - mean[r]) * rstd[r];
             sb += g[r * D + j];
         }
-        if (gw) gw[j] = sw;
-        if (gb) gb[j] = sb;
+        if (gw) gw[j] = T(sw);
+        if (gb) gb[j] = T(sb);
     }
 }
 

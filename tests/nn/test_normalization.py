@@ -9,7 +9,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import minitorch
-from conftest import TORCH_SKIP_REASON, seeds
+from conftest import CUDA_SKIP_REASON, TORCH_SKIP_REASON, seeds
 from minitorch import nn
 from minitorch.nn import functional as F
 from minitorch.testing import gradcheck
@@ -350,3 +350,16 @@ def test_batch_norm_matches_torch(device, cls, shape, momentum, dtype):
     x = rand(shape, 60, dtype=dtype)
     np.testing.assert_allclose(to_np(ours(minitorch.tensor(x, device=device))),
                                theirs(torch.tensor(x)).detach().numpy(), **t)
+
+
+@pytest.mark.skipif(not minitorch.cuda.is_available(), reason=CUDA_SKIP_REASON)
+def test_layer_norm_statistics_are_the_same_on_cpu_and_cuda():
+    # Both devices sum a row in LayerNormAcc (double; minitorch/layer_norm_math.h): a float32 row
+    # far from zero gets the same normalized values on the CPU and on cuda, and NumPy's in float64.
+    rng = np.random.default_rng(0)
+    x = (1e4 + rng.standard_normal((4, 3000))).astype(np.float32)
+    want = (x - x.astype(np.float64).mean(1, keepdims=True)) / np.sqrt(x.astype(np.float64).var(1, keepdims=True) + 1e-5)
+    outs = [minitorch.nn.functional.layer_norm(minitorch.tensor(x, device=d), (3000,)).cpu().numpy()
+            for d in ("cpu", "cuda")]
+    np.testing.assert_allclose(outs[0], want, rtol=0, atol=2e-3)  # x's own float32 rounding of 1e4 + noise
+    np.testing.assert_allclose(outs[1], outs[0], rtol=0, atol=1e-6)

@@ -1,11 +1,12 @@
 // layer_norm.cpp — CPU kernels of the fused layer norm, forward and backward, on rows
 // of a contiguous (rows, D) tensor (kernels.h). Each row's mean and variance are taken
-// in two passes (the mean first, then the squared deviations), in double, so a row far
-// from zero loses no precision to cancellation.
+// in two passes (the mean first, then the squared deviations), in LayerNormAcc (double,
+// as on a GPU: layer_norm_math.h), so a row far from zero loses no precision to cancellation.
 #include <cmath>
 #include <vector>
 
 #include "kernels_cpu.h"
+#include "minitorch/layer_norm_math.h"
 #include "minitorch/parallel.h"
 
 namespace minitorch::cpu {
@@ -23,12 +24,13 @@ void layer_norm(const Tensor& out, const Tensor& mean, const Tensor& rstd, const
         parallel_for(rows, std::max<int64_t>(1, kGrainSize / std::max<int64_t>(4 * D, 1)), [&](int64_t r0, int64_t r1) {
             for (int64_t r = r0; r < r1; ++r) {
                 const T* xr = x + r * D;
-                double s = 0;
-                for (int64_t j = 0; j < D; ++j) s += xr[j];
-                const double m = s / double(D);
-                double v = 0;
-                for (int64_t j = 0; j < D; ++j) v += (xr[j] - m) * (xr[j] - m);
-                const T mr = T(m), rr = T(1.0 / std::sqrt(v / double(D) + eps));
+                using A = LayerNormAcc;
+                A s = 0;
+                for (int64_t j = 0; j < D; ++j) s += A(xr[j]);
+                const A m = s / A(D);
+                A v = 0;
+                for (int64_t j = 0; j < D; ++j) v += (A(xr[j]) - m) * (A(xr[j]) - m);
+                const T mr = T(m), rr = T(A(1) / std::sqrt(v / A(D) + A(eps)));
                 mu[r] = mr, rs[r] = rr;
                 T* yr = y + r * D;
                 for (int64_t j = 0; j < D; ++j) {
@@ -56,13 +58,13 @@ void layer_norm_backward(const Tensor& grad_in, const Tensor& grad_weight, const
             parallel_for(rows, std::max<int64_t>(1, kGrainSize / std::max<int64_t>(4 * D, 1)), [&](int64_t r0, int64_t r1) {
                 for (int64_t r = r0; r < r1; ++r) {
                     const T *gr = g + r * D, *xr = x + r * D;
-                    double s1 = 0, s2 = 0;  // sums of gw and gw * xhat over the row
+                    LayerNormAcc s1 = 0, s2 = 0;  // sums of gw and gw * xhat over the row
                     for (int64_t j = 0; j < D; ++j) {
                         const T gw = w ? gr[j] * w[j] : gr[j];
                         s1 += gw;
                         s2 += gw * (xr[j] - mu[r]) * rs[r];
                     }
-                    const T m1 = T(s1 / double(D)), m2 = T(s2 / double(D));
+                    const T m1 = T(s1 / LayerNormAcc(D)), m2 = T(s2 / LayerNormAcc(D));
                     for (int64_t j = 0; j < D; ++j) {
                         const T gw = w ? gr[j] * w[j] : gr[j];
                         const T xhat = (xr[j] - mu[r]) * rs[r];
@@ -74,11 +76,11 @@ void layer_norm_backward(const Tensor& grad_in, const Tensor& grad_weight, const
         // The parameter gradients sum over rows: row by row, each row adding into D
         // accumulators (a contiguous inner loop).
         if (grad_weight || grad_bias) {
-            std::vector<double> sw(D, 0.0), sb(D, 0.0);
+            std::vector<LayerNormAcc> sw(D, 0.0), sb(D, 0.0);
             for (int64_t r = 0; r < rows; ++r) {
                 const T *gr = g + r * D, *xr = x + r * D;
                 for (int64_t j = 0; j < D; ++j) {
-                    sw[j] += double(gr[j]) * double((xr[j] - mu[r]) * rs[r]);
+                    sw[j] += LayerNormAcc(gr[j]) * LayerNormAcc((xr[j] - mu[r]) * rs[r]);
                     sb[j] += gr[j];
                 }
             }
