@@ -2,7 +2,7 @@
 // the strided view of a tensor that kernels index with.
 //
 // The same sources build with nvcc (a real GPU) and with the host compiler against
-// emu/cuda_emu.h (MINITORCH_CUDA_EMULATE=ON: kernels run on the CPU, see emu/README.md).
+// emu/cuda_emu.h, in every build (the CUDA emulator: kernels run on the CPU, see emu/README.md).
 #pragma once
 #include <cstdint>
 #include <type_traits>
