@@ -621,6 +621,7 @@ def _build() -> list[OpInfo]:
         _e_unary("rsqrt", _f64(lambda x: 1 / np.sqrt(x)), (0.05, 10.0)),
         _e_unary("sigmoid", _f64(lambda x: 1 / (1 + np.exp(-x)))),
         _e_unary("tanh", _f64(np.tanh), (-5.0, 5.0)),
+        _e_unary("sinh", _f64(np.sinh), (-5.0, 5.0)),
         _e_unary("sin", _f64(np.sin)),
         _e_unary("cos", _f64(np.cos)),
         _e_unary("tan", _f64(np.tan), (-1.4, 1.4), tol=dict(F32_LOOSE, float16=dict(rtol=2e-3, atol=2e-3))),

@@ -43,6 +43,7 @@
     X(Sin,        sin,         Float,     kSavesX,    g * cos(x))                                 \
     X(Cos,        cos,         Float,     kSavesX,    -g * sin(x))                                \
     X(Tan,        tan,         Float,     kSavesY,    g * (1 + y * y))                            \
+    X(Sinh,       sinh,        Float,     kSavesX,    g * (exp(x) + exp(-x)) * 0.5)               \
     X(Erf,        erf,         Float,     kSavesX,    g * kTwoOverSqrtPi * exp(-x * x))           \
     X(Floor,      floor,       NoBool,    kSavesNone, zeros_like(g))                              \
     X(Ceil,       ceil,        NoBool,    kSavesNone, zeros_like(g))                              \

@@ -125,6 +125,7 @@ OPS: tuple[Op, ...] = (
     _e("sin", inplace=GENERIC),
     _e("cos", inplace=GENERIC),
     _e("tan", inplace=GENERIC, autocast=FP32),
+    _e("sinh", inplace=GENERIC, autocast=FP32),
     _e("erf", inplace=GENERIC),
     _e("floor", inplace=GENERIC, dtypes=NUMERIC),
     _e("ceil", inplace=GENERIC, dtypes=NUMERIC),
