@@ -21,7 +21,6 @@ import numpy as np
 from . import _C
 from ._C import Tensor
 from ._creation import full
-from ._inplace import inplace_form
 from ._tensor import _wrap, add_methods
 
 
@@ -349,5 +348,4 @@ add_methods({
     "masked_select": masked_select,
     "index_put": index_put,
 })
-add_methods({name + "_": inplace_form(name)
-             for name in ("scatter", "scatter_add", "index_add", "index_copy", "index_fill", "index_put")})
+# Their in-place forms (scatter_, index_add_...) come from ops/declarations.py (inplace=GENERIC).
