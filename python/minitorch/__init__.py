@@ -70,25 +70,6 @@ double = float64
 long = int64
 
 from ._tensor import Size  # noqa: E402  (adds the Python-side Tensor methods)
-from ._creation import (  # noqa: E402,F401
-    arange,
-    empty,
-    empty_like,
-    eye,
-    full,
-    full_like,
-    linspace,
-    ones,
-    ones_like,
-    rand,
-    rand_like,
-    randint,
-    randn,
-    randn_like,
-    tensor,
-    zeros,
-    zeros_like,
-)
 from ._functions import (  # noqa: E402,F401
     argmax,
     argmin,

@@ -18,6 +18,7 @@ import numpy as np
 from . import _C
 from ._C import Tensor
 from ._tensor import add_methods
+from .ops.creation import tensor
 
 # DLPack device types (dlpack.h) minitorch produces or accepts.
 _KDL_CPU, _KDL_CUDA, _KDL_CUDA_HOST, _KDL_CUDA_MANAGED = 1, 2, 3, 13
@@ -144,8 +145,6 @@ def as_tensor(data, dtype=None, device=None) -> Tensor:
     CuPy) or ``__dlpack__`` is used as it is when ``dtype`` and ``device`` match (or are
     None); otherwise, and for lists and numbers, the data is copied like ``tensor()`` does.
     """
-    from ._creation import tensor  # late: _creation imports this module's methods' users
-
     want_device = None if device is None else _C.device(device) if isinstance(device, str) else device
     shared = None
     if isinstance(data, Tensor):

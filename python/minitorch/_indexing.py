@@ -20,7 +20,7 @@ import numpy as np
 
 from . import _C
 from ._C import Tensor
-from ._creation import full
+from .ops.creation import full
 from ._tensor import _wrap, add_methods
 
 
@@ -131,7 +131,7 @@ def argwhere(input: Tensor) -> Tensor:
 
 
 def _as_index(arr: np.ndarray, device) -> Tensor:
-    from ._creation import tensor
+    from .ops.creation import tensor
     return tensor(np.ascontiguousarray(arr, dtype=np.int64), device=device)
 
 
@@ -148,7 +148,7 @@ def masked_select(input: Tensor, mask: Tensor) -> Tensor:
 
 def _to_index_tensor(item, device):
     """A tensor index from a Tensor, list or array (bool or int64)."""
-    from ._creation import tensor
+    from .ops.creation import tensor
     if isinstance(item, Tensor):
         t = item
     else:
@@ -282,7 +282,7 @@ def setitem(x: Tensor, idx, value) -> None:
     """``x[idx] = value`` for advanced indices (called by Tensor.__setitem__): the new
     values are written with index_copy into a copy, which is copied back into x (so a
     view x writes through to its base)."""
-    from ._creation import tensor
+    from .ops.creation import tensor
     if isinstance(idx, Tensor) and idx.dtype == _C.dtype.int64 or isinstance(idx, list) and idx and \
             not isinstance(idx[0], bool):
         idx = (idx,)

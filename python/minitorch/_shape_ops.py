@@ -18,7 +18,7 @@ import numbers
 
 from . import _C
 from ._C import Tensor
-from ._creation import eye, full
+from .ops.creation import eye, full
 from ._functions import function_from_method
 from ._tensor import _wrap, add_methods, dim_tuple
 

@@ -26,7 +26,7 @@ from multiprocessing import shared_memory
 import numpy as np
 
 from .. import _C
-from .._creation import empty
+from ..ops.creation import empty
 
 _ALIGN = 64  # each array starts on a cache line (and suits any dtype's alignment)
 _DTYPES = {np.dtype(np.float32): _C.dtype.float32, np.dtype(np.float64): _C.dtype.float64,

@@ -10,7 +10,7 @@ from __future__ import annotations
 import math
 
 from .. import _C
-from .._creation import arange
+from ..ops.creation import arange
 from . import functional as F
 
 _NEG_INF = float("-inf")

@@ -241,14 +241,13 @@ OPS: tuple[Op, ...] = (
     _cpp("nonzero", "indexing.cpp", **NO_GRAD),
     _py("argwhere", **NO_GRAD),
 
-    # ---- creation ----
-    _new("tensor"), _new("as_tensor"), _new("from_numpy"), _new("from_dlpack"),
-    _new("empty"), _new("zeros"), _new("ones"), _new("full"), _new("eye"), _new("arange"), _new("linspace"),
-    _new("empty_like"), _new("zeros_like"), _new("ones_like"), _new("full_like"),
-    _new("rand"), _new("randn"), _new("randint"), _new("rand_like"), _new("randn_like"),
-    Op("new_empty", CREATION, function=False, grad=False), Op("new_zeros", CREATION, function=False, grad=False),
-    Op("new_ones", CREATION, function=False, grad=False), Op("new_full", CREATION, function=False, grad=False),
-    Op("new_tensor", CREATION, function=False, grad=False),
+    # ---- creation (ops/creation.py; as_tensor and from_dlpack: _dlpack.py; from_numpy: C++) ----
+    _new("tensor", python="creation"), _new("as_tensor"), _new("from_numpy"), _new("from_dlpack"),
+    *(_new(name, python="creation") for name in ("empty", "zeros", "ones", "full", "eye", "arange", "linspace")),
+    *(_new(name, python="creation") for name in ("empty_like", "zeros_like", "ones_like", "full_like")),
+    *(_new(name, python="creation") for name in ("rand", "randn", "randint", "rand_like", "randn_like")),
+    *(_new(name, function=False, method=True, python="creation")
+      for name in ("new_empty", "new_zeros", "new_ones", "new_full", "new_tensor")),
     Op("normal_", CREATION, function=False, grad=False), Op("uniform_", CREATION, function=False, grad=False),
 
     # ---- the Tensor's own properties, conversions and bookkeeping ----

@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 from .. import _C
-from .._creation import zeros_like
+from ..ops.creation import zeros_like
 from ..autograd import no_grad
 from .optimizer import Optimizer, _check_fused_args, _use_fused
 

@@ -1,7 +1,7 @@
 """``RMSprop`` (Hinton's lecture 6e, with PyTorch's update rule and defaults)."""
 from __future__ import annotations
 
-from .._creation import zeros_like
+from ..ops.creation import zeros_like
 from ..autograd import no_grad
 from .optimizer import Optimizer
 

@@ -1,4 +1,8 @@
-"""Creating tensors: ``tensor`` from Python data, and the factory functions."""
+"""Creating tensors: ``tensor`` from Python data, the factory functions (``zeros``,
+``arange``, ``rand``...), their ``*_like`` forms, and ``Tensor.new_*`` (a new tensor with
+``self``'s dtype and device). ops/registry.py makes ``minitorch.<name>`` and
+``Tensor.new_*`` of them, as ops/declarations.py declares them.
+"""
 from __future__ import annotations
 
 import builtins
@@ -6,9 +10,8 @@ import warnings
 
 import numpy as np
 
-from . import _C
-from ._C import Tensor
-from ._tensor import add_methods
+from .. import _C
+from .._C import Tensor
 
 _VisibleDeprecationWarning = getattr(np, "exceptions", np).VisibleDeprecationWarning  # moved in NumPy 1.25
 
@@ -213,7 +216,7 @@ def randn_like(input, *, dtype=None, device=None, requires_grad: bool = False) -
 
 # ---- x.new_*(...): a new tensor with x's dtype and device unless told otherwise ----
 
-def _new_tensor(self, data, *, dtype=None, device=None, requires_grad: bool = False) -> Tensor:
+def new_tensor(self, data, *, dtype=None, device=None, requires_grad: bool = False) -> Tensor:
     """A copy of ``data`` as a tensor with ``self``'s dtype and device (unless given)."""
     _, dtype, device = _like(self, dtype, device)
     return tensor(data, dtype=dtype, device=device, requires_grad=requires_grad)
@@ -231,16 +234,12 @@ def _new_factory(factory, op: str):
     return new
 
 
-def _new_full(self, size, fill_value, *, dtype=None, device=None, requires_grad: bool = False) -> Tensor:
+def new_full(self, size, fill_value, *, dtype=None, device=None, requires_grad: bool = False) -> Tensor:
     """``full(size, fill_value)`` with ``self``'s dtype and device unless given."""
     _, dtype, device = _like(self, dtype, device)
     return full(_size((size,), "new_full"), fill_value, dtype=dtype, device=device, requires_grad=requires_grad)
 
 
-add_methods({
-    "new_tensor": _new_tensor,
-    "new_empty": _new_factory(empty, "new_empty"),
-    "new_zeros": _new_factory(zeros, "new_zeros"),
-    "new_ones": _new_factory(ones, "new_ones"),
-    "new_full": _new_full,
-})
+new_empty = _new_factory(empty, "new_empty")
+new_zeros = _new_factory(zeros, "new_zeros")
+new_ones = _new_factory(ones, "new_ones")
