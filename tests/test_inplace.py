@@ -1,4 +1,4 @@
-"""The in-place forms of ``_inplace.py`` (``exp_``, ``clamp_``, ``sigmoid_``, ..., ``normal_``,
+"""The in-place forms of ``ops/inplace.py`` (``exp_``, ``clamp_``, ``sigmoid_``, ..., ``normal_``,
 ``uniform_``) on every dtype minitorch has: each writes the out-of-place result into its
 tensor when PyTorch's casting rule allows (bool < integer < floating point), and raises
 PyTorch's RuntimeError when it does not."""
@@ -9,7 +9,7 @@ import pytest
 
 import minitorch
 from conftest import to_numpy as _to_numpy
-from minitorch._inplace import INPLACE_OPS
+from minitorch.ops.inplace import INPLACE_OPS
 
 DTYPES = [minitorch.float32, minitorch.float64, minitorch.float16, minitorch.bfloat16, minitorch.int64, minitorch.bool]
 FLOATS = DTYPES[:4]

@@ -103,7 +103,6 @@ from .ops import registry as _registry  # noqa: E402
 # all, isclose, mm, square, movedim... (ops/comparison.py, linalg.py, pointwise.py, shape.py):
 # their methods and functions, as ops/declarations.py declares them.
 _registry.install_python_ops(__import__("sys").modules[__name__])
-from . import _inplace  # noqa: E402,F401  (normal_, uniform_; the other in-place forms come from ops/)
 from ._C import index_select, live_tensor_count  # noqa: E402,F401
 from ._indexing import (  # noqa: E402,F401
     argwhere,

@@ -248,7 +248,8 @@ OPS: tuple[Op, ...] = (
     *(_new(name, python="creation") for name in ("rand", "randn", "randint", "rand_like", "randn_like")),
     *(_new(name, function=False, method=True, python="creation")
       for name in ("new_empty", "new_zeros", "new_ones", "new_full", "new_tensor")),
-    Op("normal_", CREATION, function=False, grad=False), Op("uniform_", CREATION, function=False, grad=False),
+    _new("normal_", function=False, method=True, python="inplace"),
+    _new("uniform_", function=False, method=True, python="inplace"),
 
     # ---- the Tensor's own properties, conversions and bookkeeping ----
     _t("shape"), _t("size"), _t("dim", method_aliases=("ndimension",)), _t("ndim"),

@@ -26,7 +26,7 @@ def install_python_ops(module) -> None:
 
 
 def generic_inplace_ops() -> tuple[str, ...]:
-    """Ops whose ``Tensor.<name>_`` computes ``<name>`` and writes it back (_inplace.py)."""
+    """Ops whose ``Tensor.<name>_`` computes ``<name>`` and writes it back (ops/inplace.py)."""
     return tuple(op.name for op in OPS if op.namespace == MINITORCH and op.inplace == GENERIC)
 
 
@@ -71,7 +71,7 @@ def autocast_lists() -> list[tuple[str, str, str, bool]]:
 
 def install(module) -> None:
     """Adds to ``module`` (minitorch) and its Tensor class the forms the declarations make."""
-    from .._inplace import inplace_form
+    from .inplace import inplace_form
 
     tensor = module.Tensor
     for name in generic_inplace_ops():

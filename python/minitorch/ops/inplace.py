@@ -6,14 +6,17 @@ buffer; ``add_ sub_ mul_ div_`` are C++ and write directly). The rules are PyTor
 as for the C++ in-place ops: with gradients on, a tensor that requires grad cannot be
 written in place; the result must have ``x``'s shape and a dtype that casts back to
 ``x``'s without changing kind (no float results into an int64 tensor).
+
+ops/registry.py makes ``Tensor.<name>_`` with ``inplace_form`` for every op declared with
+``inplace=GENERIC``, and ``Tensor.normal_`` / ``Tensor.uniform_`` of the functions here
+(ops/declarations.py).
 """
 from __future__ import annotations
 
-from . import _C
-from ._C import Tensor
-from ._tensor import add_methods
-from .autograd import is_grad_enabled, no_grad
-from .ops.registry import generic_inplace_ops
+from .. import _C
+from .._C import Tensor
+from ..autograd import is_grad_enabled, no_grad
+from .registry import generic_inplace_ops
 
 
 def _kind(dtype) -> int:
@@ -76,23 +79,20 @@ def _random_fill(t: Tensor, op: str, values) -> Tensor:
     return _write(t, values(tuple(t.shape), t.dtype, t.device), op)
 
 
-def _normal_(self, mean: float = 0.0, std: float = 1.0) -> Tensor:
+def normal_(self, mean: float = 0.0, std: float = 1.0) -> Tensor:
     """Fills ``self`` with samples from a normal distribution; reproducible after ``manual_seed``."""
     if std < 0:
         raise _C.InputError(f"normal_: expects std >= 0.0, but found std {std}")
     return _random_fill(self, "normal_", lambda *a: _C._randn(*a) * std + mean)
 
 
-def _uniform_(self, from_: float = 0.0, to: float = 1.0) -> Tensor:
+def uniform_(self, from_: float = 0.0, to: float = 1.0) -> Tensor:
     """Fills ``self`` with samples from ``[from_, to)``; reproducible after ``manual_seed``."""
     if from_ > to:
         raise _C.InputError(f"uniform_: expects to return a [from, to) range, but found from={from_} > to={to}")
     return _random_fill(self, "uniform_", lambda *a: _C._rand(*a) * (to - from_) + from_)
 
 
-# The ops whose in-place form is made here: those declared with inplace=GENERIC in
-# ops/declarations.py (add_ sub_ mul_ div_ fill_ zero_ copy_ are C++). ops/registry.py
-# attaches them when minitorch is imported.
+# The ops whose in-place form is inplace_form's: those declared with inplace=GENERIC in
+# ops/declarations.py (add_ sub_ mul_ div_ fill_ zero_ copy_ are C++).
 INPLACE_OPS = generic_inplace_ops()
-
-add_methods({"normal_": _normal_, "uniform_": _uniform_})
