@@ -104,18 +104,6 @@ from .ops import registry as _registry  # noqa: E402
 # their methods and functions, as ops/declarations.py declares them.
 _registry.install_python_ops(__import__("sys").modules[__name__])
 from ._C import index_select, live_tensor_count  # noqa: E402,F401
-from ._indexing import (  # noqa: E402,F401
-    argwhere,
-    gather,
-    index_add,
-    index_copy,
-    index_fill,
-    index_put,
-    masked_select,
-    nonzero,
-    scatter,
-    scatter_add,
-)
 from ._shape_ops import (  # noqa: E402,F401
     amax,
     amin,
@@ -133,7 +121,6 @@ from ._shape_ops import (  # noqa: E402,F401
     ger,
     hstack,
     logsumexp,
-    masked_fill,
     narrow,
     norm,
     outer,

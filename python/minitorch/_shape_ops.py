@@ -178,20 +178,6 @@ def _roll(self, shifts, dims=None) -> Tensor:
 
 # ------------------------------------------------------------------ masks ----
 
-def _masked_fill(self, mask: Tensor, value) -> Tensor:
-    """A copy of ``self`` with ``value`` where ``mask`` (bool, broadcastable to self) is True.
-
-    >>> scores.masked_fill(~causal, float("-inf"))   # hide the future in attention
-    """
-    if not isinstance(mask, Tensor):
-        raise TypeError(f"masked_fill(): argument 'mask' must be a Tensor, not {type(mask).__name__}")
-    if isinstance(value, numbers.Number):
-        value = full((), value, dtype=self.dtype, device=self.device)
-    elif not isinstance(value, Tensor):
-        raise TypeError(f"masked_fill(): argument 'value' must be a number or a 0-dim Tensor, not {type(value).__name__}")
-    return _C._masked_fill(self, mask, value)
-
-
 def _tril(self, diagonal: int = 0) -> Tensor:
     """The lower triangle of the last two dims (elements with ``col - row <= diagonal``); zeros above."""
     return _C._tril(self, _int("tril", "diagonal", diagonal))
@@ -399,7 +385,6 @@ add_methods({
     "flip": _flip,
     "repeat": _repeat,
     "roll": _roll,
-    "masked_fill": _masked_fill,
     "tril": _tril,
     "triu": _triu,
     "var": _var,
@@ -426,7 +411,6 @@ unbind = function_from_method("unbind")
 narrow = function_from_method("narrow")
 flip = function_from_method("flip")
 roll = function_from_method("roll")
-masked_fill = function_from_method("masked_fill")
 tril = function_from_method("tril")
 triu = function_from_method("triu")
 var = function_from_method("var")

@@ -1,0 +1,351 @@
+"""Indexing by tensors of positions: PyTorch's signatures over C++ ops, each one kernel
+per device with its own backward (``cpp/src/ops/indexing.cpp``, ``index_select.cpp``).
+
+- ``gather`` / ``scatter`` / ``scatter_add`` (along one dim), ``index_add`` /
+  ``index_copy`` / ``index_fill`` (whole slices: a scatter with an expanded index),
+  ``index_put`` (index tensors on the first dims), ``masked_fill``, ``masked_select`` and
+  ``nonzero`` are ``_C`` calls; this module checks the Python-level arguments and turns
+  numbers into 0-dim tensors.
+- ``x[mask]``, ``x[idx0, idx1]``, ``x[:, idx]`` (NumPy's advanced indexing; the C++
+  ``__getitem__`` sends only these here, through ``minitorch._indexing``) move the indexed
+  dims to the front, fold them into one dim and index its rows with ``index_select`` /
+  ``index_copy``.
+- ``nonzero`` / ``masked_select`` size their result by the number of True values, so
+  the host reads that count (PyTorch waits for the GPU there too).
+
+Each op function takes the tensor first and is both ``Tensor.<name>`` and
+``minitorch.<name>`` (attached by ops/registry.py from ops/declarations.py); their in-place
+forms (``scatter_``, ``index_add_``...) are ops/inplace.py's ``inplace_form``.
+"""
+from __future__ import annotations
+
+import numbers
+
+import numpy as np
+
+from .. import _C
+from .._C import Tensor
+from .creation import full, tensor
+
+
+def _contiguous_strides(shape) -> list:
+    strides, step = [0] * len(shape), 1
+    for d in range(len(shape) - 1, -1, -1):
+        strides[d] = step
+        step *= shape[d]
+    return strides
+
+
+def _check_index_tensor(op: str, index) -> None:
+    if not isinstance(index, Tensor):
+        raise TypeError(f"{op}(): argument 'index' must be a Tensor, not {type(index).__name__}")
+
+
+def _dim(op: str, dim) -> int:
+    if isinstance(dim, bool) or not isinstance(dim, numbers.Integral):
+        raise TypeError(f"{op}(): argument 'dim' must be an int, not {type(dim).__name__}")
+    return int(dim)
+
+
+def gather(input: Tensor, dim: int, index: Tensor, *, sparse_grad: bool = False) -> Tensor:
+    """``out[i][j][k] = input[i][index[i][j][k]][k]`` for ``dim=1`` (likewise for any dim);
+    ``out`` has the shape of ``index``. One kernel (``ops/indexing.cpp``).
+
+    >>> x = minitorch.tensor([[1, 2], [3, 4]])
+    >>> minitorch.gather(x, 1, minitorch.tensor([[0, 0], [1, 0]]))
+    tensor([[1, 1],
+            [4, 3]])
+    """
+    _check_index_tensor("gather", index)
+    return _C._gather(input, _dim("gather", dim), index)
+
+
+def _scatter(op: str, input: Tensor, dim: int, index: Tensor, src, value, add: bool) -> Tensor:
+    _check_index_tensor(op, index)
+    if src is None:
+        src = value
+    if isinstance(src, numbers.Number):
+        src = full((), src, dtype=input.dtype, device=input.device)
+    elif not isinstance(src, Tensor):
+        raise TypeError(f"{op}(): argument 'src' must be a Tensor or a number, not {type(src).__name__}")
+    return _C._scatter(input, _dim(op, dim), index, src, add)
+
+
+def scatter(input: Tensor, dim: int, index: Tensor, src=None, *, value=None, reduce=None) -> Tensor:
+    """A copy of ``input`` with ``src`` (a tensor, or a number ``value``) written at the
+    positions ``index`` names along ``dim``: ``out[i][index[i][j]] = src[i][j]`` for ``dim=1``.
+    Where two elements name one position, one of them is kept (the last on the CPU)."""
+    if reduce is not None:
+        if reduce not in ("add", "multiply"):
+            raise _C.InputError(f"scatter: reduce must be 'add' or 'multiply', got {reduce!r}")
+        if reduce == "multiply":
+            raise _C.InputError("scatter: reduce='multiply' is not supported; use reduce='add' or scatter_add")
+        return _scatter("scatter", input, dim, index, src, value, add=True)
+    return _scatter("scatter", input, dim, index, src, value, add=False)
+
+
+def scatter_add(input: Tensor, dim: int, index: Tensor, src: Tensor) -> Tensor:
+    """A copy of ``input`` with ``src`` added at the positions ``index`` names along
+    ``dim``; positions named twice get both values."""
+    if not isinstance(src, Tensor):
+        raise TypeError(f"scatter_add(): argument 'src' must be a Tensor, not {type(src).__name__}")
+    return _scatter("scatter_add", input, dim, index, src, None, add=True)
+
+
+def _index_write(op: str, input: Tensor, dim: int, index: Tensor, source: Tensor) -> int:
+    _check_index_tensor(op, index)
+    if not isinstance(source, Tensor):
+        raise TypeError(f"{op}(): argument 'source' must be a Tensor, not {type(source).__name__}")
+    return _dim(op, dim)
+
+
+def index_add(input: Tensor, dim: int, index: Tensor, source: Tensor, *, alpha=1) -> Tensor:
+    """A copy of ``input`` with ``alpha * source[i]`` added to slice ``index[i]`` along ``dim``."""
+    return _C._index_add(input, _index_write("index_add", input, dim, index, source), index, source, float(alpha))
+
+
+def index_copy(input: Tensor, dim: int, index: Tensor, source: Tensor) -> Tensor:
+    """A copy of ``input`` with slice ``index[i]`` along ``dim`` replaced by ``source[i]``."""
+    return _C._index_copy(input, _index_write("index_copy", input, dim, index, source), index, source)
+
+
+def index_fill(input: Tensor, dim: int, index: Tensor, value) -> Tensor:
+    """A copy of ``input`` with the slices ``index`` along ``dim`` set to ``value``."""
+    d = _index_write("index_fill", input, dim, index, input)
+    if not isinstance(value, Tensor):
+        value = full((), value, dtype=input.dtype, device=input.device)
+    return _C._index_fill(input, d, index, value)
+
+
+def nonzero(input: Tensor, *, as_tuple: bool = False):
+    """Positions of the non-zero elements: an int64 ``(n, ndim)`` tensor, or with
+    ``as_tuple=True`` one 1-D tensor per dim (as ``numpy.nonzero``). The result's size
+    depends on the values, so the host reads their count (PyTorch waits there too)."""
+    if not isinstance(input, Tensor):
+        raise TypeError(f"nonzero(): argument 'input' must be a Tensor, not {type(input).__name__}")
+    if not as_tuple:
+        return _C._nonzero(input)
+    pos = _C._nonzero(input.reshape(1) if input.ndim == 0 else input)
+    return tuple(p.contiguous() for p in pos.unbind(1))
+
+
+def argwhere(input: Tensor) -> Tensor:
+    """``nonzero(input)``: an int64 ``(n, ndim)`` tensor of positions."""
+    return nonzero(input)
+
+
+def _as_index(arr: np.ndarray, device) -> Tensor:
+    return tensor(np.ascontiguousarray(arr, dtype=np.int64), device=device)
+
+
+def masked_select(input: Tensor, mask: Tensor) -> Tensor:
+    """The elements of ``input`` where ``mask`` (bool, broadcastable with it) is True,
+    as a 1-D tensor."""
+    if not isinstance(mask, Tensor) or mask.dtype != _C.dtype.bool:
+        raise _C.DTypeError(f"masked_select: expected a bool mask tensor, got "
+                            f"{mask.dtype if isinstance(mask, Tensor) else type(mask).__name__}")
+    return _C._masked_select(input, mask)
+
+
+
+def masked_fill(self, mask: Tensor, value) -> Tensor:
+    """A copy of ``self`` with ``value`` where ``mask`` (bool, broadcastable to self) is True.
+
+    >>> scores.masked_fill(~causal, float("-inf"))   # hide the future in attention
+    """
+    if not isinstance(mask, Tensor):
+        raise TypeError(f"masked_fill(): argument 'mask' must be a Tensor, not {type(mask).__name__}")
+    if isinstance(value, numbers.Number):
+        value = full((), value, dtype=self.dtype, device=self.device)
+    elif not isinstance(value, Tensor):
+        raise TypeError(f"masked_fill(): argument 'value' must be a number or a 0-dim Tensor, not {type(value).__name__}")
+    return _C._masked_fill(self, mask, value)
+
+# ------------------------------------------------------------- advanced indexing ----
+
+def _to_index_tensor(item, device):
+    """A tensor index from a Tensor, list or array (bool or int64)."""
+    if isinstance(item, Tensor):
+        t = item
+    else:
+        t = tensor(item)
+    if t.dtype not in (_C.dtype.int64, _C.dtype.bool):
+        if t.numel() == 0:
+            t = t.long()
+        else:
+            raise IndexError(f"index: tensors used as indices must be long or bool, got {t.dtype}")
+    return t.to(device) if t.device != device else t
+
+
+def _expand_items(x: Tensor, idx) -> list:
+    """The index as a list of items, one per dim of x (Ellipsis expanded, trailing ':' added),
+    with None kept; bool tensors become one int64 tensor per dim they cover."""
+    items = list(idx) if isinstance(idx, tuple) else [idx]
+    conv = []
+    for it in items:
+        if isinstance(it, bool):
+            raise TypeError("index: indexing with a Python bool is not supported")
+        if isinstance(it, (list, np.ndarray)) or (isinstance(it, Tensor) and (it.ndim > 0 or it.dtype == _C.dtype.bool)):
+            conv.append(_to_index_tensor(it, x.device))
+        else:
+            conv.append(it)
+    used = sum(it.ndim if isinstance(it, Tensor) and it.dtype == _C.dtype.bool else
+               (0 if it is None or it is Ellipsis else 1) for it in conv)
+    if sum(it is Ellipsis for it in conv) > 1:
+        raise IndexError("index: an index can only have a single ellipsis ('...')")
+    if used > x.ndim:
+        raise IndexError(f"index: too many indices for tensor of dimension {x.ndim} (got {used})")
+    out = []
+    for it in conv:
+        if it is Ellipsis:
+            out.extend([slice(None)] * (x.ndim - used))
+            used = x.ndim
+        else:
+            out.append(it)
+    out.extend([slice(None)] * (x.ndim - used))
+    return out
+
+
+def _split_mask(mask: Tensor, dims_shape) -> list:
+    if tuple(mask.shape) != tuple(dims_shape):
+        raise IndexError(f"index: the shape of the mask {tuple(mask.shape)} does not match the shape of the "
+                         f"indexed tensor {tuple(dims_shape)}")
+    return list(nonzero(mask, as_tuple=True)) if mask.ndim else None
+
+
+def _plan(x: Tensor, idx):
+    """Applies the basic items (slices, None) as views and collects the advanced ones.
+
+    Returns (view, adv) where adv maps a dim of `view` to its int64 index tensor."""
+    items = _expand_items(x, idx)
+    view, d, adv = x, 0, {}
+    for it in items:
+        if it is None:
+            view = view.unsqueeze(d)
+            d += 1
+        elif isinstance(it, slice):
+            view = view[(slice(None),) * d + (it,)]
+            d += 1
+        elif isinstance(it, Tensor) and it.dtype == _C.dtype.bool:
+            if it.ndim == 0:  # x[True] adds a dim of size 1 (x[False] of size 0)
+                view = view.unsqueeze(d)
+                adv[d] = _as_index(np.zeros(1 if bool(it) else 0, np.int64), x.device)
+                d += 1
+                continue
+            parts = _split_mask(it, tuple(view.shape[d:d + it.ndim]))
+            for p in parts:
+                adv[d] = p
+                d += 1
+        else:  # an int, or an int64 tensor
+            t = it if isinstance(it, Tensor) else _as_index(np.asarray(int(it)), x.device)
+            adv[d] = t
+            d += 1
+    return view, adv
+
+
+def _fold(view: Tensor, adv: dict):
+    """Moves the advanced dims of `view` to the front and folds them into one. Returns
+    (folded, flat positions, broadcast index shape, order, rest shape, front)."""
+    dims = sorted(adv)
+    shapes = [tuple(adv[d].shape) for d in dims]
+    bshape = tuple(np.broadcast_shapes(*shapes)) if shapes else ()
+    flat = None
+    sizes = [view.shape[d] for d in dims]
+    strides = _contiguous_strides(sizes)
+    for d, size, stride in zip(dims, sizes, strides):
+        i = adv[d]
+        if i.numel() and bool(((i < -size) | (i >= size)).any()):
+            bad = i[(i < -size) | (i >= size)].flatten()[0].item()
+            raise IndexError(f"index {bad} is out of bounds for dimension {d} with size {size}")
+        i = _C.where(i < 0, i + size, i) if i.numel() else i
+        term = i.expand(bshape) * stride
+        flat = term if flat is None else flat + term
+    rest = [d for d in range(view.ndim) if d not in adv]
+    order = dims + rest
+    moved = view.permute(*order)
+    rest_shape = tuple(view.shape[d] for d in rest)
+    n = 1
+    for s in sizes:
+        n *= s
+    folded = moved.reshape((n,) + rest_shape)
+    # NumPy's rule: advanced dims next to each other keep their place; apart, they go first.
+    adjacent = dims == list(range(dims[0], dims[0] + len(dims)))
+    front = 0 if not adjacent else dims[0]
+    return folded, flat.reshape(-1), bshape, order, rest_shape, front
+
+
+def _unfold(rows: Tensor, view: Tensor, order: list) -> Tensor:
+    """The reverse of _fold: the folded rows back in ``view``'s shape and dim order."""
+    inverse = [0] * len(order)
+    for k, d in enumerate(order):
+        inverse[d] = k
+    return rows.view(tuple(view.shape[d] for d in order)).permute(*inverse)
+
+
+def getitem(x: Tensor, idx) -> Tensor:
+    """``x[idx]`` for advanced indices (called by Tensor.__getitem__)."""
+    view, adv = _plan(x, idx)
+    folded, flat, bshape, _, rest_shape, front = _fold(view, adv)
+    out = folded.index_select(0, flat).view(bshape + rest_shape)
+    if front:
+        nb = len(bshape)
+        perm = list(range(nb, nb + front)) + list(range(nb)) + list(range(nb + front, out.ndim))
+        out = out.permute(*perm)
+    return out
+
+
+def setitem(x: Tensor, idx, value) -> None:
+    """``x[idx] = value`` for advanced indices (called by Tensor.__setitem__): the new
+    values are written with index_copy into a copy, which is copied back into x (so a
+    view x writes through to its base)."""
+    if isinstance(idx, Tensor) and idx.dtype == _C.dtype.int64 or isinstance(idx, list) and idx and \
+            not isinstance(idx[0], bool):
+        idx = (idx,)
+    view, adv = _plan(x, idx)
+    folded, flat, bshape, order, rest_shape, front = _fold(view, adv)
+    if not isinstance(value, Tensor):
+        value = tensor(value, dtype=x.dtype, device=x.device)
+    value = value.to(x.dtype)
+    target = bshape + rest_shape
+    if front:  # value is laid out as the result of x[idx] is: bring the index dims to the front
+        nb = len(bshape)
+        shown = tuple(rest_shape[:front]) + bshape + tuple(rest_shape[front:])
+        value = _broadcast_value(value, shown)
+        perm = list(range(front, front + nb)) + list(range(front)) + list(range(front + nb, len(shown)))
+        value = value.permute(*perm)
+    else:
+        value = _broadcast_value(value, target)
+    rows = value.reshape((flat.numel(),) + rest_shape)
+    view.copy_(_unfold(_C._index_copy(folded, 0, flat, rows), view, order))
+
+
+def _broadcast_value(value: Tensor, shape: tuple) -> Tensor:
+    while value.ndim > len(shape) and value.shape[0] == 1:
+        value = value[0]
+    try:
+        return value.expand(shape)
+    except (ValueError, RuntimeError):
+        raise _C.InputError(f"index_put_: shape mismatch: value tensor of shape {tuple(value.shape)} cannot be "
+                            f"broadcast to indexing result of shape {shape}") from None
+
+
+def index_put(input: Tensor, indices, values: Tensor, accumulate: bool = False) -> Tensor:
+    """A copy of ``input`` with ``values`` written at ``input[indices]`` (``indices`` a
+    tuple of index tensors, int64 or bool masks, on the first dims); with
+    ``accumulate=True`` they are added instead. One kernel (``ops/indexing.cpp``); a tuple
+    with ``None`` or slices goes through the folded rows of advanced indexing."""
+    if not isinstance(indices, (tuple, list)):
+        raise TypeError("index_put(): argument 'indices' must be a tuple of Tensors")
+    indices = tuple(indices)
+    if not isinstance(values, Tensor):
+        values = full((), values, dtype=input.dtype, device=input.device)
+    if indices and all(isinstance(i, Tensor) for i in indices):
+        idx = [_to_index_tensor(i, input.device) for i in indices]
+        return _C._index_put(input, idx, values.to(input.dtype), bool(accumulate))
+    view, adv = _plan(input, indices)
+    if accumulate and view.ndim and tuple(view.shape) != tuple(input.shape):
+        raise _C.InputError("index_put: accumulate=True takes index tensors only (no None or slices)")
+    folded, flat, bshape, order, rest_shape, front = _fold(view, adv)
+    vals = _broadcast_value(values.to(input.dtype), bshape + rest_shape).reshape((flat.numel(),) + rest_shape)
+    rows = _C._index_add(folded, 0, flat, vals, 1.0) if accumulate else _C._index_copy(folded, 0, flat, vals)
+    return _unfold(rows, view, order).contiguous()
