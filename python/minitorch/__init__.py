@@ -104,40 +104,6 @@ from .ops import registry as _registry  # noqa: E402
 # their methods and functions, as ops/declarations.py declares them.
 _registry.install_python_ops(__import__("sys").modules[__name__])
 from ._C import index_select, live_tensor_count  # noqa: E402,F401
-from ._shape_ops import (  # noqa: E402,F401
-    amax,
-    amin,
-    argsort,
-    baddbmm,
-    bmm,
-    cat,
-    chunk,
-    concat,
-    concatenate,
-    cumprod,
-    cumsum,
-    einsum,
-    flip,
-    ger,
-    hstack,
-    logsumexp,
-    narrow,
-    norm,
-    outer,
-    roll,
-    sort,
-    split,
-    stack,
-    std,
-    std_mean,
-    topk,
-    tril,
-    triu,
-    unbind,
-    var,
-    var_mean,
-    vstack,
-)
 from . import nn, optim, data, backends, utils, profiler  # noqa: E402,F401
 from .backends import get_float32_matmul_precision, set_float32_matmul_precision  # noqa: E402,F401
 from ._finfo import finfo, iinfo  # noqa: E402,F401

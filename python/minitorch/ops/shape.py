@@ -1,4 +1,6 @@
-"""Ops that rearrange dims as views: ``movedim`` (a ``permute``) and ``unflatten`` (a ``view``).
+"""Ops that rearrange a tensor: ``movedim`` (a ``permute``) and ``unflatten`` (a ``view``) are
+views; ``flip``, ``repeat``, ``roll``, ``tril`` and ``triu`` are C++ ops (``cpp/src/ops/shape.cpp``,
+one remap kernel each) whose arguments are parsed here.
 Each function takes the tensor first and is both ``Tensor.<name>`` and ``minitorch.<name>``
 (attached by ops/registry.py from ops/declarations.py).
 """
@@ -9,6 +11,7 @@ import numbers
 from .. import _C
 from .._C import Tensor
 from .._tensor import _wrap, dim_tuple
+from ._args import int_arg, ints_arg, varargs
 
 
 def movedim(self, source, destination) -> Tensor:
@@ -60,3 +63,42 @@ def unflatten(self, dim: int, sizes) -> Tensor:
     shape = tuple(self.shape)
     return self.view(shape[:d] + sizes + shape[d + 1:])
 
+
+def flip(self, *dims) -> Tensor:
+    """Reverses the order of elements along ``dims`` (a copy, as in PyTorch).
+
+    >>> minitorch.tensor([[1, 2], [3, 4]]).flip(1)
+    tensor([[2, 1],
+            [4, 3]])
+    """
+    return _C._flip(self, ints_arg("flip", "dims", varargs(dims)))
+
+
+def repeat(self, *sizes) -> Tensor:
+    """Tiles ``self``: ``sizes[i]`` copies along dim i (extra leading sizes add dims).
+
+    >>> minitorch.tensor([1, 2]).repeat(2, 2)
+    tensor([[1, 2, 1, 2],
+            [1, 2, 1, 2]])
+    """
+    return _C._repeat(self, ints_arg("repeat", "repeats", varargs(sizes)))
+
+
+def roll(self, shifts, dims=None) -> Tensor:
+    """Shifts elements along ``dims`` by ``shifts``, wrapping around (the flattened tensor
+    when ``dims`` is None).
+
+    >>> minitorch.tensor([1, 2, 3, 4]).roll(1)
+    tensor([4, 1, 2, 3])
+    """
+    return _C._roll(self, ints_arg("roll", "shifts", shifts), [] if dims is None else ints_arg("roll", "dims", dims))
+
+
+def tril(self, diagonal: int = 0) -> Tensor:
+    """The lower triangle of the last two dims (elements with ``col - row <= diagonal``); zeros above."""
+    return _C._tril(self, int_arg("tril", "diagonal", diagonal))
+
+
+def triu(self, diagonal: int = 0) -> Tensor:
+    """The upper triangle of the last two dims (elements with ``col - row >= diagonal``); zeros below."""
+    return _C._triu(self, int_arg("triu", "diagonal", diagonal))

@@ -1,0 +1,117 @@
+"""Reductions and scans along dims: statistics (``var std var_mean std_mean logsumexp norm``,
+C++ ops over one ``reduce_stats`` kernel each, ``cpp/src/ops/reduce.cpp``), ``amax`` /
+``amin`` (compositions of ``max`` / ``min``), and the running ``cumsum`` / ``cumprod``
+(``cpp/src/ops/scan.cpp``). These functions parse PyTorch's argument forms.
+Each function takes the tensor first and is both ``Tensor.<name>`` and ``minitorch.<name>``
+(attached by ops/registry.py from ops/declarations.py); ``var_mean`` and ``std_mean`` are ``minitorch.<name>`` only.
+"""
+from __future__ import annotations
+
+import numbers
+
+from .. import _C
+from .._C import Tensor
+from .._tensor import dim_tuple
+from ._args import dims_or_all, int_arg
+
+
+def _var_args(op: str, x: Tensor, dim, unbiased, keepdim, correction) -> tuple:
+    """PyTorch's argument forms of var/std/var_mean/std_mean as (dims, correction, keepdim):
+    ``var(x, True)`` is the old ``(input, unbiased)`` form; ``unbiased=False`` means
+    ``correction=0``. Warns, as PyTorch does, when a line has no more values than the
+    correction (the result is then inf or NaN)."""
+    if isinstance(dim, bool):
+        dim, unbiased = None, dim
+    if unbiased is not None and correction is not None:
+        raise _C.InputError(f"{op}: pass either unbiased or correction, not both")
+    corr = correction if correction is not None else (1 if unbiased is None or unbiased else 0)
+    if isinstance(corr, bool) or not isinstance(corr, numbers.Real):
+        raise TypeError(f"{op}(): argument 'correction' must be a number, not {type(corr).__name__}")
+    dims = list(dims_or_all(dim, x.ndim, op))
+    n = 1
+    for d in dims:
+        n *= x.shape[d] if x.ndim else 1
+    if n - corr <= 0 and x.numel() > 0:
+        import warnings
+        warnings.warn(f"{op}(): degrees of freedom is <= 0. Correction should be strictly less than the reduction "
+                      f"factor (input numel divided by output numel).", UserWarning, stacklevel=3)
+    return dims, float(corr), bool(keepdim)
+
+
+def var(self, dim=None, unbiased=None, keepdim: bool = False, *, correction=None) -> Tensor:
+    """Variance over ``dim`` (all dims when None): ``sum((x - mean)^2) / (N - correction)``;
+    ``correction=1`` (the default, Bessel's) or ``unbiased=False`` for ``correction=0``."""
+    return _C._var(self, *_var_args("var", self, dim, unbiased, keepdim, correction))
+
+
+def std(self, dim=None, unbiased=None, keepdim: bool = False, *, correction=None) -> Tensor:
+    """Standard deviation: ``sqrt(var(...))`` with the same arguments."""
+    return _C._std(self, *_var_args("std", self, dim, unbiased, keepdim, correction))
+
+
+def var_mean(self, dim=None, unbiased=None, keepdim: bool = False, *, correction=None) -> tuple:
+    """``(var, mean)`` over the same dims, in one pass."""
+    return _C._var_mean(self, *_var_args("var_mean", self, dim, unbiased, keepdim, correction))
+
+
+def std_mean(self, dim=None, unbiased=None, keepdim: bool = False, *, correction=None) -> tuple:
+    """``(std, mean)`` over the same dims, in one pass."""
+    return _C._std_mean(self, *_var_args("std_mean", self, dim, unbiased, keepdim, correction))
+
+
+def _extreme(self, dim, keepdim: bool, op: str, largest: bool) -> Tensor:
+    if self.ndim == 0:
+        return self.clone()
+    dims = dims_or_all(dim, self.ndim, op)
+    for d in dims:
+        if self.shape[d] == 0:
+            raise IndexError(f"{op}: Expected reduction dim {d} to have non-zero size")
+    rest = [d for d in range(self.ndim) if d not in dims]
+    moved = self.permute(*rest, *dims)
+    folded = moved.reshape(tuple(self.shape[d] for d in rest) + (-1,))
+    vals = (folded.max(-1) if largest else folded.min(-1))[0]
+    if keepdim:
+        vals = vals.reshape(tuple(1 if d in dims else self.shape[d] for d in range(self.ndim)))
+    return vals
+
+
+def amax(self, dim=(), keepdim: bool = False) -> Tensor:
+    """Largest value over ``dim`` (an int or tuple; all dims when empty)."""
+    return _extreme(self, dim, keepdim, "amax", True)
+
+
+def amin(self, dim=(), keepdim: bool = False) -> Tensor:
+    """Smallest value over ``dim`` (an int or tuple; all dims when empty)."""
+    return _extreme(self, dim, keepdim, "amin", False)
+
+
+def logsumexp(self, dim, keepdim: bool = False) -> Tensor:
+    """``log(sum(exp(x)))`` over ``dim``, computed stably in one pass: a running max m and
+    the sum of ``exp(x - m)``, so large values do not overflow. Integers give floats."""
+    # dim is required (None is refused, as in PyTorch); () means every dim.
+    dims = dim_tuple(dim, self.ndim, "logsumexp") if dim is None else dims_or_all(dim, self.ndim, "logsumexp")
+    return _C._logsumexp(self, list(dims), bool(keepdim))
+
+
+def norm(self, p="fro", dim=None, keepdim: bool = False, dtype=None) -> Tensor:
+    """The vector p-norm over ``dim`` (all elements when None): ``p=2`` / ``'fro'`` is
+    ``sqrt(sum(x^2))``, ``p=1`` ``sum(|x|)``, ``p=inf`` ``max(|x|)``, ``p=0`` the count of
+    non-zeros, other p ``sum(|x|^p)^(1/p)``. The gradient at an all-zero input is zero."""
+    x = self if dtype is None else self.to(dtype)
+    if p == "fro" or p is None:
+        p = 2.0
+    if isinstance(p, str):
+        raise _C.InputError(f"norm: p must be a number or 'fro', got {p!r} ('nuc' is not supported)")
+    if isinstance(p, bool) or not isinstance(p, numbers.Real):
+        raise TypeError(f"norm(): argument 'p' must be a number or 'fro', not {type(p).__name__}")
+    return _C._norm(x, float(p), list(dims_or_all(dim, x.ndim, "norm")), bool(keepdim))
+
+
+def cumsum(self, dim: int, *, dtype=None) -> Tensor:
+    """Running sum along ``dim``: ``out[i] = x[0] + ... + x[i]`` (ints and bools give int64)."""
+    return _C._cumsum(self, int_arg("cumsum", "dim", dim), dtype)
+
+
+def cumprod(self, dim: int, *, dtype=None) -> Tensor:
+    """Running product along ``dim``: ``out[i] = x[0] * ... * x[i]``."""
+    return _C._cumprod(self, int_arg("cumprod", "dim", dim), dtype)
