@@ -159,12 +159,18 @@ def test_python_ops_come_from_their_declared_module():
 
     for op in MT:
         if not op.python:
+            assert not op.cpp_method, f"{op.name}: cpp_method says where its Python function is not, but python= is empty"
             continue
         impl = getattr(importlib.import_module(f"minitorch.ops.{op.python}"), op.name)
-        if op.method:
+        if op.method and not op.cpp_method:
             assert Tensor.__dict__[op.name] is impl, f"Tensor.{op.name} is not ops/{op.python}.py's {op.name}"
-        if op.function:
-            assert getattr(minitorch, op.name).__name__ == op.name
+            if op.function:
+                assert getattr(minitorch, op.name).__name__ == op.name
+        else:
+            assert not op.function or getattr(minitorch, op.name) is impl, \
+                f"minitorch.{op.name} is not ops/{op.python}.py's {op.name}"
+        if op.cpp_method:
+            assert not inspect.isfunction(Tensor.__dict__[op.name]), f"Tensor.{op.name} is declared C++ but is Python"
 
 
 def test_op_modules_attach_nothing_themselves():
@@ -172,3 +178,4 @@ def test_op_modules_attach_nothing_themselves():
     for path in sorted((ROOT / "python/minitorch/ops").glob("*.py")):
         if path.name != "registry.py":
             assert "add_methods" not in path.read_text() and "setattr(" not in path.read_text(), path.name
+

@@ -69,29 +69,7 @@ float = float32  # noqa: A001
 double = float64
 long = int64
 
-from ._tensor import Size  # noqa: E402  (adds the Python-side Tensor methods)
-from ._functions import (  # noqa: E402,F401
-    argmax,
-    argmin,
-    clamp,
-    clone,
-    flatten,
-    get_default_dtype,
-    set_default_dtype,
-    is_floating_point,
-    is_tensor,
-    max,
-    mean,
-    min,
-    numel,
-    permute,
-    reshape,
-    squeeze,
-    sum,
-    t,
-    transpose,
-    unsqueeze,
-)
+from ._tensor import Size, is_tensor  # noqa: E402,F401  (adds the Python-side Tensor methods)
 from . import cpu, cuda  # noqa: E402,F401
 
 _C._cuda_init()  # registers the CUDA kernels when there is a GPU (or the emulator is on)

@@ -51,9 +51,7 @@ class finfo(_DtypeInfo):
 
     def __init__(self, type=None):  # noqa: A002  (PyTorch's parameter name)
         if type is None:
-            from ._functions import get_default_dtype
-
-            type = get_default_dtype()
+            type = _C._get_default_dtype()
         name, np_type = _numpy_type("finfo", type, _FLOATING, "a floating point", "iinfo")
         if np_type is None:
             info = _BFLOAT16

@@ -26,6 +26,11 @@ class Size(tuple):
         return n
 
 
+def is_tensor(obj) -> bool:
+    """True when ``obj`` is a minitorch Tensor (an ``nn.Parameter`` included)."""
+    return isinstance(obj, Tensor)
+
+
 def _shape(self) -> Size:
     return Size(self._shape)
 

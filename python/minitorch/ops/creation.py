@@ -64,6 +64,28 @@ def _as_numpy(data, op: str) -> np.ndarray:
     return arr
 
 
+def get_default_dtype():
+    """The dtype of tensors made from Python floats and of float factories without a
+    dtype: ``minitorch.float32`` unless :func:`set_default_dtype` changed it."""
+    return _C._get_default_dtype()
+
+
+def set_default_dtype(d) -> None:
+    """Makes ``d`` (``minitorch.float32`` or ``minitorch.float64``) the default floating
+    dtype: of ``minitorch.tensor([1.0])``, ``zeros(3)``, ``x_int * 0.5``, new layers'
+    weights... As in PyTorch, integer and bool dtypes are refused.
+
+    >>> minitorch.set_default_dtype(minitorch.float64)
+    >>> minitorch.tensor([1.0]).dtype
+    minitorch.float64
+    """
+    if not isinstance(d, _C.dtype):
+        raise TypeError(f"set_default_dtype: expected a dtype such as minitorch.float64, got {type(d).__name__}")
+    if not d.is_floating_point:
+        raise TypeError(f"set_default_dtype: only floating-point types are supported as the default type, got {d}")
+    _C._set_default_dtype(d)
+
+
 def _infer_dtype(data, arr: np.ndarray):
     """PyTorch's inference: Python floats -> the default dtype (float32); NumPy arrays keep theirs."""
     name = arr.dtype.name

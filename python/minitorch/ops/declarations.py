@@ -69,6 +69,7 @@ class Op:
     grad: bool = True               # differentiable (for float inputs)
     source: str = ""                # CPP: the file in cpp/src/ops that computes it
     python: str = ""                # the module of minitorch.ops that holds its Python function
+    cpp_method: bool = False        # Tensor.<name> is bound in C++: python= holds minitorch.<name> only
     namespace: str = MINITORCH
     dtypes: tuple = ALL             # the input dtypes it takes: FLOATING, NUMERIC, ALL...
 
@@ -162,14 +163,14 @@ OPS: tuple[Op, ...] = (
     _e("bitwise_xor", dtypes=BOOL_AND_INTEGRAL, operators=("__xor__", "__rxor__", "__ixor__"), **NO_GRAD),
 
     # ---- C++ ops with their own kernels and backward nodes (cpp/src/ops) ----
-    _cpp("clamp", "elementwise.cpp", inplace=GENERIC, dtypes=NUMERIC, aliases=("clip",)),
+    _cpp("clamp", "elementwise.cpp", python="pointwise", cpp_method=True, inplace=GENERIC, dtypes=NUMERIC, aliases=("clip",)),
     _cpp("where", "elementwise.cpp", method=False),
-    _cpp("sum", "reduce.cpp", autocast=FP32),
-    _cpp("mean", "reduce.cpp", dtypes=FLOATING),
-    _cpp("max", "reduce.cpp"),
-    _cpp("min", "reduce.cpp"),
-    _cpp("argmax", "reduce.cpp", dtypes=NUMERIC, **NO_GRAD),
-    _cpp("argmin", "reduce.cpp", dtypes=NUMERIC, **NO_GRAD),
+    _cpp("sum", "reduce.cpp", python="reduction", cpp_method=True, autocast=FP32),
+    _cpp("mean", "reduce.cpp", python="reduction", cpp_method=True, dtypes=FLOATING),
+    _cpp("max", "reduce.cpp", python="reduction", cpp_method=True),
+    _cpp("min", "reduce.cpp", python="reduction", cpp_method=True),
+    _cpp("argmax", "reduce.cpp", python="reduction", cpp_method=True, dtypes=NUMERIC, **NO_GRAD),
+    _cpp("argmin", "reduce.cpp", python="reduction", cpp_method=True, dtypes=NUMERIC, **NO_GRAD),
     _cpp("cumsum", "scan.cpp", python="reduction", autocast=FP32),
     _cpp("cumprod", "scan.cpp", python="reduction", autocast=FP32),
     _cpp("sort", "sort.cpp", python="sorting"),
@@ -270,8 +271,8 @@ OPS: tuple[Op, ...] = (
     _t("register_hook"), _t("register_post_accumulate_grad_hook"),
 
     # ---- utilities ----
-    _u("manual_seed"), _u("get_num_threads"), _u("set_num_threads"), _u("get_default_dtype"),
-    _u("set_default_dtype"), _u("is_tensor"), _u("is_grad_enabled"), _u("result_type"), _u("broadcast_shapes"),
+    _u("manual_seed"), _u("get_num_threads"), _u("set_num_threads"), _u("get_default_dtype", python="creation"),
+    _u("set_default_dtype", python="creation"), _u("is_tensor"), _u("is_grad_enabled"), _u("result_type"), _u("broadcast_shapes"),
     _u("live_tensor_count"), _u("save"), _u("load"), _u("get_autocast_dtype"), _u("is_autocast_enabled"),
     _u("get_float32_matmul_precision"), _u("set_float32_matmul_precision"),
 

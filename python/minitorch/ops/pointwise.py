@@ -1,11 +1,13 @@
 """Elementwise ops written from other elementwise ops: ``square``, ``reciprocal``,
-``clamp_min`` and ``clamp_max`` (their autograd and devices are those of the ops they call).
+``clamp_min`` and ``clamp_max`` (their autograd and devices are those of the ops they call);
+and ``minitorch.clamp``, the function form of the C++ ``Tensor.clamp``.
 Each function takes the tensor first and is both ``Tensor.<name>`` and ``minitorch.<name>``
-(attached by ops/registry.py from ops/declarations.py).
+(attached by ops/registry.py from ops/declarations.py), but ``clamp``, whose method is C++.
 """
 from __future__ import annotations
 
 from .._C import Tensor
+from ._args import check_input
 
 
 def square(self) -> Tensor:
@@ -30,3 +32,9 @@ def clamp_max(self, max) -> Tensor:  # noqa: A002
     if max is None:
         raise TypeError("clamp_max(): argument 'max' must be a number or a Tensor, not None")
     return self.clamp(max=max)
+
+
+def clamp(input, min=None, max=None):  # noqa: A002
+    """Limits every element to ``[min, max]`` (either bound may be None)."""
+    check_input(input, "clamp")
+    return input.clamp(min, max)

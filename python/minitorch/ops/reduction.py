@@ -1,9 +1,11 @@
-"""Reductions and scans along dims: statistics (``var std var_mean std_mean logsumexp norm``,
-C++ ops over one ``reduce_stats`` kernel each, ``cpp/src/ops/reduce.cpp``), ``amax`` /
+"""Reductions and scans along dims: ``sum mean max min argmax argmin`` (C++ ops and methods,
+``cpp/src/ops/reduce.cpp``: here are their ``minitorch.<name>`` forms), statistics (``var std
+var_mean std_mean logsumexp norm``, C++ ops over one ``reduce_stats`` kernel each), ``amax`` /
 ``amin`` (compositions of ``max`` / ``min``), and the running ``cumsum`` / ``cumprod``
 (``cpp/src/ops/scan.cpp``). These functions parse PyTorch's argument forms.
-Each function takes the tensor first and is both ``Tensor.<name>`` and ``minitorch.<name>``
-(attached by ops/registry.py from ops/declarations.py); ``var_mean`` and ``std_mean`` are ``minitorch.<name>`` only.
+ops/registry.py attaches them as ops/declarations.py declares: the functions of ops whose
+method is C++ (``cpp_method``) are ``minitorch.<name>``; ``var_mean`` and ``std_mean`` too;
+the others take the tensor first and are both ``Tensor.<name>`` and ``minitorch.<name>``.
 """
 from __future__ import annotations
 
@@ -12,7 +14,44 @@ import numbers
 from .. import _C
 from .._C import Tensor
 from .._tensor import dim_tuple
-from ._args import dims_or_all, int_arg
+from ._args import check_input, dims_or_all, int_arg
+
+
+def sum(input, dim=None, keepdim=False, *, dtype=None):  # noqa: A001
+    """Sum over ``dim`` (an int, a tuple of ints, or None for all dims)."""
+    check_input(input, "sum")
+    return input.sum(dim, keepdim, dtype=dtype)
+
+
+def mean(input, dim=None, keepdim=False, *, dtype=None):
+    """Mean over ``dim``; the input must be floating point (or pass ``dtype=``)."""
+    check_input(input, "mean")
+    return input.mean(dim, keepdim, dtype=dtype)
+
+
+def max(input, dim=None, keepdim=False):  # noqa: A001
+    """``max(x)`` -> a 0-dim tensor; ``max(x, dim)`` -> ``(values, indices)``;
+    ``max(x, other_tensor)`` -> elementwise maximum."""
+    check_input(input, "max")
+    return input.max(dim, keepdim)
+
+
+def min(input, dim=None, keepdim=False):  # noqa: A001
+    """Like :func:`max`, for the minimum."""
+    check_input(input, "min")
+    return input.min(dim, keepdim)
+
+
+def argmax(input, dim=None, keepdim=False):
+    """Index of the largest element (of the flattened tensor when ``dim`` is None)."""
+    check_input(input, "argmax")
+    return input.argmax(dim, keepdim)
+
+
+def argmin(input, dim=None, keepdim=False):
+    """Index of the smallest element (of the flattened tensor when ``dim`` is None)."""
+    check_input(input, "argmin")
+    return input.argmin(dim, keepdim)
 
 
 def _var_args(op: str, x: Tensor, dim, unbiased, keepdim, correction) -> tuple:

@@ -5,24 +5,56 @@ the in-place forms, the aliases and autocast's op lists. ``install_python_ops`` 
 from __future__ import annotations
 
 import importlib
+import inspect
 
+from .. import _C
+from .._C import Tensor
+from ._args import check_input
 from .declarations import FP32_ALL, FUNCTIONAL, GENERIC, MINITORCH, OPS, Op
 
 
 def install_python_ops(module) -> None:
-    """For each op declared with ``python="<module>"``: ``Tensor.<name>`` is the function of
-    that name in ``minitorch.ops.<module>`` (it takes the tensor first), and
-    ``minitorch.<name>`` calls it after checking that its first argument is a Tensor."""
-    from .._functions import function_from_method
+    """Makes ``Tensor.<name>`` and ``minitorch.<name>`` of the ops declared with
+    ``python="<module>"``, from the function of that name in ``minitorch.ops.<module>``:
 
+    - it takes the tensor first: ``Tensor.<name>`` is the function, and ``minitorch.<name>``
+      calls it after checking that its first argument is a Tensor (``function_from_method``);
+    - its method is C++ (``cpp_method``) or it has none: ``minitorch.<name>`` is the function.
+
+    An op with both forms, no Python function and no ``_C.<name>`` (``clone``, ``permute``...)
+    gets ``minitorch.<name>`` from its method the same way."""
     for op in OPS:
-        if not op.python or op.namespace != MINITORCH:
+        if op.namespace != MINITORCH:
             continue
-        impl = getattr(importlib.import_module(f"{__package__}.{op.python}"), op.name)
-        if op.method:
-            setattr(module.Tensor, op.name, impl)
-        if op.function:
-            setattr(module, op.name, function_from_method(op.name) if op.method else impl)
+        if op.python:
+            impl = getattr(importlib.import_module(f"{__package__}.{op.python}"), op.name)
+            if op.method and not op.cpp_method:
+                setattr(module.Tensor, op.name, impl)
+                impl = function_from_method(op.name)
+            if op.function:
+                setattr(module, op.name, impl)
+        elif op.function and op.method and not hasattr(_C, op.name):
+            setattr(module, op.name, function_from_method(op.name))
+
+
+def function_from_method(name: str):
+    """``minitorch.<name>(input, *args, **kwargs)``, calling ``input.<name>(*args, **kwargs)``
+    once ``input`` is checked to be a Tensor; it carries the method's docstring."""
+    method = getattr(Tensor, name)
+
+    def function(input, *args, **kwargs):
+        check_input(input, name)
+        return getattr(input, name)(*args, **kwargs)
+
+    function.__name__ = function.__qualname__ = name
+    function.__doc__ = method.__doc__
+    try:  # methods written in Python have a signature to show in help(); C++ ones do not
+        sig = inspect.signature(method)
+        params = list(sig.parameters.values())
+        function.__signature__ = sig.replace(parameters=[params[0].replace(name="input"), *params[1:]])
+    except (TypeError, ValueError):
+        pass
+    return function
 
 
 def generic_inplace_ops() -> tuple[str, ...]:
