@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import importlib.util
 import inspect
+import re
 import types
 from pathlib import Path
 
@@ -179,3 +180,16 @@ def test_op_modules_attach_nothing_themselves():
         if path.name != "registry.py":
             assert "add_methods" not in path.read_text() and "setattr(" not in path.read_text(), path.name
 
+
+def test_only_the_registry_and_tensor_py_attach_tensor_methods():
+    # Tensor's methods are declared in ops/declarations.py and attached by ops/registry.py;
+    # _tensor.py holds the class's own Python protocol (__repr__, __array__, __dlpack__, .to...).
+    # amp/autocast_mode.py swaps declared forms in and out while autocast is on (``owner``).
+    attach = re.compile(r"add_methods\(|setattr\((module\.)?Tensor\b|\bTensor\.\w+\s*=[^=]")
+    allowed = {"ops/registry.py", "_tensor.py"}
+    package = ROOT / "python/minitorch"
+    found = [f"{path.relative_to(package)}:{n}: {line.strip()}"
+             for path in sorted(package.rglob("*.py")) if str(path.relative_to(package)) not in allowed
+             for n, line in enumerate(path.read_text().splitlines(), 1) if attach.search(line)]
+    assert not found, "Tensor methods attached outside ops/registry.py (declare them in ops/declarations.py): " + \
+        "; ".join(found)

@@ -69,7 +69,7 @@ float = float32  # noqa: A001
 double = float64
 long = int64
 
-from ._tensor import Size, is_tensor  # noqa: E402,F401  (adds the Python-side Tensor methods)
+from ._tensor import Size, is_tensor  # noqa: E402,F401  (adds Tensor's Python protocol: repr, .to...)
 from . import cpu, cuda  # noqa: E402,F401
 
 _C._cuda_init()  # registers the CUDA kernels when there is a GPU (or the emulator is on)
@@ -78,8 +78,9 @@ from . import autograd  # noqa: E402,F401
 from .autograd import enable_grad, is_grad_enabled, no_grad, set_grad_enabled  # noqa: E402,F401
 from .ops import registry as _registry  # noqa: E402
 
-# all, isclose, mm, square, movedim... (ops/comparison.py, linalg.py, pointwise.py, shape.py):
-# their methods and functions, as ops/declarations.py declares them.
+# The ops written in Python (tensor, zeros, cat, split, var, sort, gather, mm, movedim...:
+# python/minitorch/ops/<concept>.py) and the function forms of methods (sum, reshape...):
+# Tensor.<name> and minitorch.<name>, as ops/declarations.py declares them.
 _registry.install_python_ops(__import__("sys").modules[__name__])
 from ._C import index_select, live_tensor_count  # noqa: E402,F401
 from . import nn, optim, data, backends, utils, profiler  # noqa: E402,F401
@@ -90,7 +91,7 @@ from .amp import autocast, get_autocast_dtype, is_autocast_enabled  # noqa: E402
 from .data import Generator  # noqa: E402,F401  (torch.Generator)
 from . import distributed  # noqa: E402,F401  (imports no MPI until init_process_group)
 from .serialization import load, save  # noqa: E402,F401
-from ._dlpack import as_tensor, from_dlpack  # noqa: E402,F401  (adds __dlpack__... to Tensor)
+from ._dlpack import as_tensor, from_dlpack  # noqa: E402,F401
 
 from . import ops  # noqa: E402,F401
 

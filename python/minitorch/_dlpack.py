@@ -17,7 +17,6 @@ import numpy as np
 
 from . import _C
 from ._C import Tensor
-from ._tensor import add_methods
 from .ops.creation import tensor
 
 # DLPack device types (dlpack.h) minitorch produces or accepts.
@@ -31,12 +30,12 @@ def _on_gpu(t: Tensor) -> bool:
     return t.device.type == "cuda" and not _C._cuda_is_emulated()
 
 
-def _dlpack_device(self):
+def dlpack_device(self):
     """``(device_type, device_id)`` as DLPack numbers them: (1, 0) for CPU, (2, i) for cuda:i."""
     return (_KDL_CUDA, self.device.index or 0) if _on_gpu(self) else (_KDL_CPU, 0)
 
 
-def _dlpack(self, *, stream=None, max_version=None, dl_device=None, copy=None):
+def dlpack(self, *, stream=None, max_version=None, dl_device=None, copy=None):
     """A DLPack capsule over this tensor's memory (the consumer's side of the protocol).
 
     ``stream``: the consumer's CUDA stream; minitorch finishes its own work first.
@@ -44,8 +43,8 @@ def _dlpack(self, *, stream=None, max_version=None, dl_device=None, copy=None):
     ``copy=True`` exports a copy; ``copy=False`` never copies; ``dl_device`` must be this
     tensor's own device (minitorch does not move memory here).
     """
-    if dl_device is not None and tuple(dl_device) != _dlpack_device(self):
-        raise BufferError(f"__dlpack__: the tensor is on {self.device} {_dlpack_device(self)}; "
+    if dl_device is not None and tuple(dl_device) != dlpack_device(self):
+        raise BufferError(f"__dlpack__: the tensor is on {self.device} {dlpack_device(self)}; "
                           f"exporting to device {tuple(dl_device)} is not supported")
     if stream is not None and not isinstance(stream, int):
         raise TypeError(f"__dlpack__: stream must be an int or None, got {type(stream).__name__}")
@@ -54,7 +53,7 @@ def _dlpack(self, *, stream=None, max_version=None, dl_device=None, copy=None):
     return _C._to_dlpack(t, versioned)
 
 
-def _cuda_array_interface(self):
+def cuda_array_interface(self):
     if not _on_gpu(self):
         where = "the emulator keeps 'cuda' tensors in host memory" if self.device.type == "cuda" \
             else "the tensor is on the CPU"
@@ -73,13 +72,6 @@ def _cuda_array_interface(self):
         "strides": None if self.is_contiguous() else tuple(s * item for s in self.stride()),
         "stream": 1,  # minitorch launches everything on the legacy default stream
     }
-
-
-add_methods({
-    "__dlpack__": _dlpack,
-    "__dlpack_device__": _dlpack_device,
-    "__cuda_array_interface__": property(_cuda_array_interface),
-})
 
 
 def from_dlpack(ext) -> Tensor:

@@ -1,8 +1,10 @@
 """The Python half of ``minitorch.Tensor``: conveniences on top of the C++ class.
 
 Everything that does arithmetic lives in C++; here are the pieces that are about
-Python itself (repr, iteration, conversion to numbers and lists, ``.to``, ``.type()``),
-and ``add_methods``, which the other Python-side modules use to add theirs.
+Python itself (repr, iteration, conversion to numbers and lists, pickling, ``.to``,
+``.type()``, the array-exchange protocols ``__array__``, ``__dlpack__`` and
+``__cuda_array_interface__`` (_dlpack.py)). The Python methods that compute (``x.split``,
+``x.var``...) come from the op declarations (ops/declarations.py, attached by ops/registry.py).
 """
 from __future__ import annotations
 
@@ -10,6 +12,7 @@ import numbers
 
 from . import _C
 from ._C import Tensor
+from ._dlpack import cuda_array_interface, dlpack, dlpack_device
 from ._tensor_str import tensor_repr
 
 
@@ -258,6 +261,9 @@ _methods = {
     "__deepcopy__": _deepcopy,
     "__reduce__": _reduce,
     "__array__": _array,
+    "__dlpack__": dlpack,
+    "__dlpack_device__": dlpack_device,
+    "__cuda_array_interface__": property(cuda_array_interface),
     "__array_priority__": 1000,  # so ndarray <op> Tensor asks the Tensor first
     "tolist": _tolist,
     "to": _to,
@@ -283,10 +289,5 @@ _methods = {
 }
 
 
-def add_methods(methods: dict) -> None:
-    """Sets each ``name: value`` of ``methods`` on the C++ Tensor class."""
-    for name, value in methods.items():
-        setattr(Tensor, name, value)
-
-
-add_methods(_methods)
+for _name, _value in _methods.items():
+    setattr(Tensor, _name, _value)

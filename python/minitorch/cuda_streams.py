@@ -1,6 +1,6 @@
 """Streams, events and pinned memory: ``minitorch.cuda.Stream``, ``Event``,
-``current_stream``, ``stream(...)``, ``Tensor.pin_memory`` and
-``tensor.to("cuda", non_blocking=True)``, with PyTorch's names.
+``current_stream``, ``stream(...)`` and ``tensor.to("cuda", non_blocking=True)`` from
+pinned memory (``Tensor.pin_memory``: ops/memory.py), with PyTorch's names.
 
 What they are for: a GPU runs queued work while the host goes on. An Event is a mark in a
 stream's queue; two of them time the work between them on the GPU's own clock
@@ -18,7 +18,6 @@ import contextlib
 
 from . import _C
 from ._C import Tensor
-from ._tensor import add_methods
 
 
 def _need_cuda(what: str) -> None:
@@ -145,24 +144,6 @@ def stream(s: Stream | None):
         yield s
     finally:
         _current = previous
-
-
-def _pin_memory(self, device=None) -> Tensor:
-    """A copy of this CPU tensor in page-locked memory (copies from it to the GPU can run
-    while the host goes on)."""
-    if self.requires_grad and _C.is_grad_enabled():
-        raise RuntimeError("pin_memory: the tensor requires grad; pin tensor.detach() (pinning is for data)")
-    if _C._is_pinned(self):
-        return self
-    return _C._pin_memory(self)
-
-
-def _is_pinned(self, device=None) -> bool:
-    """True when the tensor's memory is page-locked (made by pin_memory())."""
-    return bool(_C._is_pinned(self))
-
-
-add_methods({"pin_memory": _pin_memory, "is_pinned": _is_pinned})
 
 
 def copy_to_cuda_async(t: Tensor, device):
