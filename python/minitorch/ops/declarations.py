@@ -2,8 +2,9 @@
 ``Tensor.<name>``, the in-place ``Tensor.<name>_``, aliases, operators), how it is
 implemented, its autocast policy and whether it is differentiable.
 
-The in-place forms, the aliases and autocast's op lists are made from this table
-(``ops/registry.py``); ``tests/test_op_declarations.py`` fails when a public name of
+The methods and functions of the ops written in Python (``python=``: their module in
+minitorch/ops), the in-place forms, the aliases and autocast's op lists are made from this
+table (``ops/registry.py``); ``tests/test_op_declarations.py`` fails when a public name of
 ``minitorch``, ``Tensor`` or ``nn.functional`` has no entry here, or when an entry
 declares a form that does not exist; ``docs/ops.md`` is generated from it
 (``python docs/gen_ops.py``). PyTorch keeps the same idea in ``native_functions.yaml``.
