@@ -135,8 +135,8 @@ void bind_functions(py::module_& m)
                             tensor_arg(index, "index_select", "index"));
     }, py::arg("input"), py::arg("dim"), py::arg("index"));
 
-    // ---- joining, scans, sorting, writes by index (python/minitorch/_shape_ops.py and
-    // _indexing.py give them PyTorch's signatures) ----
+    // ---- joining, scans, sorting, writes by index (python/minitorch/ops/join.py, sorting.py,
+    // reduction.py and indexing.py give them PyTorch's signatures) ----
     m.def("_cat", [](const std::vector<py::handle>& tensors, int64_t dim) {
         std::vector<Tensor> ts;
         for (size_t k = 0; k < tensors.size(); ++k) ts.push_back(tensor_arg(tensors[k], "cat", "tensors"));
@@ -154,7 +154,7 @@ void bind_functions(py::module_& m)
     m.def("_index_copy", [](const Tensor& t, int64_t dim, const Tensor& index, const Tensor& source) {
         return index_copy(t, dim, index, source);
     });
-    // ops/indexing.cpp and stack (python/minitorch/_indexing.py and _shape_ops.py check the
+    // ops/indexing.cpp and stack (python/minitorch/ops/indexing.py and ops/join.py check the
     // Python-level arguments and call these)
     m.def("_index_fill", [](const Tensor& t, int64_t dim, const Tensor& index, const Tensor& value) {
         return index_fill(t, dim, index, value);
@@ -196,8 +196,9 @@ void bind_functions(py::module_& m)
     m.def("_nll_loss", [](py::handle x, py::handle t, int reduction, int64_t ignore_index) {
         return nll_loss(tensor_arg(x, "nll_loss"), tensor_arg(t, "nll_loss", "target"), reduction, ignore_index);
     });
-    // ---- rearranging, statistics and top k (python/minitorch/_shape_ops.py parses PyTorch's
-    // argument forms: dims as lists, correction from unbiased, p from 'fro') ----
+    // ---- rearranging, statistics and top k (python/minitorch/ops/shape.py, reduction.py and
+    // sorting.py parse PyTorch's argument forms: dims as lists, correction from unbiased,
+    // p from 'fro') ----
     m.def("_flip", [](const Tensor& t, const std::vector<int64_t>& dims) { return flip(t, dims); });
     m.def("_roll", [](const Tensor& t, const std::vector<int64_t>& shifts, const std::vector<int64_t>& dims) {
         return roll(t, shifts, dims);

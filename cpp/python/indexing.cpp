@@ -2,7 +2,7 @@
 // is a view (select / slice / unsqueeze), so writes through it reach the base. One int64
 // tensor (or list) picks rows with index_select. Everything beyond -- boolean masks,
 // several index tensors, tensors mixed with slices -- is NumPy's advanced indexing,
-// written in Python over index_select / index_copy (python/minitorch/_indexing.py).
+// written in Python over index_select / index_copy (python/minitorch/ops/indexing.py).
 #include "bindings.h"
 #include "minitorch/autograd.h"
 
@@ -52,7 +52,7 @@ bool is_bool_array(py::handle item)
     return false;
 }
 
-// Indices that need advanced indexing (python/minitorch/_indexing.py): a boolean mask,
+// Indices that need advanced indexing (python/minitorch/ops/indexing.py): a boolean mask,
 // or a tuple holding a tensor, list or array.
 bool is_advanced(py::handle idx)
 {
@@ -63,7 +63,7 @@ bool is_advanced(py::handle idx)
     return false;
 }
 
-py::object advanced(const char* fn) { return py::module_::import("minitorch._indexing").attr(fn); }
+py::object advanced(const char* fn) { return py::module_::import("minitorch.ops.indexing").attr(fn); }
 
 }  // namespace
 

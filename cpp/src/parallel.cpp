@@ -3,6 +3,10 @@
 
 #include <thread>
 
+#if defined(__unix__) || defined(__APPLE__)
+#include <pthread.h>
+#endif
+
 #include "minitorch/error.h"
 
 
@@ -15,10 +19,23 @@ int default_threads()
     return hw ? int(hw) : 1;
 }
 int g_threads = -1;  // -1: not set yet, take the default on first use
+
+// fork() copies only the calling thread. GNU OpenMP's thread pool does not survive that:
+// a child whose parent had run a parallel region waits forever at the next one for
+// threads that do not exist (a DataLoader worker collating a big batch would hang). So a
+// forked child runs every parallel_for on its own thread, as PyTorch's workers do.
+bool g_forked_child = false;
+void mark_forked_child() { g_forked_child = true; }
+#if defined(__unix__) || defined(__APPLE__)
+[[maybe_unused]] const bool g_fork_handler = (pthread_atfork(nullptr, nullptr, mark_forked_child), true);
+#endif
 }  // namespace
+
+bool in_forked_child() { return g_forked_child; }
 
 int get_num_threads()
 {
+    if (g_forked_child) return 1;
     if (g_threads < 0) set_num_threads(default_threads());
     return g_threads;
 }

@@ -13,8 +13,11 @@
 
 namespace minitorch {
 
+// In a child made by fork() (a DataLoader worker), get_num_threads() is 1 whatever was
+// set: OpenMP's threads are not copied by fork (parallel.cpp).
 int get_num_threads();
 void set_num_threads(int n);
+bool in_forked_child();
 
 // Elementwise work below this many elements per thread stays serial. Large on purpose:
 // waking a second thread costs tens of microseconds, and on a busy 2-core machine a

@@ -7,7 +7,7 @@ per device with its own backward (``cpp/src/ops/indexing.cpp``, ``index_select.c
   ``nonzero`` are ``_C`` calls; this module checks the Python-level arguments and turns
   numbers into 0-dim tensors.
 - ``x[mask]``, ``x[idx0, idx1]``, ``x[:, idx]`` (NumPy's advanced indexing; the C++
-  ``__getitem__`` sends only these here, through ``minitorch._indexing``) move the indexed
+  ``__getitem__`` sends only these here) move the indexed
   dims to the front, fold them into one dim and index its rows with ``index_select`` /
   ``index_copy``.
 - ``nonzero`` / ``masked_select`` size their result by the number of True values, so
