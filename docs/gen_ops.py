@@ -109,7 +109,28 @@ def render() -> str:
         name = ("F." if op.namespace != "minitorch" else "") + op.name
         out.append(f"| `{name}` | {_forms(op)} | {op.kind} | `{_implementation(op, minitorch)}` | "
                    f"{_gradient(op, written)} | {op.autocast or ''} |")
+    out += _autocast_section()
     return "\n".join(out) + "\n"
+
+
+def _autocast_section() -> list:
+    """Autocast's lists by rule, as minitorch.amp applies them (ops/registry.py makes them)."""
+    from minitorch.ops.registry import autocast_lists
+
+    rules = {"lower": "lower precision (float16/bfloat16)", "fp32": "float32 on \"cuda\" only",
+             "fp32_cpu_too": "float32 on every device"}
+    by_rule = {}
+    for owner, name, policy, cpu_too in autocast_lists():
+        key = "fp32_cpu_too" if policy == "fp32" and cpu_too else policy
+        shown = {"minitorch": name, "Tensor": f"Tensor.{name}", "nn.functional": f"F.{name}"}[owner]
+        by_rule.setdefault(key, []).append(f"`{shown}`")
+    out = ["", "## Autocast lists", "",
+           "What runs in which dtype inside `minitorch.autocast(...)` (docs/precision.md), made from the "
+           "autocast column above; every other op runs in its inputs' dtype.", "",
+           "| rule | ops |", "|---|---|"]
+    for key, title in rules.items():
+        out.append(f"| {title} | {', '.join(sorted(by_rule.get(key, [])))} |")
+    return out
 
 
 if __name__ == "__main__":

@@ -208,7 +208,7 @@ OPS: tuple[Op, ...] = (
     _py("argsort", python="sorting", **NO_GRAD),
     _cpp("topk", "sort.cpp", python="sorting", dtypes=NUMERIC),
     _py("mm", python="linalg", autocast=LOWER, dtypes=NUMERIC),
-    _py("mv", python="linalg", dtypes=NUMERIC),
+    _py("mv", python="linalg", autocast=LOWER, dtypes=NUMERIC),
     _py("dot", python="linalg", dtypes=NUMERIC),
     _py("bmm", python="linalg", autocast=LOWER, dtypes=NUMERIC),
     _py("baddbmm", python="linalg", autocast=LOWER, dtypes=NUMERIC),
