@@ -451,6 +451,12 @@ def baddbmm_samples(make):
             SampleInput((make((2, 0, 2)), make((2, 0, 4)), make((2, 4, 2))))]
 
 
+def addmm_samples(make):
+    return [SampleInput((make((2, 3)), make((2, 4)), make((4, 3)))),
+            SampleInput((make((3,)), make((2, 4)), make((4, 3))), dict(beta=2, alpha=3)),
+            SampleInput((make((2, 1)), make((2, 0)), make((0, 3))), dict(beta=0))]
+
+
 def index_samples(make):
     r = make.rng
     return [SampleInput((make((3, 4)), 0, np.array([2, 0, 2]))), SampleInput((make((3, 4)), 1, np.array([3, 1]))),
@@ -716,6 +722,8 @@ def _build() -> list[OpInfo]:
                domain=(-2.0, 2.0)),
         OpInfo("baddbmm", lambda i, b1, b2, beta=1, alpha=1: _ints_out(lambda: beta * i + alpha * np.matmul(b1, b2))(),
                baddbmm_samples, domain=(-2.0, 2.0)),
+        OpInfo("addmm", lambda i, m1, m2, beta=1, alpha=1: _ints_out(lambda: beta * i + alpha * (m1 @ m2))(),
+               addmm_samples, domain=(-2.0, 2.0)),
         OpInfo("outer", _ints_out(np.outer), _pairs([((3,), (4,)), ((0,), (2,))]), domain=(-2.0, 2.0)),
         OpInfo("ger", _ints_out(np.outer), _pairs([((3,), (4,))]), domain=(-2.0, 2.0)),
         OpInfo("einsum", lambda eq, *ops: _ints_out(np.einsum)(eq, *ops),

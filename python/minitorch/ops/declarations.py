@@ -212,6 +212,7 @@ OPS: tuple[Op, ...] = (
     _py("dot", python="linalg", dtypes=NUMERIC),
     _py("bmm", python="linalg", autocast=LOWER, dtypes=NUMERIC),
     _py("baddbmm", python="linalg", autocast=LOWER, dtypes=NUMERIC),
+    _py("addmm", python="linalg", inplace=GENERIC, autocast=LOWER, dtypes=NUMERIC),
     _py("outer", python="linalg"),
     _py("ger", python="linalg", method=False),
     _py("einsum", python="linalg", method=False, autocast=LOWER, dtypes=NUMERIC),

@@ -1,4 +1,4 @@
-"""Linear algebra from ``matmul``: ``mm``, ``mv``, ``dot``, ``bmm`` and ``baddbmm``, with PyTorch's
+"""Linear algebra from ``matmul``: ``mm``, ``mv``, ``dot``, ``bmm``, ``baddbmm`` and ``addmm``, with PyTorch's
 checks of the operands' dimensions (``matmul`` itself broadcasts; these do not); ``outer``
 (a broadcast product); and ``einsum``, which contracts its operands left to right, each pair
 with one batched matmul.
@@ -65,22 +65,38 @@ def bmm(self, mat2: Tensor) -> Tensor:
 def baddbmm(self, batch1: Tensor, batch2: Tensor, *, beta=1, alpha=1) -> Tensor:
     """``beta * self + alpha * bmm(batch1, batch2)``; with ``beta=0`` self is ignored
     (NaNs in it do not propagate)."""
-    prod = bmm(batch1, batch2)
+    return _add_product("baddbmm", self, bmm(batch1, batch2), beta, alpha)
+
+
+def addmm(self, mat1: Tensor, mat2: Tensor, *, beta=1, alpha=1) -> Tensor:
+    """``beta * self + alpha * mm(mat1, mat2)`` for matrices ``mat1`` (n, k) and ``mat2`` (k, m);
+    ``self`` broadcasts to (n, m) (a bias row, say). With ``beta=0`` self is ignored (NaNs in
+    it do not propagate).
+
+    >>> minitorch.addmm(minitorch.ones(3), minitorch.ones(2, 4), minitorch.ones(4, 3)).tolist()
+    [[5.0, 5.0, 5.0], [5.0, 5.0, 5.0]]
+    """
+    if not isinstance(mat1, Tensor):
+        raise TypeError(f"addmm(): argument 'mat1' must be a Tensor, not {type(mat1).__name__}")
+    return _add_product("addmm", self, mm(mat1, mat2), beta, alpha)
+
+
+def _add_product(op: str, like: Tensor, prod: Tensor, beta, alpha) -> Tensor:
+    """``beta * like + alpha * prod``, where ``like`` must broadcast to the product's shape
+    (the product is not broadcast up to ``like``'s, as in PyTorch)."""
+    import numpy as np
+    try:
+        shape = tuple(np.broadcast_shapes(tuple(prod.shape), tuple(like.shape)))
+    except ValueError:
+        shape = None
+    if shape != tuple(prod.shape):
+        raise _C.InputError(f"{op}: input of shape {tuple(like.shape)} does not broadcast to the product's "
+                            f"shape {tuple(prod.shape)}")
     if alpha != 1:
         prod = prod * alpha
-    _expand_to(prod, self)
     if beta == 0:
         return prod
-    return (self if beta == 1 else self * beta) + prod
-
-
-def _expand_to(prod: Tensor, like: Tensor) -> Tensor:
-    import numpy as np
-    shape = tuple(np.broadcast_shapes(tuple(prod.shape), tuple(like.shape)))
-    if shape != tuple(prod.shape):
-        raise _C.InputError(f"baddbmm: input of shape {tuple(like.shape)} does not broadcast to the product's "
-                            f"shape {tuple(prod.shape)}")
-    return prod
+    return (like if beta == 1 else like * beta) + prod
 
 
 def outer(self, vec2: Tensor) -> Tensor:
