@@ -597,6 +597,71 @@ def _view_samples():
     }
 
 
+# ---- nn.functional activations (nn/_activation_functional.py) ----
+
+SELU_ALPHA, SELU_SCALE = 1.6732632423543772848170429916717, 1.0507009873554804934193349852946
+
+
+def _softshrink(x, lambd=0.5):
+    return np.where(x > lambd, x - lambd, np.where(x < -lambd, x + lambd, 0.0))
+
+
+def _prelu(x, w):
+    if w.size == 1 or x.ndim < 2:
+        return np.where(x > 0, x, w.reshape(()) * x)
+    return np.where(x > 0, x, w.reshape((-1,) + (1,) * (x.ndim - 2)) * x)
+
+
+def _glu(x, dim=-1):
+    a, b = np.split(x, 2, axis=dim)
+    return a / (1 + np.exp(-b))
+
+
+def _activation_unary_samples(*extra):
+    """x of a few small shapes (a 0-dim one included), then ``extra`` (shape, args, kwargs) variants."""
+    return _x(((3, 4), (), {}), ((), (), {}), ((2, 1, 3), (), {}), *extra)
+
+
+def prelu_samples(make):
+    return [SampleInput((make((2, 3, 2)), make((3,), 0.05, 0.5))), SampleInput((make((3, 4)), make((1,), 0.05, 0.5))),
+            SampleInput((make((5,)), make((1,), -0.5, 0.5)))]
+
+
+def _activation_ops() -> list[OpInfo]:
+    unary = _activation_unary_samples
+    return [
+        OpInfo("hardtanh", lambda x, min_val=-1.0, max_val=1.0: np.clip(x, min_val, max_val),
+               unary(((3, 4), (-2.0, 2.5), {}), ((5,), (), dict(min_val=0.0, max_val=0.5))),
+               namespace=FUNCTIONAL, domain=(-3.0, 3.0)),
+        OpInfo("relu6", lambda x: np.clip(x, 0.0, 6.0), unary(), namespace=FUNCTIONAL, domain=(-3.0, 9.0)),
+        OpInfo("hardsigmoid", lambda x: np.clip(x + 3, 0.0, 6.0) / 6, unary(), namespace=FUNCTIONAL,
+               domain=(-5.0, 5.0)),
+        OpInfo("hardswish", lambda x: x * np.clip(x + 3, 0.0, 6.0) / 6, unary(), namespace=FUNCTIONAL,
+               domain=(-5.0, 5.0)),
+        OpInfo("mish", lambda x: x * np.tanh(np.logaddexp(0.0, x)), unary(), namespace=FUNCTIONAL,
+               domain=(-5.0, 5.0)),
+        OpInfo("logsigmoid", lambda x: -np.logaddexp(0.0, -x), unary(((4,), (), {})), namespace=FUNCTIONAL),
+        OpInfo("softsign", lambda x: x / (1 + np.abs(x)), unary(), namespace=FUNCTIONAL, domain=(-5.0, 5.0)),
+        OpInfo("tanhshrink", lambda x: x - np.tanh(x), unary(), namespace=FUNCTIONAL, domain=(-3.0, 3.0)),
+        OpInfo("threshold", lambda x, threshold, value: np.where(x > threshold, x, value),
+               _x(((3, 4), (0.5, -2.0), {}), ((), (0.0, 1.0), {}), ((5,), (-1.0,), dict(value=0.0))),
+               namespace=FUNCTIONAL, domain=(-3.0, 3.0)),
+        OpInfo("softshrink", _softshrink, unary(((5,), (1.0,), {})), namespace=FUNCTIONAL, domain=(-3.0, 3.0)),
+        OpInfo("hardshrink", lambda x, lambd=0.5: np.where(np.abs(x) > lambd, x, 0.0),
+               unary(((5,), (), dict(lambd=1.0))), namespace=FUNCTIONAL, domain=(-3.0, 3.0)),
+        OpInfo("selu", lambda x: SELU_SCALE * np.where(x > 0, x, SELU_ALPHA * np.expm1(np.minimum(x, 0))), unary(),
+               namespace=FUNCTIONAL, domain=(-5.0, 5.0)),
+        OpInfo("celu", lambda x, alpha=1.0: np.where(x > 0, x, alpha * np.expm1(np.minimum(x, 0) / alpha)),
+               unary(((5,), (0.5,), {})), namespace=FUNCTIONAL, domain=(-5.0, 5.0)),
+        OpInfo("glu", _glu, _x(((3, 4), (), {}), ((4, 3), (0,), {}), ((2, 2, 3), (1,), {})),
+               namespace=FUNCTIONAL, domain=(-5.0, 5.0)),
+        OpInfo("prelu", _prelu, prelu_samples, namespace=FUNCTIONAL, domain=(-3.0, 3.0)),
+        OpInfo("softmin", lambda x, dim, dtype=None: _softmax(-x, dim),
+               _x(((3, 4), (1,), {}), ((2, 3, 4), (0,), {}), ((5,), (-1,), {})), namespace=FUNCTIONAL,
+               domain=(-5.0, 5.0)),
+    ]
+
+
 # ------------------------------------------------------------ the database ----
 
 def _e_unary(name, ref, domain=(-10.0, 10.0), **kw):
@@ -750,6 +815,7 @@ def _build() -> list[OpInfo]:
                lambda make: [SampleInput((make(s, zeros=True),)) for s in [(3, 4), (5,), (0, 2)]]),
     ]
     ops += [OpInfo(n, ref, gen) for n, (ref, gen) in _view_samples().items()]
+    ops += _activation_ops()
     return ops
 
 

@@ -97,6 +97,12 @@ def log_softmax(input, dim: int):
     return _C._log_softmax(input, dim)
 
 
+# ---- the other activations: nn/_activation_functional.py ----
+from ._activation_functional import (  # noqa: E402,F401
+    celu, glu, hardshrink, hardsigmoid, hardswish, hardtanh, logsigmoid, mish, prelu, relu6, selu, softmin,
+    softshrink, softsign, tanhshrink, threshold)
+
+
 def _warn_if_broadcast(input, target) -> None:
     """PyTorch's regression losses broadcast a target of another shape, with a warning: a
     (4, 1) prediction against a (4,) target gives a (4, 4) loss, rarely what was meant."""

@@ -287,6 +287,11 @@ OPS: tuple[Op, ...] = (
     _f("relu"), _f("sigmoid"), _f("tanh"), _f("gelu"), _f("silu"), _f("elu"), _f("leaky_relu"),
     _f("softplus", autocast=FP32),
     _f("softmax", autocast=FP32), _f("log_softmax", autocast=FP32),
+    # the other activations (nn/_activation_functional.py)
+    *(_f(n, dtypes=FLOATING) for n in (
+        "hardtanh", "relu6", "hardsigmoid", "hardswish", "mish", "logsigmoid", "softsign", "tanhshrink",
+        "threshold", "softshrink", "hardshrink", "selu", "celu", "glu")),
+    _f("prelu", dtypes=FLOATING, autocast=LOWER), _f("softmin", dtypes=FLOATING, autocast=FP32),
     _f("layer_norm", CPP, source="cpp/src/ops/nn.cpp", autocast=FP32),
     _f("group_norm", autocast=FP32), _f("batch_norm"), _f("normalize"),
     _f("cosine_similarity", autocast=FP32),

@@ -1,0 +1,150 @@
+"""The activation functions of ``nn.functional`` beyond relu/sigmoid/tanh/gelu/silu/elu/
+leaky_relu/softplus: clamps and shrinks (``hardtanh``, ``relu6``, ``threshold``,
+``softshrink``, ``hardshrink``), the smooth ones (``hardswish``, ``hardsigmoid``, ``mish``,
+``logsigmoid``, ``softsign``, ``tanhshrink``, ``selu``, ``celu``), and those with a
+weight or a dim (``prelu``, ``glu``, ``softmin``).
+
+Each is a composition of tensor ops (clamp, where, expm1, softplus, softmax...), so its
+gradient is theirs. As for ``F.relu``, ``inplace=True`` is accepted for PyTorch
+compatibility, and a new tensor is returned.
+"""
+from __future__ import annotations
+
+import warnings
+
+from .. import _C
+from .._tensor import _wrap
+from . import functional as F
+
+# SELU's constants (Klambauer et al., 2017), as PyTorch gives them.
+_SELU_ALPHA = 1.6732632423543772848170429916717
+_SELU_SCALE = 1.0507009873554804934193349852946
+
+
+def hardtanh(input, min_val: float = -1.0, max_val: float = 1.0, inplace: bool = False):
+    """``x`` clamped to ``[min_val, max_val]``.
+
+    >>> F.hardtanh(minitorch.tensor([-3.0, 0.5, 2.0]))
+    tensor([-1.0000,  0.5000,  1.0000])
+    """
+    if min_val > max_val:
+        raise ValueError(f"hardtanh: min_val cannot be greater than max_val, got min_val={min_val}, "
+                         f"max_val={max_val}")
+    return input.clamp(min_val, max_val)
+
+
+def relu6(input, inplace: bool = False):
+    """``min(max(x, 0), 6)``: a hardtanh on ``[0, 6]``."""
+    return hardtanh(input, 0.0, 6.0)
+
+
+def hardsigmoid(input, inplace: bool = False):
+    """``relu6(x + 3) / 6``: 0 below -3, 1 above 3, linear between."""
+    return relu6(input + 3.0) * (1.0 / 6.0)
+
+
+def hardswish(input, inplace: bool = False):
+    """``x * relu6(x + 3) / 6``: 0 below -3, ``x`` above 3."""
+    return input * hardsigmoid(input)
+
+
+def mish(input, inplace: bool = False):
+    """``x * tanh(softplus(x))``."""
+    return input * F.softplus(input).tanh()
+
+
+def logsigmoid(input):
+    """``log(sigmoid(x))``, computed as ``-softplus(-x)``: no ``log(0)`` for very negative x."""
+    return -F.softplus(-input)
+
+
+def softsign(input):
+    """``x / (1 + |x|)``."""
+    return input / (input.abs() + 1.0)
+
+
+def tanhshrink(input):
+    """``x - tanh(x)``."""
+    return input - input.tanh()
+
+
+def threshold(input, threshold: float, value: float, inplace: bool = False):
+    """``x`` where ``x > threshold``, else ``value``."""
+    return _C.where(input > threshold, input, value)
+
+
+def softshrink(input, lambd: float = 0.5):
+    """``x - lambd`` above ``lambd``, ``x + lambd`` below ``-lambd``, 0 between: ``x`` minus
+    its clamp to ``[-lambd, lambd]``."""
+    if lambd < 0:
+        raise _C.InputError(f"softshrink: lambda must be greater or equal to 0, but found to be {lambd}.")
+    return input - input.clamp(-lambd, lambd)
+
+
+def hardshrink(input, lambd: float = 0.5):
+    """``x`` where ``|x| > lambd``, else 0."""
+    return _C.where(input.abs() > lambd, input, 0.0)
+
+
+def selu(input, inplace: bool = False):
+    """``scale * elu(x, alpha)`` with SELU's fixed alpha and scale (self-normalizing)."""
+    return F.elu(input, _SELU_ALPHA) * _SELU_SCALE
+
+
+def celu(input, alpha: float = 1.0, inplace: bool = False):
+    """``max(0, x) + min(0, alpha * (exp(x / alpha) - 1))``."""
+    if alpha == 0:
+        raise _C.InputError("celu: alpha cannot be 0 (it divides x)")
+    # exp of min(x, 0) / alpha: the branch not taken never overflows (as in F.elu).
+    return _C.where(input > 0, input, (input.clamp(max=0.0) * (1.0 / alpha)).expm1() * alpha)
+
+
+def prelu(input, weight):
+    """``x`` where ``x > 0``, else ``weight * x``; ``weight`` holds one slope, or one per
+    channel (dim 1 of ``input``)."""
+    if not isinstance(weight, _C.Tensor):
+        raise TypeError(f"prelu: weight must be a Tensor, got {type(weight).__name__}")
+    if weight.dim() > 1:
+        raise _C.InputError(f"prelu: Expected `weight` to be a scalar or 1D tensor, but got: ndim = {weight.dim()}")
+    if weight.numel() == 1:
+        slope = weight.reshape(())
+    else:
+        if input.dim() == 0:
+            raise _C.InputError(f"prelu: Not allow zero-dim input tensor with a weight of shape {tuple(weight.shape)}")
+        channels = input.shape[1] if input.dim() >= 2 else 1
+        if weight.numel() != channels:
+            raise _C.InputError(f"prelu: Mismatch of parameter numbers and input channel size. Found parameter "
+                                f"numbers = {weight.numel()} and channel size = {channels} (input shape "
+                                f"{tuple(input.shape)})")
+        slope = weight.reshape((channels,) + (1,) * (input.dim() - 2))
+    return _C.where(input > 0, input, input * slope)
+
+
+def glu(input, dim: int = -1):
+    """The gated linear unit: ``a * sigmoid(b)`` with ``a, b`` the two halves of ``input``
+    along ``dim``."""
+    if input.dim() == 0:
+        raise _C.InputError("glu: glu does not support scalars because halving size must be even")
+    d = _wrap(dim, input.dim(), "glu")
+    n = input.shape[d]
+    if n % 2:
+        raise _C.InputError(f"glu: Halving dimension must be even, but dimension {d} is size {n} "
+                            f"(input shape {tuple(input.shape)})")
+    a, b = input.split(n // 2, d)
+    return a * b.sigmoid()
+
+
+def _implicit_softmax_dim(op: str, ndim: int) -> int:
+    """PyTorch's (deprecated) dim when none is given: 0 for 0-, 1- and 3-dim input, else 1."""
+    warnings.warn(f"Implicit dimension choice for {op} has been deprecated. Change the call to include dim=X "
+                  "as an argument.", stacklevel=3)
+    return 0 if ndim in (0, 1, 3) else 1
+
+
+def softmin(input, dim: int | None = None, dtype=None):
+    """``softmax(-x)`` along ``dim``; ``dtype``: the input is cast to it first."""
+    if dim is None:
+        dim = _implicit_softmax_dim("softmin", input.dim())
+    if dtype is not None:
+        input = input.to(dtype)
+    return F.softmax(-input, dim)
