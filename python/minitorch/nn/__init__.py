@@ -16,10 +16,13 @@ from .activation import (
     Softplus,
     Tanh,
 )
+from .activation import (  # the activations of nn/_activation_functional.py
+    CELU, GLU, SELU, Hardshrink, Hardsigmoid, Hardswish, Hardtanh, LogSigmoid, Mish, PReLU, ReLU6, Softmin,
+    Softshrink, Softsign, Tanhshrink, Threshold)
 from .batchnorm import BatchNorm1d, BatchNorm2d, BatchNorm3d
 from .container import ModuleDict, ModuleList, ParameterList, Sequential
 from .conv import Conv1d, Conv2d
-from .linear import Flatten, Identity, Linear
+from .linear import Flatten, Identity, Linear, Unflatten
 from .loss import BCELoss, BCEWithLogitsLoss, CrossEntropyLoss, L1Loss, MSELoss, NLLLoss
 from .module import Module
 from .normalization import GroupNorm, LayerNorm
@@ -39,4 +42,6 @@ __all__ = [
     "LayerNorm", "LeakyReLU", "ModuleDict", "ParameterList", "SiLU", "Softplus", "utils",
     "MultiheadAttention", "GRU", "GRUCell", "LSTM", "LSTMCell", "RNN", "RNNBase", "RNNCell", "RNNCellBase",
     "TransformerEncoder", "TransformerEncoderLayer",
+    "CELU", "GLU", "SELU", "Hardshrink", "Hardsigmoid", "Hardswish", "Hardtanh", "LogSigmoid", "Mish", "PReLU",
+    "ReLU6", "Softmin", "Softshrink", "Softsign", "Tanhshrink", "Threshold", "Unflatten",
 ]

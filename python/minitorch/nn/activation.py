@@ -1,13 +1,20 @@
 """Activation layers (``Sigmoid``, ``ReLU``, ``Tanh``, ``GELU``, ``SiLU``, ``LeakyReLU``, ``ELU``,
-``Softplus``, ``Softmax``, ``LogSoftmax``) and the dropout layers (``Dropout``, ``Dropout1d``,
-``Dropout2d``).
+``Softplus``, ``Softmax``, ``LogSoftmax``; ``Hardtanh``, ``ReLU6``, ``Hardsigmoid``,
+``Hardswish``, ``Mish``, ``LogSigmoid``, ``Softsign``, ``Tanhshrink``, ``Threshold``,
+``Softshrink``, ``Hardshrink``, ``SELU``, ``CELU``, ``PReLU``, ``GLU``, ``Softmin``) and the
+dropout layers (``Dropout``, ``Dropout1d``, ``Dropout2d``).
 
 ``inplace=True`` is accepted for PyTorch compatibility and shown in the repr; minitorch
 still returns a new tensor."""
 from __future__ import annotations
 
+import warnings
+
+from .. import _C
 from . import functional as F
+from .init import constant_
 from .module import Module
+from .parameter import Parameter
 
 
 class Sigmoid(Module):
@@ -162,3 +169,208 @@ class Dropout2d(Dropout):
 
     def forward(self, x):
         return F.dropout2d(x, self.p, self.training)
+
+
+# ---- the activations of nn/_activation_functional.py ----
+
+class Hardtanh(Module):
+    """``x`` clamped to ``[min_val, max_val]``. ``min_value``/``max_value``: PyTorch's
+    deprecated names of the two bounds."""
+
+    def __init__(self, min_val: float = -1.0, max_val: float = 1.0, inplace: bool = False,
+                 min_value: float | None = None, max_value: float | None = None):
+        super().__init__()
+        if min_value is not None:
+            warnings.warn("Hardtanh: keyword argument `min_value` is deprecated and renamed to `min_val`",
+                          FutureWarning, stacklevel=2)
+            min_val = min_value
+        if max_value is not None:
+            warnings.warn("Hardtanh: keyword argument `max_value` is deprecated and renamed to `max_val`",
+                          FutureWarning, stacklevel=2)
+            max_val = max_value
+        if not max_val > min_val:
+            raise ValueError(f"{type(self).__name__}: max_val ({max_val}) must be greater than min_val ({min_val})")
+        self.min_val, self.max_val, self.inplace = min_val, max_val, inplace
+
+    def forward(self, x):
+        return F.hardtanh(x, self.min_val, self.max_val)
+
+    def extra_repr(self) -> str:
+        return f"min_val={self.min_val}, max_val={self.max_val}{_inplace_str(self.inplace)}"
+
+
+class ReLU6(Hardtanh):
+    """``min(max(x, 0), 6)``."""
+
+    def __init__(self, inplace: bool = False):
+        super().__init__(0.0, 6.0, inplace)
+
+    def extra_repr(self) -> str:
+        return _inplace_str(self.inplace, first=True)
+
+
+class _Pointwise(Module):
+    """An activation with no arguments but PyTorch's ``inplace`` (not shown in its repr)."""
+
+    def __init__(self, inplace: bool = False):
+        super().__init__()
+        self.inplace = inplace
+
+
+class Hardsigmoid(_Pointwise):
+    """``relu6(x + 3) / 6``."""
+
+    def forward(self, x):
+        return F.hardsigmoid(x)
+
+
+class Hardswish(_Pointwise):
+    """``x * relu6(x + 3) / 6``."""
+
+    def forward(self, x):
+        return F.hardswish(x)
+
+
+class Mish(_Pointwise):
+    """``x * tanh(softplus(x))``."""
+
+    def forward(self, x):
+        return F.mish(x)
+
+
+class LogSigmoid(Module):
+    """``log(sigmoid(x))``, stable for very negative ``x``."""
+
+    def forward(self, x):
+        return F.logsigmoid(x)
+
+
+class Softsign(Module):
+    """``x / (1 + |x|)``."""
+
+    def forward(self, x):
+        return F.softsign(x)
+
+
+class Tanhshrink(Module):
+    """``x - tanh(x)``."""
+
+    def forward(self, x):
+        return F.tanhshrink(x)
+
+
+class Threshold(Module):
+    """``x`` where ``x > threshold``, else ``value``."""
+
+    def __init__(self, threshold: float, value: float, inplace: bool = False):
+        super().__init__()
+        self.threshold, self.value, self.inplace = threshold, value, inplace
+
+    def forward(self, x):
+        return F.threshold(x, self.threshold, self.value)
+
+    def extra_repr(self) -> str:
+        return f"threshold={self.threshold}, value={self.value}{_inplace_str(self.inplace)}"
+
+
+class _Shrink(Module):
+    """An activation with one argument, ``lambd``, which its repr shows alone."""
+
+    def __init__(self, lambd: float = 0.5):
+        super().__init__()
+        self.lambd = lambd
+
+    def extra_repr(self) -> str:
+        return str(self.lambd)
+
+
+class Softshrink(_Shrink):
+    """``x - lambd`` above ``lambd``, ``x + lambd`` below ``-lambd``, 0 between."""
+
+    def forward(self, x):
+        return F.softshrink(x, self.lambd)
+
+
+class Hardshrink(_Shrink):
+    """``x`` where ``|x| > lambd``, else 0."""
+
+    def forward(self, x):
+        return F.hardshrink(x, self.lambd)
+
+
+class SELU(Module):
+    """``scale * elu(x, alpha)`` with SELU's fixed constants."""
+
+    def __init__(self, inplace: bool = False):
+        super().__init__()
+        self.inplace = inplace
+
+    def forward(self, x):
+        return F.selu(x)
+
+    def extra_repr(self) -> str:
+        return _inplace_str(self.inplace, first=True)
+
+
+class CELU(Module):
+    """``max(0, x) + min(0, alpha * (exp(x / alpha) - 1))``."""
+
+    def __init__(self, alpha: float = 1.0, inplace: bool = False):
+        super().__init__()
+        self.alpha, self.inplace = alpha, inplace
+
+    def forward(self, x):
+        return F.celu(x, self.alpha)
+
+    def extra_repr(self) -> str:
+        return f"alpha={self.alpha}{_inplace_str(self.inplace)}"
+
+
+class PReLU(Module):
+    """``x`` where ``x > 0``, else ``weight * x``, with a learned slope: one shared
+    (``num_parameters=1``) or one per channel (dim 1 of the input), each starting at ``init``."""
+
+    def __init__(self, num_parameters: int = 1, init: float = 0.25, device=None, dtype=None):
+        super().__init__()
+        if isinstance(num_parameters, bool) or not isinstance(num_parameters, int) or num_parameters < 1:
+            raise ValueError(f"PReLU: num_parameters must be a positive int, got {num_parameters!r}")
+        self.num_parameters, self.init = num_parameters, init
+        self.weight = Parameter(_C._empty((num_parameters,), dtype, device))
+        self.reset_parameters()
+
+    def reset_parameters(self) -> None:
+        constant_(self.weight, self.init)
+
+    def forward(self, x):
+        return F.prelu(x, self.weight)
+
+    def extra_repr(self) -> str:
+        return f"num_parameters={self.num_parameters}"
+
+
+class GLU(Module):
+    """``a * sigmoid(b)`` with ``a, b`` the halves of the input along ``dim``."""
+
+    def __init__(self, dim: int = -1):
+        super().__init__()
+        self.dim = dim
+
+    def forward(self, x):
+        return F.glu(x, self.dim)
+
+    def extra_repr(self) -> str:
+        return f"dim={self.dim}"
+
+
+class Softmin(Module):
+    """``softmax(-x)`` along ``dim``."""
+
+    def __init__(self, dim: int | None = None):
+        super().__init__()
+        self.dim = dim
+
+    def forward(self, x):
+        return F.softmin(x, self.dim)
+
+    def extra_repr(self) -> str:
+        return f"dim={self.dim}"

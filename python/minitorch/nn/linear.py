@@ -1,4 +1,4 @@
-"""``nn.Linear``, ``nn.Identity`` and ``nn.Flatten``."""
+"""``nn.Linear``, ``nn.Identity``, ``nn.Flatten`` and ``nn.Unflatten``."""
 from __future__ import annotations
 
 import math
@@ -60,3 +60,34 @@ class Flatten(Module):
 
     def extra_repr(self) -> str:
         return f"start_dim={self.start_dim}, end_dim={self.end_dim}"
+
+
+class Unflatten(Module):
+    """Splits dim ``dim`` into ``unflattened_size`` (a tuple or list of ints, one of them
+    may be -1): the inverse of ``Flatten``.
+
+    >>> nn.Unflatten(1, (2, 5))(minitorch.zeros(3, 10)).shape
+    minitorch.Size([3, 2, 5])
+    """
+
+    def __init__(self, dim: int, unflattened_size):
+        super().__init__()
+        if isinstance(dim, str):
+            raise TypeError("Unflatten: a named dim needs named tensors, which minitorch does not have; "
+                            "give dim as an int")
+        if isinstance(dim, bool) or not isinstance(dim, int):
+            raise TypeError(f"Unflatten: invalid argument type for dim parameter: {type(dim).__name__}")
+        if not isinstance(unflattened_size, (tuple, list)):
+            raise TypeError(f"Unflatten: unflattened_size must be a tuple of ints, but found type "
+                            f"{type(unflattened_size).__name__}")
+        for i, s in enumerate(unflattened_size):
+            if isinstance(s, bool) or not isinstance(s, int):
+                raise TypeError(f"Unflatten: unflattened_size must be tuple of ints, but found element of type "
+                                f"{type(s).__name__} at pos {i}")
+        self.dim, self.unflattened_size = dim, unflattened_size
+
+    def forward(self, x):
+        return x.unflatten(self.dim, self.unflattened_size)
+
+    def extra_repr(self) -> str:
+        return f"dim={self.dim}, unflattened_size={self.unflattened_size}"
