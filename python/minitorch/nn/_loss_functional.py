@@ -33,6 +33,11 @@ def _broadcast_pair(input, target):
     return input.expand(shape), target.expand(shape)
 
 
+def _kl_div_reduction(reduction: str) -> None:
+    if reduction not in ("none", "batchmean", "sum", "mean"):
+        raise ValueError(f"kl_div: reduction must be 'none', 'batchmean', 'sum' or 'mean', got {reduction!r}")
+
+
 def kl_div(input, target, reduction: str = "mean", log_target: bool = False):
     """Kullback-Leibler divergence of ``target`` from the distribution whose log-probabilities
     are ``input``, per element: ``target * (log(target) - input)`` (0 where target is 0), or
@@ -46,6 +51,7 @@ def kl_div(input, target, reduction: str = "mean", log_target: bool = False):
     >>> F.kl_div(minitorch.tensor([[0.25, 0.75]]).log(), p, reduction="batchmean")
     tensor(0.1438)
     """
+    _kl_div_reduction(reduction)
     if reduction == "mean":
         warnings.warn("kl_div: reduction 'mean' divides the total loss by both the batch size and the support "
                       "size. 'batchmean' divides only by the batch size, and aligns with the KL div math "
