@@ -662,6 +662,176 @@ def _activation_ops() -> list[OpInfo]:
     ]
 
 
+# ---- nn.functional losses, distances and bilinear: references and samples ----
+# Targets that are signs (margin, hinge, cosine-embedding losses) are plain int64 arrays of
+# +-1: the same tensor on every dtype, and no gradient taken w.r.t. them (the losses compare
+# them with 1 and -1). Probabilities, counts and variances are data (D), differentiated.
+
+def _np_reduce(loss, reduction):
+    return {"none": loss, "mean": np.mean(loss), "sum": np.sum(loss)}[reduction]
+
+
+def _signs(make, shape):
+    return make.rng.choice(np.array([-1, 1], np.int64), size=shape)
+
+
+def _kl_div(x, t, reduction="mean", log_target=False):
+    if log_target:
+        loss = np.exp(t) * (t - x)
+    else:
+        loss = np.where(t > 0, t * np.log(np.where(t > 0, t, 1.0)), 0.0) - t * x
+    return np.sum(loss) / x.shape[0] if reduction == "batchmean" else _np_reduce(loss, reduction)
+
+
+def _smooth_l1(x, t, reduction="mean", beta=1.0):
+    d = np.abs(x - t)
+    return _np_reduce(d if beta == 0 else np.where(d < beta, 0.5 * d * d / beta, d - 0.5 * beta), reduction)
+
+
+def _huber(x, t, reduction="mean", delta=1.0):
+    d = np.abs(x - t)
+    return _np_reduce(np.where(d <= delta, 0.5 * d * d, delta * (d - 0.5 * delta)), reduction)
+
+
+def _margin_ranking(x1, x2, t, margin=0, reduction="mean"):
+    return _np_reduce(np.maximum(0.0, -t * (x1 - x2) + margin), reduction)
+
+
+def _soft_margin(x, t, reduction="mean"):
+    return _np_reduce(np.log1p(np.exp(-t * x)), reduction)
+
+
+def _pairwise_distance(x1, x2, p=2.0, eps=1e-6, keepdim=False):
+    d = np.abs(x1 - x2 + eps)
+    out = d.max(-1, keepdims=keepdim) if p == math.inf else (d ** p).sum(-1, keepdims=keepdim) ** (1.0 / p)
+    return np.asarray(out, np.float64)
+
+
+def _triplet_margin(a, pos, neg, margin=1.0, p=2, eps=1e-6, swap=False, reduction="mean"):
+    d_neg = _pairwise_distance(a, neg, p, eps)
+    if swap:
+        d_neg = np.minimum(d_neg, _pairwise_distance(pos, neg, p, eps))
+    return _np_reduce(np.maximum(0.0, _pairwise_distance(a, pos, p, eps) - d_neg + margin), reduction)
+
+
+def _cosine_embedding(x1, x2, t, margin=0, reduction="mean"):
+    d = t.ndim
+    cos = (x1 * x2).sum(d) / np.sqrt(((x1 * x1).sum(d) + 1e-12) * ((x2 * x2).sum(d) + 1e-12))
+    return _np_reduce(np.where(t == 1, 1 - cos, 0.0) + np.where(t == -1, np.maximum(0.0, cos - margin), 0.0),
+                      reduction)
+
+
+def _poisson_nll(x, t, log_input=True, full=False, eps=1e-8, reduction="mean"):
+    loss = np.exp(x) - t * x if log_input else x - t * np.log(x + eps)
+    if full:
+        s = np.where(t > 1, t, 2.0)
+        loss = loss + np.where(t > 1, s * np.log(s) - s + 0.5 * np.log(2 * math.pi * s), 0.0)
+    return _np_reduce(loss, reduction)
+
+
+def _gaussian_nll(x, t, var, full=False, eps=1e-6, reduction="mean"):
+    if var.shape != x.shape and var.shape == x.shape[:-1]:
+        var = var[..., None]
+    var = np.maximum(var, eps)
+    loss = 0.5 * (np.log(var) + (x - t) ** 2 / var) + (0.5 * math.log(2 * math.pi) if full else 0.0)
+    return _np_reduce(loss, reduction)
+
+
+def _multilabel_soft_margin(x, t, weight=None, reduction="mean"):
+    loss = t * np.log1p(np.exp(-x)) + (1 - t) * np.log1p(np.exp(x))
+    if weight is not None:
+        loss = loss * weight
+    return _np_reduce(loss.mean(-1), reduction)
+
+
+def _hinge_embedding(x, t, margin=1.0, reduction="mean"):
+    return _np_reduce(np.where(t != 1, np.maximum(0.0, margin - x), 0.0) + np.where(t != -1, x, 0.0), reduction)
+
+
+def _bilinear(x1, x2, w, b=None):
+    out = np.einsum("...i,oij,...j->...o", x1, w, x2)
+    return out if b is None else out + b
+
+
+def kl_div_samples(make):
+    return [SampleInput((make((3, 4), -3.0, -0.1), make((3, 4), 0.05, 1.0)), dict(reduction="batchmean")),
+            SampleInput((make((2, 3)), make((2, 3), -3.0, 0.0)), dict(reduction="sum", log_target=True)),
+            SampleInput((make((4,), -3.0, -0.1), make((4,), 0.05, 1.0)), dict(reduction="none")),
+            # a zero target adds 0 (values only: target * log(target) has no derivative at 0)
+            SampleInput((make((2, 3), -3.0, -0.1), make((2, 3), 0.05, 1.0, zeros=True)), dict(reduction="sum"))]
+
+
+def _regression_samples(name):
+    def gen(make):
+        return [SampleInput((make((3, 4)), make((3, 4))), {}),
+                SampleInput((make((5,)), make((5,))), {"reduction": "none", name: 0.5}),
+                SampleInput((make((2, 3)), make((2, 3))), {"reduction": "sum", name: 2.0}),
+                SampleInput((make(()), make(())), {name: 1.5})]
+    return gen
+
+
+def margin_ranking_samples(make):
+    return [SampleInput((make((4,)), make((4,)), _signs(make, (4,))), {}),
+            SampleInput((make((2, 3)), make((2, 3)), _signs(make, (2, 3))), dict(margin=0.5, reduction="sum")),
+            SampleInput((make((5,)), make((5,)), _signs(make, (5,))), dict(margin=0.2, reduction="none"))]
+
+
+def soft_margin_samples(make):
+    return [SampleInput((make((3, 4)), _signs(make, (3, 4))), {}),
+            SampleInput((make((5,)), _signs(make, (5,))), dict(reduction="none")),
+            SampleInput((make((2, 3)), _signs(make, (2, 3))), dict(reduction="sum"))]
+
+
+def triplet_margin_samples(make):
+    return [SampleInput((make((3, 4)), make((3, 4)), make((3, 4))), {}),
+            SampleInput((make((4,)), make((4,)), make((4,))), dict(margin=2.0, p=1, reduction="none")),
+            SampleInput((make((2, 3)), make((2, 3)), make((2, 3))), dict(margin=3.0, swap=True, reduction="sum")),
+            SampleInput((make((3, 2)), make((3, 2)), make((3, 2))), dict(p=3, eps=0.0, reduction="none"))]
+
+
+def cosine_embedding_samples(make):
+    return [SampleInput((make((3, 4)), make((3, 4)), _signs(make, (3,))), {}),
+            SampleInput((make((4,)), make((4,)), np.array(-1, np.int64)), dict(margin=-0.9)),
+            SampleInput((make((4, 3)), make((4, 3)), _signs(make, (4,))), dict(margin=-0.5, reduction="none"))]
+
+
+def poisson_nll_samples(make):
+    return [SampleInput((make((3, 4)), make((3, 4), 0.0, 5.0)), {}),
+            SampleInput((make((5,), 0.2, 3.0), make((5,), 0.0, 5.0)), dict(log_input=False, reduction="none")),
+            SampleInput((make((2, 3)), make((2, 3), 0.2, 5.0)), dict(full=True, reduction="sum"))]
+
+
+def gaussian_nll_samples(make):
+    return [SampleInput((make((3, 4)), make((3, 4)), make((3, 4), 0.5, 2.0)), {}),
+            SampleInput((make((3, 4)), make((3, 4)), make((3,), 0.5, 2.0)), dict(full=True, reduction="sum")),
+            SampleInput((make((2, 3)), make((2, 3)), make((2, 1), 0.5, 2.0)), dict(reduction="none"))]
+
+
+def multilabel_soft_margin_samples(make):
+    return [SampleInput((make((3, 4)), make((3, 4), 0.0, 1.0)), {}),
+            SampleInput((make((2, 5)), make((2, 5), 0.0, 1.0), make((5,), 0.5, 2.0)), dict(reduction="none")),
+            SampleInput((make((4,)), make((4,), 0.0, 1.0)), dict(reduction="sum"))]
+
+
+def hinge_embedding_samples(make):
+    return [SampleInput((make((3, 4), 0.0, 2.0), _signs(make, (3, 4))), {}),
+            SampleInput((make((5,), 0.0, 2.0), _signs(make, (5,))), dict(margin=0.5, reduction="none")),
+            SampleInput((make((2, 3), 0.0, 2.0), _signs(make, (2, 3))), dict(reduction="sum"))]
+
+
+def pairwise_distance_samples(make):
+    return [SampleInput((make((3, 4)), make((3, 4))), {}),
+            SampleInput((make((5,)), make((5,))), dict(p=1.0, keepdim=True)),
+            SampleInput((make((2, 3)), make((3,))), dict(p=3.0)),
+            SampleInput((make((2, 3)), make((2, 3))), dict(p=math.inf, eps=0.0))]
+
+
+def bilinear_samples(make):
+    return [SampleInput((make((3, 2)), make((3, 4)), make((5, 2, 4)), make((5,)))),
+            SampleInput((make((2, 3, 2)), make((2, 3, 4)), make((1, 2, 4)))),
+            SampleInput((make((2,)), make((3,)), make((2, 2, 3)), make((2,))))]
+
+
 # ------------------------------------------------------------ the database ----
 
 def _e_unary(name, ref, domain=(-10.0, 10.0), **kw):
@@ -813,6 +983,21 @@ def _build() -> list[OpInfo]:
                lambda make: [SampleInput((make(s, zeros=True),)) for s in [(3, 4), (5,), (0, 2), (2, 1, 3)]]),
         OpInfo("argwhere", lambda x: np.argwhere(x).astype(np.int64),
                lambda make: [SampleInput((make(s, zeros=True),)) for s in [(3, 4), (5,), (0, 2)]]),
+        # ---- nn.functional: losses, distances and bilinear ----
+        *[OpInfo(n, ref, gen, namespace=FUNCTIONAL, domain=(-2.0, 2.0)) for n, ref, gen in (
+            ("kl_div", _kl_div, kl_div_samples),
+            ("smooth_l1_loss", _smooth_l1, _regression_samples("beta")),
+            ("huber_loss", _huber, _regression_samples("delta")),
+            ("margin_ranking_loss", _margin_ranking, margin_ranking_samples),
+            ("soft_margin_loss", _soft_margin, soft_margin_samples),
+            ("triplet_margin_loss", _triplet_margin, triplet_margin_samples),
+            ("cosine_embedding_loss", _cosine_embedding, cosine_embedding_samples),
+            ("poisson_nll_loss", _poisson_nll, poisson_nll_samples),
+            ("gaussian_nll_loss", _gaussian_nll, gaussian_nll_samples),
+            ("multilabel_soft_margin_loss", _multilabel_soft_margin, multilabel_soft_margin_samples),
+            ("hinge_embedding_loss", _hinge_embedding, hinge_embedding_samples),
+            ("pairwise_distance", _pairwise_distance, pairwise_distance_samples),
+            ("bilinear", _bilinear, bilinear_samples))],
     ]
     ops += [OpInfo(n, ref, gen) for n, (ref, gen) in _view_samples().items()]
     ops += _activation_ops()

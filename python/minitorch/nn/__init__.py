@@ -24,6 +24,10 @@ from .container import ModuleDict, ModuleList, ParameterList, Sequential
 from .conv import Conv1d, Conv2d
 from .linear import Flatten, Identity, Linear, Unflatten
 from .loss import BCELoss, BCEWithLogitsLoss, CrossEntropyLoss, L1Loss, MSELoss, NLLLoss
+from .linear import Bilinear
+from .loss import (CosineEmbeddingLoss, GaussianNLLLoss, HingeEmbeddingLoss, HuberLoss, KLDivLoss, MarginRankingLoss,
+                   MultiLabelSoftMarginLoss, PoissonNLLLoss, SmoothL1Loss, SoftMarginLoss, TripletMarginLoss)
+from .distance import CosineSimilarity, PairwiseDistance
 from .module import Module
 from .normalization import GroupNorm, LayerNorm
 from .parameter import Parameter
@@ -44,4 +48,7 @@ __all__ = [
     "TransformerEncoder", "TransformerEncoderLayer",
     "CELU", "GLU", "SELU", "Hardshrink", "Hardsigmoid", "Hardswish", "Hardtanh", "LogSigmoid", "Mish", "PReLU",
     "ReLU6", "Softmin", "Softshrink", "Softsign", "Tanhshrink", "Threshold", "Unflatten",
+    "Bilinear", "CosineEmbeddingLoss", "CosineSimilarity", "GaussianNLLLoss", "HingeEmbeddingLoss", "HuberLoss",
+    "KLDivLoss", "MarginRankingLoss", "MultiLabelSoftMarginLoss", "PairwiseDistance", "PoissonNLLLoss",
+    "SmoothL1Loss", "SoftMarginLoss", "TripletMarginLoss",
 ]

@@ -233,6 +233,13 @@ def one_hot(tensor, num_classes: int = -1):
 # ---- attention: nn/_attention_functional.py ----
 from ._attention_functional import scaled_dot_product_attention  # noqa: E402,F401
 
+# ---- more losses, distances and bilinear: nn/_loss_functional.py, nn/_distance_functional.py ----
+from ._distance_functional import bilinear, pairwise_distance  # noqa: E402,F401
+from ._loss_functional import (  # noqa: E402,F401
+    _kl_div_reduction, cosine_embedding_loss, gaussian_nll_loss, hinge_embedding_loss, huber_loss, kl_div,
+    margin_ranking_loss, multilabel_soft_margin_loss, poisson_nll_loss, smooth_l1_loss, soft_margin_loss,
+    triplet_margin_loss)
+
 
 # ---- convolution and pooling (NCHW) ----
 

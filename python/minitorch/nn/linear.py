@@ -1,4 +1,4 @@
-"""``nn.Linear``, ``nn.Identity``, ``nn.Flatten`` and ``nn.Unflatten``."""
+"""``nn.Linear``, ``nn.Bilinear``, ``nn.Identity``, ``nn.Flatten`` and ``nn.Unflatten``."""
 from __future__ import annotations
 
 import math
@@ -91,3 +91,38 @@ class Unflatten(Module):
 
     def extra_repr(self) -> str:
         return f"dim={self.dim}, unflattened_size={self.unflattened_size}"
+
+
+class Bilinear(Module):
+    """``y = x1^T A x2 + b`` for each output feature: weight (out_features, in1_features,
+    in2_features), bias (out_features,), both ~ U(-1/sqrt(in1), 1/sqrt(in1)) as in PyTorch.
+
+    >>> m = nn.Bilinear(3, 4, 2)
+    >>> m(minitorch.randn(5, 3), minitorch.randn(5, 4)).shape
+    minitorch.Size([5, 2])
+    """
+
+    def __init__(self, in1_features: int, in2_features: int, out_features: int, bias: bool = True, device=None,
+                 dtype=None):
+        super().__init__()
+        for name, v in (("in1_features", in1_features), ("in2_features", in2_features),
+                        ("out_features", out_features)):
+            if not isinstance(v, int) or isinstance(v, bool) or v < 0:
+                raise ValueError(f"Bilinear: {name} must be a non-negative int, got {v!r}")
+        self.in1_features, self.in2_features, self.out_features = in1_features, in2_features, out_features
+        self.weight = Parameter(_C._empty((out_features, in1_features, in2_features), dtype, device))
+        self.bias = Parameter(_C._empty((out_features,), dtype, device)) if bias else None
+        self.reset_parameters()
+
+    def reset_parameters(self) -> None:
+        bound = 1 / math.sqrt(self.in1_features) if self.in1_features > 0 else 0
+        init.uniform_(self.weight, -bound, bound)
+        if self.bias is not None:
+            init.uniform_(self.bias, -bound, bound)
+
+    def forward(self, input1, input2):
+        return F.bilinear(input1, input2, self.weight, self.bias)
+
+    def extra_repr(self) -> str:
+        return (f"in1_features={self.in1_features}, in2_features={self.in2_features}, "
+                f"out_features={self.out_features}, bias={self.bias is not None}")

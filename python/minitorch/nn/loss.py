@@ -50,3 +50,131 @@ class BCELoss(_Loss):
 class BCEWithLogitsLoss(_Loss):
     def forward(self, input, target):
         return F.binary_cross_entropy_with_logits(input, target, self.reduction)
+
+
+class KLDivLoss(_Loss):
+    """``F.kl_div``: ``input`` log-probabilities, ``target`` probabilities (log-probabilities
+    when ``log_target``). Use ``reduction='batchmean'`` for the KL divergence per sample."""
+
+    def __init__(self, *, reduction: str = "mean", log_target: bool = False):
+        Module.__init__(self)
+        F._kl_div_reduction(reduction)
+        self.reduction, self.log_target = reduction, log_target
+
+    def forward(self, input, target):
+        return F.kl_div(input, target, reduction=self.reduction, log_target=self.log_target)
+
+
+class SmoothL1Loss(_Loss):
+    """``F.smooth_l1_loss``: quadratic below ``beta``, linear above."""
+
+    def __init__(self, *, reduction: str = "mean", beta: float = 1.0):
+        super().__init__(reduction)
+        self.beta = beta
+
+    def forward(self, input, target):
+        return F.smooth_l1_loss(input, target, reduction=self.reduction, beta=self.beta)
+
+
+class HuberLoss(_Loss):
+    """``F.huber_loss``: quadratic up to ``delta``, linear (slope ``delta``) above."""
+
+    def __init__(self, reduction: str = "mean", delta: float = 1.0):
+        super().__init__(reduction)
+        self.delta = delta
+
+    def forward(self, input, target):
+        return F.huber_loss(input, target, reduction=self.reduction, delta=self.delta)
+
+
+class SoftMarginLoss(_Loss):
+    """``F.soft_margin_loss``: logistic loss of +-1 targets."""
+
+    def __init__(self, *, reduction: str = "mean"):
+        super().__init__(reduction)
+
+    def forward(self, input, target):
+        return F.soft_margin_loss(input, target, reduction=self.reduction)
+
+
+class _MarginLoss(_Loss):
+    """A loss with a margin (``default_margin`` when none is given): ``forward`` calls
+    ``F.<functional>(*inputs, margin=, reduction=)``."""
+
+    functional = ""
+    default_margin = 0.0
+
+    def __init__(self, margin: float | None = None, *, reduction: str = "mean"):
+        super().__init__(reduction)
+        self.margin = self.default_margin if margin is None else margin
+
+    def forward(self, *inputs):
+        return getattr(F, self.functional)(*inputs, margin=self.margin, reduction=self.reduction)
+
+
+class MarginRankingLoss(_MarginLoss):
+    """``F.margin_ranking_loss`` of ``(input1, input2, target)``, margin 0 by default."""
+
+    functional = "margin_ranking_loss"
+
+
+class HingeEmbeddingLoss(_MarginLoss):
+    """``F.hinge_embedding_loss`` of ``(input, target)``: ``input`` where target is 1,
+    ``max(0, margin - input)`` where it is -1; margin 1 by default."""
+
+    functional = "hinge_embedding_loss"
+    default_margin = 1.0
+
+
+class CosineEmbeddingLoss(_MarginLoss):
+    """``F.cosine_embedding_loss`` of ``(input1, input2, target)``, margin 0 by default."""
+
+    functional = "cosine_embedding_loss"
+
+
+class TripletMarginLoss(_Loss):
+    """``F.triplet_margin_loss``: the anchor nearer the positive than the negative by ``margin``."""
+
+    def __init__(self, margin: float = 1.0, p: float = 2.0, eps: float = 1e-6, swap: bool = False, *,
+                 reduction: str = "mean"):
+        super().__init__(reduction)
+        self.margin, self.p, self.eps, self.swap = margin, p, eps, swap
+
+    def forward(self, anchor, positive, negative):
+        return F.triplet_margin_loss(anchor, positive, negative, margin=self.margin, p=self.p, eps=self.eps,
+                                     swap=self.swap, reduction=self.reduction)
+
+
+class PoissonNLLLoss(_Loss):
+    """``F.poisson_nll_loss``: counts ``target`` under a Poisson of rate ``exp(input)`` (or ``input``)."""
+
+    def __init__(self, log_input: bool = True, full: bool = False, *, eps: float = 1e-8, reduction: str = "mean"):
+        super().__init__(reduction)
+        self.log_input, self.full, self.eps = log_input, full, eps
+
+    def forward(self, log_input, target):
+        return F.poisson_nll_loss(log_input, target, log_input=self.log_input, full=self.full, eps=self.eps,
+                                  reduction=self.reduction)
+
+
+class GaussianNLLLoss(_Loss):
+    """``F.gaussian_nll_loss``: ``target`` under N(input, var); called as ``loss(input, target, var)``."""
+
+    def __init__(self, *, full: bool = False, eps: float = 1e-6, reduction: str = "mean"):
+        super().__init__(reduction)
+        self.full, self.eps = full, eps
+
+    def forward(self, input, target, var):
+        return F.gaussian_nll_loss(input, target, var, full=self.full, eps=self.eps, reduction=self.reduction)
+
+
+class MultiLabelSoftMarginLoss(_Loss):
+    """``F.multilabel_soft_margin_loss``: one logistic loss per class, averaged over classes.
+    ``weight`` (C,) is a buffer (in the state_dict, moved by ``to()``), as in PyTorch."""
+
+    def __init__(self, weight=None, *, reduction: str = "mean"):
+        super().__init__(reduction)
+        self.register_buffer("weight", weight)
+
+    def forward(self, input, target):
+        return F.multilabel_soft_margin_loss(input, target, weight=self.weight, reduction=self.reduction)

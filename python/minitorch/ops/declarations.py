@@ -303,6 +303,12 @@ OPS: tuple[Op, ...] = (
     _f("adaptive_avg_pool2d"),
     _f("dropout"), _f("dropout1d"), _f("dropout2d"),
     _f("embedding"), _f("one_hot", grad=False), _f("pad"), _f("flatten"),
+    # losses, distances and bilinear (nn/_loss_functional.py, nn/_distance_functional.py)
+    *(_f(name, autocast=FP32_ALL, dtypes=FLOATING) for name in (
+        "kl_div", "smooth_l1_loss", "huber_loss", "margin_ranking_loss", "soft_margin_loss", "triplet_margin_loss",
+        "cosine_embedding_loss", "poisson_nll_loss", "multilabel_soft_margin_loss", "hinge_embedding_loss")),
+    _f("gaussian_nll_loss", dtypes=FLOATING), _f("pairwise_distance", dtypes=FLOATING),
+    _f("bilinear", dtypes=FLOATING),
 )
 
 # Public names of nn.functional that are not ops: re-exported classes and context managers.
