@@ -838,11 +838,6 @@ def _e_unary(name, ref, domain=(-10.0, 10.0), **kw):
     return OpInfo(name, ref, unary_samples, domain=domain, **kw)
 
 
-# Bugs the battery found (xfail(strict=True) cases; the reason names the bug).
-BOOL_TAKEN = ("takes bool tensors, where PyTorch raises (its kernels are not implemented for bool): "
-              "declared without bool, no TypeError")
-
-
 F32_LOOSE = {"float32": dict(rtol=2e-5, atol=2e-6)}
 
 
@@ -898,16 +893,14 @@ def _build() -> list[OpInfo]:
         *[OpInfo(n, f, binary_samples()) for n, f in (
             ("bitwise_and", np.bitwise_and), ("bitwise_or", np.bitwise_or), ("bitwise_xor", np.bitwise_xor))],
         # ---- C++ ops ----
-        OpInfo("clamp", _clamp, clamp_samples, xfail={("unsupported", "*", "*"): BOOL_TAKEN}),
+        OpInfo("clamp", _clamp, clamp_samples),
         OpInfo("where", np.where, where_samples),
         OpInfo("sum", _sum, reduce_samples(empty=True, tuple_dims=True)),
         OpInfo("mean", _reducer(np.mean), reduce_samples(tuple_dims=True)),
         OpInfo("max", _max_like(np.max, "max"), reduce_samples(), check=check_values_and_indices),
         OpInfo("min", _max_like(np.min, "min"), reduce_samples(), check=check_values_and_indices),
-        OpInfo("argmax", _arg(np.max), reduce_samples(), check=check_indices,
-               xfail={("unsupported", "*", "*"): BOOL_TAKEN}),
-        OpInfo("argmin", _arg(np.min), reduce_samples(), check=check_indices,
-               xfail={("unsupported", "*", "*"): BOOL_TAKEN}),
+        OpInfo("argmax", _arg(np.max), reduce_samples(), check=check_indices),
+        OpInfo("argmin", _arg(np.min), reduce_samples(), check=check_indices),
         OpInfo("cumsum", _cum(np.cumsum), dim_samples),
         OpInfo("cumprod", _cum(np.cumprod), dim_samples, domain=(-2.0, 2.0)),
         OpInfo("sort", _sort, _x(((3, 4), (), {}), ((3, 4), (0,), {}), ((2, 3, 4), (-1,), dict(descending=True)),
@@ -919,10 +912,8 @@ def _build() -> list[OpInfo]:
         # ---- composites ----
         _e_unary("square", lambda x: np.square(x).astype(np.int64) if x.dtype == bool else np.square(x)),
         _e_unary("reciprocal", _f64(np.reciprocal), (0.5, 5.0)),
-        OpInfo("clamp_min", lambda x, m: np.maximum(x, m).astype(x.dtype), _x(((3, 4), (0,), {}), ((), (1,), {})),
-               xfail={("unsupported", "*", "*"): BOOL_TAKEN}),
-        OpInfo("clamp_max", lambda x, m: np.minimum(x, m).astype(x.dtype), _x(((3, 4), (0,), {}), ((), (1,), {})),
-               xfail={("unsupported", "*", "*"): BOOL_TAKEN}),
+        OpInfo("clamp_min", lambda x, m: np.maximum(x, m).astype(x.dtype), _x(((3, 4), (0,), {}), ((), (1,), {}))),
+        OpInfo("clamp_max", lambda x, m: np.minimum(x, m).astype(x.dtype), _x(((3, 4), (0,), {}), ((), (1,), {}))),
         OpInfo("all", _reducer(lambda x, **k: np.all(x != 0, **k)), reduce_samples(empty=True), domain=(0, 3)),
         OpInfo("any", _reducer(lambda x, **k: np.any(x != 0, **k)), reduce_samples(empty=True), domain=(-1, 1)),
         OpInfo("isclose", _isclose, lambda make: [SampleInput(_close_pair(make))]),
@@ -947,8 +938,7 @@ def _build() -> list[OpInfo]:
                _x(((3, 4), (), {}), ((3, 4), (0,), {}), ((2, 3, 4), (-1, True), {}), ((5,), (), {})),
                check=check_indices),
         OpInfo("topk", _topk, _x(((3, 4), (2,), {}), ((3, 4), (1, 0), {}), ((2, 3, 4), (2, -1, False), {}),
-                                 ((5,), (0,), {})), check=functools.partial(check_values_and_indices, dim_pos=2),
-               xfail={("unsupported", "*", "*"): BOOL_TAKEN}),
+                                 ((5,), (0,), {})), check=functools.partial(check_values_and_indices, dim_pos=2)),
         OpInfo("mm", _ints_out(np.matmul), _pairs([((3, 4), (4, 2)), ((0, 3), (3, 2)), ((3, 0), (0, 2))]),
                domain=(-2.0, 2.0)),
         OpInfo("mv", _ints_out(np.matmul), _pairs([((3, 4), (4,)), ((0, 3), (3,))]), domain=(-2.0, 2.0)),

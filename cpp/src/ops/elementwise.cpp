@@ -386,6 +386,8 @@ Tensor binary(BinaryOp op, const Tensor& a, const Tensor& b)
 Tensor clamp(const Tensor& x, const Tensor* lo, const Tensor* hi)
 {
     MT_PROFILE_OP("clamp", x, lo, hi);
+    // PyTorch has no clamp for bool (a bound of True/False means nothing there).
+    MT_CHECK_TYPE(x->dtype != DType::Bool, "clamp: not implemented for bool tensors");
     bool bounds_need_grad = (lo && (*lo)->requires_grad) || (hi && (*hi)->requires_grad);
     // Tensor bounds that need gradients: compose maximum/minimum (they record themselves).
     if (bounds_need_grad) return clamp_forward(x, lo, hi);
