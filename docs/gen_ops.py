@@ -23,7 +23,7 @@ _spec.loader.exec_module(derivatives)
 def _python_file(obj) -> str:
     """The source file of a Python function (or a property's getter), relative to the root."""
     obj = getattr(obj, "fget", obj)
-    obj = getattr(obj, "_autocast_original", obj)
+    obj = inspect.unwrap(getattr(obj, "_autocast_original", obj))  # past decorators (F._inplace_capable)
     try:
         path = Path(inspect.getsourcefile(obj)).resolve()
     except (TypeError, OSError):

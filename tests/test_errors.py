@@ -492,18 +492,30 @@ def test_elementwise_ops_still_promote(device):
 # on) instead of its gradient being dropped without a word.
 
 @pytest.mark.parametrize("device", DEVICES)
-@pytest.mark.parametrize("op", ["add_", "sub_", "mul_", "div_", "copy_"])
-def test_inplace_with_a_source_that_requires_grad(device, op):
+def test_copy_from_a_source_that_requires_grad(device):
     z = minitorch.zeros(2, device=device)
     w = minitorch.ones(2, device=device, requires_grad=True)
-    name = op.rstrip("_")
-    with pytest.raises(RuntimeError, match=esc(f"{name if op != 'copy_' else 'copy_'}: the other operand requires "
-                                                "grad")):
-        getattr(z, op)(w)
+    with pytest.raises(RuntimeError, match=esc("copy_: the other operand requires grad")):
+        z.copy_(w)
     assert z.tolist() == [0.0, 0.0]  # nothing was written
     with minitorch.no_grad():  # no gradient wanted: allowed
-        getattr(z, op)(w)
-    assert (z + w).requires_grad  # the out-of-place form records
+        z.copy_(w)
+
+
+@pytest.mark.parametrize("device", DEVICES)
+@pytest.mark.parametrize("op, dz, dw", [("add_", 1.0, 1.0), ("sub_", 1.0, -1.0), ("mul_", 3.0, 2.0),
+                                        ("div_", 1 / 3, -2 / 9)])
+def test_inplace_with_a_source_that_requires_grad_records_it(device, op, dz, dw):
+    """z.add_(w) with w requiring grad: z joins the graph, as in PyTorch (z = 2, w = 3)."""
+    x = minitorch.full((2,), 2.0, device=device, requires_grad=True)
+    w = minitorch.full((2,), 3.0, device=device, requires_grad=True)
+    z = x * 1
+    assert getattr(z, op)(w) is z and z.requires_grad and not z.is_leaf
+    z.sum().backward()
+    assert x.grad.tolist() == pytest.approx([dz, dz]) and w.grad.tolist() == pytest.approx([dw, dw])
+    plain = minitorch.zeros(2, device=device)  # a tensor outside any graph joins it too
+    plain.add_(w)
+    assert plain.grad_fn is not None and plain.tolist() == [3.0, 3.0]
 
 
 def test_inplace_with_a_plain_source_still_works():

@@ -130,6 +130,12 @@ void bind_autograd(py::module_& m)
 
     m.def("is_grad_enabled", &autograd::is_grad_enabled);
     m.def("_set_grad_enabled", &autograd::set_grad_enabled);
+    // In-place ops inside a graph, for the generic Python forms (ops/inplace.py); the C++
+    // ones (add_ ...) call the same functions (autograd.h explains the scheme).
+    m.def("_check_rebase", [](const Tensor& t, const std::string& op) { autograd::check_rebase(t, op.c_str()); });
+    m.def("_rebase_history", [](const Tensor& t, const Tensor& result, const std::string& op) {
+        autograd::rebase_history(t, result, op.c_str());
+    });
     m.def("_run_backward",
           [](py::handle roots, py::handle grads, bool retain_graph, py::handle inputs, bool allow_unused) {
               std::vector<Tensor> r = tensor_list(roots, "backward");

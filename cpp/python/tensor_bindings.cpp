@@ -111,7 +111,7 @@ void bind_tensor(py::module_& m)
 
     // ---- what a tensor is ----
     cls.def_property(
-           "data", [](const Tensor& t) { return make_view(t, t->shape, t->strides, t->offset); },
+           "data", [](const Tensor& t) { return make_alias(t); },
            [](const Tensor& t, const Tensor& other) {
                not_none(other, "data", "value");
                MT_CHECK_RUNTIME(other->device() == t->device() || t->is_leaf(), "data: cannot change the device");
@@ -194,7 +194,7 @@ void bind_tensor(py::module_& m)
         .def("flatten", &flatten, py::arg("start_dim") = 0, py::arg("end_dim") = -1)
         .def("contiguous", &contiguous)
         .def("clone", &clone)
-        .def("detach", [](const Tensor& t) { return make_view(t, t->shape, t->strides, t->offset); })
+        .def("detach", [](const Tensor& t) { return make_alias(t); })
         .def("backward",
              [](const Tensor& t, std::optional<Tensor> gradient, std::optional<bool> retain_graph, bool create_graph) {
                  MT_CHECK_RUNTIME(!create_graph, "backward: create_graph=True (higher-order gradients) is not supported");

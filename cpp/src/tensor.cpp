@@ -13,7 +13,11 @@ std::atomic<int64_t> g_live_tensors{0};
 }
 
 TensorImpl::TensorImpl() { ++g_live_tensors; }
-TensorImpl::~TensorImpl() { --g_live_tensors; }
+TensorImpl::~TensorImpl()
+{
+    --g_live_tensors;
+    if (is_view && storage) --storage->views;
+}
 int64_t live_tensor_count() { return g_live_tensors.load(); }
 
 int64_t TensorImpl::numel() const
@@ -101,6 +105,21 @@ Tensor make_view(const Tensor& base, Shape shape, Strides strides, int64_t offse
     t->shape = std::move(shape);
     t->strides = std::move(strides);
     t->offset = offset;
+    t->is_view = true;
+    ++t->storage->views;
+    Tensor root = base->is_view ? base->base.lock() : nullptr;
+    t->base = root ? root : base;
+    return t;
+}
+
+Tensor make_alias(const Tensor& base)
+{
+    auto t = std::make_shared<TensorImpl>();
+    t->storage = base->storage;
+    t->dtype = base->dtype;
+    t->shape = base->shape;
+    t->strides = base->strides;
+    t->offset = base->offset;
     return t;
 }
 

@@ -177,10 +177,29 @@ int register_grad_hook(const Tensor& t, GradHook fn);
 int register_post_accumulate_grad_hook(const Tensor& t, PostAccumulateGradHook fn);  // leaves only
 void remove_hook(const std::weak_ptr<TensorImpl>& leaf, const std::weak_ptr<Node>& node, int id);
 
-// Raised when an in-place op would break a graph.
+// In-place ops inside a graph (x += y, x.relu_() on a tensor that is part of one): the
+// op is computed out of place with its gradient recorded, the result is written into x's
+// memory, and x's history becomes the op's node (PyTorch calls this rebasing history).
+// Anything that saved x's old values for backward sees its version change, and backward
+// then raises, as in PyTorch.
+//
+// True when the in-place op on t with these other operands must be recorded: grad mode
+// is on and t or one of them requires grad.
+bool inplace_in_graph(const Tensor& t, std::initializer_list<const Tensor*> others);
+// Raised before writing into t inside a graph: a leaf that requires grad; a view (its
+// base's history would not see the write); a tensor with views alive (theirs would not).
+void check_rebase(const Tensor& t, const char* op);
+// copy_ and fill_ do not rebase: they refuse a tensor that requires grad (a leaf, or
+// part of a graph).
 void check_inplace(const Tensor& t, const char* op);
-// In-place ops record no gradient: with grad mode on, a source that requires grad
-// (z.add_(w), z.copy_(w)) is refused rather than its gradient silently dropped.
+// True when result's node saved t's memory: the op must then run on a copy of t, or the
+// write would change what its own backward reads.
+bool saves_memory_of(const Tensor& result, const Tensor& t);
+// Writes result into t (no gradient recorded for the copy) and makes result's node t's
+// history. result must have t's shape; it is cast to t's dtype (a recorded cast).
+void rebase_history(const Tensor& t, const Tensor& result, const char* op);
+// copy_ and fill_ record no gradient: with grad mode on, a source that requires grad
+// (z.copy_(w)) is refused rather than its gradient silently dropped.
 void check_inplace_source(const Tensor& src, const char* op);
 
 }  // namespace minitorch::autograd

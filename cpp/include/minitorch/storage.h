@@ -1,6 +1,7 @@
 // storage.h — a flat block of bytes on one device, shared by every view of it.
 #pragma once
 #include <cstddef>
+#include <atomic>
 #include <functional>
 #include <memory>
 
@@ -16,6 +17,10 @@ struct Storage {
     // Bumped by every in-place write through any view (copy_, fill_, +=, ...), so autograd
     // can tell that a tensor it saved for backward was changed afterwards.
     uint64_t version = 0;
+    // How many views (Tensor.view, slicing, transpose...) of this memory are alive. An
+    // in-place op inside a graph rewrites one tensor's history; a view of the same memory
+    // would keep a stale one, so autograd refuses that case (autograd::check_inplace).
+    std::atomic<int> views{0};
     // Page-locked host memory (Tensor.pin_memory): the GPU's copy engine reads it directly,
     // so a copy to the GPU from it can run while the host goes on.
     bool pinned = false;

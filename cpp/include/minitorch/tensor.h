@@ -39,6 +39,12 @@ struct TensorImpl {
     // promotion with the lowest priority (PyTorch's "wrapped number").
     bool wrapped_number = false;
 
+    // Made by a view op (make_view): it shares another tensor's memory. Counted in
+    // storage->views while alive; `base` is the tensor it views (the first non-view one
+    // up the chain), which may be gone (an op's temporary buffer).
+    bool is_view = false;
+    std::weak_ptr<TensorImpl> base;
+
     // Autograd (see autograd.h). A leaf has no grad_fn; a tensor made by a recorded op
     // has the node that computes its inputs' gradients, and is output `output_nr` of it.
     bool requires_grad = false;  // for leaves: set by the user; for results: set by recording
@@ -80,5 +86,8 @@ int64_t wrap_dim(int64_t dim, int64_t ndim, const char* op);
 // New tensors.
 Tensor empty(const Shape& shape, DType dtype = default_float(), Device device = {});
 Tensor make_view(const Tensor& base, Shape shape, Strides strides, int64_t offset);
+// The same memory under a tensor that is not a view in autograd's sense (detach(), a
+// tensor saved for backward): it does not count in storage->views.
+Tensor make_alias(const Tensor& base);
 
 }  // namespace minitorch

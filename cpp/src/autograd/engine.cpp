@@ -74,7 +74,7 @@ Tensor save(Node& node, const Tensor& t)
     if (!t) return nullptr;
     node.has_saved = true;
     node.saved_versions.push_back({t->storage, t->storage->version, t->shape, t->dtype});
-    return make_view(t, t->shape, t->strides, t->offset);
+    return make_alias(t);
 }
 
 void check_saved_versions(const Node& node)
@@ -118,14 +118,61 @@ void retain_grad(const Tensor& t)
     t->grad_fn->retained[t->output_nr] = t;
 }
 
+bool inplace_in_graph(const Tensor& t, std::initializer_list<const Tensor*> others)
+{
+    if (!g_grad_enabled) return false;
+    if (t->requires_grad) return true;
+    for (const Tensor* o : others)
+        if (o && *o && (*o)->requires_grad) return true;
+    return false;
+}
+
 void check_inplace(const Tensor& t, const char* op)
 {
     if (!g_grad_enabled || !t->requires_grad) return;
     MT_CHECK_RUNTIME(!t->is_leaf(), op, ": a leaf Tensor that requires grad is being used in an in-place operation; "
                                         "wrap the update in `with minitorch.no_grad():`");
-    throw std::runtime_error(detail::str(op, ": in-place operations on tensors that are part of a graph are not "
-                                             "supported (the tensor was made by ", t->grad_fn->name(),
+    throw std::runtime_error(detail::str(op, ": in-place writes of this kind into a tensor that is part of a graph "
+                                             "are not supported (the tensor was made by ", t->grad_fn->name(),
                                              "); use the out-of-place form"));
+}
+
+void check_rebase(const Tensor& t, const char* op)
+{
+    MT_CHECK_RUNTIME(!(t->requires_grad && t->is_leaf()), op, ": a leaf Tensor that requires grad is being used in "
+                     "an in-place operation; wrap the update in `with minitorch.no_grad():`");
+    // PyTorch also rewrites the history of a view's base and of the other views of the
+    // same memory (CopySlices); minitorch does not yet, so it refuses rather than leave
+    // them with a wrong gradient.
+    MT_CHECK_RUNTIME(!(t->is_view && !t->base.expired()), op, ": in-place operations inside a graph on a view "
+                     "(x[i], x.view(...), x.t()...) are not supported yet: its base would keep the old history; "
+                     "use the out-of-place form, e.g. y = y + z instead of y += z");
+    MT_CHECK_RUNTIME(t->storage->views.load() - (t->is_view ? 1 : 0) == 0, op, ": in-place operations inside a "
+                     "graph on a tensor whose views are alive (x[i], x.view(...), x.t()...) are not supported yet: "
+                     "the views would keep the old history; use the out-of-place form, or make the views after "
+                     "the in-place op");
+}
+
+bool saves_memory_of(const Tensor& result, const Tensor& t)
+{
+    if (!result->grad_fn) return false;
+    for (const SavedVersion& v : result->grad_fn->saved_versions)
+        if (v.storage.lock() == t->storage) return true;
+    return false;
+}
+
+void rebase_history(const Tensor& t, const Tensor& result, const char* op)
+{
+    MT_CHECK(result->shape == t->shape, op, ": output with shape ", t->shape, " doesn't match the broadcast shape ",
+             result->shape);
+    Tensor r = result->dtype == t->dtype ? result : to_dtype(result, t->dtype);
+    {
+        NoGradGuard guard;
+        copy_(t, r);  // bumps t's version: whatever saved the old values now refuses to run
+    }
+    t->grad_fn = r->grad_fn;
+    t->output_nr = r->output_nr;
+    t->requires_grad = r->requires_grad;
 }
 
 void check_inplace_source(const Tensor& src, const char* op)

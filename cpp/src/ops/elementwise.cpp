@@ -149,9 +149,20 @@ void binary_(BinaryOp op, const Tensor& a, const Tensor& b_in)
     MT_PROFILE_OP(profiler::inplace(op_name(op)), a, b_in);
     const Tensor b = follow_device(b_in, a);
     const BinaryOpInfo& i = info(op);
-    autograd::check_inplace(a, i.name);
-    autograd::check_inplace_source(b, i.name);
     check_no_internal_overlap(a, i.name);
+    if (autograd::inplace_in_graph(a, {&b})) {  // x += y inside a graph: compute, write, rebase (autograd.h)
+        autograd::check_rebase(a, i.name);
+        MT_CHECK_TYPE(!has_bool_result(i.result), i.name, "_: ops with a bool result have no in-place form here");
+        Tensor r = binary(op, a, b);
+        if (autograd::saves_memory_of(r, a)) {  // x *= y saves x: run it on a copy of x
+            Tensor a_copy = clone(a);
+            r = binary(op, a_copy, b == a ? a_copy : b);  // x *= x: both operands are the copy
+        }
+        MT_CHECK_TYPE(category(r->dtype) <= category(a->dtype), i.name, "_: result type ", r->dtype,
+                      " can't be cast to the desired output type ", a->dtype);
+        autograd::rebase_history(a, r, (std::string(i.name) + "_").c_str());
+        return;
+    }
     check_same_device(i.name, a, b);
     DType dt = compute_dtype(i.name, i.result, result_type(a, b));
     MT_CHECK_TYPE(!has_bool_result(i.result), i.name, "_: ops with a bool result have no in-place form here");

@@ -5,8 +5,8 @@ leaky_relu/softplus: clamps and shrinks (``hardtanh``, ``relu6``, ``threshold``,
 weight or a dim (``prelu``, ``glu``, ``softmin``).
 
 Each is a composition of tensor ops (clamp, where, expm1, softplus, softmax...), so its
-gradient is theirs. As for ``F.relu``, ``inplace=True`` is accepted for PyTorch
-compatibility, and a new tensor is returned.
+gradient is theirs. As for ``F.relu``, ``inplace=True`` writes the result into the input
+(``F._inplace_capable``).
 """
 from __future__ import annotations
 
@@ -21,6 +21,7 @@ _SELU_ALPHA = 1.6732632423543772848170429916717
 _SELU_SCALE = 1.0507009873554804934193349852946
 
 
+@F._inplace_capable
 def hardtanh(input, min_val: float = -1.0, max_val: float = 1.0, inplace: bool = False):
     """``x`` clamped to ``[min_val, max_val]``.
 
@@ -33,21 +34,25 @@ def hardtanh(input, min_val: float = -1.0, max_val: float = 1.0, inplace: bool =
     return input.clamp(min_val, max_val)
 
 
+@F._inplace_capable
 def relu6(input, inplace: bool = False):
     """``min(max(x, 0), 6)``: a hardtanh on ``[0, 6]``."""
     return hardtanh(input, 0.0, 6.0)
 
 
+@F._inplace_capable
 def hardsigmoid(input, inplace: bool = False):
     """``relu6(x + 3) / 6``: 0 below -3, 1 above 3, linear between."""
     return relu6(input + 3.0) * (1.0 / 6.0)
 
 
+@F._inplace_capable
 def hardswish(input, inplace: bool = False):
     """``x * relu6(x + 3) / 6``: 0 below -3, ``x`` above 3."""
     return input * hardsigmoid(input)
 
 
+@F._inplace_capable
 def mish(input, inplace: bool = False):
     """``x * tanh(softplus(x))``."""
     return input * F.softplus(input).tanh()
@@ -68,6 +73,7 @@ def tanhshrink(input):
     return input - input.tanh()
 
 
+@F._inplace_capable
 def threshold(input, threshold: float, value: float, inplace: bool = False):
     """``x`` where ``x > threshold``, else ``value``."""
     return _C.where(input > threshold, input, value)
@@ -86,11 +92,13 @@ def hardshrink(input, lambd: float = 0.5):
     return _C.where(input.abs() > lambd, input, 0.0)
 
 
+@F._inplace_capable
 def selu(input, inplace: bool = False):
     """``scale * elu(x, alpha)`` with SELU's fixed alpha and scale (self-normalizing)."""
     return F.elu(input, _SELU_ALPHA) * _SELU_SCALE
 
 
+@F._inplace_capable
 def celu(input, alpha: float = 1.0, inplace: bool = False):
     """``max(0, x) + min(0, alpha * (exp(x / alpha) - 1))``."""
     if alpha == 0:

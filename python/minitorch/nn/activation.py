@@ -4,8 +4,8 @@
 ``Softshrink``, ``Hardshrink``, ``SELU``, ``CELU``, ``PReLU``, ``GLU``, ``Softmin``) and the
 dropout layers (``Dropout``, ``Dropout1d``, ``Dropout2d``).
 
-``inplace=True`` is accepted for PyTorch compatibility and shown in the repr; minitorch
-still returns a new tensor."""
+``inplace=True`` writes the result into the input, as in PyTorch (inside a graph too:
+the input's history becomes the activation's; ops/inplace.py)."""
 from __future__ import annotations
 
 import warnings
@@ -29,9 +29,13 @@ class ReLU(Module):
 
     def __init__(self, inplace: bool = False):
         super().__init__()
+        self.inplace = inplace
 
     def forward(self, x):
-        return x.relu()
+        return F.relu(x, inplace=True) if self.inplace else x.relu()
+
+    def extra_repr(self) -> str:
+        return _inplace_str(self.inplace, first=True)
 
 
 class Tanh(Module):
@@ -109,7 +113,7 @@ class SiLU(Module):
         self.inplace = inplace
 
     def forward(self, x):
-        return F.silu(x)
+        return F.silu(x, inplace=self.inplace)
 
     def extra_repr(self) -> str:
         return _inplace_str(self.inplace, first=True)
@@ -123,7 +127,7 @@ class LeakyReLU(Module):
         self.negative_slope, self.inplace = negative_slope, inplace
 
     def forward(self, x):
-        return F.leaky_relu(x, self.negative_slope)
+        return F.leaky_relu(x, self.negative_slope, self.inplace)
 
     def extra_repr(self) -> str:
         return f"negative_slope={self.negative_slope}{_inplace_str(self.inplace)}"
@@ -137,7 +141,7 @@ class ELU(Module):
         self.alpha, self.inplace = alpha, inplace
 
     def forward(self, x):
-        return F.elu(x, self.alpha)
+        return F.elu(x, self.alpha, self.inplace)
 
     def extra_repr(self) -> str:
         return f"alpha={self.alpha}{_inplace_str(self.inplace)}"
@@ -193,7 +197,7 @@ class Hardtanh(Module):
         self.min_val, self.max_val, self.inplace = min_val, max_val, inplace
 
     def forward(self, x):
-        return F.hardtanh(x, self.min_val, self.max_val)
+        return F.hardtanh(x, self.min_val, self.max_val, self.inplace)
 
     def extra_repr(self) -> str:
         return f"min_val={self.min_val}, max_val={self.max_val}{_inplace_str(self.inplace)}"
@@ -221,21 +225,21 @@ class Hardsigmoid(_Pointwise):
     """``relu6(x + 3) / 6``."""
 
     def forward(self, x):
-        return F.hardsigmoid(x)
+        return F.hardsigmoid(x, self.inplace)
 
 
 class Hardswish(_Pointwise):
     """``x * relu6(x + 3) / 6``."""
 
     def forward(self, x):
-        return F.hardswish(x)
+        return F.hardswish(x, self.inplace)
 
 
 class Mish(_Pointwise):
     """``x * tanh(softplus(x))``."""
 
     def forward(self, x):
-        return F.mish(x)
+        return F.mish(x, self.inplace)
 
 
 class LogSigmoid(Module):
@@ -267,7 +271,7 @@ class Threshold(Module):
         self.threshold, self.value, self.inplace = threshold, value, inplace
 
     def forward(self, x):
-        return F.threshold(x, self.threshold, self.value)
+        return F.threshold(x, self.threshold, self.value, self.inplace)
 
     def extra_repr(self) -> str:
         return f"threshold={self.threshold}, value={self.value}{_inplace_str(self.inplace)}"
@@ -306,7 +310,7 @@ class SELU(Module):
         self.inplace = inplace
 
     def forward(self, x):
-        return F.selu(x)
+        return F.selu(x, self.inplace)
 
     def extra_repr(self) -> str:
         return _inplace_str(self.inplace, first=True)
@@ -320,7 +324,7 @@ class CELU(Module):
         self.alpha, self.inplace = alpha, inplace
 
     def forward(self, x):
-        return F.celu(x, self.alpha)
+        return F.celu(x, self.alpha, self.inplace)
 
     def extra_repr(self) -> str:
         return f"alpha={self.alpha}{_inplace_str(self.inplace)}"

@@ -7,6 +7,8 @@ tensor ops and get their gradients from those.
 """
 from __future__ import annotations
 
+import functools
+import inspect
 import math
 import warnings
 
@@ -15,6 +17,7 @@ import numpy as np
 from .. import _C
 from ..autograd import no_grad
 from ..autograd.function import Function
+from ..ops.inplace import write_into as _write_into
 
 _REDUCTIONS = {"none": 0, "mean": 1, "sum": 2}
 
@@ -40,6 +43,27 @@ def linear(input, weight, bias=None):
     return _C._linear(input, weight, bias)
 
 
+def _inplace_capable(fn):
+    """Makes ``fn(input, ..., inplace=True)`` write its result into ``input``, with PyTorch's
+    in-place rules (ops/inplace.py: inside a graph the result's gradient is recorded and
+    becomes ``input``'s history), as ``nn.ReLU(inplace=True)`` expects."""
+    sig = inspect.signature(fn)
+    op = fn.__name__ + "_"
+
+    @functools.wraps(fn)
+    def wrapper(input, *args, **kwargs):
+        if args or kwargs:
+            bound = sig.bind(input, *args, **kwargs)
+            if bound.arguments.get("inplace"):
+                bound.arguments["inplace"] = False
+                rest_args, rest_kwargs = bound.args[1:], bound.kwargs
+                return _write_into(input, op, lambda x: fn(x, *rest_args, **rest_kwargs))
+        return fn(input, *args, **kwargs)
+
+    return wrapper
+
+
+@_inplace_capable
 def relu(input, inplace: bool = False):
     return input.relu()
 
@@ -63,16 +87,19 @@ def gelu(input, approximate: str = "none"):
     raise ValueError(f"gelu: approximate argument must be either 'none' or 'tanh', got {approximate!r}")
 
 
+@_inplace_capable
 def silu(input, inplace: bool = False):
     """``x * sigmoid(x)`` (also called swish)."""
     return input * input.sigmoid()
 
 
+@_inplace_capable
 def leaky_relu(input, negative_slope: float = 0.01, inplace: bool = False):
     """``x`` where ``x > 0``, else ``negative_slope * x``."""
     return _C.where(input > 0, input, input * negative_slope)
 
 
+@_inplace_capable
 def elu(input, alpha: float = 1.0, inplace: bool = False):
     """``x`` where ``x > 0``, else ``alpha * (exp(x) - 1)``."""
     # expm1 of min(x, 0): exp of a large positive x in the branch not taken would be inf,

@@ -3,9 +3,12 @@ and the random fills ``normal_`` / ``uniform_``.
 
 Each computes ``x.op(...)`` into a new tensor, then copies it into ``x`` (one extra
 buffer; ``add_ sub_ mul_ div_`` are C++ and write directly). The rules are PyTorch's,
-as for the C++ in-place ops: with gradients on, a tensor that requires grad cannot be
-written in place; the result must have ``x``'s shape and a dtype that casts back to
-``x``'s without changing kind (no float results into an int64 tensor).
+as for the C++ in-place ops: a leaf that requires grad cannot be written in place with
+gradients on; inside a graph (``h.relu_()`` in a forward) the op's gradient is recorded
+and becomes ``x``'s history (autograd.h: "rebasing"), and anything that saved ``x``'s old
+values for backward raises when backward reaches it; the result must have ``x``'s shape
+and a dtype that casts back to ``x``'s without changing kind (no float results into an
+int64 tensor).
 
 ops/registry.py makes ``Tensor.<name>_`` with ``inplace_form`` for every op declared with
 ``inplace=GENERIC``, and ``Tensor.normal_`` / ``Tensor.uniform_`` of the functions here
@@ -27,34 +30,55 @@ def _kind(dtype) -> int:
     return 0 if dtype == _C.dtype.bool else 1
 
 
+def _in_graph(t: Tensor, args) -> bool:
+    """The write must be recorded: grad mode is on and ``t`` or a tensor argument requires grad."""
+    return is_grad_enabled() and (t.requires_grad or any(isinstance(a, Tensor) and a.requires_grad for a in args))
+
+
 def _check_writable(t: Tensor, op: str, args) -> None:
-    """Raises RuntimeError when writing into ``t`` would break autograd or write one
-    memory location twice (an expanded tensor)."""
-    if is_grad_enabled():
-        if t.requires_grad and t.is_leaf:
-            raise RuntimeError(f"{op}: a leaf Tensor that requires grad is being used in an in-place operation; "
-                               "wrap the update in `with minitorch.no_grad():`")
-        if t.requires_grad:
-            raise RuntimeError(f"{op}: in-place operations on tensors that are part of a graph are not supported "
-                               f"(the tensor was made by {t.grad_fn.name()}); use the out-of-place form")
-        if any(isinstance(a, Tensor) and a.requires_grad for a in args):
-            raise RuntimeError(f"{op}: an argument requires grad, and in-place ops do not record gradients; "
-                               "use the out-of-place form")
+    """Raises RuntimeError when writing into ``t`` would write one memory location twice
+    (an expanded tensor), or, inside a graph, break autograd (cpp autograd::check_rebase:
+    a leaf that requires grad, a view, a tensor with live views)."""
     if any(st == 0 and n > 1 for st, n in zip(t.stride(), t.shape)):
         raise RuntimeError(f"{op}: unsupported operation: more than one element of the written-to tensor refers to "
                            f"a single memory location (an expanded tensor of shape {tuple(t.shape)} and strides "
                            f"{t.stride()}); call .clone() before writing to it")
+    if _in_graph(t, args):
+        _C._check_rebase(t, op)
 
 
-def _write(t: Tensor, out: Tensor, op: str) -> Tensor:
-    """Copies ``out`` into ``t`` after PyTorch's shape and dtype checks for in-place results."""
+def _check_result(t: Tensor, out: Tensor, op: str) -> None:
+    """PyTorch's shape and dtype checks for a result written into ``t``."""
     if out.shape != t.shape:
         raise _C.InputError(f"{op}: output with shape {tuple(t.shape)} doesn't match the broadcast shape "
                             f"{tuple(out.shape)}")
     if _kind(out.dtype) > _kind(t.dtype):
         raise _C.DTypeError(f"{op}: result type {out.dtype.name} can't be cast to the desired output type {t.dtype.name}")
+
+
+def _write(t: Tensor, out: Tensor, op: str) -> Tensor:
+    """Copies ``out`` into ``t`` (no gradient recorded) after the result checks."""
+    _check_result(t, out, op)
     with no_grad():
         return t.copy_(out)
+
+
+def write_into(t: Tensor, op: str, compute, args=()) -> Tensor:
+    """``t`` <- ``compute(t)`` with PyTorch's in-place rules; returns ``t``. ``args``: the
+    other operands (a tensor among them that requires grad puts the write in the graph).
+
+    Inside a graph the result is computed, with its gradient recorded, from a copy of ``t``
+    (an op in ``compute`` may save its input for backward, and the write must not change
+    that), written into ``t``, and its node becomes ``t``'s history (autograd.h)."""
+    _check_writable(t, op, args)
+    if _in_graph(t, args):
+        out = compute(t.clone())
+        _check_result(t, out, op)
+        _C._rebase_history(t, out, op)
+        return t
+    with no_grad():
+        out = compute(t)
+    return _write(t, out, op)
 
 
 def inplace_form(name: str):
@@ -62,10 +86,8 @@ def inplace_form(name: str):
     op = name + "_"
 
     def inplace(self, *args, **kwargs):
-        _check_writable(self, op, (*args, *kwargs.values()))
-        with no_grad():
-            out = getattr(self, name)(*args, **kwargs)  # looked up now: a grader may have replaced it
-        return _write(self, out, op)
+        # looked up at each call: a grader may have replaced the method
+        return write_into(self, op, lambda x: getattr(x, name)(*args, **kwargs), (*args, *kwargs.values()))
 
     inplace.__name__ = inplace.__qualname__ = op
     inplace.__doc__ = f"In-place :meth:`{name}`: ``x.{op}(...)`` writes ``x.{name}(...)`` into ``x`` and returns ``x``."
@@ -74,6 +96,9 @@ def inplace_form(name: str):
 
 def _random_fill(t: Tensor, op: str, values) -> Tensor:
     _check_writable(t, op, ())
+    if is_grad_enabled() and t.requires_grad:  # (a fill has no history to rebase onto)
+        raise RuntimeError(f"{op}: in-place fills of a tensor that is part of a graph are not supported "
+                           f"(the tensor was made by {t.grad_fn.name()}); fill a new tensor instead")
     if not t.dtype.is_floating_point:
         raise _C.DTypeError(f"{op}: expected a floating point tensor, got {t.dtype.name}")
     return _write(t, values(tuple(t.shape), t.dtype, t.device), op)
