@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import functools
 import math
+import warnings
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
@@ -662,6 +663,149 @@ def _activation_ops() -> list[OpInfo]:
     ]
 
 
+# ---- everyday math and linear algebra composites (ops/pointwise_math.py, reduction.py, linalg.py) ----
+# Samples that put NaN or inf in come after the plain ones, and grad_samples stops before
+# them: gradcheck's finite differences mean nothing there (tests/test_math_composites.py
+# checks those values and gradients).
+
+def _with_nans(make, shape, **kw):
+    """Data of ``shape`` with about a third NaN (for floats; ints and bools have none)."""
+    d = make(shape, **kw)
+    if make.kind != "f":
+        return d
+    return D(np.where(make.rng.random(size=shape) < 0.35, np.nan, d.arr))
+
+
+def _xlogy(x, y):
+    x, y = np.asarray(x, np.float64), np.asarray(y, np.float64)
+    with np.errstate(all="ignore"):
+        return np.where((x == 0) & ~np.isnan(y), 0.0, x * np.log(y))
+
+
+def _lerp_samples(make):
+    return [SampleInput((make((3, 4)), make((3, 4)), 0.3)), SampleInput((make((3, 4)), make((4,)), 0.8)),
+            SampleInput((make((2, 3)), make((2, 3)), make((2, 3), 0.0, 1.0))),
+            SampleInput((make((3, 1)), make((3,)), make((1, 3), 0.0, 1.0)))]
+
+
+def _addc_samples(divide):
+    def gen(make):
+        other = functools.partial(make, nonzero=divide)
+        return [SampleInput((make((3, 4)), make((3, 4)), other((3, 4)))),
+                SampleInput((make((3, 4)), make((4,)), other((3, 1))), dict(value=2)),
+                SampleInput((make((4,)), make((2, 4)), other((4,))), dict(value=-1))]
+    return gen
+
+
+def _binary_few(make):
+    return [SampleInput((make(a), make(b))) for a, b in (((3, 4), (3, 4)), ((3, 1), (4,)), ((), (2, 3)))]
+
+
+def _xlogy_samples(make):
+    return [SampleInput((make((3, 4)), make((3, 4), 0.1, 3.0))), SampleInput((make((3, 1)), make((4,), 0.1, 3.0))),
+            SampleInput((make((2, 3), zeros=True), make((2, 3), 0.0, 3.0, zeros=True))),
+            SampleInput((make((3,), zeros=True), 2.5))]
+
+
+def _nan_to_num_samples(make):
+    plain = [SampleInput((make((3, 4)),)), SampleInput((make((5,)),), dict(nan=1.5))]
+    if make.kind != "f":
+        return plain
+    x = make((3, 4)).arr
+    x.flat[[0, 5]], x.flat[[2, 7]], x.flat[[3, 11]] = np.nan, np.inf, -np.inf
+    return plain + [SampleInput((D(x),), dict(nan=-2.0, posinf=100.0, neginf=-100.0)),
+                    SampleInput((D(x),), dict(posinf=3.0, neginf=-3.0))]
+
+
+def _fmax_samples(make):
+    return _binary_few(make) + [SampleInput((_with_nans(make, (3, 4)), _with_nans(make, (3, 4))))]
+
+
+def _heaviside_samples(make):
+    return [SampleInput((make((3, 4), zeros=True), make((3, 4)))), SampleInput((make((3, 4), zeros=True), make((4,)))),
+            SampleInput((make((5,), zeros=True), make(())))]
+
+
+def _nan_reduce_samples(make):
+    return [SampleInput((make((3, 4)),)), SampleInput((make((3, 4)), 1)),
+            SampleInput((_with_nans(make, (3, 4)),)), SampleInput((_with_nans(make, (2, 3, 4)), (0, 2), True)),
+            SampleInput((_with_nans(make, (3, 4)), 0))]
+
+
+def _nanmean(x, dim=None, keepdim=False):
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)  # all-NaN lines: NaN, as in PyTorch
+        return np.asarray(np.nanmean(x, axis=_axis(dim), keepdims=keepdim))
+
+
+def _diff(x, n=1, dim=-1, prepend=None, append=None):
+    kw = {k: v for k, v in (("prepend", prepend), ("append", append)) if v is not None}
+    return np.diff(x, n, axis=dim, **kw)
+
+
+def _math_ops() -> list[OpInfo]:
+    nan_safe = dict(grad_samples=2)
+    return [
+        OpInfo("lerp", lambda s, e, w: s + w * (e - s), _lerp_samples, domain=(-2.0, 2.0)),
+        OpInfo("addcmul", lambda s, a, b, value=1: s + value * a * b, _addc_samples(False), domain=(-2.0, 2.0)),
+        OpInfo("addcdiv", lambda s, a, b, value=1: s + value * a / b, _addc_samples(True), domain=(-2.0, 2.0)),
+        OpInfo("logaddexp", np.logaddexp, _binary_few, domain=(-5.0, 5.0)),
+        OpInfo("logaddexp2", np.logaddexp2, _binary_few, domain=(-5.0, 5.0)),
+        OpInfo("hypot", np.hypot, _binary_few, domain=(-3.0, 3.0)),
+        OpInfo("xlogy", _xlogy, _xlogy_samples, domain=(-2.0, 2.0), **nan_safe),
+        OpInfo("nan_to_num", lambda x, nan=0.0, posinf=None, neginf=None: np.nan_to_num(
+            x, nan=nan, posinf=posinf, neginf=neginf), _nan_to_num_samples, grad_samples=1),
+        OpInfo("deg2rad", _f64(np.deg2rad), _x(((3, 4), (), {}), ((), (), {}), ((0, 2), (), {}))),
+        OpInfo("rad2deg", _f64(np.rad2deg), _x(((3, 4), (), {}), ((), (), {})), domain=(-3.0, 3.0)),
+        OpInfo("logit", lambda x, eps=None: np.log((p := x if eps is None else np.clip(x, eps, 1 - eps)) / (1 - p)),
+               _x(((3, 4), (), {}), ((5,), (), dict(eps=0.2)), ((), (0.1,), {})), domain=(0.05, 0.95)),
+        OpInfo("fmax", np.fmax, _fmax_samples, **nan_safe),
+        OpInfo("fmin", np.fmin, _fmax_samples, **nan_safe),
+        OpInfo("heaviside", lambda x, v: np.heaviside(x, v).astype(x.dtype), _heaviside_samples, domain=(-2.0, 2.0)),
+        OpInfo("count_nonzero", lambda x, dim=None: np.asarray(np.count_nonzero(x, axis=_axis(dim)), np.int64),
+               _x(((3, 4), (), {}), ((3, 4), (1,), {}), ((2, 3, 4), ((0, 2),), {}), ((0, 3), (0,), {})),
+               domain=(-1.0, 1.0)),
+        OpInfo("nansum", lambda x, dim=None, keepdim=False: _sum(np.where(np.isnan(x), 0, x) if x.dtype.kind == "f"
+                                                                  else x, dim, keepdim), _nan_reduce_samples,
+               **nan_safe),
+        OpInfo("nanmean", _nanmean, _nan_reduce_samples, **nan_safe),
+        OpInfo("trace", lambda x: np.asarray(np.trace(x)), _x(((3, 4), (), {}), ((4, 3), (), {}), ((2, 2), (), {}),
+                                                             ((0, 3), (), {}))),
+        OpInfo("diff", _diff, lambda make: [
+            SampleInput((make((3, 4)),)), SampleInput((make((3, 4)), 2, 0)),
+            SampleInput((make((5,)), 1, -1, make((2,)), make((1,)))),
+            SampleInput((make((2, 3)),), dict(n=3, append=make((2, 1))))],
+               domain=(-2.0, 2.0), tol={"bfloat16": dict(rtol=1.6e-2, atol=4e-2)}),
+        OpInfo("addmv", lambda i, m, v, beta=1, alpha=1: _ints_out(lambda: beta * i + alpha * (m @ v))(),
+               lambda make: [SampleInput((make((2,)), make((2, 3)), make((3,)))),
+                             SampleInput((make(()), make((2, 3)), make((3,))), dict(beta=2, alpha=3)),
+                             SampleInput((make((2,)), make((2, 0)), make((0,))), dict(beta=0))], domain=(-2.0, 2.0)),
+        OpInfo("addr", lambda i, a, b, beta=1, alpha=1: _ints_out(lambda: beta * i + alpha * np.outer(a, b))(),
+               lambda make: [SampleInput((make((2, 3)), make((2,)), make((3,)))),
+                             SampleInput((make((3,)), make((2,)), make((3,))), dict(beta=2, alpha=-1))],
+               domain=(-2.0, 2.0)),
+        OpInfo("addbmm", lambda i, b1, b2, beta=1, alpha=1: _ints_out(
+            lambda: beta * i + alpha * np.matmul(b1, b2).sum(0))(),
+               lambda make: [SampleInput((make((3, 2)), make((2, 3, 4)), make((2, 4, 2)))),
+                             SampleInput((make((2,)), make((3, 3, 2)), make((3, 2, 2))), dict(beta=2, alpha=3))],
+               domain=(-2.0, 2.0), tol={"float16": dict(rtol=1e-3, atol=1e-2), "bfloat16": dict(rtol=1.6e-2, atol=1e-1)}),
+        OpInfo("kron", np.kron, _pairs([((2, 3), (2, 2)), ((3,), (2, 2)), ((2, 1, 2), (3,))]), domain=(-2.0, 2.0)),
+        OpInfo("tensordot", lambda a, b, dims=2: _ints_out(np.tensordot)(a, b, dims), lambda make: [
+            SampleInput((make((2, 3, 4)), make((3, 4, 2)))), SampleInput((make((3, 4)), make((4, 2))), dict(dims=1)),
+            SampleInput((make((2, 3)), make((3, 2))), dict(dims=([1, 0], [0, 1]))),
+            SampleInput((make((2,)), make((3,))), dict(dims=0))], domain=(-2.0, 2.0)),
+        OpInfo("cdist", lambda a, b, p=2.0: np.linalg.norm(a[..., :, None, :] - b[..., None, :, :], ord=p, axis=-1),
+               lambda make: [SampleInput((make((3, 2)), make((4, 2)))),
+                             SampleInput((make((2, 3, 2)), make((2, 2, 2))), dict(p=1.0)),
+                             SampleInput((make((2, 3)), make((1, 2, 3))), dict(p=math.inf)),
+                             SampleInput((make((3, 2)), make((2, 2))), dict(p=3.0))],
+               domain=(-2.0, 2.0), tol={"float16": dict(rtol=2e-3, atol=2e-3)}),
+        OpInfo("cross", lambda a, b, dim: np.cross(a, b, axis=dim), lambda make: [
+            SampleInput((make((4, 3)), make((4, 3)), 1)), SampleInput((make((3, 2)), make((3, 1)), 0)),
+            SampleInput((make((2, 3)), make((1, 3))), dict(dim=-1))], domain=(-2.0, 2.0)),
+    ]
+
+
 # ---- nn.functional losses, distances and bilinear: references and samples ----
 # Targets that are signs (margin, hinge, cosine-embedding losses) are plain int64 arrays of
 # +-1: the same tensor on every dtype, and no gradient taken w.r.t. them (the losses compare
@@ -991,6 +1135,7 @@ def _build() -> list[OpInfo]:
     ]
     ops += [OpInfo(n, ref, gen) for n, (ref, gen) in _view_samples().items()]
     ops += _activation_ops()
+    ops += _math_ops()
     return ops
 
 

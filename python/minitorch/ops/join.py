@@ -1,7 +1,8 @@
 """Joining and cutting tensors: ``cat`` / ``stack`` (one C++ op each, ``cpp/src/ops/join.cpp``),
 ``hstack`` / ``vstack`` (a ``cat``), and ``split`` / ``split_with_sizes`` / ``chunk`` / ``unbind``
 (views from the C++ ``split_with_sizes``, one backward node for all the pieces), ``narrow``
-(a slice). These functions parse PyTorch's argument forms.
+(a slice), and ``diff`` (differences of neighbouring slices, with ``prepend`` / ``append``
+joined by a ``cat``). These functions parse PyTorch's argument forms.
 ``cat``, ``stack``, ``hstack`` and ``vstack`` are ``minitorch.<name>`` only; the others take the
 tensor first and are both ``Tensor.<name>`` and ``minitorch.<name>`` (attached by
 ops/registry.py from ops/declarations.py).
@@ -101,3 +102,37 @@ def narrow(self, dim: int, start: int, length: int) -> Tensor:
     if not 0 <= start <= n or length < 0 or start + length > n:
         raise IndexError(f"narrow: start ({start}) + length ({length}) exceeds dimension size ({n}) of dim {d}")
     return self[(slice(None),) * d + (slice(start, start + length),)]
+
+
+def diff(self, n: int = 1, dim: int = -1, prepend=None, append=None) -> Tensor:
+    """The n-th forward difference along ``dim``: ``out[i] = x[i + 1] - x[i]``, applied ``n``
+    times, after joining ``prepend`` and ``append`` (tensors with the same sizes but along
+    ``dim``) to the ends. Bool tensors give ``x[i + 1] != x[i]``.
+
+    >>> minitorch.diff(minitorch.tensor([1, 4, 9, 16])).tolist()
+    [3, 5, 7]
+    """
+    n = int_arg("diff", "n", n)
+    if n < 0:
+        raise _C.InputError(f"diff: order must be non-negative but got {n}")
+    if self.ndim == 0:
+        raise _C.InputError("diff: expects input to be at least one-dimensional")
+    d = _wrap(int_arg("diff", "dim", dim), self.ndim, "diff")
+    parts = []
+    for what, t in (("prepend", prepend), (None, self), ("append", append)):
+        if t is None:
+            continue
+        if not isinstance(t, Tensor):
+            raise TypeError(f"diff(): argument '{what}' must be a Tensor, not {type(t).__name__}")
+        if t.ndim != self.ndim:
+            raise _C.InputError(f"diff: expected {what} to have the same number of dimensions as input "
+                                f"({self.ndim}), got shape {tuple(t.shape)}")
+        parts.append(t)
+    x = cat(parts, d) if len(parts) > 1 else self
+    for _ in range(n):
+        length = x.shape[d]
+        if length == 0:
+            break
+        hi, lo = x.narrow(d, 1, length - 1), x.narrow(d, 0, length - 1)
+        x = hi != lo if x.dtype == _C.dtype.bool else hi - lo
+    return x

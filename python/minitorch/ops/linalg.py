@@ -1,10 +1,12 @@
-"""Linear algebra from ``matmul``: ``mm``, ``mv``, ``dot``, ``bmm``, ``baddbmm`` and ``addmm``, with PyTorch's
-checks of the operands' dimensions (``matmul`` itself broadcasts; these do not); ``outer``
-(a broadcast product); and ``einsum``, which contracts its operands left to right, each pair
-with one batched matmul.
+"""Linear algebra from ``matmul``: ``mm``, ``mv``, ``dot``, ``bmm``, the scaled sums ``baddbmm``,
+``addmm``, ``addmv``, ``addr`` and ``addbmm``, with PyTorch's checks of the operands' dimensions
+(``matmul`` itself broadcasts; these do not); ``outer`` (a broadcast product), ``kron`` and
+``cross``; ``tensordot`` (one matmul of the operands folded to matrices); ``cdist`` (norms of
+the broadcast differences); and ``einsum``, which contracts its operands left to right, each
+pair with one batched matmul.
 Each function takes the tensor first and is both ``Tensor.<name>`` and ``minitorch.<name>``
-(attached by ops/registry.py from ops/declarations.py), but ``einsum`` and ``ger`` (``outer``'s
-older name), which are ``minitorch.<name>`` only.
+(attached by ops/registry.py from ops/declarations.py), but ``einsum``, ``tensordot``,
+``cdist`` and ``ger`` (``outer``'s older name), which are ``minitorch.<name>`` only.
 """
 from __future__ import annotations
 
@@ -12,6 +14,7 @@ import collections
 
 from .. import _C
 from .._C import Tensor
+from .._tensor import _wrap
 from ._args import check_input
 from .creation import eye
 
@@ -97,6 +100,176 @@ def _add_product(op: str, like: Tensor, prod: Tensor, beta, alpha) -> Tensor:
     if beta == 0:
         return prod
     return (like if beta == 1 else like * beta) + prod
+
+
+def addmv(self, mat: Tensor, vec: Tensor, *, beta=1, alpha=1) -> Tensor:
+    """``beta * self + alpha * mv(mat, vec)`` for ``mat`` (n, m) and ``vec`` (m,); ``self``
+    broadcasts to (n,). With ``beta=0`` self is ignored."""
+    if not isinstance(mat, Tensor):
+        raise TypeError(f"addmv(): argument 'mat' must be a Tensor, not {type(mat).__name__}")
+    return _add_product("addmv", self, mv(mat, vec), beta, alpha)
+
+
+def addr(self, vec1: Tensor, vec2: Tensor, *, beta=1, alpha=1) -> Tensor:
+    """``beta * self + alpha * outer(vec1, vec2)``; ``self`` broadcasts to (n, m). With
+    ``beta=0`` self is ignored."""
+    if not isinstance(vec1, Tensor):
+        raise TypeError(f"addr(): argument 'vec1' must be a Tensor, not {type(vec1).__name__}")
+    if _C.dtype.bool in (self.dtype, vec1.dtype, getattr(vec2, "dtype", None)):
+        raise _C.DTypeError("addr: not implemented for bool tensors")
+    return _add_product("addr", self, outer(vec1, vec2), beta, alpha)
+
+
+def addbmm(self, batch1: Tensor, batch2: Tensor, *, beta=1, alpha=1) -> Tensor:
+    """``beta * self + alpha * sum_b bmm(batch1, batch2)[b]``: the batch's products added up,
+    (n, m); ``self`` broadcasts to (n, m). With ``beta=0`` self is ignored."""
+    if not isinstance(batch1, Tensor):
+        raise TypeError(f"addbmm(): argument 'batch1' must be a Tensor, not {type(batch1).__name__}")
+    return _add_product("addbmm", self, bmm(batch1, batch2).sum(0), beta, alpha)
+
+
+def kron(self, other: Tensor) -> Tensor:
+    """Kronecker product: blocks ``self[i, j] * other``; the operands are seen with the same
+    number of dims (ones in front), and each dim of the result is the product of theirs.
+
+    >>> minitorch.kron(minitorch.eye(2), minitorch.ones(2, 2)).shape
+    minitorch.Size([4, 4])
+    """
+    if not isinstance(other, Tensor):
+        raise TypeError(f"kron(): argument 'other' must be a Tensor, not {type(other).__name__}")
+    nd = max(self.ndim, other.ndim)
+    sa = (1,) * (nd - self.ndim) + tuple(self.shape)
+    sb = (1,) * (nd - other.ndim) + tuple(other.shape)
+    # a as (a0, 1, a1, 1, ...) and b as (1, b0, 1, b1, ...): their product's dims interleave.
+    a = self.reshape(tuple(v for n in sa for v in (n, 1)))
+    b = other.reshape(tuple(v for n in sb for v in (1, n)))
+    return (a * b).reshape(tuple(m * n for m, n in zip(sa, sb)))
+
+
+def _tensordot_dims(a: Tensor, b: Tensor, dims) -> tuple:
+    if isinstance(dims, Tensor):
+        dims = dims.tolist()
+    if isinstance(dims, bool):
+        raise TypeError("tensordot(): argument 'dims' must be an int or a pair of lists of ints, not bool")
+    if isinstance(dims, int):
+        if dims < 0:
+            raise _C.InputError(f"tensordot: expects dims >= 0, but got dims={dims}")
+        if dims > a.ndim or dims > b.ndim:
+            raise _C.InputError(f"tensordot: dims={dims} is more than the operands' dims "
+                                f"(shapes {tuple(a.shape)} and {tuple(b.shape)})")
+        return list(range(a.ndim - dims, a.ndim)), list(range(dims))
+    if not (isinstance(dims, (tuple, list)) and len(dims) == 2):
+        raise TypeError(f"tensordot(): argument 'dims' must be an int or a pair of lists of ints, not {dims!r}")
+    da, db = ([d] if isinstance(d, int) else list(d) for d in dims)
+    if len(da) != len(db):
+        raise _C.InputError(f"tensordot: both dimension lists should have the same length, got {da} and {db}")
+    return [_wrap(d, a.ndim, "tensordot") for d in da], [_wrap(d, b.ndim, "tensordot") for d in db]
+
+
+def tensordot(a: Tensor, b: Tensor, dims=2) -> Tensor:
+    """Contracts ``dims`` of ``a`` with ``dims`` of ``b``: an int ``n`` means the last n of
+    ``a`` with the first n of ``b``; a pair of lists names them. The result has ``a``'s other
+    dims, then ``b``'s. One matmul of the operands folded to matrices.
+
+    >>> minitorch.tensordot(minitorch.ones(2, 3, 4), minitorch.ones(3, 4, 5)).shape
+    minitorch.Size([2, 5])
+    """
+    check_input(a, "tensordot")
+    if not isinstance(b, Tensor):
+        raise TypeError(f"tensordot(): argument 'b' must be a Tensor, not {type(b).__name__}")
+    da, db = _tensordot_dims(a, b, dims)
+    for i, j in zip(da, db):
+        if a.shape[i] != b.shape[j]:
+            raise _C.InputError(f"tensordot: contracted dimensions need to match, but first has size {a.shape[i]} "
+                                f"in dim {i} and second has size {b.shape[j]} in dim {j}")
+    free_a = [d for d in range(a.ndim) if d not in da]
+    free_b = [d for d in range(b.ndim) if d not in db]
+    k = _numel(a, da)
+    out_shape = tuple(a.shape[d] for d in free_a) + tuple(b.shape[d] for d in free_b)
+    m = a.permute(*free_a, *da).reshape(_numel(a, free_a), k)
+    n = b.permute(*db, *free_b).reshape(k, _numel(b, free_b))
+    return m.matmul(n).reshape(out_shape)
+
+
+def _numel(x: Tensor, dims) -> int:
+    n = 1
+    for d in dims:
+        n *= x.shape[d]
+    return n
+
+
+def cdist(x1: Tensor, x2: Tensor, p: float = 2.0,
+          compute_mode: str = "use_mm_for_euclid_dist_if_necessary") -> Tensor:
+    """The p-norm distance between each row of ``x1`` (..., P, M) and each row of ``x2``
+    (..., R, M): (..., P, R); the batch dims broadcast. ``p`` >= 0, inf included. The norm's
+    gradient at a zero difference is zero, so equal rows give finite (zero) gradients.
+    ``compute_mode`` is accepted for PyTorch compatibility (the distances are always taken
+    from the differences).
+
+    >>> minitorch.cdist(minitorch.zeros(2, 3), minitorch.ones(4, 3)).shape
+    minitorch.Size([2, 4])
+    """
+    check_input(x1, "cdist")
+    if not isinstance(x2, Tensor):
+        raise TypeError(f"cdist(): argument 'x2' must be a Tensor, not {type(x2).__name__}")
+    if compute_mode not in ("use_mm_for_euclid_dist_if_necessary", "use_mm_for_euclid_dist",
+                            "donot_use_mm_for_euclid_dist"):
+        raise _C.InputError(f"cdist: {compute_mode!r} is not a valid value for compute_mode")
+    if isinstance(p, bool) or not isinstance(p, (int, float)):
+        raise TypeError(f"cdist(): argument 'p' must be a number, not {type(p).__name__}")
+    if p < 0:
+        raise _C.InputError(f"cdist: only supports non-negative p values, got p={p}")
+    for name, x in (("x1", x1), ("x2", x2)):
+        if not x.dtype.is_floating_point:
+            raise _C.DTypeError(f"cdist: only supports floating point dtypes, {name} is {x.dtype.name}")
+        if x.ndim < 2:
+            raise _C.InputError(f"cdist: {name} must be at least 2-D (..., rows, features), got shape "
+                                f"{tuple(x.shape)}")
+    if x1.dtype != x2.dtype:
+        raise _C.DTypeError(f"cdist: x1 and x2 must have the same dtype, got {x1.dtype.name} and {x2.dtype.name}")
+    if x1.shape[-1] != x2.shape[-1]:
+        raise _C.InputError(f"cdist: x1 and x2 must have the same number of columns, got shapes "
+                            f"{tuple(x1.shape)} and {tuple(x2.shape)}")
+    diff = x1.unsqueeze(-2) - x2.unsqueeze(-3)  # (..., P, R, M)
+    return diff.norm(float(p), dim=-1)
+
+
+def cross(self, other: Tensor, dim=None) -> Tensor:
+    """Cross product of 3-vectors along ``dim`` (the operands have the same number of dims;
+    the others broadcast). Without ``dim``, the first dim of size 3, with PyTorch's warning
+    that this default is deprecated (``torch.linalg.cross`` takes -1).
+
+    >>> minitorch.cross(minitorch.tensor([1.0, 0, 0]), minitorch.tensor([0.0, 1, 0]), dim=0).tolist()
+    [0.0, 0.0, 1.0]
+    """
+    import numpy as np
+    if not isinstance(other, Tensor):
+        raise TypeError(f"cross(): argument 'other' must be a Tensor, not {type(other).__name__}")
+    if self.ndim != other.ndim:
+        raise _C.InputError(f"cross: inputs must have the same number of dimensions, got shapes {tuple(self.shape)} "
+                            f"and {tuple(other.shape)}")
+    try:
+        shape = tuple(np.broadcast_shapes(tuple(self.shape), tuple(other.shape)))
+    except ValueError:
+        raise _C.InputError(f"cross: shapes {tuple(self.shape)} and {tuple(other.shape)} do not broadcast") from None
+    if dim is None:
+        import warnings
+        warnings.warn("Using minitorch.cross without specifying the dim arg is deprecated: it takes the first dim of "
+                      "size 3. Pass dim explicitly (torch.linalg.cross's default is -1).", UserWarning, stacklevel=2)
+        d = next((i for i, n in enumerate(shape) if n == 3), None)
+        if d is None:
+            raise _C.InputError(f"cross: no dimension of size 3 in input (shapes {tuple(self.shape)} and "
+                                f"{tuple(other.shape)})")
+    else:
+        d = _wrap(dim, self.ndim, "cross")
+    if self.shape[d] != 3 or other.shape[d] != 3:
+        raise _C.InputError(f"cross: inputs dimension {d} must have length 3, got {self.shape[d]} and "
+                            f"{other.shape[d]}")
+    a0, a1, a2 = (self.narrow(d, k, 1) for k in range(3))
+    b0, b1, b2 = (other.narrow(d, k, 1) for k in range(3))
+    out = [a1 * b2 - a2 * b1, a2 * b0 - a0 * b2, a0 * b1 - a1 * b0]
+    from .join import cat
+    return cat(out, d)  # the products broadcast the other dims
 
 
 def outer(self, vec2: Tensor) -> Tensor:

@@ -1,8 +1,9 @@
 """Reductions and scans along dims: ``sum mean max min argmax argmin`` (C++ ops and methods,
 ``cpp/src/ops/reduce.cpp``: here are their ``minitorch.<name>`` forms), statistics (``var std
 var_mean std_mean logsumexp norm``, C++ ops over one ``reduce_stats`` kernel each), ``amax`` /
-``amin`` (compositions of ``max`` / ``min``), and the running ``cumsum`` / ``cumprod``
-(``cpp/src/ops/scan.cpp``). These functions parse PyTorch's argument forms.
+``amin`` (compositions of ``max`` / ``min``), the running ``cumsum`` / ``cumprod``
+(``cpp/src/ops/scan.cpp``), and ``count_nonzero``, ``nansum``, ``nanmean`` and ``trace``
+(compositions of ``sum``). These functions parse PyTorch's argument forms.
 ops/registry.py attaches them as ops/declarations.py declares: the functions of ops whose
 method is C++ (``cpp_method``) are ``minitorch.<name>``; ``var_mean`` and ``std_mean`` too;
 the others take the tensor first and are both ``Tensor.<name>`` and ``minitorch.<name>``.
@@ -154,3 +155,49 @@ def cumsum(self, dim: int, *, dtype=None) -> Tensor:
 def cumprod(self, dim: int, *, dtype=None) -> Tensor:
     """Running product along ``dim``: ``out[i] = x[0] * ... * x[i]``."""
     return _C._cumprod(self, int_arg("cumprod", "dim", dim), dtype)
+
+
+def count_nonzero(self, dim=None) -> Tensor:
+    """How many elements are not zero, over ``dim`` (an int or a tuple; all dims when None),
+    as int64.
+
+    >>> minitorch.count_nonzero(minitorch.tensor([[0, 1, 2], [0, 0, 3]]), dim=1).tolist()
+    [2, 1]
+    """
+    dims = dims_or_all(dim, self.ndim, "count_nonzero") if dim is not None else None
+    return (self != 0).sum(dims)
+
+
+def _no_nans(self: Tensor) -> Tensor:
+    return _C.where(self.isnan(), 0.0, self) if self.dtype.is_floating_point else self
+
+
+def nansum(self, dim=None, keepdim: bool = False, *, dtype=None) -> Tensor:
+    """Sum over ``dim`` treating NaN as zero (all NaN gives 0)."""
+    if self.dtype == _C.dtype.bool:
+        raise _C.DTypeError("nansum: not implemented for bool tensors")
+    return _no_nans(self).sum(dim, keepdim, dtype=dtype)
+
+
+def nanmean(self, dim=None, keepdim: bool = False, *, dtype=None) -> Tensor:
+    """Mean over ``dim`` of the elements that are not NaN (all NaN gives NaN, as 0 / 0)."""
+    x = self if dtype is None else self.to(dtype)
+    if not x.dtype.is_floating_point:
+        raise _C.DTypeError(f"nanmean: expected a floating point input (or dtype=), got {x.dtype.name}")
+    count = x.isnan().logical_not().sum(dim, keepdim)
+    return _no_nans(x).sum(dim, keepdim) / count
+
+
+def trace(self) -> Tensor:
+    """Sum of the main diagonal of a matrix (int64 for integer input).
+
+    >>> minitorch.trace(minitorch.arange(9.0).reshape(3, 3)).item()
+    12.0
+    """
+    if self.ndim != 2:
+        raise _C.InputError(f"trace: expected a matrix (2-D tensor), got shape {tuple(self.shape)}")
+    if self.dtype == _C.dtype.bool:
+        raise _C.DTypeError("trace: not implemented for bool tensors")
+    rows, cols = self.shape
+    n = rows if rows < cols else cols
+    return self.reshape(-1)[0:n * (cols + 1):cols + 1].sum()  # the diagonal: every (cols + 1)-th element

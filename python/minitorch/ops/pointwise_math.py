@@ -1,0 +1,205 @@
+"""Everyday elementwise math written from other elementwise ops: interpolation and fused
+updates (``lerp``, ``addcmul``, ``addcdiv``), stable forms (``logaddexp``, ``logaddexp2``,
+``hypot``, ``xlogy``, ``logit``), NaN handling (``nan_to_num``, ``fmax``, ``fmin``), unit
+changes (``deg2rad``, ``rad2deg``) and ``heaviside``. Their gradients and devices are those
+of the ops they call (where, maximum, log1p...).
+
+Each function takes the tensor first and is both ``Tensor.<name>`` and ``minitorch.<name>``
+(attached by ops/registry.py from ops/declarations.py, which also makes the in-place forms).
+"""
+from __future__ import annotations
+
+import math
+import numbers
+
+from .. import _C
+from .._C import Tensor
+from ..autograd import no_grad
+
+_LN2 = math.log(2.0)
+
+
+def _floating(op: str, *tensors) -> None:
+    """PyTorch's error for an op with no integer or bool kernel."""
+    for t in tensors:
+        if isinstance(t, Tensor) and not t.dtype.is_floating_point:
+            raise _C.DTypeError(f"{op}: not implemented for {t.dtype.name} tensors (expected a floating point dtype)")
+
+
+def _no_bool(op: str, *tensors) -> None:
+    for t in tensors:
+        if isinstance(t, Tensor) and t.dtype == _C.dtype.bool:
+            raise _C.DTypeError(f"{op}: not implemented for bool tensors")
+
+
+def _tensor_arg(op: str, what: str, v) -> Tensor:
+    if not isinstance(v, Tensor):
+        raise TypeError(f"{op}(): argument '{what}' must be a Tensor, not {type(v).__name__}")
+    return v
+
+
+def _safe_denominator(x: Tensor) -> Tensor:
+    """``x`` with its zeros replaced by ones, so that a ``where`` that discards ``a / x`` there
+    sends no NaN gradient back (0 * inf)."""
+    return _C.where(x == 0, 1.0, x)
+
+
+def lerp(self, end: Tensor, weight) -> Tensor:
+    """Linear interpolation ``self + weight * (end - self)``; ``weight`` is a number or a
+    tensor (all three broadcast). Computed from the nearer end, as PyTorch does, so
+    ``weight=1`` gives ``end`` exactly.
+
+    >>> minitorch.lerp(minitorch.zeros(2), minitorch.ones(2), 0.25).tolist()
+    [0.25, 0.25]
+    """
+    _tensor_arg("lerp", "end", end)
+    _floating("lerp", self, end, weight)
+    delta = end - self
+    if isinstance(weight, Tensor):
+        return _C.where(weight.abs() < 0.5, self + weight * delta, end - delta * (1 - weight))
+    if isinstance(weight, bool) or not isinstance(weight, numbers.Real):
+        raise TypeError(f"lerp(): argument 'weight' must be a number or a Tensor, not {type(weight).__name__}")
+    return self + delta * weight if abs(weight) < 0.5 else end - delta * (1 - weight)
+
+
+def addcmul(self, tensor1: Tensor, tensor2: Tensor, *, value=1) -> Tensor:
+    """``self + value * tensor1 * tensor2`` (all three broadcast)."""
+    _tensor_arg("addcmul", "tensor1", tensor1)
+    _tensor_arg("addcmul", "tensor2", tensor2)
+    _no_bool("addcmul", self, tensor1, tensor2)
+    prod = tensor1 * tensor2
+    return self + (prod if value == 1 else prod * value)
+
+
+def addcdiv(self, tensor1: Tensor, tensor2: Tensor, *, value=1) -> Tensor:
+    """``self + value * tensor1 / tensor2`` (all three broadcast); integer tensors are refused,
+    as in PyTorch (integer division is ambiguous)."""
+    _tensor_arg("addcdiv", "tensor1", tensor1)
+    _tensor_arg("addcdiv", "tensor2", tensor2)
+    _floating("addcdiv", self, tensor1, tensor2)
+    quot = tensor1 / tensor2
+    return self + (quot if value == 1 else quot * value)
+
+
+def _log_add(self, other, op: str) -> tuple:
+    """(max, -|a - b|) of the operands, the difference 0 where they are equal (inf and inf)."""
+    _tensor_arg(op, "other", other)
+    _floating(op, self, other)
+    diff = _C.where(self == other, 0.0, self - other)
+    return _C.maximum(self, other), -diff.abs()
+
+
+def logaddexp(self, other: Tensor) -> Tensor:
+    """``log(exp(self) + exp(other))`` without overflow: ``max + log1p(exp(-|a - b|))``.
+
+    >>> minitorch.logaddexp(minitorch.tensor([1000.0]), minitorch.tensor([1000.0])).tolist()
+    [1000.6931762695312]
+    """
+    m, neg_gap = _log_add(self, other, "logaddexp")
+    return m + neg_gap.exp().log1p()
+
+
+def logaddexp2(self, other: Tensor) -> Tensor:
+    """``log2(2**self + 2**other)`` without overflow: ``max + log2(1 + 2**-|a - b|)``."""
+    m, neg_gap = _log_add(self, other, "logaddexp2")
+    return m + (neg_gap * _LN2).exp().log1p() * (1 / _LN2)
+
+
+def hypot(self, other: Tensor) -> Tensor:
+    """``sqrt(self**2 + other**2)``, scaled by the larger magnitude so that squares of large
+    values do not overflow (``hypot(1e30, 1e30)`` in float32 is 1.41e30); inf if either is
+    inf, even with a NaN."""
+    _tensor_arg("hypot", "other", other)
+    _floating("hypot", self, other)
+    a, b = self.abs(), other.abs()
+    big, small = _C.maximum(a, b), _C.minimum(a, b)
+    ratio = small / _safe_denominator(big)
+    out = big * (ratio * ratio + 1).sqrt()
+    return _C.where(a.isinf().logical_or(b.isinf()), math.inf, out)
+
+
+def xlogy(self, other) -> Tensor:
+    """``self * log(other)``, 0 where ``self`` is 0 (unless ``other`` is NaN); integers and
+    bools give floats."""
+    if not isinstance(other, Tensor):
+        if isinstance(other, bool) or not isinstance(other, numbers.Real):
+            raise TypeError(f"xlogy(): argument 'other' must be a number or a Tensor, not {type(other).__name__}")
+        from .creation import full, get_default_dtype
+        dtype = self.dtype if self.dtype.is_floating_point else get_default_dtype()
+        other = full((), float(other), dtype=dtype, device=self.device)
+    keep = (self == 0).logical_and(other.isnan().logical_not())
+    return self * _C.where(keep, 1.0, other).log()
+
+
+def _float_of(x: Tensor) -> Tensor:
+    """``x`` as a floating point tensor (integers and bools in the default dtype)."""
+    if x.dtype.is_floating_point:
+        return x
+    from .creation import get_default_dtype
+    return x.to(get_default_dtype())
+
+
+def deg2rad(self) -> Tensor:
+    """Degrees to radians: ``self * pi / 180`` (integers and bools give floats)."""
+    return _float_of(self) * (math.pi / 180.0)
+
+
+def rad2deg(self) -> Tensor:
+    """Radians to degrees: ``self * 180 / pi`` (integers and bools give floats)."""
+    return _float_of(self) * (180.0 / math.pi)
+
+
+def logit(self, eps=None) -> Tensor:
+    """``log(p / (1 - p))``, with ``p`` clamped to ``[eps, 1 - eps]`` when ``eps`` is given
+    (the gradient is then 0 outside it); without eps, 0 and 1 give -inf and inf."""
+    _floating("logit", self)
+    p = self if eps is None else self.clamp(float(eps), 1.0 - float(eps))
+    return (p / (1 - p)).log()
+
+
+def nan_to_num(self, nan: float = 0.0, posinf=None, neginf=None) -> Tensor:
+    """NaN to ``nan``, +inf to ``posinf`` and -inf to ``neginf`` (by default the largest and
+    smallest finite values of the dtype, ``minitorch.finfo``). Integers and bools are copied.
+
+    >>> minitorch.nan_to_num(minitorch.tensor([float("nan"), float("inf"), 1.0])).tolist()
+    [0.0, 3.4028234663852886e+38, 1.0]
+    """
+    if not self.dtype.is_floating_point:
+        return self.clone()
+    from .._finfo import finfo
+    info = finfo(self.dtype)
+    posinf = info.max if posinf is None else posinf
+    neginf = info.min if neginf is None else neginf
+    out = _C.where(self.isnan(), float(nan), self)
+    out = _C.where(self == math.inf, float(posinf), out)
+    return _C.where(self == -math.inf, float(neginf), out)
+
+
+def _nan_ignoring(self, other, op: str, pick) -> Tensor:
+    _tensor_arg(op, "other", other)
+    _no_bool(op, self, other)
+    both = pick(self, other)
+    return _C.where(other.isnan(), self, _C.where(self.isnan(), other, both))
+
+
+def fmax(self, other: Tensor) -> Tensor:
+    """Elementwise maximum that ignores NaN: where one of the pair is NaN, the other (NaN only
+    where both are)."""
+    return _nan_ignoring(self, other, "fmax", _C.maximum)
+
+
+def fmin(self, other: Tensor) -> Tensor:
+    """Elementwise minimum that ignores NaN: where one of the pair is NaN, the other."""
+    return _nan_ignoring(self, other, "fmin", _C.minimum)
+
+
+def heaviside(self, values: Tensor) -> Tensor:
+    """The step function: 0 where ``self < 0``, ``values`` where ``self == 0``, 1 where
+    ``self > 0`` (``values`` broadcasts; both of one dtype, as PyTorch requires). Not
+    differentiable, as in PyTorch."""
+    _tensor_arg("heaviside", "values", values)
+    if values.dtype != self.dtype:
+        raise _C.DTypeError(f"heaviside: is not yet implemented for tensors with different dtypes "
+                            f"({self.dtype.name} and {values.dtype.name})")
+    with no_grad():
+        return _C.where(self == 0, values, (self > 0).to(self.dtype))
