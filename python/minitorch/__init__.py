@@ -75,7 +75,8 @@ from . import cpu, cuda  # noqa: E402,F401
 _C._cuda_init()  # registers the CUDA kernels when there is a GPU (or the emulator is on)
 from . import testing  # noqa: E402,F401
 from . import autograd  # noqa: E402,F401
-from .autograd import enable_grad, is_grad_enabled, no_grad, set_grad_enabled  # noqa: E402,F401
+from .autograd import (enable_grad, inference_mode, is_grad_enabled, is_inference_mode_enabled,  # noqa: E402,F401
+                       no_grad, set_grad_enabled)
 from .ops import registry as _registry  # noqa: E402
 
 # The ops written in Python (tensor, zeros, cat, split, var, sort, gather, mm, movedim...:

@@ -976,6 +976,104 @@ def bilinear_samples(make):
             SampleInput((make((2,)), make((3,)), make((2, 2, 3)), make((2,))))]
 
 
+
+# ---- more shape, join, indexing and creation compositions (ops/shape.py, join.py, indexing.py, creation.py) ----
+
+def _diag_embed(x, offset=0, dim1=-2, dim2=-1):
+    n = x.shape[-1]
+    m = n + abs(offset)
+    out = np.zeros(x.shape[:-1] + (m, m), dtype=x.dtype)
+    for i in range(n):
+        r, c = (i, i + offset) if offset >= 0 else (i - offset, i)
+        out[..., r, c] = x[..., i]
+    return np.moveaxis(out, (-2, -1), (dim1, dim2))
+
+
+def _take_along_dim(x, idx, dim=None):
+    if dim is None:
+        return x.reshape(-1)[idx.reshape(-1)]
+    sizes = list(x.shape)
+    sizes[dim] = idx.shape[dim]
+    shape = list(np.broadcast_shapes(tuple(sizes), idx.shape))
+    idx = np.broadcast_to(idx, shape)
+    shape[dim] = x.shape[dim]
+    return np.take_along_axis(np.broadcast_to(x, shape), idx, dim)
+
+
+def _block_diag(*ts):
+    mats = [t.reshape(1, -1) if t.ndim < 2 else t for t in ts]
+    out = np.zeros((sum(m.shape[0] for m in mats), sum(m.shape[1] for m in mats)), dtype=mats[0].dtype)
+    r = c = 0
+    for m in mats:
+        out[r:r + m.shape[0], c:c + m.shape[1]] = m
+        r, c = r + m.shape[0], c + m.shape[1]
+    return out
+
+
+def _atleast(fn):
+    def ref(*ts):
+        out = fn(*ts)
+        return tuple(out) if isinstance(out, list) else out
+    return ref
+
+
+def _tensors(*shapes, **kwargs):
+    """One sample: data tensors of ``shapes`` as separate arguments (f(a, b, c))."""
+    return lambda make: SampleInput(tuple(make(s) for s in shapes), kwargs)
+
+
+def _samples(*makers):
+    return lambda make: [m(make) for m in makers]
+
+
+def take_along_dim_samples(make):
+    r = make.rng
+    return [SampleInput((make((3, 4)), r.integers(0, 4, (3, 2)), 1)),
+            SampleInput((make((4, 1)), r.integers(0, 4, (3, 5)), 0)),
+            SampleInput((make((2, 3)), r.integers(0, 6, (4,))))]
+
+
+def _shape_ops_more() -> list[OpInfo]:
+    one = _x(((), (), {}), ((3,), (), {}), ((2, 3), (), {}), ((2, 1, 3), (), {}))
+    atleast_many = _tensors((), (3,), (2, 3))
+    return [
+        OpInfo("tile", lambda x, dims: np.tile(x, dims), _x(((3,), ((2,),), {}), ((2, 3), ((2, 1, 2),), {}),
+                                                            ((2, 3), ((2,),), {}))),
+        OpInfo("rot90", lambda x, k=1, dims=(0, 1): np.rot90(x, k, dims).copy(),
+               _x(((3, 4), (), {}), ((3, 4), (2,), {}), ((2, 3, 4), (3, (1, 2)), {}), ((3, 4), (-1, (1, 0)), {}))),
+        OpInfo("broadcast_to", lambda x, size: np.broadcast_to(x, size).copy(),
+               _x(((3, 1), ((2, 3, 4),), {}), ((3,), ((2, 3),), {}), ((), ((2,),), {}))),
+        *[OpInfo(name, _atleast(fn), lambda make, one=one, many=atleast_many: [*one(make), many(make)])
+          for name, fn in (("atleast_1d", np.atleast_1d), ("atleast_2d", np.atleast_2d),
+                           ("atleast_3d", np.atleast_3d))],
+        OpInfo("diag", lambda x, diagonal=0: np.diag(x, diagonal).copy(),
+               _x(((3,), (), {}), ((3,), (1,), {}), ((3, 4), (), {}), ((3, 4), (-1,), {}))),
+        OpInfo("diag_embed", _diag_embed, _x(((3,), (), {}), ((2, 3), (1,), {}), ((2, 3), (-1, 0, 2), {}))),
+        OpInfo("diagonal", lambda x, offset=0, dim1=0, dim2=1: np.diagonal(x, offset, dim1, dim2).copy(),
+               _x(((3, 4), (), {}), ((3, 4), (1,), {}), ((2, 3, 4), (-1, 2, 0), {}), ((3, 4), (5,), {}))),
+        OpInfo("tensor_split", lambda x, ios, dim=0: tuple(np.array_split(x, ios, axis=dim)),
+               _x(((7,), (3,), {}), ((3, 4), ([1, 3], 1), {}), ((4, 3), ([3, 1],), {}))),
+        OpInfo("hsplit", lambda x, ios: tuple(np.hsplit(x, ios)), _x(((3, 4), (2,), {}), ((6,), ([2, 4],), {}))),
+        OpInfo("vsplit", lambda x, ios: tuple(np.vsplit(x, ios)), _x(((4, 3), (2,), {}), ((3, 2), ([1],), {}))),
+        OpInfo("dsplit", lambda x, ios: tuple(np.dsplit(x, ios)), _x(((2, 2, 4), (2,), {}), ((1, 2, 3), ([1],), {}))),
+        OpInfo("broadcast_tensors", lambda *ts: tuple(np.broadcast_arrays(*ts)),
+               _samples(_tensors((3, 1), (4,)), _tensors((2, 1, 3), (), (4, 1)))),
+        OpInfo("meshgrid", lambda *ts, indexing: tuple(np.meshgrid(*ts, indexing=indexing)),
+               _samples(_tensors((2,), (3,), indexing="ij"), _tensors((2,), (3,), indexing="xy"),
+                        _tensors((2,), (), (3,), indexing="xy"))),
+        OpInfo("cartesian_prod", lambda *ts: np.stack([g.ravel() for g in np.meshgrid(*ts, indexing="ij")], 1),
+               _samples(_tensors((2,), (3,)), _tensors((2,), (1,), (2,)))),
+        OpInfo("block_diag", _block_diag, _samples(_tensors((2, 3), (1,), ()), _tensors((2, 2), (0, 2), (3,)))),
+        OpInfo("take_along_dim", _take_along_dim, take_along_dim_samples),
+        OpInfo("repeat_interleave", lambda x, r, dim=None, output_size=None: np.repeat(x, r, axis=dim),
+               lambda make: [SampleInput((make((3, 4)), 2)), SampleInput((make((3, 4)), np.array([1, 0, 2]), 0)),
+                             SampleInput((make((3, 4)), np.array([2]), 1), dict(output_size=8)),
+                             SampleInput((make(()), 3))]),
+        OpInfo("vander", lambda x, N=None, increasing=False: np.vander(x.astype(np.int64) if x.dtype == bool else x,
+                                                                       N, increasing),
+               _x(((3,), (), {}), ((4,), (3,), {}), ((3,), (), dict(N=4, increasing=True))), domain=(-2.0, 2.0)),
+    ]
+
 # ------------------------------------------------------------ the database ----
 
 def _e_unary(name, ref, domain=(-10.0, 10.0), **kw):
@@ -1136,6 +1234,7 @@ def _build() -> list[OpInfo]:
     ops += [OpInfo(n, ref, gen) for n, (ref, gen) in _view_samples().items()]
     ops += _activation_ops()
     ops += _math_ops()
+    ops += _shape_ops_more()
     return ops
 
 

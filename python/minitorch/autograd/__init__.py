@@ -7,7 +7,8 @@ from __future__ import annotations
 
 from .. import _C
 from .function import Function, FunctionCtx
-from .grad_mode import enable_grad, is_grad_enabled, no_grad, set_grad_enabled
+from .grad_mode import (enable_grad, inference_mode, is_grad_enabled, is_inference_mode_enabled, no_grad,
+                        set_grad_enabled)
 
 
 def backward(tensors, grad_tensors=None, retain_graph: bool = False) -> None:
@@ -32,5 +33,5 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph: bool = False, allow_u
     return _C._run_backward(outputs, grad_outputs, bool(retain_graph), inputs, bool(allow_unused))
 
 
-__all__ = ["Function", "FunctionCtx", "backward", "enable_grad", "grad", "is_grad_enabled", "no_grad",
-           "set_grad_enabled"]
+__all__ = ["Function", "FunctionCtx", "backward", "enable_grad", "grad", "inference_mode", "is_grad_enabled",
+           "is_inference_mode_enabled", "no_grad", "set_grad_enabled"]

@@ -1,6 +1,7 @@
 """Creating tensors: ``tensor`` from Python data, the factory functions (``zeros``,
 ``arange``, ``rand``...), their ``*_like`` forms, and ``Tensor.new_*`` (a new tensor with
-``self``'s dtype and device). ops/registry.py makes ``minitorch.<name>`` and
+``self``'s dtype and device), ``tril_indices`` / ``triu_indices`` and ``vander`` (a ``cumprod``
+of its input, so it has a gradient). ops/registry.py makes ``minitorch.<name>`` and
 ``Tensor.new_*`` of them, as ops/declarations.py declares them.
 """
 from __future__ import annotations
@@ -265,3 +266,60 @@ def new_full(self, size, fill_value, *, dtype=None, device=None, requires_grad: 
 new_empty = _new_factory(empty, "new_empty")
 new_zeros = _new_factory(zeros, "new_zeros")
 new_ones = _new_factory(ones, "new_ones")
+
+
+def _tri_indices(op: str, keep, row, col, offset, dtype, device) -> Tensor:
+    for what, v in (("row", row), ("col", col), ("offset", offset)):
+        if isinstance(v, builtins.bool) or not isinstance(v, (int, np.integer)):
+            raise TypeError(f"{op}(): argument '{what}' must be an int, not {type(v).__name__}")
+    if row < 0:
+        raise _C.InputError(f"{op}: row must be non-negative, got {row}")
+    if col < 0:
+        raise _C.InputError(f"{op}: col must be non-negative, got {col}")
+    r, c = np.indices((row, col)).reshape(2, -1)
+    keep_mask = keep(c - r, offset)
+    coords = np.stack([r[keep_mask], c[keep_mask]]).astype(np.int64)
+    return tensor(coords, dtype=_C.dtype.int64 if dtype is None else dtype, device=device)
+
+
+def tril_indices(row: int, col: int, offset: int = 0, *, dtype=None, device=None) -> Tensor:
+    """The (2, N) row and column indices of the lower triangle of a ``row x col`` matrix
+    (``col - row <= offset``), row by row; int64 unless ``dtype`` says otherwise.
+
+    >>> minitorch.tril_indices(2, 2).tolist()
+    [[0, 1, 1], [0, 0, 1]]
+    """
+    return _tri_indices("tril_indices", lambda k, o: k <= o, row, col, offset, dtype, device)
+
+
+def triu_indices(row: int, col: int, offset: int = 0, *, dtype=None, device=None) -> Tensor:
+    """The (2, N) row and column indices of the upper triangle (``col - row >= offset``)."""
+    return _tri_indices("triu_indices", lambda k, o: k >= o, row, col, offset, dtype, device)
+
+
+def vander(x: Tensor, N: int | None = None, increasing: bool = False) -> Tensor:  # noqa: N803  (PyTorch's name)
+    """The Vandermonde matrix of 1-D ``x``: column ``j`` is ``x ** (N - 1 - j)`` (``x ** j``
+    when ``increasing``); ``N`` defaults to ``len(x)``. Integer and bool inputs give int64.
+    A ``cumprod``, so it has a gradient.
+
+    >>> minitorch.vander(minitorch.tensor([1, 2, 3]), N=3).tolist()
+    [[1, 1, 1], [4, 2, 1], [9, 3, 1]]
+    """
+    if not isinstance(x, Tensor):
+        raise TypeError(f"vander(): argument 'x' must be a Tensor, not {type(x).__name__}")
+    if x.ndim != 1:
+        raise _C.InputError(f"vander: x must be a one-dimensional tensor, but got shape {tuple(x.shape)}")
+    n = x.shape[0]
+    if N is None:
+        N = n
+    if isinstance(N, builtins.bool) or not isinstance(N, (int, np.integer)):
+        raise TypeError(f"vander(): argument 'N' must be an int, not {type(N).__name__}")
+    if N < 0:
+        raise _C.InputError(f"vander: N must be non-negative, got {N}")
+    if x.dtype == _C.dtype.bool:
+        x = x.to(_C.dtype.int64)
+    if N == 0:
+        return _C._full((n, 0), 0.0, x.dtype, x.device)
+    ones = _C._full((n, 1), 1.0, x.dtype, x.device)
+    powers = _C._cat([ones, x.unsqueeze(1).expand(n, N - 1)], 1).cumprod(1) if N > 1 else ones
+    return powers if increasing else powers.flip(1)

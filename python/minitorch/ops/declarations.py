@@ -272,6 +272,17 @@ OPS: tuple[Op, ...] = (
     _py("tensordot", python="linalg", method=False, dtypes=NUMERIC),
     _py("cdist", python="linalg", method=False, autocast=FP32_ALL, dtypes=FLOATING),
     _py("cross", python="linalg", dtypes=NUMERIC),
+    # more shape, join, indexing and creation compositions (PyTorch's names and arguments)
+    *(_py(name, python="shape") for name in ("tile", "rot90", "broadcast_to", "diag", "diag_embed", "diagonal")),
+    *(_py(name, python="shape", method=False) for name in ("atleast_1d", "atleast_2d", "atleast_3d")),
+    *(_py(name, python="join") for name in ("tensor_split", "hsplit", "vsplit", "dsplit")),
+    *(_py(name, python="join", method=False) for name in ("broadcast_tensors", "meshgrid", "cartesian_prod",
+                                                          "block_diag")),
+    _py("take_along_dim", python="indexing"),
+    _py("repeat_interleave", python="indexing"),
+    _py("vander", python="creation", method=False),
+    _new("tril_indices", python="creation"), _new("triu_indices", python="creation"),
+    _u("is_inference_mode_enabled"),
 
     # ---- creation (ops/creation.py; as_tensor and from_dlpack: _dlpack.py; from_numpy: C++) ----
     _new("tensor", python="creation"), _new("as_tensor"), _new("from_numpy"), _new("from_dlpack"),

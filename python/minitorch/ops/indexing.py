@@ -10,6 +10,8 @@ per device with its own backward (``cpp/src/ops/indexing.cpp``, ``index_select.c
   ``__getitem__`` sends only these here) move the indexed
   dims to the front, fold them into one dim and index its rows with ``index_select`` /
   ``index_copy``.
+- ``take_along_dim`` is a ``gather`` of its operands broadcast against each other;
+  ``repeat_interleave`` an ``index_select`` of repeated positions.
 - ``nonzero`` / ``masked_select`` size their result by the number of True values, so
   the host reads that count (PyTorch waits for the GPU there too).
 
@@ -25,6 +27,7 @@ import numpy as np
 
 from .. import _C
 from .._C import Tensor
+from .._tensor import _wrap
 from .creation import full, tensor
 
 
@@ -349,3 +352,88 @@ def index_put(input: Tensor, indices, values: Tensor, accumulate: bool = False) 
     vals = _broadcast_value(values.to(input.dtype), bshape + rest_shape).reshape((flat.numel(),) + rest_shape)
     rows = _C._index_add(folded, 0, flat, vals, 1.0) if accumulate else _C._index_copy(folded, 0, flat, vals)
     return _unfold(rows, view, order).contiguous()
+
+
+def take_along_dim(self, indices: Tensor, dim=None) -> Tensor:
+    """The values of ``self`` at ``indices`` along ``dim`` (NumPy's ``take_along_axis``):
+    a ``gather`` after broadcasting ``self`` and ``indices`` against each other on every
+    dim but ``dim``. With ``dim=None`` both are flattened first.
+
+    >>> x = minitorch.tensor([[10, 30, 20], [60, 40, 50]])
+    >>> x.take_along_dim(x.argmax(1, keepdim=True), 1)
+    tensor([[30],
+            [60]])
+    """
+    if not isinstance(indices, Tensor):
+        raise TypeError(f"take_along_dim(): argument 'indices' must be a Tensor, not {type(indices).__name__}")
+    if indices.dtype != _C.dtype.int64:
+        raise _C.DTypeError(f"take_along_dim(): dtype of indices should be int64 but got {indices.dtype}")
+    if dim is None:
+        return _C._gather(self.reshape(-1), 0, indices.reshape(-1))
+    d = _dim("take_along_dim", dim)
+    if self.ndim != indices.ndim:
+        raise _C.InputError(f"take_along_dim(): input and indices should have the same number of dimensions, but got "
+                            f"{self.ndim} dimensions for input, and {indices.ndim} dimensions for indices")
+    d = _wrap(d, self.ndim, "take_along_dim")
+    if self.ndim == 0:
+        return _C._gather(self, 0, indices)
+    sizes = list(self.shape)
+    sizes[d] = indices.shape[d]
+    try:
+        shape = list(_C.broadcast_shapes(tuple(sizes), tuple(indices.shape)))
+    except _C.InputError as e:
+        raise _C.InputError(f"take_along_dim: input of shape {tuple(self.shape)} and indices of shape "
+                            f"{tuple(indices.shape)} do not broadcast on the dims but {d} ({e})") from None
+    idx = indices.expand(*shape)
+    shape[d] = self.shape[d]
+    return _C._gather(self.expand(*shape), d, idx)
+
+
+def _repeat_counts(op: str, repeats, n: int, device) -> np.ndarray:
+    """``repeats`` (an int, or a 0-dim / 1-dim int64 tensor of 1 or ``n`` counts) as ``n`` counts."""
+    if isinstance(repeats, Tensor):
+        if repeats.dtype != _C.dtype.int64:
+            raise _C.DTypeError(f"{op}: repeats has to be an int64 tensor, but got {repeats.dtype}")
+        if repeats.ndim > 1:
+            raise _C.InputError(f"{op}: repeats must be 0-dim or 1-dim tensor, but got {repeats.ndim} dims")
+        counts = repeats.detach().cpu().numpy().reshape(-1).astype(np.int64)
+        if counts.size == 1:
+            counts = np.full(n, counts[0], np.int64)
+        elif counts.size != n:
+            raise _C.InputError(f"{op}: repeats must have the same size as input along dim, but got "
+                                f"repeats.size(0) = {counts.size} and input.size({0}) = {n}")
+    else:
+        if isinstance(repeats, bool) or not isinstance(repeats, numbers.Integral):
+            raise TypeError(f"{op}(): argument 'repeats' must be an int or a Tensor, not {type(repeats).__name__}")
+        counts = np.full(n, int(repeats), np.int64)
+    if (counts < 0).any():
+        raise _C.InputError(f"{op}: repeats can not be negative")
+    return counts
+
+
+def repeat_interleave(self, repeats=None, dim=None, *, output_size=None) -> Tensor:
+    """Repeats each element (each slice along ``dim``) ``repeats`` times in place, as
+    ``numpy.repeat``: ``repeats`` is an int or a tensor of one count per slice. With
+    ``dim=None`` the flattened tensor is repeated. ``repeat_interleave(counts)`` alone gives
+    ``arange(len(counts))`` repeated by ``counts``.
+
+    >>> minitorch.tensor([1, 2]).repeat_interleave(2)
+    tensor([1, 1, 2, 2])
+    """
+    if repeats is None:  # torch.repeat_interleave(repeats): self holds the counts
+        counts = _repeat_counts("repeat_interleave", self, self.numel(), self.device)
+        return _as_index(np.repeat(np.arange(counts.size, dtype=np.int64), counts), self.device)
+    x = self.reshape(-1) if dim is None else self
+    if dim is None:
+        d = 0
+    else:
+        d = _wrap(_dim("repeat_interleave", dim), x.ndim, "repeat_interleave")
+        if x.ndim == 0:
+            x = x.reshape(1)
+    counts = _repeat_counts("repeat_interleave", repeats, x.shape[d], x.device)
+    total = int(counts.sum())
+    if output_size is not None and output_size != total:
+        raise _C.InputError(f"repeat_interleave: allocated size does not match required size "
+                            f"(output_size={output_size}, sum of repeats={total})")
+    idx = _as_index(np.repeat(np.arange(counts.size, dtype=np.int64), counts), x.device)
+    return x.index_select(d, idx)

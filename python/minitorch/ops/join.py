@@ -1,13 +1,17 @@
 """Joining and cutting tensors: ``cat`` / ``stack`` (one C++ op each, ``cpp/src/ops/join.cpp``),
 ``hstack`` / ``vstack`` (a ``cat``), and ``split`` / ``split_with_sizes`` / ``chunk`` / ``unbind``
 (views from the C++ ``split_with_sizes``, one backward node for all the pieces), ``narrow``
-(a slice), and ``diff`` (differences of neighbouring slices, with ``prepend`` / ``append``
-joined by a ``cat``). These functions parse PyTorch's argument forms.
+(a slice), ``diff`` (differences of neighbouring slices, with ``prepend`` / ``append``
+joined by a ``cat``), ``tensor_split`` / ``hsplit`` / ``vsplit`` / ``dsplit`` (slices);
+``broadcast_tensors``, ``meshgrid`` (``expand`` views), ``cartesian_prod`` and ``block_diag``
+(a ``stack`` / ``cat``). These functions parse PyTorch's argument forms.
 ``cat``, ``stack``, ``hstack`` and ``vstack`` are ``minitorch.<name>`` only; the others take the
 tensor first and are both ``Tensor.<name>`` and ``minitorch.<name>`` (attached by
 ops/registry.py from ops/declarations.py).
 """
 from __future__ import annotations
+
+import warnings
 
 from .. import _C
 from .._C import Tensor
@@ -136,3 +140,209 @@ def diff(self, n: int = 1, dim: int = -1, prepend=None, append=None) -> Tensor:
         hi, lo = x.narrow(d, 1, length - 1), x.narrow(d, 0, length - 1)
         x = hi != lo if x.dtype == _C.dtype.bool else hi - lo
     return x
+
+
+# ---- tensor_split and NumPy's hsplit / vsplit / dsplit: slices along one dim ----
+
+def _slices(self, d: int, bounds) -> tuple:
+    """The pieces of ``self`` between consecutive ``bounds`` along ``d`` (views); a bound
+    past the end is the end, and a piece whose start is past its stop is empty."""
+    n = self.shape[d]
+    pre = (slice(None),) * d
+    cuts = [min(max(b, 0), n) for b in bounds]
+    return tuple(self[pre + (slice(a, max(a, b)),)] for a, b in zip([0] + cuts, cuts + [n]))
+
+
+def tensor_split(self, indices_or_sections, dim: int = 0) -> tuple:
+    """Cuts ``self`` along ``dim`` into ``sections`` pieces as equal as can be (the first
+    ``n % sections`` one longer), or at the ``indices`` of a list. Views.
+
+    >>> [p.tolist() for p in minitorch.arange(5).tensor_split(2)]
+    [[0, 1, 2], [3, 4]]
+    """
+    if self.ndim == 0:
+        raise _C.InputError("tensor_split expected at least a 1-dimensional tensor, but got a tensor with 0 dims")
+    d = _wrap(int_arg("tensor_split", "dim", dim), self.ndim, "tensor_split")
+    arg = indices_or_sections
+    if isinstance(arg, Tensor):
+        if arg.dtype != _C.dtype.int64 or arg.ndim > 1:
+            raise _C.InputError(f"tensor_split expected tensor_indices_or_sections to be a zero-dimensional or "
+                                f"one-dimensional tensor of int64, but got a {arg.ndim}-dim {arg.dtype} tensor")
+        arg = arg.item() if arg.ndim == 0 else arg.tolist()
+    if isinstance(arg, (tuple, list)):
+        return _slices(self, d, [int_arg("tensor_split", "indices", i) for i in arg])
+    sections = int_arg("tensor_split", "sections", arg)
+    if sections <= 0:
+        raise _C.InputError(f"tensor_split: number of sections must be larger than 0, got {sections}")
+    n = self.shape[d]
+    size, extra = divmod(n, sections)
+    bounds, at = [], 0
+    for k in range(sections - 1):
+        at += size + (1 if k < extra else 0)
+        bounds.append(at)
+    return _slices(self, d, bounds)
+
+
+def _numpy_split(op: str, self, indices_or_sections, dim: int, min_dims: int) -> tuple:
+    if self.ndim < min_dims:
+        raise _C.InputError(f"torch.{op} requires a tensor with at least {min_dims} dimension"
+                            f"{'s' if min_dims > 1 else ''}, but got a tensor with {self.ndim} dimensions!")
+    if not isinstance(indices_or_sections, (tuple, list)):
+        sections = int_arg(op, "sections", indices_or_sections)
+        n = self.shape[dim]
+        if sections == 0 or n % sections:
+            raise _C.InputError(f"torch.{op} attempted to split along dimension {dim}, but the size of the "
+                                f"dimension {n} is not divisible by the split_size {sections}!")
+    return tensor_split(self, indices_or_sections, dim)
+
+
+def hsplit(self, indices_or_sections) -> tuple:
+    """``tensor_split`` along dim 1 (dim 0 of a 1-D tensor); sections must divide the size."""
+    return _numpy_split("hsplit", self, indices_or_sections, 0 if self.ndim == 1 else 1, 1)
+
+
+def vsplit(self, indices_or_sections) -> tuple:
+    """``tensor_split`` along dim 0 of a tensor of at least 2 dims; sections must divide the size."""
+    return _numpy_split("vsplit", self, indices_or_sections, 0, 2)
+
+
+def dsplit(self, indices_or_sections) -> tuple:
+    """``tensor_split`` along dim 2 of a tensor of at least 3 dims; sections must divide the size."""
+    return _numpy_split("dsplit", self, indices_or_sections, 2, 3)
+
+
+# ---- broadcasting and grids ----
+
+def _tensors_of(op: str, tensors) -> list:
+    """``f(a, b)`` and ``f([a, b])`` alike, each a Tensor."""
+    if len(tensors) == 1 and isinstance(tensors[0], (tuple, list)):
+        tensors = tensors[0]
+    return tensors_arg(op, list(tensors))
+
+
+def broadcast_tensors(*tensors) -> tuple:
+    """The tensors expanded to their common broadcast shape (views).
+
+    >>> a, b = minitorch.broadcast_tensors(minitorch.zeros(3, 1), minitorch.zeros(4))
+    >>> a.shape, b.shape
+    (minitorch.Size([3, 4]), minitorch.Size([3, 4]))
+    """
+    ts = _tensors_of("broadcast_tensors", tensors)
+    try:
+        shape = _C.broadcast_shapes(*(tuple(t.shape) for t in ts))
+    except _C.InputError as e:
+        raise _C.InputError(f"broadcast_tensors: {e}") from None
+    return tuple(t.expand(*shape) for t in ts)
+
+
+def _check_grid_inputs(op: str, ts: list) -> None:
+    if not ts:
+        raise _C.InputError(f"{op} expects a non-empty TensorList")
+    for t in ts:
+        if t.ndim > 1:
+            raise _C.InputError(f"{op}: Expected 0D or 1D tensor in the tensor list but got a tensor of shape "
+                                f"{tuple(t.shape)}")
+        if t.dtype != ts[0].dtype:
+            raise TypeError(f"{op}: Expected all tensors in the tensor list to have the same dtype, "
+                            f"but got {ts[0].dtype} and {t.dtype}")
+        if t.device != ts[0].device:
+            raise _C.InputError(f"{op}: Expected all tensors in the tensor list to have the same device, "
+                                f"but got {ts[0].device} and {t.device}")
+
+
+def meshgrid(*tensors, indexing: str | None = None) -> tuple:
+    """Coordinate grids of 1-D (or 0-dim) tensors: with ``indexing="ij"`` output ``k`` has
+    shape ``(n_0, n_1, ...)`` and varies along dim ``k``; ``"xy"`` swaps the first two dims
+    (NumPy's default). Views (``expand``). As in PyTorch, leaving ``indexing`` out means
+    ``"ij"`` and warns that it will be required.
+
+    >>> ys, xs = minitorch.meshgrid(minitorch.arange(2), minitorch.arange(3), indexing="ij")
+    >>> ys.tolist()
+    [[0, 0, 0], [1, 1, 1]]
+    """
+    ts = _tensors_of("meshgrid", tensors)
+    if indexing is None:
+        warnings.warn("meshgrid: in an upcoming release, it will be required to pass the indexing argument.",
+                      UserWarning, stacklevel=2)
+        indexing = "ij"
+    if indexing not in ("ij", "xy"):
+        raise _C.InputError(f'meshgrid: indexing must be one of "xy" or "ij", but received: {indexing}')
+    _check_grid_inputs("meshgrid", ts)
+    swap = indexing == "xy" and len(ts) >= 2
+    if swap:
+        ts = [ts[1], ts[0], *ts[2:]]
+    shape = tuple(t.numel() for t in ts)
+    out = []
+    for k, t in enumerate(ts):
+        view = [1] * len(ts)
+        view[k] = -1
+        out.append(t.reshape(view).expand(*shape))
+    if swap:
+        out[0], out[1] = out[1], out[0]
+    return tuple(out)
+
+
+def cartesian_prod(*tensors) -> Tensor:
+    """Every combination of one element of each 1-D tensor, one per row, the last tensor's
+    varying fastest (``itertools.product``); a single tensor is returned as it is.
+
+    >>> minitorch.cartesian_prod(minitorch.tensor([1, 2]), minitorch.tensor([3, 4])).tolist()
+    [[1, 3], [1, 4], [2, 3], [2, 4]]
+    """
+    ts = tensors_arg("cartesian_prod", list(tensors))
+    _check_grid_inputs("cartesian_prod", ts)
+    for t in ts:
+        if t.ndim != 1:
+            raise _C.InputError(f"cartesian_prod: expect a 1D vector, but got shape {tuple(t.shape)}")
+    if len(ts) == 1:
+        return ts[0]
+    return stack([g.reshape(-1) for g in meshgrid(*ts, indexing="ij")], 1)
+
+
+def _result_type(ts: list):
+    """PyTorch's promotion of several tensors: the dimensioned ones first, then the 0-dim
+    ones count only where their category is higher (``result_type`` of two, folded)."""
+    def fold(group, shape):
+        if not group:
+            return None
+        d = group[0].dtype
+        for t in group[1:]:
+            d = _C.result_type(_C._full(shape, 0.0, d, None), _C._full(shape, 0.0, t.dtype, None))
+        return _C._full(shape, 0.0, d, None)
+
+    dimmed = fold([t for t in ts if t.ndim], (1,))
+    zero = fold([t for t in ts if not t.ndim], ())
+    if dimmed is None or zero is None:
+        return (dimmed if zero is None else zero).dtype
+    return _C.result_type(dimmed, zero)
+
+
+def block_diag(*tensors) -> Tensor:
+    """The tensors (0-, 1- or 2-D, seen as matrices) down the diagonal of one matrix, zeros
+    elsewhere; the result has their promoted dtype.
+
+    >>> minitorch.block_diag(minitorch.tensor([[1, 2]]), minitorch.tensor(3)).tolist()
+    [[1, 2, 0], [0, 0, 3]]
+    """
+    ts = tensors_arg("block_diag", list(tensors))
+    for k, t in enumerate(ts):
+        if t.ndim > 2:
+            raise _C.InputError(f"block_diag: Input tensors must have 2 or fewer dimensions. Input {k} has "
+                                f"{t.ndim} dimensions")
+    if not ts:
+        return _C._full((1, 0), 0.0, None, None)
+    dtype = _result_type(ts)
+    mats = [t.reshape(1, -1) if t.ndim < 2 else t for t in ts]
+    mats = [m if m.dtype == dtype else m.to(dtype) for m in mats]
+    width = sum(m.shape[1] for m in mats)
+    rows, left = [], 0
+    for m in mats:
+        r, c = m.shape
+        parts = [m]
+        if left:
+            parts.insert(0, _C._full((r, left), 0.0, dtype, m.device))
+        if width - left - c:
+            parts.append(_C._full((r, width - left - c), 0.0, dtype, m.device))
+        rows.append(cat(parts, 1) if len(parts) > 1 else m)
+        left += c
+    return cat(rows, 0)
