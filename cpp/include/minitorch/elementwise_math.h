@@ -31,6 +31,7 @@ namespace minitorch {
     }
 MT_MATH_1(exp) MT_MATH_1(expm1) MT_MATH_1(log) MT_MATH_1(log1p) MT_MATH_1(log2) MT_MATH_1(sqrt) MT_MATH_1(tanh)
 MT_MATH_1(sin) MT_MATH_1(cos) MT_MATH_1(tan) MT_MATH_1(sinh) MT_MATH_1(erf) MT_MATH_1(fabs)
+MT_MATH_1(cosh) MT_MATH_1(asin) MT_MATH_1(acos) MT_MATH_1(atan) MT_MATH_1(asinh) MT_MATH_1(acosh) MT_MATH_1(atanh)
 MT_MATH_1(floor) MT_MATH_1(ceil) MT_MATH_1(trunc) MT_MATH_1(rint)
 MT_MATH_2(pow) MT_MATH_2(fmod) MT_MATH_2(atan2)
 #undef MT_MATH_1
@@ -127,6 +128,13 @@ MT_HOST_DEVICE inline T unary_op(UnaryOp op, T x)
         case UnaryOp::Cos: if constexpr (kFloat) return math_cos(x); else return x;
         case UnaryOp::Tan: if constexpr (kFloat) return math_tan(x); else return x;
         case UnaryOp::Sinh: if constexpr (kFloat) return math_sinh(x); else return x;
+        case UnaryOp::Cosh: if constexpr (kFloat) return math_cosh(x); else return x;
+        case UnaryOp::Asin: if constexpr (kFloat) return math_asin(x); else return x;
+        case UnaryOp::Acos: if constexpr (kFloat) return math_acos(x); else return x;
+        case UnaryOp::Atan: if constexpr (kFloat) return math_atan(x); else return x;
+        case UnaryOp::Asinh: if constexpr (kFloat) return math_asinh(x); else return x;
+        case UnaryOp::Acosh: if constexpr (kFloat) return math_acosh(x); else return x;
+        case UnaryOp::Atanh: if constexpr (kFloat) return math_atanh(x); else return x;
         case UnaryOp::Erf: if constexpr (kFloat) return math_erf(x); else return x;
         // Integers are already whole: floor/ceil/round/trunc of an int64 is itself.
         case UnaryOp::Floor: if constexpr (kFloat) return math_floor(x); else return x;

@@ -44,6 +44,13 @@
     X(Cos,        cos,         Float,     kSavesX,    -g * sin(x))                                \
     X(Tan,        tan,         Float,     kSavesY,    g * (1 + y * y))                            \
     X(Sinh,       sinh,        Float,     kSavesX,    g * (exp(x) + exp(-x)) * 0.5)               \
+    X(Cosh,       cosh,        Float,     kSavesX,    g * (exp(x) - exp(-x)) * 0.5)               \
+    X(Asin,       asin,        Float,     kSavesX,    g / sqrt(1 - x * x))                        \
+    X(Acos,       acos,        Float,     kSavesX,    -g / sqrt(1 - x * x))                       \
+    X(Atan,       atan,        Float,     kSavesX,    g / (x * x + 1))                            \
+    X(Asinh,      asinh,       Float,     kSavesX,    g / sqrt(x * x + 1))                        \
+    X(Acosh,      acosh,       Float,     kSavesX,    g / sqrt(x * x - 1))                        \
+    X(Atanh,      atanh,       Float,     kSavesX,    g / (1 - x * x))                            \
     X(Erf,        erf,         Float,     kSavesX,    g * kTwoOverSqrtPi * exp(-x * x))           \
     X(Floor,      floor,       NoBool,    kSavesNone, zeros_like(g))                              \
     X(Ceil,       ceil,        NoBool,    kSavesNone, zeros_like(g))                              \

@@ -259,6 +259,7 @@ Expr exp(const Expr& x) { return un(UnaryOp::Exp, x); }
 Expr log(const Expr& x) { return un(UnaryOp::Log, x); }
 Expr sin(const Expr& x) { return un(UnaryOp::Sin, x); }
 Expr cos(const Expr& x) { return un(UnaryOp::Cos, x); }
+Expr sqrt(const Expr& x) { return un(UnaryOp::Sqrt, x); }
 Expr floor(const Expr& x) { return un(UnaryOp::Floor, x); }
 Expr trunc(const Expr& x) { return un(UnaryOp::Trunc, x); }
 Expr pow(const Expr& a, const Expr& b) { return bin(BinaryOp::Pow, a, b); }
