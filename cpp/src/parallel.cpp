@@ -31,8 +31,6 @@ void mark_forked_child() { g_forked_child = true; }
 #endif
 }  // namespace
 
-bool in_forked_child() { return g_forked_child; }
-
 int get_num_threads()
 {
     if (g_forked_child) return 1;

@@ -192,9 +192,6 @@ void check_rebase(const Tensor& t, const char* op);
 // copy_ and fill_ do not rebase: they refuse a tensor that requires grad (a leaf, or
 // part of a graph).
 void check_inplace(const Tensor& t, const char* op);
-// True when result's node saved t's memory: the op must then run on a copy of t, or the
-// write would change what its own backward reads.
-bool saves_memory_of(const Tensor& result, const Tensor& t);
 // Writes result into t (no gradient recorded for the copy) and makes result's node t's
 // history. result must have t's shape; it is cast to t's dtype (a recorded cast).
 void rebase_history(const Tensor& t, const Tensor& result, const char* op);

@@ -17,7 +17,6 @@ namespace minitorch {
 // set: OpenMP's threads are not copied by fork (parallel.cpp).
 int get_num_threads();
 void set_num_threads(int n);
-bool in_forked_child();
 
 // Elementwise work below this many elements per thread stays serial. Large on purpose:
 // waking a second thread costs tens of microseconds, and on a busy 2-core machine a

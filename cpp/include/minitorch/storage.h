@@ -19,7 +19,7 @@ struct Storage {
     uint64_t version = 0;
     // How many views (Tensor.view, slicing, transpose...) of this memory are alive. An
     // in-place op inside a graph rewrites one tensor's history; a view of the same memory
-    // would keep a stale one, so autograd refuses that case (autograd::check_inplace).
+    // would keep a stale one, so autograd refuses that case (autograd::check_rebase).
     std::atomic<int> views{0};
     // Page-locked host memory (Tensor.pin_memory): the GPU's copy engine reads it directly,
     // so a copy to the GPU from it can run while the host goes on.

@@ -153,14 +153,6 @@ void check_rebase(const Tensor& t, const char* op)
                      "the in-place op");
 }
 
-bool saves_memory_of(const Tensor& result, const Tensor& t)
-{
-    if (!result->grad_fn) return false;
-    for (const SavedVersion& v : result->grad_fn->saved_versions)
-        if (v.storage.lock() == t->storage) return true;
-    return false;
-}
-
 void rebase_history(const Tensor& t, const Tensor& result, const char* op)
 {
     MT_CHECK(result->shape == t->shape, op, ": output with shape ", t->shape, " doesn't match the broadcast shape ",

@@ -150,19 +150,8 @@ void binary_(BinaryOp op, const Tensor& a, const Tensor& b_in)
     const Tensor b = follow_device(b_in, a);
     const BinaryOpInfo& i = info(op);
     check_no_internal_overlap(a, i.name);
-    if (autograd::inplace_in_graph(a, {&b})) {  // x += y inside a graph: compute, write, rebase (autograd.h)
-        autograd::check_rebase(a, i.name);
-        MT_CHECK_TYPE(!has_bool_result(i.result), i.name, "_: ops with a bool result have no in-place form here");
-        Tensor r = binary(op, a, b);
-        if (autograd::saves_memory_of(r, a)) {  // x *= y saves x: run it on a copy of x
-            Tensor a_copy = clone(a);
-            r = binary(op, a_copy, b == a ? a_copy : b);  // x *= x: both operands are the copy
-        }
-        MT_CHECK_TYPE(category(r->dtype) <= category(a->dtype), i.name, "_: result type ", r->dtype,
-                      " can't be cast to the desired output type ", a->dtype);
-        autograd::rebase_history(a, r, (std::string(i.name) + "_").c_str());
-        return;
-    }
+    const bool in_graph = autograd::inplace_in_graph(a, {&b});
+    if (in_graph) autograd::check_rebase(a, i.name);
     check_same_device(i.name, a, b);
     DType dt = compute_dtype(i.name, i.result, result_type(a, b));
     MT_CHECK_TYPE(!has_bool_result(i.result), i.name, "_: ops with a bool result have no in-place form here");
@@ -173,6 +162,15 @@ void binary_(BinaryOp op, const Tensor& a, const Tensor& b_in)
     Shape shape = broadcast_shapes(a->shape, b->shape, i.name);
     MT_CHECK(shape == a->shape, i.name, "_: output with shape ", a->shape,
              " doesn't match the broadcast shape ", shape);
+    if (in_graph) {  // x += y inside a graph: compute with the gradient recorded, write, rebase (autograd.h)
+        // An op whose backward reads x (x *= y saves x) runs on a copy of x, so that the
+        // write leaves what it saved intact; x *= x takes the copy as both operands.
+        const unsigned saves = i.saves_for_a | i.saves_for_b;
+        const bool reads_a = (saves & kSavesA) || (b == a && (saves & kSavesB));
+        const Tensor a_in = reads_a ? clone(a) : a;
+        autograd::rebase_history(a, binary(op, a_in, b == a ? a_in : b), (std::string(i.name) + "_").c_str());
+        return;
+    }
     if (a->numel() == 0) return;
     Tensor bc = to_dtype(b, operand_dtype(b, dt));
     if (bc->storage == a->storage) bc = clone(bc);  // x += x.t() must not read what it wrote

@@ -35,7 +35,7 @@ def _in_graph(t: Tensor, args) -> bool:
     return is_grad_enabled() and (t.requires_grad or any(isinstance(a, Tensor) and a.requires_grad for a in args))
 
 
-def _check_writable(t: Tensor, op: str, args) -> None:
+def _check_writable(t: Tensor, op: str, in_graph: bool) -> None:
     """Raises RuntimeError when writing into ``t`` would write one memory location twice
     (an expanded tensor), or, inside a graph, break autograd (cpp autograd::check_rebase:
     a leaf that requires grad, a view, a tensor with live views)."""
@@ -43,7 +43,7 @@ def _check_writable(t: Tensor, op: str, args) -> None:
         raise RuntimeError(f"{op}: unsupported operation: more than one element of the written-to tensor refers to "
                            f"a single memory location (an expanded tensor of shape {tuple(t.shape)} and strides "
                            f"{t.stride()}); call .clone() before writing to it")
-    if _in_graph(t, args):
+    if in_graph:
         _C._check_rebase(t, op)
 
 
@@ -70,8 +70,9 @@ def write_into(t: Tensor, op: str, compute, args=()) -> Tensor:
     Inside a graph the result is computed, with its gradient recorded, from a copy of ``t``
     (an op in ``compute`` may save its input for backward, and the write must not change
     that), written into ``t``, and its node becomes ``t``'s history (autograd.h)."""
-    _check_writable(t, op, args)
-    if _in_graph(t, args):
+    in_graph = _in_graph(t, args)
+    _check_writable(t, op, in_graph)
+    if in_graph:
         out = compute(t.clone())
         _check_result(t, out, op)
         _C._rebase_history(t, out, op)
@@ -95,8 +96,9 @@ def inplace_form(name: str):
 
 
 def _random_fill(t: Tensor, op: str, values) -> Tensor:
-    _check_writable(t, op, ())
-    if is_grad_enabled() and t.requires_grad:  # (a fill has no history to rebase onto)
+    in_graph = _in_graph(t, ())
+    _check_writable(t, op, in_graph)
+    if in_graph:  # (a fill has no history to rebase onto)
         raise RuntimeError(f"{op}: in-place fills of a tensor that is part of a graph are not supported "
                            f"(the tensor was made by {t.grad_fn.name()}); fill a new tensor instead")
     if not t.dtype.is_floating_point:
