@@ -115,7 +115,7 @@ void count_host_wait();
 // ---- the CUDA KernelTable entries (one .cu file per family), as listed in kernels.h ----
 MT_DECLARE_KERNELS()
 // The table's matmul entry (matmul.cu): 16-bit GEMMs on cuBLAS in their own type, the
-// rest through Upcast16 to matmul.
+// rest through Widen to matmul.
 void matmul_native16(const Tensor& out, const Tensor& a, const Tensor& b, bool sum_batches);
 // cuDNN's convolutions (cudnn_conv.cu); null when the build has no cudnn.h or is emulated.
 const ConvLibrary* cudnn_conv_library();

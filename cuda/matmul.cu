@@ -235,14 +235,14 @@ void matmul(const Tensor& out, const Tensor& a_in, const Tensor& b_in, bool sum_
 // float16 / bfloat16 operands go to cuBLAS as they are, when cuBLAS is the kernel and the
 // GEMM is a plain one (the weight gradient of a convolution, sum_batches, adds its batches
 // with a float kernel). Everything else -- the teaching kernels, the emulated build --
-// computes in float32 through Upcast16, as every other kernel does.
+// computes in float32 through Widen, as every other kernel does.
 void matmul_native16(const Tensor& out, const Tensor& a, const Tensor& b, bool sum_batches)
 {
     const bool native = !MT_CUDA_EMULATED && g_impl == MatmulImpl::Cublas && !sum_batches && is_16bit(out->dtype) &&
                         a->dtype == out->dtype && b->dtype == out->dtype;
     if (native) return matmul(out, a, b, false);
     using Matmul = void(const Tensor&, const Tensor&, const Tensor&, bool);
-    detail::Upcast16<Matmul>::call<&matmul, &copy>(out, a, b, sum_batches);
+    detail::Widen<Matmul>::call<&matmul, &copy>(out, a, b, sum_batches);
 }
 
 }  // namespace minitorch::cuda

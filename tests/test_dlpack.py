@@ -64,8 +64,8 @@ def test_from_dlpack_keeps_the_producer_alive():
 
 
 def test_from_dlpack_refuses_what_minitorch_cannot_hold():
-    with pytest.raises(TypeError, match="from_dlpack: minitorch has no dtype for DLPack int32"):
-        minitorch.from_dlpack(np.arange(3, dtype=np.int32))
+    with pytest.raises(TypeError, match="from_dlpack: minitorch has no dtype for DLPack uint16"):
+        minitorch.from_dlpack(np.arange(3, dtype=np.uint16))
     with pytest.raises(ValueError, match="negative strides"):
         minitorch.from_dlpack(np.arange(4.0)[::-1])
     with pytest.raises(TypeError, match="__dlpack__ or a DLPack capsule, got list"):
@@ -161,7 +161,8 @@ def test_as_tensor_shares_or_copies_like_pytorch():
     a[0, 0] = 9
     assert t[0, 0].item() == 9 and c[0, 0].item() == 0
     assert minitorch.as_tensor([1, 2]).tolist() == [1, 2] and minitorch.as_tensor([1, 2]).dtype == minitorch.int64
-    assert minitorch.as_tensor(np.arange(3, dtype=np.int32)).dtype == minitorch.int64  # widened, as tensor() does
+    assert minitorch.as_tensor(np.arange(3, dtype=np.int32)).dtype == minitorch.int32
+    assert minitorch.as_tensor(np.arange(3, dtype=np.uint16)).dtype == minitorch.int64  # widened, as tensor() does
     assert minitorch.as_tensor(3.5).item() == 3.5
 
 

@@ -16,7 +16,8 @@ import minitorch
 from conftest import DEVICES, assert_tensor_equal
 
 F32, F64, I64, BOOL = minitorch.float32, minitorch.float64, minitorch.int64, minitorch.bool
-NP = {F32: np.float32, F64: np.float64, I64: np.int64, BOOL: np.bool_, minitorch.float16: np.float16}
+NP = {F32: np.float32, F64: np.float64, I64: np.int64, BOOL: np.bool_, minitorch.float16: np.float16,
+      minitorch.int32: np.int32, minitorch.uint8: np.uint8}
 
 
 def vec(dtype, device="cpu", values=(1, 2, 3)):
@@ -202,12 +203,13 @@ INFERENCE = [
     (np.array([1.0, 2.0]), F64),  # NumPy float64 stays float64
     (np.array([1.0], np.float32), F32),
     (np.array([1, 2], np.int64), I64),
-    (np.array([1, 2], np.int32), I64),  # widened
-    (np.array([1, 2], np.uint8), I64),
+    (np.array([1, 2], np.int32), minitorch.int32),  # NumPy arrays keep their integer type
+    (np.array([1, 2], np.uint8), minitorch.uint8),
+    (np.array([1, 2], np.uint16), I64),  # widened: minitorch has no uint16
     (np.array([1.0], np.float16), minitorch.float16),  # kept, as PyTorch keeps it
     (np.array([True]), BOOL),
     (np.float64(2.0), F64),
-    (np.int32(3), I64),
+    (np.int32(3), minitorch.int32),
 ]
 
 

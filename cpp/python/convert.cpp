@@ -15,6 +15,10 @@ std::optional<DType> dtype_from_name(const std::string& s)
     if (s == "bool") return DType::Bool;
     if (s == "float16" || s == "half") return DType::Float16;
     if (s == "bfloat16") return DType::BFloat16;
+    if (s == "uint8" || s == "byte") return DType::UInt8;
+    if (s == "int8" || s == "char") return DType::Int8;
+    if (s == "int16" || s == "short") return DType::Int16;
+    if (s == "int32" || s == "int") return DType::Int32;
     return std::nullopt;
 }
 }  // namespace
@@ -34,12 +38,12 @@ DType dtype_arg(py::handle h, DType fallback)
             name = py::str(py::dtype::from_args(py::reinterpret_borrow<py::object>(h)).attr("name"));
         } catch (py::error_already_set&) {
             throw TypeError(detail::str("invalid dtype ", std::string(py::repr(h)),
-                                        "; expected one of minitorch.float32, float64, float16, bfloat16, int64, bool"));
+                                        "; expected one of minitorch.float32, float64, float16, bfloat16, uint8, int8, int16, int32, int64, bool"));
         }
     }
     auto t = dtype_from_name(name);
     MT_CHECK_TYPE(t.has_value(), "unsupported dtype '", name,
-                  "': minitorch supports float32, float64, float16, bfloat16, int64 and bool");
+                  "': minitorch supports float32, float64, float16, bfloat16, uint8, int8, int16, int32, int64 and bool");
     return *t;
 }
 
@@ -197,6 +201,10 @@ py::dtype numpy_dtype(DType t)
         case DType::Float32: return py::dtype("float32");
         case DType::Float64: return py::dtype("float64");
         case DType::Float16: return py::dtype("float16");
+        case DType::UInt8: return py::dtype("uint8");
+        case DType::Int8: return py::dtype("int8");
+        case DType::Int16: return py::dtype("int16");
+        case DType::Int32: return py::dtype("int32");
         case DType::BFloat16: {
             // NumPy has no bfloat16; the ml_dtypes package (JAX's) adds one.
             py::object bf16;

@@ -87,6 +87,10 @@ DLDataType dl_dtype(DType dt)
     case DType::Bool: return {kDLBool, 8, 1};
     case DType::Float16: return {kDLFloat, 16, 1};
     case DType::BFloat16: return {kDLBfloat, 16, 1};
+    case DType::UInt8: return {kDLUInt, 8, 1};
+    case DType::Int8: return {kDLInt, 8, 1};
+    case DType::Int16: return {kDLInt, 16, 1};
+    case DType::Int32: return {kDLInt, 32, 1};
     }
     throw TypeError("to_dlpack: unsupported dtype");
 }
@@ -157,11 +161,15 @@ DType dtype_from_dl(DLDataType d)
     if (d.code == kDLBool && d.bits == 8) return DType::Bool;
     if (d.code == kDLFloat && d.bits == 16) return DType::Float16;
     if (d.code == kDLBfloat && d.bits == 16) return DType::BFloat16;
+    if (d.code == kDLUInt && d.bits == 8) return DType::UInt8;
+    if (d.code == kDLInt && d.bits == 8) return DType::Int8;
+    if (d.code == kDLInt && d.bits == 16) return DType::Int16;
+    if (d.code == kDLInt && d.bits == 32) return DType::Int32;
     const char* kind = d.code == kDLInt ? "int" : d.code == kDLUInt ? "uint" : d.code == kDLFloat ? "float"
                      : d.code == kDLBool ? "bool" : "code ";
     throw TypeError(detail::str("from_dlpack: minitorch has no dtype for DLPack ", kind,
                                 d.code > kDLFloat && d.code != kDLBool ? std::to_string(d.code) : "", int(d.bits),
-                                "; supported: float32, float64, float16, bfloat16, int64, bool (convert in the other library first)"));
+                                "; supported: float32, float64, float16, bfloat16, uint8, int8, int16, int32, int64, bool (convert in the other library first)"));
 }
 
 // A tensor over memory someone else owns; `release` runs when the last view of it dies.

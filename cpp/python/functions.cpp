@@ -285,6 +285,7 @@ void bind_functions(py::module_& m)
     };
     m.def("_get_cudnn_switch", [cudnn_switch](const std::string& which) { return cudnn_switch(which); });
     m.def("_set_cudnn_switch", [cudnn_switch](const std::string& which, bool on) { cudnn_switch(which) = on; });
+    m.def("promote_types", [](DType a, DType b) { return promote(a, b); }, py::arg("type1"), py::arg("type2"));
     m.def("result_type", [](py::handle a, py::handle b) {
         return result_type(operand_or_throw(a, Device{}, "result_type", "tensor1"),
                            operand_or_throw(b, Device{}, "result_type", "tensor2"));

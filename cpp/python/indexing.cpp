@@ -21,7 +21,7 @@ Kind kind_of(py::handle item)
     if (PyLong_Check(item.ptr()) || PyIndex_Check(item.ptr())) {
         if (py::isinstance<TensorImpl>(item)) {
             Tensor t = item.cast<Tensor>();
-            MT_CHECK_TYPE(t->numel() == 1 && t->dtype == DType::Int64, "index: only integer 0-dim tensors can be used as an index");
+            MT_CHECK_TYPE(t->numel() == 1 && is_integral(t->dtype), "index: only integer 0-dim tensors can be used as an index");
         }
         return Kind::Int;
     }
@@ -43,7 +43,9 @@ bool is_array_like(py::handle item)
 
 bool is_bool_array(py::handle item)
 {
-    if (py::isinstance<TensorImpl>(item)) return item.cast<Tensor>()->dtype == DType::Bool;
+    // A uint8 tensor is a mask too, as in PyTorch (which warns that this use is deprecated).
+    if (py::isinstance<TensorImpl>(item))
+        return item.cast<Tensor>()->dtype == DType::Bool || item.cast<Tensor>()->dtype == DType::UInt8;
     if (py::isinstance<py::array>(item)) return item.cast<py::array>().dtype().kind() == 'b';
     if (py::isinstance<py::list>(item)) {
         py::list l = item.cast<py::list>();
@@ -73,7 +75,8 @@ std::optional<Tensor> tensor_index(py::handle idx, Device device)
     if (py::isinstance<TensorImpl>(idx)) {
         Tensor i = idx.cast<Tensor>();
         if (i->dim() == 0) return std::nullopt;  // a 0-dim int tensor is an ordinary int index
-        MT_CHECK_TYPE(i->dtype == DType::Int64, "index: tensors used as indices must be int64 or bool, got ", i->dtype);
+        MT_CHECK_TYPE(is_integral(i->dtype), "index: tensors used as indices must be long, int or bool, got ", i->dtype);
+        i = to_dtype(i, DType::Int64);  // int32, int16, int8 indices are widened
         // As in PyTorch, a CPU index tensor may index a tensor on any device.
         return i->device().is_cpu() ? to_device(i, device) : i;
     }

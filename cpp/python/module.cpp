@@ -46,10 +46,15 @@ void bind_types(py::module_& m)
         .value("float64", DType::Float64)
         .value("float16", DType::Float16)
         .value("bfloat16", DType::BFloat16)
+        .value("uint8", DType::UInt8)
+        .value("int8", DType::Int8)
+        .value("int16", DType::Int16)
+        .value("int32", DType::Int32)
         .def("__repr__", [](DType t) { return std::string("minitorch.") + dtype_name(t); })
         .def("__str__", [](DType t) { return std::string("minitorch.") + dtype_name(t); })
         .def_property_readonly("is_floating_point", [](DType t) { return is_floating(t); })
-        .def_property_readonly("itemsize", [](DType t) { return itemsize(t); });
+        .def_property_readonly("itemsize", [](DType t) { return itemsize(t); })
+        .def_property_readonly("is_signed", [](DType t) { return t != DType::Bool && t != DType::UInt8; });
 
     py::class_<Device>(m, "device")
         .def(py::init([](py::handle spec, py::object index) {

@@ -16,10 +16,14 @@ Tensor from_numpy(py::handle obj)
     else if (name == "bool") dt = DType::Bool;
     else if (name == "float16") dt = DType::Float16;
     else if (name == "bfloat16") dt = DType::BFloat16;  // ml_dtypes' type
+    else if (name == "uint8") dt = DType::UInt8;
+    else if (name == "int8") dt = DType::Int8;
+    else if (name == "int16") dt = DType::Int16;
+    else if (name == "int32") dt = DType::Int32;
     else
         throw TypeError(detail::str("from_numpy: can't convert np.ndarray of type ", name,
-                                    "; the only supported types are float32, float64, float16, bfloat16, int64 "
-                                    "and bool"));
+                                    "; the only supported types are float64, float32, float16, bfloat16, int64, "
+                                    "int32, int16, int8, uint8, and bool"));
     MT_CHECK(arr.dtype().attr("isnative").cast<bool>(), "from_numpy: given numpy array has byte order different from the native byte order");
     const int64_t item = int64_t(itemsize(dt));
     Shape shape(arr.shape(), arr.shape() + arr.ndim());
@@ -107,7 +111,7 @@ void bind_numpy(py::module_& m)
     m.def("_numpy_bits", &numpy_bits);
     m.def("_from_numpy_bits", [](py::handle a, py::handle dtype) { return from_numpy_bits(a, dtype_arg(dtype)); });
     m.def("from_numpy", &from_numpy, py::arg("ndarray"),
-          "A tensor sharing memory with a NumPy array (float32, float64, int64 or bool).");
+          "A tensor sharing memory with a NumPy array (floats, integers or bool).");
     m.def("_from_numpy_copy", [](py::handle a, py::handle dtype, py::handle device) {
         return from_numpy_copy(a, dtype_arg(dtype), device_arg(device));
     });

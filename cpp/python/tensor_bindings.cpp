@@ -61,6 +61,7 @@ py::object item(const Tensor& t)
     return dispatch_storage(c->dtype, [&](auto tag) -> py::object {
         using T = typename decltype(tag)::type;
         if constexpr (std::is_same_v<T, Half> || std::is_same_v<T, BFloat16>) return py::float_(float(*c->data_as<T>()));
+        else if constexpr (std::is_integral_v<T> && !std::is_same_v<T, bool>) return py::int_(int64_t(*c->data_as<T>()));
         else return py::cast(*c->data_as<T>());
     });
 }
@@ -226,6 +227,7 @@ void bind_tensor(py::module_& m)
         .def("__imul__", [](const Tensor& t, py::handle o) { return inplace(BinaryOp::Mul, t, o); })
         .def("__itruediv__", [](const Tensor& t, py::handle o) { return inplace(BinaryOp::Div, t, o); })
         .def("__imod__", [](const Tensor& t, py::handle o) { return inplace(BinaryOp::Remainder, t, o); })
+        .def("__ifloordiv__", [](const Tensor& t, py::handle o) { return inplace(BinaryOp::FloorDivide, t, o); })
         .def("__iand__", [](const Tensor& t, py::handle o) { return inplace(BinaryOp::BitwiseAnd, t, o); })
         .def("__ior__", [](const Tensor& t, py::handle o) { return inplace(BinaryOp::BitwiseOr, t, o); })
         .def("__ixor__", [](const Tensor& t, py::handle o) { return inplace(BinaryOp::BitwiseXor, t, o); });
@@ -242,6 +244,7 @@ void bind_tensor(py::module_& m)
         {"__lt__", BinaryOp::Lt, false},        {"__le__", BinaryOp::Le, false},
         {"__gt__", BinaryOp::Gt, false},        {"__ge__", BinaryOp::Ge, false},
         {"__mod__", BinaryOp::Remainder, false}, {"__rmod__", BinaryOp::Remainder, true},
+        {"__floordiv__", BinaryOp::FloorDivide, false}, {"__rfloordiv__", BinaryOp::FloorDivide, true},
         {"__and__", BinaryOp::BitwiseAnd, false}, {"__rand__", BinaryOp::BitwiseAnd, true},
         {"__or__", BinaryOp::BitwiseOr, false},  {"__ror__", BinaryOp::BitwiseOr, true},
         {"__xor__", BinaryOp::BitwiseXor, false}, {"__rxor__", BinaryOp::BitwiseXor, true},

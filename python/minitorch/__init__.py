@@ -49,6 +49,7 @@ from ._C import (  # noqa: E402,F401
     get_num_threads,
     manual_seed,
     matmul,
+    promote_types,
     result_type,
     set_num_threads,
     where,
@@ -64,10 +65,18 @@ float16 = dtype.float16
 bfloat16 = dtype.bfloat16
 half = float16
 int64 = dtype.int64
+int32 = dtype.int32
+int16 = dtype.int16
+int8 = dtype.int8
+uint8 = dtype.uint8
 bool = dtype.bool  # noqa: A001  (PyTorch spells it torch.bool too)
 float = float32  # noqa: A001
 double = float64
 long = int64
+int = int32  # noqa: A001  (torch.int is int32)
+short = int16
+char = int8
+byte = uint8
 
 from ._tensor import Size, is_tensor  # noqa: E402,F401  (adds Tensor's Python protocol: repr, .to...)
 from . import cpu, cuda  # noqa: E402,F401

@@ -22,8 +22,10 @@ from .ops.creation import tensor
 # DLPack device types (dlpack.h) minitorch produces or accepts.
 _KDL_CPU, _KDL_CUDA, _KDL_CUDA_HOST, _KDL_CUDA_MANAGED = 1, 2, 3, 13
 
-_TYPESTR = {"float32": "<f4", "float64": "<f8", "float16": "<f2", "int64": "<i8", "bool": "|b1"}
-_FROM_TYPESTR = {"f4": "float32", "f8": "float64", "f2": "float16", "i8": "int64", "b1": "bool"}
+_TYPESTR = {"float32": "<f4", "float64": "<f8", "float16": "<f2", "int64": "<i8", "bool": "|b1",
+            "int32": "<i4", "int16": "<i2", "int8": "|i1", "uint8": "|u1"}
+_FROM_TYPESTR = {"f4": "float32", "f8": "float64", "f2": "float16", "i8": "int64", "b1": "bool",
+                 "i4": "int32", "i2": "int16", "i1": "int8", "u1": "uint8"}
 
 
 def _on_gpu(t: Tensor) -> bool:

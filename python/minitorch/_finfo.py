@@ -21,7 +21,7 @@ _FLOATING = {"float32": np.float32, "float64": np.float64, "float16": np.float16
 
 # NumPy has no bfloat16: its limits, from the format (8 exponent bits as float32, 7 mantissa bits).
 _BFLOAT16 = dict(bits=16, eps=2.0**-7, max=(2 - 2.0**-7) * 2.0**127, tiny=2.0**-126, precision=2)
-_INTEGRAL = {"int64": np.int64}
+_INTEGRAL = {"int64": np.int64, "int32": np.int32, "int16": np.int16, "int8": np.int8, "uint8": np.uint8}
 
 
 def _numpy_type(fn: str, dtype, table: dict, kind: str, other: str):

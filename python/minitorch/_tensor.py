@@ -94,7 +94,7 @@ def _bool(self) -> bool:
 
 
 def _index(self) -> int:
-    if self.dtype not in (_C.dtype.int64, _C.dtype.bool) or self.numel() != 1:
+    if self.dtype.is_floating_point or self.numel() != 1:
         raise TypeError("only integer tensors of a single element can be converted to an index")
     return int(self.item())
 
@@ -162,6 +162,10 @@ _TYPE_NAMES = {
     _C.dtype.float16: "HalfTensor",
     _C.dtype.bfloat16: "BFloat16Tensor",
     _C.dtype.int64: "LongTensor",
+    _C.dtype.int32: "IntTensor",
+    _C.dtype.int16: "ShortTensor",
+    _C.dtype.int8: "CharTensor",
+    _C.dtype.uint8: "ByteTensor",
     _C.dtype.bool: "BoolTensor",
 }
 
@@ -274,6 +278,10 @@ _methods = {
     "half": lambda self: self._to(_C.dtype.float16, None, False),
     "bfloat16": lambda self: self._to(_C.dtype.bfloat16, None, False),
     "long": lambda self: self._to(_C.dtype.int64, None, False),
+    "int": lambda self: self._to(_C.dtype.int32, None, False),
+    "short": lambda self: self._to(_C.dtype.int16, None, False),
+    "char": lambda self: self._to(_C.dtype.int8, None, False),
+    "byte": lambda self: self._to(_C.dtype.uint8, None, False),
     "bool": lambda self: self._to(_C.dtype.bool, None, False),
     "type_as": lambda self, other: self._to(other.dtype, None, False),
     "view_as": lambda self, other: self.view(other._shape),

@@ -30,7 +30,7 @@ def _formatter(values: np.ndarray, dtype):
         strs = lambda v: "True" if v else "False"  # noqa: E731
         width = max((len(strs(v)) for v in values.flat), default=0)
         return lambda v: strs(v).rjust(width)
-    if dtype == _C.dtype.int64:
+    if not dtype.is_floating_point:  # int64 and the narrow integers
         width = max((len(str(int(v))) for v in values.flat), default=0)
         return lambda v: str(int(v)).rjust(width)
     finite = values[np.isfinite(values)]

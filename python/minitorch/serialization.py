@@ -20,7 +20,8 @@ import numpy as np
 from . import _C
 
 # safetensors' dtype codes, and the NumPy type that reads each one's bytes (BF16: its bits).
-_CODES = {"float32": "F32", "float64": "F64", "float16": "F16", "bfloat16": "BF16", "int64": "I64", "bool": "BOOL"}
+_CODES = {"float32": "F32", "float64": "F64", "float16": "F16", "bfloat16": "BF16", "int64": "I64", "bool": "BOOL",
+          "int32": "I32", "int16": "I16", "int8": "I8", "uint8": "U8"}
 _READ = {"F32": np.float32, "F64": np.float64, "F16": np.float16, "BF16": np.uint16, "I64": np.int64,
          "BOOL": np.bool_, "I32": np.int32, "I16": np.int16, "I8": np.int8, "U8": np.uint8}
 

@@ -17,7 +17,8 @@ from . import _C
 from ._tensor_str import _shape_str
 
 # PyTorch's default tolerances per dtype: (rtol, atol).
-_TOLERANCES = {"float32": (1.3e-6, 1e-5), "float64": (1e-7, 1e-7), "int64": (0.0, 0.0), "bool": (0.0, 0.0)}
+_TOLERANCES = {"float32": (1.3e-6, 1e-5), "float64": (1e-7, 1e-7), "int64": (0.0, 0.0), "bool": (0.0, 0.0),
+               "int32": (0.0, 0.0), "int16": (0.0, 0.0), "int8": (0.0, 0.0), "uint8": (0.0, 0.0)}
 
 
 def _to_numpy(x) -> np.ndarray:

@@ -59,8 +59,8 @@ class Maker:
         if self.kind == "b":
             arr = r.integers(0, 2, size=shape).astype(bool)
             return D(np.ones(shape, bool) if nonzero else arr)
-        if self.kind == "i":
-            ilo, ihi = max(math.ceil(lo), -9), min(math.floor(hi), 9)
+        if self.kind in "iu":  # "u": uint8, whose values start at 0
+            ilo, ihi = max(math.ceil(lo), -9 if self.kind == "i" else 0), min(math.floor(hi), 9)
             arr = r.integers(ilo, max(ihi, ilo) + 1, size=shape).astype(np.int64)
             if nonzero:
                 arr = np.where(arr == 0, 1, arr)
@@ -74,7 +74,9 @@ class Maker:
 
     def scalar(self, nonzero=True):
         """A Python number of the dtype's kind (so the result keeps the tensor's dtype)."""
-        return {"b": True, "i": 3, "f": 1.5}[self.kind] if nonzero else {"b": False, "i": 0, "f": 0.0}[self.kind]
+        if nonzero:
+            return {"b": True, "i": 3, "u": 3, "f": 1.5}[self.kind]
+        return {"b": False, "i": 0, "u": 0, "f": 0.0}[self.kind]
 
 
 @dataclass
@@ -421,9 +423,10 @@ def _close_pair(make):
 
 def clamp_samples(make):
     lo = make((4,), -3, 0)
-    return [SampleInput((make((3, 4)), -2, 3)), SampleInput((make((3, 4)),), dict(max=1)),
+    # (uint8: a negative bound would wrap around to a large one, as in PyTorch)
+    return [SampleInput((make((3, 4)), -2 if make.kind != "u" else 1, 3)), SampleInput((make((3, 4)),), dict(max=1)),
             SampleInput((make((2, 3)),), dict(min=0)), SampleInput((make((5,)), 4, 1)),
-            SampleInput((make(()), -1, 1)), SampleInput((make((0, 2)), -1, 1)),
+            SampleInput((make(()), -1 if make.kind != "u" else 0, 1)), SampleInput((make((0, 2)), -1, 1)),
             SampleInput((make((3, 4)), lo, D(lo.arr + 2)))]
 
 
@@ -1131,6 +1134,8 @@ def _build() -> list[OpInfo]:
         OpInfo("remainder", np.remainder, binary_samples(nonzero_other=True),
                tol={"float32": dict(rtol=1e-5, atol=1e-5)}),
         OpInfo("fmod", np.fmod, binary_samples(nonzero_other=True), tol={"float32": dict(rtol=1e-5, atol=1e-5)}),
+        OpInfo("floor_divide", np.floor_divide, binary_samples(nonzero_other=True),
+               tol={"float32": dict(rtol=1e-5, atol=1e-5)}),
         OpInfo("atan2", _f64(np.arctan2), binary_samples()),
         OpInfo("maximum", np.maximum, binary_samples(scalar=False)),
         OpInfo("minimum", np.minimum, binary_samples(scalar=False)),

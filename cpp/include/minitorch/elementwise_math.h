@@ -90,6 +90,32 @@ MT_HOST_DEVICE inline T remainder_of(T a, T b)
     }
 }
 
+// Python's //: the quotient rounded down (toward -inf), as a // b and floor_divide give.
+// Integers: x // 0 gives 0 (the CPU op raises first), and x // -1 is -x, computed without
+// the division that traps for INT64_MIN on x86.
+template <class T>
+MT_HOST_DEVICE inline T floor_divide_of(T a, T b)
+{
+    if constexpr (std::is_floating_point_v<T>) {
+        // Python's algorithm (so 1.0 // 0.1 is 9.0, as in NumPy and PyTorch, where
+        // floor(1.0 / 0.1) would give 10): divide what is left after the remainder.
+        if (b == T(0)) return a / b;
+        T mod = math_fmod(a, b);
+        T div = (a - mod) / b;
+        if (mod != T(0) && ((b < T(0)) != (mod < T(0)))) div -= T(1);
+        if (div == T(0)) return copysign(T(0), a / b);
+        T q = math_floor(div);
+        return div - q > T(0.5) ? q + T(1) : q;
+    } else if constexpr (std::is_same_v<T, bool>) {
+        return false;  // bool // bool is refused by the op (NoBool); never reached
+    } else {
+        if (b == 0) return 0;
+        if (b == -1) return static_cast<T>(0 - static_cast<std::make_unsigned_t<T>>(a));
+        T q = a / b;
+        return (a % b != 0 && ((a < 0) != (b < 0))) ? q - 1 : q;
+    }
+}
+
 template <class T>
 MT_HOST_DEVICE inline T fmod_of(T a, T b)
 {
@@ -173,6 +199,7 @@ MT_HOST_DEVICE inline T binary_op(BinaryOp op, T a, T b)
         case BinaryOp::Minimum: return is_nan(a) ? a : (is_nan(b) ? b : (a < b ? a : b));
         case BinaryOp::Remainder: return remainder_of(a, b);
         case BinaryOp::Fmod: return fmod_of(a, b);
+        case BinaryOp::FloorDivide: return floor_divide_of(a, b);
         case BinaryOp::Atan2: if constexpr (std::is_floating_point_v<T>) return math_atan2(a, b); else return a;
         case BinaryOp::ThresholdBackward: return b > T(0) ? a : T(0);
         case BinaryOp::Eq: return static_cast<T>(a == b);

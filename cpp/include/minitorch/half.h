@@ -112,15 +112,23 @@ struct BFloat16 {
 };
 
 // static_cast between any two storage types, through float where a 16-bit type is involved
-// (int64 <- Half goes float -> int64, truncating like any float).
+// (int64 <- Half goes float -> int64, truncating like any float). A narrow integer
+// (uint8, int8, int16, int32) is reached through int64: a float is truncated to a whole
+// number first, then wrapped around into the narrow type (-1.0 -> uint8 gives 255), as
+// PyTorch's casts do.
 template <class D, class S>
 MT_HALF_HD D convert(S s)
 {
     constexpr bool s16 = std::is_same_v<S, Half> || std::is_same_v<S, BFloat16>;
     constexpr bool d16 = std::is_same_v<D, Half> || std::is_same_v<D, BFloat16>;
+    constexpr bool s_int = std::is_integral_v<S> && !std::is_same_v<S, bool>;
+    constexpr bool d_narrow = std::is_integral_v<D> && !std::is_same_v<D, bool> && sizeof(D) < 8;
     if constexpr (s16 && std::is_same_v<D, bool>) return float(s) != 0.0f;
+    else if constexpr (s16 && d_narrow) return static_cast<D>(static_cast<int64_t>(float(s)));
     else if constexpr (s16) return static_cast<D>(float(s));
+    else if constexpr (d16 && s_int) return D(static_cast<int64_t>(s));
     else if constexpr (d16) return D(s);
+    else if constexpr (d_narrow && std::is_floating_point_v<S>) return static_cast<D>(static_cast<int64_t>(s));
     else return static_cast<D>(s);
 }
 

@@ -297,11 +297,11 @@ struct KernelTable {
 #define MT_DECLARE_KERNELS() MT_KERNELS(MT_DECLARE_KERNEL)
 // In a device's namespace: defines `const KernelTable& kernel_table()`, its table filled by
 // name from that namespace's kernel functions (one line per device).
-// Every kernel goes in through Upcast16 (below), but copy, fill, remap and cat, which handle the
-// 16-bit types themselves. A device may replace entries with its own, after the others
+// Every kernel goes in through Widen (below), but copy, fill, remap and cat, which handle the
+// storage-only types themselves. A device may replace entries with its own, after the others
 // are filled: MT_DEFINE_KERNEL_TABLE(filled.matmul = &matmul_native16;) (see cuda/runtime.cu).
 #define MT_FILL_KERNEL(name, params) \
-    filled.name = &::minitorch::detail::Upcast16<void params>::template call<&name, &copy>;
+    filled.name = &::minitorch::detail::Widen<void params>::template call<&name, &copy>;
 #define MT_DEFINE_KERNEL_TABLE(...)                   \
     const KernelTable& kernel_table()                 \
     {                                                 \
@@ -318,28 +318,31 @@ struct KernelTable {
         return table;                                 \
     }
 
-// ---- float16 / bfloat16 tensors in the compute kernels ------------------------------
+// ---- float16 / bfloat16 and narrow integer tensors in the compute kernels ----------
 // The compute kernels are written for bool, int64, float32 and float64. A float16 or
-// bfloat16 tensor reaches them through Upcast16: each 16-bit tensor argument is staged
+// bfloat16 tensor reaches them through Widen: each 16-bit tensor argument is staged
 // as a float32 tensor of its shape (converted by the device's copy kernel), the kernel
 // runs in float32, and every staged tensor is converted back, the last argument first,
 // so that outputs (the first arguments, by the convention of this file) are written last
 // and win where an output and an input share memory. So 16-bit ops compute in float32 and
 // round once, when the result is stored, as PyTorch's do; the price is two extra passes
-// over the 16-bit data. Without a 16-bit argument the kernel is called directly.
+// over the 16-bit data. A uint8, int8, int16 or int32 tensor is staged the same way as
+// int64: the kernel computes in 64 bits and the copy back wraps the result around into
+// the narrow type (200 + 100 in uint8 gives 44), which is what PyTorch's narrow integer
+// arithmetic gives. Without a storage-only argument the kernel is called directly.
 namespace detail {
 
-struct Staging16 {
+struct Staging {
     void (*copy)(const Tensor& dst, const Tensor& src);
-    std::vector<std::pair<Tensor, Tensor>> staged;  // (the 16-bit tensor, its float32 stand-in)
+    std::vector<std::pair<Tensor, Tensor>> staged;  // (the narrow tensor, its wide stand-in)
 
     Tensor stage(const Tensor& t)
     {
-        if (!t || !is_16bit(t->dtype)) return t;
-        Tensor f = empty(t->shape, DType::Float32, t->device());
-        if (f->numel()) copy(f, t);
-        staged.emplace_back(t, f);
-        return f;
+        if (!t || !is_storage_only(t->dtype)) return t;
+        Tensor wide = empty(t->shape, wide_dtype(t->dtype), t->device());
+        if (wide->numel()) copy(wide, t);
+        staged.emplace_back(t, wide);
+        return wide;
     }
     void write_back()
     {
@@ -349,29 +352,29 @@ struct Staging16 {
 };
 
 template <class A>
-bool is_16bit_arg(const A& a)
+bool is_storage_only_arg(const A& a)
 {
-    if constexpr (std::is_same_v<A, Tensor>) return a && is_16bit(a->dtype);
+    if constexpr (std::is_same_v<A, Tensor>) return a && is_storage_only(a->dtype);
     else return false;
 }
 template <class A>
-A stage_arg(Staging16& s, const A& a)
+A stage_arg(Staging& s, const A& a)
 {
     if constexpr (std::is_same_v<A, Tensor>) return s.stage(a);
     else return a;
 }
 
-// Upcast16<void(kernel parameters)>::call<&kernel, &copy> (the signature is spelled out,
+// Widen<void(kernel parameters)>::call<&kernel, &copy> (the signature is spelled out,
 // rather than deduced from the function pointer, so that nvcc's front end accepts it).
 template <class Signature>
-struct Upcast16;
+struct Widen;
 template <class... Args>
-struct Upcast16<void(Args...)> {
+struct Widen<void(Args...)> {
     template <void (*Fn)(Args...), void (*Copy)(const Tensor&, const Tensor&)>
     static void call(Args... args)
     {
-        if (!(false || ... || is_16bit_arg(args))) return Fn(args...);
-        Staging16 s{Copy, {}};
+        if (!(false || ... || is_storage_only_arg(args))) return Fn(args...);
+        Staging s{Copy, {}};
         // A braced list is evaluated left to right: the arguments are staged in order.
         std::tuple<std::decay_t<Args>...> staged{stage_arg(s, args)...};
         std::apply(Fn, staged);

@@ -76,6 +76,7 @@
       g * share_of_a(a < b, a, b), g * (1 - share_of_a(a < b, a, b)))                             \
     X(Remainder,  remainder,   NoBool,  kSavesNone,        kSavesA | kSavesB, g, -g * floor(a / b)) \
     X(Fmod,       fmod,        NoBool,  kSavesNone,        kSavesA | kSavesB, g, -g * trunc(a / b)) \
+    X(FloorDivide, floor_divide, NoBool, kSavesNone,       kSavesNone,        zeros_like(g), zeros_like(g)) \
     X(Atan2,      atan2,       Float,   kSavesA | kSavesB, kSavesA | kSavesB,                     \
       g * b / (a * a + b * b), -g * a / (a * a + b * b))                                          \
     X(ThresholdBackward, _threshold_backward, Same, kSavesB, kSavesNone,                          \

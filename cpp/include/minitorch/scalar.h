@@ -22,7 +22,8 @@ struct Scalar {
     template <class T> T to() const
     {
         if constexpr (std::is_same_v<T, bool>) return dtype == DType::Float64 ? d != 0.0 : i != 0;
-        else if constexpr (std::is_integral_v<T>) return dtype == DType::Float64 ? static_cast<T>(d) : static_cast<T>(i);
+        else if constexpr (std::is_integral_v<T>)
+            return dtype == DType::Float64 ? static_cast<T>(static_cast<int64_t>(d)) : static_cast<T>(i);  // wraps into narrow types
         else return dtype == DType::Float64 ? static_cast<T>(d) : static_cast<T>(i);
     }
 };

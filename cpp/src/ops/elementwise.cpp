@@ -106,6 +106,11 @@ DType result_dtype(OpResult rule, DType computed) { return has_bool_result(rule)
 // Integer remainder / fmod by zero: PyTorch raises on the CPU ("ZeroDivisionError").
 // The CPU can look at the divisor for free; a GPU kernel writes 0 instead (reading the
 // divisor back would stall the GPU), as PyTorch's CUDA kernels do not raise either.
+bool integer_division(BinaryOp op)
+{
+    return op == BinaryOp::Remainder || op == BinaryOp::Fmod || op == BinaryOp::FloorDivide;
+}
+
 void check_integer_divisor(const char* op, const Tensor& b)
 {
     if (!b->device().is_cpu()) return;
@@ -133,7 +138,7 @@ Tensor binary_forward(BinaryOp op, const Tensor& a, const Tensor& b)
         // (the exponent is one number; on a GPU it is read back, a rare 8-byte copy)
         MT_CHECK(to_device(b, Device{})->data_as<int64_t>()[0] >= 0,
                  "pow: integers to negative integer powers are not allowed");
-    if ((op == BinaryOp::Remainder || op == BinaryOp::Fmod) && !is_floating(dt)) check_integer_divisor(i.name, b);
+    if (integer_division(op) && !is_floating(dt)) check_integer_divisor(i.name, b);
     Shape shape = broadcast_shapes(a->shape, b->shape, i.name);
     Tensor out = empty(shape, result_dtype(i.result, dt), a->device());
     if (out->numel() == 0) return out;
@@ -158,7 +163,7 @@ void binary_(BinaryOp op, const Tensor& a, const Tensor& b_in)
     // PyTorch: the result must be castable back to a's dtype without losing its kind.
     MT_CHECK_TYPE(category(dt) <= category(a->dtype), i.name, "_: result type ", dt,
                   " can't be cast to the desired output type ", a->dtype);
-    if ((op == BinaryOp::Remainder || op == BinaryOp::Fmod) && !is_floating(dt)) check_integer_divisor(i.name, b);
+    if (integer_division(op) && !is_floating(dt)) check_integer_divisor(i.name, b);
     Shape shape = broadcast_shapes(a->shape, b->shape, i.name);
     MT_CHECK(shape == a->shape, i.name, "_: output with shape ", a->shape,
              " doesn't match the broadcast shape ", shape);

@@ -42,7 +42,7 @@ Tensor unfront(const Tensor& t, int64_t dim)
 // device's check_index kernel raises IndexError for values out of range.
 Tensor checked_index(const Tensor& index, int64_t size, const char* op)
 {
-    MT_CHECK_TYPE(index->dtype == DType::Int64, op, ": index must be an int64 tensor, got ", index->dtype);
+    MT_CHECK_TYPE(is_integral(index->dtype), op, ": index must be an int64 or int32 tensor, got ", index->dtype);
     MT_CHECK(index->dim() <= 1, op, ": index must be 0-D or 1-D, got shape ", index->shape);
     // Every index into an empty dim is out of range, and a GPU kernel could not even
     // fall back to row 0: say so now, from the shapes alone.

@@ -119,11 +119,14 @@ struct IndexPutBackward : autograd::Node {
 Tensor stacked_indices(const char* op, const Tensor& self, const std::vector<Tensor>& indices, Shape& bshape)
 {
     std::vector<Tensor> idx;
-    for (const Tensor& i : indices) {
-        MT_CHECK(i, op, ": indices must be tensors (None is not supported here)");
-        check_same_device(op, self, i);
-        MT_CHECK_TYPE(i->dtype == DType::Int64 || i->dtype == DType::Bool, op,
-                      ": tensors used as indices must be long or bool, got ", i->dtype);
+    for (const Tensor& given : indices) {
+        MT_CHECK(given, op, ": indices must be tensors (None is not supported here)");
+        check_same_device(op, self, given);
+        MT_CHECK_TYPE(is_integral(given->dtype) || given->dtype == DType::Bool, op,
+                      ": tensors used as indices must be long, int, byte or bool, got ", given->dtype);
+        // As in PyTorch: int32/int16/int8 indices are indices, a uint8 tensor is a mask.
+        const Tensor i = given->dtype == DType::UInt8 ? to_dtype(given, DType::Bool)
+                         : is_integral(given->dtype) ? to_dtype(given, DType::Int64) : given;
         if (i->dtype == DType::Int64) {
             idx.push_back(i);
             continue;

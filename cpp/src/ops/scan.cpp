@@ -64,7 +64,7 @@ Tensor scan_op(const char* name, ScanOp op, const Tensor& t, int64_t dim, std::o
     MT_PROFILE_OP(name, t);
     dim = wrap_dim(dim, std::max<int64_t>(t->dim(), 1), name);
     // PyTorch: integers and bools run (and return) in int64 unless a dtype is given.
-    DType dt = dtype ? *dtype : (t->dtype == DType::Bool ? DType::Int64 : t->dtype);
+    DType dt = dtype ? *dtype : (is_floating(t->dtype) ? t->dtype : DType::Int64);
     Tensor in = to_dtype(t, dt);  // differentiable: the cast's node sits below this op's
     auto forward = [&] { return scan_along(op, in, t->dim() ? dim : 0, false); };
     return autograd::record_op<N>({&in}, forward, [&](N& n, const Tensor& y) {

@@ -211,7 +211,9 @@ def _fits(param: Param, dtype: np.dtype) -> bool:
     return dtype.kind == param.kind and dtype.itemsize == param.size
 
 
-_SUGGESTED_CTYPE = {"float32": "float*", "float64": "double*", "int64": "long long*", "bool": "bool*"}
+_SUGGESTED_CTYPE = {"float32": "float*", "float64": "double*", "int64": "long long*", "bool": "bool*",
+                    "int32": "int*", "int16": "short*", "int8": "signed char*", "uint8": "unsigned char*",
+                    "float16": "__half*", "bfloat16": "__nv_bfloat16*"}
 
 
 class EmulatedModule:

@@ -31,6 +31,8 @@ from ..ops.creation import empty
 _ALIGN = 64  # each array starts on a cache line (and suits any dtype's alignment)
 _DTYPES = {np.dtype(np.float32): _C.dtype.float32, np.dtype(np.float64): _C.dtype.float64,
            np.dtype(np.float16): _C.dtype.float16, np.dtype(np.int64): _C.dtype.int64,
+           np.dtype(np.int32): _C.dtype.int32, np.dtype(np.int16): _C.dtype.int16,
+           np.dtype(np.int8): _C.dtype.int8, np.dtype(np.uint8): _C.dtype.uint8,
            np.dtype(np.bool_): _C.dtype.bool}
 # NumPy has no bfloat16: such a tensor travels as its bits (uint16) under this dtype name.
 _BF16 = "bfloat16"

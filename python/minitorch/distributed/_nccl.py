@@ -33,7 +33,8 @@ from .process_group import ReduceOp, Work, _env_int, is_mpi_available
 _NCCL_UNIQUE_ID_BYTES = 128
 _ncclSuccess = 0
 # ncclDataType_t and ncclRedOp_t (nccl.h)
-_DTYPES = {"int64": 4, "float32": 7, "float64": 8, "float16": 6, "bfloat16": 9, "bool": 1}  # bool as ncclUint8
+_DTYPES = {"int64": 4, "float32": 7, "float64": 8, "float16": 6, "bfloat16": 9, "bool": 1,  # bool as ncclUint8
+           "int32": 2, "int8": 0, "uint8": 1}  # NCCL has no int16
 _OPS = {ReduceOp.SUM: 0, ReduceOp.PRODUCT: 1, ReduceOp.MAX: 2, ReduceOp.MIN: 3, ReduceOp.AVG: 4}
 _BOOL_OPS = {ReduceOp.SUM: 2, ReduceOp.MAX: 2, ReduceOp.PRODUCT: 3, ReduceOp.MIN: 3}  # or = max, and = min
 

@@ -17,12 +17,10 @@ from .._C import Tensor
 _VisibleDeprecationWarning = getattr(np, "exceptions", np).VisibleDeprecationWarning  # moved in NumPy 1.25
 
 # NumPy dtypes we take as they are, and those we widen to the nearest supported one.
-_NUMPY_KEEP = {"float32", "float64", "float16", "bfloat16", "int64", "bool"}  # bfloat16: ml_dtypes' type
+_NUMPY_KEEP = {"float32", "float64", "float16", "bfloat16",  # bfloat16: ml_dtypes' type
+               "uint8", "int8", "int16", "int32", "int64", "bool"}
+# (PyTorch's uint16/uint32 are barely supported shells; minitorch widens them to int64.)
 _NUMPY_WIDEN = {
-    "int8": "int64",
-    "int16": "int64",
-    "int32": "int64",
-    "uint8": "int64",
     "uint16": "int64",
     "uint32": "int64",
 }
@@ -97,7 +95,7 @@ def _infer_dtype(data, arr: np.ndarray):
             return _C.dtype.__members__[_NUMPY_WIDEN[name]]
         raise TypeError(
             f"tensor: can't convert np.ndarray of type {name}; the supported types are "
-            "float32, float64, float16, bfloat16, int64 and bool"
+            "float32, float64, float16, bfloat16, uint8, int8, int16, int32, int64 and bool"
         )
     kind = arr.dtype.kind
     if kind == "b":

@@ -48,7 +48,7 @@ FUNCTIONAL = "nn.functional"
 # The dtypes an op takes (its inputs'): tests/opinfo checks its values on each, and a
 # TypeError on the others. Names of minitorch dtypes, so that this table imports nothing.
 FLOATING = ("float32", "float64", "float16", "bfloat16")
-INTEGRAL = ("int64",)
+INTEGRAL = ("int64", "int32", "int16", "int8", "uint8")
 NUMERIC = FLOATING + INTEGRAL
 BOOL_AND_INTEGRAL = INTEGRAL + ("bool",)
 ALL = NUMERIC + ("bool",)
@@ -154,6 +154,7 @@ OPS: tuple[Op, ...] = (
     _e("pow", inplace=GENERIC, operators=("__pow__", "__rpow__"), autocast=FP32),
     _e("remainder", inplace=GENERIC, dtypes=NUMERIC, operators=("__mod__", "__rmod__", "__imod__")),
     _e("fmod", inplace=GENERIC, dtypes=NUMERIC),
+    _e("floor_divide", inplace=GENERIC, dtypes=NUMERIC, operators=("__floordiv__", "__rfloordiv__", "__ifloordiv__")),
     _e("atan2", inplace=GENERIC, aliases=("arctan2",)),
     _e("maximum"),
     _e("minimum"),
@@ -313,7 +314,7 @@ OPS: tuple[Op, ...] = (
     _t("contiguous", grad=True), _t("clone", function=True, grad=True),
     _t("to", grad=True), _t("cpu", grad=True), _t("cuda", grad=True), _t("type", grad=True), _t("type_as", grad=True),
     _t("float", grad=True), _t("double", grad=True), _t("half", grad=True), _t("bfloat16", grad=True),
-    _t("long"), _t("bool"),
+    _t("long"), _t("int"), _t("short"), _t("char"), _t("byte"), _t("bool"),
     _t("item"), _t("tolist"), _t("numpy"),
     _t("fill_"), _t("zero_"), _t("copy_"),
     _t("requires_grad"), _t("requires_grad_"), _t("grad"), _t("grad_fn"), _t("is_leaf"), _t("data"),
@@ -322,7 +323,7 @@ OPS: tuple[Op, ...] = (
 
     # ---- utilities ----
     _u("manual_seed"), _u("get_num_threads"), _u("set_num_threads"), _u("get_default_dtype", python="creation"),
-    _u("set_default_dtype", python="creation"), _u("is_tensor"), _u("is_grad_enabled"), _u("result_type"), _u("broadcast_shapes"),
+    _u("set_default_dtype", python="creation"), _u("is_tensor"), _u("is_grad_enabled"), _u("result_type"), _u("promote_types"), _u("broadcast_shapes"),
     _u("live_tensor_count"), _u("save"), _u("load"), _u("get_autocast_dtype"), _u("is_autocast_enabled"),
     _u("get_float32_matmul_precision"), _u("set_float32_matmul_precision"),
 

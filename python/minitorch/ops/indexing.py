@@ -172,11 +172,15 @@ def _to_index_tensor(item, device):
         t = item
     else:
         t = tensor(item)
-    if t.dtype not in (_C.dtype.int64, _C.dtype.bool):
+    if t.dtype == _C.dtype.uint8:  # a mask, as in PyTorch (which warns that this use is deprecated)
+        t = t.bool()
+    elif t.dtype in (_C.dtype.int32, _C.dtype.int16, _C.dtype.int8):
+        t = t.long()
+    elif t.dtype not in (_C.dtype.int64, _C.dtype.bool):
         if t.numel() == 0:
             t = t.long()
         else:
-            raise IndexError(f"index: tensors used as indices must be long or bool, got {t.dtype}")
+            raise IndexError(f"index: tensors used as indices must be long, int, byte or bool, got {t.dtype}")
     return t.to(device) if t.device != device else t
 
 
@@ -301,7 +305,7 @@ def setitem(x: Tensor, idx, value) -> None:
     """``x[idx] = value`` for advanced indices (called by Tensor.__setitem__): the new
     values are written with index_copy into a copy, which is copied back into x (so a
     view x writes through to its base)."""
-    if isinstance(idx, Tensor) and idx.dtype == _C.dtype.int64 or isinstance(idx, list) and idx and \
+    if isinstance(idx, Tensor) and idx.dtype not in (_C.dtype.bool, _C.dtype.uint8) or isinstance(idx, list) and idx and \
             not isinstance(idx[0], bool):
         idx = (idx,)
     view, adv = _plan(x, idx)
