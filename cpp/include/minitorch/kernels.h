@@ -234,8 +234,8 @@ struct ClassLoss {
 //             PyTorch's cummax / cummin. All contiguous.
 //  searchsorted  out[b, m] (int64) = the insertion place of values[b, m] in the ascending
 //             row sorted[b, :] (sorted (B, N), values and out (B, M), all contiguous, one
-//             dtype): the first n with !(sorted[n] < v) (right: !(sorted[n] <= v)), so a
-//             NaN value goes to N and NaNs at the end of a row count as largest.
+//             dtype): the first n with !(sorted[n] < v) (right: !(sorted[n] <= v)) by binary
+//             search, comparisons as PyTorch's: a NaN value goes to N.
 #define MT_KERNELS(X)                                                                                \
     X(copy, (const Tensor& dst, const Tensor& src))                                                  \
     X(fill, (const Tensor& dst, Scalar value))                                                       \

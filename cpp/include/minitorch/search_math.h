@@ -9,7 +9,7 @@ namespace minitorch {
 
 // The insertion place of v in the ascending row[0, n): the first i where !(row[i] < v)
 // (right: !(row[i] <= v)). Written with negated comparisons, as PyTorch's, so that a NaN
-// value goes to n and NaNs at the end of the row count as larger than every number.
+// value goes to n (a NaN in the row is not ordered: the search passes it, as PyTorch's).
 template <class T>
 MT_HOST_DEVICE inline int64_t search_sorted(const T* row, int64_t n, T v, bool right)
 {
