@@ -3,7 +3,8 @@
 var_mean std_mean logsumexp norm``, C++ ops over one ``reduce_stats`` kernel each), ``amax`` /
 ``amin`` (compositions of ``max`` / ``min``), the running ``cumsum`` / ``cumprod``
 (``cpp/src/ops/scan.cpp``), and ``count_nonzero``, ``nansum``, ``nanmean`` and ``trace``
-(compositions of ``sum``). These functions parse PyTorch's argument forms.
+(compositions of ``sum``); ``prod`` (the reduce kernel's product) and ``cummax`` / ``cummin``
+(the ``scan_extreme`` kernel), C++ ops. These functions parse PyTorch's argument forms.
 ops/registry.py attaches them as ops/declarations.py declares: the functions of ops whose
 method is C++ (``cpp_method``) are ``minitorch.<name>``; ``var_mean`` and ``std_mean`` too;
 the others take the tensor first and are both ``Tensor.<name>`` and ``minitorch.<name>``.
