@@ -46,7 +46,7 @@ def _runs(rows: Tensor, order, return_inverse: bool, return_counts: bool):
     else:
         differs = ordered.narrow(0, 1, n - 1) != ordered.narrow(0, 0, n - 1)
         if differs.ndim > 1:
-            differs = differs.reshape(n - 1, -1).any(1)
+            differs = differs.reshape(n - 1, math.prod(differs.shape[1:])).any(1)  # rows of nothing: equal
         starts = _mt.cat([_mt.ones(1, dtype=_mt.bool, device=rows.device), differs])
     first = starts.nonzero().reshape(-1)
     out = ordered.index_select(0, first)

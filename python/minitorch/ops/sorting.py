@@ -229,7 +229,7 @@ def _quantile(self: Tensor, q, dim, keepdim: bool, interpolation: str, op: str, 
         weight = _mt.full_like(ranks, 0.5) if interpolation == "midpoint" else ranks - below.to(self.dtype)
         out = _mt.lerp(out, above, weight)
     out = out.movedim(-1, 0)  # (Q, *batch)
-    if keepdim:
+    if keepdim and self.ndim:
         out = out.reshape((out.shape[0],) + (1,) * self.ndim) if d is None else out.unsqueeze(d + 1)
     return out.squeeze(0) if scalar_q else out
 
