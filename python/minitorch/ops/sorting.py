@@ -14,6 +14,7 @@ import minitorch as _mt  # the package (partly made while it imports this): its 
 
 from .. import _C
 from .._C import Tensor
+from ..autograd.function import Function
 from ._args import int_arg
 
 SortResult = collections.namedtuple("sort", ["values", "indices"])
@@ -101,14 +102,21 @@ def _median_position(x: Tensor, dim: int, ignore_nan: bool):
     return _mt.where(nans > 0, n - nans, _mt.full(nans.shape, (n - 1) // 2, dtype=_mt.int64, device=x.device))
 
 
-def _evenly(self: Tensor, value: Tensor) -> Tensor:
-    """``value`` (picked from ``self``) with the gradient of ``max()``: shared evenly by the
-    elements equal to it (PyTorch's rule for median() and nanmedian())."""
-    if not (self.requires_grad and _mt.is_grad_enabled()):
+class Median(Function):
+    """median() / nanmedian() of all elements: the gradient is shared evenly by the elements
+    equal to the result (NaNs, when it is NaN), PyTorch's rule, as for max()."""
+
+    @staticmethod
+    def forward(ctx, x, op, ignore_nan):
+        flat = x.reshape(-1)
+        value = _pick(flat, 0, False, _median_position(flat, 0, ignore_nan), MedianResult).values
+        ctx.save_for_backward((x == value).logical_or(x.isnan().logical_and(value.isnan())))
         return value
-    value = value.detach()
-    hit = (self == value).logical_or(self.isnan().logical_and(value.isnan()))
-    return _mt.where(hit, self, 0.0).sum() / hit.sum()
+
+    @staticmethod
+    def backward(ctx, grad):
+        (hit,) = ctx.saved_tensors
+        return _mt.where(hit, grad / hit.sum(), 0.0).to(grad.dtype), None, None
 
 
 def _median_all(self: Tensor, op: str, ignore_nan: bool) -> Tensor:
@@ -116,9 +124,7 @@ def _median_all(self: Tensor, op: str, ignore_nan: bool) -> Tensor:
         if not self.dtype.is_floating_point:
             raise IndexError(f"{op}(): Expected reduction dim to have non-zero size.")
         return _mt.full((), float("nan"), dtype=self.dtype, device=self.device)
-    flat = self.reshape(-1)
-    value = _pick(flat, 0, False, _median_position(flat, 0, ignore_nan), MedianResult).values
-    return _evenly(self, value)
+    return Median.apply(self, op, ignore_nan)  # grad_fn MedianBackward
 
 
 def median(self, dim=None, keepdim: bool = False):
