@@ -158,7 +158,8 @@ def kthvalue(self, k: int, dim: int = -1, keepdim: bool = False) -> KthvalueResu
     d = _line_dim(self, dim, "kthvalue")
     n = self.shape[d] if self.ndim else 1
     if not 1 <= k <= n:
-        raise IndexError(f"kthvalue(): selected number k out of range for dimension {d} (k = {k}, size {n})")
+        # a RuntimeError, as PyTorch's (InputError is both ValueError and RuntimeError)
+        raise _mt.InputError(f"kthvalue(): selected number k out of range for dimension {d} (k = {k}, size {n})")
     return _pick(self, d, keepdim, k - 1, KthvalueResult)
 
 
