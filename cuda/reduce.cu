@@ -1,6 +1,6 @@
 // reduce.cu — CUDA kernels for the "reduce" family. The input is a contiguous
-// (outer, R, inner) tensor; output (o, i) reduces in[o, :, i] to a sum, or to the best
-// (value, index) pair for max/min/argmax/argmin.
+// (outer, R, inner) tensor; output (o, i) reduces in[o, :, i] to a sum (or product), or to
+// the best (value, index) pair for max/min/argmax/argmin.
 //
 // Two kernels, one per layout, each written once for every reduction (SumOp, BestOp
 // below say what a thread keeps and how two results combine). All blocks have kBlock
@@ -61,18 +61,25 @@ template <class T> struct AccT { using type = T; };
 template <> struct AccT<float> { using type = double; };
 template <> struct AccT<bool> { using type = int64_t; };
 
-// Sum: a thread keeps its running sum. Reads In, adds in A, writes Out (pass 1 of a split
-// writes A partials, pass 2 reads them).
-template <class A, class In, class Out>
+// Sum (or, kProd, product): a thread keeps its running sum. Reads In, adds in A, writes Out
+// (pass 1 of a split writes A partials, pass 2 reads them). Integer products multiply as
+// unsigned, so an overflow wraps (as PyTorch's) instead of being undefined.
+template <class A, class In, class Out, bool kProd = false>
 struct SumOp {
     using State = A;
     const In* in;
     Out* out;
 
-    __device__ State none() const { return A(0); }
+    __device__ static A combine(A a, A b)
+    {
+        if constexpr (!kProd) return a + b;
+        else if constexpr (std::is_integral_v<A>) return A(uint64_t(a) * uint64_t(b));
+        else return a * b;
+    }
+    __device__ State none() const { return A(kProd ? 1 : 0); }
     // Fold in in[at], which sits at position pos along R.
-    __device__ void take(State& s, int64_t at, int64_t) const { s += A(in[at]); }
-    __device__ void merge(State& s, State other) const { s += other; }
+    __device__ void take(State& s, int64_t at, int64_t) const { s = combine(s, A(in[at])); }
+    __device__ void merge(State& s, State other) const { s = combine(s, other); }
     __device__ State shfl_down(State s, int offset) const { return __shfl_down_sync(kFullMask, s, offset); }
     __device__ void store(int64_t at, State s) const { out[at] = static_cast<Out>(s); }
 };
@@ -287,14 +294,17 @@ void reduce(ReduceOp op, const Tensor& values, const Tensor& indices, const Tens
     dispatch(in->dtype, [&](auto tag) {
         using T = typename decltype(tag)::type;
         const T* x = in->data_as<T>();
-        if (op == ReduceOp::Sum) {
+        auto sum_or_prod = [&](auto prod) {
+            constexpr bool P = decltype(prod)::value;
             using A = typename AccT<T>::type;
             T* out = values->data_as<T>();
-            if (split.slices == 1) return launch(SumOp<A, T, T>{x, out}, outer, R, inner, split);
+            if (split.slices == 1) return launch(SumOp<A, T, T, P>{x, out}, outer, R, inner, split);
             Tensor partial = workspace(std::is_same_v<A, double> ? DType::Float64 : DType::Int64);
-            launch(SumOp<A, T, A>{x, partial->data_as<A>()}, outer, R, inner, split);
-            return launch(SumOp<A, A, T>{partial->data_as<A>(), out}, outer, split.slices, inner, whole);
-        }
+            launch(SumOp<A, T, A, P>{x, partial->data_as<A>()}, outer, R, inner, split);
+            return launch(SumOp<A, A, T, P>{partial->data_as<A>(), out}, outer, split.slices, inner, whole);
+        };
+        if (op == ReduceOp::Sum) return sum_or_prod(std::false_type{});
+        if (op == ReduceOp::Prod) return sum_or_prod(std::true_type{});
         const bool is_max = op == ReduceOp::Max || op == ReduceOp::ArgMax;
         T* v = values ? values->data_as<T>() : nullptr;
         int64_t* i = indices ? indices->data_as<int64_t>() : nullptr;

@@ -1,5 +1,6 @@
-// scan.cu — CUDA kernel for running sums and products (cumsum, cumprod) along the
-// middle dim of a contiguous (outer, R, inner) tensor; layout as in kernels.h.
+// scan.cu — CUDA kernels for running sums and products (cumsum, cumprod), and running
+// max / min with their places (cummax, cummin), along
+// the middle dim of a contiguous (outer, R, inner) tensor; layout as in kernels.h.
 #include <type_traits>
 
 #include "common.cuh"
@@ -28,7 +29,42 @@ __global__ void scan_kernel(const T* in, T* out, int64_t outer, int64_t len, int
     }
 }
 
+// cummax / cummin. Thread mapping as scan_kernel: one thread per line (o, :, i), adjacent
+// threads on adjacent i. The best so far is replaced by a NaN, or (the best not a NaN) by a
+// value >= it (cummax; <= cummin), so ties move the index to the later place, as PyTorch's.
+template <class T>
+__global__ void scan_extreme_kernel(const T* in, T* values, int64_t* indices, int64_t outer, int64_t len,
+                                    int64_t inner, bool is_max)
+{
+    MT_GRID_STRIDE(line, outer * inner) {
+        const int64_t o = line / inner, i = line % inner;
+        T best = T(0);
+        int64_t best_at = 0;
+        for (int64_t r = 0; r < len; ++r) {
+            const int64_t at = (o * len + r) * inner + i;
+            const T v = in[at];
+            if (r == 0 || is_nan(v) || (!is_nan(best) && (is_max ? v >= best : v <= best))) {
+                best = v;
+                best_at = r;
+            }
+            values[at] = best;
+            indices[at] = best_at;
+        }
+    }
+}
+
 }  // namespace
+
+void scan_extreme(bool is_max, const Tensor& values, const Tensor& indices, const Tensor& in)
+{
+    const int64_t outer = in->shape[0], len = in->shape[1], inner = in->shape[2];
+    dispatch(in->dtype, [&](auto tag) {
+        using T = typename decltype(tag)::type;
+        MT_LAUNCH(blocks_for(outer * inner), kThreads, 0, 0, scan_extreme_kernel<T>)(
+            in->data_as<T>(), values->data_as<T>(), indices->data_as<int64_t>(), outer, len, inner, is_max);
+    });
+    MT_CUDA_CHECK_LAUNCH("scan_extreme");
+}
 
 void scan(ScanOp op, const Tensor& out, const Tensor& in, bool reverse)
 {

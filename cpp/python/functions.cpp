@@ -225,6 +225,15 @@ void bind_functions(py::module_& m)
         return norm(t, p, dims, keepdim);
     });
     m.def("_topk", [](const Tensor& t, int64_t k, int64_t dim, bool largest) { return topk(t, k, dim, largest); });
+    // reductions, scans and searches over sorted lines (ops/reduction.py, ops/sets.py parse the arguments)
+    m.def("_prod", [](const Tensor& t, const std::vector<int64_t>& dims, bool keepdim, py::handle dtype) {
+        return prod(t, dims, keepdim, optional_dtype_arg(dtype));
+    });
+    m.def("_cummax", [](const Tensor& t, int64_t dim) { return cummax(t, dim); });
+    m.def("_cummin", [](const Tensor& t, int64_t dim) { return cummin(t, dim); });
+    m.def("_searchsorted", [](const Tensor& sorted, const Tensor& values, bool right) {
+        return searchsorted(sorted, values, right);
+    });
 
     // ---- convolution and pooling: (h, w) pairs already expanded by nn.functional ----
     m.def("_conv2d", [](py::handle x, py::handle w, py::handle b, std::array<int64_t, 2> stride,

@@ -15,6 +15,7 @@ import warnings
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
+import minitorch
 import numpy as np
 
 from minitorch.ops.declarations import CPP, COMPOSITE, ELEMENTWISE, FUNCTIONAL, MINITORCH, Op, by_name
@@ -1086,6 +1087,255 @@ def _e_unary(name, ref, domain=(-10.0, 10.0), **kw):
 F32_LOOSE = {"float32": dict(rtol=2e-5, atol=2e-6)}
 
 
+# ---- reductions, order statistics, sets and bins (prod, cummax, median, quantile, unique,
+# bincount, histc, searchsorted...) ----
+
+def _prod(x, dim=None, keepdim=False, dtype=None):
+    out = np.asarray(np.prod(x.astype(np.float64) if x.dtype.kind == "f" else x.astype(np.int64),
+                             axis=None if dim is None or x.ndim == 0 else dim, keepdims=keepdim and x.ndim > 0))
+    if keepdim and dim is None and x.ndim:
+        out = out.reshape((1,) * x.ndim)
+    return out
+
+
+# one line with a single zero, one with two, one without (gradients at zeros, as PyTorch's)
+_ZEROS = np.array([[1.5, 0.0, -0.75, 1.25], [0.0, 0.5, 0.0, 2.0], [0.5, 1.25, -1.5, 0.75]])
+
+
+def prod_samples(make):
+    return [SampleInput((D(_ZEROS), 1)), SampleInput((D(_ZEROS),)), SampleInput((D(_ZEROS), 0), dict(keepdim=True)),
+            SampleInput((make((2, 3, 4)), -1)), SampleInput((make((5,)),)), SampleInput((make(()),)),
+            SampleInput((make(()), 0)), SampleInput((make((0, 3)),)), SampleInput((make((0, 3)), 1)),
+            SampleInput((make((0, 3)), 0))]
+
+
+def _cum_extreme(is_max):
+    def ref(x, dim):
+        line = np.moveaxis(x.reshape(1) if x.ndim == 0 else x, dim, -1)
+        values, indices = np.empty_like(line), np.zeros(line.shape, np.int64)
+        for pos in np.ndindex(line.shape[:-1]):
+            best, at = None, 0
+            for r, v in enumerate(line[pos]):
+                if r == 0 or (v >= best if is_max else v <= best):  # ties move to the later place
+                    best, at = v, r
+                values[pos + (r,)], indices[pos + (r,)] = best, at
+        return (np.moveaxis(values, -1, dim).reshape(x.shape), np.moveaxis(indices, -1, dim).reshape(x.shape))
+    return ref
+
+
+def _lower_median(x, dim=None, keepdim=False):
+    if dim is None:
+        return np.asarray(np.sort(x.reshape(-1))[(x.size - 1) // 2])
+    s = np.sort(x.reshape(1) if x.ndim == 0 else x, axis=dim)
+    v = np.take(s, [(s.shape[dim] - 1) // 2], axis=dim)
+    return (v.reshape(x.shape) if x.ndim == 0 else v if keepdim else np.squeeze(v, dim)), "median"
+
+
+def _kthvalue(x, k, dim=-1, keepdim=False):
+    s = np.sort(x.reshape(1) if x.ndim == 0 else x, axis=dim)
+    v = np.take(s, [k - 1], axis=dim)
+    return (v.reshape(x.shape) if x.ndim == 0 else v if keepdim else np.squeeze(v, dim)), "kthvalue"
+
+
+def _mode(x, dim=-1, keepdim=False):
+    def line_mode(line):
+        vals, counts = np.unique(line, return_counts=True)
+        return vals[np.argmax(counts)]  # the smallest of the most frequent
+    x1 = x.reshape(1) if x.ndim == 0 else x
+    v = np.expand_dims(np.apply_along_axis(line_mode, dim, x1), dim)
+    return (v.reshape(x.shape) if x.ndim == 0 else v if keepdim else np.squeeze(v, dim)), "mode"
+
+
+def order_samples(make):
+    return [SampleInput((make((3, 4)), 1)), SampleInput((make((2, 3, 4)), 0), dict(keepdim=True)),
+            SampleInput((make((5,)), -1)), SampleInput((make(()), 0)), SampleInput((make((4, 1)), 1))]
+
+
+def median_samples(make):
+    return [SampleInput((make((3, 4)),)), SampleInput((make((2, 3)),))] + order_samples(make) + [
+        SampleInput((make((5,)),)), SampleInput((make(()),))]
+
+
+def nanmedian_samples(make):
+    x = np.array([[1.5, np.nan, -0.5, 2.0], [0.25, 3.0, np.nan, np.nan]])
+    nans = [SampleInput((D(x), 1)), SampleInput((D(x),))] if make.kind == "f" else []
+    return median_samples(make) + nans
+
+
+def _nanmedian(x, dim=None, keepdim=False):
+    if dim is None:
+        flat = x.reshape(-1)
+        flat = flat[~np.isnan(flat)] if flat.dtype.kind == "f" else flat
+        return np.asarray(np.sort(flat)[(flat.size - 1) // 2] if flat.size else np.nan)
+    x1 = x.reshape(1) if x.ndim == 0 else x
+
+    def line(v):
+        v = np.sort(v[~np.isnan(v)] if v.dtype.kind == "f" else v)
+        return v[(v.size - 1) // 2]
+    v = np.expand_dims(np.apply_along_axis(line, dim, x1), dim)
+    return (v.reshape(x.shape) if x.ndim == 0 else v if keepdim else np.squeeze(v, dim)), "nanmedian"
+
+
+def kthvalue_samples(make):
+    return [SampleInput((make((3, 4)), 2)), SampleInput((make((3, 4)), 1, 0), dict(keepdim=True)),
+            SampleInput((make((2, 3, 4)), 4, -1)), SampleInput((make((5,)), 5)), SampleInput((make(()), 1))]
+
+
+def _quantile_ref(nan):
+    def ref(x, q, dim=None, keepdim=False, interpolation="linear"):
+        fn = np.nanquantile if nan else np.quantile
+        return np.asarray(fn(x, q, axis=dim, keepdims=keepdim, method=interpolation))
+    return ref
+
+
+def quantile_samples(make):
+    q = make((3,), 0.0, 1.0)
+    return [SampleInput((make((3, 4)), 0.25, 1)), SampleInput((make((5,)), 0.5)),
+            SampleInput((make((2, 3, 4)), 0.7, 0), dict(keepdim=True)),
+            SampleInput((make((3, 4)), q, -1), dict(keepdim=True)), SampleInput((make((3, 4)), q)),
+            SampleInput((make((3, 4)), q), dict(keepdim=True)), SampleInput((make(()), 0.3)),
+            *[SampleInput((make((3, 5)), 0.4, 1), dict(interpolation=m))
+              for m in ("lower", "higher", "midpoint", "nearest")],
+            SampleInput((make((4,)), 0.5), dict(interpolation="nearest")),  # rank 1.5: half to even
+            SampleInput((D(np.array([[1.0, np.nan, 3.0, 2.0], [4.0, 0.5, -1.0, 2.5]])), 0.3, 1))]
+
+
+def _unique_rows(x, dim):
+    """np.unique's (values, inverse, counts) along dim, the inverse 1-D."""
+    vals, inv, counts = np.unique(x, return_inverse=True, return_counts=True, axis=dim)
+    return vals, inv.reshape(-1).astype(np.int64), counts.astype(np.int64)
+
+
+def _unique(x, sorted=True, return_inverse=False, return_counts=False, dim=None):  # noqa: A002
+    if dim is None:
+        vals, inv, counts = _unique_rows(x.reshape(-1), None)
+        inv = inv.reshape(x.shape)
+    else:
+        vals, inv, counts = _unique_rows(x, dim)
+    out = (vals,) + ((inv,) if return_inverse else ()) + ((counts,) if return_counts else ())
+    return out[0] if len(out) == 1 else out
+
+
+def _unique_consecutive(x, return_inverse=False, return_counts=False, dim=None):
+    rows = np.moveaxis(x.reshape(-1) if dim is None else x, 0 if dim is None else dim, 0)
+    n = rows.shape[0]
+    flat = rows.reshape(n, int(np.prod(rows.shape[1:])))
+    starts = np.ones(n, bool)
+    starts[1:] = np.any(flat[1:] != flat[:-1], axis=1) if n else starts[1:]
+    run = np.cumsum(starts) - 1
+    vals = np.moveaxis(rows[starts], 0, 0 if dim is None else dim)
+    inv = run.astype(np.int64).reshape(x.shape if dim is None else (n,))
+    counts = np.bincount(run, minlength=int(starts.sum())).astype(np.int64) if n else np.zeros(0, np.int64)
+    out = (vals,) + ((inv,) if return_inverse else ()) + ((counts,) if return_counts else ())
+    return out[0] if len(out) == 1 else out
+
+
+def unique_samples(consecutive):
+    def gen(make):
+        out = [SampleInput((make((3, 4)),)), SampleInput((make((7,)),), dict(return_inverse=True)),
+               SampleInput((make((2, 5)),), dict(return_counts=True, return_inverse=True)),
+               SampleInput((make((4, 3)),), dict(dim=0, return_inverse=True, return_counts=True)),
+               SampleInput((make((2, 3)),), dict(dim=1, return_counts=True)),
+               SampleInput((make((0,)),), dict(return_counts=True)), SampleInput((make(()),))]
+        if consecutive:
+            rep = D(np.array([1.0, 1.0, 2.0, 2.0, 2.0, 1.0, 3.0, 3.0]))
+            out.append(SampleInput((rep,), dict(return_inverse=True, return_counts=True)))
+        return out
+    return gen
+
+
+def _bincount(x, weights=None, minlength=0):
+    return np.bincount(x, weights=weights, minlength=minlength).astype(np.int64 if weights is None else np.float64)
+
+
+def _check_bincount(got, expected, sample_np, assert_same):
+    """Weighted counts are float64 for weights other than float32 (PyTorch's rule), which
+    the battery's dtype rule (float32 for integer inputs) cannot say."""
+    if expected.dtype.kind != "f":
+        return assert_same(got, expected)
+    assert got.dtype == minitorch.float64, got.dtype
+    np.testing.assert_allclose(got.cpu().numpy(), expected)
+
+
+def bincount_samples(make):
+    return [SampleInput((make((10,), 0, 6),)), SampleInput((make((6,), 0, 4),), dict(minlength=8)),
+            SampleInput((make((5,), 0, 3), make((5,), 0, 5))), SampleInput((make((0,), 0, 3),)),
+            SampleInput((make((0,), 0, 3),), dict(minlength=3))]
+
+
+def _histc(x, bins=100, min=0, max=0):  # noqa: A002
+    lo, hi = float(min), float(max)
+    if lo == hi and x.size:
+        lo, hi = float(x.min()), float(x.max())
+    if lo == hi:
+        lo, hi = lo - 1, hi + 1
+    return np.histogram(x, bins=bins, range=(lo, hi))[0].astype(np.float64)
+
+
+def histc_samples(make):
+    return [SampleInput((make((20,)),), dict(bins=5)), SampleInput((make((4, 5)), 4, -5, 5)),
+            SampleInput((make((30,)),), dict(bins=7, min=-20, max=3)), SampleInput((make((0,)),), dict(bins=3)),
+            SampleInput((D(np.array([1.0, 2.0, 1.0, 3.0])),), dict(bins=4, min=0, max=3)),
+            SampleInput((D(np.array([2.0, 2.0])),), dict(bins=2))]
+
+
+def _searchsorted(seq, values, *, right=False, side=None, sorter=None, out_int32=False):
+    side = side or ("right" if right else "left")
+    if sorter is not None:
+        seq = np.take_along_axis(seq, sorter, -1)
+    if seq.ndim == 1:
+        return np.asarray(np.searchsorted(seq, values, side=side)).astype(np.int64)
+    out = np.empty(np.shape(values), np.int64)
+    for b in np.ndindex(seq.shape[:-1]):
+        out[b] = np.searchsorted(seq[b], values[b], side=side)
+    return out
+
+
+def _sorted(make, shape):
+    return D(np.sort(make(shape).arr, axis=-1))
+
+
+def searchsorted_samples(make):
+    # rows sorted by one permutation `sorter` (so every layout of seq, expanded too, keeps it)
+    perm = np.array([3, 0, 5, 1, 4, 2])
+    seq = D(np.sort(make((2, 6)).arr, axis=-1)[:, perm])
+    sorter = np.tile(np.argsort(perm), (2, 1))
+    return [SampleInput((_sorted(make, (7,)), make((3, 4)))), SampleInput((_sorted(make, (7,)), make((5,))),
+                                                                         dict(right=True)),
+            SampleInput((_sorted(make, (2, 6)), make((2, 3))), dict(side="right")),
+            SampleInput((_sorted(make, (2, 3, 5)), make((2, 3, 4)))), SampleInput((_sorted(make, (4,)), 3)),
+            SampleInput((seq, make((2, 4))), dict(sorter=sorter)),
+            SampleInput((_sorted(make, (0,)), make((3,)))), SampleInput((_sorted(make, (5,)), make((0, 2))))]
+
+
+def bucketize_samples(make):
+    return [SampleInput((make((3, 4)), _sorted(make, (6,)))), SampleInput((make((5,)), _sorted(make, (4,))),
+                                                                          dict(right=True)),
+            SampleInput((make(()), _sorted(make, (3,)))), SampleInput((2, _sorted(make, (3,))))]
+
+
+def _reduction_set_ops() -> list[OpInfo]:
+    return [
+        OpInfo("prod", _prod, prod_samples, domain=(-2.0, 2.0)),
+        OpInfo("cummax", _cum_extreme(True), dim_samples),
+        OpInfo("cummin", _cum_extreme(False), dim_samples),
+        OpInfo("median", _lower_median, median_samples, check=check_values_and_indices),
+        OpInfo("nanmedian", _nanmedian, nanmedian_samples, check=check_values_and_indices),
+        OpInfo("kthvalue", _kthvalue, kthvalue_samples, check=functools.partial(check_values_and_indices, dim_pos=2)),
+        OpInfo("mode", _mode, order_samples, check=check_values_and_indices),
+        OpInfo("msort", lambda x: np.sort(x, axis=0) if x.ndim else x.copy(),
+               _x(((3, 4), (), {}), ((5,), (), {}), ((2, 3, 4), (), {}), ((), (), {}), ((0, 2), (), {}))),
+        OpInfo("quantile", _quantile_ref(False), quantile_samples),
+        OpInfo("nanquantile", _quantile_ref(True), quantile_samples),
+        OpInfo("unique", _unique, unique_samples(False)),
+        OpInfo("unique_consecutive", _unique_consecutive, unique_samples(True)),
+        OpInfo("bincount", _bincount, bincount_samples, domain=(0.0, 9.0), check=_check_bincount),
+        OpInfo("histc", _histc, histc_samples),
+        OpInfo("searchsorted", _searchsorted, searchsorted_samples),
+        OpInfo("bucketize", lambda x, b, right=False: _searchsorted(b, x, right=right), bucketize_samples),
+    ]
+
+
 def _build() -> list[OpInfo]:
     ops = [
         # ---- elementwise, unary ----
@@ -1247,6 +1497,7 @@ def _build() -> list[OpInfo]:
     ops += _activation_ops()
     ops += _math_ops()
     ops += _shape_ops_more()
+    ops += _reduction_set_ops()
     return ops
 
 

@@ -18,7 +18,7 @@
 namespace minitorch {
 
 // UnaryOp and BinaryOp come from the one list of elementwise ops (op_list.h).
-enum class ReduceOp { Sum, Max, Min, ArgMax, ArgMin };
+enum class ReduceOp { Sum, Max, Min, ArgMax, ArgMin, Prod };
 enum class RandomOp { Uniform, Normal, Integer };
 enum class ScanOp { Sum, Prod };
 // What the scatter and index_put kernels do at each named place: write or add.
@@ -128,8 +128,9 @@ struct ClassLoss {
 //             = op over r of in[o, r, i] (and, for max/min and the arg ops, the r it was
 //             found at into indices[o, i], int64: NaN wins, ties go to the smaller r).
 //             values/indices: contiguous, outer * inner elements (any shape); either may be
-//             null where the op needs only the other (Sum: indices null). A bool Sum
-//             (sum(dtype=bool)) is True where any value is.
+//             null where the op needs only the other (Sum, Prod: indices null). A bool Sum
+//             (sum(dtype=bool)) is True where any value is. Prod multiplies (floats in double,
+//             integers in int64 with wraparound); the op passes no bool.
 //  matmul     out (batch..., M, N) contiguous = a (batch..., M, K) @ b (batch..., K, N);
 //             a and b expanded to one batch shape, one dtype, and each matrix has a unit
 //             stride along its rows or its columns (the kernel copies otherwise); out
@@ -227,6 +228,14 @@ struct ClassLoss {
 //  nonzero    in contiguous: count (1,) int64 = the number of its non-zero elements (count
 //             may be null), and, when out (n, max(in.dim(), 1)) int64 is given, the
 //             coordinates of the first n of them, in row-major order.
+//  scan_extreme  values (outer, R, inner) = the running max (is_max) or min of each line
+//             in[o, :, i], indices (int64) = where each was found: a tie moves the index to
+//             the later place, a NaN wins and stays (each later NaN moves the index), as
+//             PyTorch's cummax / cummin. All contiguous.
+//  searchsorted  out[b, m] (int64) = the insertion place of values[b, m] in the ascending
+//             row sorted[b, :] (sorted (B, N), values and out (B, M), all contiguous, one
+//             dtype): the first n with !(sorted[n] < v) (right: !(sorted[n] <= v)) by binary
+//             search, comparisons as PyTorch's: a NaN value goes to N.
 #define MT_KERNELS(X)                                                                                \
     X(copy, (const Tensor& dst, const Tensor& src))                                                  \
     X(fill, (const Tensor& dst, Scalar value))                                                       \
@@ -284,7 +293,9 @@ struct ClassLoss {
     X(index_put, (WriteOp op, bool read, const Tensor& self, const Tensor& values,                   \
                   const Tensor& indices, const char* op_name))                                       \
     X(cat, (const Tensor& out, const std::vector<Tensor>& inputs, int64_t dim))                      \
-    X(nonzero, (const Tensor& out, const Tensor& count, const Tensor& in))
+    X(nonzero, (const Tensor& out, const Tensor& count, const Tensor& in))                           \
+    X(scan_extreme, (bool is_max, const Tensor& values, const Tensor& indices, const Tensor& in))     \
+    X(searchsorted, (const Tensor& out, const Tensor& sorted, const Tensor& values, bool right))
 
 struct KernelTable {
 #define MT_KERNEL_MEMBER(name, params) void(*name) params = nullptr;

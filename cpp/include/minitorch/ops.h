@@ -178,4 +178,14 @@ Tensor norm(const Tensor& t, double p, std::vector<int64_t> dims, bool keepdim);
 // ---- top k (ops/sort.cpp): sort's first k along dim (largest: of the descending sort) ----
 std::tuple<Tensor, Tensor> topk(const Tensor& t, int64_t k, int64_t dim, bool largest);
 
+// ---- reductions, scans and searches over sorted lines (ops/reduce.cpp, ops/scan.cpp, ops/search.cpp) ----
+// The product over dims (empty = all); integers and bools give int64 unless dtype.
+Tensor prod(const Tensor& t, std::vector<int64_t> dims, bool keepdim, std::optional<DType> dtype);
+// Running max / min along dim and where each was found (the last place for ties; NaN wins).
+std::tuple<Tensor, Tensor> cummax(const Tensor& t, int64_t dim);
+std::tuple<Tensor, Tensor> cummin(const Tensor& t, int64_t dim);
+// For each value, its insertion place in the last dim of sorted (1-D, or leading dims equal
+// to the values'): the first i with sorted[i] >= v (right: > v). int64.
+Tensor searchsorted(const Tensor& sorted, const Tensor& values, bool right);
+
 }  // namespace minitorch

@@ -1,6 +1,6 @@
 // reduce.cpp — CPU kernel for the "reduce" family: the middle dim of a contiguous
 // (outer, R, inner) tensor is reduced, so output (o, i) is a sum over r of in[o, r, i]
-// (or, for max/min/arg*, the best value and the r it was found at).
+// (or, for max/min/arg*, the best value and the r it was found at; for prod, a product).
 //
 // inner == 1: each output reads one contiguous row of R values, cut into blocks of
 // kBlock values. Each block is reduced in SIMD lanes; the block results are combined in
@@ -204,6 +204,28 @@ void sum_strip(const T* x, int64_t R, int64_t inner, int64_t n, T* out)
     for (int64_t c = 0; c < n; ++c) out[c] = static_cast<T>(acc[c]);
 }
 
+// out[c] = the product over r < R of x[r * inner + c], for the n <= kStrip columns c of
+// one strip (inner == 1: one contiguous row, n = 1). Floats multiply in double, integers in
+// int64 (wrapping on overflow, as PyTorch's). A plain loop: products are rare next to sums.
+template <class A>
+inline A times(A a, A b)
+{
+    // unsigned: signed overflow is undefined in C++, unsigned wraps (two's complement)
+    if constexpr (std::is_integral_v<A>) return static_cast<A>(static_cast<uint64_t>(a) * static_cast<uint64_t>(b));
+    else return a * b;
+}
+
+template <class T>
+void prod_strip(const T* x, int64_t R, int64_t inner, int64_t n, T* out)
+{
+    using A = typename Acc<T>::type;
+    A acc[kStrip];
+    std::fill(acc, acc + n, A(1));
+    for (int64_t r = 0; r < R; ++r, x += inner)
+        for (int64_t c = 0; c < n; ++c) acc[c] = times(acc[c], static_cast<A>(x[c]));
+    for (int64_t c = 0; c < n; ++c) out[c] = static_cast<T>(acc[c]);
+}
+
 // The best of each of the n columns of a strip: value into val[c], r into idx[c] (either
 // may be null). Branch-free selects, so the loop over c runs in SIMD lanes.
 template <bool kMax, class T>
@@ -242,6 +264,17 @@ void reduce(ReduceOp op, const Tensor& values, const Tensor& indices, const Tens
             if (val) val[j] = b.value;
             if (idx) idx[j] = b.at;
         };
+        if (op == ReduceOp::Prod) {  // outputs split across threads, each line in order
+            parallel_for(outer * inner, std::max<int64_t>(1, kGrainSize / R), [&](int64_t j0, int64_t j1) {
+                for (int64_t j = j0; j < j1;) {
+                    const int64_t o = j / inner, i = j % inner;
+                    const int64_t n = std::min({j1 - j, inner - i, kStrip});
+                    prod_strip(x + o * R * inner + i, R, inner, n, val + j);
+                    j += n;
+                }
+            });
+            return;
+        }
         if (outer * inner == 1) {  // one output: its row's blocks are the parallel work
             if (op == ReduceOp::Sum) val[0] = sum_row(x, R, true);
             else best_row_into(0, x, true);

@@ -1,5 +1,6 @@
-// scan.cpp — CPU kernel for running sums and products (cumsum, cumprod) along the
-// middle dim of a contiguous (outer, R, inner) tensor.
+// scan.cpp — CPU kernels for running sums and products (cumsum, cumprod), and running
+// max / min with their places (cummax, cummin), along
+// the middle dim of a contiguous (outer, R, inner) tensor.
 #include <algorithm>
 #include <type_traits>
 #include <vector>
@@ -33,6 +34,44 @@ void scan(ScanOp op, const Tensor& out, const Tensor& in, bool reverse)
                     for (int64_t i = 0; i < inner; ++i) {
                         acc[i] = op == ScanOp::Sum ? acc[i] + Acc(s[i]) : acc[i] * Acc(s[i]);
                         d[i] = static_cast<T>(acc[i]);
+                    }
+                }
+            }
+        });
+    });
+}
+
+// cummax / cummin: each line keeps its best value so far and where it was found. A value
+// replaces the best when it is a NaN, or when the best is not a NaN and the value is >= it
+// (cummax; <= for cummin): a tie moves the index to the later place, as PyTorch's.
+void scan_extreme(bool is_max, const Tensor& values, const Tensor& indices, const Tensor& in)
+{
+    const int64_t outer = in->shape[0], len = in->shape[1], inner = in->shape[2];
+    dispatch(in->dtype, [&](auto tag) {
+        using T = typename decltype(tag)::type;
+        const T* src = in->data_as<T>();
+        T* val = values->data_as<T>();
+        int64_t* idx = indices->data_as<int64_t>();
+        auto is_nan = [](T v) {
+            if constexpr (std::is_floating_point_v<T>) return v != v;
+            else return false;
+        };
+        // One task per outer slice; the inner columns advance together (contiguous rows).
+        parallel_for(outer, std::max<int64_t>(1, kGrainSize / std::max<int64_t>(len * inner, 1)),
+                     [&](int64_t b, int64_t e) {
+            std::vector<T> best(inner);
+            std::vector<int64_t> at(inner, 0);
+            for (int64_t o = b; o < e; ++o) {
+                for (int64_t r = 0; r < len; ++r) {
+                    const int64_t row = (o * len + r) * inner;
+                    for (int64_t i = 0; i < inner; ++i) {
+                        const T v = src[row + i];
+                        if (r == 0 || is_nan(v) || (!is_nan(best[i]) && (is_max ? v >= best[i] : v <= best[i]))) {
+                            best[i] = v;
+                            at[i] = r;
+                        }
+                        val[row + i] = best[i];
+                        idx[row + i] = at[i];
                     }
                 }
             }

@@ -501,4 +501,66 @@ Tensor norm(const Tensor& t, double p, std::vector<int64_t> dims, bool keepdim)
     return single_stat(t, dims, keepdim, {StatReduce::Norm, p}, "norm", std::move(proto));
 }
 
+// ---- prod ----
+
+namespace {
+
+// The product over dims in out_t (int64 for integers and bools unless a dtype is given):
+// the reduce plan, then the reduce kernel's Prod; the product of no values is 1.
+Tensor prod_forward(const Tensor& t, std::vector<int64_t> dims, bool keepdim, DType out_t)
+{
+    const DType run_t = out_t == DType::Bool ? DType::Int64 : out_t;  // prod(dtype=bool): a count's truth
+    Plan p = plan_reduce(to_dtype(t, run_t), std::move(dims), keepdim, "prod");
+    Tensor out = empty(p.out_shape, run_t, t->device());
+    if (out->numel() == 0) return to_dtype(out, out_t);
+    if (p.in->shape[1] == 0) fill_(out, Scalar(1.0));
+    else kernels(t->device()).reduce(ReduceOp::Prod, out, nullptr, p.in);
+    return to_dtype(out, out_t);
+}
+
+// d prod / dx_i = the product of the other values of the line. Dividing out / x_i gives it
+// only where the line has no zero, so (as PyTorch) P = the product of the line's non-zero
+// values: no zero -> P / x_i; one zero -> P at the zero, 0 elsewhere; two or more -> 0.
+// derivative of prod, input input: g * (P / x where the line has no zero; P at a line's only zero; 0 elsewhere), P = the product of the line's non-zero values
+struct ProdBackward : Node {
+    Tensor x;
+    std::vector<int64_t> dims;  // sorted, non-negative; every dim for prod()
+    bool keepdim = false;
+    bool all = true;  // prod() (ProdBackward0) or prod(dim) (ProdBackward1), as PyTorch names them
+    std::string name() const override { return all ? "ProdBackward0" : "ProdBackward1"; }
+    std::vector<Tensor> apply(std::vector<Tensor>& g) override
+    {
+        const auto& m = input_meta[0];
+        const Device dev = x->device();
+        Tensor zero = scalar_tensor(Scalar(0.0), dev, x->dtype), one = scalar_tensor(Scalar(1.0), dev, x->dtype);
+        Tensor is_zero = binary(BinaryOp::Eq, x, zero);
+        Tensor x_safe = where(is_zero, one, x);
+        Tensor zeros_in_line = sum(is_zero, dims, true, DType::Int64);
+        Tensor P = prod_forward(x_safe, dims, true, x->dtype);
+        auto count_is = [&](int64_t k) { return binary(BinaryOp::Eq, zeros_in_line, scalar_tensor(Scalar(k), dev)); };
+        Tensor factor = where(is_zero, where(count_is(1), P, zero),
+                              where(count_is(0), binary(BinaryOp::Div, P, x_safe), zero));
+        Tensor gk = unreduce(g[0], dims, keepdim);
+        return {to_dtype(binary(BinaryOp::Mul, gk, factor), m.dtype)};
+    }
+    void release() override { x.reset(); }
+};
+
+}  // namespace
+
+Tensor prod(const Tensor& t, std::vector<int64_t> dims, bool keepdim, std::optional<DType> dtype)
+{
+    MT_PROFILE_OP("prod", t);
+    // PyTorch: integers and bools multiply (and return) in int64 unless a dtype is given.
+    const DType out_t = dtype ? *dtype : (is_floating(t->dtype) ? t->dtype : DType::Int64);
+    Tensor in = to_dtype(t, out_t);  // differentiable: the cast's node sits below this op's
+    return autograd::record_op<ProdBackward>({&in}, [&] { return prod_forward(in, dims, keepdim, out_t); },
+                                             [&](ProdBackward& n, const Tensor&) {
+                                                 n.x = autograd::save(n, in);
+                                                 n.dims = in->dim() ? reduced_dims(dims, in->dim()) : std::vector<int64_t>{};
+                                                 n.keepdim = keepdim;
+                                                 n.all = dims.empty();
+                                             });
+}
+
 }  // namespace minitorch

@@ -1,5 +1,6 @@
 // scan.cpp — running sums and products along a dim (cumsum, cumprod): the `scan`
-// kernel on the input seen as (outer, R, inner), as the reductions see it.
+// kernel, and the running max / min with their places (cummax, cummin): `scan_extreme`;
+// both on the input seen as (outer, R, inner), as the reductions see it.
 #include <type_traits>
 
 #include "minitorch/autograd.h"
@@ -87,5 +88,56 @@ Tensor cumprod(const Tensor& t, int64_t dim, std::optional<DType> dtype)
 {
     return scan_op<CumprodBackward>("cumprod", ScanOp::Prod, t, dim, dtype);
 }
+
+// ---- cummax / cummin: the running max / min and where each was found ----
+
+namespace {
+
+// derivative of cummax / cummin, input input: g added at the places in indices along dim (scatter_add)
+struct CumExtremeBackward : autograd::Node {
+    Tensor indices;
+    int64_t dim = 0;
+    bool is_max = true;
+    std::string name() const override { return is_max ? "CummaxBackward0" : "CumminBackward0"; }
+    std::vector<Tensor> apply(std::vector<Tensor>& g) override
+    {
+        const auto& m = input_meta[0];
+        Tensor gd = to_dtype(g[0], m.dtype);
+        if (m.shape.empty()) return {gd};  // a 0-dim cummax is the identity
+        return {scatter(zeros(m.shape, m.dtype, m.device), dim, indices, gd, true)};
+    }
+    void release() override { indices.reset(); }
+};
+
+std::tuple<Tensor, Tensor> cum_extreme(const Tensor& t, int64_t dim, bool is_max)
+{
+    const char* name = is_max ? "cummax" : "cummin";
+    MT_PROFILE_OP(name, t);
+    dim = wrap_dim(dim, std::max<int64_t>(t->dim(), 1), name);
+    const int64_t line_dim = t->dim() ? dim : 0;
+    auto forward = [&] {
+        Tensor values = empty(t->shape, t->dtype, t->device());
+        Tensor indices = empty(t->shape, DType::Int64, t->device());
+        if (t->numel()) {
+            SoftmaxRows r = softmax_rows(t->shape, line_dim);  // (outer, R, inner) around dim
+            Shape lines{r.outer, r.C, r.inner};
+            kernels(t->device()).scan_extreme(is_max, view(values, lines), view(indices, lines),
+                                              view(contiguous(t), lines));
+        }
+        return std::tuple<Tensor, Tensor>{values, indices};
+    };
+    return autograd::record_op<CumExtremeBackward>({&t}, forward,
+                                                   [&](CumExtremeBackward& n, const std::tuple<Tensor, Tensor>& r) {
+                                                       n.dim = line_dim;
+                                                       n.is_max = is_max;
+                                                       // returned to the caller, who may change it
+                                                       n.indices = autograd::save(n, std::get<1>(r));
+                                                   });
+}
+
+}  // namespace
+
+std::tuple<Tensor, Tensor> cummax(const Tensor& t, int64_t dim) { return cum_extreme(t, dim, true); }
+std::tuple<Tensor, Tensor> cummin(const Tensor& t, int64_t dim) { return cum_extreme(t, dim, false); }
 
 }  // namespace minitorch

@@ -357,6 +357,24 @@ OPS: tuple[Op, ...] = (
         "cosine_embedding_loss", "poisson_nll_loss", "multilabel_soft_margin_loss", "hinge_embedding_loss")),
     _f("gaussian_nll_loss", dtypes=FLOATING), _f("pairwise_distance", dtypes=FLOATING),
     _f("bilinear", dtypes=FLOATING),
+
+    # ---- reductions, order statistics, sets and bins (issue: the missing reductions) ----
+    _cpp("prod", "reduce.cpp", python="reduction", autocast=FP32),
+    _cpp("cummax", "scan.cpp", python="reduction"),
+    _cpp("cummin", "scan.cpp", python="reduction"),
+    _py("median", python="sorting", dtypes=NUMERIC),
+    _py("nanmedian", python="sorting", dtypes=NUMERIC),
+    _py("kthvalue", python="sorting", dtypes=NUMERIC),
+    _py("mode", python="sorting"),
+    _py("msort", python="sorting"),
+    _py("quantile", python="sorting", dtypes=("float32", "float64")),
+    _py("nanquantile", python="sorting", dtypes=("float32", "float64")),
+    _py("unique", python="sets", **NO_GRAD),
+    _py("unique_consecutive", python="sets", **NO_GRAD),
+    _py("bincount", python="sets", dtypes=INTEGRAL, **NO_GRAD),
+    _py("histc", python="sets", dtypes=FLOATING, **NO_GRAD),
+    _cpp("searchsorted", "search.cpp", python="sets", method=False, dtypes=NUMERIC, **NO_GRAD),
+    _py("bucketize", python="sets", method=False, dtypes=NUMERIC, **NO_GRAD),
 )
 
 # Public names of nn.functional that are not ops: re-exported classes and context managers.

@@ -3,13 +3,15 @@
 var_mean std_mean logsumexp norm``, C++ ops over one ``reduce_stats`` kernel each), ``amax`` /
 ``amin`` (compositions of ``max`` / ``min``), the running ``cumsum`` / ``cumprod``
 (``cpp/src/ops/scan.cpp``), and ``count_nonzero``, ``nansum``, ``nanmean`` and ``trace``
-(compositions of ``sum``). These functions parse PyTorch's argument forms.
+(compositions of ``sum``); ``prod`` (the reduce kernel's product) and ``cummax`` / ``cummin``
+(the ``scan_extreme`` kernel), C++ ops. These functions parse PyTorch's argument forms.
 ops/registry.py attaches them as ops/declarations.py declares: the functions of ops whose
 method is C++ (``cpp_method``) are ``minitorch.<name>``; ``var_mean`` and ``std_mean`` too;
 the others take the tensor first and are both ``Tensor.<name>`` and ``minitorch.<name>``.
 """
 from __future__ import annotations
 
+import collections
 import numbers
 
 from .. import _C
@@ -201,3 +203,34 @@ def trace(self) -> Tensor:
     rows, cols = self.shape
     n = rows if rows < cols else cols
     return self.reshape(-1)[0:n * (cols + 1):cols + 1].sum()  # the diagonal: every (cols + 1)-th element
+
+
+# ---- products and running extremes (C++ ops: prod over the reduce kernel, cummax / cummin
+# over the scan_extreme kernel) ----
+
+CummaxResult = collections.namedtuple("cummax", ["values", "indices"])
+CumminResult = collections.namedtuple("cummin", ["values", "indices"])
+
+
+def prod(self, dim=None, keepdim: bool = False, *, dtype=None) -> Tensor:
+    """Product of all elements, or over ``dim`` (an int). Integers and bools give int64.
+    The gradient is exact with zeros: a line's only zero gets the product of the others.
+
+    >>> minitorch.tensor([[1, 2], [3, 4]]).prod(1).tolist()
+    [2, 12]
+    """
+    dims = [] if dim is None else [int_arg("prod", "dim", dim)]
+    return _C._prod(self, dims, bool(keepdim), dtype)
+
+
+def cummax(self, dim: int) -> CummaxResult:
+    """``(values, indices)``: the running max along ``dim`` and where each was found (the
+    later place for ties; a NaN wins and stays). The gradient goes to those places."""
+    values, indices = _C._cummax(self, int_arg("cummax", "dim", dim))
+    return CummaxResult(values, indices)
+
+
+def cummin(self, dim: int) -> CumminResult:
+    """``(values, indices)``: the running min along ``dim``, as :func:`cummax`."""
+    values, indices = _C._cummin(self, int_arg("cummin", "dim", dim))
+    return CumminResult(values, indices)
