@@ -347,7 +347,7 @@ OPS: tuple[Op, ...] = (
     _f("mse_loss", autocast=FP32_ALL), _f("l1_loss", autocast=FP32_ALL),
     _f("binary_cross_entropy", autocast=FP32_ALL), _f("binary_cross_entropy_with_logits", autocast=FP32_ALL),
     _f("max_pool2d", CPP, source="cpp/src/ops/conv.cpp"), _f("avg_pool2d", CPP, source="cpp/src/ops/conv.cpp"),
-    _f("adaptive_avg_pool2d"),
+    _f("adaptive_avg_pool2d", dtypes=FLOATING),
     _f("dropout"), _f("dropout1d"), _f("dropout2d"),
     _f("embedding"), _f("one_hot", grad=False), _f("pad"), _f("flatten"),
     # losses, distances and bilinear (nn/_loss_functional.py, nn/_distance_functional.py)
@@ -356,6 +356,14 @@ OPS: tuple[Op, ...] = (
         "cosine_embedding_loss", "poisson_nll_loss", "multilabel_soft_margin_loss", "hinge_embedding_loss")),
     _f("gaussian_nll_loss", dtypes=FLOATING), _f("pairwise_distance", dtypes=FLOATING),
     _f("bilinear", dtypes=FLOATING),
+    # resampling, more pooling, pixel shuffle, instance/local response norm, grid_sample, embedding_bag,
+    # gumbel_softmax (nn/_sampling_functional.py, _pooling_functional.py, _shuffle_functional.py...)
+    _f("interpolate", dtypes=FLOATING, autocast=FP32),
+    *(_f(n, dtypes=FLOATING) for n in ("upsample", "upsample_nearest", "upsample_bilinear")),
+    *(_f(n, dtypes=FLOATING) for n in (
+        "adaptive_avg_pool1d", "adaptive_max_pool1d", "adaptive_max_pool2d", "max_pool1d", "avg_pool1d",
+        "max_unpool1d", "max_unpool2d")),
+    _f("pixel_shuffle"), _f("pixel_unshuffle"),
 )
 
 # Public names of nn.functional that are not ops: re-exported classes and context managers.
