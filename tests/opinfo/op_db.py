@@ -1330,6 +1330,48 @@ def _sampling_ops() -> list[OpInfo]:
     ]
 
 
+def _instance_norm(x, running_mean=None, running_var=None, weight=None, bias=None, use_input_stats=True,
+                   momentum=0.1, eps=1e-5):
+    cshape = (1, -1) + (1,) * (x.ndim - 2)
+    if use_input_stats:
+        dims = tuple(range(2, x.ndim))
+        mean, var = x.mean(dims, keepdims=True), x.var(dims, keepdims=True)
+    else:
+        mean, var = running_mean.reshape(cshape), running_var.reshape(cshape)
+    out = (x - mean) / np.sqrt(var + eps)
+    if weight is not None:
+        out = out * weight.reshape(cshape)
+    return out + bias.reshape(cshape) if bias is not None else out
+
+
+def instance_norm_samples(make):
+    return [SampleInput((make((2, 3, 5)),)),
+            SampleInput((make((1, 2, 3, 4)), None, None, make((2,)), make((2,))), dict(eps=1e-3)),
+            SampleInput((make((2, 2, 2, 3)), make((2,)), make((2,), 0.5, 2.0), make((2,)), None),
+                        dict(use_input_stats=False))]
+
+
+def _local_response_norm(x, size, alpha=1e-4, beta=0.75, k=1.0):
+    c = x.shape[1]
+    sq = x * x
+    div = np.zeros_like(x)
+    for ch in range(c):
+        lo, hi = max(ch - size // 2, 0), min(ch + (size - 1) // 2, c - 1)
+        div[:, ch] = sq[:, lo:hi + 1].sum(1)
+    return x / (k + alpha * div / size) ** beta
+
+
+def _norm_ops() -> list[OpInfo]:
+    loose = {"float16": dict(rtol=5e-3, atol=5e-3), "bfloat16": dict(rtol=4e-2, atol=4e-2)}
+    return [
+        OpInfo("instance_norm", _instance_norm, instance_norm_samples, namespace=FUNCTIONAL, domain=(-2.0, 2.0),
+               tol={"float32": dict(rtol=1e-4, atol=1e-5), **loose}),
+        OpInfo("local_response_norm", _local_response_norm,
+               _x(((2, 5, 3), (3,), {}), ((1, 4, 2, 3), (2,), dict(alpha=0.5, beta=0.6, k=2.0)),
+                  ((1, 3, 2, 1, 2), (4,), dict(alpha=0.3))), namespace=FUNCTIONAL, domain=(-2.0, 2.0), tol=loose),
+    ]
+
+
 # ------------------------------------------------------------ the database ----
 
 def _e_unary(name, ref, domain=(-10.0, 10.0), **kw):
@@ -1499,6 +1541,7 @@ def _build() -> list[OpInfo]:
     ops += _math_ops()
     ops += _shape_ops_more()
     ops += _sampling_ops()
+    ops += _norm_ops()
     return ops
 
 

@@ -41,6 +41,8 @@ from .pooling import (AdaptiveAvgPool1d, AdaptiveMaxPool1d, AdaptiveMaxPool2d, A
                       MaxUnpool2d)
 from .upsampling import Upsample, UpsamplingBilinear2d, UpsamplingNearest2d
 from .pixelshuffle import PixelShuffle, PixelUnshuffle
+from .instancenorm import InstanceNorm1d, InstanceNorm2d, InstanceNorm3d
+from .normalization import LocalResponseNorm
 
 __all__ = [
     "AdaptiveAvgPool2d", "AvgPool2d", "Conv1d", "Conv2d", "MaxPool2d",
@@ -58,4 +60,5 @@ __all__ = [
     "SmoothL1Loss", "SoftMarginLoss", "TripletMarginLoss",
     "AdaptiveAvgPool1d", "AdaptiveMaxPool1d", "AdaptiveMaxPool2d", "AvgPool1d", "MaxPool1d", "MaxUnpool1d",
     "MaxUnpool2d", "Upsample", "UpsamplingBilinear2d", "UpsamplingNearest2d", "PixelShuffle", "PixelUnshuffle",
+    "InstanceNorm1d", "InstanceNorm2d", "InstanceNorm3d", "LocalResponseNorm",
 ]

@@ -663,3 +663,4 @@ from ._pooling_functional import (  # noqa: E402,F401
     max_unpool1d, max_unpool2d)
 from ._sampling_functional import interpolate, upsample, upsample_bilinear, upsample_nearest  # noqa: E402,F401
 from ._shuffle_functional import pixel_shuffle, pixel_unshuffle  # noqa: E402,F401
+from ._instancenorm_functional import instance_norm, local_response_norm  # noqa: E402,F401

@@ -364,6 +364,7 @@ OPS: tuple[Op, ...] = (
         "adaptive_avg_pool1d", "adaptive_max_pool1d", "adaptive_max_pool2d", "max_pool1d", "avg_pool1d",
         "max_unpool1d", "max_unpool2d")),
     _f("pixel_shuffle"), _f("pixel_unshuffle"),
+    _f("instance_norm", dtypes=FLOATING), _f("local_response_norm", dtypes=FLOATING),
 )
 
 # Public names of nn.functional that are not ops: re-exported classes and context managers.
