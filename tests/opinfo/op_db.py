@@ -1372,6 +1372,80 @@ def _norm_ops() -> list[OpInfo]:
     ]
 
 
+def _grid_coord(v, size, padding_mode, align_corners):
+    x = (v + 1) / 2 * (size - 1) if align_corners else ((v + 1) * size - 1) / 2
+    if padding_mode == "reflection":
+        lo, hi = (0.0, size - 1.0) if align_corners else (-0.5, size - 0.5)
+        span = hi - lo
+        if span <= 0:
+            x = 0.0
+        else:
+            d = abs(x - lo)
+            flips, extra = divmod(d, span)
+            x = lo + extra if int(flips) % 2 == 0 else hi - extra
+    if padding_mode != "zeros":
+        x = min(max(x, 0.0), size - 1.0)
+    return x
+
+
+def _grid_sample(x, grid, mode="bilinear", padding_mode="zeros", align_corners=False):
+    n, c, h, w = x.shape
+    out = np.zeros((n, c) + grid.shape[1:3])
+
+    def at(b, yy, xx):
+        return x[b, :, yy, xx] if 0 <= xx < w and 0 <= yy < h else np.zeros(c)
+
+    for b, i, j in np.ndindex(n, *grid.shape[1:3]):
+        px = _grid_coord(grid[b, i, j, 0], w, padding_mode, align_corners)
+        py = _grid_coord(grid[b, i, j, 1], h, padding_mode, align_corners)
+        if mode == "nearest":
+            out[b, :, i, j] = at(b, int(np.round(py)), int(np.round(px)))
+            continue
+        x0, y0 = math.floor(px), math.floor(py)
+        fx, fy = px - x0, py - y0
+        out[b, :, i, j] = ((1 - fx) * (1 - fy) * at(b, y0, x0) + fx * (1 - fy) * at(b, y0, x0 + 1)
+                           + (1 - fx) * fy * at(b, y0 + 1, x0) + fx * fy * at(b, y0 + 1, x0 + 1))
+    return out
+
+
+def grid_sample_samples(make):
+    def g(shape):
+        return make(shape, -1.2, 1.2)
+    return [SampleInput((make((2, 2, 3, 4)), g((2, 2, 3, 2))), dict(align_corners=False)),
+            SampleInput((make((1, 1, 4, 3)), g((1, 3, 2, 2))), dict(padding_mode="border", align_corners=True)),
+            SampleInput((make((1, 2, 3, 3)), g((1, 2, 2, 2))), dict(padding_mode="reflection", align_corners=False)),
+            SampleInput((make((1, 1, 3, 4)), g((1, 2, 3, 2))), dict(padding_mode="reflection", align_corners=True)),
+            SampleInput((make((1, 1, 3, 4)), g((1, 2, 3, 2))), dict(mode="nearest", align_corners=True)),
+            SampleInput((make((1, 2, 3, 3)), g((1, 2, 2, 2))),
+                        dict(mode="nearest", padding_mode="reflection", align_corners=False))]
+
+
+def _affine_grid(theta, size, align_corners=False):
+    spatial = size[2:]
+
+    def lin(s):
+        if s <= 1:
+            return np.zeros(s)
+        r = np.linspace(-1, 1, s)
+        return r if align_corners else r * (s - 1) / s
+    coords = list(np.meshgrid(*[lin(s) for s in spatial], indexing="ij"))  # z, y, x order of spatial
+    base = np.stack(coords[::-1] + [np.ones(tuple(spatial))], -1)  # (..., x, y[, z], 1)
+    return np.einsum("...k,nik->n...i", base, theta)
+
+
+def _grid_ops() -> list[OpInfo]:
+    loose = {"float16": dict(rtol=5e-3, atol=5e-3), "bfloat16": dict(rtol=4e-2, atol=5e-2)}
+    return [
+        OpInfo("grid_sample", _grid_sample, grid_sample_samples, namespace=FUNCTIONAL, domain=(-2.0, 2.0),
+               tol=loose, grad_samples=6),
+        OpInfo("affine_grid", _affine_grid,
+               _x(((2, 2, 3), ([2, 3, 4, 5],), dict(align_corners=False)),
+                  ((1, 2, 3), ((1, 1, 3, 2),), dict(align_corners=True)),
+                  ((1, 3, 4), ((1, 2, 2, 3, 2),), dict(align_corners=False))),
+               namespace=FUNCTIONAL, domain=(-2.0, 2.0), tol=loose),
+    ]
+
+
 # ------------------------------------------------------------ the database ----
 
 def _e_unary(name, ref, domain=(-10.0, 10.0), **kw):
@@ -1542,6 +1616,7 @@ def _build() -> list[OpInfo]:
     ops += _shape_ops_more()
     ops += _sampling_ops()
     ops += _norm_ops()
+    ops += _grid_ops()
     return ops
 
 

@@ -221,3 +221,164 @@ def upsample_bilinear(input, size=None, scale_factor=None):
     warnings.warn("nn.functional.upsample_bilinear is deprecated. Use nn.functional.interpolate instead.",
                   stacklevel=2)
     return interpolate(input, size, scale_factor, mode="bilinear", align_corners=True)
+
+
+# ---- grid_sample and affine_grid ----
+
+_GRID_MODES = ("bilinear", "nearest", "bicubic")
+_GRID_PADDING = ("zeros", "border", "reflection")
+
+
+def _unnormalize(coord, size: int, align_corners: bool):
+    """Grid coordinates in [-1, 1] -> pixel coordinates: -1 and 1 are the corner pixels'
+    centres with ``align_corners``, else the image's outer edges."""
+    if align_corners:
+        return (coord + 1.0) * ((size - 1) / 2.0)
+    return ((coord + 1.0) * size - 1.0) * 0.5
+
+
+def _reflect(x, twice_low: int, twice_high: int):
+    """Reflects coordinates into [twice_low / 2, twice_high / 2] by mirroring at the borders
+    as often as needed (PyTorch's reflect_coordinates)."""
+    if twice_low == twice_high:
+        return x * 0.0
+    low, span = twice_low / 2.0, (twice_high - twice_low) / 2.0
+    x = (x - low).abs()
+    flips = (x * (1.0 / span)).floor().detach()
+    extra = x - flips * span  # fmod(x, span), gradient 1
+    even = (flips - (flips * 0.5).floor() * 2.0) == 0
+    return _C.where(even, extra + low, (extra * -1.0) + (span + low))
+
+
+def _source_coordinates(coord, size: int, padding_mode: str, align_corners: bool):
+    x = _unnormalize(coord, size, align_corners)
+    if padding_mode == "reflection":
+        x = _reflect(x, 0, 2 * (size - 1)) if align_corners else _reflect(x, -1, 2 * size - 1)
+    if padding_mode in ("border", "reflection"):
+        x = x.clamp(0.0, float(size - 1))
+    return x
+
+
+def grid_sample(input, grid, mode: str = "bilinear", padding_mode: str = "zeros", align_corners: bool | None = None):
+    """Samples (N, C, H, W) ``input`` at the points of (N, Ho, Wo, 2) ``grid`` (x then y, in
+    [-1, 1] over the input's width and height): the output is (N, C, Ho, Wo).
+
+    ``mode``: ``"bilinear"`` or ``"nearest"`` (ties to even); ``padding_mode``: ``"zeros"``
+    (outside points read 0), ``"border"`` (the nearest edge pixel) or ``"reflection"``
+    (mirrored at the edges). Differentiable in ``input`` and (bilinear) ``grid``: spatial
+    transformer networks learn the grid.
+    """
+    op = "grid_sample"
+    if mode not in _GRID_MODES:
+        raise ValueError(f"nn.functional.grid_sample(): expected mode to be 'bilinear', 'nearest' or 'bicubic', "
+                         f"but got: '{mode}'")
+    if padding_mode not in _GRID_PADDING:
+        raise ValueError(f"nn.functional.grid_sample(): expected padding_mode to be 'zeros', 'border', or "
+                         f"'reflection', but got: '{padding_mode}'")
+    if align_corners is None:
+        warnings.warn("Default grid_sample and affine_grid behavior has changed to align_corners=False since 1.3.0. "
+                      "Please specify align_corners=True if the old behavior is desired. See the documentation of "
+                      "grid_sample for details.", stacklevel=2)
+        align_corners = False
+    for name, t in (("input", input), ("grid", grid)):
+        if not isinstance(t, _C.Tensor):
+            raise TypeError(f"{op}: {name} must be a Tensor, got {type(t).__name__}")
+        if not t.dtype.is_floating_point:
+            raise TypeError(f"{op}: expected a floating-point {name}, got {t.dtype}")
+    if input.dim() not in (4, 5) or grid.dim() != input.dim():
+        raise RuntimeError(f"grid_sampler(): expected 4D or 5D input and grid with same number of dimensions, but "
+                           f"got input with sizes {list(input.shape)} and grid with sizes {list(grid.shape)}")
+    if input.dim() == 5:
+        raise NotImplementedError("grid_sample: 5-D (volumetric) input is not supported in minitorch")
+    if mode == "bicubic":
+        raise NotImplementedError("grid_sample: mode='bicubic' is not supported in minitorch")
+    if grid.shape[0] != input.shape[0]:
+        raise RuntimeError(f"grid_sampler(): expected grid and input to have same batch size, but got input with "
+                           f"sizes {list(input.shape)} and grid with sizes {list(grid.shape)}")
+    if grid.shape[-1] != 2:
+        raise RuntimeError(f"grid_sampler(): expected grid to have size 2 in last dimension, but got grid with "
+                           f"sizes {list(grid.shape)}")
+    if input.dtype != grid.dtype:
+        raise TypeError(f"grid_sampler(): expected input and grid to have the same dtype, but input has "
+                        f"{input.dtype} and grid has {grid.dtype}")
+    n, c, h, w = input.shape
+    ho, wo = grid.shape[1], grid.shape[2]
+    if input.numel() == 0 or grid.numel() == 0:
+        return _C._full((n, c, ho, wo), 0.0, input.dtype, input.device)
+    half = input.dtype in (_C.dtype.float16, _C.dtype.bfloat16)
+    x_in, g = (input.float(), grid.float()) if half else (input, grid)
+    ix = _source_coordinates(g[..., 0], w, padding_mode, align_corners)  # (N, Ho, Wo)
+    iy = _source_coordinates(g[..., 1], h, padding_mode, align_corners)
+    flat = x_in.reshape(n, c, h * w)
+
+    def read(xc, yc):
+        """input[n, :, yc, xc] for integer-valued (N, Ho, Wo) xc, yc, and 0 outside."""
+        inside = (xc >= 0) & (xc <= w - 1) & (yc >= 0) & (yc <= h - 1)
+        pos = (yc.clamp(0, h - 1) * w + xc.clamp(0, w - 1)).long().reshape(n, 1, ho * wo)
+        vals = flat.gather(2, pos.expand(n, c, ho * wo)).reshape(n, c, ho, wo)
+        return vals * inside.unsqueeze(1).to(vals.dtype)
+
+    if mode == "nearest":
+        out = read(ix.detach().round(), iy.detach().round())
+    else:
+        x0, y0 = ix.detach().floor(), iy.detach().floor()
+        wx1, wy1 = ix - x0, iy - y0  # the weights carry the gradient to the grid
+        wx0, wy0 = 1.0 - wx1, 1.0 - wy1
+        out = None
+        for xc, yc, wt in ((x0, y0, wx0 * wy0), (x0 + 1, y0, wx1 * wy0), (x0, y0 + 1, wx0 * wy1),
+                           (x0 + 1, y0 + 1, wx1 * wy1)):
+            term = read(xc, yc) * wt.unsqueeze(1)
+            out = term if out is None else out + term
+    return out.to(input.dtype) if half else out
+
+
+def _linspace_from_neg_one(steps: int, align_corners: bool):
+    if steps <= 1:
+        return np.zeros(max(steps, 0))
+    r = np.linspace(-1.0, 1.0, steps)
+    return r if align_corners else r * (steps - 1) / steps
+
+
+def affine_grid(theta, size, align_corners: bool | None = None):
+    """The (N, H, W, 2) sampling grid of the affine maps ``theta`` (N, 2, 3) for an output of
+    ``size`` (N, C, H, W) (or (N, D, H, W, 3) from (N, 3, 4) for a 5-D size): output pixel
+    (x, y) in [-1, 1] coordinates samples at ``theta @ (x, y, 1)``. Feed it to ``grid_sample``.
+    """
+    if align_corners is None:
+        warnings.warn("Default grid_sample and affine_grid behavior has changed to align_corners=False since 1.3.0. "
+                      "Please specify align_corners=True if the old behavior is desired. See the documentation of "
+                      "grid_sample for details.", stacklevel=2)
+        align_corners = False
+    if not isinstance(theta, _C.Tensor):
+        raise TypeError(f"affine_grid: theta must be a Tensor, got {type(theta).__name__}")
+    if not theta.dtype.is_floating_point:
+        raise ValueError(f"affine_grid: Expected theta to have floating point type, but got {theta.dtype}")
+    size = [int(s) for s in size]
+    if len(size) == 4:
+        if theta.dim() != 3 or theta.shape[-2] != 2 or theta.shape[-1] != 3:
+            raise ValueError(f"affine_grid: Expected a batch of 2D affine matrices of shape Nx2x3 for size {size}. "
+                             f"Got {list(theta.shape)}.")
+    elif len(size) == 5:
+        if theta.dim() != 3 or theta.shape[-2] != 3 or theta.shape[-1] != 4:
+            raise ValueError(f"affine_grid: Expected a batch of 3D affine matrices of shape Nx3x4 for size {size}. "
+                             f"Got {list(theta.shape)}.")
+    else:
+        raise NotImplementedError(f"affine_grid only supports 4D and 5D sizes, for 2D and 3D affine transforms, "
+                                  f"respectively. Got size {size}.")
+    spatial = size[2:]
+    if align_corners and min(spatial) == 1:
+        warnings.warn("Since version 1.3.0, affine_grid behavior has changed for unit-size grids when "
+                      "align_corners=True. This is not an intended use case of affine_grid. See the documentation "
+                      "of affine_grid for details.", stacklevel=2)
+    elif min(size) <= 0:
+        raise ValueError(f"affine_grid: Expected non-zero, positive output size. Got {size}")
+    if theta.shape[0] != size[0]:
+        raise ValueError(f"affine_grid: theta has a batch of {theta.shape[0]} matrices, but size {size} asks for "
+                         f"{size[0]}")
+    # base[..., :] = (x, y[, z], 1) over the output's pixels, x varying fastest
+    axes = [_linspace_from_neg_one(s, align_corners) for s in reversed(spatial)]  # x, y[, z]
+    mesh = list(np.meshgrid(*axes[::-1], indexing="ij"))[::-1]  # each of shape spatial
+    base = np.stack(mesh + [np.ones(tuple(spatial))], -1).reshape(-1, len(spatial) + 1)
+    b = _C._from_numpy_copy(base, theta.dtype, theta.device)
+    grid = b.unsqueeze(0) @ theta.transpose(1, 2)  # (N, prod(spatial), k)
+    return grid.reshape((size[0],) + tuple(spatial) + (len(spatial),))

@@ -661,6 +661,7 @@ def cosine_similarity(x1, x2, dim: int = 1, eps: float = 1e-8):
 from ._pooling_functional import (  # noqa: E402,F401
     adaptive_avg_pool1d, adaptive_avg_pool2d, adaptive_max_pool1d, adaptive_max_pool2d, avg_pool1d, max_pool1d,
     max_unpool1d, max_unpool2d)
-from ._sampling_functional import interpolate, upsample, upsample_bilinear, upsample_nearest  # noqa: E402,F401
+from ._sampling_functional import (  # noqa: E402,F401
+    affine_grid, grid_sample, interpolate, upsample, upsample_bilinear, upsample_nearest)
 from ._shuffle_functional import pixel_shuffle, pixel_unshuffle  # noqa: E402,F401
 from ._instancenorm_functional import instance_norm, local_response_norm  # noqa: E402,F401
