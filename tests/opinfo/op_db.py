@@ -1446,6 +1446,45 @@ def _grid_ops() -> list[OpInfo]:
     ]
 
 
+def _embedding_bag(idx, w, offsets=None, max_norm=None, norm_type=2, scale_grad_by_freq=False, mode="mean",
+                   sparse=False, per_sample_weights=None, include_last_offset=False, padding_idx=None):
+    if idx.ndim == 2:
+        bags = [list(range(i * idx.shape[1], (i + 1) * idx.shape[1])) for i in range(idx.shape[0])]
+    else:
+        ends = list(offsets[1:]) + ([] if include_last_offset else [len(idx)])
+        bags = [list(range(a, b)) for a, b in zip(offsets, ends)]
+    flat = idx.reshape(-1)
+    psw = None if per_sample_weights is None else per_sample_weights.reshape(-1)
+    out = np.zeros((len(bags), w.shape[1]))
+    for b, positions in enumerate(bags):
+        positions = [p for p in positions if padding_idx is None or flat[p] != padding_idx % w.shape[0]]
+        if not positions:
+            continue
+        rows = w[flat[positions]] * (psw[positions][:, None] if psw is not None else 1.0)
+        out[b] = {"sum": rows.sum(0), "mean": rows.mean(0), "max": rows.max(0) if len(rows) else 0}[mode]
+    return out
+
+
+def embedding_bag_samples(make):
+    idx = np.array([0, 1, 2, 5, 4, 4, 1])
+    off = np.array([0, 2, 2, 5])
+    return [SampleInput((idx, make((6, 3)), off)),
+            SampleInput((idx, make((6, 3)), off), dict(mode="sum")),
+            SampleInput((idx, make((6, 3)), off), dict(mode="max")),
+            SampleInput((np.array([[0, 1, 2], [5, 4, 4]]), make((6, 2))), dict(mode="sum",
+                                                                             per_sample_weights=make((2, 3)))),
+            SampleInput((idx, make((6, 3)), np.array([0, 3, 7])), dict(include_last_offset=True, padding_idx=4)),
+            SampleInput((np.array([[3]]), make((4, 3))), dict(mode="max", padding_idx=-1)),
+            SampleInput((idx, make((6, 2)), np.array([0, 3])), dict(mode="sum", per_sample_weights=make((7,)),
+                                                                     padding_idx=1))]
+
+
+def _embedding_bag_ops() -> list[OpInfo]:
+    return [OpInfo("embedding_bag", _embedding_bag, embedding_bag_samples, namespace=FUNCTIONAL, domain=(-2.0, 2.0),
+                   tol={"float16": dict(rtol=3e-3, atol=3e-3), "bfloat16": dict(rtol=3e-2, atol=3e-2)},
+                   grad_samples=7)]
+
+
 # ------------------------------------------------------------ the database ----
 
 def _e_unary(name, ref, domain=(-10.0, 10.0), **kw):
@@ -1617,6 +1656,7 @@ def _build() -> list[OpInfo]:
     ops += _sampling_ops()
     ops += _norm_ops()
     ops += _grid_ops()
+    ops += _embedding_bag_ops()
     return ops
 
 

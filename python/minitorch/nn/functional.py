@@ -665,3 +665,5 @@ from ._sampling_functional import (  # noqa: E402,F401
     affine_grid, grid_sample, interpolate, upsample, upsample_bilinear, upsample_nearest)
 from ._shuffle_functional import pixel_shuffle, pixel_unshuffle  # noqa: E402,F401
 from ._instancenorm_functional import instance_norm, local_response_norm  # noqa: E402,F401
+from ._embedding_bag_functional import embedding_bag  # noqa: E402,F401
+from ._gumbel_functional import gumbel_softmax  # noqa: E402,F401

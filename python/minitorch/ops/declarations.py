@@ -366,6 +366,7 @@ OPS: tuple[Op, ...] = (
     _f("pixel_shuffle"), _f("pixel_unshuffle"),
     _f("instance_norm", dtypes=FLOATING), _f("local_response_norm", dtypes=FLOATING),
     _f("grid_sample", dtypes=FLOATING), _f("affine_grid", dtypes=FLOATING),
+    _f("embedding_bag", dtypes=FLOATING), _f("gumbel_softmax", dtypes=FLOATING),
 )
 
 # Public names of nn.functional that are not ops: re-exported classes and context managers.
