@@ -131,6 +131,8 @@ def test_pooling_reprs():
     assert repr(nn.AdaptiveAvgPool1d(3)) == "AdaptiveAvgPool1d(output_size=3)"
     assert repr(nn.AdaptiveMaxPool2d((2, None))) == "AdaptiveMaxPool2d(output_size=(2, None))"
     assert repr(nn.AdaptiveMaxPool1d(4, return_indices=True)) == "AdaptiveMaxPool1d(output_size=4)"
+    assert repr(nn.AdaptiveAvgPool3d((1, 2, 3))) == "AdaptiveAvgPool3d(output_size=(1, 2, 3))"
+    assert repr(nn.AdaptiveMaxPool3d(2)) == "AdaptiveMaxPool3d(output_size=2)"
     assert repr(nn.MaxUnpool2d(2)) == "MaxUnpool2d(kernel_size=(2, 2), stride=(2, 2), padding=(0, 0))"
     assert repr(nn.MaxUnpool1d(3, stride=2)) == "MaxUnpool1d(kernel_size=(3,), stride=(2,), padding=(0,))"
     assert repr(nn.MaxPool1d(3)) == "MaxPool1d(kernel_size=3, stride=3, padding=0, dilation=1, ceil_mode=False)"
@@ -143,6 +145,9 @@ def test_adaptive_avg_pool2d_any_size(device):
     np.testing.assert_allclose(to_np(F.adaptive_avg_pool2d(x, (1, 3)))[0, 0, 0], [0.5, 2.0, 3.5])
     assert tuple(nn.AdaptiveAvgPool2d((None, 2))(rand((2, 3, 4, 5), device=device)).shape) == (2, 3, 4, 2)
     assert tuple(nn.AdaptiveAvgPool1d(1)(rand((3, 7), device=device)).shape) == (3, 1)
+    assert tuple(nn.AdaptiveAvgPool3d((1, None, 2))(rand((2, 3, 4, 5), device=device)).shape) == (2, 1, 4, 2)
+    vals, idx = nn.AdaptiveMaxPool3d(2, return_indices=True)(rand((1, 2, 3, 4, 5), device=device))
+    assert tuple(vals.shape) == tuple(idx.shape) == (1, 2, 2, 2, 2)
 
 
 def test_max_pool_unpool_round_trip(device):

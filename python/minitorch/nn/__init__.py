@@ -37,8 +37,8 @@ from .attention import MultiheadAttention
 from .rnn import GRU, LSTM, RNN, GRUCell, LSTMCell, RNNBase, RNNCell, RNNCellBase
 from .transformer import TransformerEncoder, TransformerEncoderLayer
 # resampling, more pooling, pixel shuffle, instance/local response norm, EmbeddingBag
-from .pooling import (AdaptiveAvgPool1d, AdaptiveMaxPool1d, AdaptiveMaxPool2d, AvgPool1d, MaxPool1d, MaxUnpool1d,
-                      MaxUnpool2d)
+from .pooling import (AdaptiveAvgPool1d, AdaptiveAvgPool3d, AdaptiveMaxPool1d, AdaptiveMaxPool2d, AdaptiveMaxPool3d,
+                      AvgPool1d, MaxPool1d, MaxUnpool1d, MaxUnpool2d)
 from .upsampling import Upsample, UpsamplingBilinear2d, UpsamplingNearest2d
 from .pixelshuffle import PixelShuffle, PixelUnshuffle
 from .instancenorm import InstanceNorm1d, InstanceNorm2d, InstanceNorm3d
@@ -62,5 +62,5 @@ __all__ = [
     "AdaptiveAvgPool1d", "AdaptiveMaxPool1d", "AdaptiveMaxPool2d", "AvgPool1d", "MaxPool1d", "MaxUnpool1d",
     "MaxUnpool2d", "Upsample", "UpsamplingBilinear2d", "UpsamplingNearest2d", "PixelShuffle", "PixelUnshuffle",
     "InstanceNorm1d", "InstanceNorm2d", "InstanceNorm3d", "LocalResponseNorm",
-    "EmbeddingBag",
+    "EmbeddingBag", "AdaptiveAvgPool3d", "AdaptiveMaxPool3d",
 ]

@@ -123,6 +123,13 @@ def adaptive_avg_pool2d(input, output_size):
     return out.squeeze(0) if unbatched else out
 
 
+def adaptive_avg_pool3d(input, output_size):
+    """Averages (N, C, D, H, W) or (C, D, H, W) input to ``output_size`` adaptive windows."""
+    x, unbatched = _check_input(input, 3, "adaptive_avg_pool3d")
+    out = _adaptive_avg_pool(x, _sizes(output_size, 3, x, "adaptive_avg_pool3d"), "adaptive_avg_pool3d")
+    return out.squeeze(0) if unbatched else out
+
+
 def _adaptive_max_pool(x, out: tuple):
     """(values, flat input indices) of the adaptive max over the last len(out) dims of (N, C, *)."""
     k = len(out)
@@ -176,6 +183,12 @@ def adaptive_max_pool2d(input, output_size, return_indices: bool = False):
     """Max of (N, C, H, W) or (C, H, W) input over adaptive windows; with ``return_indices``
     also the flat position ``h * W + w`` of each maximum (what ``max_unpool2d`` takes)."""
     return _adaptive_max(input, output_size, return_indices, 2, "adaptive_max_pool2d")
+
+
+def adaptive_max_pool3d(input, output_size, return_indices: bool = False):
+    """Max of (N, C, D, H, W) or (C, D, H, W) input over adaptive windows; the indices are
+    flat positions ``(d * H + h) * W + w``."""
+    return _adaptive_max(input, output_size, return_indices, 3, "adaptive_max_pool3d")
 
 
 def max_pool1d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode: bool = False,

@@ -659,8 +659,8 @@ def cosine_similarity(x1, x2, dim: int = 1, eps: float = 1e-8):
 # gumbel_softmax: nn/_sampling_functional.py, _pooling_functional.py, _shuffle_functional.py,
 # _instancenorm_functional.py, _embedding_bag_functional.py, _gumbel_functional.py ----
 from ._pooling_functional import (  # noqa: E402,F401
-    adaptive_avg_pool1d, adaptive_avg_pool2d, adaptive_max_pool1d, adaptive_max_pool2d, avg_pool1d, max_pool1d,
-    max_unpool1d, max_unpool2d)
+    adaptive_avg_pool1d, adaptive_avg_pool2d, adaptive_avg_pool3d, adaptive_max_pool1d, adaptive_max_pool2d,
+    adaptive_max_pool3d, avg_pool1d, max_pool1d, max_unpool1d, max_unpool2d)
 from ._sampling_functional import (  # noqa: E402,F401
     affine_grid, grid_sample, interpolate, upsample, upsample_bilinear, upsample_nearest)
 from ._shuffle_functional import pixel_shuffle, pixel_unshuffle  # noqa: E402,F401

@@ -1,4 +1,4 @@
-"""Pooling layers: ``MaxPool1d/2d``, ``AvgPool1d/2d``, ``AdaptiveAvgPool1d/2d``, ``AdaptiveMaxPool1d/2d``,
+"""Pooling layers: ``MaxPool1d/2d``, ``AvgPool1d/2d``, ``AdaptiveAvgPool1d/2d/3d``, ``AdaptiveMaxPool1d/2d/3d``,
 ``MaxUnpool1d/2d``."""
 from __future__ import annotations
 
@@ -106,6 +106,20 @@ class AdaptiveAvgPool1d(Module):
         return f"output_size={self.output_size}"
 
 
+class AdaptiveAvgPool3d(Module):
+    """Average pooling of (N, C, D, H, W) input to ``output_size`` adaptive windows."""
+
+    def __init__(self, output_size):
+        super().__init__()
+        self.output_size = output_size
+
+    def forward(self, x):
+        return F.adaptive_avg_pool3d(x, self.output_size)
+
+    def extra_repr(self) -> str:
+        return f"output_size={self.output_size}"
+
+
 class _AdaptiveMaxPoolNd(Module):
     def __init__(self, output_size, return_indices: bool = False):
         super().__init__()
@@ -127,6 +141,13 @@ class AdaptiveMaxPool2d(_AdaptiveMaxPoolNd):
 
     def forward(self, x):
         return F.adaptive_max_pool2d(x, self.output_size, self.return_indices)
+
+
+class AdaptiveMaxPool3d(_AdaptiveMaxPoolNd):
+    """Max pooling of (N, C, D, H, W) input to ``output_size`` adaptive windows."""
+
+    def forward(self, x):
+        return F.adaptive_max_pool3d(x, self.output_size, self.return_indices)
 
 
 class _MaxUnpoolNd(Module):

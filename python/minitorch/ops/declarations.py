@@ -362,7 +362,7 @@ OPS: tuple[Op, ...] = (
     *(_f(n, dtypes=FLOATING) for n in ("upsample", "upsample_nearest", "upsample_bilinear")),
     *(_f(n, dtypes=FLOATING) for n in (
         "adaptive_avg_pool1d", "adaptive_max_pool1d", "adaptive_max_pool2d", "max_pool1d", "avg_pool1d",
-        "max_unpool1d", "max_unpool2d")),
+        "max_unpool1d", "max_unpool2d", "adaptive_avg_pool3d", "adaptive_max_pool3d")),
     _f("pixel_shuffle"), _f("pixel_unshuffle"),
     _f("instance_norm", dtypes=FLOATING), _f("local_response_norm", dtypes=FLOATING),
     _f("grid_sample", dtypes=FLOATING), _f("affine_grid", dtypes=FLOATING),
