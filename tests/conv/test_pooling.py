@@ -289,9 +289,12 @@ def test_adaptive_avg_pool2d_divisible_sizes(device, shape, size):
     np.testing.assert_allclose(to_numpy(out), expected, rtol=1e-12, atol=1e-14)
 
 
-def test_adaptive_avg_pool2d_non_divisible_is_refused_loudly():
-    with pytest.raises(NotImplementedError, match="multiple"):
-        F.adaptive_avg_pool2d(minitorch.randn(1, 1, 5, 5), 2)
+def test_adaptive_avg_pool2d_non_divisible_uses_pytorchs_windows():
+    # 5 -> 2: windows [0, 3) and [2, 5) overlap at 2 (floor(i n / m) .. ceil((i + 1) n / m))
+    x = np.arange(25.0).reshape(1, 1, 5, 5)
+    got = F.adaptive_avg_pool2d(minitorch.tensor(x), 2).numpy()
+    want = np.array([[x[0, 0, r:r + 3, c:c + 3].mean() for c in (0, 2)] for r in (0, 2)])
+    np.testing.assert_allclose(got[0, 0], want)
 
 
 # --------------------------------------------------------------- gradients ----

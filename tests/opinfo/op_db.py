@@ -1078,6 +1078,423 @@ def _shape_ops_more() -> list[OpInfo]:
                _x(((3,), (), {}), ((4,), (3,), {}), ((3,), (), dict(N=4, increasing=True))), domain=(-2.0, 2.0)),
     ]
 
+# ---- resampling, pooling, pixel shuffle, instance/local response norm, grid_sample, embedding_bag
+# (nn/_sampling_functional.py, _pooling_functional.py, _shuffle_functional.py, _instancenorm_functional.py,
+# _embedding_bag_functional.py): references written from PyTorch's documented rules ----
+
+def _interp_matrix(mode, n, m, align_corners, scale):
+    """(m, n) matrix of one dim's resampling, element by element (PyTorch's source-index rules;
+    nearest's index arithmetic is float32 in PyTorch for every dtype)."""
+    mat = np.zeros((m, n))
+    f32 = np.float32
+    for j in range(m):
+        if mode in ("nearest", "nearest-exact"):
+            s = f32(1.0 / scale) if scale else f32(n) / f32(m)
+            if mode == "nearest":
+                src = j if m == n else (j // 2 if m == 2 * n else int(np.floor(f32(j) * s)))
+            else:
+                src = int(np.floor(f32((j + 0.5) * float(s))))
+            mat[j, min(src, n - 1)] = 1.0
+            continue
+        if align_corners:
+            step = (n - 1) / (m - 1) if m > 1 else 0.0
+            x = step * j
+        else:
+            step = 1.0 / scale if scale else n / m
+            x = step * (j + 0.5) - 0.5
+        if mode == "linear":
+            if m == n:
+                mat[j, j] = 1.0
+                continue
+            x = max(x, 0.0)
+            i0 = int(x)
+            lam = x - i0
+            mat[j, i0] += 1 - lam
+            mat[j, min(i0 + 1, n - 1)] += lam
+        else:  # cubic, A = -0.75
+            i0 = math.floor(x)
+            t = x - i0
+            a = -0.75
+            for k, d in enumerate((t + 1, t, 1 - t, 2 - t)):
+                d = abs(d)
+                w = ((a + 2) * d - (a + 3)) * d * d + 1 if d <= 1 else ((a * d - 5 * a) * d + 8 * a) * d - 4 * a
+                mat[j, min(max(i0 - 1 + k, 0), n - 1)] += w
+    return mat
+
+
+def _area_matrix(n, m):
+    mat = np.zeros((m, n))
+    for i in range(m):
+        lo, hi = (i * n) // m, -((-(i + 1) * n) // m)
+        mat[i, lo:hi] = 1.0 / (hi - lo)
+    return mat
+
+
+def _apply_dims(x, mats):
+    """Applies one (m, n) matrix to each of the last len(mats) dims of x."""
+    k = len(mats)
+    for i, mat in enumerate(mats):
+        d = x.ndim - k + i
+        x = np.moveaxis(np.tensordot(mat, np.moveaxis(x, d, 0), axes=1), 0, d)
+    return x
+
+
+def _interpolate(x, size=None, scale_factor=None, mode="nearest", align_corners=None, recompute_scale_factor=None):
+    k = x.ndim - 2
+    ins = x.shape[2:]
+    scales = list(scale_factor) if isinstance(scale_factor, (tuple, list)) else [scale_factor] * k
+    if size is not None:
+        outs = list(size) if isinstance(size, (tuple, list)) else [size] * k
+        scales = [None] * k
+    else:
+        outs = [math.floor(n * s) for n, s in zip(ins, scales)]
+        if recompute_scale_factor or mode == "area":
+            scales = [None] * k
+    if mode == "area":
+        return _apply_dims(x, [_area_matrix(n, m) for n, m in zip(ins, outs)])
+    kind = {"bilinear": "linear", "trilinear": "linear", "bicubic": "cubic"}.get(mode, mode)
+    return _apply_dims(x, [_interp_matrix(kind, n, m, bool(align_corners), s) for n, m, s in zip(ins, outs, scales)])
+
+
+def interpolate_samples(make):
+    return [SampleInput((make((1, 2, 4)),), dict(scale_factor=1.5, mode="linear")),
+            SampleInput((make((2, 2, 3, 4)),), dict(size=(5, 3), mode="bilinear")),
+            SampleInput((make((1, 1, 4, 3)),), dict(scale_factor=1.5, mode="bicubic", align_corners=True)),
+            SampleInput((make((1, 2, 5, 6)),), dict(size=(3, 4), mode="area")),
+            SampleInput((make((1, 1, 2, 3, 2)),), dict(size=(3, 2, 3), mode="trilinear")),
+            SampleInput((make((1, 2, 4)),), dict(size=6, mode="linear", align_corners=True)),
+            SampleInput((make((1, 1, 5, 4)),), dict(scale_factor=(0.6, 1.3), mode="bicubic")),
+            SampleInput((make((2, 3, 5)),), dict(size=7)),
+            SampleInput((make((1, 2, 5, 4)),), dict(scale_factor=(0.6, 1.25), mode="nearest-exact")),
+            SampleInput((make((1, 2, 3, 3)),), dict(scale_factor=2)),
+            SampleInput((make((1, 2, 7)),), dict(scale_factor=0.7, mode="linear", recompute_scale_factor=True))]
+
+
+def _adaptive_avg(k):
+    def ref(x, output_size):
+        outs = list(output_size) if isinstance(output_size, (tuple, list)) else [output_size] * k
+        outs = [n if o is None else o for n, o in zip(x.shape[x.ndim - k:], outs)]
+        return _apply_dims(x, [_area_matrix(n, m) for n, m in zip(x.shape[x.ndim - k:], outs)])
+    return ref
+
+
+def _adaptive_max(k):
+    def ref(x, output_size, return_indices=False):
+        outs = list(output_size) if isinstance(output_size, (tuple, list)) else [output_size] * k
+        spatial = x.shape[x.ndim - k:]
+        outs = [n if o is None else o for n, o in zip(spatial, outs)]
+        lead = x.shape[:x.ndim - k]
+        vals, idxs = np.zeros(lead + tuple(outs)), np.zeros(lead + tuple(outs), np.int64)
+        for pos in np.ndindex(*outs):
+            sl = tuple(slice((i * n) // m, -((-(i + 1) * n) // m)) for i, n, m in zip(pos, spatial, outs))
+            win = x[(...,) + sl]
+            flat = win.reshape(lead + (-1,))
+            arg = flat.argmax(-1)
+            vals[(...,) + pos] = flat.max(-1)
+            local = np.unravel_index(arg, win.shape[len(lead):])
+            idxs[(...,) + pos] = np.ravel_multi_index(tuple(l + s.start for l, s in zip(local, sl)), spatial)
+        return (vals, idxs) if return_indices else vals
+    return ref
+
+
+def _check_pool_indices(k):
+    """(values, flat indices): the values as usual; the indices must point at the values."""
+    def check(got, expected, sample_np, assert_same):
+        if not isinstance(expected, tuple):
+            return assert_same(got, expected)
+        assert_same(got[0], expected[0])
+        x = sample_np[0][0]
+        idx = np.asarray(got[1].cpu().numpy())
+        assert idx.dtype == np.int64 and idx.shape == expected[1].shape
+        lead = x.shape[:x.ndim - k]
+        flat = x.reshape(lead + (-1,))
+        picked = np.take_along_axis(flat, idx.reshape(lead + (-1,)), -1).reshape(idx.shape)
+        np.testing.assert_array_equal(picked, expected[0], err_msg="the indices do not point at the maxima")
+    return check
+
+
+def _pool1d_windows(n, kernel, stride, padding, dilation, ceil_mode):
+    out = (n + 2 * padding - dilation * (kernel - 1) - 1 + (stride - 1 if ceil_mode else 0)) // stride + 1
+    if ceil_mode and (out - 1) * stride >= n + padding:
+        out -= 1
+    return [[o * stride - padding + d * dilation for d in range(kernel)] for o in range(out)]
+
+
+def _max_pool1d(x, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False, return_indices=False):
+    n = x.shape[-1]
+    wins = _pool1d_windows(n, kernel_size, stride or kernel_size, padding, dilation, ceil_mode)
+    vals, idxs = [], []
+    for w in wins:
+        w = [i for i in w if 0 <= i < n]
+        sub = x[..., w]
+        vals.append(sub.max(-1))
+        idxs.append(np.asarray(w)[sub.argmax(-1)])
+    vals, idxs = np.stack(vals, -1), np.stack(idxs, -1).astype(np.int64)
+    return (vals, idxs) if return_indices else vals
+
+
+def _avg_pool1d(x, kernel_size, stride=None, padding=0, ceil_mode=False, count_include_pad=True):
+    n = x.shape[-1]
+    wins = _pool1d_windows(n, kernel_size, stride or kernel_size, padding, 1, ceil_mode)
+    out = []
+    for w in wins:
+        inside = [i for i in w if 0 <= i < n]
+        count = min(w[-1], n + padding - 1) - w[0] + 1 if count_include_pad else len(inside)
+        out.append(x[..., inside].sum(-1) / count)
+    return np.stack(out, -1)
+
+
+def _max_unpool(k):
+    def ref(x, indices, kernel_size, stride=None, padding=0, output_size=None):
+        ks = kernel_size if isinstance(kernel_size, tuple) else (kernel_size,) * k
+        st = ks if stride is None else (stride if isinstance(stride, tuple) else (stride,) * k)
+        pd = padding if isinstance(padding, tuple) else (padding,) * k
+        ins = x.shape[x.ndim - k:]
+        outs = tuple(output_size[-k:]) if output_size is not None else tuple(
+            (n - 1) * s - 2 * p + kk for n, s, p, kk in zip(ins, st, pd, ks))
+        lead = x.shape[:x.ndim - k]
+        out = np.zeros(lead + (math.prod(outs),))
+        np.put_along_axis(out, indices.reshape(lead + (-1,)), x.reshape(lead + (-1,)), -1)
+        return out.reshape(lead + outs)
+    return ref
+
+
+def _unpool_indices(rng, lead, ins, kernel, stride):
+    """Indices as max pooling returns them: one position inside each (non-overlapping) window."""
+    outs = [(n - 1) * s + kk for n, s, kk in zip(ins, stride, kernel)]
+    idx = np.zeros(lead + tuple(ins), np.int64)
+    for pos in np.ndindex(*lead, *ins):
+        sp = pos[len(lead):]
+        coords = [p * s + rng.integers(0, kk) for p, s, kk in zip(sp, stride, kernel)]
+        idx[pos] = np.ravel_multi_index(coords, outs)
+    return idx
+
+
+def max_unpool1d_samples(make):
+    rng = np.random.default_rng(1)
+    return [SampleInput((make((2, 3, 4)), _unpool_indices(rng, (2, 3), (4,), (2,), (2,)), 2)),
+            SampleInput((make((1, 2, 3)), _unpool_indices(rng, (1, 2), (3,), (3,), (3,)), 3), dict(output_size=[10])),
+            SampleInput((make((2, 5)), _unpool_indices(rng, (2,), (5,), (2,), (3,)), 2), dict(stride=3))]
+
+
+def max_unpool2d_samples(make):
+    rng = np.random.default_rng(2)
+    return [SampleInput((make((2, 2, 2, 3)), _unpool_indices(rng, (2, 2), (2, 3), (2, 2), (2, 2)), 2)),
+            SampleInput((make((1, 1, 3, 2)), _unpool_indices(rng, (1, 1), (3, 2), (2, 3), (2, 3)), (2, 3)),
+                        dict(output_size=(1, 1, 7, 6))),
+            SampleInput((make((2, 2, 2)), _unpool_indices(rng, (2,), (2, 2), (3, 3), (3, 3)), 3))]
+
+
+def _pixel_shuffle(x, r):
+    *lead, c, h, w = x.shape
+    y = x.reshape(tuple(lead) + (c // (r * r), r, r, h, w))
+    k = len(lead)
+    return y.transpose(*range(k), k, k + 3, k + 1, k + 4, k + 2).reshape(tuple(lead) + (c // (r * r), h * r, w * r))
+
+
+def _pixel_unshuffle(x, r):
+    *lead, c, h, w = x.shape
+    y = x.reshape(tuple(lead) + (c, h // r, r, w // r, r))
+    k = len(lead)
+    return y.transpose(*range(k), k, k + 2, k + 4, k + 1, k + 3).reshape(tuple(lead) + (c * r * r, h // r, w // r))
+
+
+def _sampling_ops() -> list[OpInfo]:
+    loose = {"float32": dict(rtol=1e-5, atol=1e-5), "float16": dict(rtol=2e-3, atol=2e-3),
+             "bfloat16": dict(rtol=2e-2, atol=2e-2)}
+    return [
+        OpInfo("interpolate", _interpolate, interpolate_samples, namespace=FUNCTIONAL, domain=(-2.0, 2.0),
+               tol=loose, grad_samples=7),
+        OpInfo("adaptive_avg_pool1d", _adaptive_avg(1),
+               _x(((2, 3, 7), (3,), {}), ((1, 2, 5), (5,), {}), ((3, 6), (4,), {}), ((2, 2, 4), (1,), {})),
+               namespace=FUNCTIONAL, domain=(-2.0, 2.0), tol=loose),
+        OpInfo("adaptive_avg_pool2d", _adaptive_avg(2),
+               _x(((2, 3, 5, 7), ((3, 4),), {}), ((1, 2, 4, 6), (2,), {}), ((2, 5, 4), ((None, 3),), {}),
+                  ((1, 1, 3, 3), (1,), {})), namespace=FUNCTIONAL, domain=(-2.0, 2.0), tol=loose),
+        OpInfo("adaptive_max_pool1d", _adaptive_max(1),
+               _x(((2, 3, 7), (3,), {}), ((1, 2, 5), (4,), dict(return_indices=True)), ((3, 6), (4, True), {})),
+               namespace=FUNCTIONAL, domain=(-2.0, 2.0), check=_check_pool_indices(1)),
+        OpInfo("adaptive_max_pool2d", _adaptive_max(2),
+               _x(((2, 3, 5, 7), ((3, 4),), {}), ((1, 2, 4, 6), (3, True), {}),
+                  ((2, 5, 4), ((None, 3),), dict(return_indices=True))),
+               namespace=FUNCTIONAL, domain=(-2.0, 2.0), check=_check_pool_indices(2)),
+        OpInfo("adaptive_avg_pool3d", _adaptive_avg(3),
+               _x(((1, 2, 3, 5, 4), ((2, 3, 2),), {}), ((2, 3, 4, 2), (1,), {})),
+               namespace=FUNCTIONAL, domain=(-2.0, 2.0), tol=loose),
+        OpInfo("adaptive_max_pool3d", _adaptive_max(3),
+               _x(((1, 2, 3, 5, 4), ((2, 3, None),), dict(return_indices=True)), ((2, 3, 4, 2), (2,), {})),
+               namespace=FUNCTIONAL, domain=(-2.0, 2.0), check=_check_pool_indices(3)),
+        OpInfo("max_pool1d", _max_pool1d,
+               _x(((2, 3, 7), (3,), {}), ((1, 2, 8), (3, 2, 1), dict(return_indices=True)),
+                  ((3, 9), (2,), dict(dilation=2, ceil_mode=True))),
+               namespace=FUNCTIONAL, domain=(-2.0, 2.0), check=_check_pool_indices(1)),
+        OpInfo("avg_pool1d", _avg_pool1d,
+               _x(((2, 3, 7), (3,), {}), ((1, 2, 8), (3, 2, 1), {}), ((3, 9), (2,), dict(ceil_mode=True))),
+               namespace=FUNCTIONAL, domain=(-2.0, 2.0), tol=loose),
+        OpInfo("max_unpool1d", _max_unpool(1), max_unpool1d_samples, namespace=FUNCTIONAL, domain=(-2.0, 2.0)),
+        OpInfo("max_unpool2d", _max_unpool(2), max_unpool2d_samples, namespace=FUNCTIONAL, domain=(-2.0, 2.0)),
+        OpInfo("pixel_shuffle", _pixel_shuffle, _x(((2, 8, 2, 3), (2,), {}), ((9, 1, 2), (3,), {}),
+                                                    ((1, 2, 4, 2, 2), (2,), {})), namespace=FUNCTIONAL),
+        OpInfo("pixel_unshuffle", _pixel_unshuffle, _x(((2, 2, 4, 6), (2,), {}), ((1, 3, 3), (3,), {}),
+                                                        ((1, 2, 1, 4, 2), (2,), {})), namespace=FUNCTIONAL),
+    ]
+
+
+def _instance_norm(x, running_mean=None, running_var=None, weight=None, bias=None, use_input_stats=True,
+                   momentum=0.1, eps=1e-5):
+    cshape = (1, -1) + (1,) * (x.ndim - 2)
+    if use_input_stats:
+        dims = tuple(range(2, x.ndim))
+        mean, var = x.mean(dims, keepdims=True), x.var(dims, keepdims=True)
+    else:
+        mean, var = running_mean.reshape(cshape), running_var.reshape(cshape)
+    out = (x - mean) / np.sqrt(var + eps)
+    if weight is not None:
+        out = out * weight.reshape(cshape)
+    return out + bias.reshape(cshape) if bias is not None else out
+
+
+def instance_norm_samples(make):
+    return [SampleInput((make((2, 3, 5)),)),
+            SampleInput((make((1, 2, 3, 4)), None, None, make((2,)), make((2,))), dict(eps=1e-3)),
+            SampleInput((make((2, 2, 2, 3)), make((2,)), make((2,), 0.5, 2.0), make((2,)), None),
+                        dict(use_input_stats=False))]
+
+
+def _local_response_norm(x, size, alpha=1e-4, beta=0.75, k=1.0):
+    c = x.shape[1]
+    sq = x * x
+    div = np.zeros_like(x)
+    for ch in range(c):
+        lo, hi = max(ch - size // 2, 0), min(ch + (size - 1) // 2, c - 1)
+        div[:, ch] = sq[:, lo:hi + 1].sum(1)
+    return x / (k + alpha * div / size) ** beta
+
+
+def _norm_ops() -> list[OpInfo]:
+    loose = {"float16": dict(rtol=5e-3, atol=5e-3), "bfloat16": dict(rtol=4e-2, atol=4e-2)}
+    return [
+        OpInfo("instance_norm", _instance_norm, instance_norm_samples, namespace=FUNCTIONAL, domain=(-2.0, 2.0),
+               tol={"float32": dict(rtol=1e-4, atol=1e-5), **loose}),
+        OpInfo("local_response_norm", _local_response_norm,
+               _x(((2, 5, 3), (3,), {}), ((1, 4, 2, 3), (2,), dict(alpha=0.5, beta=0.6, k=2.0)),
+                  ((1, 3, 2, 1, 2), (4,), dict(alpha=0.3))), namespace=FUNCTIONAL, domain=(-2.0, 2.0), tol=loose),
+    ]
+
+
+def _grid_coord(v, size, padding_mode, align_corners):
+    x = (v + 1) / 2 * (size - 1) if align_corners else ((v + 1) * size - 1) / 2
+    if padding_mode == "reflection":
+        lo, hi = (0.0, size - 1.0) if align_corners else (-0.5, size - 0.5)
+        span = hi - lo
+        if span <= 0:
+            x = 0.0
+        else:
+            d = abs(x - lo)
+            flips, extra = divmod(d, span)
+            x = lo + extra if int(flips) % 2 == 0 else hi - extra
+    if padding_mode != "zeros":
+        x = min(max(x, 0.0), size - 1.0)
+    return x
+
+
+def _grid_sample(x, grid, mode="bilinear", padding_mode="zeros", align_corners=False):
+    n, c, h, w = x.shape
+    out = np.zeros((n, c) + grid.shape[1:3])
+
+    def at(b, yy, xx):
+        return x[b, :, yy, xx] if 0 <= xx < w and 0 <= yy < h else np.zeros(c)
+
+    for b, i, j in np.ndindex(n, *grid.shape[1:3]):
+        px = _grid_coord(grid[b, i, j, 0], w, padding_mode, align_corners)
+        py = _grid_coord(grid[b, i, j, 1], h, padding_mode, align_corners)
+        if mode == "nearest":
+            out[b, :, i, j] = at(b, int(np.round(py)), int(np.round(px)))
+            continue
+        x0, y0 = math.floor(px), math.floor(py)
+        fx, fy = px - x0, py - y0
+        out[b, :, i, j] = ((1 - fx) * (1 - fy) * at(b, y0, x0) + fx * (1 - fy) * at(b, y0, x0 + 1)
+                           + (1 - fx) * fy * at(b, y0 + 1, x0) + fx * fy * at(b, y0 + 1, x0 + 1))
+    return out
+
+
+def grid_sample_samples(make):
+    def g(shape):
+        return make(shape, -1.2, 1.2)
+    return [SampleInput((make((2, 2, 3, 4)), g((2, 2, 3, 2))), dict(align_corners=False)),
+            SampleInput((make((1, 1, 4, 3)), g((1, 3, 2, 2))), dict(padding_mode="border", align_corners=True)),
+            SampleInput((make((1, 2, 3, 3)), g((1, 2, 2, 2))), dict(padding_mode="reflection", align_corners=False)),
+            SampleInput((make((1, 1, 3, 4)), g((1, 2, 3, 2))), dict(padding_mode="reflection", align_corners=True)),
+            SampleInput((make((1, 1, 3, 4)), g((1, 2, 3, 2))), dict(mode="nearest", align_corners=True)),
+            SampleInput((make((1, 2, 3, 3)), g((1, 2, 2, 2))),
+                        dict(mode="nearest", padding_mode="reflection", align_corners=False))]
+
+
+def _affine_grid(theta, size, align_corners=False):
+    spatial = size[2:]
+
+    def lin(s):
+        if s <= 1:
+            return np.zeros(s)
+        r = np.linspace(-1, 1, s)
+        return r if align_corners else r * (s - 1) / s
+    coords = list(np.meshgrid(*[lin(s) for s in spatial], indexing="ij"))  # z, y, x order of spatial
+    base = np.stack(coords[::-1] + [np.ones(tuple(spatial))], -1)  # (..., x, y[, z], 1)
+    return np.einsum("...k,nik->n...i", base, theta)
+
+
+def _grid_ops() -> list[OpInfo]:
+    loose = {"float16": dict(rtol=5e-3, atol=5e-3), "bfloat16": dict(rtol=4e-2, atol=5e-2)}
+    return [
+        OpInfo("grid_sample", _grid_sample, grid_sample_samples, namespace=FUNCTIONAL, domain=(-2.0, 2.0),
+               tol=loose, grad_samples=6),
+        OpInfo("affine_grid", _affine_grid,
+               _x(((2, 2, 3), ([2, 3, 4, 5],), dict(align_corners=False)),
+                  ((1, 2, 3), ((1, 1, 3, 2),), dict(align_corners=True)),
+                  ((1, 3, 4), ((1, 2, 2, 3, 2),), dict(align_corners=False))),
+               namespace=FUNCTIONAL, domain=(-2.0, 2.0), tol=loose),
+    ]
+
+
+def _embedding_bag(idx, w, offsets=None, max_norm=None, norm_type=2, scale_grad_by_freq=False, mode="mean",
+                   sparse=False, per_sample_weights=None, include_last_offset=False, padding_idx=None):
+    if idx.ndim == 2:
+        bags = [list(range(i * idx.shape[1], (i + 1) * idx.shape[1])) for i in range(idx.shape[0])]
+    else:
+        ends = list(offsets[1:]) + ([] if include_last_offset else [len(idx)])
+        bags = [list(range(a, b)) for a, b in zip(offsets, ends)]
+    flat = idx.reshape(-1)
+    psw = None if per_sample_weights is None else per_sample_weights.reshape(-1)
+    out = np.zeros((len(bags), w.shape[1]))
+    for b, positions in enumerate(bags):
+        positions = [p for p in positions if padding_idx is None or flat[p] != padding_idx % w.shape[0]]
+        if not positions:
+            continue
+        rows = w[flat[positions]] * (psw[positions][:, None] if psw is not None else 1.0)
+        out[b] = {"sum": rows.sum(0), "mean": rows.mean(0), "max": rows.max(0) if len(rows) else 0}[mode]
+    return out
+
+
+def embedding_bag_samples(make):
+    idx = np.array([0, 1, 2, 5, 4, 4, 1])
+    off = np.array([0, 2, 2, 5])
+    return [SampleInput((idx, make((6, 3)), off)),
+            SampleInput((idx, make((6, 3)), off), dict(mode="sum")),
+            SampleInput((idx, make((6, 3)), off), dict(mode="max")),
+            SampleInput((np.array([[0, 1, 2], [5, 4, 4]]), make((6, 2))), dict(mode="sum",
+                                                                             per_sample_weights=make((2, 3)))),
+            SampleInput((idx, make((6, 3)), np.array([0, 3, 7])), dict(include_last_offset=True, padding_idx=4)),
+            SampleInput((np.array([[3]]), make((4, 3))), dict(mode="max", padding_idx=-1)),
+            SampleInput((idx, make((6, 2)), np.array([0, 3])), dict(mode="sum", per_sample_weights=make((7,)),
+                                                                     padding_idx=1))]
+
+
+def _embedding_bag_ops() -> list[OpInfo]:
+    return [OpInfo("embedding_bag", _embedding_bag, embedding_bag_samples, namespace=FUNCTIONAL, domain=(-2.0, 2.0),
+                   tol={"float16": dict(rtol=3e-3, atol=3e-3), "bfloat16": dict(rtol=3e-2, atol=3e-2)},
+                   grad_samples=7)]
+
+
 # ------------------------------------------------------------ the database ----
 
 def _e_unary(name, ref, domain=(-10.0, 10.0), **kw):
@@ -1498,6 +1915,10 @@ def _build() -> list[OpInfo]:
     ops += _math_ops()
     ops += _shape_ops_more()
     ops += _reduction_set_ops()
+    ops += _sampling_ops()
+    ops += _norm_ops()
+    ops += _grid_ops()
+    ops += _embedding_bag_ops()
     return ops
 
 

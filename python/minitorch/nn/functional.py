@@ -385,19 +385,6 @@ def avg_pool2d(input, kernel_size, stride=None, padding=0, ceil_mode: bool = Fal
     return out.squeeze(0) if unbatched else out
 
 
-def adaptive_avg_pool2d(input, output_size):
-    """Average pooling to a fixed output size. Supported when the input size is a multiple
-    of the output size (then it is avg_pool2d with kernel = stride = H/oh, W/ow)."""
-    x, unbatched = _batched(input, 4, "adaptive_avg_pool2d")
-    oh, ow = _pair(output_size, "output_size", "adaptive_avg_pool2d")
-    h, w = x.shape[2], x.shape[3]
-    if oh <= 0 or ow <= 0 or h % oh or w % ow:
-        raise NotImplementedError(f"adaptive_avg_pool2d: input size ({h}, {w}) must be a multiple of the output "
-                                  f"size ({oh}, {ow}) in minitorch")
-    out = _C._avg_pool2d(x, (h // oh, w // ow), (h // oh, w // ow), (0, 0), False)
-    return out.squeeze(0) if unbatched else out
-
-
 # ---- normalisation ----
 
 def _shape_tuple(shape, name: str, op: str) -> tuple:
@@ -666,3 +653,17 @@ def cosine_similarity(x1, x2, dim: int = 1, eps: float = 1e-8):
     shape = _C.broadcast_shapes(tuple(x1.shape), tuple(x2.shape))
     x1, x2 = x1.expand(shape), x2.expand(shape)
     return (x1 * x2).sum(dim) / (_norm_along(x1, dim, eps, keepdim=False) * _norm_along(x2, dim, eps, keepdim=False))
+
+
+# ---- resampling, more pooling, pixel shuffle, instance/local response norm, embedding_bag,
+# gumbel_softmax: nn/_sampling_functional.py, _pooling_functional.py, _shuffle_functional.py,
+# _instancenorm_functional.py, _embedding_bag_functional.py, _gumbel_functional.py ----
+from ._pooling_functional import (  # noqa: E402,F401
+    adaptive_avg_pool1d, adaptive_avg_pool2d, adaptive_avg_pool3d, adaptive_max_pool1d, adaptive_max_pool2d,
+    adaptive_max_pool3d, avg_pool1d, max_pool1d, max_unpool1d, max_unpool2d)
+from ._sampling_functional import (  # noqa: E402,F401
+    affine_grid, grid_sample, interpolate, upsample, upsample_bilinear, upsample_nearest)
+from ._shuffle_functional import pixel_shuffle, pixel_unshuffle  # noqa: E402,F401
+from ._instancenorm_functional import instance_norm, local_response_norm  # noqa: E402,F401
+from ._embedding_bag_functional import embedding_bag  # noqa: E402,F401
+from ._gumbel_functional import gumbel_softmax  # noqa: E402,F401

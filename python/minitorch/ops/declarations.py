@@ -348,7 +348,7 @@ OPS: tuple[Op, ...] = (
     _f("mse_loss", autocast=FP32_ALL), _f("l1_loss", autocast=FP32_ALL),
     _f("binary_cross_entropy", autocast=FP32_ALL), _f("binary_cross_entropy_with_logits", autocast=FP32_ALL),
     _f("max_pool2d", CPP, source="cpp/src/ops/conv.cpp"), _f("avg_pool2d", CPP, source="cpp/src/ops/conv.cpp"),
-    _f("adaptive_avg_pool2d"),
+    _f("adaptive_avg_pool2d", dtypes=FLOATING),
     _f("dropout"), _f("dropout1d"), _f("dropout2d"),
     _f("embedding"), _f("one_hot", grad=False), _f("pad"), _f("flatten"),
     # losses, distances and bilinear (nn/_loss_functional.py, nn/_distance_functional.py)
@@ -375,6 +375,17 @@ OPS: tuple[Op, ...] = (
     _py("histc", python="sets", dtypes=FLOATING, **NO_GRAD),
     _cpp("searchsorted", "search.cpp", python="sets", method=False, dtypes=NUMERIC, **NO_GRAD),
     _py("bucketize", python="sets", method=False, dtypes=NUMERIC, **NO_GRAD),
+    # resampling, more pooling, pixel shuffle, instance/local response norm, grid_sample, embedding_bag,
+    # gumbel_softmax (nn/_sampling_functional.py, _pooling_functional.py, _shuffle_functional.py...)
+    _f("interpolate", dtypes=FLOATING, autocast=FP32),
+    *(_f(n, dtypes=FLOATING) for n in ("upsample", "upsample_nearest", "upsample_bilinear")),
+    *(_f(n, dtypes=FLOATING) for n in (
+        "adaptive_avg_pool1d", "adaptive_max_pool1d", "adaptive_max_pool2d", "max_pool1d", "avg_pool1d",
+        "max_unpool1d", "max_unpool2d", "adaptive_avg_pool3d", "adaptive_max_pool3d")),
+    _f("pixel_shuffle"), _f("pixel_unshuffle"),
+    _f("instance_norm", dtypes=FLOATING), _f("local_response_norm", dtypes=FLOATING),
+    _f("grid_sample", dtypes=FLOATING), _f("affine_grid", dtypes=FLOATING),
+    _f("embedding_bag", dtypes=FLOATING), _f("gumbel_softmax", dtypes=FLOATING),
 )
 
 # Public names of nn.functional that are not ops: re-exported classes and context managers.
