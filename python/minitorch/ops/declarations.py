@@ -44,6 +44,7 @@ NATIVE = "native"    # Tensor.<name>_ is written on its own (C++ add_, a fill...
 
 MINITORCH = "minitorch"
 FUNCTIONAL = "nn.functional"
+LINALG = "linalg"  # minitorch.linalg (python/minitorch/linalg/)
 
 # The dtypes an op takes (its inputs'): tests/opinfo checks its values on each, and a
 # TypeError on the others. Names of minitorch dtypes, so that this table imports nothing.
@@ -356,6 +357,12 @@ OPS: tuple[Op, ...] = (
         "cosine_embedding_loss", "poisson_nll_loss", "multilabel_soft_margin_loss", "hinge_embedding_loss")),
     _f("gaussian_nll_loss", dtypes=FLOATING), _f("pairwise_distance", dtypes=FLOATING),
     _f("bilinear", dtypes=FLOATING),
+
+    # ---- minitorch.linalg (python/minitorch/linalg/: LAPACK / cuSOLVER; gradients in _functions.py) ----
+    *(Op(name, COMPOSITE, method=False, namespace=LINALG, dtypes=("float32", "float64")) for name in (
+        "norm", "vector_norm", "matrix_norm", "solve", "inv", "inv_ex", "det", "slogdet", "cholesky", "cholesky_ex",
+        "qr", "eigh", "eigvalsh", "svd", "svdvals", "pinv", "lstsq")),
+    Op("matrix_rank", COMPOSITE, method=False, namespace=LINALG, dtypes=("float32", "float64"), grad=False),
 )
 
 # Public names of nn.functional that are not ops: re-exported classes and context managers.
