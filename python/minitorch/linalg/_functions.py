@@ -39,6 +39,8 @@ class Solve(Function):
         ctx.info = info
         return x
 
+    # derivative of linalg.solve, input A: -A^{-T} g X^T
+    # derivative of linalg.solve, input B: A^{-T} g
     @staticmethod
     def backward(ctx, gx):
         a, x = ctx.saved_tensors
@@ -70,6 +72,7 @@ class SlogDet(Function):
         ctx.save_for_backward(a)
         return _slogdet_values(a)
 
+    # derivative of linalg.slogdet, input A: g_logabsdet * A^{-T} (sign: none)
     @staticmethod
     def backward(ctx, gsign, glogabs):
         (a,) = ctx.saved_tensors
@@ -90,6 +93,7 @@ class Det(Function):
         ctx.save_for_backward(a)
         return sign * logabsdet.exp()
 
+    # derivative of linalg.det, input A: g * det(U) det(V^T) U diag(prod_{j != i} s_j) V^T (the cofactors; = g det(A) A^{-T})
     @staticmethod
     def backward(ctx, g):
         (a,) = ctx.saved_tensors
@@ -119,6 +123,7 @@ class Cholesky(Function):
         ctx.info = info
         return l
 
+    # derivative of linalg.cholesky, input A: sym(L^{-T} Phi(L^T g) L^{-1}), Phi = tril with halved diagonal
     @staticmethod
     def backward(ctx, gl):
         (l,) = ctx.saved_tensors
@@ -152,6 +157,7 @@ class QR(Function):
         ctx.complete = complete
         return q, r
 
+    # derivative of linalg.qr, input A: (gQ + Q copyltu(R gR^T - gQ^T Q)) R^{-T} (m >= n; m < n: see QR)
     @staticmethod
     def backward(ctx, gq, gr):
         a, q, r = ctx.saved_tensors
@@ -180,6 +186,7 @@ class Eigh(Function):
         ctx.info = info
         return w, v
 
+    # derivative of linalg.eigh, input A: V (diag(gw) + (V^T gV) / (w_j - w_i)) V^T
     @staticmethod
     def backward(ctx, gw, gv):
         w, v = ctx.saved_tensors
@@ -212,6 +219,7 @@ class SVD(Function):
         ctx.info = info
         return u, s, vh
 
+    # derivative of linalg.svd, input A: U [skew(U^T gU)/E S + S skew(V^T gV)/E + diag(gS)] V^T + (I - UU^T) gU S^{-1} V^T + U S^{-1} gV^T (I - VV^T)
     @staticmethod
     def backward(ctx, gu, gs, gvh):
         u, s, vh = ctx.saved_tensors
