@@ -243,3 +243,25 @@ def test_singular_det_and_slogdet(device):
     assert sign.item() == 0.0 and logabs.item() == -float("inf")
     p = np.array([[0.0, 1.0], [1.0, 0.0]])  # a row swap: det -1
     assert LA.det(t(p, "float64", device)).item() == pytest.approx(-1.0)
+
+
+def test_top_level_forms(device):
+    rng = np.random.default_rng(9)
+    a = rng.standard_normal((5, 3))
+    A = t(a, "float64", device)
+    u, s, v = minitorch.svd(A)  # some=True: reduced, and V rather than Vh
+    assert tuple(u.shape) == (5, 3) and tuple(v.shape) == (3, 3)
+    np.testing.assert_allclose(((u * s[None, :]) @ v.mT).cpu().numpy(), a, atol=1e-10)
+    assert A.svd()._fields == ("U", "S", "V")
+    u0, s0, v0 = A.svd(compute_uv=False)
+    assert tuple(u0.shape) == (5, 5) and tuple(v0.shape) == (3, 3) and u0.abs().sum().item() == 0
+    close(s0, np.linalg.svd(a, compute_uv=False), "float64")
+    q, r = minitorch.qr(A, some=False)
+    assert tuple(q.shape) == (5, 5) and tuple(r.shape) == (5, 3)
+    spd_ = spd(rng, 3, 3)
+    S = t(spd_, "float64", device)
+    close(S.cholesky(upper=True), np.linalg.cholesky(spd_).T, "float64")
+    close(minitorch.inverse(S), np.linalg.inv(spd_), "float64")
+    close(S.logdet(), np.log(np.linalg.det(spd_)), "float64")
+    assert np.isnan(t([[0.0, 1.0], [1.0, 0.0]], "float64", device).logdet().item())  # det -1
+    close(A.pinverse(), np.linalg.pinv(a), "float64")

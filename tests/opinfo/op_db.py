@@ -17,7 +17,7 @@ from typing import Any, Callable
 
 import numpy as np
 
-from minitorch.ops.declarations import CPP, COMPOSITE, ELEMENTWISE, FUNCTIONAL, MINITORCH, Op, by_name
+from minitorch.ops.declarations import CPP, COMPOSITE, ELEMENTWISE, FUNCTIONAL, LINALG, MINITORCH, Op, by_name
 
 
 class D:
@@ -95,7 +95,7 @@ class OpInfo:
 
     @property
     def id(self):
-        return self.name if self.namespace == MINITORCH else f"F.{self.name}"
+        return self.name if self.namespace == MINITORCH else f"{'linalg' if self.namespace == LINALG else 'F'}.{self.name}"
 
     @property
     def dtypes(self):
@@ -1242,7 +1242,112 @@ def _build() -> list[OpInfo]:
     ops += _activation_ops()
     ops += _math_ops()
     ops += _shape_ops_more()
+    ops += _linalg_ops()
     return ops
+
+
+# ---------------------------------------------------------------- linalg ----
+# minitorch.linalg's single-result ops and the top-level forms (det, inverse...). Square
+# matrices are well conditioned (uniform in [-1, 1] plus 3 I: Gershgorin keeps det > 0)
+# and batched, so the "expanded" layout repeats whole matrices, never rows. The
+# factorizations (cholesky, qr, eigh, svd) read one triangle or are unique only up to
+# signs: tests/linalg/ checks them.
+
+def _well_conditioned(make, shape):
+    return D(make(shape, -1.0, 1.0).arr + 3 * np.eye(shape[-1]))
+
+
+def _square_samples(make):
+    return [SampleInput((_well_conditioned(make, (2, 3, 3)),)), SampleInput((_well_conditioned(make, (2, 1, 4, 4)),))]
+
+
+def _solve_samples(make):
+    return [SampleInput((_well_conditioned(make, (2, 3, 3)), make((2, 3, 2)))),
+            SampleInput((_well_conditioned(make, (2, 3, 3)), make((3,)))),
+            SampleInput((_well_conditioned(make, (2, 3, 3)), make((2, 4, 3))), dict(left=False))]
+
+
+def _solve_ref(a, b, left=True):
+    if not left:
+        return np.swapaxes(np.linalg.solve(np.swapaxes(a, -1, -2), np.swapaxes(b, -1, -2)), -1, -2)
+    if b.ndim == 1:
+        return np.linalg.solve(a, np.broadcast_to(b, a.shape[:-1])[..., None])[..., 0]
+    return np.linalg.solve(a, b)
+
+
+def _rect_samples(make):
+    return [SampleInput((make((2, 4, 3), -1.0, 1.0),)), SampleInput((make((2, 3, 5), -1.0, 1.0),))]
+
+
+def _vector_norm_samples(make):
+    return [SampleInput((make((3, 4)),)), SampleInput((make((3, 4)), 1, -1)), SampleInput((make((2, 3, 4)), 3, (0, 2))),
+            SampleInput((make((3, 4)), float("inf"), 1, True))]
+
+
+def _vector_norm_ref(x, ord=2, dim=None, keepdim=False):
+    if dim is None:
+        return np.asarray(np.linalg.norm(x.ravel(), ord))
+    dims = (dim,) if isinstance(dim, int) else tuple(dim)
+    a = np.abs(x)
+    out = a.max(dims, keepdims=keepdim) if ord == np.inf else (a ** ord).sum(dims, keepdims=keepdim) ** (1.0 / ord)
+    return np.asarray(out)
+
+
+def _matrix_norm_samples(make):
+    # 'nuc' and 2 go through svdvals, which refuses float16: tests/linalg checks them
+    return [SampleInput((make((2, 3, 4)),)), SampleInput((make((2, 3, 4)), 1, (0, 2))),
+            SampleInput((make((2, 3, 4)), -np.inf, (-2, -1), True)), SampleInput((make((3, 4)), np.inf))]
+
+
+def _matrix_norm_ref(a, ord="fro", dim=(-2, -1), keepdim=False):
+    return np.asarray(np.linalg.norm(a, ord, axis=dim, keepdims=keepdim))
+
+
+def _norm_samples(make):
+    return [SampleInput((make((2, 3, 4)),)), SampleInput((make((3, 4)), "fro")), SampleInput((make((2, 3, 4)), 2, 1)),
+            SampleInput((make((2, 3, 4)), None, (1, 2)))]
+
+
+def _norm_ref(a, ord=None, dim=None, keepdim=False):
+    if dim is None and ord is None:
+        return np.asarray(np.linalg.norm(a.ravel()))
+    return np.asarray(np.linalg.norm(a, ord, axis=dim, keepdims=keepdim))
+
+
+def _matrix_rank_samples(make):
+    low = make((2, 4, 3), -1.0, 1.0).arr.copy()
+    low[..., 2] = low[..., 0]  # rank 2
+    return [SampleInput((make((2, 4, 3), -1.0, 1.0),)), SampleInput((D(low),))]
+
+
+def _slogdet_ref(a):
+    return tuple(np.linalg.slogdet(a))
+
+
+def _linalg_ops() -> list[OpInfo]:
+    tol = {"float32": dict(rtol=1e-4, atol=1e-5)}
+    la = [
+        ("det", np.linalg.det, _square_samples),
+        ("slogdet", _slogdet_ref, _square_samples),
+        ("inv", np.linalg.inv, _square_samples),
+        ("solve", _solve_ref, _solve_samples),
+        ("pinv", np.linalg.pinv, _rect_samples),
+        ("svdvals", lambda a: np.linalg.svd(a, compute_uv=False), _rect_samples),
+        ("matrix_rank", lambda a: np.linalg.matrix_rank(a).astype(np.int64), _matrix_rank_samples),
+        ("vector_norm", _vector_norm_ref, _vector_norm_samples),
+        ("matrix_norm", _matrix_norm_ref, _matrix_norm_samples),
+        ("norm", _norm_ref, _norm_samples),
+    ]
+    top = [
+        ("det", np.linalg.det, _square_samples),
+        ("logdet", lambda a: np.log(np.linalg.det(a)), _square_samples),
+        ("slogdet", _slogdet_ref, _square_samples),
+        ("inverse", np.linalg.inv, _square_samples),
+        ("pinverse", np.linalg.pinv, _rect_samples),
+    ]
+    # one gradcheck sample each: finite differences of a factorization are slow on the emulator
+    return ([OpInfo(n, ref, gen, namespace=LINALG, tol=tol, grad_samples=1) for n, ref, gen in la]
+            + [OpInfo(n, ref, gen, tol=tol, grad_samples=1) for n, ref, gen in top])
 
 
 OP_DB: list[OpInfo] = _build()

@@ -49,16 +49,25 @@ class Solve(Function):
         return ga, gb
 
 
-def _slogdet_values(a):
-    """(sign, log|det A|) from P A = L U (no gradient)."""
+def _lu_diagonal(a):
+    """U's diagonal of P A = L U, and (-1)^(row swaps) (no gradient)."""
     lu, piv, _info = _kernels.run("lu_factor", a)
     n = a.shape[-1]
-    diag = lu.diagonal(0, -2, -1)
     swaps = (piv != _C._arange(1, n + 1, 1, _C.dtype.int64, piv.device)).sum(-1)  # pivots are 1-based
-    negatives = (diag < 0).sum(-1)
-    sign = 1.0 - 2.0 * ((swaps + negatives) % 2).to(a.dtype)
-    sign = _C.where(diag.eq(0).any(-1), _C._full((), 0.0, a.dtype, a.device), sign)
+    return lu.diagonal(0, -2, -1), 1.0 - 2.0 * (swaps % 2).to(a.dtype)
+
+
+def _slogdet_values(a):
+    """(sign, log|det A|) from P A = L U (no gradient)."""
+    diag, parity = _lu_diagonal(a)
+    sign = parity * diag.sign().cumprod(-1)[..., -1] if diag.shape[-1] else parity
     return sign, diag.abs().log().sum(-1)
+
+
+def _det_value(a):
+    """det A = (-1)^(row swaps) * prod(diag U) (no gradient)."""
+    diag, parity = _lu_diagonal(a)
+    return parity * diag.cumprod(-1)[..., -1] if diag.shape[-1] else parity
 
 
 class SlogDet(Function):
@@ -82,16 +91,15 @@ class SlogDet(Function):
 
 
 class Det(Function):
-    """det A = sign * exp(logabsdet) (SlogDet's LU).
+    """det A = (-1)^(row swaps) * prod(diag U), from P A = L U.
 
     gA = g * cofactor(A), the matrix of cofactors, which exists for singular A too; from the
     SVD A = U S V^T: cofactor(A) = det(U) det(V^T) U diag(prod_{j != i} s_j) V^T."""
 
     @staticmethod
     def forward(ctx, a):
-        sign, logabsdet = _slogdet_values(a)
         ctx.save_for_backward(a)
-        return sign * logabsdet.exp()
+        return _det_value(a)
 
     # derivative of linalg.det, input A: g * det(U) det(V^T) U diag(prod_{j != i} s_j) V^T (the cofactors; = g det(A) A^{-T})
     @staticmethod

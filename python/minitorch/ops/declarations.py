@@ -359,10 +359,16 @@ OPS: tuple[Op, ...] = (
     _f("bilinear", dtypes=FLOATING),
 
     # ---- minitorch.linalg (python/minitorch/linalg/: LAPACK / cuSOLVER; gradients in _functions.py) ----
+    # the norms take float16/bfloat16 too, as PyTorch's do (but not through an SVD: 'nuc', 2, -2)
+    *(Op(name, COMPOSITE, method=False, namespace=LINALG, dtypes=FLOATING) for name in (
+        "norm", "vector_norm", "matrix_norm")),
     *(Op(name, COMPOSITE, method=False, namespace=LINALG, dtypes=("float32", "float64")) for name in (
-        "norm", "vector_norm", "matrix_norm", "solve", "inv", "inv_ex", "det", "slogdet", "cholesky", "cholesky_ex",
+        "solve", "inv", "inv_ex", "det", "slogdet", "cholesky", "cholesky_ex",
         "qr", "eigh", "eigvalsh", "svd", "svdvals", "pinv", "lstsq")),
     Op("matrix_rank", COMPOSITE, method=False, namespace=LINALG, dtypes=("float32", "float64"), grad=False),
+    # their older top-level forms, minitorch.<name> and Tensor.<name> (ops/linalg_forms.py)
+    *(_py(name, python="linalg_forms", dtypes=("float32", "float64")) for name in (
+        "det", "logdet", "slogdet", "inverse", "cholesky", "qr", "svd", "pinverse")),
 )
 
 # Public names of nn.functional that are not ops: re-exported classes and context managers.
