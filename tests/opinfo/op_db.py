@@ -1324,6 +1324,15 @@ def _slogdet_ref(a):
     return tuple(np.linalg.slogdet(a))
 
 
+def _multi_dot_samples(make):
+    return [SampleInput(([make((3,)), make((3, 4)), make((4, 2))],)),
+            SampleInput(([make((2, 3)), make((3, 4)), make((4,))],)), SampleInput(([make((2, 3)), make((3, 2))],))]
+
+
+def _multi_dot_ref(ts):
+    return np.asarray(np.linalg.multi_dot(ts))
+
+
 def _linalg_ops() -> list[OpInfo]:
     tol = {"float32": dict(rtol=1e-4, atol=1e-5)}
     la = [
@@ -1337,6 +1346,18 @@ def _linalg_ops() -> list[OpInfo]:
         ("vector_norm", _vector_norm_ref, _vector_norm_samples),
         ("matrix_norm", _matrix_norm_ref, _matrix_norm_samples),
         ("norm", _norm_ref, _norm_samples),
+        ("vecdot", lambda x, y, dim=-1: np.asarray((x * y).sum(dim)),
+         lambda make: [SampleInput((make((3, 4)), make((4,)))), SampleInput((make((2, 3)), make((2, 3))), dict(dim=0))]),
+        ("multi_dot", _multi_dot_ref, _multi_dot_samples),
+        ("matrix_power", lambda a, n: np.linalg.matrix_power(a, n),
+         lambda make: [SampleInput((make((2, 3, 3), -2, 2), 3)), SampleInput((make((3, 3), -2, 2), 0)),
+                       SampleInput((make((3, 3), -2, 2), 1))]),
+        ("cond", lambda a, p=None: np.asarray(np.linalg.cond(a, p)),
+         lambda make: [SampleInput((_well_conditioned(make, (2, 3, 3)),)),
+                       SampleInput((_well_conditioned(make, (2, 3, 3)), "fro")),
+                       SampleInput((make((2, 4, 3), -1.0, 1.0), -2))]),
+        ("diagonal", lambda a, offset=0, dim1=-2, dim2=-1: np.diagonal(a, offset, dim1, dim2).copy(),
+         lambda make: [SampleInput((make((2, 3, 4)),)), SampleInput((make((3, 4)),), dict(offset=1))]),
     ]
     top = [
         ("det", np.linalg.det, _square_samples),

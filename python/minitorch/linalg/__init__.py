@@ -21,11 +21,13 @@ import numbers
 
 from .. import _C
 from .._C import Tensor
+from ..autograd import Function
 from . import _functions as F
 from . import _kernels
 
 __all__ = ["LinAlgError", "norm", "vector_norm", "matrix_norm", "solve", "inv", "inv_ex", "det", "slogdet",
-           "cholesky", "cholesky_ex", "qr", "eigh", "eigvalsh", "svd", "svdvals", "pinv", "lstsq", "matrix_rank"]
+           "cholesky", "cholesky_ex", "qr", "eigh", "eigvalsh", "svd", "svdvals", "pinv", "lstsq", "matrix_rank",
+           "matmul", "vecdot", "cross", "diagonal", "multi_dot", "matrix_power", "cond"]
 
 
 class LinAlgError(RuntimeError):
@@ -248,7 +250,7 @@ def qr(A: Tensor, mode: str = "reduced", *, out=None) -> tuple:
     return QRResult(*F.QR.apply(A, mode == "complete"))
 
 
-class _RequiresQ(F.Function):
+class _RequiresQ(Function):
     """mode='r' in a graph: backward says why there is no gradient, as PyTorch does."""
 
     @staticmethod
@@ -313,12 +315,24 @@ def _svd_failed(op: str, A: Tensor) -> None:
                           f"(error code: {fail[1]}).")
 
 
+def _check_svd_driver(op: str, A: Tensor, driver) -> None:
+    """``driver`` picks cuSOLVER's routine in PyTorch; minitorch always uses gesvdj on a GPU."""
+    if driver is None:
+        return
+    if A.device.type == "cpu":
+        raise _C.InputError(f"torch.linalg.{op}: keyword argument `driver=` is only supported on CUDA inputs "
+                            f"with cuSOLVER backend.")
+    if driver not in ("gesvd", "gesvdj", "gesvda"):
+        raise _C.InputError(f"torch.linalg.{op}: driver should be one of (gesvd, gesvdj, gesvda), but got {driver}")
+
+
 def svd(A: Tensor, full_matrices: bool = True, *, driver=None, out=None) -> tuple:
     """``(U, S, Vh)`` with ``A = U diag(S) Vh``, S descending. ``full_matrices=True``: U (m, m)
     and Vh (n, n); else U (m, k), Vh (k, n), k = min(m, n). U and Vh are unique only up to the
     signs of their columns/rows: differentiate functions that do not depend on those."""
     _no_out("svd", out)
     _matrix("svd", A, square=False)
+    _check_svd_driver("svd", A, driver)
     u, s, vh = F.SVD.apply(A, bool(full_matrices))
     _svd_failed("svd", A)
     return SVDResult(u, s, vh)
@@ -328,6 +342,7 @@ def svdvals(A: Tensor, *, driver=None, out=None) -> Tensor:
     """The singular values of A, descending (..., min(m, n))."""
     _no_out("svdvals", out)
     _matrix("svdvals", A, square=False)
+    _check_svd_driver("svdvals", A, driver)
     if A.requires_grad and _C.is_grad_enabled():
         s = F.SVD.apply(A, False)[1]
     else:
@@ -420,6 +435,9 @@ def lstsq(A: Tensor, B: Tensor, rcond=None, *, driver=None) -> tuple:
         raise _C.InputError(f"torch.linalg.lstsq: parameter `driver` should be one of (gels, gelsy, gelsd, gelss)")
     if not on_cpu and driver != "gels":
         raise _C.InputError("torch.linalg.lstsq: `driver` other than `gels` is not supported on CUDA")
+    if not on_cpu and A.shape[-2] < A.shape[-1]:
+        raise _C.InputError("torch.linalg.lstsq: only overdetermined systems (input.size(-2) >= input.size(-1)) "
+                            "are allowed on CUDA")
     vector = B.ndim == A.ndim - 1
     b = B[..., None] if vector else B
     m, n = A.shape[-2], A.shape[-1]
@@ -548,3 +566,97 @@ def norm(A: Tensor, ord=None, dim=None, keepdim: bool = False, *, dtype=None, ou
         return matrix_norm(A, ord, (-2, -1), keepdim, dtype=dtype)
     raise _C.InputError(f"linalg.norm: If dim is not specified but ord is, the input must be 1D or 2D. "
                         f"Got {A.ndim}D.")
+
+
+# ---- products and compositions ---------------------------------------------------------------
+
+def matmul(input: Tensor, other: Tensor, *, out=None) -> Tensor:
+    """``minitorch.matmul`` (PyTorch's alias in torch.linalg)."""
+    _no_out("matmul", out)
+    return _C.matmul(input, other)
+
+
+def vecdot(x: Tensor, y: Tensor, *, dim: int = -1, out=None) -> Tensor:
+    """The dot product of vectors along ``dim`` (the operands broadcast): ``(x * y).sum(dim)``."""
+    _no_out("vecdot", out)
+    if not isinstance(x, Tensor) or not isinstance(y, Tensor):
+        raise TypeError("linalg.vecdot(): arguments 'x' and 'y' must be Tensors")
+    if x.dtype != y.dtype:
+        raise _C.DTypeError(f"linalg.vecdot: Expected x and y to have the same dtype, but found x of type {x.dtype} "
+                            f"and y of type {y.dtype} instead")
+    if x.dtype == _C.dtype.bool:
+        raise _C.DTypeError("linalg.vecdot: \"linalg_vecdot\" not implemented for 'Bool'")
+    if x.dtype in (_C.dtype.float16, _C.dtype.bfloat16):  # products and sum in float32, as PyTorch's kernels
+        return (x.float() * y.float()).sum(dim).to(x.dtype)
+    return (x * y).sum(dim)
+
+
+def cross(input: Tensor, other: Tensor, *, dim: int = -1, out=None) -> Tensor:
+    """The cross product of 3-vectors along ``dim`` (default -1, unlike ``minitorch.cross``)."""
+    _no_out("cross", out)
+    return input.cross(other, dim=dim)
+
+
+def diagonal(A: Tensor, *, offset: int = 0, dim1: int = -2, dim2: int = -1) -> Tensor:
+    """``A.diagonal(offset, dim1, dim2)``: by default the diagonals of a batch of matrices."""
+    return A.diagonal(offset, dim1, dim2)
+
+
+def multi_dot(tensors, *, out=None) -> Tensor:
+    """The product of a chain of matrices ``A @ B @ ... @ Z``; the first may be a vector
+    (a row) and the last a vector (a column), as in PyTorch. Multiplied left to right."""
+    _no_out("multi_dot", out)
+    tensors = list(tensors)
+    if len(tensors) < 2:
+        raise _C.InputError(f"multi_dot(): expected at least 2 tensors but got {len(tensors)}")
+    for i, t in enumerate(tensors):
+        ok_dims = (1, 2) if i in (0, len(tensors) - 1) else (2,)
+        if not isinstance(t, Tensor) or t.ndim not in ok_dims:
+            what = "the first and last" if i in (0, len(tensors) - 1) else "the middle"
+            raise _C.InputError(f"multi_dot(): {what} tensors must be " +
+                                ("1D or 2D" if len(ok_dims) == 2 else "2D") +
+                                f" but got {getattr(t, 'ndim', type(t).__name__)}D for tensor {i}")
+    result = tensors[0]
+    for t in tensors[1:]:
+        result = _C.matmul(result, t)
+    return result
+
+
+def matrix_power(A: Tensor, n: int, *, out=None) -> Tensor:
+    """``A^n`` for square A and an integer n by repeated squaring; ``n = 0`` gives the
+    identity, ``n < 0`` the power of ``inv(A)``."""
+    _no_out("matrix_power", out)
+    if isinstance(n, bool) or not isinstance(n, int):
+        raise TypeError(f"linalg.matrix_power(): argument 'n' must be int, not {type(n).__name__}")
+    if not isinstance(A, Tensor):
+        raise TypeError(f"linalg.matrix_power(): argument 'A' must be Tensor, not {type(A).__name__}")
+    if A.ndim < 2 or A.shape[-1] != A.shape[-2]:
+        raise _C.InputError(f"linalg.matrix_power: A must be batches of square matrices, got shape {tuple(A.shape)}")
+    if n == 0:
+        return _C._eye(A.shape[-1], A.shape[-1], A.dtype, A.device).expand(*A.shape).clone()
+    if n < 0:
+        A, n = inv(A), -n
+    result, base = None, A
+    while n:
+        if n & 1:
+            result = base if result is None else _C.matmul(result, base)
+        n >>= 1
+        if n:
+            base = _C.matmul(base, base)
+    return result.clone() if result is A else result  # A^1 is a new tensor, as in PyTorch
+
+
+def cond(A: Tensor, p=None, *, out=None) -> Tensor:
+    """The condition number of A in the norm ``p``: for ``p`` None, 2 or -2 the ratio of
+    its extreme singular values (any shape); for 'fro', 'nuc', 1, -1, inf, -inf (square A)
+    ``matrix_norm(A, p) * matrix_norm(inv(A), p)``."""
+    _no_out("cond", out)
+    if p is None or p in (2, -2):
+        _matrix("cond", A, square=False)
+        s = svdvals(A)
+        if s.shape[-1] == 0:
+            return s.sum(-1)
+        big, small = s[..., 0], s[..., -1]
+        return small / big if p == -2 else big / small
+    _matrix("cond", A)
+    return matrix_norm(A, p) * matrix_norm(inv(A), p)

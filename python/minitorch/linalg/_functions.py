@@ -34,9 +34,8 @@ class Solve(Function):
 
     @staticmethod
     def forward(ctx, a, b):
-        x, info = _kernels.run("solve", a, b=b)
+        x, _info = _kernels.run("solve", a, b=b)
         ctx.save_for_backward(a, x)
-        ctx.info = info
         return x
 
     # derivative of linalg.solve, input A: -A^{-T} g X^T
@@ -126,9 +125,8 @@ class Cholesky(Function):
 
     @staticmethod
     def forward(ctx, a):
-        l, info = _kernels.run("cholesky", a)
+        l, _info = _kernels.run("cholesky", a)
         ctx.save_for_backward(l)
-        ctx.info = info
         return l
 
     # derivative of linalg.cholesky, input A: sym(L^{-T} Phi(L^T g) L^{-1}), Phi = tril with halved diagonal
@@ -189,9 +187,8 @@ class Eigh(Function):
 
     @staticmethod
     def forward(ctx, a, upper):
-        w, v, info = _kernels.run("eigh", a, upper, True)
+        w, v, _info = _kernels.run("eigh", a, upper, True)
         ctx.save_for_backward(w, v)
-        ctx.info = info
         return w, v
 
     # derivative of linalg.eigh, input A: V (diag(gw) + (V^T gV) / (w_j - w_i)) V^T
@@ -222,9 +219,8 @@ class SVD(Function):
 
     @staticmethod
     def forward(ctx, a, full_matrices):
-        u, s, vh, info = _kernels.run("svd", a, full_matrices, True)
+        u, s, vh, _info = _kernels.run("svd", a, full_matrices, True)
         ctx.save_for_backward(u, s, vh)
-        ctx.info = info
         return u, s, vh
 
     # derivative of linalg.svd, input A: U [skew(U^T gU)/E S + S skew(V^T gV)/E + diag(gS)] V^T + (I - UU^T) gU S^{-1} V^T + U S^{-1} gV^T (I - VV^T)

@@ -366,6 +366,11 @@ OPS: tuple[Op, ...] = (
         "solve", "inv", "inv_ex", "det", "slogdet", "cholesky", "cholesky_ex",
         "qr", "eigh", "eigvalsh", "svd", "svdvals", "pinv", "lstsq")),
     Op("matrix_rank", COMPOSITE, method=False, namespace=LINALG, dtypes=("float32", "float64"), grad=False),
+    # products and compositions of other ops
+    *(Op(name, COMPOSITE, method=False, namespace=LINALG, dtypes=NUMERIC) for name in (
+        "matmul", "vecdot", "cross", "multi_dot", "matrix_power")),
+    Op("diagonal", COMPOSITE, method=False, namespace=LINALG),
+    Op("cond", COMPOSITE, method=False, namespace=LINALG, dtypes=("float32", "float64")),
     # their older top-level forms, minitorch.<name> and Tensor.<name> (ops/linalg_forms.py)
     *(_py(name, python="linalg_forms", dtypes=("float32", "float64")) for name in (
         "det", "logdet", "slogdet", "inverse", "cholesky", "qr", "svd", "pinverse")),
