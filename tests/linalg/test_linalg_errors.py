@@ -93,3 +93,11 @@ def test_argument_values(device):
         LA.norm(t(np.ones((2, 2, 2)), device), 2)
     with pytest.raises(ValueError, match="driver"):
         LA.lstsq(a, a, driver="magic")
+
+
+def test_svd_of_non_finite_values(device):
+    a = t([[1.0, float("nan")], [2.0, 3.0]], device)
+    with pytest.raises(LA.LinAlgError, match="linalg.svd: The algorithm failed to converge because the input matrix "
+                                             "contained non-finite values"):
+        LA.svd(a)
+    assert np.isnan(LA.det(a).item())

@@ -309,6 +309,9 @@ def eigvalsh(A: Tensor, UPLO: str = "L", *, out=None) -> Tensor:
 
 def _svd_failed(op: str, A: Tensor) -> None:
     fail = _first_failure(_last_info())
+    if fail is not None and fail[1] < 0:  # LAPACK's gesdd refuses NaN/inf (INFO = -4: argument A)
+        raise LinAlgError(f"linalg.{op}: {_where(tuple(A.shape[:-2]), fail[0])}The algorithm failed to converge "
+                          f"because the input matrix contained non-finite values.")
     if fail is not None:
         raise LinAlgError(f"linalg.{op}: {_where(tuple(A.shape[:-2]), fail[0])}The algorithm failed to converge "
                           f"because the input matrix is ill-conditioned or has too many repeated singular values "
