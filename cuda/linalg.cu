@@ -89,7 +89,10 @@ cusolverDnHandle_t handle()
 
 // cuSOLVER's S/D routines as overloads, so the code below is a template over float/double.
 #define MT_CUSOLVER_OVERLOADS(T, P)                                                                          \
-    cusolverStatus_t getrf_size(int m, int n, T* a, int* lw) { return cusolverDn##P##getrf_bufferSize(handle(), m, n, a, m, lw); } \
+    cusolverStatus_t getrf_size(int m, int n, T* a, int* lw)                                                 \
+    {                                                                                                        \
+        return cusolverDn##P##getrf_bufferSize(handle(), m, n, a, m, lw);                                    \
+    }                                                                                                        \
     cusolverStatus_t getrf(int m, int n, T* a, T* w, int* piv, int* info)                                    \
     {                                                                                                        \
         return cusolverDn##P##getrf(handle(), m, n, a, m, w, piv, info);                                     \
@@ -106,7 +109,10 @@ cusolverDnHandle_t handle()
     {                                                                                                        \
         return cusolverDn##P##potrf(handle(), CUBLAS_FILL_MODE_LOWER, n, a, n, w, lw, info);                 \
     }                                                                                                        \
-    cusolverStatus_t geqrf_size(int m, int n, T* a, int* lw) { return cusolverDn##P##geqrf_bufferSize(handle(), m, n, a, m, lw); } \
+    cusolverStatus_t geqrf_size(int m, int n, T* a, int* lw)                                                 \
+    {                                                                                                        \
+        return cusolverDn##P##geqrf_bufferSize(handle(), m, n, a, m, lw);                                    \
+    }                                                                                                        \
     cusolverStatus_t geqrf(int m, int n, T* a, T* tau, T* w, int lw, int* info)                              \
     {                                                                                                        \
         return cusolverDn##P##geqrf(handle(), m, n, a, m, tau, w, lw, info);                                 \
@@ -296,7 +302,8 @@ std::tuple<Tensor, Tensor> qr_cuda(const Tensor& a, bool complete)
             cuda::transpose(q->data_as<T>() + p * m * qcols, pw + p * wcols * m, 1, qcols, m, m * qcols);
         return 0;
     });
-    for (int v : ints_to_host(info_d, batch)) MT_CHECK_RUNTIME(v == 0, "qr: cuSOLVER geqrf/orgqr failed (info ", v, ")");
+    for (int v : ints_to_host(info_d, batch))
+        MT_CHECK_RUNTIME(v == 0, "qr: cuSOLVER geqrf/orgqr failed (info ", v, ")");
     return {q, r};
 }
 

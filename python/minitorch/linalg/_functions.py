@@ -3,8 +3,9 @@ derivatives.yaml / FunctionsManual.cpp). Each factorization is one autograd Func
 forward calls a kernel (_kernels.py), its backward is the formula, written with minitorch
 ops. Real matrices only; ``X^T`` is ``X.mT``, ``A^{-1} B`` is a solve, never an inverse.
 
-The other ops of minitorch.linalg (inv, det through slogdet's LU, pinv, lstsq, the norms)
-are compositions of these and of ordinary ops, so their gradients follow.
+The other ops of minitorch.linalg (inv is a Solve with B = I; pinv, lstsq, matrix norms
+and cond go through SVD; vector norms are minitorch.norm) are compositions of these and of
+ordinary ops, so their gradients follow.
 """
 from __future__ import annotations
 
@@ -100,7 +101,7 @@ class Det(Function):
         ctx.save_for_backward(a)
         return _det_value(a)
 
-    # derivative of linalg.det, input A: g * det(U) det(V^T) U diag(prod_{j != i} s_j) V^T (the cofactors; = g det(A) A^{-T})
+    # derivative of linalg.det, input A: g * det(U) det(V^T) U diag(prod_{j != i} s_j) V^T (= g det(A) A^{-T})
     @staticmethod
     def backward(ctx, g):
         (a,) = ctx.saved_tensors
@@ -223,7 +224,7 @@ class SVD(Function):
         ctx.save_for_backward(u, s, vh)
         return u, s, vh
 
-    # derivative of linalg.svd, input A: U [skew(U^T gU)/E S + S skew(V^T gV)/E + diag(gS)] V^T + (I - UU^T) gU S^{-1} V^T + U S^{-1} gV^T (I - VV^T)
+    # derivative of linalg.svd, input A: U [skew(U^T gU)/E S + S skew(V^T gV)/E + diag(gS)] V^T + (I-UU^T) gU S^-1 V^T + U S^-1 gV^T (I-VV^T)
     @staticmethod
     def backward(ctx, gu, gs, gvh):
         u, s, vh = ctx.saved_tensors
