@@ -101,3 +101,12 @@ def test_svd_of_non_finite_values(device):
                                              "contained non-finite values"):
         LA.svd(a)
     assert np.isnan(LA.det(a).item())
+
+
+def test_solve_triangular_errors(device):
+    with pytest.raises(LA.LinAlgError, match="linalg.solve_triangular: The solver failed"):
+        LA.solve_triangular(t([[0.0, 0.0], [1.0, 1.0]], device), t(np.ones((2, 1)), device), upper=False)
+    with pytest.raises(ValueError, match="B must have at least 2 dimensions"):
+        LA.solve_triangular(t(np.eye(2), device), t(np.ones(2), device), upper=True)
+    with pytest.raises(TypeError):
+        LA.solve_triangular(t(np.eye(2), device), t(np.ones((2, 1)), device))  # upper is required

@@ -121,3 +121,11 @@ def test_norm_grads(device):
     for ord_ in ("fro", "nuc", 2, -2, 1, float("inf")):
         gradcheck(lambda x: LA.matrix_norm(x, ord_), (x,))
     gradcheck(lambda x: LA.norm(x, dim=(0, 2)), (x,))
+
+
+def test_solve_triangular_grad(device):
+    r = rng()
+    a = leaf(r.standard_normal((2, 3, 3)) + 3 * np.eye(3), device)
+    b = leaf(r.standard_normal((2, 3, 2)), device)
+    gradcheck(lambda a, b: LA.solve_triangular(a, b, upper=True), (a, b))
+    gradcheck(lambda a, b: LA.solve_triangular(a, b.mT, upper=False, left=False, unitriangular=True), (a, b))

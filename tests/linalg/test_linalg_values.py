@@ -265,3 +265,19 @@ def test_top_level_forms(device):
     close(S.logdet(), np.log(np.linalg.det(spd_)), "float64")
     assert np.isnan(t([[0.0, 1.0], [1.0, 0.0]], "float64", device).logdet().item())  # det -1
     close(A.pinverse(), np.linalg.pinv(a), "float64")
+
+
+@pytest.mark.parametrize("upper", [True, False])
+@pytest.mark.parametrize("unitriangular", [False, True])
+def test_solve_triangular(device, upper, unitriangular):
+    rng = np.random.default_rng(10)
+    a = rng.standard_normal((2, 3, 3)) + 3 * np.eye(3)
+    tri = np.triu(a) if upper else np.tril(a)
+    if unitriangular:
+        tri = tri - np.diagonal(tri, 0, -2, -1)[..., None] * np.eye(3) + np.eye(3)
+    b, bl = rng.standard_normal((2, 3, 2)), rng.standard_normal((4, 1, 5, 3))
+    A = t(a, "float64", device)  # the other triangle holds values that must be ignored
+    close(LA.solve_triangular(A, t(b, "float64", device), upper=upper, unitriangular=unitriangular),
+          np.linalg.solve(tri, b), "float64")
+    close(LA.solve_triangular(A, t(bl, "float64", device), upper=upper, left=False, unitriangular=unitriangular),
+          bl @ np.linalg.inv(tri), "float64")

@@ -1275,6 +1275,19 @@ def _solve_ref(a, b, left=True):
     return np.linalg.solve(a, b)
 
 
+def _solve_triangular_ref(a, b, upper, left=True, unitriangular=False):
+    tri = np.triu(a) if upper else np.tril(a)
+    if unitriangular:
+        tri = tri - np.diagonal(tri, 0, -2, -1)[..., None] * np.eye(a.shape[-1]) + np.eye(a.shape[-1])
+    return np.linalg.solve(tri, b) if left else b @ np.linalg.inv(tri)
+
+
+def _solve_triangular_samples(make):
+    return [SampleInput((_well_conditioned(make, (2, 3, 3)), make((2, 3, 2))), dict(upper=True)),
+            SampleInput((_well_conditioned(make, (2, 3, 3)), make((4, 3))), dict(upper=False, left=False)),
+            SampleInput((_well_conditioned(make, (3, 3)), make((3, 1))), dict(upper=False, unitriangular=True))]
+
+
 def _rect_samples(make):
     return [SampleInput((make((2, 4, 3), -1.0, 1.0),)), SampleInput((make((2, 3, 5), -1.0, 1.0),))]
 
@@ -1340,6 +1353,7 @@ def _linalg_ops() -> list[OpInfo]:
         ("slogdet", _slogdet_ref, _square_samples),
         ("inv", np.linalg.inv, _square_samples),
         ("solve", _solve_ref, _solve_samples),
+        ("solve_triangular", _solve_triangular_ref, _solve_triangular_samples),
         ("pinv", np.linalg.pinv, _rect_samples),
         ("svdvals", lambda a: np.linalg.svd(a, compute_uv=False), _rect_samples),
         ("matrix_rank", lambda a: np.linalg.matrix_rank(a).astype(np.int64), _matrix_rank_samples),

@@ -25,7 +25,7 @@ from ..autograd import Function
 from . import _functions as F
 from . import _kernels
 
-__all__ = ["LinAlgError", "norm", "vector_norm", "matrix_norm", "solve", "inv", "inv_ex", "det", "slogdet",
+__all__ = ["LinAlgError", "norm", "vector_norm", "matrix_norm", "solve", "solve_triangular", "inv", "inv_ex", "det", "slogdet",
            "cholesky", "cholesky_ex", "qr", "eigh", "eigvalsh", "svd", "svdvals", "pinv", "lstsq", "matrix_rank",
            "matmul", "vecdot", "cross", "diagonal", "multi_dot", "matrix_power", "cond"]
 
@@ -107,17 +107,19 @@ def _is_vector_rhs(a: Tensor, b: Tensor) -> bool:
     return b.ndim == 1 or (b.ndim == a.ndim - 1 and tuple(b.shape) == tuple(a.shape[:-1]))
 
 
-def _solve(op: str, a: Tensor, b: Tensor, left: bool = True) -> Tensor:
+def _solve(op: str, a: Tensor, b: Tensor, left: bool = True, vectors: bool = True, check: bool = True) -> Tensor:
+    """X with A X = B (X A = B when not ``left``); ``vectors``: B may be a (batch of) vector(s);
+    ``check``: a singular A raises LinAlgError."""
     _matrix(op, a)
     _same_dtype_device(op, a, b)
-    vector = _is_vector_rhs(a, b)
+    vector = vectors and _is_vector_rhs(a, b)
     if vector:
         b = b[..., None]
     if not left:  # X A = B  <=>  A^T X^T = B^T
         if vector:
             raise _C.InputError(f"linalg.{op}: Vector broadcasting of the left hand side is not supported "
                                 f"for left=False. In this case linalg.{op} is equivalent to B / A.squeeze(-1)")
-        return _solve(op, a.mT, b.mT).mT
+        return _solve(op, a.mT, b.mT, vectors=False, check=check).mT
     n = a.shape[-1]
     if b.ndim < 2 or b.shape[-2] != n:
         raise _C.InputError(f"linalg.{op}: Incompatible shapes of A and B for the equation AX = B "
@@ -134,7 +136,7 @@ def _solve(op: str, a: Tensor, b: Tensor, left: bool = True) -> Tensor:
     x = F.Solve.apply(ae, be)
     info = _last_info()
     fail = _first_failure(info)
-    if fail is not None:
+    if fail is not None and check:
         raise LinAlgError(f"linalg.{op}: {_where(batch, fail[0])}The solver failed because the input matrix is "
                           f"singular.")
     return x[..., 0] if vector else x
@@ -151,6 +153,26 @@ def solve(A: Tensor, B: Tensor, *, left: bool = True, out=None) -> Tensor:
     Raises ``LinAlgError`` when A is singular."""
     _no_out("solve", out)
     return _solve("solve", A, B, left)
+
+
+def solve_triangular(A: Tensor, B: Tensor, *, upper: bool, left: bool = True, unitriangular: bool = False,
+                     out=None) -> Tensor:
+    """X with ``A X = B`` (``X A = B`` when ``left=False``) for triangular A (..., n, n): only
+    its upper (``upper=True``) or lower triangle is read, with ones on the diagonal when
+    ``unitriangular``. B is (..., n, k) (a matrix, never a vector); batch dims broadcast.
+    A zero on the diagonal raises LinAlgError (PyTorch's triangular solve returns infinities).
+
+    Computed as ``solve`` of the masked triangle, so the gradient of A is that triangle's."""
+    _no_out("solve_triangular", out)
+    _matrix("solve_triangular", A)
+    if not isinstance(B, Tensor) or B.ndim < 2:
+        raise _C.InputError("linalg.solve_triangular: The input tensor B must have at least 2 dimensions.")
+    t = A.triu() if upper else A.tril()
+    if unitriangular:
+        n = A.shape[-1]
+        eye = _C._eye(n, n, A.dtype, A.device)
+        t = t - t.diagonal(0, -2, -1).diag_embed() + eye
+    return _solve("solve_triangular", t, B, left, vectors=False)
 
 
 def inv(A: Tensor, *, out=None) -> Tensor:

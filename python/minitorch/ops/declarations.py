@@ -363,7 +363,7 @@ OPS: tuple[Op, ...] = (
     *(Op(name, COMPOSITE, method=False, namespace=LINALG, dtypes=FLOATING) for name in (
         "norm", "vector_norm", "matrix_norm")),
     *(Op(name, COMPOSITE, method=False, namespace=LINALG, dtypes=("float32", "float64")) for name in (
-        "solve", "inv", "inv_ex", "det", "slogdet", "cholesky", "cholesky_ex",
+        "solve", "solve_triangular", "inv", "inv_ex", "det", "slogdet", "cholesky", "cholesky_ex",
         "qr", "eigh", "eigvalsh", "svd", "svdvals", "pinv", "lstsq")),
     Op("matrix_rank", COMPOSITE, method=False, namespace=LINALG, dtypes=("float32", "float64"), grad=False),
     # products and compositions of other ops
