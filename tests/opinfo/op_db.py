@@ -1346,6 +1346,22 @@ def _multi_dot_ref(ts):
     return np.asarray(np.linalg.multi_dot(ts))
 
 
+def _gram(f, upper):
+    """A from its Cholesky factor: L L^T, or U^T U."""
+    t = np.triu(f) if upper else np.tril(f)
+    return np.swapaxes(t, -1, -2) @ t if upper else t @ np.swapaxes(t, -1, -2)
+
+
+def _cholesky_solve_samples(make):
+    return [SampleInput((make((2, 3, 2)), _well_conditioned(make, (2, 3, 3)))),
+            SampleInput((make((2, 3, 2)), _well_conditioned(make, (2, 3, 3))), dict(upper=True))]
+
+
+def _cholesky_inverse_samples(make):
+    return [SampleInput((_well_conditioned(make, (2, 3, 3)),)),
+            SampleInput((_well_conditioned(make, (2, 3, 3)), True))]
+
+
 def _linalg_ops() -> list[OpInfo]:
     tol = {"float32": dict(rtol=1e-4, atol=1e-5)}
     la = [
@@ -1379,6 +1395,8 @@ def _linalg_ops() -> list[OpInfo]:
         ("slogdet", _slogdet_ref, _square_samples),
         ("inverse", np.linalg.inv, _square_samples),
         ("pinverse", np.linalg.pinv, _rect_samples),
+        ("cholesky_solve", lambda b, l, upper=False: np.linalg.solve(_gram(l, upper), b), _cholesky_solve_samples),
+        ("cholesky_inverse", lambda l, upper=False: np.linalg.inv(_gram(l, upper)), _cholesky_inverse_samples),
     ]
     # one gradcheck sample each: finite differences of a factorization are slow on the emulator
     return ([OpInfo(n, ref, gen, namespace=LINALG, tol=tol, grad_samples=1) for n, ref, gen in la]

@@ -373,7 +373,8 @@ OPS: tuple[Op, ...] = (
     Op("cond", COMPOSITE, method=False, namespace=LINALG, dtypes=("float32", "float64")),
     # their older top-level forms, minitorch.<name> and Tensor.<name> (ops/linalg_forms.py)
     *(_py(name, python="linalg_forms", dtypes=("float32", "float64")) for name in (
-        "det", "logdet", "slogdet", "inverse", "cholesky", "qr", "svd", "pinverse")),
+        "det", "logdet", "slogdet", "inverse", "cholesky", "qr", "svd", "pinverse", "cholesky_solve",
+        "cholesky_inverse")),
 )
 
 # Public names of nn.functional that are not ops: re-exported classes and context managers.

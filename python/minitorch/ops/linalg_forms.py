@@ -1,6 +1,7 @@
 """The older top-level forms of minitorch.linalg's ops, with PyTorch's arguments:
 ``minitorch.det``/``Tensor.det``, ``logdet``, ``slogdet``, ``inverse``, ``cholesky``,
-``qr(some=True)``, ``svd(some=True, compute_uv=True)`` (V, not Vh) and ``pinverse(rcond)``.
+``qr(some=True)``, ``svd(some=True, compute_uv=True)`` (V, not Vh), ``pinverse(rcond)``, and
+``cholesky_solve``/``cholesky_inverse`` (from a Cholesky factor).
 Each calls minitorch.linalg (python/minitorch/linalg/), where gradients and errors live.
 """
 from __future__ import annotations
@@ -68,3 +69,21 @@ def svd(self, some: bool = True, compute_uv: bool = True) -> tuple:
 def pinverse(self, rcond: float = 1e-15) -> Tensor:
     """The pseudo-inverse, singular values below ``rcond * max`` counting as zero."""
     return _la().pinv(self, rtol=rcond)
+
+
+def cholesky_solve(self, input2: Tensor, upper: bool = False) -> Tensor:
+    """X with ``A X = B`` where ``A = L L^T`` (``U^T U`` when ``upper``), from its Cholesky
+    factor ``input2``; ``self`` is B (..., n, k). Two triangular solves."""
+    la = _la()
+    if upper:
+        y = la.solve_triangular(input2.mT, self, upper=False)
+        return la.solve_triangular(input2, y, upper=True)
+    y = la.solve_triangular(input2, self, upper=False)
+    return la.solve_triangular(input2.mT, y, upper=True)
+
+
+def cholesky_inverse(self, upper: bool = False) -> Tensor:
+    """The inverse of ``A = L L^T`` (``U^T U`` when ``upper``) from its Cholesky factor ``self``."""
+    n = self.shape[-1]
+    eye = _C._eye(n, n, self.dtype, self.device).expand(*self.shape)
+    return cholesky_solve(eye, self, upper)
