@@ -41,7 +41,7 @@ def _implementation(op, minitorch) -> str:
         return "cpp/include/minitorch/op_list.h"
     if op.kind == CPP:
         return op.source
-    owner = minitorch.nn.functional if op.namespace == FUNCTIONAL else minitorch
+    owner = {FUNCTIONAL: minitorch.nn.functional, "linalg": minitorch.linalg}.get(op.namespace, minitorch)
     candidates = []
     if op.method:
         candidates.append(minitorch.Tensor.__dict__.get(op.name))
@@ -59,15 +59,16 @@ def _implementation(op, minitorch) -> str:
 def _gradient(op, written: dict) -> str:
     if not op.grad:
         return "not differentiable"
-    if op.name in written:
-        return written[op.name]
+    key = "linalg." + op.name if op.namespace == "linalg" else op.name
+    if key in written:
+        return written[key]
     return "composed: the gradients of the ops it calls"
 
 
 def _forms(op) -> str:
     from minitorch.ops.declarations import FUNCTIONAL, NATIVE
 
-    prefix = "F." if op.namespace == FUNCTIONAL else "minitorch."
+    prefix = {FUNCTIONAL: "F.", "linalg": "minitorch.linalg."}.get(op.namespace, "minitorch.")
     forms = []
     if op.function:
         forms.append(f"`{prefix}{op.name}`")
@@ -106,7 +107,7 @@ def render() -> str:
         "|---|---|---|---|---|---|",
     ]
     for op in sorted(OPS, key=lambda o: (o.namespace != "minitorch", o.name)):
-        name = ("F." if op.namespace != "minitorch" else "") + op.name
+        name = {"minitorch": "", "linalg": "linalg."}.get(op.namespace, "F.") + op.name
         out.append(f"| `{name}` | {_forms(op)} | {op.kind} | `{_implementation(op, minitorch)}` | "
                    f"{_gradient(op, written)} | {op.autocast or ''} |")
     out += _autocast_section()

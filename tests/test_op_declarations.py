@@ -15,8 +15,8 @@ import pytest
 import minitorch
 import minitorch.nn.functional as F
 from minitorch.ops import registry
-from minitorch.ops.declarations import (CPP, ELEMENTWISE, FUNCTIONAL, FUNCTIONAL_NON_OPS, GENERIC, KINDS, MINITORCH,
-                                        NATIVE, OPS)
+from minitorch.ops.declarations import (CPP, ELEMENTWISE, FUNCTIONAL, FUNCTIONAL_NON_OPS, GENERIC, KINDS, LINALG,
+                                        MINITORCH, NATIVE, OPS)
 
 ROOT = Path(__file__).resolve().parent.parent
 Tensor = minitorch.Tensor
@@ -61,10 +61,16 @@ def test_every_public_function_of_nn_functional_is_declared():
     assert not missing, f"nn.functional functions without an entry in ops/declarations.py: {missing}"
 
 
+def test_every_public_function_of_linalg_is_declared():
+    public = {n for n in dir(minitorch.linalg) if not n.startswith("_") and _is_function(minitorch.linalg, n)}
+    missing = sorted(public - {op.name for op in OPS if op.namespace == LINALG})
+    assert not missing, f"minitorch.linalg functions without an entry in ops/declarations.py: {missing}"
+
+
 def test_every_declared_form_exists():
     absent = []
     for op in OPS:
-        owner = F if op.namespace == FUNCTIONAL else minitorch
+        owner = {FUNCTIONAL: F, LINALG: minitorch.linalg}.get(op.namespace, minitorch)
         if op.function and not hasattr(owner, op.name):
             absent.append(f"{op.namespace}.{op.name}")
         if op.method and not hasattr(Tensor, op.name):

@@ -22,6 +22,7 @@ namespace minitorch::python {
 const CudaBackend* active_cuda_backend();
 void bind_autograd(py::module_& m);  // after bind_tensor
 void bind_profiler(py::module_& m);  // minitorch.profiler's recorder
+void bind_linalg(py::module_& m);    // minitorch.linalg's factorizations (linalg_bindings.cpp)
 
 // Every op of op_list.h, by its Python name (methods and minitorch.<name> functions):
 // for (UnaryOp op : kAllUnaryOps) ... op_name(op).

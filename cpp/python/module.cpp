@@ -98,4 +98,5 @@ PYBIND11_MODULE(_C, m)
     bind_dlpack(m);
     bind_cuda(m);
     bind_profiler(m);
+    bind_linalg(m);
 }

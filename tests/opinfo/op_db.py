@@ -18,7 +18,7 @@ from typing import Any, Callable
 import minitorch
 import numpy as np
 
-from minitorch.ops.declarations import CPP, COMPOSITE, ELEMENTWISE, FUNCTIONAL, MINITORCH, Op, by_name
+from minitorch.ops.declarations import CPP, COMPOSITE, ELEMENTWISE, FUNCTIONAL, LINALG, MINITORCH, Op, by_name
 
 
 class D:
@@ -98,7 +98,7 @@ class OpInfo:
 
     @property
     def id(self):
-        return self.name if self.namespace == MINITORCH else f"F.{self.name}"
+        return self.name if self.namespace == MINITORCH else f"{'linalg' if self.namespace == LINALG else 'F'}.{self.name}"
 
     @property
     def dtypes(self):
@@ -1919,7 +1919,165 @@ def _build() -> list[OpInfo]:
     ops += _norm_ops()
     ops += _grid_ops()
     ops += _embedding_bag_ops()
+    ops += _linalg_ops()
     return ops
+
+
+# ---------------------------------------------------------------- linalg ----
+# minitorch.linalg's single-result ops and the top-level forms (det, inverse...). Square
+# matrices are well conditioned (uniform in [-1, 1] plus 3 I: Gershgorin keeps det > 0)
+# and batched, so the "expanded" layout repeats whole matrices, never rows. The
+# factorizations (cholesky, qr, eigh, svd) read one triangle or are unique only up to
+# signs: tests/linalg/ checks them.
+
+def _well_conditioned(make, shape):
+    return D(make(shape, -1.0, 1.0).arr + 3 * np.eye(shape[-1]))
+
+
+def _square_samples(make):
+    return [SampleInput((_well_conditioned(make, (2, 3, 3)),)), SampleInput((_well_conditioned(make, (2, 1, 4, 4)),))]
+
+
+def _solve_samples(make):
+    return [SampleInput((_well_conditioned(make, (2, 3, 3)), make((2, 3, 2)))),
+            SampleInput((_well_conditioned(make, (2, 3, 3)), make((3,)))),
+            SampleInput((_well_conditioned(make, (2, 3, 3)), make((2, 4, 3))), dict(left=False))]
+
+
+def _solve_ref(a, b, left=True):
+    if not left:
+        return np.swapaxes(np.linalg.solve(np.swapaxes(a, -1, -2), np.swapaxes(b, -1, -2)), -1, -2)
+    if b.ndim == 1:
+        return np.linalg.solve(a, np.broadcast_to(b, a.shape[:-1])[..., None])[..., 0]
+    return np.linalg.solve(a, b)
+
+
+def _solve_triangular_ref(a, b, upper, left=True, unitriangular=False):
+    tri = np.triu(a) if upper else np.tril(a)
+    if unitriangular:
+        tri = tri - np.diagonal(tri, 0, -2, -1)[..., None] * np.eye(a.shape[-1]) + np.eye(a.shape[-1])
+    return np.linalg.solve(tri, b) if left else b @ np.linalg.inv(tri)
+
+
+def _solve_triangular_samples(make):
+    return [SampleInput((_well_conditioned(make, (2, 3, 3)), make((2, 3, 2))), dict(upper=True)),
+            SampleInput((_well_conditioned(make, (2, 3, 3)), make((4, 3))), dict(upper=False, left=False)),
+            SampleInput((_well_conditioned(make, (3, 3)), make((3, 1))), dict(upper=False, unitriangular=True))]
+
+
+def _rect_samples(make):
+    return [SampleInput((make((2, 4, 3), -1.0, 1.0),)), SampleInput((make((2, 3, 5), -1.0, 1.0),))]
+
+
+def _vector_norm_samples(make):
+    return [SampleInput((make((3, 4)),)), SampleInput((make((3, 4)), 1, -1)), SampleInput((make((2, 3, 4)), 3, (0, 2))),
+            SampleInput((make((3, 4)), float("inf"), 1, True))]
+
+
+def _vector_norm_ref(x, ord=2, dim=None, keepdim=False):
+    if dim is None:
+        return np.asarray(np.linalg.norm(x.ravel(), ord))
+    dims = (dim,) if isinstance(dim, int) else tuple(dim)
+    a = np.abs(x)
+    out = a.max(dims, keepdims=keepdim) if ord == np.inf else (a ** ord).sum(dims, keepdims=keepdim) ** (1.0 / ord)
+    return np.asarray(out)
+
+
+def _matrix_norm_samples(make):
+    # 'nuc' and 2 go through svdvals, which refuses float16: tests/linalg checks them
+    return [SampleInput((make((2, 3, 4)),)), SampleInput((make((2, 3, 4)), 1, (0, 2))),
+            SampleInput((make((2, 3, 4)), -np.inf, (-2, -1), True)), SampleInput((make((3, 4)), np.inf))]
+
+
+def _matrix_norm_ref(a, ord="fro", dim=(-2, -1), keepdim=False):
+    return np.asarray(np.linalg.norm(a, ord, axis=dim, keepdims=keepdim))
+
+
+def _norm_samples(make):
+    return [SampleInput((make((2, 3, 4)),)), SampleInput((make((3, 4)), "fro")), SampleInput((make((2, 3, 4)), 2, 1)),
+            SampleInput((make((2, 3, 4)), None, (1, 2)))]
+
+
+def _norm_ref(a, ord=None, dim=None, keepdim=False):
+    if dim is None and ord is None:
+        return np.asarray(np.linalg.norm(a.ravel()))
+    return np.asarray(np.linalg.norm(a, ord, axis=dim, keepdims=keepdim))
+
+
+def _matrix_rank_samples(make):
+    low = make((2, 4, 3), -1.0, 1.0).arr.copy()
+    low[..., 2] = low[..., 0]  # rank 2
+    return [SampleInput((make((2, 4, 3), -1.0, 1.0),)), SampleInput((D(low),))]
+
+
+def _slogdet_ref(a):
+    return tuple(np.linalg.slogdet(a))
+
+
+def _multi_dot_samples(make):
+    return [SampleInput(([make((3,)), make((3, 4)), make((4, 2))],)),
+            SampleInput(([make((2, 3)), make((3, 4)), make((4,))],)), SampleInput(([make((2, 3)), make((3, 2))],))]
+
+
+def _multi_dot_ref(ts):
+    return np.asarray(np.linalg.multi_dot(ts))
+
+
+def _gram(f, upper):
+    """A from its Cholesky factor: L L^T, or U^T U."""
+    t = np.triu(f) if upper else np.tril(f)
+    return np.swapaxes(t, -1, -2) @ t if upper else t @ np.swapaxes(t, -1, -2)
+
+
+def _cholesky_solve_samples(make):
+    return [SampleInput((make((2, 3, 2)), _well_conditioned(make, (2, 3, 3)))),
+            SampleInput((make((2, 3, 2)), _well_conditioned(make, (2, 3, 3))), dict(upper=True))]
+
+
+def _cholesky_inverse_samples(make):
+    return [SampleInput((_well_conditioned(make, (2, 3, 3)),)),
+            SampleInput((_well_conditioned(make, (2, 3, 3)), True))]
+
+
+def _linalg_ops() -> list[OpInfo]:
+    tol = {"float32": dict(rtol=1e-4, atol=1e-5)}
+    la = [
+        ("det", np.linalg.det, _square_samples),
+        ("slogdet", _slogdet_ref, _square_samples),
+        ("inv", np.linalg.inv, _square_samples),
+        ("solve", _solve_ref, _solve_samples),
+        ("solve_triangular", _solve_triangular_ref, _solve_triangular_samples),
+        ("pinv", np.linalg.pinv, _rect_samples),
+        ("svdvals", lambda a: np.linalg.svd(a, compute_uv=False), _rect_samples),
+        ("matrix_rank", lambda a: np.linalg.matrix_rank(a).astype(np.int64), _matrix_rank_samples),
+        ("vector_norm", _vector_norm_ref, _vector_norm_samples),
+        ("matrix_norm", _matrix_norm_ref, _matrix_norm_samples),
+        ("norm", _norm_ref, _norm_samples),
+        ("vecdot", lambda x, y, dim=-1: np.asarray((x * y).sum(dim)),
+         lambda make: [SampleInput((make((3, 4)), make((4,)))), SampleInput((make((2, 3)), make((2, 3))), dict(dim=0))]),
+        ("multi_dot", _multi_dot_ref, _multi_dot_samples),
+        ("matrix_power", lambda a, n: np.linalg.matrix_power(a, n),
+         lambda make: [SampleInput((make((2, 3, 3), -2, 2), 3)), SampleInput((make((3, 3), -2, 2), 0)),
+                       SampleInput((make((3, 3), -2, 2), 1))]),
+        ("cond", lambda a, p=None: np.asarray(np.linalg.cond(a, p)),
+         lambda make: [SampleInput((_well_conditioned(make, (2, 3, 3)),)),
+                       SampleInput((_well_conditioned(make, (2, 3, 3)), "fro")),
+                       SampleInput((make((2, 4, 3), -1.0, 1.0), -2))]),
+        ("diagonal", lambda a, offset=0, dim1=-2, dim2=-1: np.diagonal(a, offset, dim1, dim2).copy(),
+         lambda make: [SampleInput((make((2, 3, 4)),)), SampleInput((make((3, 4)),), dict(offset=1))]),
+    ]
+    top = [
+        ("det", np.linalg.det, _square_samples),
+        ("logdet", lambda a: np.log(np.linalg.det(a)), _square_samples),
+        ("slogdet", _slogdet_ref, _square_samples),
+        ("inverse", np.linalg.inv, _square_samples),
+        ("pinverse", np.linalg.pinv, _rect_samples),
+        ("cholesky_solve", lambda b, l, upper=False: np.linalg.solve(_gram(l, upper), b), _cholesky_solve_samples),
+        ("cholesky_inverse", lambda l, upper=False: np.linalg.inv(_gram(l, upper)), _cholesky_inverse_samples),
+    ]
+    # one gradcheck sample each: finite differences of a factorization are slow on the emulator
+    return ([OpInfo(n, ref, gen, namespace=LINALG, tol=tol, grad_samples=1) for n, ref, gen in la]
+            + [OpInfo(n, ref, gen, tol=tol, grad_samples=1) for n, ref, gen in top])
 
 
 OP_DB: list[OpInfo] = _build()

@@ -102,6 +102,8 @@ def call(op, args, kwargs):
     """The op's function form (the method where it has no function)."""
     if op.namespace == FUNCTIONAL:
         return getattr(F, op.name)(*args, **kwargs)
+    if op.namespace == "linalg":
+        return getattr(minitorch.linalg, op.name)(*args, **kwargs)
     if op.decl.function:
         return getattr(minitorch, op.name)(*args, **kwargs)
     return getattr(args[0], op.name)(*args[1:], **kwargs)
@@ -268,7 +270,8 @@ def _check_values(op, dtype, layout, device):
             raise AssertionError(f"{op.id} on {sample}: {e}") from e
 
 
-UNSUPPORTED = [_param(op, test="unsupported") for op in OP_DB if op.namespace == MINITORCH and set(ALL) - set(op.dtypes)]
+UNSUPPORTED = [_param(op, test="unsupported") for op in OP_DB
+               if op.namespace in (MINITORCH, "linalg") and set(ALL) - set(op.dtypes)]
 
 
 @pytest.mark.parametrize("device", DEVICES)

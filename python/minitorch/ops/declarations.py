@@ -44,6 +44,7 @@ NATIVE = "native"    # Tensor.<name>_ is written on its own (C++ add_, a fill...
 
 MINITORCH = "minitorch"
 FUNCTIONAL = "nn.functional"
+LINALG = "linalg"  # minitorch.linalg (python/minitorch/linalg/)
 
 # The dtypes an op takes (its inputs'): tests/opinfo checks its values on each, and a
 # TypeError on the others. Names of minitorch dtypes, so that this table imports nothing.
@@ -386,6 +387,23 @@ OPS: tuple[Op, ...] = (
     _f("instance_norm", dtypes=FLOATING), _f("local_response_norm", dtypes=FLOATING),
     _f("grid_sample", dtypes=FLOATING), _f("affine_grid", dtypes=FLOATING),
     _f("embedding_bag", dtypes=FLOATING), _f("gumbel_softmax", dtypes=FLOATING),
+    # ---- minitorch.linalg (python/minitorch/linalg/: LAPACK / cuSOLVER; gradients in _functions.py) ----
+    # the norms take float16/bfloat16 too, as PyTorch's do (but not through an SVD: 'nuc', 2, -2)
+    *(Op(name, COMPOSITE, method=False, namespace=LINALG, dtypes=FLOATING) for name in (
+        "norm", "vector_norm", "matrix_norm")),
+    *(Op(name, COMPOSITE, method=False, namespace=LINALG, dtypes=("float32", "float64")) for name in (
+        "solve", "solve_triangular", "inv", "inv_ex", "det", "slogdet", "cholesky", "cholesky_ex",
+        "qr", "eigh", "eigvalsh", "svd", "svdvals", "pinv", "lstsq")),
+    Op("matrix_rank", COMPOSITE, method=False, namespace=LINALG, dtypes=("float32", "float64"), grad=False),
+    # products and compositions of other ops
+    *(Op(name, COMPOSITE, method=False, namespace=LINALG, dtypes=NUMERIC) for name in (
+        "matmul", "vecdot", "cross", "multi_dot", "matrix_power")),
+    Op("diagonal", COMPOSITE, method=False, namespace=LINALG),
+    Op("cond", COMPOSITE, method=False, namespace=LINALG, dtypes=("float32", "float64")),
+    # their older top-level forms, minitorch.<name> and Tensor.<name> (ops/linalg_forms.py)
+    *(_py(name, python="linalg_forms", dtypes=("float32", "float64")) for name in (
+        "det", "logdet", "slogdet", "inverse", "cholesky", "qr", "svd", "pinverse", "cholesky_solve",
+        "cholesky_inverse")),
 )
 
 # Public names of nn.functional that are not ops: re-exported classes and context managers.
