@@ -36,6 +36,9 @@ from .sparse import Embedding
 from .attention import MultiheadAttention
 from .rnn import GRU, LSTM, RNN, GRUCell, LSTMCell, RNNBase, RNNCell, RNNCellBase
 from .transformer import TransformerEncoder, TransformerEncoderLayer
+# convolution features: groups, transposed convolutions, fold/unfold
+from .conv import ConvTranspose1d, ConvTranspose2d
+from .fold import Fold, Unfold
 
 __all__ = [
     "AdaptiveAvgPool2d", "AvgPool2d", "Conv1d", "Conv2d", "MaxPool2d",
@@ -51,4 +54,5 @@ __all__ = [
     "Bilinear", "CosineEmbeddingLoss", "CosineSimilarity", "GaussianNLLLoss", "HingeEmbeddingLoss", "HuberLoss",
     "KLDivLoss", "MarginRankingLoss", "MultiLabelSoftMarginLoss", "PairwiseDistance", "PoissonNLLLoss",
     "SmoothL1Loss", "SoftMarginLoss", "TripletMarginLoss",
+    "ConvTranspose1d", "ConvTranspose2d", "Fold", "Unfold",
 ]

@@ -328,8 +328,8 @@ OPS: tuple[Op, ...] = (
 
     # ---- minitorch.nn.functional ----
     _f("linear", CPP, source="cpp/src/ops/nn.cpp", autocast=LOWER),
-    _f("conv1d", autocast=LOWER),
-    _f("conv2d", CPP, source="cpp/src/ops/conv.cpp", autocast=LOWER),
+    _f("conv1d", autocast=LOWER, dtypes=FLOATING),
+    _f("conv2d", CPP, source="cpp/src/ops/conv.cpp", autocast=LOWER, dtypes=FLOATING),
     _f("scaled_dot_product_attention", autocast=LOWER),
     _f("relu"), _f("sigmoid"), _f("tanh"), _f("gelu"), _f("silu"), _f("elu"), _f("leaky_relu"),
     _f("softplus", autocast=FP32),
@@ -356,6 +356,11 @@ OPS: tuple[Op, ...] = (
         "cosine_embedding_loss", "poisson_nll_loss", "multilabel_soft_margin_loss", "hinge_embedding_loss")),
     _f("gaussian_nll_loss", dtypes=FLOATING), _f("pairwise_distance", dtypes=FLOATING),
     _f("bilinear", dtypes=FLOATING),
+    # convolution features: transposed convolutions, fold/unfold (cpp/src/ops/conv.cpp)
+    _f("conv_transpose1d", autocast=LOWER, dtypes=FLOATING),
+    _f("conv_transpose2d", CPP, source="cpp/src/ops/conv.cpp", autocast=LOWER, dtypes=FLOATING),
+    _f("unfold", CPP, source="cpp/src/ops/conv.cpp", dtypes=FLOATING),
+    _f("fold", CPP, source="cpp/src/ops/conv.cpp", dtypes=FLOATING),
 )
 
 # Public names of nn.functional that are not ops: re-exported classes and context managers.
