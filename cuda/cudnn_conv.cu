@@ -216,8 +216,8 @@ private:
                                               to_int(win.W)),
               "cudnnSetTensor4dDescriptor(x)");
         // With groups the filter holds C/groups input channels per output channel.
-        check(c, c.cudnnSetFilter4dDescriptor(w, t, CUDNN_TENSOR_NCHW, to_int(O), to_int(win.C / win.groups), to_int(win.KH),
-                                              to_int(win.KW)),
+        check(c, c.cudnnSetFilter4dDescriptor(w, t, CUDNN_TENSOR_NCHW, to_int(O), to_int(win.C / win.groups),
+                                              to_int(win.KH), to_int(win.KW)),
               "cudnnSetFilter4dDescriptor");
         check(c, c.cudnnSetTensor4dDescriptor(y, CUDNN_TENSOR_NCHW, t, to_int(win.N), to_int(O), to_int(win.OH),
                                               to_int(win.OW)),
@@ -260,7 +260,7 @@ Key key_of(Pass pass, const Window2d& w, int64_t O, DType dtype, cudnnMathType_t
 {
     const CudnnSwitches& s = cudnn_switches();
     return {int64_t(pass), w.N, w.C, w.H, w.W, O, w.KH, w.KW, w.stride_h, w.stride_w, w.pad_h, w.pad_w,
-            w.dil_h, w.dil_w, int64_t(dtype), int64_t(math), s.benchmark, s.deterministic, w.groups, w.OH * 65536 + w.OW};
+            w.dil_h, w.dil_w, int64_t(dtype), int64_t(math), s.benchmark, s.deterministic, w.groups, 0};
 }
 // Per key, the usable algorithms, best first (empty: cuDNN does not take this case).
 std::map<Key, std::vector<Choice>> g_choices;

@@ -119,7 +119,8 @@ struct ConvPlan {
 // input gives (conv_transpose2d with output_padding >= stride) is left to im2col.
 bool natural(const Window2d& w)
 {
-    return w.OH == out_size(w.H, w.KH, w.stride_h, w.pad_h, w.dil_h) && w.OW == out_size(w.W, w.KW, w.stride_w, w.pad_w, w.dil_w);
+    return w.OH == out_size(w.H, w.KH, w.stride_h, w.pad_h, w.dil_h) &&
+           w.OW == out_size(w.W, w.KW, w.stride_w, w.pad_w, w.dil_w);
 }
 
 bool all_nonempty(std::initializer_list<const Tensor*> ts)
@@ -214,7 +215,8 @@ void conv_weight_grad_into(const Tensor& gw, const Tensor& g, const Tensor& xc, 
         Tensor c = plan.columns(xc, cols, n0, m);  // (m, patch, pixels)
         for (int64_t gi = 0; gi < plan.G; ++gi) {
             // group gi: (Og, gpatch) += sum over the m samples of (Og, pixels) @ (pixels, gpatch)
-            Tensor out = make_view(gw, {plan.Og, plan.gpatch}, {plan.gpatch, 1}, gw->offset + gi * plan.Og * plan.gpatch);
+            Tensor out =
+                make_view(gw, {plan.Og, plan.gpatch}, {plan.gpatch, 1}, gw->offset + gi * plan.Og * plan.gpatch);
             Tensor a = make_view(g, {m, plan.Og, plan.pixels}, {plan.O * plan.pixels, plan.pixels, 1},
                                  g->offset + (n0 * plan.O + gi * plan.Og) * plan.pixels);
             Tensor b = make_view(c, {m, plan.pixels, plan.gpatch}, {c->strides[0], 1, plan.pixels},
@@ -278,7 +280,7 @@ struct ConvTranspose2dBackward : Node {
     void release() override { input.reset(), weight.reset(); }
 };
 
-// derivative of im2col, input input: col2im(g) (the sum of every column entry that read an input pixel)
+// derivative of unfold, input input: col2im(g) (adds each column entry back onto the pixel it read)
 struct Im2ColBackward : Node {
     Window2d w;
     std::string name() const override { return "Im2ColBackward0"; }
@@ -290,7 +292,7 @@ struct Im2ColBackward : Node {
     }
 };
 
-// derivative of col2im, input input: im2col(g) (each column entry reads the pixel it was added to)
+// derivative of fold, input input: im2col(g) (each column entry reads the pixel it was added to)
 struct Col2ImBackward : Node {
     Window2d w;
     std::string name() const override { return "Col2ImBackward0"; }
@@ -376,7 +378,8 @@ Tensor conv2d(const Tensor& x, const Tensor& weight, const Tensor& bias, std::ar
     Window2d w;
     w.N = x->shape[0], w.C = x->shape[1], w.H = x->shape[2], w.W = x->shape[3];
     w.KH = weight->shape[2], w.KW = weight->shape[3], w.groups = groups;
-    w.stride_h = stride[0], w.stride_w = stride[1], w.pad_h = pad[0], w.pad_w = pad[1], w.dil_h = dil[0], w.dil_w = dil[1];
+    w.stride_h = stride[0], w.stride_w = stride[1], w.pad_h = pad[0], w.pad_w = pad[1];
+    w.dil_h = dil[0], w.dil_w = dil[1];
     MT_CHECK(w.H + 2 * w.pad_h >= w.dil_h * (w.KH - 1) + 1 && w.W + 2 * w.pad_w >= w.dil_w * (w.KW - 1) + 1,
              "conv2d: kernel of size (", w.KH, ", ", w.KW, ") (dilation (", w.dil_h, ", ", w.dil_w,
              ")) is larger than the padded input of size (", w.H + 2 * w.pad_h, ", ", w.W + 2 * w.pad_w,
@@ -438,7 +441,8 @@ Tensor conv_transpose2d(const Tensor& x, const Tensor& weight, const Tensor& bia
     Window2d w;  // the convolution y -> x
     w.N = x->shape[0], w.C = Cout, w.OH = x->shape[2], w.OW = x->shape[3];
     w.KH = weight->shape[2], w.KW = weight->shape[3], w.groups = groups;
-    w.stride_h = stride[0], w.stride_w = stride[1], w.pad_h = pad[0], w.pad_w = pad[1], w.dil_h = dil[0], w.dil_w = dil[1];
+    w.stride_h = stride[0], w.stride_w = stride[1], w.pad_h = pad[0], w.pad_w = pad[1];
+    w.dil_h = dil[0], w.dil_w = dil[1];
     w.H = (w.OH - 1) * w.stride_h - 2 * w.pad_h + w.dil_h * (w.KH - 1) + output_padding[0] + 1;
     w.W = (w.OW - 1) * w.stride_w - 2 * w.pad_w + w.dil_w * (w.KW - 1) + output_padding[1] + 1;
     MT_CHECK(w.H > 0 && w.W > 0, op, ": input of shape ", x->shape, " gives an output of size (", w.H, ", ", w.W,
@@ -471,7 +475,8 @@ Window2d block_window(const char* op, int64_t N, int64_t C, int64_t H, int64_t W
     check_params(op, stride, pad, dil);
     Window2d w;
     w.N = N, w.C = C, w.H = H, w.W = W, w.KH = k[0], w.KW = k[1];
-    w.stride_h = stride[0], w.stride_w = stride[1], w.pad_h = pad[0], w.pad_w = pad[1], w.dil_h = dil[0], w.dil_w = dil[1];
+    w.stride_h = stride[0], w.stride_w = stride[1], w.pad_h = pad[0], w.pad_w = pad[1];
+    w.dil_h = dil[0], w.dil_w = dil[1];
     w.OH = out_size(H, w.KH, w.stride_h, w.pad_h, w.dil_h);
     w.OW = out_size(W, w.KW, w.stride_w, w.pad_w, w.dil_w);
     MT_CHECK_RUNTIME(w.OH > 0 && w.OW > 0, op, ": spatial size (", H, ", ", W, ") with kernel_size (", k[0], ", ", k[1],
