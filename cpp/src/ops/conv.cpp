@@ -7,7 +7,7 @@
 //   backward: dW = sum over n of G[n] @ cols[n]^T,   db = sum of G over n and pixels,
 //             dx[n] = col2im(W^T @ G[n])             (G[n]: the gradient of y[n])
 // With groups, each group is the same on its slice of channels: rows of cols[n] and of
-// W, one GEMM per group (batched over the groups).
+// W, one GEMM batched over (sample, group).
 // conv_transpose2d is the dx line run as a forward: y[n] = col2im(W^T @ x[n]); its
 // gradients are the conv's forward (for x) and the dW line with x and G swapped.
 // The batch is walked in chunks of samples with one reused column buffer, so memory
@@ -52,18 +52,18 @@ Tensor per_sample(const Tensor& t, int64_t n0, int64_t m, int64_t rows, int64_t 
     return make_view(t, {m, rows, cols}, {rows * cols, cols, 1}, t->offset + n0 * rows * cols);
 }
 
-// Sample i of t (m, G * rows, cols) (rows of each sample contiguous) as G matrices
-// (rows, cols): one per group, for a batched GEMM over the groups.
-Tensor groups_of(const Tensor& t, int64_t i, int64_t G, int64_t rows, int64_t cols)
+// t (m, G * rows, cols), each sample's rows contiguous, as (m, G, rows, cols): one matrix
+// per sample and group, for a GEMM batched over both.
+Tensor by_group(const Tensor& t, int64_t m, int64_t G, int64_t rows, int64_t cols)
 {
-    return make_view(t, {G, rows, cols}, {rows * cols, cols, 1}, t->offset + i * t->strides[0]);
+    return make_view(t, {m, G, rows, cols}, {t->strides[0], rows * cols, cols, 1}, t->offset);
 }
 
 // How a convolution walks its batch: chunks of `chunk` samples, one column buffer each.
 // With groups, input channels [g*C/G, (g+1)*C/G) feed output channels [g*O/G, (g+1)*O/G):
 // the column rows of group g are a contiguous block of cols[n] (rows are ordered by
 // channel), and W (O, C/G*KH*KW) is G stacked (O/G, gpatch) matrices, so each group is
-// its own GEMM on slices of the same buffers.
+// its own GEMM on slices of the same buffers (batched: one call per chunk).
 struct ConvPlan {
     Window2d w;
     int64_t O = 0, G = 1, Og = 0, patch = 0, gpatch = 0, pixels = 0;  // gpatch: a group's C/G*KH*KW
@@ -107,11 +107,12 @@ struct ConvPlan {
         return transposed ? make_view(wc, {m, patch, O}, {0, 1, patch}, wc->offset)
                           : make_view(wc, {m, O, patch}, {0, patch, 1}, wc->offset);
     }
-    // W as G matrices (Og, gpatch), or their transposes (gpatch, Og) as views.
-    Tensor group_weights(const Tensor& wc, bool transposed) const
+    // W as G matrices (Og, gpatch), the same for each of m samples, or their transposes
+    // (gpatch, Og), as views.
+    Tensor group_weights(const Tensor& wc, int64_t m, bool transposed) const
     {
-        return transposed ? make_view(wc, {G, gpatch, Og}, {Og * gpatch, 1, gpatch}, wc->offset)
-                          : make_view(wc, {G, Og, gpatch}, {Og * gpatch, gpatch, 1}, wc->offset);
+        return transposed ? make_view(wc, {m, G, gpatch, Og}, {0, Og * gpatch, 1, gpatch}, wc->offset)
+                          : make_view(wc, {m, G, Og, gpatch}, {0, Og * gpatch, gpatch, 1}, wc->offset);
     }
 };
 
@@ -150,13 +151,11 @@ void conv_forward_into(const Tensor& y, const Tensor& xc, const Tensor& wc, cons
         const int64_t m = std::min(plan.chunk, w.N - n0);
         Tensor c = plan.columns(xc, cols, n0, m);
         Tensor ym = per_sample(y, n0, m, plan.O, plan.pixels);
-        if (plan.G == 1) {
+        if (plan.G == 1)
             k.matmul(ym, plan.weights(wc, m, false), c, false);
-        } else {  // per sample, one GEMM batched over the groups
-            for (int64_t i = 0; i < m; ++i)
-                k.matmul(groups_of(ym, i, plan.G, plan.Og, plan.pixels), plan.group_weights(wc, false),
-                         groups_of(c, i, plan.G, plan.gpatch, plan.pixels), false);
-        }
+        else  // one GEMM batched over (sample, group)
+            k.matmul(by_group(ym, m, plan.G, plan.Og, plan.pixels), plan.group_weights(wc, m, false),
+                     by_group(c, m, plan.G, plan.gpatch, plan.pixels), false);
     }
 }
 
@@ -180,13 +179,11 @@ void conv_input_grad_into(const Tensor& gx, const Tensor& g, const Tensor& wc, c
         Tensor gm = per_sample(g, n0, m, plan.O, plan.pixels);
         Tensor gx_m = per_sample(gx, n0, m, w.C, w.H * w.W);
         Tensor d = plan.direct ? gx_m : per_sample(dcols, 0, m, plan.patch, plan.pixels);
-        if (plan.G == 1) {
+        if (plan.G == 1)
             k.matmul(d, plan.weights(wc, m, true), gm, false);
-        } else {
-            for (int64_t i = 0; i < m; ++i)
-                k.matmul(groups_of(d, i, plan.G, plan.gpatch, plan.pixels), plan.group_weights(wc, true),
-                         groups_of(gm, i, plan.G, plan.Og, plan.pixels), false);
-        }
+        else
+            k.matmul(by_group(d, m, plan.G, plan.gpatch, plan.pixels), plan.group_weights(wc, m, true),
+                     by_group(gm, m, plan.G, plan.Og, plan.pixels), false);
         if (!plan.direct) {
             Window2d wm = w;
             wm.N = m;
