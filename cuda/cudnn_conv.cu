@@ -1,7 +1,8 @@
-// cudnn_conv.cu — conv2d and its two gradients on cuDNN (minitorch.backends.cudnn).
+// cudnn_conv.cu — conv2d and its two gradients on cuDNN (minitorch.backends.cudnn); the
+// input gradient is also conv_transpose2d's forward. Groups go to cuDNN as a group count.
 //
 // conv.cpp asks the device's ConvLibrary (kernels.h) first; this file is CUDA's. Each call:
-//   1. describes x (N, C, H, W), w (O, C, KH, KW) and y (N, O, OH, OW), all contiguous NCHW,
+//   1. describes x (N, C, H, W), w (O, C/groups, KH, KW) and y (N, O, OH, OW), all contiguous NCHW,
 //      and the convolution: padding, stride, dilation, cross-correlation (what deep-learning
 //      frameworks call convolution), sums in float32 (float64 for double tensors);
 //   2. picks an algorithm: cuDNN's heuristics, or (backends.cudnn.benchmark) the fastest of
@@ -73,7 +74,7 @@ struct Cudnn {
     X(cudnnCreateTensorDescriptor) X(cudnnSetTensor4dDescriptor) X(cudnnDestroyTensorDescriptor)        \
     X(cudnnCreateFilterDescriptor) X(cudnnSetFilter4dDescriptor) X(cudnnDestroyFilterDescriptor)        \
     X(cudnnCreateConvolutionDescriptor) X(cudnnSetConvolution2dDescriptor)                              \
-    X(cudnnSetConvolutionMathType) X(cudnnDestroyConvolutionDescriptor)                                 \
+    X(cudnnSetConvolutionMathType) X(cudnnSetConvolutionGroupCount) X(cudnnDestroyConvolutionDescriptor) \
     X(cudnnGetConvolution2dForwardOutputDim)                                                            \
     X(cudnnGetConvolutionForwardAlgorithm_v7) X(cudnnFindConvolutionForwardAlgorithm)                   \
     X(cudnnGetConvolutionForwardWorkspaceSize) X(cudnnConvolutionForward)                               \
@@ -214,8 +215,9 @@ private:
         check(c, c.cudnnSetTensor4dDescriptor(x, CUDNN_TENSOR_NCHW, t, to_int(win.N), to_int(win.C), to_int(win.H),
                                               to_int(win.W)),
               "cudnnSetTensor4dDescriptor(x)");
-        check(c, c.cudnnSetFilter4dDescriptor(w, t, CUDNN_TENSOR_NCHW, to_int(O), to_int(win.C), to_int(win.KH),
-                                              to_int(win.KW)),
+        // With groups the filter holds C/groups input channels per output channel.
+        check(c, c.cudnnSetFilter4dDescriptor(w, t, CUDNN_TENSOR_NCHW, to_int(O), to_int(win.C / win.groups),
+                                              to_int(win.KH), to_int(win.KW)),
               "cudnnSetFilter4dDescriptor");
         check(c, c.cudnnSetTensor4dDescriptor(y, CUDNN_TENSOR_NCHW, t, to_int(win.N), to_int(O), to_int(win.OH),
                                               to_int(win.OW)),
@@ -226,6 +228,7 @@ private:
                                                    to_int(win.stride_w), to_int(win.dil_h), to_int(win.dil_w),
                                                    CUDNN_CROSS_CORRELATION, sums),
               "cudnnSetConvolution2dDescriptor");
+        check(c, c.cudnnSetConvolutionGroupCount(conv, to_int(win.groups)), "cudnnSetConvolutionGroupCount");
         // Tensor cores: always for 16-bit data; for float32 only while allow_tf32 (TF32 rounds
         // the inputs to 10 mantissa bits); never for float64.
         if (is_16bit(dtype)) math = CUDNN_TENSOR_OP_MATH;
@@ -257,7 +260,7 @@ Key key_of(Pass pass, const Window2d& w, int64_t O, DType dtype, cudnnMathType_t
 {
     const CudnnSwitches& s = cudnn_switches();
     return {int64_t(pass), w.N, w.C, w.H, w.W, O, w.KH, w.KW, w.stride_h, w.stride_w, w.pad_h, w.pad_w,
-            w.dil_h, w.dil_w, int64_t(dtype), int64_t(math), s.benchmark, s.deterministic, 0, 0};
+            w.dil_h, w.dil_w, int64_t(dtype), int64_t(math), s.benchmark, s.deterministic, w.groups, 0};
 }
 // Per key, the usable algorithms, best first (empty: cuDNN does not take this case).
 std::map<Key, std::vector<Choice>> g_choices;

@@ -237,9 +237,25 @@ void bind_functions(py::module_& m)
 
     // ---- convolution and pooling: (h, w) pairs already expanded by nn.functional ----
     m.def("_conv2d", [](py::handle x, py::handle w, py::handle b, std::array<int64_t, 2> stride,
-                        std::array<int64_t, 2> padding, std::array<int64_t, 2> dilation) {
+                        std::array<int64_t, 2> padding, std::array<int64_t, 2> dilation, int64_t groups) {
         return conv2d(tensor_arg(x, "conv2d"), tensor_arg(w, "conv2d", "weight"),
-                      b.is_none() ? nullptr : tensor_arg(b, "conv2d", "bias"), stride, padding, dilation);
+                      b.is_none() ? nullptr : tensor_arg(b, "conv2d", "bias"), stride, padding, dilation, groups);
+    }, py::arg("x"), py::arg("weight"), py::arg("bias"), py::arg("stride"), py::arg("padding"), py::arg("dilation"),
+       py::arg("groups") = 1);
+    m.def("_conv_transpose2d", [](py::handle x, py::handle w, py::handle b, std::array<int64_t, 2> stride,
+                                  std::array<int64_t, 2> padding, std::array<int64_t, 2> output_padding,
+                                  int64_t groups, std::array<int64_t, 2> dilation) {
+        return conv_transpose2d(tensor_arg(x, "conv_transpose2d"), tensor_arg(w, "conv_transpose2d", "weight"),
+                                b.is_none() ? nullptr : tensor_arg(b, "conv_transpose2d", "bias"), stride, padding,
+                                output_padding, groups, dilation);
+    });
+    m.def("_im2col", [](py::handle x, std::array<int64_t, 2> k, std::array<int64_t, 2> dilation,
+                        std::array<int64_t, 2> padding, std::array<int64_t, 2> stride) {
+        return im2col(tensor_arg(x, "unfold"), k, dilation, padding, stride);
+    });
+    m.def("_col2im", [](py::handle x, std::array<int64_t, 2> output_size, std::array<int64_t, 2> k,
+                        std::array<int64_t, 2> dilation, std::array<int64_t, 2> padding, std::array<int64_t, 2> stride) {
+        return col2im(tensor_arg(x, "fold"), output_size, k, dilation, padding, stride);
     });
     m.def("_max_pool2d", [](py::handle x, std::array<int64_t, 2> k, std::array<int64_t, 2> stride,
                             std::array<int64_t, 2> padding, std::array<int64_t, 2> dilation, bool ceil_mode) {

@@ -495,13 +495,18 @@ def test_conv1d_unknown_padding_string_names_padding():
     assert "padding" in str(e.value), str(e.value)
 
 
-def test_conv_padding_same_with_even_kernel_is_refused_loudly():
-    # PyTorch pads one extra column on the right here; minitorch refuses rather than
-    # silently returning a different shape.
-    with pytest.raises(NotImplementedError, match="same"):
-        F.conv2d(minitorch.randn(1, 1, 6, 6), minitorch.randn(1, 1, 2, 3), padding="same")
-    with pytest.raises(NotImplementedError, match="same"):
-        F.conv1d(minitorch.randn(1, 1, 6), minitorch.randn(1, 1, 4), padding="same")
-    # an even kernel with an even dilation has an odd effective size: fine
+def test_conv_padding_same_with_even_kernel_pads_the_end_like_pytorch():
+    # an odd total padding puts the extra row/column at the end (PyTorch's rule)
+    x = minitorch.arange(36.0, dtype=minitorch.float64).reshape(1, 1, 6, 6)
+    w = minitorch.ones(1, 1, 2, 3, dtype=minitorch.float64)
+    out = F.conv2d(x, w, padding="same")
+    assert tuple(out.shape) == (1, 1, 6, 6)
+    want = F.conv2d(F.pad(x, (1, 1, 0, 1)), w)
+    np.testing.assert_array_equal(to_numpy(out), to_numpy(want))
+    w1 = minitorch.ones(1, 1, 4, dtype=minitorch.float64)
+    x1 = minitorch.arange(6.0, dtype=minitorch.float64).reshape(1, 1, 6)
+    out1 = F.conv1d(x1, w1, padding="same")  # total 3: 1 left, 2 right
+    np.testing.assert_array_equal(to_numpy(out1), to_numpy(F.conv1d(F.pad(x1, (1, 2)), w1)))
+    # an even kernel with an even dilation has an odd effective size: symmetric
     out = F.conv2d(minitorch.randn(1, 1, 6, 6), minitorch.randn(1, 1, 2, 2), padding="same", dilation=2)
     assert tuple(out.shape) == (1, 1, 6, 6)

@@ -281,11 +281,13 @@ def test_conv_module_bad_channels(cin, cout):
         nn.Conv2d(cin, cout, 3)
 
 
-def test_conv_module_unsupported_options_are_refused_loudly():
-    with pytest.raises(NotImplementedError, match="groups"):
-        nn.Conv2d(2, 4, 3, groups=2)
-    with pytest.raises(NotImplementedError, match="padding_mode"):
-        nn.Conv2d(2, 4, 3, padding_mode="reflect")
+def test_conv_module_groups_and_padding_mode_checks():
+    with pytest.raises(ValueError, match="in_channels must be divisible by groups"):
+        nn.Conv2d(3, 4, 3, groups=2)
+    with pytest.raises(ValueError, match="out_channels must be divisible by groups"):
+        nn.Conv2d(4, 3, 3, groups=2)
+    with pytest.raises(ValueError, match="padding_mode"):
+        nn.Conv2d(2, 4, 3, padding_mode="mirror")
 
 
 def test_conv2d_module_channel_mismatch_at_forward(device):

@@ -198,3 +198,46 @@ def test_benchmark_and_deterministic_give_the_same_results(restore_switches):
         np.testing.assert_allclose(t, p, rtol=1e-4, atol=1e-4)
         np.testing.assert_allclose(f, p, rtol=1e-4, atol=1e-4)
         np.testing.assert_array_equal(f, s)  # the same bits on every run
+
+
+# ---- grouped and transposed convolutions: cuDNN (group count, backward-data as forward) vs im2col ----
+
+def _grads_of(fn, *tensors):
+    ts = [t.detach().requires_grad_() for t in tensors]
+    y = fn(*ts)
+    minitorch.manual_seed(1)
+    y.backward(minitorch.randn_like(y))
+    return [t.detach().float().cpu().numpy() for t in (y, *(t.grad for t in ts))]
+
+
+@pytest.mark.parametrize("device", DEVICES)
+@pytest.mark.parametrize("case", [
+    ("conv2d", (2, 6, 9, 8), (6, 1, 3, 3), dict(groups=6, padding=1)),                     # depthwise
+    ("conv2d", (2, 4, 9, 8), (6, 2, 3, 3), dict(groups=2, stride=2, dilation=2)),
+    ("conv_transpose2d", (2, 4, 5, 6), (4, 3, 4, 4), dict(stride=2, padding=1)),           # DCGAN's upsampling
+    ("conv_transpose2d", (2, 4, 5, 6), (4, 2, 3, 3), dict(stride=2, output_padding=1, groups=2)),
+    ("conv_transpose2d", (1, 2, 4, 4), (2, 2, 3, 3), dict(dilation=2, output_padding=1)),  # im2col only
+])
+def test_grouped_and_transposed_match_with_cudnn_on_and_off(device, case, restore_switches):
+    """On a GPU: cuDNN against im2col; on the CPU and in the emulator both runs are im2col."""
+    name, xs, ws, kw = case
+    minitorch.manual_seed(0)
+    x, w = minitorch.randn(*xs, device=device), minitorch.randn(*ws, device=device)
+    fn = getattr(F, name)
+    with backends.cudnn.flags(enabled=False):
+        want = _grads_of(lambda a, b: fn(a, b, **kw), x, w)
+    with backends.cudnn.flags(enabled=True):
+        got = _grads_of(lambda a, b: fn(a, b, **kw), x, w)
+    for g, e in zip(got, want):
+        np.testing.assert_allclose(g, e, rtol=1e-4, atol=1e-4 * max(1.0, float(np.abs(e).max())))
+
+
+@on_cudnn
+def test_grouped_and_transposed_convolutions_run_on_cudnn(restore_switches):
+    x = minitorch.randn(4, 8, 16, 16, device="cuda", requires_grad=True)
+    for layer in (minitorch.nn.Conv2d(8, 8, 3, padding=1, groups=8),
+                  minitorch.nn.ConvTranspose2d(8, 4, 4, stride=2, padding=1)):
+        names = _kernel_names(lambda: layer.to("cuda")(x).sum().backward())
+        for call in ("cudnnConvolutionForward", "cudnnConvolutionBackwardData", "cudnnConvolutionBackwardFilter"):
+            assert names.count(call) == 1, (layer, names)
+        assert not any("im2col" in n or "col2im" in n for n in names), names

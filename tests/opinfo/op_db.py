@@ -1751,6 +1751,166 @@ def _reduction_set_ops() -> list[OpInfo]:
         OpInfo("searchsorted", _searchsorted, searchsorted_samples),
         OpInfo("bucketize", lambda x, b, right=False: _searchsorted(b, x, right=right), bucketize_samples),
     ]
+# ---- convolution features: groups, dilation, same padding, transposed convolutions, fold/unfold ----
+# Direct-loop NumPy references (one einsum per kernel tap and group), float64.
+
+def _pair2(v):
+    return tuple(v) if isinstance(v, (tuple, list)) else (v, v)
+
+
+def _np_conv2d(x, w, b=None, stride=1, padding=0, dilation=1, groups=1):
+    unbatched = x.ndim == 3
+    x = x[None] if unbatched else x
+    (sh, sw), (dh, dw) = _pair2(stride), _pair2(dilation)
+    N, C, H, W = x.shape
+    O, Cg, KH, KW = w.shape
+    if padding == "valid":
+        padding = 0
+    if padding == "same":  # the extra of an odd total goes at the end, as PyTorch
+        th, tw = dh * (KH - 1), dw * (KW - 1)
+        pads = ((th // 2, th - th // 2), (tw // 2, tw - tw // 2))
+    else:
+        ph, pw = _pair2(padding)
+        pads = ((ph, ph), (pw, pw))
+    xp = np.pad(x, ((0, 0), (0, 0)) + pads)
+    OH = (xp.shape[2] - dh * (KH - 1) - 1) // sh + 1
+    OW = (xp.shape[3] - dw * (KW - 1) - 1) // sw + 1
+    out = np.zeros((N, O, OH, OW))
+    Og = O // groups
+    for g in range(groups):
+        xs = xp[:, g * Cg:(g + 1) * Cg]
+        for kh in range(KH):
+            for kw in range(KW):
+                patch = xs[:, :, kh * dh:kh * dh + sh * (OH - 1) + 1:sh, kw * dw:kw * dw + sw * (OW - 1) + 1:sw]
+                out[:, g * Og:(g + 1) * Og] += np.einsum("nchw,oc->nohw", patch, w[g * Og:(g + 1) * Og, :, kh, kw])
+    if b is not None:
+        out += b[None, :, None, None]
+    return out[0] if unbatched else out
+
+
+def _np_conv1d(x, w, b=None, stride=1, padding=0, dilation=1, groups=1):
+    one = lambda v: v[0] if isinstance(v, (tuple, list)) else v  # noqa: E731
+    p = padding if isinstance(padding, str) else (0, one(padding))
+    return _np_conv2d(x[..., None, :], w[:, :, None, :], b, (1, one(stride)), p, (1, one(dilation)),
+                      groups)[..., 0, :]
+
+
+def _np_conv_transpose2d(x, w, b=None, stride=1, padding=0, output_padding=0, groups=1, dilation=1):
+    unbatched = x.ndim == 3
+    x = x[None] if unbatched else x
+    (sh, sw), (ph, pw), (oph, opw), (dh, dw) = map(_pair2, (stride, padding, output_padding, dilation))
+    N, Cin, H, W = x.shape
+    _, Cog, KH, KW = w.shape
+    OH = (H - 1) * sh - 2 * ph + dh * (KH - 1) + oph + 1
+    OW = (W - 1) * sw - 2 * pw + dw * (KW - 1) + opw + 1
+    full = np.zeros((N, Cog * groups, OH + 2 * ph, OW + 2 * pw))  # before cropping the padding
+    Cig = Cin // groups
+    for g in range(groups):
+        for kh in range(KH):
+            for kw in range(KW):
+                contrib = np.einsum("nchw,co->nohw", x[:, g * Cig:(g + 1) * Cig], w[g * Cig:(g + 1) * Cig, :, kh, kw])
+                full[:, g * Cog:(g + 1) * Cog, kh * dh:kh * dh + sh * (H - 1) + 1:sh,
+                     kw * dw:kw * dw + sw * (W - 1) + 1:sw] += contrib
+    out = full[:, :, ph:ph + OH, pw:pw + OW]
+    if b is not None:
+        out = out + b[None, :, None, None]
+    return out[0] if unbatched else out
+
+
+def _np_conv_transpose1d(x, w, b=None, stride=1, padding=0, output_padding=0, groups=1, dilation=1):
+    one = lambda v: v[0] if isinstance(v, (tuple, list)) else v  # noqa: E731
+    return _np_conv_transpose2d(x[..., None, :], w[:, :, None, :], b, (1, one(stride)), (0, one(padding)),
+                                (0, one(output_padding)), groups, (1, one(dilation)))[..., 0, :]
+
+
+def _np_blocks(H, W, k, dilation, padding, stride):
+    (kh_, kw_), (dh, dw), (ph, pw), (sh, sw) = map(_pair2, (k, dilation, padding, stride))
+    OH = (H + 2 * ph - dh * (kh_ - 1) - 1) // sh + 1
+    OW = (W + 2 * pw - dw * (kw_ - 1) - 1) // sw + 1
+    # (tap index, block index, input row, input column) of every tap of every block, in range
+    for kh in range(kh_):
+        for kw in range(kw_):
+            for oh in range(OH):
+                for ow in range(OW):
+                    ih, iw = oh * sh - ph + kh * dh, ow * sw - pw + kw * dw
+                    if 0 <= ih < H and 0 <= iw < W:
+                        yield kh * kw_ + kw, oh * OW + ow, ih, iw
+    return OH * OW
+
+
+def _np_unfold(x, kernel_size, dilation=1, padding=0, stride=1):
+    unbatched = x.ndim == 3
+    x = x[None] if unbatched else x
+    N, C, H, W = x.shape
+    (kh_, kw_), (dh, dw), (ph, pw), (sh, sw) = map(_pair2, (kernel_size, dilation, padding, stride))
+    L = ((H + 2 * ph - dh * (kh_ - 1) - 1) // sh + 1) * ((W + 2 * pw - dw * (kw_ - 1) - 1) // sw + 1)
+    out = np.zeros((N, C, kh_ * kw_, L))
+    for t, blk, ih, iw in _np_blocks(H, W, kernel_size, dilation, padding, stride):
+        out[:, :, t, blk] = x[:, :, ih, iw]
+    out = out.reshape(N, C * kh_ * kw_, L)
+    return out[0] if unbatched else out
+
+
+def _np_fold(x, output_size, kernel_size, dilation=1, padding=0, stride=1):
+    unbatched = x.ndim == 2
+    x = x[None] if unbatched else x
+    (H, W), (kh_, kw_) = _pair2(output_size), _pair2(kernel_size)
+    N, CK, L = x.shape
+    cols = x.reshape(N, CK // (kh_ * kw_), kh_ * kw_, L)
+    out = np.zeros((N, CK // (kh_ * kw_), H, W))
+    for t, blk, ih, iw in _np_blocks(H, W, kernel_size, dilation, padding, stride):
+        out[:, :, ih, iw] += cols[:, :, t, blk]
+    return out[0] if unbatched else out
+
+
+def conv2d_samples(make):
+    return [SampleInput((make((2, 3, 5, 5)), make((4, 3, 3, 3)), make((4,))), dict(padding=1)),
+            SampleInput((make((2, 4, 6, 5)), make((6, 2, 3, 2))), dict(groups=2, stride=(2, 1))),
+            SampleInput((make((1, 3, 5, 6)), make((3, 1, 3, 3)), make((3,))), dict(groups=3, dilation=2, padding=2)),
+            SampleInput((make((1, 2, 5, 5)), make((2, 2, 2, 3))), dict(padding="same", dilation=(1, 2))),
+            SampleInput((make((2, 5, 4)), make((3, 2, 3, 3))), dict(padding="valid"))]
+
+
+def conv1d_samples(make):
+    return [SampleInput((make((2, 4, 7)), make((6, 2, 3)), make((6,))), dict(groups=2, padding=1)),
+            SampleInput((make((1, 3, 8)), make((3, 1, 2))), dict(groups=3, padding="same", dilation=3)),
+            SampleInput((make((2, 9)), make((4, 2, 3))), dict(stride=2, dilation=2))]
+
+
+def conv_transpose2d_samples(make):
+    return [SampleInput((make((2, 3, 3, 4)), make((3, 2, 3, 3)), make((2,))), dict(stride=2, padding=1,
+                                                                                   output_padding=1)),
+            SampleInput((make((1, 4, 3, 3)), make((4, 3, 2, 3))), dict(groups=2, dilation=(2, 1), stride=(1, 2))),
+            SampleInput((make((4, 2, 3)), make((4, 1, 4, 4)), make((4,))), dict(stride=2, padding=1, groups=4)),
+            SampleInput((make((1, 2, 3, 3)), make((2, 2, 3, 3))), dict(dilation=2, output_padding=1))]
+
+
+def conv_transpose1d_samples(make):
+    return [SampleInput((make((2, 4, 5)), make((4, 3, 3)), make((6,))), dict(stride=2, padding=1, output_padding=1,
+                                                                            groups=2)),
+            SampleInput((make((3, 4)), make((3, 2, 2))), dict(dilation=2))]
+
+
+def unfold_samples(make):
+    return [SampleInput((make((2, 3, 4, 5)), 2), {}),
+            SampleInput((make((1, 2, 5, 5)), (3, 2)), dict(dilation=(1, 2), padding=1, stride=2)),
+            SampleInput((make((2, 4, 4)), 3), dict(padding=1))]
+
+
+def fold_samples(make):
+    return [SampleInput((make((2, 12, 12)), (4, 5), 2), {}),
+            SampleInput((make((1, 12, 9)), (5, 5), (3, 2)), dict(dilation=(1, 2), padding=1, stride=2)),
+            SampleInput((make((18, 16)), 4, 3), dict(padding=1))]
+
+
+def _conv_ops() -> list[OpInfo]:
+    return [OpInfo(n, ref, gen, namespace=FUNCTIONAL, domain=(-2.0, 2.0), grad_samples=2,
+                   tol={"float32": dict(rtol=1e-4, atol=1e-5), "float16": dict(rtol=1e-2, atol=2e-2),
+                        "bfloat16": dict(rtol=5e-2, atol=1e-1)})
+            for n, ref, gen in (("conv2d", _np_conv2d, conv2d_samples), ("conv1d", _np_conv1d, conv1d_samples),
+                                ("conv_transpose2d", _np_conv_transpose2d, conv_transpose2d_samples),
+                                ("conv_transpose1d", _np_conv_transpose1d, conv_transpose1d_samples),
+                                ("unfold", _np_unfold, unfold_samples), ("fold", _np_fold, fold_samples))]
 
 
 def _build() -> list[OpInfo]:
@@ -1920,6 +2080,7 @@ def _build() -> list[OpInfo]:
     ops += _grid_ops()
     ops += _embedding_bag_ops()
     ops += _linalg_ops()
+    ops += _conv_ops()
     return ops
 
 

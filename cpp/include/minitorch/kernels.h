@@ -31,6 +31,7 @@ struct Window2d {
     int64_t KH = 1, KW = 1;              // window
     int64_t stride_h = 1, stride_w = 1, pad_h = 0, pad_w = 0, dil_h = 1, dil_w = 1;
     int64_t OH = 0, OW = 0;              // output
+    int64_t groups = 1;                  // convolution only: channel groups (C and O divisible by it)
 };
 
 // What an index check guards, for its error message. Valid values are [0, size), or
@@ -443,8 +444,8 @@ bool tf32_allowed_now();
 // A device's convolution library (cuDNN on a GPU; see cuda/cudnn_conv.cu). conv2d and its
 // backward try it before im2col + GEMMs; each function returns false for a case it does
 // not take (the library is off, missing, or does not support it), which then runs im2col.
-// Tensors are contiguous NCHW (weights O, C, KH, KW) of one floating dtype; results are
-// written whole.
+// Tensors are contiguous NCHW (weights O, C/groups, KH, KW) of one floating dtype; results
+// are written whole.
 struct ConvLibrary {
     bool (*forward)(const Tensor& y, const Tensor& x, const Tensor& weight, const Window2d& w);
     bool (*backward_input)(const Tensor& grad_x, const Tensor& grad_y, const Tensor& weight, const Window2d& w);

@@ -123,8 +123,17 @@ std::tuple<Tensor, Tensor> sort(const Tensor& t, int64_t dim, bool descending);
 Tensor matmul(const Tensor& a, const Tensor& b);
 
 // ---- convolution and pooling (ops/conv.cpp); NCHW, (h, w) pairs ----
+// conv2d: weight (O, C/groups, KH, KW); conv_transpose2d: weight (C, O/groups, KH, KW), its
+// adjoint. im2col is F.unfold (N, C, H, W) -> (N, C*KH*KW, L), col2im F.fold (its adjoint).
 Tensor conv2d(const Tensor& x, const Tensor& weight, const Tensor& bias, std::array<int64_t, 2> stride,
-              std::array<int64_t, 2> padding, std::array<int64_t, 2> dilation);
+              std::array<int64_t, 2> padding, std::array<int64_t, 2> dilation, int64_t groups = 1);
+Tensor conv_transpose2d(const Tensor& x, const Tensor& weight, const Tensor& bias, std::array<int64_t, 2> stride,
+                        std::array<int64_t, 2> padding, std::array<int64_t, 2> output_padding, int64_t groups,
+                        std::array<int64_t, 2> dilation);
+Tensor im2col(const Tensor& x, std::array<int64_t, 2> kernel, std::array<int64_t, 2> dilation,
+              std::array<int64_t, 2> padding, std::array<int64_t, 2> stride);
+Tensor col2im(const Tensor& cols, std::array<int64_t, 2> output_size, std::array<int64_t, 2> kernel,
+              std::array<int64_t, 2> dilation, std::array<int64_t, 2> padding, std::array<int64_t, 2> stride);
 std::tuple<Tensor, Tensor> max_pool2d(const Tensor& x, std::array<int64_t, 2> kernel, std::array<int64_t, 2> stride,
                                       std::array<int64_t, 2> padding, std::array<int64_t, 2> dilation, bool ceil_mode);
 Tensor avg_pool2d(const Tensor& x, std::array<int64_t, 2> kernel, std::array<int64_t, 2> stride,

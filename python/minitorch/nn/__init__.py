@@ -44,6 +44,9 @@ from .pixelshuffle import PixelShuffle, PixelUnshuffle
 from .instancenorm import InstanceNorm1d, InstanceNorm2d, InstanceNorm3d
 from .normalization import LocalResponseNorm
 from .sparse import EmbeddingBag
+# convolution features: groups, transposed convolutions, fold/unfold
+from .conv import ConvTranspose1d, ConvTranspose2d
+from .fold import Fold, Unfold
 
 __all__ = [
     "AdaptiveAvgPool2d", "AvgPool2d", "Conv1d", "Conv2d", "MaxPool2d",
@@ -63,4 +66,5 @@ __all__ = [
     "MaxUnpool2d", "Upsample", "UpsamplingBilinear2d", "UpsamplingNearest2d", "PixelShuffle", "PixelUnshuffle",
     "InstanceNorm1d", "InstanceNorm2d", "InstanceNorm3d", "LocalResponseNorm",
     "EmbeddingBag", "AdaptiveAvgPool3d", "AdaptiveMaxPool3d",
+    "ConvTranspose1d", "ConvTranspose2d", "Fold", "Unfold",
 ]

@@ -1,4 +1,5 @@
-"""``nn.Conv2d`` and ``nn.Conv1d`` (PyTorch's shapes, defaults and initialisation)."""
+"""``nn.Conv1d/Conv2d`` and ``nn.ConvTranspose1d/ConvTranspose2d`` (PyTorch's shapes,
+defaults, initialisation, reprs and state_dict keys)."""
 from __future__ import annotations
 
 import math
@@ -8,6 +9,8 @@ from . import functional as F
 from . import init
 from .module import Module
 from .parameter import Parameter
+
+_PADDING_MODES = ("zeros", "reflect", "replicate", "circular")
 
 
 def _tuple(v, n: int, name: str):
@@ -20,43 +23,78 @@ def _tuple(v, n: int, name: str):
 
 class _ConvNd(Module):
     _dims = 2
+    _transposed = False
 
     def __init__(self, in_channels: int, out_channels: int, kernel_size, stride=1, padding=0, dilation=1,
-                 groups: int = 1, bias: bool = True, padding_mode: str = "zeros", device=None, dtype=None):
+                 groups: int = 1, bias: bool = True, padding_mode: str = "zeros", device=None, dtype=None,
+                 output_padding=0):
         super().__init__()
         name = type(self).__name__
-        if groups != 1:
-            raise NotImplementedError(f"{name}: groups != 1 is not supported yet")
-        if padding_mode != "zeros":
-            raise NotImplementedError(f"{name}: only padding_mode='zeros' is supported")
         for arg, v in (("in_channels", in_channels), ("out_channels", out_channels)):
             if isinstance(v, bool) or not isinstance(v, int) or v <= 0:
                 raise ValueError(f"{name}: {arg} must be a positive int, got {v!r}")
+        if isinstance(groups, bool) or not isinstance(groups, int) or groups <= 0:
+            raise ValueError(f"{name}: groups must be a positive integer, got {groups!r}")
+        if in_channels % groups:
+            raise ValueError(f"{name}: in_channels must be divisible by groups, got in_channels={in_channels} and "
+                             f"groups={groups}")
+        if out_channels % groups:
+            raise ValueError(f"{name}: out_channels must be divisible by groups, got out_channels={out_channels} and "
+                             f"groups={groups}")
+        if padding_mode not in _PADDING_MODES:
+            raise ValueError(f"{name}: padding_mode must be one of {_PADDING_MODES}, but got "
+                             f"padding_mode={padding_mode!r}")
+        if self._transposed and padding_mode != "zeros":
+            raise ValueError(f'Only "zeros" padding mode is supported for {name}')
         n = self._dims
         self.in_channels, self.out_channels = in_channels, out_channels
         self.kernel_size = _tuple(kernel_size, n, "kernel_size")
         self.stride = _tuple(stride, n, "stride")
-        self.padding = padding if isinstance(padding, str) else _tuple(padding, n, "padding")
+        if isinstance(padding, str):
+            if self._transposed or padding not in ("same", "valid"):
+                allowed = "an int or a tuple" if self._transposed else "'same', 'valid', an int or a tuple"
+                raise ValueError(f"{name}: padding must be {allowed}, got {padding!r}")
+            self.padding = padding
+        else:
+            self.padding = _tuple(padding, n, "padding")
         self.dilation = _tuple(dilation, n, "dilation")
-        if isinstance(self.padding, str) and self.padding not in ("same", "valid"):
-            raise ValueError(f"{name}: padding must be 'same', 'valid', an int or a tuple, got {padding!r}")
+        self.output_padding = _tuple(output_padding, n, "output_padding")
         if self.padding == "same" and any(s != 1 for s in self.stride):
             raise ValueError(f"{name}: padding='same' is not supported for strided convolutions")
         if any(k <= 0 for k in self.kernel_size) or any(s <= 0 for s in self.stride):
             raise ValueError(f"{name}: kernel_size and stride must be positive, got {self.kernel_size}, {self.stride}")
+        self.transposed = self._transposed
         self.groups = groups
         self.padding_mode = padding_mode
-        self.weight = Parameter(_C._empty((out_channels, in_channels, *self.kernel_size), dtype, device))
+        # F.pad's amounts for a padding_mode other than zeros, last dim first (PyTorch's
+        # _reversed_padding_repeated_twice); 'same' puts an odd total's extra at the end.
+        amounts = []
+        for i in reversed(range(n)):
+            if self.padding == "same":
+                total = self.dilation[i] * (self.kernel_size[i] - 1)
+                amounts += [total // 2, total - total // 2]
+            elif self.padding == "valid":
+                amounts += [0, 0]
+            else:
+                amounts += [self.padding[i], self.padding[i]]
+        self._reversed_padding_repeated_twice = amounts
+        if self._transposed:  # (in, out/groups, k...): the weight of the conv it transposes
+            shape = (in_channels, out_channels // groups, *self.kernel_size)
+        else:
+            shape = (out_channels, in_channels // groups, *self.kernel_size)
+        self.weight = Parameter(_C._empty(shape, dtype, device))
         self.bias = Parameter(_C._empty((out_channels,), dtype, device)) if bias else None
         self.reset_parameters()
 
     def reset_parameters(self) -> None:
-        # PyTorch's default: kaiming_uniform(a=sqrt(5)) = U(-1/sqrt(fan_in), 1/sqrt(fan_in)).
+        # PyTorch's default: kaiming_uniform(a=sqrt(5)) = U(-1/sqrt(fan_in), 1/sqrt(fan_in)),
+        # fan_in read off the weight as init does (size(1) * kernel), for the bias too.
         init.kaiming_uniform_(self.weight, a=math.sqrt(5))
         if self.bias is not None:
-            fan_in = self.in_channels * math.prod(self.kernel_size)
-            bound = 1 / math.sqrt(fan_in)
-            init.uniform_(self.bias, -bound, bound)
+            fan_in = self.weight.shape[1] * math.prod(self.kernel_size)
+            if fan_in != 0:
+                bound = 1 / math.sqrt(fan_in)
+                init.uniform_(self.bias, -bound, bound)
 
     def extra_repr(self) -> str:
         s = f"{self.in_channels}, {self.out_channels}, kernel_size={self.kernel_size}, stride={self.stride}"
@@ -64,13 +102,21 @@ class _ConvNd(Module):
             s += f", padding={self.padding}"  # PyTorch prints padding=same (no quotes)
         if self.dilation != (1,) * self._dims:
             s += f", dilation={self.dilation}"
+        if self.output_padding != (0,) * self._dims:
+            s += f", output_padding={self.output_padding}"
+        if self.groups != 1:
+            s += f", groups={self.groups}"
         if self.bias is None:
             s += ", bias=False"
+        if self.padding_mode != "zeros":
+            s += f", padding_mode={self.padding_mode}"
         return s
 
 
 class Conv2d(_ConvNd):
-    """2-D convolution over (N, C, H, W): weight (out_channels, in_channels, KH, KW).
+    """2-D convolution over (N, C, H, W): weight (out_channels, in_channels/groups, KH, KW).
+    ``groups=in_channels`` is a depthwise convolution; ``padding_mode`` reflect, replicate
+    or circular pads with F.pad first.
 
     >>> conv = minitorch.nn.Conv2d(1, 8, 3, padding=1)
     >>> conv(minitorch.randn(64, 1, 28, 28)).shape
@@ -79,14 +125,92 @@ class Conv2d(_ConvNd):
 
     _dims = 2
 
+    def _conv_forward(self, x, weight, bias):
+        if self.padding_mode != "zeros":
+            x = F.pad(x, self._reversed_padding_repeated_twice, mode=self.padding_mode)
+            return F.conv2d(x, weight, bias, self.stride, 0, self.dilation, self.groups)
+        return F.conv2d(x, weight, bias, self.stride, self.padding, self.dilation, self.groups)
+
     def forward(self, x):
-        return F.conv2d(x, self.weight, self.bias, self.stride, self.padding, self.dilation)
+        return self._conv_forward(x, self.weight, self.bias)
 
 
 class Conv1d(_ConvNd):
-    """1-D convolution over (N, C, L): the lectures' sliding window, weight (out, in, K)."""
+    """1-D convolution over (N, C, L): the lectures' sliding window, weight (out, in/groups, K)."""
 
     _dims = 1
 
+    def _conv_forward(self, x, weight, bias):
+        if self.padding_mode != "zeros":
+            x = F.pad(x, self._reversed_padding_repeated_twice, mode=self.padding_mode)
+            return F.conv1d(x, weight, bias, self.stride, 0, self.dilation, self.groups)
+        return F.conv1d(x, weight, bias, self.stride, self.padding, self.dilation, self.groups)
+
     def forward(self, x):
-        return F.conv1d(x, self.weight, self.bias, self.stride, self.padding, self.dilation)
+        return self._conv_forward(x, self.weight, self.bias)
+
+
+class _ConvTransposeNd(_ConvNd):
+    _transposed = True
+
+    def __init__(self, in_channels: int, out_channels: int, kernel_size, stride=1, padding=0, output_padding=0,
+                 groups: int = 1, bias: bool = True, dilation=1, padding_mode: str = "zeros", device=None,
+                 dtype=None):
+        super().__init__(in_channels, out_channels, kernel_size, stride, padding, dilation, groups, bias,
+                         padding_mode, device, dtype, output_padding=output_padding)
+
+    def _output_padding(self, input, output_size, stride, padding, kernel_size, num_spatial_dims: int, dilation=None):
+        """The output_padding that makes the output ``output_size`` (PyTorch's rule): sizes
+        from the smallest the input gives up to stride - 1 more are reachable."""
+        if output_size is None:
+            return self.output_padding
+        name = type(self).__name__
+        non_spatial = 2 if input.dim() == num_spatial_dims + 2 else 1
+        output_size = [int(s) for s in output_size]
+        if len(output_size) == non_spatial + num_spatial_dims:
+            output_size = output_size[non_spatial:]
+        if len(output_size) != num_spatial_dims:
+            raise ValueError(f"{name}: for {input.dim()}D input, output_size must have {num_spatial_dims} or "
+                             f"{non_spatial + num_spatial_dims} elements (got {len(output_size)})")
+        dilation = dilation or (1,) * num_spatial_dims
+        min_sizes = [(input.shape[d + non_spatial] - 1) * stride[d] - 2 * padding[d]
+                     + dilation[d] * (kernel_size[d] - 1) + 1 for d in range(num_spatial_dims)]
+        max_sizes = [min_sizes[d] + stride[d] - 1 for d in range(num_spatial_dims)]
+        for d in range(num_spatial_dims):
+            if not min_sizes[d] <= output_size[d] <= max_sizes[d]:
+                raise ValueError(f"{name}: requested an output size of {output_size}, but valid sizes range from "
+                                 f"{min_sizes} to {max_sizes} (for an input of {list(input.shape)[non_spatial:]})")
+        return tuple(output_size[d] - min_sizes[d] for d in range(num_spatial_dims))
+
+
+class ConvTranspose2d(_ConvTransposeNd):
+    """Transposed 2-D convolution (N, C_in, H, W) -> (N, C_out, H', W'), weight
+    (in_channels, out_channels/groups, KH, KW): the input gradient of the Conv2d with these
+    settings, the upsampling layer of DCGAN generators and U-Net decoders.
+    H' = (H - 1)*stride - 2*padding + dilation*(KH - 1) + output_padding + 1;
+    ``forward(x, output_size=...)`` picks output_padding for a wanted size.
+
+    >>> up = minitorch.nn.ConvTranspose2d(16, 8, 4, stride=2, padding=1)
+    >>> up(minitorch.randn(2, 16, 7, 7)).shape
+    minitorch.Size([2, 8, 14, 14])
+    """
+
+    _dims = 2
+
+    def forward(self, x, output_size=None):
+        output_padding = self._output_padding(x, output_size, self.stride, self.padding, self.kernel_size, 2,
+                                              self.dilation)
+        return F.conv_transpose2d(x, self.weight, self.bias, self.stride, self.padding, output_padding, self.groups,
+                                  self.dilation)
+
+
+class ConvTranspose1d(_ConvTransposeNd):
+    """Transposed 1-D convolution (N, C_in, L) -> (N, C_out, L'), weight (in, out/groups, K)."""
+
+    _dims = 1
+
+    def forward(self, x, output_size=None):
+        output_padding = self._output_padding(x, output_size, self.stride, self.padding, self.kernel_size, 1,
+                                              self.dilation)
+        return F.conv_transpose1d(x, self.weight, self.bias, self.stride, self.padding, output_padding, self.groups,
+                                  self.dilation)

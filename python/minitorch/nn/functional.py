@@ -292,71 +292,161 @@ def _batched(input, rank: int, op: str):
     return input, False
 
 
-def conv2d(input, weight, bias=None, stride=1, padding=0, dilation=1):
-    """2-D convolution (cross-correlation) of (N, C, H, W) input with (O, C, KH, KW) weight,
-    computed as im2col + one GEMM in C++. ``padding`` may be an int, a pair, or "valid"/"same"
-    (stride 1)."""
-    x, unbatched = _batched(input, 4, "conv2d")
-    stride, dilation = _pair(stride, "stride", "conv2d"), _pair(dilation, "dilation", "conv2d")
+def _tuple_n(v, n: int, name: str, op: str):
+    """An int or an n-sequence of ints as an n-tuple (PyTorch's _single / _pair)."""
+    if isinstance(v, (tuple, list)):
+        if len(v) != n:
+            raise ValueError(f"{op}: {name} must be an int or a {n}-tuple of ints, got {v!r}")
+        return tuple(int(x) for x in v)
+    if isinstance(v, bool) or not isinstance(v, int):
+        raise TypeError(f"{op}: {name} must be an int or a {n}-tuple of ints, got {type(v).__name__}")
+    return (v,) * n
+
+
+def _check_groups(groups, op: str) -> int:
+    if isinstance(groups, bool) or not isinstance(groups, int):
+        raise TypeError(f"{op}: groups must be an int, got {type(groups).__name__}")
+    if groups <= 0:
+        raise ValueError(f"{op}: groups must be a positive integer, got {groups}")
+    return groups
+
+
+def _same_padding(x, weight, dilation, stride, op: str):
+    """PyTorch's padding='same': the total padding per spatial dim is dilation*(k-1), split
+    evenly; an odd total puts the extra row/column at the end (right/bottom), which is an
+    F.pad of the input before a symmetric convolution. Returns (x, symmetric padding)."""
+    n = len(dilation)
+    if any(s != 1 for s in stride):
+        raise ValueError(f"{op}: padding='same' is not supported for strided convolutions")
+    totals = [dilation[i] * (weight.shape[2 + i] - 1) for i in range(n)]
+    extra = [t % 2 for t in totals]
+    if any(extra):
+        amounts = []
+        for i in reversed(range(n)):  # F.pad lists the last dim first
+            amounts += [0, extra[i]]
+        x = pad(x, amounts)
+    return x, tuple(t // 2 for t in totals)
+
+
+def _conv_padding(x, weight, padding, stride, dilation, op: str):
+    n = len(stride)
     if isinstance(padding, str):
         if padding == "valid":
-            padding = (0, 0)
-        elif padding == "same":
-            if stride != (1, 1):
-                raise ValueError("conv2d: padding='same' is not supported for strided convolutions")
-            # 'same' needs a total padding of dilation*(k-1) per side pair; an odd total
-            # would need one extra row/column on one side only.
-            totals = [dilation[i] * (weight.shape[2 + i] - 1) for i in range(2)]
-            if totals[0] % 2 or totals[1] % 2:
-                raise NotImplementedError("conv2d: padding='same' with an even effective kernel size is not "
-                                          "supported yet; use an odd kernel or explicit padding")
-            padding = (totals[0] // 2, totals[1] // 2)
-        else:
-            raise ValueError(f"conv2d: padding must be 'valid', 'same', an int or a pair, got {padding!r}")
-    else:
-        padding = _pair(padding, "padding", "conv2d")
-    out = _C._conv2d(x, weight, bias, stride, padding, dilation)
+            return x, (0,) * n
+        if padding == "same":
+            return _same_padding(x, weight, dilation, stride, op)
+        raise ValueError(f"{op}: padding must be 'valid', 'same', an int or a {n}-tuple, got {padding!r}")
+    return x, _tuple_n(padding, n, "padding", op)
+
+
+def conv2d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
+    """2-D convolution (cross-correlation) of (N, C, H, W) input with (O, C/groups, KH, KW)
+    weight, computed as im2col + GEMMs in C++ (one GEMM per group). ``padding`` may be an
+    int, a pair, or "valid"/"same" (stride 1; an odd total pads one more at the end).
+
+    >>> F.conv2d(minitorch.ones(1, 4, 5, 5), minitorch.ones(4, 1, 3, 3), groups=4).shape
+    minitorch.Size([1, 4, 3, 3])
+    """
+    x, unbatched = _batched(input, 4, "conv2d")
+    stride, dilation = _pair(stride, "stride", "conv2d"), _pair(dilation, "dilation", "conv2d")
+    groups = _check_groups(groups, "conv2d")
+    if not isinstance(weight, _C.Tensor):
+        raise TypeError(f"conv2d: weight must be a Tensor, got {type(weight).__name__}")
+    if weight.dim() != 4:
+        raise ValueError("conv2d: expected a 4-D weight (out_channels, in_channels/groups, KH, KW), got shape "
+                         f"{tuple(weight.shape)}")
+    x, padding = _conv_padding(x, weight, padding, stride, dilation, "conv2d")
+    out = _C._conv2d(x, weight, bias, stride, padding, dilation, groups)
     return out.squeeze(0) if unbatched else out
 
 
-def conv1d(input, weight, bias=None, stride=1, padding=0, dilation=1):
-    """1-D convolution of (N, C, L) input with (O, C, K) weight: a conv2d with height 1
+def conv1d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
+    """1-D convolution of (N, C, L) input with (O, C/groups, K) weight: a conv2d with height 1
     (the lectures' sliding window)."""
     x, unbatched = _batched(input, 3, "conv1d")
-
-    def one(v, name):
-        if isinstance(v, (tuple, list)):
-            if len(v) != 1:
-                raise ValueError(f"conv1d: {name} must be an int or a 1-tuple, got {v!r}")
-            v = v[0]
-        return v
-
-    s, d, p = one(stride, "stride"), one(dilation, "dilation"), one(padding, "padding")
+    (s,), (d,) = _tuple_n(stride, 1, "stride", "conv1d"), _tuple_n(dilation, 1, "dilation", "conv1d")
+    groups = _check_groups(groups, "conv1d")
     if not isinstance(weight, _C.Tensor) or weight.dim() != 3:
         shape = tuple(weight.shape) if isinstance(weight, _C.Tensor) else type(weight).__name__
-        raise ValueError(f"conv1d: expected a 3-D weight (out_channels, in_channels, K), got {shape}")
-    if isinstance(p, str):
-        if p == "valid":
-            p = 0
-        elif p == "same":
-            if s != 1:
-                raise ValueError("conv1d: padding='same' is not supported for strided convolutions")
-            total = d * (weight.shape[2] - 1)
-            if total % 2:
-                raise NotImplementedError("conv1d: padding='same' with an even effective kernel is not supported yet")
-            p = total // 2
-        else:
-            raise ValueError(f"conv1d: padding must be 'valid', 'same' or an int, got {p!r}")
+        raise ValueError(f"conv1d: expected a 3-D weight (out_channels, in_channels/groups, K), got {shape}")
+    x, (p,) = _conv_padding(x, weight, padding, (s,), (d,), "conv1d")
     # Check here so messages name conv1d and the 3-D shapes the caller passed.
-    if x.shape[1] != weight.shape[1]:
+    if x.shape[1] != weight.shape[1] * groups:
         raise ValueError(f"conv1d: input of shape {tuple(input.shape)} has {x.shape[1]} channels, but weight of "
-                         f"shape {tuple(weight.shape)} expects {weight.shape[1]} input channels")
+                         f"shape {tuple(weight.shape)} with groups={groups} expects {weight.shape[1] * groups} "
+                         "input channels")
+    if weight.shape[0] % groups:
+        raise ValueError(f"conv1d: weight of shape {tuple(weight.shape)} has {weight.shape[0]} output channels, "
+                         f"which is not divisible by groups={groups}")
     if bias is not None and (bias.dim() != 1 or bias.shape[0] != weight.shape[0]):
         raise ValueError(f"conv1d: bias of shape {tuple(bias.shape)} does not match {weight.shape[0]} output channels")
-    if isinstance(p, int) and isinstance(d, int) and p >= 0 and d > 0 and x.shape[2] + 2 * p < d * (weight.shape[2] - 1) + 1:
+    if p >= 0 and d > 0 and x.shape[2] + 2 * p < d * (weight.shape[2] - 1) + 1:
         raise ValueError(f"conv1d: kernel of size {weight.shape[2]} (dilation {d}) is larger than the padded input "
                          f"of length {x.shape[2] + 2 * p} for input shape {tuple(input.shape)}")
-    out = conv2d(x.unsqueeze(2), weight.unsqueeze(2), bias, (1, s), (0, p), (1, d)).squeeze(2)
+    out = conv2d(x.unsqueeze(2), weight.unsqueeze(2), bias, (1, s), (0, p), (1, d), groups).squeeze(2)
+    return out.squeeze(0) if unbatched else out
+
+
+def conv_transpose2d(input, weight, bias=None, stride=1, padding=0, output_padding=0, groups=1, dilation=1):
+    """Transposed 2-D convolution of (N, C, H, W) input with (C, O/groups, KH, KW) weight:
+    the input gradient of the conv2d with these settings, run forward (col2im(W^T @ x[n])).
+    Output size per dim: (H - 1)*stride - 2*padding + dilation*(KH - 1) + output_padding + 1.
+
+    >>> F.conv_transpose2d(minitorch.ones(1, 2, 4, 4), minitorch.ones(2, 3, 4, 4), stride=2, padding=1).shape
+    minitorch.Size([1, 3, 8, 8])
+    """
+    op = "conv_transpose2d"
+    x, unbatched = _batched(input, 4, op)
+    if not isinstance(weight, _C.Tensor):
+        raise TypeError(f"{op}: weight must be a Tensor, got {type(weight).__name__}")
+    out = _C._conv_transpose2d(x, weight, bias, _pair(stride, "stride", op), _pair(padding, "padding", op),
+                               _pair(output_padding, "output_padding", op), _check_groups(groups, op),
+                               _pair(dilation, "dilation", op))
+    return out.squeeze(0) if unbatched else out
+
+
+def conv_transpose1d(input, weight, bias=None, stride=1, padding=0, output_padding=0, groups=1, dilation=1):
+    """Transposed 1-D convolution of (N, C, L) input with (C, O/groups, K) weight: a
+    conv_transpose2d with height 1."""
+    op = "conv_transpose1d"
+    x, unbatched = _batched(input, 3, op)
+    if not isinstance(weight, _C.Tensor) or weight.dim() != 3:
+        shape = tuple(weight.shape) if isinstance(weight, _C.Tensor) else type(weight).__name__
+        raise ValueError(f"{op}: expected a 3-D weight (in_channels, out_channels/groups, K), got {shape}")
+    (s,), (p,), (op_,), (d,) = (_tuple_n(v, 1, name, op) for v, name in (
+        (stride, "stride"), (padding, "padding"), (output_padding, "output_padding"), (dilation, "dilation")))
+    groups = _check_groups(groups, op)
+    if x.shape[1] != weight.shape[0]:
+        raise ValueError(f"{op}: input of shape {tuple(input.shape)} has {x.shape[1]} channels, but weight of shape "
+                         f"{tuple(weight.shape)} expects {weight.shape[0]} input channels")
+    out = conv_transpose2d(x.unsqueeze(2), weight.unsqueeze(2), bias, (1, s), (0, p), (0, op_), groups, (1, d))
+    out = out.squeeze(2)
+    return out.squeeze(0) if unbatched else out
+
+
+def unfold(input, kernel_size, dilation=1, padding=0, stride=1):
+    """Sliding blocks of a (N, C, H, W) image as columns: (N, C*KH*KW, L), L the number of
+    blocks; row (c, kh, kw) holds, for every block, the pixel that tap sees (im2col, the
+    layout conv2d multiplies by its weight). Its adjoint is :func:`fold`.
+
+    >>> F.unfold(minitorch.arange(16.0).reshape(1, 1, 4, 4), 2, stride=2).shape
+    minitorch.Size([1, 4, 4])
+    """
+    op = "unfold"
+    x, unbatched = _batched(input, 4, op)
+    out = _C._im2col(x, _pair(kernel_size, "kernel_size", op), _pair(dilation, "dilation", op),
+                     _pair(padding, "padding", op), _pair(stride, "stride", op))
+    return out.squeeze(0) if unbatched else out
+
+
+def fold(input, output_size, kernel_size, dilation=1, padding=0, stride=1):
+    """Sums sliding blocks (N, C*KH*KW, L) back into a (N, C, *output_size) image (col2im):
+    where blocks overlap their values add. ``fold(unfold(x))`` is ``x`` times how many
+    blocks cover each pixel."""
+    op = "fold"
+    x, unbatched = _batched(input, 3, op)
+    out = _C._col2im(x, _pair(output_size, "output_size", op), _pair(kernel_size, "kernel_size", op),
+                     _pair(dilation, "dilation", op), _pair(padding, "padding", op), _pair(stride, "stride", op))
     return out.squeeze(0) if unbatched else out
 
 

@@ -330,8 +330,8 @@ OPS: tuple[Op, ...] = (
 
     # ---- minitorch.nn.functional ----
     _f("linear", CPP, source="cpp/src/ops/nn.cpp", autocast=LOWER),
-    _f("conv1d", autocast=LOWER),
-    _f("conv2d", CPP, source="cpp/src/ops/conv.cpp", autocast=LOWER),
+    _f("conv1d", autocast=LOWER, dtypes=FLOATING),
+    _f("conv2d", CPP, source="cpp/src/ops/conv.cpp", autocast=LOWER, dtypes=FLOATING),
     _f("scaled_dot_product_attention", autocast=LOWER),
     _f("relu"), _f("sigmoid"), _f("tanh"), _f("gelu"), _f("silu"), _f("elu"), _f("leaky_relu"),
     _f("softplus", autocast=FP32),
@@ -404,6 +404,11 @@ OPS: tuple[Op, ...] = (
     *(_py(name, python="linalg_forms", dtypes=("float32", "float64")) for name in (
         "det", "logdet", "slogdet", "inverse", "cholesky", "qr", "svd", "pinverse", "cholesky_solve",
         "cholesky_inverse")),
+    # convolution features: transposed convolutions, fold/unfold (cpp/src/ops/conv.cpp)
+    _f("conv_transpose1d", autocast=LOWER, dtypes=FLOATING),
+    _f("conv_transpose2d", CPP, source="cpp/src/ops/conv.cpp", autocast=LOWER, dtypes=FLOATING),
+    _f("unfold", CPP, source="cpp/src/ops/conv.cpp", dtypes=FLOATING),
+    _f("fold", CPP, source="cpp/src/ops/conv.cpp", dtypes=FLOATING),
 )
 
 # Public names of nn.functional that are not ops: re-exported classes and context managers.
