@@ -36,6 +36,7 @@ from .sparse import Embedding
 from .attention import MultiheadAttention
 from .rnn import GRU, LSTM, RNN, GRUCell, LSTMCell, RNNBase, RNNCell, RNNCellBase
 from .transformer import TransformerEncoder, TransformerEncoderLayer
+from .transformer import Transformer, TransformerDecoder, TransformerDecoderLayer
 
 __all__ = [
     "AdaptiveAvgPool2d", "AvgPool2d", "Conv1d", "Conv2d", "MaxPool2d",
@@ -51,4 +52,5 @@ __all__ = [
     "Bilinear", "CosineEmbeddingLoss", "CosineSimilarity", "GaussianNLLLoss", "HingeEmbeddingLoss", "HuberLoss",
     "KLDivLoss", "MarginRankingLoss", "MultiLabelSoftMarginLoss", "PairwiseDistance", "PoissonNLLLoss",
     "SmoothL1Loss", "SoftMarginLoss", "TripletMarginLoss",
+    "Transformer", "TransformerDecoder", "TransformerDecoderLayer",
 ]
