@@ -11,12 +11,14 @@ def init_weights(torch, model, seed: int = 0, dtype: str = "float32"):
     """Replaces every floating tensor of ``model.state_dict()`` by NumPy draws (each named
     entry from its own seeded generator, so the order of the entries does not matter):
     parameter matrices and kernels uniform in +-1/sqrt(fan_in), biases uniform in +-0.1, 1-D weights
-    (norm layers) near 1, running means 0 and variances 1; other buffers are kept."""
+    (norm layers) near 1, running means 0 and variances 1, weight norm's g near 1, spectral norm's u and v
+    random unit vectors; other buffers are kept."""
     state = {}
     params = {name for name, _ in model.named_parameters()}
     for name, value in model.state_dict().items():
         stat = name.endswith("running_mean") or name.endswith("running_var")
-        if not value.dtype.is_floating_point or (name not in params and not stat):
+        power = name.endswith("._u") or name.endswith("._v")  # spectral_norm's power-iteration vectors
+        if not value.dtype.is_floating_point or (name not in params and not stat and not power):
             state[name] = value  # e.g. a positional-encoding table, num_batches_tracked
             continue
         shape = tuple(value.shape)
@@ -25,10 +27,15 @@ def init_weights(torch, model, seed: int = 0, dtype: str = "float32"):
             a = np.zeros(shape)
         elif name.endswith("running_var"):
             a = np.ones(shape)
+        elif power:
+            a = rng.standard_normal(shape)
+            a /= np.linalg.norm(a)
+        elif name.endswith("_g") or name.endswith("original0"):  # weight norm's g
+            a = 1.0 + rng.uniform(-0.1, 0.1, shape)
         elif len(shape) >= 2:
             bound = 1.0 / np.sqrt(int(np.prod(shape[1:])))
             a = rng.uniform(-bound, bound, shape)
-        elif name.endswith("weight") or name.endswith("original0") or name.endswith("_g"):
+        elif name.endswith("weight"):
             a = 1.0 + rng.uniform(-0.1, 0.1, shape)
         else:
             a = rng.uniform(-0.1, 0.1, shape)
