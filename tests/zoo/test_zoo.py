@@ -23,6 +23,7 @@ PENDING = {
     "dcgan": "needs nn.ConvTranspose2d",
     "mobilenet": "needs Conv2d(groups=...) (depthwise convolution)",
     "unet": "needs nn.ConvTranspose2d",
+    "unet_bilinear": "needs nn.Upsample",
 }
 
 # float32 through a few optimizer steps: the two libraries add in different orders.

@@ -1,21 +1,25 @@
 """A small U-Net (Ronneberger et al.; the milesial/Pytorch-UNet layout): double 3x3
-conv blocks with BatchNorm, MaxPool2d on the way down, ConvTranspose2d up, ``torch.cat``
-of the skip connection, a 1x1 head; per-pixel CrossEntropyLoss on (N, C, H, W) logits
-and (N, H, W) labels; RMSprop as in that repository."""
+conv blocks with BatchNorm, MaxPool2d on the way down, ConvTranspose2d up (or, with
+``bilinear=True``, ``nn.Upsample(scale_factor=2, mode="bilinear", align_corners=True)``:
+unet_bilinear.py), ``torch.cat`` of the skip connection, a 1x1 head; per-pixel
+CrossEntropyLoss on (N, C, H, W) logits and (N, H, W) labels; RMSprop as in that
+repository."""
 from .common import data, init_weights, labels
 
 
-def run(torch, device="cpu", steps=3):
+def run(torch, device="cpu", steps=3, bilinear=False):
     nn = torch.nn
 
     class DoubleConv(nn.Module):
-        def __init__(self, in_channels, out_channels):
+        def __init__(self, in_channels, out_channels, mid_channels=None):
             super().__init__()
+            if not mid_channels:
+                mid_channels = out_channels
             self.double_conv = nn.Sequential(
-                nn.Conv2d(in_channels, out_channels, kernel_size=3, padding=1, bias=False),
-                nn.BatchNorm2d(out_channels),
+                nn.Conv2d(in_channels, mid_channels, kernel_size=3, padding=1, bias=False),
+                nn.BatchNorm2d(mid_channels),
                 nn.ReLU(inplace=True),
-                nn.Conv2d(out_channels, out_channels, kernel_size=3, padding=1, bias=False),
+                nn.Conv2d(mid_channels, out_channels, kernel_size=3, padding=1, bias=False),
                 nn.BatchNorm2d(out_channels),
                 nn.ReLU(inplace=True),
             )
@@ -24,10 +28,14 @@ def run(torch, device="cpu", steps=3):
             return self.double_conv(x)
 
     class Up(nn.Module):
-        def __init__(self, in_channels, out_channels):
+        def __init__(self, in_channels, out_channels, bilinear):
             super().__init__()
-            self.up = nn.ConvTranspose2d(in_channels, in_channels // 2, kernel_size=2, stride=2)
-            self.conv = DoubleConv(in_channels, out_channels)
+            if bilinear:
+                self.up = nn.Upsample(scale_factor=2, mode="bilinear", align_corners=True)
+                self.conv = DoubleConv(in_channels + in_channels // 2, out_channels, in_channels // 2)
+            else:
+                self.up = nn.ConvTranspose2d(in_channels, in_channels // 2, kernel_size=2, stride=2)
+                self.conv = DoubleConv(in_channels, out_channels)
 
         def forward(self, x1, x2):
             x1 = self.up(x1)
@@ -40,8 +48,8 @@ def run(torch, device="cpu", steps=3):
             self.inc = DoubleConv(n_channels, 8)
             self.down1 = nn.Sequential(nn.MaxPool2d(2), DoubleConv(8, 16))
             self.down2 = nn.Sequential(nn.MaxPool2d(2), DoubleConv(16, 32))
-            self.up1 = Up(32, 16)
-            self.up2 = Up(16, 8)
+            self.up1 = Up(32, 16, bilinear)
+            self.up2 = Up(16, 8, bilinear)
             self.outc = nn.Conv2d(8, n_classes, kernel_size=1)
 
         def forward(self, x):
