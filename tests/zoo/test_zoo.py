@@ -24,6 +24,7 @@ PENDING = {
     "mobilenet": "needs Conv2d(groups=...) (depthwise convolution)",
     "unet": "needs nn.ConvTranspose2d",
     "unet_bilinear": "needs nn.Upsample",
+    "lenet": "needs axis= for dim= (d2l writes y_hat.argmax(axis=1); PyTorch accepts axis/keepdims everywhere)",
 }
 
 # float32 through a few optimizer steps: the two libraries add in different orders.
