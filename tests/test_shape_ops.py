@@ -365,3 +365,11 @@ def test_against_torch_when_installed(device):
     assert_close(x.roll(2, 1), t.roll(2, 1).numpy())
     assert_close(x.cumprod(2), t.cumprod(2).numpy())
     assert_close(minitorch.einsum("bij,bkj->bik", x, x), torch.einsum("bij,bkj->bik", t, t).numpy())
+
+
+def test_flip_takes_dims_as_a_keyword():
+    x = minitorch.arange(6).reshape(2, 3)
+    assert x.flip(dims=[0, 1]).tolist() == x.flip(0, 1).tolist() == [[5, 4, 3], [2, 1, 0]]
+    assert minitorch.flip(x, dims=(1,)).tolist() == [[2, 1, 0], [5, 4, 3]]
+    with pytest.raises(TypeError, match="multiple values"):
+        x.flip(0, dims=[1])

@@ -111,3 +111,13 @@ from . import linalg  # noqa: E402,F401  (torch.linalg: LAPACK / cuSOLVER factor
 _registry.install(__import__("sys").modules[__name__])
 
 __version__ = "0.1.0"
+
+
+def __getattr__(name: str):
+    # minitorch.vision (torchvision's transforms and datasets) is imported on first use,
+    # so that ``import minitorch`` does not pay for it.
+    if name == "vision":
+        import importlib
+
+        return importlib.import_module(".vision", __name__)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -30,6 +30,7 @@ EXPECTED = {
     "06_writing_cuda_kernels.ipynb",
     "07_precision.ipynb",
     "08_feeding_and_scaling.ipynb",
+    "09_beyond_mnist.ipynb",
 }
 CELL_TIMEOUT_S = 300
 LIMIT = "3000"

@@ -47,6 +47,7 @@ from .sparse import EmbeddingBag
 # convolution features: groups, transposed convolutions, fold/unfold
 from .conv import ConvTranspose1d, ConvTranspose2d
 from .fold import Fold, Unfold
+from .transformer import Transformer, TransformerDecoder, TransformerDecoderLayer
 
 __all__ = [
     "AdaptiveAvgPool2d", "AvgPool2d", "Conv1d", "Conv2d", "MaxPool2d",
@@ -67,4 +68,5 @@ __all__ = [
     "InstanceNorm1d", "InstanceNorm2d", "InstanceNorm3d", "LocalResponseNorm",
     "EmbeddingBag", "AdaptiveAvgPool3d", "AdaptiveMaxPool3d",
     "ConvTranspose1d", "ConvTranspose2d", "Fold", "Unfold",
+    "Transformer", "TransformerDecoder", "TransformerDecoderLayer",
 ]

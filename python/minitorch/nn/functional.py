@@ -139,17 +139,130 @@ def _warn_if_broadcast(input, target) -> None:
                       "Please ensure they have the same size.", stacklevel=3)
 
 
-def cross_entropy(input, target, reduction: str = "mean", ignore_index: int = -100):
-    """Log-softmax + negative log-likelihood of int64 class labels, fused.
+def _legacy_reduction(size_average, reduce, reduction: str) -> str:
+    """PyTorch's deprecated ``size_average`` / ``reduce`` flags, when given, override ``reduction``."""
+    if size_average is None and reduce is None:
+        return reduction
+    size_average = True if size_average is None else size_average
+    reduce = True if reduce is None else reduce
+    warnings.warn("size_average and reduce args will be deprecated, please use reduction='"
+                  f"{'none' if not reduce else 'mean' if size_average else 'sum'}' instead.", stacklevel=3)
+    return "none" if not reduce else ("mean" if size_average else "sum")
 
-    ``input``: (N, C) logits; ``target``: (N,) int64 in [0, C).
+
+def _classes_last(input, target, op: str):
+    """(N, C, d1, ...) logits and (N, d1, ...) labels as (N*d1*..., C) and (N*d1*...,), and
+    unbatched (C,) with a scalar label as one row; returns them and the shape of the
+    per-element loss (for ``reduction="none"``)."""
+    if input.dim() == 0:
+        raise ValueError(f"{op}: input must have at least 1 dimension (the classes), got a 0-d tensor")
+    if input.dim() == 1:
+        if target.dim() != 0:
+            raise ValueError(f"{op}: for unbatched input of shape {tuple(input.shape)} the target must be a "
+                             f"0-d class index, got shape {tuple(target.shape)}")
+        return input.unsqueeze(0), target.unsqueeze(0), ()
+    expected = (input.shape[0],) + tuple(input.shape[2:])
+    if tuple(target.shape) != expected:
+        raise ValueError(f"{op}: expected target of shape {expected} for input of shape {tuple(input.shape)}, "
+                         f"got {tuple(target.shape)}")
+    if input.dim() == 2:
+        return input, target, expected
+    C = input.shape[1]
+    return input.movedim(1, -1).reshape(-1, C), target.reshape(-1), expected
+
+
+def _check_weight(weight, C: int, op: str) -> None:
+    if weight is not None and (weight.dim() != 1 or weight.shape[0] != C):
+        raise RuntimeError(f"{op}: weight tensor should be defined either for all {C} classes or no classes but "
+                           f"got weight tensor of shape: {list(weight.shape)}")
+
+
+def _weighted_nll(logp, target, weight, ignore_index: int, reduction: str):
+    """NLL of (M, C) log-probabilities with per-class ``weight``: ``-w[t] logp[t]`` per row,
+    the mean divides by the sum of the weights of the rows not ignored (PyTorch's rule)."""
+    keep = target != ignore_index
+    safe = _C.where(keep, target, 0)  # an ignored row still needs an in-range index to gather
+    picked = -logp.gather(1, safe.unsqueeze(1)).squeeze(1)
+    w = weight.to(logp.dtype)[safe] * keep.to(logp.dtype)
+    loss = picked * w
+    if reduction == "none":
+        return loss
+    if reduction == "sum":
+        return loss.sum()
+    return loss.sum() / w.sum()
+
+
+def cross_entropy(input, target, weight=None, size_average=None, ignore_index: int = -100, reduce=None,
+                  reduction: str = "mean", label_smoothing: float = 0.0):
+    """Log-softmax + negative log-likelihood, as PyTorch's ``F.cross_entropy``.
+
+    ``input``: (N, C) logits, (N, C, d1, ...) (class dim 1) or unbatched (C,). ``target``:
+    int64 class indices (N,) / (N, d1, ...) / (), or class probabilities of ``input``'s
+    shape (float). ``weight`` (C,) rescales each class; ``ignore_index`` labels count for
+    nothing; ``label_smoothing`` mixes the target with the uniform distribution:
+    ``(1 - eps) * target + eps / C``. The plain case is one fused C++ op.
     """
-    return _C._cross_entropy(input, target, _reduction(reduction, "cross_entropy"), ignore_index)
+    reduction = _legacy_reduction(size_average, reduce, reduction)
+    _reduction(reduction, "cross_entropy")
+    if not 0.0 <= label_smoothing <= 1.0:
+        raise ValueError(f"cross_entropy: label_smoothing must be between 0.0 and 1.0, got {label_smoothing}")
+    if not isinstance(input, _C.Tensor) or not isinstance(target, _C.Tensor):
+        raise TypeError(f"cross_entropy: input and target must be Tensors, got {type(input).__name__} and "
+                        f"{type(target).__name__}")
+    class_dim = 0 if input.dim() == 1 else 1
+    C = input.shape[class_dim] if input.dim() > 0 else 0
+    _check_weight(weight, C, "cross_entropy")
+    if target.dtype.is_floating_point and tuple(target.shape) == tuple(input.shape):  # class probabilities
+        logp = log_softmax(input, class_dim)
+        if label_smoothing > 0:
+            target = target * (1 - label_smoothing) + label_smoothing / C
+        prod = logp * target
+        if weight is not None:
+            prod = prod * weight.to(logp.dtype).reshape((C,) + (1,) * (input.dim() - 1 - class_dim))
+        if reduction == "none":
+            return -prod.sum(class_dim)
+        total = -prod.sum()
+        return total if reduction == "sum" else total / (input.numel() // max(C, 1) if input.numel() else float("nan"))
+    x, t, loss_shape = _classes_last(input, target, "cross_entropy")
+    if weight is None and label_smoothing == 0:
+        loss = _C._cross_entropy(x, t, _reduction(reduction, "cross_entropy"), ignore_index)
+    else:
+        logp = log_softmax(x, 1)
+        if weight is None:
+            loss = _C._nll_loss(logp, t, _reduction(reduction, "cross_entropy"), ignore_index)
+        else:
+            loss = _weighted_nll(logp, t, weight, ignore_index, reduction)
+        if label_smoothing > 0:
+            # PyTorch's: (1 - eps) * nll + eps / C * smooth, smooth = -sum_c w_c logp_c per row,
+            # averaged like the nll (over the weights of the rows kept, or their count).
+            keep = (t != ignore_index).to(logp.dtype)
+            smooth = -(logp * weight.to(logp.dtype)).sum(1) if weight is not None else -logp.sum(1)
+            smooth = smooth * keep
+            if reduction == "sum":
+                smooth = smooth.sum()
+            elif reduction == "mean":
+                denom = (weight.to(logp.dtype)[_C.where(t != ignore_index, t, 0)] * keep).sum() \
+                    if weight is not None else keep.sum()
+                smooth = smooth.sum() / denom
+            loss = loss * (1 - label_smoothing) + smooth * (label_smoothing / C)
+    return loss.reshape(loss_shape) if reduction == "none" else loss
 
 
-def nll_loss(input, target, reduction: str = "mean", ignore_index: int = -100):
-    """Negative log-likelihood of log-probabilities ``input`` (N, C) at ``target`` (N,)."""
-    return _C._nll_loss(input, target, _reduction(reduction, "nll_loss"), ignore_index)
+def nll_loss(input, target, weight=None, size_average=None, ignore_index: int = -100, reduce=None,
+             reduction: str = "mean"):
+    """Negative log-likelihood of log-probabilities ``input`` (N, C) / (N, C, d1, ...) /
+    (C,) at int64 ``target`` (N,) / (N, d1, ...) / (); ``weight`` and ``ignore_index`` as
+    in ``cross_entropy``."""
+    reduction = _legacy_reduction(size_average, reduce, reduction)
+    _reduction(reduction, "nll_loss")
+    if input.dim() > 0:
+        _check_weight(weight, input.shape[0 if input.dim() == 1 else 1], "nll_loss")
+    x, t, loss_shape = _classes_last(input, target, "nll_loss")
+    if weight is None:
+        loss = _C._nll_loss(x, t, _reduction(reduction, "nll_loss"), ignore_index)
+    else:
+        loss = _weighted_nll(x, t, weight, ignore_index, reduction)
+    return loss.reshape(loss_shape) if reduction == "none" else loss
 
 
 def mse_loss(input, target, reduction: str = "mean"):
@@ -162,12 +275,15 @@ def l1_loss(input, target, reduction: str = "mean"):
     return _reduce((input - target).abs(), reduction, "l1_loss")
 
 
-def binary_cross_entropy(input, target, reduction: str = "mean"):
-    """BCE of probabilities ``input`` in [0, 1]; logs are clamped at -100 like PyTorch."""
+def binary_cross_entropy(input, target, weight=None, size_average=None, reduce=None, reduction: str = "mean"):
+    """BCE of probabilities ``input`` in [0, 1]; logs are clamped at -100 like PyTorch.
+    ``weight`` (broadcastable to the input) rescales each element's loss."""
+    reduction = _legacy_reduction(size_average, reduce, reduction)
     _check_same_shape(input, target, "binary_cross_entropy")
     log_p = input.log().clamp(min=-100.0)
     log_1mp = (1 - input).log().clamp(min=-100.0)
-    return _reduce(-(target * log_p + (1 - target) * log_1mp), reduction, "binary_cross_entropy")
+    loss = -(target * log_p + (1 - target) * log_1mp)
+    return _reduce(loss if weight is None else loss * weight, reduction, "binary_cross_entropy")
 
 
 # derivative of binary_cross_entropy_with_logits (per element), input x: g * (sigmoid(x) - t)
@@ -192,10 +308,22 @@ class _BCEWithLogits(Function):
         return gx, gt
 
 
-def binary_cross_entropy_with_logits(input, target, reduction: str = "mean"):
-    """BCE of logits, stable for large |x|, gradient ``sigmoid(x) - target``."""
+def binary_cross_entropy_with_logits(input, target, weight=None, size_average=None, reduce=None,
+                                     reduction: str = "mean", pos_weight=None):
+    """BCE of logits, stable for large |x|, gradient ``sigmoid(x) - target``. ``weight``
+    rescales each element's loss; ``pos_weight`` (per class, broadcast over the last dim)
+    rescales the positive term: ``-(pos_weight t log s(x) + (1 - t) log(1 - s(x)))``."""
+    reduction = _legacy_reduction(size_average, reduce, reduction)
     _check_same_shape(input, target, "binary_cross_entropy_with_logits")
-    return _reduce(_BCEWithLogits.apply(input, target), reduction, "binary_cross_entropy_with_logits")
+    loss = _BCEWithLogits.apply(input, target)
+    if pos_weight is not None:
+        from .. import ones_like as _ones_like
+
+        # -log s(x) = bce(x, 1): the positive term's share of the loss, scaled by pos_weight - 1 more
+        loss = loss + (pos_weight - 1) * target * _BCEWithLogits.apply(input, _ones_like(input))
+    if weight is not None:
+        loss = loss * weight
+    return _reduce(loss, reduction, "binary_cross_entropy_with_logits")
 
 
 def dropout(input, p: float = 0.5, training: bool = True, inplace: bool = False):

@@ -12,24 +12,38 @@ class _Loss(Module):
         self.reduction = reduction
 
 
-class CrossEntropyLoss(_Loss):
-    """Fused log-softmax + NLL on (N, C) logits and (N,) int64 labels."""
+class _WeightedLoss(_Loss):
+    """A loss with an optional per-class ``weight``, kept as a buffer (in the state_dict) as PyTorch does."""
 
-    def __init__(self, reduction: str = "mean", ignore_index: int = -100):
-        super().__init__(reduction)
+    def __init__(self, weight=None, size_average=None, reduce=None, reduction: str = "mean"):
+        super().__init__(F._legacy_reduction(size_average, reduce, reduction))
+        self.register_buffer("weight", weight)
+
+
+class CrossEntropyLoss(_WeightedLoss):
+    """``F.cross_entropy``: log-softmax + NLL of logits (N, C) / (N, C, d1, ...) against
+    class indices or class probabilities, with ``weight``, ``ignore_index`` and
+    ``label_smoothing``."""
+
+    def __init__(self, weight=None, size_average=None, ignore_index: int = -100, reduce=None,
+                 reduction: str = "mean", label_smoothing: float = 0.0):
+        super().__init__(weight, size_average, reduce, reduction)
+        self.ignore_index = ignore_index
+        self.label_smoothing = label_smoothing
+
+    def forward(self, input, target):
+        return F.cross_entropy(input, target, weight=self.weight, ignore_index=self.ignore_index,
+                               reduction=self.reduction, label_smoothing=self.label_smoothing)
+
+
+class NLLLoss(_WeightedLoss):
+    def __init__(self, weight=None, size_average=None, ignore_index: int = -100, reduce=None,
+                 reduction: str = "mean"):
+        super().__init__(weight, size_average, reduce, reduction)
         self.ignore_index = ignore_index
 
     def forward(self, input, target):
-        return F.cross_entropy(input, target, self.reduction, self.ignore_index)
-
-
-class NLLLoss(_Loss):
-    def __init__(self, reduction: str = "mean", ignore_index: int = -100):
-        super().__init__(reduction)
-        self.ignore_index = ignore_index
-
-    def forward(self, input, target):
-        return F.nll_loss(input, target, self.reduction, self.ignore_index)
+        return F.nll_loss(input, target, weight=self.weight, ignore_index=self.ignore_index, reduction=self.reduction)
 
 
 class MSELoss(_Loss):
@@ -42,14 +56,20 @@ class L1Loss(_Loss):
         return F.l1_loss(input, target, self.reduction)
 
 
-class BCELoss(_Loss):
+class BCELoss(_WeightedLoss):
     def forward(self, input, target):
-        return F.binary_cross_entropy(input, target, self.reduction)
+        return F.binary_cross_entropy(input, target, weight=self.weight, reduction=self.reduction)
 
 
 class BCEWithLogitsLoss(_Loss):
+    def __init__(self, weight=None, size_average=None, reduce=None, reduction: str = "mean", pos_weight=None):
+        super().__init__(F._legacy_reduction(size_average, reduce, reduction))
+        self.register_buffer("weight", weight)
+        self.register_buffer("pos_weight", pos_weight)
+
     def forward(self, input, target):
-        return F.binary_cross_entropy_with_logits(input, target, self.reduction)
+        return F.binary_cross_entropy_with_logits(input, target, weight=self.weight, reduction=self.reduction,
+                                                  pos_weight=self.pos_weight)
 
 
 class KLDivLoss(_Loss):

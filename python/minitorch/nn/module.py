@@ -136,6 +136,12 @@ class Module:
         raise NotImplementedError(f'Module [{type(self).__name__}] is missing the required "forward" function')
 
     def __call__(self, *args, **kwargs):
+        pre_hooks = self.__dict__.get("_forward_pre_hooks")
+        if pre_hooks:
+            for hook in list(pre_hooks.values()):
+                result = hook(self, args)
+                if result is not None:
+                    args = result if isinstance(result, tuple) else (result,)
         out = self.forward(*args, **kwargs)
         hooks = self.__dict__.get("_forward_hooks")
         if hooks:
@@ -149,6 +155,19 @@ class Module:
         """Calls ``hook(module, inputs, output)`` after every forward; returns a handle
         whose ``remove()`` unregisters it (how ``minitorch.utils.summary`` measures layers)."""
         hooks = self.__dict__.setdefault("_forward_hooks", {})
+        key = object()
+        hooks[key] = hook
+
+        class _Handle:
+            def remove(_self):
+                hooks.pop(key, None)
+
+        return _Handle()
+
+    def register_forward_pre_hook(self, hook):
+        """Calls ``hook(module, inputs)`` before every forward (a non-None result replaces
+        the inputs); returns a handle whose ``remove()`` unregisters it."""
+        hooks = self.__dict__.setdefault("_forward_pre_hooks", {})
         key = object()
         hooks[key] = hook
 

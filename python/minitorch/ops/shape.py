@@ -66,14 +66,19 @@ def unflatten(self, dim: int, sizes) -> Tensor:
     return self.view(shape[:d] + sizes + shape[d + 1:])
 
 
-def flip(self, *dims) -> Tensor:
-    """Reverses the order of elements along ``dims`` (a copy, as in PyTorch).
+def flip(self, *dims_args, dims=None) -> Tensor:
+    """Reverses the order of elements along ``dims`` (a copy, as in PyTorch); ``x.flip(0, 1)``,
+    ``x.flip([0, 1])`` or ``x.flip(dims=[0, 1])``.
 
     >>> minitorch.tensor([[1, 2], [3, 4]]).flip(1)
     tensor([[2, 1],
             [4, 3]])
     """
-    return _C._flip(self, ints_arg("flip", "dims", varargs(dims)))
+    if dims is not None:
+        if dims_args:
+            raise TypeError("flip() got multiple values for argument 'dims'")
+        dims_args = (dims,)
+    return _C._flip(self, ints_arg("flip", "dims", varargs(dims_args)))
 
 
 def repeat(self, *sizes) -> Tensor:

@@ -11,6 +11,8 @@ class Adam(Optimizer):
     """``m = b1 m + (1-b1) g``, ``v = b2 v + (1-b2) g^2``,
     ``p -= lr * m_hat / (sqrt(v_hat) + eps)`` with bias-corrected ``m_hat, v_hat``.
     ``weight_decay`` adds ``wd * p`` to the gradient (L2); AdamW decays ``p`` directly.
+    ``amsgrad=True`` divides by the running maximum of ``v_hat`` (Reddi et al.), and
+    ``maximize=True`` ascends; both take the tensor-op path.
 
     By default each parameter takes one fused kernel pass (``fused``/``foreach`` as in
     PyTorch; see ``minitorch.optim.optimizer``); ``fused=False`` runs the same formulas
@@ -19,7 +21,8 @@ class Adam(Optimizer):
     decoupled = False
 
     def __init__(self, params, lr: float = 1e-3, betas=(0.9, 0.999), eps: float = 1e-8, weight_decay: float = 0.0,
-                 *, foreach: bool | None = None, fused: bool | None = None):
+                 amsgrad: bool = False, *, foreach: bool | None = None, maximize: bool = False,
+                 fused: bool | None = None):
         if lr < 0.0:
             raise ValueError(f"Invalid learning rate: {lr}")
         if not (0.0 <= betas[0] < 1.0 and 0.0 <= betas[1] < 1.0):
@@ -28,7 +31,7 @@ class Adam(Optimizer):
             raise ValueError(f"Invalid epsilon value: {eps}")
         _check_fused_args(foreach, fused)
         super().__init__(params, dict(lr=lr, betas=tuple(betas), eps=eps, weight_decay=weight_decay,
-                                      foreach=foreach, fused=fused))
+                                      amsgrad=amsgrad, foreach=foreach, maximize=maximize, fused=fused))
 
     @no_grad()
     def step(self, closure=None):
@@ -42,7 +45,9 @@ class Adam(Optimizer):
                     state["step"] = 0
                     state["exp_avg"] = zeros_like(p)
                     state["exp_avg_sq"] = zeros_like(p)
-                if _use_fused(g, p):
+                if g.get("amsgrad") and "max_exp_avg_sq" not in state:
+                    state["max_exp_avg_sq"] = zeros_like(p)
+                if _use_fused(g, p) and not g.get("amsgrad") and not g.get("maximize"):
                     self._fused_step(g, p, state)
                 else:
                     self._reference_step(g, p, state)
@@ -57,7 +62,7 @@ class Adam(Optimizer):
 
     def _reference_step(self, g: dict, p, state: dict) -> None:
         lr, (b1, b2), eps, wd = g["lr"], g["betas"], g["eps"], g["weight_decay"]
-        grad = p.grad
+        grad = -p.grad if g.get("maximize") else p.grad
         if wd != 0:
             if self.decoupled:
                 p.mul_(1 - lr * wd)
@@ -69,6 +74,10 @@ class Adam(Optimizer):
         m.mul_(b1).add_(grad, alpha=1 - b1)
         v.mul_(b2).add_(grad * grad, alpha=1 - b2)
         step_size = lr / (1 - b1**t)
+        if g.get("amsgrad"):
+            vmax = state["max_exp_avg_sq"]
+            vmax.copy_(_C.maximum(vmax, v))
+            v = vmax
         denom = (v / (1 - b2**t)).sqrt() + eps
         p.sub_(m / denom, alpha=step_size)
 
@@ -79,5 +88,7 @@ class AdamW(Adam):
     decoupled = True
 
     def __init__(self, params, lr: float = 1e-3, betas=(0.9, 0.999), eps: float = 1e-8, weight_decay: float = 1e-2,
-                 *, foreach: bool | None = None, fused: bool | None = None):
-        super().__init__(params, lr, betas, eps, weight_decay, foreach=foreach, fused=fused)
+                 amsgrad: bool = False, *, foreach: bool | None = None, maximize: bool = False,
+                 fused: bool | None = None):
+        super().__init__(params, lr, betas, eps, weight_decay, amsgrad, foreach=foreach, maximize=maximize,
+                         fused=fused)

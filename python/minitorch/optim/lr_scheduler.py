@@ -23,6 +23,13 @@ class LRScheduler:
     def get_last_lr(self) -> list:
         return [g["lr"] for g in self.optimizer.param_groups]
 
+    def state_dict(self) -> dict:
+        """Everything but the optimizer (PyTorch's rule), for checkpoints."""
+        return {key: value for key, value in self.__dict__.items() if key != "optimizer"}
+
+    def load_state_dict(self, state_dict: dict) -> None:
+        self.__dict__.update(state_dict)
+
 
 class CosineAnnealingLR(LRScheduler):
     """lr follows half a cosine from its initial value down to ``eta_min`` over ``T_max`` steps."""

@@ -1,5 +1,9 @@
-"""``minitorch.nn.utils``: gradient clipping and (in ``rnn``) sequence padding."""
+"""``minitorch.nn.utils``: gradient clipping, (in ``rnn``) sequence padding, and
+(``parametrize``, ``parametrizations``, ``weight_norm``) tensors computed from others."""
 from . import rnn
 from .clip_grad import clip_grad_norm_, clip_grad_value_
+from . import parametrizations, parametrize
+from .weight_norm import remove_weight_norm, weight_norm
 
-__all__ = ["clip_grad_norm_", "clip_grad_value_", "rnn"]
+__all__ = ["clip_grad_norm_", "clip_grad_value_", "rnn",
+           "parametrizations", "parametrize", "remove_weight_norm", "weight_norm"]
