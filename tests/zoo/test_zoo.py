@@ -22,10 +22,6 @@ PROGRAMS = sorted(p.stem for p in (HERE / "programs").glob("*.py") if p.stem not
 # mobilenet and unet pass once the conv branch is merged, unet_bilinear once the layers
 # branch is: checked on a merge of both, CPU and emulated CUDA.)
 PENDING = {
-    "dcgan": "needs nn.ConvTranspose2d",
-    "mobilenet": "needs Conv2d(groups=...) (depthwise convolution)",
-    "unet": "needs nn.ConvTranspose2d",
-    "unet_bilinear": "needs nn.Upsample",
     "lenet": "needs axis= for dim= (d2l writes y_hat.argmax(axis=1); PyTorch accepts axis/keepdims everywhere)",
 }
 
