@@ -109,8 +109,9 @@ def bincount(self, weights=None, minlength: int = 0) -> Tensor:
     >>> minitorch.tensor([0, 2, 2, 5]).bincount().tolist()
     [1, 0, 2, 0, 0, 1]
     """
-    if self.dtype != _mt.int64:
-        raise _mt.DTypeError(f"bincount: expected an integer (int64) input, got {self.dtype}")
+    if self.dtype.is_floating_point or self.dtype == _mt.bool:
+        raise _mt.DTypeError(f"bincount: expected an integer input, got {self.dtype}")
+    self = self.long()  # the narrow integer types count as their values
     if self.ndim != 1:
         raise _mt.InputError(f"bincount: only supports 1-d non-negative integral inputs, got shape {tuple(self.shape)}")
     minlength = int_arg("bincount", "minlength", minlength)
