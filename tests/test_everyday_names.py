@@ -509,7 +509,7 @@ def test_inplace_writes_through_views(device):
 
 def test_inplace_autograd_rules():
     w = minitorch.tensor([1.0, 2.0], requires_grad=True)
-    with pytest.raises(RuntimeError, match="exp_: a leaf Tensor that requires grad"):
+    with pytest.raises(RuntimeError, match="exp_: a leaf Variable that requires grad is being used in an in-place operation"):
         w.exp_()
     h = (w * 2).clamp_(0, 3)  # inside a graph: recorded, as in PyTorch
     h.sum().backward()
