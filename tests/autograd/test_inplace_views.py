@@ -133,3 +133,15 @@ def test_errors_match_pytorch(device):
     with pytest.raises(RuntimeError, match=r"one of the variables needed for gradient computation has been modified "
                                            r"by an inplace operation: .* is at version 1; expected version 0 instead"):
         s.sum().backward()
+
+
+def test_random_fills_in_a_graph_give_the_old_values_zero_gradient():
+    x = leaf((4,), "cpu", 9)
+    y = x * 2
+    y.normal_()
+    (y * x).sum().backward()
+    np.testing.assert_allclose(x.grad.numpy(), np_of(y))  # d(y*x)/dx with y a constant now
+    z = x * 3
+    z[1:].uniform_(0.0, 1.0)
+    z.sum().backward()
+    np.testing.assert_allclose(x.grad.numpy(), np_of(y) + np.array([3.0, 0.0, 0.0, 0.0]))
