@@ -212,11 +212,17 @@ def test_conv_gradient_penalty_runs_end_to_end():
     check_hvp(lambda x, w: F.conv2d(x, w, padding=1).tanh().sum(), [x, w])
 
 
+def test_avg_pool2d_second_derivatives():
+    x = leaf((2, 2, 5, 5), 31)
+    check_hvp(lambda x: (F.avg_pool2d(x * x, 2) ** 2).sum() + F.avg_pool2d(x, 3, 2, 1).tanh().sum(), [x])
+
+
 def test_unsupported_double_backward_raises_when_differentiated_again():
-    x = leaf((1, 1, 4, 4), 26)
-    (g,) = minitorch.autograd.grad(F.avg_pool2d(x * x, 2).sum(), x, create_graph=True)  # first order works
-    np.testing.assert_allclose(g.detach().numpy(), 2 * to_np(x) / 4)
-    with pytest.raises(RuntimeError, match="double backward is not supported for AvgPool2DBackward0"):
+    x = leaf((2, 3), 26, positive=True)
+    (g,) = minitorch.autograd.grad(x.cumprod(1).sum(), x, create_graph=True)  # first order works
+    (expected,) = minitorch.autograd.grad(x.cumprod(1).sum(), x)
+    np.testing.assert_allclose(g.detach().numpy(), expected.numpy())
+    with pytest.raises(RuntimeError, match="double backward is not supported for CumprodBackward0"):
         minitorch.autograd.grad(g.sum(), x)
 
 

@@ -221,15 +221,33 @@ struct MaxPool2dBackward : Node {
     void release() override { indices.reset(); }
 };
 
+// gx = A^T g, avg_pool2d's backward, is linear in g: its own gradient (create_graph) is
+// A gg = avg_pool2d(gg) with the same window.
+struct AvgPool2dBackwardBackward : Node {
+    Window2d w;
+    bool ceil_mode = false;
+    std::string name() const override { return "AvgPool2DBackwardBackward0"; }
+    std::vector<Tensor> apply(std::vector<Tensor>& gg) override
+    {
+        return {avg_pool2d(gg[0], {w.KH, w.KW}, {w.stride_h, w.stride_w}, {w.pad_h, w.pad_w}, ceil_mode)};
+    }
+};
+
 // derivative of avg_pool2d, input input: g / window size, spread over each window
 struct AvgPool2dBackward : Node {
     Window2d w;
+    bool ceil_mode = false;
     std::string name() const override { return "AvgPool2DBackward0"; }
-    bool supports_double_backward() const override { return false; }
     std::vector<Tensor> apply(std::vector<Tensor>& g) override
     {
         Tensor gx = zeros(input_meta[0].shape, g[0]->dtype, input_meta[0].device);
         kernels(gx->device()).avg_pool2d_backward(gx, contiguous(g[0]), w);
+        if (autograd::needs_grad(g[0])) {  // create_graph, and g has a graph
+            auto n = std::make_shared<AvgPool2dBackwardBackward>();
+            n->w = w;
+            n->ceil_mode = ceil_mode;
+            autograd::record(n, {&g[0]}, {&gx});
+        }
         return {gx};
     }
 };
@@ -350,7 +368,10 @@ Tensor avg_pool2d(const Tensor& x, std::array<int64_t, 2> k, std::array<int64_t,
         if (out->numel()) kernels(x->device()).avg_pool2d(out, contiguous(x), w);
         return out;
     };
-    return autograd::record_op<AvgPool2dBackward>({&x}, forward, [&](AvgPool2dBackward& n, const Tensor&) { n.w = w; });
+    return autograd::record_op<AvgPool2dBackward>({&x}, forward, [&](AvgPool2dBackward& n, const Tensor&) {
+        n.w = w;
+        n.ceil_mode = ceil_mode;
+    });
 }
 
 }  // namespace minitorch
