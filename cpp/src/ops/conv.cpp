@@ -223,6 +223,7 @@ struct MaxPool2dBackward : Node {
 
 // gx = A^T g, avg_pool2d's backward, is linear in g: its own gradient (create_graph) is
 // A gg = avg_pool2d(gg) with the same window.
+// derivative of avg_pool2d_backward, input grad_output: avg_pool2d(gg) with the same window
 struct AvgPool2dBackwardBackward : Node {
     Window2d w;
     bool ceil_mode = false;
