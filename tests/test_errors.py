@@ -488,18 +488,20 @@ def test_elementwise_ops_still_promote(device):
 
 
 # ------------------------------------------------------------------ in-place ops and gradients ----
-# In-place ops record no gradient, so a source that requires grad is refused (with grad mode
-# on) instead of its gradient being dropped without a word.
+# copy_ from a source that requires grad is recorded (as in PyTorch): the gradient reaches it.
 
 @pytest.mark.parametrize("device", DEVICES)
 def test_copy_from_a_source_that_requires_grad(device):
     z = minitorch.zeros(2, device=device)
     w = minitorch.ones(2, device=device, requires_grad=True)
-    with pytest.raises(RuntimeError, match=esc("copy_: the other operand requires grad")):
-        z.copy_(w)
-    assert z.tolist() == [0.0, 0.0]  # nothing was written
-    with minitorch.no_grad():  # no gradient wanted: allowed
-        z.copy_(w)
+    z.copy_(w)
+    assert z.requires_grad and z.tolist() == [1.0, 1.0]
+    (z * 3).sum().backward()
+    assert w.grad.tolist() == [3.0, 3.0]
+    z2 = minitorch.zeros(2, device=device)
+    with minitorch.no_grad():  # no gradient wanted: a plain copy
+        z2.copy_(w)
+    assert not z2.requires_grad
 
 
 @pytest.mark.parametrize("device", DEVICES)

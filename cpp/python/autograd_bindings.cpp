@@ -53,6 +53,7 @@ py::cpp_function saved_tensors_reader(const std::shared_ptr<PyNode>& node)
         std::shared_ptr<PyNode> n = weak.lock();
         autograd::check_not_freed(n.get());
         autograd::check_saved_versions(*n);
+        if (!n->packed.empty()) autograd::unpack_saved(*n);
         py::tuple out(n->saved.size());
         for (size_t i = 0; i < n->saved.size(); ++i)
             out[i] = n->saved[i] ? py::cast(n->saved[i]) : py::none();
@@ -110,10 +111,38 @@ void check_callable(py::handle fn, const char* op)
     MT_CHECK_TYPE(PyCallable_Check(fn.ptr()), op, ": expected a callable, got ", type_name(fn));
 }
 
+// saved_tensors_hooks with Python callables: the node keeps pack's result (any Python
+// object) until backward hands it to unpack.
+struct PySavedTensorHooks : autograd::SavedTensorHooks {
+    std::shared_ptr<PyCallable> pack_fn, unpack_fn;
+    std::shared_ptr<void> pack(const Tensor& t) override
+    {
+        py::gil_scoped_acquire gil;
+        return std::make_shared<PyCallable>(pack_fn->fn(t));
+    }
+    Tensor unpack(const std::shared_ptr<void>& packed) override
+    {
+        py::gil_scoped_acquire gil;
+        py::object r = unpack_fn->fn(static_cast<PyCallable*>(packed.get())->fn);
+        MT_CHECK_TYPE(py::isinstance<TensorImpl>(r), "saved_tensors_hooks: unpack_hook must return a Tensor, got ",
+                      type_name(r));
+        return r.cast<Tensor>();
+    }
+};
+
 }  // namespace
 
 void bind_autograd(py::module_& m)
 {
+    m.def("_push_saved_tensors_hooks", [](py::object pack, py::object unpack) {
+        check_callable(pack, "saved_tensors_hooks");
+        check_callable(unpack, "saved_tensors_hooks");
+        auto h = std::make_shared<PySavedTensorHooks>();
+        h->pack_fn = std::make_shared<PyCallable>(std::move(pack));
+        h->unpack_fn = std::make_shared<PyCallable>(std::move(unpack));
+        autograd::push_saved_tensor_hooks(std::move(h));
+    });
+    m.def("_pop_saved_tensors_hooks", &autograd::pop_saved_tensor_hooks);
     py::class_<Node, std::shared_ptr<Node>>(m, "Node")
         .def("name", &Node::name)
         .def_property_readonly("next_functions", [](const Node& n) {
@@ -137,20 +166,23 @@ void bind_autograd(py::module_& m)
         autograd::rebase_history(t, result, op.c_str());
     });
     m.def("_run_backward",
-          [](py::handle roots, py::handle grads, bool retain_graph, py::handle inputs, bool allow_unused) {
+          [](py::handle roots, py::handle grads, bool retain_graph, py::handle inputs, bool allow_unused,
+             bool create_graph) {
               std::vector<Tensor> r = tensor_list(roots, "backward");
               std::vector<Tensor> g = grads.is_none() ? std::vector<Tensor>(r.size()) : tensor_list(grads, "backward");
               MT_CHECK(g.size() == r.size(), "backward: got ", r.size(), " tensors and ", g.size(), " gradients");
               if (inputs.is_none()) {
-                  autograd::run_backward(r, g, retain_graph);
+                  autograd::run_backward(r, g, retain_graph, nullptr, false, create_graph);
                   return py::object(py::none());
               }
               std::vector<Tensor> in = tensor_list(inputs, "grad");
-              auto out = autograd::run_backward(r, g, retain_graph, &in, allow_unused);
+              auto out = autograd::run_backward(r, g, retain_graph, &in, allow_unused, create_graph);
               py::list res;
               for (auto& t : out) res.append(t ? py::cast(t) : py::none());
               return py::object(py::tuple(res));
-          });
+          },
+          py::arg("roots"), py::arg("grads"), py::arg("retain_graph"), py::arg("inputs"), py::arg("allow_unused"),
+          py::arg("create_graph") = false);
     // Called by Function.apply after forward ran under no_grad; returns ctx's reader
     // of the saved tensors.
     m.def("_record_function", [](py::object backward_fn, std::string name, py::handle inputs, py::handle outputs,

@@ -75,6 +75,10 @@ void bind_functions(py::module_& m)
         manual_seed(static_cast<uint64_t>(int_arg(seed, "manual_seed", "seed")));
     }, py::arg("seed"), "Seeds the random number generator (rand, randn, randint, ...).");
 
+    // The CPU generator's state (utils.checkpoint replays a forward's random numbers).
+    m.def("_cpu_rng_state", [] { return py::bytes(cpu::rng_state()); });
+    m.def("_set_cpu_rng_state", [](const py::bytes& s) { cpu::set_rng_state(std::string(s)); });
+
     // ---- threads ----
     m.def("set_num_threads", &set_num_threads, py::arg("n"),
           "Sets the number of threads used by minitorch's kernels and BLAS.");

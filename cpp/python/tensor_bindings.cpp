@@ -198,8 +198,9 @@ void bind_tensor(py::module_& m)
         .def("detach", [](const Tensor& t) { return make_alias(t); })
         .def("backward",
              [](const Tensor& t, std::optional<Tensor> gradient, std::optional<bool> retain_graph, bool create_graph) {
-                 MT_CHECK_RUNTIME(!create_graph, "backward: create_graph=True (higher-order gradients) is not supported");
-                 autograd::run_backward({t}, {gradient ? *gradient : nullptr}, retain_graph.value_or(false));
+                 // PyTorch: retain_graph defaults to create_graph (a graph of gradients keeps the old one).
+                 autograd::run_backward({t}, {gradient ? *gradient : nullptr}, retain_graph.value_or(create_graph),
+                                        nullptr, false, create_graph);
              },
              py::arg("gradient") = py::none(), py::arg("retain_graph") = py::none(), py::arg("create_graph") = false)
         .def("__getitem__", &index)

@@ -27,6 +27,11 @@ struct NoGradGuard {
     NoGradGuard() : prev(is_grad_enabled()) { set_grad_enabled(false); }
     ~NoGradGuard() { set_grad_enabled(prev); }
 };
+struct GradModeGuard {
+    bool prev;
+    explicit GradModeGuard(bool enabled) : prev(is_grad_enabled()) { set_grad_enabled(enabled); }
+    ~GradModeGuard() { set_grad_enabled(prev); }
+};
 
 struct Node;
 
@@ -73,6 +78,20 @@ struct LeafHooks {
     std::vector<Hook<PostAccumulateGradHook>> post_accumulate;
 };
 
+// saved_tensors_hooks: while a pair is active, each tensor saved for backward is handed
+// to pack (which returns what stands for it: a copy on the CPU, a file name...) and the
+// node keeps only that; backward gets the tensor back from unpack.
+struct SavedTensorHooks {
+    virtual ~SavedTensorHooks() = default;
+    virtual std::shared_ptr<void> pack(const Tensor& t) = 0;
+    virtual Tensor unpack(const std::shared_ptr<void>& packed) = 0;
+};
+struct PackedSaved {
+    std::weak_ptr<TensorImpl> alias;  // the saved tensor the formulas read; empty while packed
+    std::shared_ptr<SavedTensorHooks> hooks;
+    std::shared_ptr<void> packed;
+};
+
 struct Node {
     std::vector<Edge> next_edges;                     // one per input
     std::vector<TensorMeta> input_meta;               // one per input
@@ -82,6 +101,10 @@ struct Node {
     bool released = false;                            // saved tensors were freed
     std::vector<SavedVersion> saved_versions;         // filled by autograd::save
     std::vector<std::pair<int, Hook<GradHook>>> grad_hooks;  // (output_nr, hook) of non-leaf outputs
+    // Tensors save() was given that may turn out to be this node's outputs (record() then
+    // links them to the node): (the saved alias, the tensor it aliases).
+    std::vector<std::pair<std::weak_ptr<TensorImpl>, const TensorImpl*>> pending_saved;
+    std::vector<PackedSaved> packed;  // saved tensors that went through saved_tensors_hooks
 
     virtual ~Node() = default;
     virtual std::string name() const = 0;
@@ -90,6 +113,10 @@ struct Node {
     virtual std::vector<Tensor> apply(std::vector<Tensor>& grads) = 0;
     // Frees saved tensors after a backward without retain_graph.
     virtual void release() {}
+    // False for a node whose backward is a fused kernel with no formula written in ops:
+    // under create_graph its gradients come out, but differentiating them again raises
+    // "double backward is not supported for <name>".
+    virtual bool supports_double_backward() const { return true; }
 
     bool needs_input_grad(size_t i) const { return i < next_edges.size() && next_edges[i].fn != nullptr; }
 };
@@ -143,11 +170,25 @@ auto record_op(std::initializer_list<const Tensor*> inputs, Forward&& forward, S
     return result;
 }
 
-// A saved tensor that does not keep the graph alive: same storage, no grad_fn
-// (saving an op's own output with its grad_fn would make a reference cycle). The
-// node remembers t's version (backward refuses to run if an in-place op changed it)
-// and that it holds saved tensors (a second backward without retain_graph is refused).
+// A tensor saved for backward (PyTorch's SavedVariable). The node remembers t's version
+// (backward refuses to run if an in-place op changed it) and that it holds saved tensors
+// (a second backward without retain_graph is refused). What comes back keeps t's place
+// in the graph, so that backward formulas are themselves differentiable (create_graph):
+//   - a leaf that requires grad is saved as itself;
+//   - another tensor as an alias with t's grad_fn (an input's node: no cycle);
+//   - the node's own output as an alias naming the node weakly (saved_output_of): a
+//     strong grad_fn would make the cycle node -> saved tensor -> node.
+// Active saved_tensors_hooks (pack_hook) see t here; backward sees what unpack returns.
 Tensor save(Node& node, const Tensor& t);
+
+// The innermost saved_tensors_hooks (a thread-local stack, as PyTorch's).
+void push_saved_tensor_hooks(std::shared_ptr<SavedTensorHooks> hooks);
+void pop_saved_tensor_hooks();
+bool saved_tensor_hooks_active();
+// Packs a saved alias with the active hooks: the node keeps pack's result, the alias
+// loses its memory until unpack_saved (run by the engine before the node's backward).
+void pack_saved(Node& node, const Tensor& alias);
+void unpack_saved(Node& node);
 
 // Called by in-place ops after they write into t's memory.
 inline void bump_version(const Tensor& t) { ++t->storage->version; }
@@ -164,9 +205,25 @@ Tensor sum_to(const Tensor& grad, const Shape& shape);
 
 // Runs backward from `roots` with `grads` (null = ones for a scalar root). When
 // `inputs` is given, their gradients are returned instead of accumulated into .grad.
+// With create_graph the formulas run with grad mode on, so the gradients are recorded
+// too and can be differentiated again (second derivatives, gradient penalties).
 std::vector<Tensor> run_backward(const std::vector<Tensor>& roots, const std::vector<Tensor>& grads,
                                  bool retain_graph, const std::vector<Tensor>* inputs = nullptr,
-                                 bool allow_unused = false);
+                                 bool allow_unused = false, bool create_graph = false);
+
+// ---- double backward of fused ops ----
+// A tensor with the values `value` (input i's shape) that carries input i's gradient
+// edge: a fused op's backward, under create_graph, writes its formula with ordinary ops
+// on input_proxy(...) so the result is connected to the input (its saved copy is not).
+Tensor input_proxy(const Node& node, size_t i, const Tensor& value);
+// The gradients of node's inputs as those of `forward`, the op written with ordinary ops
+// (differentiated by the engine with create_graph): the double backward of a fused
+// kernel, for ops whose gradient formula is long (conv2d). values[i]: input i's values,
+// or null for an input without gradient; forward gets tensors with those values that
+// carry the inputs' edges, and returns the op's outputs (one per node output).
+std::vector<Tensor> differentiate_composite(
+    const Node& node, const std::vector<Tensor>& values, const std::vector<Tensor>& grads,
+    const std::function<std::vector<Tensor>(const std::vector<Tensor>&)>& forward);
 
 // Makes t keep its .grad after backward (a no-op for leaves).
 void retain_grad(const Tensor& t);
@@ -186,17 +243,17 @@ void remove_hook(const std::weak_ptr<TensorImpl>& leaf, const std::weak_ptr<Node
 // True when the in-place op on t with these other operands must be recorded: grad mode
 // is on and t or one of them requires grad.
 bool inplace_in_graph(const Tensor& t, std::initializer_list<const Tensor*> others);
-// Raised before writing into t inside a graph: a leaf that requires grad; a view (its
-// base's history would not see the write); a tensor with views alive (theirs would not).
+// Raised before writing into t inside a graph: a leaf that requires grad (or a view of
+// one); a tensor with views alive (their history would miss the write); a view while
+// other views of its base are alive, or of a non-contiguous base.
 void check_rebase(const Tensor& t, const char* op);
-// copy_ and fill_ do not rebase: they refuse a tensor that requires grad (a leaf, or
-// part of a graph).
+// The leaf check alone (x[i] = v, before the write is planned).
 void check_inplace(const Tensor& t, const char* op);
 // Writes result into t (no gradient recorded for the copy) and makes result's node t's
-// history. result must have t's shape; it is cast to t's dtype (a recorded cast).
+// history. result must have t's shape; it is cast to t's dtype (a recorded cast). When t
+// is a view of a live base, the base's history becomes CopySlices(its old history,
+// result) — the region gets result's gradient, the rest the old history's — and t's
+// history the view of that (AsStridedBackward0), as in PyTorch.
 void rebase_history(const Tensor& t, const Tensor& result, const char* op);
-// copy_ and fill_ record no gradient: with grad mode on, a source that requires grad
-// (z.copy_(w)) is refused rather than its gradient silently dropped.
-void check_inplace_source(const Tensor& src, const char* op);
 
 }  // namespace minitorch::autograd

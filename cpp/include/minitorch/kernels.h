@@ -468,6 +468,11 @@ const KernelTable& kernel_table();
 enum class MatmulAlgo { Naive, Blocked, Blas };
 void set_matmul_algo(MatmulAlgo algo);
 MatmulAlgo matmul_algo();
+
+// The CPU generator's state as text, and setting it back (utils.checkpoint replays the
+// random numbers of a forward: the same dropout masks).
+std::string rng_state();
+void set_rng_state(const std::string& state);
 }
 
 }  // namespace minitorch

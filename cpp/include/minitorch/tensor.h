@@ -54,6 +54,10 @@ struct TensorImpl {
     bool retains_grad = false;
     std::weak_ptr<autograd::Node> grad_accumulator;  // a leaf's AccumulateGrad, while a graph uses it
     std::shared_ptr<autograd::LeafHooks> hooks;       // a leaf's backward hooks (Tensor.register_hook)
+    // A node's own output saved for its backward (autograd::save): it names the node
+    // weakly (a strong grad_fn would be a cycle node -> saved tensor -> node), so that a
+    // backward run with create_graph=True can differentiate the formulas that read it.
+    std::weak_ptr<autograd::Node> saved_output_of;
 
     bool is_leaf() const { return grad_fn == nullptr; }
 

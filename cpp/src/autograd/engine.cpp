@@ -4,6 +4,7 @@
 #include <unordered_map>
 
 #include "minitorch/autograd.h"
+#include "minitorch/kernels.h"
 #include "minitorch/ops.h"
 
 namespace minitorch::autograd {
@@ -29,6 +30,7 @@ Edge gradient_edge(const Tensor& t)
 {
     if (!t || !t->requires_grad) return {};
     if (t->grad_fn) return {t->grad_fn, t->output_nr};
+    if (std::shared_ptr<Node> n = t->saved_output_of.lock()) return {n, t->output_nr};
     // A leaf: share one AccumulateGrad while any graph holds it.
     std::shared_ptr<Node> acc = t->grad_accumulator.lock();
     if (!acc) {
@@ -40,6 +42,65 @@ Edge gradient_edge(const Tensor& t)
     }
     return {acc, 0};
 }
+
+namespace {
+thread_local std::vector<std::shared_ptr<SavedTensorHooks>> g_saved_hooks;
+}
+
+void push_saved_tensor_hooks(std::shared_ptr<SavedTensorHooks> hooks) { g_saved_hooks.push_back(std::move(hooks)); }
+void pop_saved_tensor_hooks()
+{
+    if (!g_saved_hooks.empty()) g_saved_hooks.pop_back();
+}
+bool saved_tensor_hooks_active() { return !g_saved_hooks.empty(); }
+
+void pack_saved(Node& node, const Tensor& alias)
+{
+    std::shared_ptr<SavedTensorHooks> hooks = g_saved_hooks.back();
+    // pack sees a plain alias of the memory (if it keeps it, the memory stays alive, as
+    // with PyTorch's identity hooks); the node's own alias lets go of it.
+    Tensor plain = make_alias(alias);
+    std::shared_ptr<void> packed;
+    {
+        NoGradGuard no_grad;  // a hook that copies must not record
+        packed = hooks->pack(plain);
+    }
+    plain.reset();
+    auto empty = std::make_shared<Storage>();
+    empty->device = alias->device();
+    alias->storage = empty;
+    node.packed.push_back({alias, std::move(hooks), std::move(packed)});
+}
+
+void unpack_saved(Node& node)
+{
+    for (PackedSaved& p : node.packed) {
+        Tensor a = p.alias.lock();
+        if (!a || a->storage->data || a->numel() == 0) continue;  // freed, or already unpacked
+        Tensor u;
+        {
+            NoGradGuard no_grad;
+            u = p.hooks->unpack(p.packed);
+        }
+        MT_CHECK_RUNTIME(u && u->shape == a->shape && u->dtype == a->dtype && u->device() == a->device(),
+                         "saved_tensors_hooks: unpack_hook must return a tensor of the shape, dtype and device "
+                         "of the one pack_hook got (", a->dtype, " of shape ", a->shape, " on ", a->device(),
+                         "), got ", u ? detail::str(u->dtype, " of shape ", u->shape, " on ", u->device())
+                                      : std::string("None"));
+        a->storage = u->storage;
+        a->strides = u->strides;
+        a->offset = u->offset;
+    }
+}
+
+namespace {
+void link_saved_output(const Tensor& alias, const std::shared_ptr<Node>& node, int output_nr)
+{
+    alias->requires_grad = true;
+    alias->saved_output_of = node;
+    alias->output_nr = output_nr;
+}
+}  // namespace
 
 void record(const std::shared_ptr<Node>& node, const std::vector<Tensor>& inputs, const std::vector<Tensor>& outputs)
 {
@@ -57,7 +118,13 @@ void record(const std::shared_ptr<Node>& node, const std::vector<Tensor>& inputs
         out->requires_grad = true;
         out->grad_fn = node;
         out->output_nr = int(i);
+        // An output saved before it was recorded (record_op's setup): its saved alias
+        // learns whose output it is, so create_graph can differentiate through it.
+        for (auto& [alias, src] : node->pending_saved)
+            if (src == out.get())
+                if (Tensor a = alias.lock()) link_saved_output(a, node, int(i));
     }
+    node->pending_saved.clear();
 }
 
 void record(const std::shared_ptr<Node>& node, std::initializer_list<const Tensor*> inputs,
@@ -74,7 +141,20 @@ Tensor save(Node& node, const Tensor& t)
     if (!t) return nullptr;
     node.has_saved = true;
     node.saved_versions.push_back({t->storage, t->storage->version, t->shape, t->dtype});
-    return make_alias(t);
+    const bool hooked = saved_tensor_hooks_active();
+    if (t->requires_grad && t->is_leaf() && !hooked) return t;
+    Tensor a = make_alias(t);
+    if (t->grad_fn.get() == &node) {
+        link_saved_output(a, t->grad_fn, t->output_nr);
+    } else if (t->requires_grad) {
+        a->requires_grad = true;
+        a->grad_fn = t->is_leaf() ? gradient_edge(t).fn : t->grad_fn;  // a leaf's: its AccumulateGrad
+        a->output_nr = t->output_nr;
+    } else {
+        node.pending_saved.push_back({a, t.get()});
+    }
+    if (hooked) pack_saved(node, a);
+    return a;
 }
 
 void check_saved_versions(const Node& node)
@@ -130,28 +210,81 @@ bool inplace_in_graph(const Tensor& t, std::initializer_list<const Tensor*> othe
 void check_inplace(const Tensor& t, const char* op)
 {
     if (!g_grad_enabled || !t->requires_grad) return;
-    MT_CHECK_RUNTIME(!t->is_leaf(), op, ": a leaf Tensor that requires grad is being used in an in-place operation; "
-                                        "wrap the update in `with minitorch.no_grad():`");
-    throw std::runtime_error(detail::str(op, ": in-place writes of this kind into a tensor that is part of a graph "
-                                             "are not supported (the tensor was made by ", t->grad_fn->name(),
-                                             "); use the out-of-place form"));
+    MT_CHECK_RUNTIME(!t->is_leaf(), op, ": a leaf Variable that requires grad is being used in an in-place "
+                                        "operation. (wrap the update in `with minitorch.no_grad():`)");
 }
 
 void check_rebase(const Tensor& t, const char* op)
 {
-    MT_CHECK_RUNTIME(!(t->requires_grad && t->is_leaf()), op, ": a leaf Tensor that requires grad is being used in "
-                     "an in-place operation; wrap the update in `with minitorch.no_grad():`");
-    // PyTorch also rewrites the history of a view's base and of the other views of the
-    // same memory (CopySlices); minitorch does not yet, so it refuses rather than leave
-    // them with a wrong gradient.
-    MT_CHECK_RUNTIME(!(t->is_view && !t->base.expired()), op, ": in-place operations inside a graph on a view "
-                     "(x[i], x.view(...), x.t()...) are not supported yet: its base would keep the old history; "
-                     "use the out-of-place form, e.g. y = y + z instead of y += z");
-    MT_CHECK_RUNTIME(t->storage->views.load() - (t->is_view ? 1 : 0) == 0, op, ": in-place operations inside a "
+    MT_CHECK_RUNTIME(!(t->requires_grad && t->is_leaf()), op, ": a leaf Variable that requires grad is being used in "
+                     "an in-place operation. (wrap the update in `with minitorch.no_grad():`)");
+    if (t->is_view) {
+        Tensor base = t->base.lock();
+        if (!base) return;  // the base is gone (an op's temporary): only this tensor's history matters
+        // The write goes into the base's history too (CopySlices, in rebase_history).
+        MT_CHECK_RUNTIME(!(base->requires_grad && base->is_leaf()), op, ": a view of a leaf Variable that requires "
+                         "grad is being used in an in-place operation.");
+        MT_CHECK_RUNTIME(base->is_contiguous(), op, ": in-place operations inside a graph on a view of a "
+                         "non-contiguous tensor are not supported; use the out-of-place form");
+        // Other views of the base would keep the old history (PyTorch regenerates theirs).
+        MT_CHECK_RUNTIME(t->storage->views.load() == 1, op, ": in-place operations inside a graph on a view "
+                         "(x[i], x.view(...), x.t()...) while other views of its base are alive are not supported; "
+                         "use the out-of-place form, or make the other views after the in-place op");
+        return;
+    }
+    MT_CHECK_RUNTIME(t->storage->views.load() == 0, op, ": in-place operations inside a "
                      "graph on a tensor whose views are alive (x[i], x.view(...), x.t()...) are not supported yet: "
                      "the views would keep the old history; use the out-of-place form, or make the views after "
                      "the in-place op");
 }
+
+namespace {
+
+// Where a view sits in a contiguous tensor of its base's shape (offset from the base's).
+struct ViewGeometry {
+    Shape shape;
+    Strides strides;
+    int64_t offset = 0;
+    Tensor in(const Tensor& base_shaped) const { return make_view(base_shaped, shape, strides, offset); }
+};
+
+// PyTorch's CopySlices: the history of a base after an in-place write through a view of
+// it. Input 0 is the base's old history, input 1 the written result. The base's gradient
+// goes to the old history with the view's region zeroed (those values were overwritten),
+// and the region itself to the result.
+struct CopySlices : Node {
+    ViewGeometry view;
+    std::string name() const override { return "CopySlices"; }
+    bool supports_double_backward() const override { return false; }
+    std::vector<Tensor> apply(std::vector<Tensor>& grads) override
+    {
+        NoGradGuard no_grad;
+        Tensor gb = clone(grads[0]);  // contiguous, fresh: the region is zeroed in place below
+        Tensor region = view.in(gb);
+        Tensor gr = needs_input_grad(1) ? clone(region) : nullptr;
+        if (region->numel()) kernels(gb->device()).fill(region, Scalar(0.0));
+        return {needs_input_grad(0) ? gb : nullptr, gr};
+    }
+};
+
+// The history of the written view itself: its gradient, placed in zeros of the base's
+// shape, goes to the base's (new) history (PyTorch's AsStridedBackward0).
+struct ViewOfBase : Node {
+    ViewGeometry view;
+    std::string name() const override { return "AsStridedBackward0"; }
+    bool supports_double_backward() const override { return false; }
+    std::vector<Tensor> apply(std::vector<Tensor>& grads) override
+    {
+        NoGradGuard no_grad;
+        const TensorMeta& m = input_meta[0];
+        Tensor gb = zeros(m.shape, grads[0]->dtype, m.device);
+        Tensor region = view.in(gb);
+        if (region->numel()) kernels(gb->device()).copy(region, grads[0]);
+        return {gb};
+    }
+};
+
+}  // namespace
 
 void rebase_history(const Tensor& t, const Tensor& result, const char* op)
 {
@@ -162,18 +295,22 @@ void rebase_history(const Tensor& t, const Tensor& result, const char* op)
         NoGradGuard guard;
         copy_(t, r);  // bumps t's version: whatever saved the old values now refuses to run
     }
+    Tensor base = t->is_view ? t->base.lock() : nullptr;
+    if (base) {
+        // A write through a view: the base's history becomes CopySlices(old history, r),
+        // and the view's history the view of that.
+        const ViewGeometry g{t->shape, t->strides, t->offset - base->offset};
+        auto copy_slices = std::make_shared<CopySlices>();
+        copy_slices->view = g;
+        record(copy_slices, std::vector<Tensor>{base, r}, std::vector<Tensor>{base});
+        auto of_base = std::make_shared<ViewOfBase>();
+        of_base->view = g;
+        record(of_base, std::vector<Tensor>{base}, std::vector<Tensor>{t});
+        return;
+    }
     t->grad_fn = r->grad_fn;
     t->output_nr = r->output_nr;
     t->requires_grad = r->requires_grad;
-}
-
-void check_inplace_source(const Tensor& src, const char* op)
-{
-    if (!g_grad_enabled || !src->requires_grad) return;
-    throw std::runtime_error(detail::str(op, ": the other operand requires grad, but in-place operations do not "
-                                             "record gradients here, so its gradient would be lost; use the "
-                                             "out-of-place form (z = z + w instead of z.add_(w)), or wrap the "
-                                             "update in `with minitorch.no_grad():` if no gradient is wanted"));
 }
 
 namespace {
@@ -281,10 +418,103 @@ void add_into(Tensor& slot, const Tensor& g)
 
 }  // namespace
 
-std::vector<Tensor> run_backward(const std::vector<Tensor>& roots, const std::vector<Tensor>& grads, bool retain_graph,
-                                 const std::vector<Tensor>* inputs, bool allow_unused)
+namespace {
+
+// Passes its gradient through unchanged (input_proxy's node).
+struct AliasBackward : Node {
+    std::string name() const override { return "AliasBackward0"; }
+    std::vector<Tensor> apply(std::vector<Tensor>& grads) override { return {grads[0]}; }
+};
+
+// Stands for the gradients of a node without a differentiable formula under create_graph:
+// they were computed, but differentiating them again raises (PyTorch's DelayedError).
+struct DelayedError : Node {
+    std::string what;
+    std::string name() const override { return "DelayedError"; }
+    std::vector<Tensor> apply(std::vector<Tensor>&) override
+    {
+        throw std::runtime_error("double backward is not supported for " + what +
+                                 " (create_graph=True gave its first derivative, which cannot be differentiated again)");
+    }
+};
+
+// out_grads of `node`, made to lead to a DelayedError that depends on in_grads.
+void delay_error(const Node& node, const std::vector<Tensor>& in_grads, std::vector<Tensor>& out_grads)
 {
-    NoGradGuard no_grad;  // backward formulas must not record (no create_graph)
+    auto err = std::make_shared<DelayedError>();
+    err->what = node.name();
+    std::vector<Tensor> outs;
+    for (Tensor& g : out_grads)
+        if (g) {
+            g = make_alias(g);
+            outs.push_back(g);
+        }
+    if (!outs.empty()) record(err, in_grads, outs);
+}
+
+}  // namespace
+
+Tensor input_proxy(const Node& node, size_t i, const Tensor& value)
+{
+    MT_CHECK_RUNTIME(value->shape == node.input_meta[i].shape, "internal error: input_proxy of ", node.name(),
+                     " got shape ", value->shape, " for input of shape ", node.input_meta[i].shape);
+    Tensor p = make_alias(value);
+    if (!node.needs_input_grad(i)) return p;
+    auto n = std::make_shared<AliasBackward>();
+    n->next_edges = {node.next_edges[i]};
+    n->input_meta = {node.input_meta[i]};
+    n->output_meta = {meta_of(p)};
+    n->retained.assign(1, {});
+    p->requires_grad = true;
+    p->grad_fn = n;
+    return p;
+}
+
+std::vector<Tensor> differentiate_composite(
+    const Node& node, const std::vector<Tensor>& values, const std::vector<Tensor>& grads,
+    const std::function<std::vector<Tensor>(const std::vector<Tensor>&)>& forward)
+{
+    // The proxies' nodes have no edges while the composite is differentiated, so that
+    // backward stops at them (it must not run the rest of the graph); then they are
+    // connected to the inputs, and the gradients computed from them lead there.
+    std::vector<Tensor> proxies(values.size()), wanted;
+    std::vector<std::shared_ptr<AliasBackward>> nodes(values.size());
+    for (size_t i = 0; i < values.size(); ++i) {
+        if (!values[i]) continue;
+        proxies[i] = make_alias(values[i]);
+        if (!node.needs_input_grad(i)) continue;
+        nodes[i] = std::make_shared<AliasBackward>();
+        nodes[i]->output_meta = {meta_of(proxies[i])};
+        nodes[i]->retained.assign(1, {});
+        proxies[i]->requires_grad = true;
+        proxies[i]->grad_fn = nodes[i];
+        wanted.push_back(proxies[i]);
+    }
+    std::vector<Tensor> outs;
+    {
+        GradModeGuard grad_on(true);
+        outs = forward(proxies);
+    }
+    std::vector<Tensor> roots, seeds;
+    for (size_t k = 0; k < outs.size() && k < grads.size(); ++k)
+        if (outs[k] && outs[k]->requires_grad && grads[k]) roots.push_back(outs[k]), seeds.push_back(grads[k]);
+    std::vector<Tensor> result(values.size());
+    if (roots.empty() || wanted.empty()) return result;
+    std::vector<Tensor> got = run_backward(roots, seeds, true, &wanted, true, true);
+    for (size_t i = 0, k = 0; i < values.size(); ++i) {
+        if (!nodes[i]) continue;
+        nodes[i]->next_edges = {node.next_edges[i]};
+        nodes[i]->input_meta = {node.input_meta[i]};
+        result[i] = got[k++];
+    }
+    return result;
+}
+
+std::vector<Tensor> run_backward(const std::vector<Tensor>& roots, const std::vector<Tensor>& grads, bool retain_graph,
+                                 const std::vector<Tensor>* inputs, bool allow_unused, bool create_graph)
+{
+    // Backward formulas record only under create_graph (then the gradients have a graph).
+    GradModeGuard grad_mode(create_graph);
 
     // 1. Where the roots' gradients enter the graph.
     std::vector<Edge> root_edges;
@@ -393,11 +623,14 @@ std::vector<Tensor> run_backward(const std::vector<Tensor>& roots, const std::ve
                     in_grads[i] = zeros(m.shape, m.dtype, m.device);
                 }
             check_saved_versions(*node);
+            if (!node->packed.empty()) unpack_saved(*node);
             out_grads = node->apply(in_grads);
+            if (create_graph && !node->supports_double_backward()) delay_error(*node, in_grads, out_grads);
             if (!retain_graph) {
                 node->release();
                 node->released = true;
                 node->saved_versions.clear();
+                node->packed.clear();  // what saved_tensors_hooks' pack returned
                 node->grad_hooks.clear();  // a hook may refer to its own tensor: no cycle through the graph
             }
         }

@@ -1,6 +1,7 @@
 // random.cpp — random fills from the CPU's one Mersenne Twister, so manual_seed(s)
 // makes every run reproducible. (A GPU has its own counter-based stream: cuda/random.cu.)
 #include <random>
+#include <sstream>
 
 #include "kernels_cpu.h"
 
@@ -15,6 +16,22 @@ std::mt19937_64& generator()
 }  // namespace
 
 void manual_seed(uint64_t seed) { generator().seed(seed); }
+
+std::string rng_state()
+{
+    std::ostringstream out;
+    out << generator();
+    return out.str();
+}
+
+void set_rng_state(const std::string& state)
+{
+    std::istringstream in(state);
+    std::mt19937_64 gen;
+    in >> gen;
+    MT_CHECK(!in.fail(), "set_rng_state: not a state of the CPU generator");
+    generator() = gen;
+}
 
 void random(RandomOp op, const Tensor& dst, double lo, double hi)
 {

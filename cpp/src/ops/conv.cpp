@@ -223,6 +223,41 @@ void conv_weight_grad_into(const Tensor& gw, const Tensor& g, const Tensor& xc, 
     }
 }
 
+// conv2d written with ordinary ops, for its double backward (create_graph): the padded
+// input by cat, its columns (im2col) by one index_select of each window's positions in
+// the padded plane, then one matmul per group with W as (groups, O/groups, C/groups*KH*KW).
+Tensor conv2d_ops(const Tensor& x, const Tensor& weight, const Tensor& bias, const Window2d& w)
+{
+    const Device dev = x->device();
+    const int64_t O = weight->shape[0], G = w.groups, Hp = w.H + 2 * w.pad_h, Wp = w.W + 2 * w.pad_w;
+    Tensor xp = x;
+    auto pad_dim = [&](int64_t dim, int64_t p) {
+        if (!p) return;
+        Shape side = xp->shape;
+        side[dim] = p;
+        Tensor z = zeros(side, xp->dtype, dev);
+        xp = cat({z, xp, z}, dim);
+    };
+    pad_dim(2, w.pad_h);
+    pad_dim(3, w.pad_w);
+    auto axis = [&](int64_t n, int64_t step, int64_t at) {  // arange(n) * step, shaped along axis `at` of 4
+        Shape s(4, 1);
+        s[at] = n;
+        Tensor a = arange(0, double(n), 1, DType::Int64, dev);
+        return reshape(binary(BinaryOp::Mul, a, scalar_tensor(Scalar(step), dev)), s);
+    };
+    // (KH, KW, OH, OW): where each window element sits in the padded plane
+    Tensor idx = binary(BinaryOp::Add,
+                        binary(BinaryOp::Add, axis(w.KH, w.dil_h * Wp, 0), axis(w.KW, w.dil_w, 1)),
+                        binary(BinaryOp::Add, axis(w.OH, w.stride_h * Wp, 2), axis(w.OW, w.stride_w, 3)));
+    Tensor cols = index_select(reshape(xp, {w.N, w.C, Hp * Wp}), 2, reshape(contiguous(idx), {idx->numel()}));
+    const int64_t gpatch = (w.C / G) * w.KH * w.KW, pixels = w.OH * w.OW;
+    cols = reshape(cols, {w.N, G, gpatch, pixels});  // channels are grouped in order
+    Tensor y = reshape(matmul(reshape(weight, {G, O / G, gpatch}), cols), {w.N, O, w.OH, w.OW});
+    if (bias) y = binary(BinaryOp::Add, y, reshape(bias, {1, O, 1, 1}));
+    return y;
+}
+
 // derivative of conv2d, input input: dx[n] = col2im(W^T @ g[n]), W as a (O, C/groups*KH*KW) matrix per group
 // derivative of conv2d, input weight: sum over n of g[n] @ im2col(input[n])^T, per group
 // derivative of conv2d, input bias: sum of g over batch and pixels
@@ -232,6 +267,19 @@ struct Conv2dBackward : Node {
     std::string name() const override { return "ConvolutionBackward0"; }
     std::vector<Tensor> apply(std::vector<Tensor>& grads) override
     {
+        if (autograd::is_grad_enabled()) {
+            // create_graph: differentiate conv2d_ops. The gradient of x does not depend on
+            // x (nor W's on W), so an input that was not saved can be zeros.
+            auto value = [&](const Tensor& saved, size_t i) {
+                const auto& m = input_meta[i];
+                return saved ? saved : zeros(m.shape, m.dtype, m.device);
+            };
+            Tensor bias_value = needs_input_grad(2) ? value(nullptr, 2) : nullptr;
+            const Window2d win = w;
+            return autograd::differentiate_composite(
+                *this, {value(input, 0), value(weight, 1), bias_value}, grads,
+                [win](const std::vector<Tensor>& p) { return std::vector<Tensor>{conv2d_ops(p[0], p[1], p[2], win)}; });
+        }
         Tensor G = contiguous(grads[0]);  // (N, O, OH, OW): g[n] is the (O, OH*OW) matrix of sample n
         const Device device = G->device();
         const DType dt = G->dtype;
@@ -257,6 +305,7 @@ struct ConvTranspose2dBackward : Node {
     Tensor input, weight;  // input: contiguous, saved when weight needs a gradient
     Window2d w;            // the convolution this op is the transpose of: y -> x
     std::string name() const override { return "ConvolutionBackward0"; }
+    bool supports_double_backward() const override { return false; }  // a fused kernel (create_graph refuses)
     std::vector<Tensor> apply(std::vector<Tensor>& grads) override
     {
         Tensor G = contiguous(grads[0]);  // (N, Cout, OH, OW): the "input" of the convolution w
@@ -281,6 +330,7 @@ struct ConvTranspose2dBackward : Node {
 struct Im2ColBackward : Node {
     Window2d w;
     std::string name() const override { return "Im2ColBackward0"; }
+    bool supports_double_backward() const override { return false; }  // a fused kernel (create_graph refuses)
     std::vector<Tensor> apply(std::vector<Tensor>& g) override
     {
         Tensor gx = zeros(input_meta[0].shape, g[0]->dtype, input_meta[0].device);
@@ -293,6 +343,7 @@ struct Im2ColBackward : Node {
 struct Col2ImBackward : Node {
     Window2d w;
     std::string name() const override { return "Col2ImBackward0"; }
+    bool supports_double_backward() const override { return false; }  // a fused kernel (create_graph refuses)
     std::vector<Tensor> apply(std::vector<Tensor>& g) override
     {
         Tensor gc = empty(input_meta[0].shape, g[0]->dtype, input_meta[0].device);
@@ -308,6 +359,14 @@ struct MaxPool2dBackward : Node {
     std::string name() const override { return "MaxPool2DWithIndicesBackward0"; }
     std::vector<Tensor> apply(std::vector<Tensor>& g) override
     {
+        if (autograd::is_grad_enabled()) {
+            // create_graph: the same scatter-add as an op (indices are flat in each plane).
+            const auto& m = input_meta[0];
+            Tensor plane = zeros({w.N, w.C, w.H * w.W}, g[0]->dtype, m.device);
+            Tensor gx = scatter(plane, 2, reshape(indices, {w.N, w.C, w.OH * w.OW}),
+                                reshape(g[0], {w.N, w.C, w.OH * w.OW}), true);
+            return {reshape(gx, m.shape)};
+        }
         Tensor gx = zeros(input_meta[0].shape, g[0]->dtype, input_meta[0].device);
         kernels(gx->device()).max_pool2d_backward(gx, contiguous(g[0]), indices, w);
         return {gx};
@@ -315,14 +374,34 @@ struct MaxPool2dBackward : Node {
     void release() override { indices.reset(); }
 };
 
+// gx = A^T g, avg_pool2d's backward, is linear in g: its own gradient (create_graph) is
+// A gg = avg_pool2d(gg) with the same window.
+// derivative of avg_pool2d_backward, input grad_output: avg_pool2d(gg) with the same window
+struct AvgPool2dBackwardBackward : Node {
+    Window2d w;
+    bool ceil_mode = false;
+    std::string name() const override { return "AvgPool2DBackwardBackward0"; }
+    std::vector<Tensor> apply(std::vector<Tensor>& gg) override
+    {
+        return {avg_pool2d(gg[0], {w.KH, w.KW}, {w.stride_h, w.stride_w}, {w.pad_h, w.pad_w}, ceil_mode)};
+    }
+};
+
 // derivative of avg_pool2d, input input: g / window size, spread over each window
 struct AvgPool2dBackward : Node {
     Window2d w;
+    bool ceil_mode = false;
     std::string name() const override { return "AvgPool2DBackward0"; }
     std::vector<Tensor> apply(std::vector<Tensor>& g) override
     {
         Tensor gx = zeros(input_meta[0].shape, g[0]->dtype, input_meta[0].device);
         kernels(gx->device()).avg_pool2d_backward(gx, contiguous(g[0]), w);
+        if (autograd::needs_grad(g[0])) {  // create_graph, and g has a graph
+            auto n = std::make_shared<AvgPool2dBackwardBackward>();
+            n->w = w;
+            n->ceil_mode = ceil_mode;
+            autograd::record(n, {&g[0]}, {&gx});
+        }
         return {gx};
     }
 };
@@ -553,7 +632,10 @@ Tensor avg_pool2d(const Tensor& x, std::array<int64_t, 2> k, std::array<int64_t,
         if (out->numel()) kernels(x->device()).avg_pool2d(out, contiguous(x), w);
         return out;
     };
-    return autograd::record_op<AvgPool2dBackward>({&x}, forward, [&](AvgPool2dBackward& n, const Tensor&) { n.w = w; });
+    return autograd::record_op<AvgPool2dBackward>({&x}, forward, [&](AvgPool2dBackward& n, const Tensor&) {
+        n.w = w;
+        n.ceil_mode = ceil_mode;
+    });
 }
 
 }  // namespace minitorch

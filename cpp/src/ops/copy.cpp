@@ -75,15 +75,31 @@ void check_no_internal_overlap(const Tensor& t, const char* op)
                          t->shape, " and strides ", t->strides, "); call .clone() before writing to it");
 }
 
+namespace {
+// copy_ / fill_ inside a graph (dst is part of one, or src requires grad): dst's history
+// becomes "src's values where dst was" — where(true, src, dst), whose gradient goes to
+// src (summed back over its broadcast) and is zero for dst's old values.
+void record_overwrite(const Tensor& dst, const Tensor& src, const char* op)
+{
+    autograd::check_rebase(dst, op);
+    check_no_internal_overlap(dst, op);
+    Tensor s = src->device() == dst->device() ? src : to_device(src, dst->device());
+    Tensor everywhere = full(dst->shape, Scalar(true), DType::Bool, dst->device());
+    autograd::rebase_history(dst, where(everywhere, to_dtype(s, dst->dtype), dst), op);
+}
+}  // namespace
+
 void copy_(const Tensor& dst, const Tensor& src)
 {
     MT_PROFILE_OP("copy_", dst, src);
-    autograd::check_inplace(dst, "copy_");
-    autograd::check_inplace_source(src, "copy_");
-    check_no_internal_overlap(dst, "copy_");
     Shape b = broadcast_shapes(dst->shape, src->shape, "copy_");
     MT_CHECK(b == dst->shape, "copy_: source of shape ", src->shape, " cannot be broadcast to destination shape ",
              dst->shape);
+    if (autograd::inplace_in_graph(dst, {&src})) {
+        record_overwrite(dst, src, "copy_");
+        return;
+    }
+    check_no_internal_overlap(dst, "copy_");
     if (dst->numel() == 0) return;
     Tensor s = src;
     // Like PyTorch, copy_ may move data between devices (x_cuda.copy_(x_cpu)).
@@ -101,7 +117,10 @@ void copy_(const Tensor& dst, const Tensor& src)
 void fill_(const Tensor& dst, Scalar value)
 {
     MT_PROFILE_OP("fill_", dst);
-    autograd::check_inplace(dst, "fill_");
+    if (autograd::inplace_in_graph(dst, {})) {
+        record_overwrite(dst, scalar_tensor(value, dst->device(), dst->dtype), "fill_");
+        return;
+    }
     check_no_internal_overlap(dst, "fill_");
     if (dst->numel()) kernels(dst->device()).fill(dst, value);
     autograd::bump_version(dst);

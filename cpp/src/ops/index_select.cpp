@@ -62,6 +62,8 @@ struct IndexSelectBackward : autograd::Node {
     std::vector<Tensor> apply(std::vector<Tensor>& g) override
     {
         const auto& m = input_meta[0];
+        if (autograd::is_grad_enabled())  // create_graph: the scatter-add as an op (its gradient is index_select)
+            return {index_add(zeros(m.shape, g[0]->dtype, m.device), dim, index, g[0], 1.0)};
         Tensor grad = zeros(front_shape(m.shape, dim, m.shape[dim]), g[0]->dtype, m.device);
         Tensor src = rows_view(g[0], dim);
         Tensor out = view(grad, {m.shape[dim], m.shape[dim] ? grad->numel() / m.shape[dim] : 0});

@@ -52,12 +52,28 @@ Tensor softmax_backward(const Tensor& g, const Tensor& y, int64_t dim, bool log)
     return gx;
 }
 
+// The same formulas written with ordinary ops, for create_graph (their own gradients are
+// recorded; y, the saved output, leads back to the softmax node).
+Tensor softmax_backward_ops(const Tensor& g, const Tensor& y, int64_t dim, bool log)
+{
+    Tensor g0 = to_dtype(g, y->dtype);
+    if (log)
+        return binary(BinaryOp::Sub, g0,
+                      binary(BinaryOp::Mul, unary(UnaryOp::Exp, y), sum(g0, {dim}, true, std::nullopt)));
+    Tensor gy = binary(BinaryOp::Mul, g0, y);
+    return binary(BinaryOp::Sub, gy, binary(BinaryOp::Mul, y, sum(gy, {dim}, true, std::nullopt)));
+}
+
 // derivative of log_softmax, input input: g - softmax(x) * sum(g, dim)
 struct LogSoftmaxBackward : Node {
     Tensor out;
     int64_t dim = 0;
     std::string name() const override { return "LogSoftmaxBackward0"; }
-    std::vector<Tensor> apply(std::vector<Tensor>& g) override { return {softmax_backward(g[0], out, dim, true)}; }
+    std::vector<Tensor> apply(std::vector<Tensor>& g) override
+    {
+        if (autograd::is_grad_enabled()) return {softmax_backward_ops(g[0], out, dim, true)};
+        return {softmax_backward(g[0], out, dim, true)};
+    }
     void release() override { out.reset(); }
 };
 
@@ -66,7 +82,11 @@ struct SoftmaxBackward : Node {
     Tensor out;
     int64_t dim = 0;
     std::string name() const override { return "SoftmaxBackward0"; }
-    std::vector<Tensor> apply(std::vector<Tensor>& g) override { return {softmax_backward(g[0], out, dim, false)}; }
+    std::vector<Tensor> apply(std::vector<Tensor>& g) override
+    {
+        if (autograd::is_grad_enabled()) return {softmax_backward_ops(g[0], out, dim, false)};
+        return {softmax_backward(g[0], out, dim, false)};
+    }
     void release() override { out.reset(); }
 };
 
@@ -90,6 +110,7 @@ struct ClassLossBackward : Node {
     std::string name() const override { return spec.from_logits ? "CrossEntropyLossBackward0" : "NllLossBackward0"; }
     std::vector<Tensor> apply(std::vector<Tensor>& g) override
     {
+        if (autograd::is_grad_enabled()) return {gradient_ops(g[0]), nullptr};
         const autograd::TensorMeta& x = input_meta[0];
         Tensor gx = empty(x.shape, x.dtype, x.device);
         if (gx->numel())
@@ -97,6 +118,26 @@ struct ClassLossBackward : Node {
         return {gx, nullptr};
     }
     void release() override { input.reset(), lse.reset(), count.reset(), target.reset(); }
+
+    // The kernel's formula in ops, for create_graph: (softmax(x) - onehot) * row weight,
+    // with x an input_proxy so that the softmax leads back to the logits.
+    Tensor gradient_ops(const Tensor& g) const
+    {
+        const autograd::TensorMeta& m = input_meta[0];
+        const int64_t N = m.shape[0], C = m.shape[1];
+        const Device dev = m.device;
+        Tensor valid = binary(BinaryOp::Ne, target, scalar_tensor(Scalar(spec.check.ignore), dev));
+        Tensor t = where(valid, target, scalar_tensor(Scalar(int64_t(0)), dev));
+        Tensor onehot = to_dtype(binary(BinaryOp::Eq, reshape(t, {N, 1}),
+                                        reshape(arange(0, double(C), 1, DType::Int64, dev), {1, C})),
+                                 m.dtype);
+        Tensor row = binary(BinaryOp::Mul, to_dtype(valid, m.dtype), to_dtype(g, m.dtype));  // (N,): g is () or (N,)
+        if (spec.reduction == ClassLoss::Mean) row = binary(BinaryOp::Div, row, count);
+        Tensor base = spec.from_logits
+                          ? binary(BinaryOp::Sub, softmax(autograd::input_proxy(*this, 0, input), 1), onehot)
+                          : unary(UnaryOp::Neg, onehot);
+        return binary(BinaryOp::Mul, base, reshape(row, {N, 1}));
+    }
 };
 
 Tensor loss_common(const Tensor& input, const Tensor& target, int reduction, int64_t ignore_index, bool from_logits)
@@ -137,9 +178,11 @@ Tensor loss_common(const Tensor& input, const Tensor& target, int reduction, int
 // derivative of layer_norm, input bias: sum over rows of g
 struct LayerNormBackward : Node {
     Tensor x, mean, rstd, weight;  // x as (rows, D), contiguous
+    double eps = 1e-5;
     std::string name() const override { return "NativeLayerNormBackward0"; }
     std::vector<Tensor> apply(std::vector<Tensor>& grads) override
     {
+        if (autograd::is_grad_enabled()) return gradient_ops(grads[0]);
         const Device dev = x->device();
         Tensor g = contiguous(reshape(grads[0], x->shape));
         Tensor gx = needs_input_grad(0) ? empty(x->shape, x->dtype, dev) : nullptr;
@@ -154,6 +197,34 @@ struct LayerNormBackward : Node {
                 gb ? reshape(gb, input_meta[2].shape) : nullptr};
     }
     void release() override { x.reset(), mean.reset(), rstd.reset(), weight.reset(); }
+
+    // The formulas above in ops, for create_graph: the row statistics are recomputed from
+    // an input_proxy of x (their own derivatives enter the second derivative).
+    std::vector<Tensor> gradient_ops(const Tensor& grad) const
+    {
+        const Shape rows_d = x->shape;
+        const std::vector<int64_t> last{1};
+        auto mean_rows = [&](const Tensor& t) { return minitorch::mean(t, last, true, std::nullopt); };
+        auto mul = [](const Tensor& a, const Tensor& b) { return binary(BinaryOp::Mul, a, b); };
+        auto sub = [](const Tensor& a, const Tensor& b) { return binary(BinaryOp::Sub, a, b); };
+        Tensor xp = reshape(autograd::input_proxy(*this, 0, reshape(x, input_meta[0].shape)), rows_d);
+        Tensor xc = sub(xp, mean_rows(xp));
+        Tensor var = mean_rows(mul(xc, xc));
+        Tensor r = unary(UnaryOp::Rsqrt, binary(BinaryOp::Add, var, scalar_tensor(Scalar(eps), x->device())));
+        Tensor xhat = mul(xc, r);
+        Tensor g = reshape(to_dtype(grad, x->dtype), rows_d);
+        Tensor gx, gw, gb;
+        if (needs_input_grad(0)) {
+            Tensor gwt = weight ? mul(g, reshape(autograd::input_proxy(*this, 1, reshape(weight, input_meta[1].shape)),
+                                                 {rows_d[1]}))
+                                : g;
+            gx = mul(r, sub(sub(gwt, mean_rows(gwt)), mul(xhat, mean_rows(mul(gwt, xhat)))));
+            gx = reshape(gx, input_meta[0].shape);
+        }
+        if (needs_input_grad(1)) gw = reshape(sum(mul(g, xhat), {0}, false, std::nullopt), input_meta[1].shape);
+        if (needs_input_grad(2)) gb = reshape(sum(g, {0}, false, std::nullopt), input_meta[2].shape);
+        return {gx, gw, gb};
+    }
 };
 
 // derivative of lstm_cell, input gates: see rnn_math.h (di = dc_total * g * i(1-i), df = dc_total * c_prev * f(1-f), dg = dc_total * i(1-g^2), do = dh * tanh(c) * o(1-o); dc_total = dc + dh * o * (1 - tanh(c)^2))
@@ -161,6 +232,7 @@ struct LayerNormBackward : Node {
 struct LstmCellBackward : Node {
     Tensor act, c_prev, c;
     std::string name() const override { return "LstmCellBackward0"; }
+    bool supports_double_backward() const override { return false; }
     std::vector<Tensor> apply(std::vector<Tensor>& grads) override
     {
         const Device dev = c->device();
@@ -202,6 +274,7 @@ Tensor layer_norm(const Tensor& x, int64_t D, const Tensor& weight, const Tensor
     };
     return autograd::record_op<LayerNormBackward>({&x, &weight, &bias}, forward, [&](LayerNormBackward& n, const Tensor&) {
         n.x = autograd::save(n, xc);
+        n.eps = eps;
         n.mean = autograd::save(n, mean);
         n.rstd = autograd::save(n, rstd);
         if (w) n.weight = autograd::save(n, w);

@@ -340,7 +340,7 @@ int64_t line_count(const Tensor& t, const std::vector<int64_t>& sorted_dims)
 
 // derivative of var / std / var_mean / std_mean, input input: gv * 2 (x - mean) / (N - correction) with gv = g (var) or g / (2 std) (std; 0 where std is 0), plus g_mean / N for the mean output
 struct MomentsBackward : Node {
-    Tensor x, mean, out;  // mean and out with the reduced dims kept (size 1)
+    Tensor x, mean_saved, out_saved;  // as the op returned them (unreduce adds the reduced dims back)
     std::vector<int64_t> dims;
     bool keepdim = false, is_std = false, with_mean = false;
     double correction = 1;
@@ -351,6 +351,11 @@ struct MomentsBackward : Node {
     }
     std::vector<Tensor> apply(std::vector<Tensor>& g) override
     {
+        // Under create_graph the mean is x's own (its gradient matters for the second
+        // derivative); the saved one is a constant unless the op returned it.
+        const Tensor mean = autograd::is_grad_enabled() && !with_mean ? minitorch::mean(x, dims, true, std::nullopt)
+                                                                      : unreduce(mean_saved, dims, keepdim);
+        const Tensor out = is_std ? unreduce(out_saved, dims, keepdim) : nullptr;
         Tensor gv = unreduce(g[0], dims, keepdim);
         if (is_std) {
             Tensor zero = scalar_like(0.0, x);
@@ -363,7 +368,7 @@ struct MomentsBackward : Node {
                         binary(BinaryOp::Div, unreduce(g[1], dims, keepdim), scalar_like(double(count), x)));
         return {to_dtype(gx, input_meta[0].dtype)};
     }
-    void release() override { x.reset(), mean.reset(), out.reset(); }
+    void release() override { x.reset(), mean_saved.reset(), out_saved.reset(); }
 };
 
 std::tuple<Tensor, Tensor> moments(const Tensor& t, std::vector<int64_t> dims, double correction, bool keepdim,
@@ -391,8 +396,8 @@ std::tuple<Tensor, Tensor> moments(const Tensor& t, std::vector<int64_t> dims, d
     node->correction = correction;
     node->count = line_count(t, node->dims);
     node->x = autograd::save(*node, t);
-    node->mean = unreduce(autograd::save(*node, std::get<1>(r)), node->dims, keepdim);
-    node->out = unreduce(autograd::save(*node, std::get<0>(r)), node->dims, keepdim);
+    node->mean_saved = autograd::save(*node, std::get<1>(r));
+    if (is_std) node->out_saved = autograd::save(*node, std::get<0>(r));
     if (with_mean) autograd::record(node, {&t}, {&std::get<0>(r), &std::get<1>(r)});
     else autograd::record(node, {&t}, {&std::get<0>(r)}), std::get<1>(r) = nullptr;
     return r;
@@ -400,26 +405,28 @@ std::tuple<Tensor, Tensor> moments(const Tensor& t, std::vector<int64_t> dims, d
 
 // derivative of logsumexp, input input: g * exp(x - logsumexp(x)) (the softmax over the reduced dims)
 struct LogsumexpBackward : Node {
-    Tensor x, out;  // out with the reduced dims kept
+    Tensor x, out_saved;  // out as the op returned it
     std::vector<int64_t> dims;
     bool keepdim = false;
     std::string name() const override { return "LogsumexpBackward0"; }
     std::vector<Tensor> apply(std::vector<Tensor>& g) override
     {
+        const Tensor out = unreduce(out_saved, dims, keepdim);
         return {mul(unreduce(g[0], dims, keepdim), unary(UnaryOp::Exp, binary(BinaryOp::Sub, x, out)))};
     }
-    void release() override { x.reset(), out.reset(); }
+    void release() override { x.reset(), out_saved.reset(); }
 };
 
 // derivative of norm, input input: g * sign(x) * abs(x)^(p-1) / y^(p-1), 0 where y == 0 (p=2: g * x / y; p=1: g * sign(x); p=+-inf: g * sign(x) shared evenly among the elements whose abs equals y; p=0: 0)
 struct NormBackward : Node {
-    Tensor x, out;  // out (the norm y) with the reduced dims kept
+    Tensor x, out_saved;  // out (the norm y) as the op returned it
     std::vector<int64_t> dims;
     bool keepdim = false;
     double p = 2;
     std::string name() const override { return "LinalgVectorNormBackward0"; }
     std::vector<Tensor> apply(std::vector<Tensor>& g) override
     {
+        const Tensor out = unreduce(out_saved, dims, keepdim);
         const Tensor gk = unreduce(g[0], dims, keepdim);
         const Tensor zero = scalar_like(0.0, x);
         if (p == 0) return {zeros(x->shape, x->dtype, x->device())};
@@ -437,7 +444,7 @@ struct NormBackward : Node {
         Tensor d = binary(BinaryOp::Div, mul(sign, binary(BinaryOp::Pow, ax, pm1)), binary(BinaryOp::Pow, out, pm1));
         return {mul(where(at_zero, zero, d), gk)};
     }
-    void release() override { x.reset(), out.reset(); }
+    void release() override { x.reset(), out_saved.reset(); }
 };
 
 // One statistic with one output and its node N (logsumexp, norm): forward, and the node
@@ -453,7 +460,7 @@ Tensor single_stat(const Tensor& t, const std::vector<int64_t>& dims, bool keepd
             n.dims = t->dim() ? reduced_dims(dims, t->dim()) : std::vector<int64_t>{};
             n.keepdim = keepdim;
             n.x = autograd::save(n, t);
-            n.out = unreduce(autograd::save(n, out), n.dims, keepdim);
+            n.out_saved = autograd::save(n, out);
         });
 }
 

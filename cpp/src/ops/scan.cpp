@@ -29,6 +29,8 @@ struct CumsumBackward : autograd::Node {
     std::string name() const override { return "CumsumBackward0"; }
     std::vector<Tensor> apply(std::vector<Tensor>& g) override
     {
+        if (autograd::is_grad_enabled())  // create_graph: the reversed running sum as ops
+            return {to_dtype(flip(cumsum(flip(g[0], {dim}), dim, std::nullopt), {dim}), input_meta[0].dtype)};
         return {to_dtype(scan_along(ScanOp::Sum, g[0], dim, true), input_meta[0].dtype)};
     }
 };
@@ -41,6 +43,7 @@ struct CumprodBackward : autograd::Node {
     int64_t dim = 0;
     Tensor x, y;
     std::string name() const override { return "CumprodBackward0"; }
+    bool supports_double_backward() const override { return false; }
     std::vector<Tensor> apply(std::vector<Tensor>& g) override
     {
         const Device dev = x->device();

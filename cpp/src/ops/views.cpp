@@ -317,6 +317,14 @@ struct IndexBackward : Node {
     std::vector<Tensor> apply(std::vector<Tensor>& g) override
     {
         const auto& m = input_meta[0];
+        if (autograd::is_grad_enabled()) {
+            // create_graph: write g with index_copy (an op, whose gradient is index_select);
+            // the positions are those the same select / slice takes from arange(size).
+            Tensor pos = arange(0, double(m.shape[dim]), 1, DType::Int64, m.device);
+            pos = is_select ? reshape(select(pos, 0, index), {1}) : contiguous(slice(pos, 0, start, stop, step));
+            return {index_copy(zeros(m.shape, g[0]->dtype, m.device), dim, pos,
+                               is_select ? unsqueeze(g[0], dim) : g[0])};
+        }
         Tensor grad = zeros(m.shape, g[0]->dtype, m.device);
         copy_(is_select ? select(grad, dim, index) : slice(grad, dim, start, stop, step), g[0]);
         return {grad};

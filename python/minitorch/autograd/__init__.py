@@ -6,32 +6,67 @@ The graph, the engine and every built-in backward formula are C++ (see
 from __future__ import annotations
 
 from .. import _C
+from . import graph
 from .function import Function, FunctionCtx
 from .grad_mode import (enable_grad, inference_mode, is_grad_enabled, is_inference_mode_enabled, no_grad,
                         set_grad_enabled)
 
 
-def backward(tensors, grad_tensors=None, retain_graph: bool = False) -> None:
-    """Accumulates gradients of ``tensors`` into the leaves' ``.grad``."""
-    tensors = [tensors] if isinstance(tensors, _C.Tensor) else list(tensors)
+def _as_list(x):
+    return [x] if isinstance(x, _C.Tensor) else list(x)
+
+
+def backward(tensors, grad_tensors=None, retain_graph=None, create_graph: bool = False, inputs=None) -> None:
+    """Accumulates gradients of ``tensors`` into the leaves' ``.grad``.
+
+    With ``create_graph=True`` the backward pass is itself recorded, so the ``.grad``
+    it leaves can be differentiated again; ``retain_graph`` then defaults to True.
+    """
+    tensors = _as_list(tensors)
     if grad_tensors is not None:
-        grad_tensors = [grad_tensors] if isinstance(grad_tensors, _C.Tensor) else list(grad_tensors)
-    _C._run_backward(tensors, grad_tensors, bool(retain_graph), None, False)
+        grad_tensors = _as_list(grad_tensors)
+    retain = create_graph if retain_graph is None else retain_graph
+    if inputs is not None:
+        # Only these leaves' .grad are updated, as PyTorch's backward(inputs=...).
+        inputs = _as_list(inputs)
+        grads = _C._run_backward(tensors, grad_tensors, bool(retain), inputs, True, bool(create_graph))
+        for t, g in zip(inputs, grads):
+            if g is not None:
+                t.grad = g if t.grad is None else t.grad + g
+        return
+    _C._run_backward(tensors, grad_tensors, bool(retain), None, False, bool(create_graph))
 
 
-def grad(outputs, inputs, grad_outputs=None, retain_graph: bool = False, allow_unused: bool = False):
+def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph: bool = False,
+         allow_unused=None, is_grads_batched: bool = False, materialize_grads: bool = False):
     """Gradients of ``outputs`` with respect to ``inputs``, returned (not accumulated).
+
+    With ``create_graph=True`` the gradients have a graph of their own, so they can be
+    differentiated again (second derivatives, Hessian-vector products, gradient
+    penalties); ``retain_graph`` then defaults to True.
 
     >>> x = minitorch.tensor([1.0, 2.0], requires_grad=True)
     >>> minitorch.autograd.grad((x * x).sum(), x)
     (tensor([2., 4.]),)
+    >>> (gx,) = minitorch.autograd.grad((x ** 3).sum(), x, create_graph=True)
+    >>> minitorch.autograd.grad(gx.sum(), x)  # d2/dx2 x^3 = 6x
+    (tensor([ 6., 12.]),)
     """
-    outputs = [outputs] if isinstance(outputs, _C.Tensor) else list(outputs)
-    inputs = [inputs] if isinstance(inputs, _C.Tensor) else list(inputs)
+    if is_grads_batched:
+        raise NotImplementedError("grad: is_grads_batched=True is not supported")
+    outputs = _as_list(outputs)
+    inputs = _as_list(inputs)
     if grad_outputs is not None:
-        grad_outputs = [grad_outputs] if isinstance(grad_outputs, _C.Tensor) else list(grad_outputs)
-    return _C._run_backward(outputs, grad_outputs, bool(retain_graph), inputs, bool(allow_unused))
+        grad_outputs = _as_list(grad_outputs)
+    if allow_unused is None:
+        allow_unused = materialize_grads
+    retain = create_graph if retain_graph is None else retain_graph
+    result = _C._run_backward(outputs, grad_outputs, bool(retain), inputs, bool(allow_unused), bool(create_graph))
+    if materialize_grads:
+        from .. import zeros_like
+        result = tuple(zeros_like(t) if g is None else g for t, g in zip(inputs, result))
+    return result
 
 
-__all__ = ["Function", "FunctionCtx", "backward", "enable_grad", "grad", "inference_mode", "is_grad_enabled",
+__all__ = ["Function", "FunctionCtx", "backward", "enable_grad", "grad", "graph", "inference_mode", "is_grad_enabled",
            "is_inference_mode_enabled", "no_grad", "set_grad_enabled"]

@@ -323,7 +323,9 @@ def setitem(x: Tensor, idx, value) -> None:
     else:
         value = _broadcast_value(value, target)
     rows = value.reshape((flat.numel(),) + rest_shape)
-    view.copy_(_unfold(_C._index_copy(folded, 0, flat, rows), view, order))
+    new = _unfold(_C._index_copy(folded, 0, flat, rows), view, order)
+    del folded  # may be a view of x: inside a graph, copy_ refuses while other views are alive
+    view.copy_(new)
 
 
 def _broadcast_value(value: Tensor, shape: tuple) -> Tensor:

@@ -98,11 +98,10 @@ def inplace_form(name: str):
 def _random_fill(t: Tensor, op: str, values) -> Tensor:
     in_graph = _in_graph(t, ())
     _check_writable(t, op, in_graph)
-    if in_graph:  # (a fill has no history to rebase onto)
-        raise RuntimeError(f"{op}: in-place fills of a tensor that is part of a graph are not supported "
-                           f"(the tensor was made by {t.grad_fn.name()}); fill a new tensor instead")
     if not t.dtype.is_floating_point:
         raise _C.DTypeError(f"{op}: expected a floating point tensor, got {t.dtype.name}")
+    if in_graph:  # copy_ records it: the old values get a zero gradient, as in PyTorch
+        return t.copy_(values(tuple(t.shape), t.dtype, t.device))
     return _write(t, values(tuple(t.shape), t.dtype, t.device), op)
 
 
