@@ -18,7 +18,11 @@ INDEX = json.loads((HERE / "golden.json").read_text())["cases"]
 GOLDEN = np.load(HERE / "golden.npz")
 
 # Cases where minitorch differs from PyTorch: bugs to fix (strict, so a fix is noticed).
-XFAIL: dict[str, str] = {}
+XFAIL: dict[str, str] = {
+    "grid_sample_bicubic_border": "grid_sample(mode='bicubic') raises NotImplementedError in minitorch",
+    "div_floor_mode": "div() has no rounding_mode= keyword ('floor'/'trunc'): TypeError",
+    "div_trunc_mode": "div() has no rounding_mode= keyword ('floor'/'trunc'): TypeError",
+}
 
 
 def _params():
@@ -59,8 +63,11 @@ def test_op_matches_pytorch(device, case):
     loss.backward()
     for i, x in enumerate(xs):
         if i in entry["grads"]:
-            assert x.grad is not None, f"{where}: no gradient for input {i}"
-            np.testing.assert_allclose(x.grad.cpu().numpy(), GOLDEN[f"{case.name}/grad{i}"], rtol=case.rtol,
+            expected = GOLDEN[f"{case.name}/grad{i}"]
+            if x.grad is None:  # None for all zeros (grid_sample's grid in nearest mode) is fine
+                assert not expected.any(), f"{where}: no gradient for input {i}"
+                continue
+            np.testing.assert_allclose(x.grad.cpu().numpy(), expected, rtol=case.rtol,
                                        atol=case.atol, err_msg=f"{where}: gradient of input {i}")
         elif x.requires_grad and x.grad is not None:
             assert not x.grad.cpu().numpy().any(), f"{where}: input {i} has a gradient, PyTorch has none"
