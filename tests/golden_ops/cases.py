@@ -190,7 +190,7 @@ case("cross_entropy_kdim", lambda t, x, y: F(t).cross_entropy(x, y, label_smooth
 def _transformer(t, src, tgt, pad, norm_first=False):
     model = t.nn.Transformer(d_model=8, nhead=2, num_encoder_layers=1, num_decoder_layers=1, dim_feedforward=16,
                              dropout=0.0, batch_first=True, norm_first=norm_first,
-                             activation="gelu" if norm_first else "relu").double()
+                             activation="gelu" if norm_first else "relu").double().to(src.device)
     fill_params(t, model)
     causal = t.triu(t.full((tgt.shape[1], tgt.shape[1]), float("-inf"), dtype=t.float64, device=src.device), 1)
     pad = pad.to(t.bool)

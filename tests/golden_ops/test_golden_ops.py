@@ -36,7 +36,7 @@ def test_every_case_has_golden_values():
     assert not missing, f"run make_golden.py for {missing}"
 
 
-@pytest.mark.parametrize("case", _params())
+@pytest.mark.parametrize("case", list(_params()))
 def test_op_matches_pytorch(device, case):
     entry = INDEX[case.name]
     arrays = [GOLDEN[f"{case.name}/in{i}"] for i in range(entry["inputs"])]
