@@ -333,3 +333,41 @@ def outputs(result):
 
 def differentiable(out):
     return out.dtype.is_floating_point and out.requires_grad
+
+
+# ---------------------------------------------------------------- more awkward corners (appended: cases
+# keep their seeds, which come from their names)
+case("conv1d_same_dilation", lambda t, x, w: F(t).conv1d(x, w, padding="same", dilation=3), randn(1, 2, 9),
+     randn(3, 2, 4))
+case("grid_sample_reflection_far_ac0", lambda t, x, g: F(t).grid_sample(x, g, padding_mode="reflection",
+                                                                        align_corners=False),
+     randn(1, 2, 3, 4), uniform(-3.5, 3.5, 1, 4, 5, 2))
+case("grid_sample_reflection_far_ac1", lambda t, x, g: F(t).grid_sample(x, g, padding_mode="reflection",
+                                                                        align_corners=True),
+     randn(1, 2, 3, 4), uniform(-3.5, 3.5, 1, 4, 5, 2))
+case("embedding_bag_mean_padding_idx", lambda t, w, i, o: F(t).embedding_bag(i, w, o, mode="mean", padding_idx=4),
+     randn(10, 4), _bag_idx, _bag_off)
+case("pixel_shuffle_unbatched", lambda t, x: F(t).pixel_shuffle(x, 3), randn(9, 2, 1))
+case("cross_entropy_unbatched", lambda t, x, y: F(t).cross_entropy(x, y, label_smoothing=0.3), randn(5),
+     const(2, "int64"))
+case("cross_entropy_batch1_prob", lambda t, x, y: F(t).cross_entropy(x, y, reduction="none"), randn(1, 4),
+     uniform(0, 0.5, 1, 4))
+case("logaddexp_neg_inf", lambda t, a, b: t.logaddexp(a, b), const([-np.inf, -np.inf, 1.0, np.inf]),
+     const([-np.inf, 2.0, -np.inf, np.inf]), grad=False)
+# Value only: PyTorch 1.13 gives a zero gradient for det of an exactly singular matrix; the
+# gradient is the cofactor matrix ([[4, 4, -4], [-2, -2, 2], [0, 0, 0]] here), which is what
+# minitorch (and PyTorch 2.x, which differentiates det through an SVD when singular) gives.
+case("linalg_det_singular", lambda t, a: t.linalg.det(a), const([[1.0, 2.0, 3.0], [2.0, 4.0, 6.0], [1.0, 0.0, 1.0]]),
+     grad=False, **_lin)
+case("linalg_solve_left_false", lambda t, a, b: t.linalg.solve(_wc(t, a), b, left=False), randn(3, 3), randn(2, 3),
+     **_lin)
+case("linalg_vector_norm_ord0", lambda t, a: t.linalg.vector_norm(a, 0), const([0.0, 1.5, 0.0, -2.0]), grad=False)
+case("linalg_norm_fro_dims", lambda t, a: t.linalg.norm(a, "fro", dim=(0, 2)), randn(2, 3, 4), **_lin)
+case("prod_int8_int64", lambda t, a: t.prod(a), const([100, -3, 7], "int8"))
+case("cumsum_uint8_int64", lambda t, a: t.cumsum(a, 0), const([200, 100, 255], "uint8"))
+case("median_int", lambda t, a: t.median(a, 0), const([[3, 1], [1, 1], [2, 5], [7, 1]], "int64"))
+case("quantile_dim_none_keepdim", lambda t, x: t.quantile(x, 0.75, keepdim=True), randn(2, 3))
+case("max_unpool2d_odd", lambda t, x: F(t).max_unpool2d(
+    *F(t).max_pool2d(x, 3, stride=2, return_indices=True), 3, stride=2, output_size=(7, 6)), randn(2, 1, 7, 6))
+case("unique_unsorted_float", lambda t, x: t.unique(x, return_counts=True), const([2.5, -1.0, 2.5, 0.0, -1.0]),
+     grad=False)
