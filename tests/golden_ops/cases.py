@@ -52,12 +52,21 @@ def const(values, dtype=None):
     return ("const", np.asarray(values, dtype=dtype))
 
 
+def randn32(*shape):
+    """A float32 input (the case checks float32 dtypes and promotion; float64 otherwise)."""
+    return ("randn32", shape)
+
+
 def make(spec, rng):
     kind = spec[0]
     if kind == "randn":
         return rng.standard_normal(spec[1])
+    if kind == "randn32":
+        return rng.standard_normal(spec[1]).astype(np.float32)
     if kind == "uniform":
         return rng.uniform(spec[1], spec[2], spec[3])
+    if kind == "uniform32":
+        return rng.uniform(spec[1], spec[2], spec[3]).astype(np.float32)
     if kind == "randint":
         return rng.integers(spec[1], spec[2], spec[3]).astype(spec[4])
     return spec[1]
@@ -313,11 +322,13 @@ case("remainder_int_negative", lambda t, a, b: a % b, const([-7, 7, -7, 7], "int
 
 # ---------------------------------------------------------------- running a case (both libraries)
 def leaves(lib, case, arrays, device):
-    """The input tensors: float arrays as float64 leaves (requiring grad if the case has gradients)."""
+    """The input tensors: float arrays as float64 (or float32) leaves, requiring grad if the case
+    has gradients."""
     out = []
     for i, a in enumerate(arrays):
         if a.dtype.kind == "f":
-            out.append(lib.tensor(a, dtype=lib.float64, device=device,
+            dtype = lib.float32 if a.dtype == np.float32 else lib.float64
+            out.append(lib.tensor(a, dtype=dtype, device=device,
                                   requires_grad=case.grad and i not in case.frozen))
         else:
             out.append(lib.tensor(a, device=device))
@@ -371,3 +382,31 @@ case("max_unpool2d_odd", lambda t, x: F(t).max_unpool2d(
     *F(t).max_pool2d(x, 3, stride=2, return_indices=True), 3, stride=2, output_size=(7, 6)), randn(2, 1, 7, 6))
 case("unique_unsorted_float", lambda t, x: t.unique(x, return_counts=True), const([2.5, -1.0, 2.5, 0.0, -1.0]),
      grad=False)
+
+
+# ---------------------------------------------------------------- float32: dtypes and promotion
+_f32 = dict(rtol=2e-5, atol=1e-5)
+case("f32_conv_transpose2d", lambda t, x, w: F(t).conv_transpose2d(x, w, stride=2, groups=2),
+     randn32(1, 4, 3, 3), randn32(4, 1, 2, 2), **_f32)
+case("f32_interp_bicubic", lambda t, x: F(t).interpolate(x, size=(5, 6), mode="bicubic", align_corners=True),
+     randn32(1, 2, 3, 4), **_f32)
+case("f32_grid_sample", lambda t, x, g: F(t).grid_sample(x, g, align_corners=False), randn32(1, 2, 3, 4),
+     ("uniform32", -1, 1, (1, 2, 3, 2)), **_f32)
+case("f32_embedding_bag_f64_psw", lambda t, w, i, o, s: F(t).embedding_bag(i, w, o, mode="sum", per_sample_weights=s.float()),
+     randn32(10, 4), _bag_idx, _bag_off, randn(7), **_f32)
+case("f32_cdist", lambda t, a, b: t.cdist(a, b), randn32(3, 4), randn32(2, 4), **_f32)
+case("f32_linalg_solve", lambda t, a, b: t.linalg.solve(_wc(t, a), b), randn32(3, 3), randn32(3, 2), **_f32)
+case("f32_linalg_svdvals", lambda t, a: t.linalg.svdvals(a), randn32(4, 3), **_f32)
+case("f32_quantile", lambda t, x: t.quantile(x, 0.4, dim=0), randn32(5, 3), **_f32)
+case("f32_plus_int8", lambda t, a, b: a + b, randn32(3), const([100, -100, 7], "int8"), **_f32)
+case("f32_plus_f64_scalar_tensor", lambda t, a, b: a * b.sum(), randn32(3), randn(2), **_f32)
+case("f32_times_f64", lambda t, a, b: t.logaddexp(a, b), randn32(3), randn(3), **_f32)
+case("f32_xlogy_int", lambda t, a, b: t.xlogy(a, b), const([0, 2, 3], "int64"), ("uniform32", 0.5, 2, (3,)), **_f32)
+case("f32_lerp", lambda t, a, b: t.lerp(a, b, 0.25), randn32(2, 3), randn32(3), **_f32)
+case("f32_bincount_weights", lambda t, x, w: t.bincount(x, w), const([1, 1, 3, 0], "int64"), randn32(4), grad=False,
+     **_f32)
+case("f32_histc", lambda t, x: t.histc(x, bins=3), randn32(10), grad=False, **_f32)
+case("f32_cross_entropy_smoothing", lambda t, x, y: F(t).cross_entropy(x, y, label_smoothing=0.1), randn32(3, 4),
+     const([0, 3, 1], "int64"), **_f32)
+case("f32_instance_norm", lambda t, x: F(t).instance_norm(x), randn32(2, 2, 5), **_f32)
+case("int_mean_of_float_cast", lambda t, a: a.to(t.float32).mean(), const([1, 2, 4], "uint8"), **_f32)
