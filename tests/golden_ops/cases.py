@@ -410,3 +410,10 @@ case("f32_cross_entropy_smoothing", lambda t, x, y: F(t).cross_entropy(x, y, lab
      const([0, 3, 1], "int64"), **_f32)
 case("f32_instance_norm", lambda t, x: F(t).instance_norm(x), randn32(2, 2, 5), **_f32)
 case("int_mean_of_float_cast", lambda t, a: a.to(t.float32).mean(), const([1, 2, 4], "uint8"), **_f32)
+
+# ---------------------------------------------------------------- div's rounding modes on floats and scalars
+case("div_trunc_float_scalar", lambda t, a: a.div(-0.75, rounding_mode="trunc"), randn(2, 3), grad=False)
+case("div_floor_float", lambda t, a, b: t.div(a, b, rounding_mode="floor"), randn(2, 3), randn(3), grad=False)
+case("div_trunc_int_scalar", lambda t, a: t.div(a, -3, rounding_mode="trunc"), const([-7, 7, -9, 9, 0], "int64"))
+case("divide_floor_int8_float", lambda t, a, b: t.divide(a, b, rounding_mode="floor"),
+     const([-7, 7, -128], "int8"), const([2.0, -2.0, 3.0]), grad=False)

@@ -20,8 +20,6 @@ GOLDEN = np.load(HERE / "golden.npz")
 # Cases where minitorch differs from PyTorch: bugs to fix (strict, so a fix is noticed).
 XFAIL: dict[str, str] = {
     "grid_sample_bicubic_border": "grid_sample(mode='bicubic') raises NotImplementedError in minitorch",
-    "div_floor_mode": "div() has no rounding_mode= keyword ('floor'/'trunc'): TypeError",
-    "div_trunc_mode": "div() has no rounding_mode= keyword ('floor'/'trunc'): TypeError",
 }
 
 
