@@ -1701,8 +1701,8 @@ def _searchsorted(seq, values, *, right=False, side=None, sorter=None, out_int32
     if sorter is not None:
         seq = np.take_along_axis(seq, sorter, -1)
     if seq.ndim == 1:
-        return np.asarray(np.searchsorted(seq, values, side=side)).astype(np.int64)
-    out = np.empty(np.shape(values), np.int64)
+        return np.asarray(np.searchsorted(seq, values, side=side)).astype(np.int32 if out_int32 else np.int64)
+    out = np.empty(np.shape(values), np.int32 if out_int32 else np.int64)
     for b in np.ndindex(seq.shape[:-1]):
         out[b] = np.searchsorted(seq[b], values[b], side=side)
     return out

@@ -150,7 +150,7 @@ OPS: tuple[Op, ...] = (
     _e("add", inplace=NATIVE, operators=("__add__", "__radd__", "__iadd__")),
     _e("sub", inplace=NATIVE, dtypes=NUMERIC, aliases=("subtract",), operators=("__sub__", "__rsub__", "__isub__")),
     _e("mul", inplace=NATIVE, aliases=("multiply",), operators=("__mul__", "__rmul__", "__imul__")),
-    _e("div", inplace=NATIVE, aliases=("divide", "true_divide"),
+    _e("div", inplace=NATIVE, aliases=("divide", "true_divide"), python="pointwise",
        operators=("__truediv__", "__rtruediv__", "__itruediv__")),
     _e("pow", inplace=GENERIC, operators=("__pow__", "__rpow__"), autocast=FP32),
     _e("remainder", inplace=GENERIC, dtypes=NUMERIC, operators=("__mod__", "__rmod__", "__imod__")),

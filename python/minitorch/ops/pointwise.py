@@ -1,11 +1,13 @@
 """Elementwise ops written from other elementwise ops: ``square``, ``reciprocal``,
 ``clamp_min`` and ``clamp_max`` (their autograd and devices are those of the ops they call);
-and ``minitorch.clamp``, the function form of the C++ ``Tensor.clamp``.
+``div`` with its ``rounding_mode`` (the C++ ``_C.div`` divides); and ``minitorch.clamp``, the
+function form of the C++ ``Tensor.clamp``.
 Each function takes the tensor first and is both ``Tensor.<name>`` and ``minitorch.<name>``
 (attached by ops/registry.py from ops/declarations.py), but ``clamp``, whose method is C++.
 """
 from __future__ import annotations
 
+from .. import _C
 from .._C import Tensor
 from ._args import check_input
 
@@ -38,3 +40,24 @@ def clamp(input, min=None, max=None):  # noqa: A002
     """Limits every element to ``[min, max]`` (either bound may be None)."""
     check_input(input, "clamp")
     return input.clamp(min, max)
+
+
+def div(self, other, *, rounding_mode=None) -> Tensor:
+    """``self / other``: true division (integers give floats). ``rounding_mode='floor'``
+    rounds the quotient down (``self // other``), ``'trunc'`` toward zero; both keep
+    integer dtypes, as in C."""
+    if rounding_mode is None:
+        return _C.div(self, other)
+    if rounding_mode == "floor":
+        return _C.floor_divide(self, other)
+    if rounding_mode != "trunc":
+        raise RuntimeError(f"div expected rounding_mode to be one of None, 'trunc', or 'floor' but found "
+                           f"'{rounding_mode}'")
+    floor = _C.floor_divide(self, other)
+    if floor.dtype.is_floating_point:
+        return _C.div(self, other).trunc()
+    # Integers: floor and trunc differ by one where the division is inexact and the signs differ.
+    other_negative = other < 0
+    signs_differ = (self < 0).logical_xor(other_negative) if isinstance(other_negative, Tensor) else (
+        (self >= 0) if other_negative else (self < 0))
+    return _C.where(signs_differ.logical_and(self % other != 0), floor + 1, floor)

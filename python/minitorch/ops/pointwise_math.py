@@ -128,7 +128,10 @@ def xlogy(self, other) -> Tensor:
         dtype = self.dtype if self.dtype.is_floating_point else get_default_dtype()
         other = full((), float(other), dtype=dtype, device=self.device)
     keep = (self == 0).logical_and(other.isnan().logical_not())
-    return self * _C.where(keep, 1.0, other).log()
+    # Where self is 0, log(other) is replaced by log(1) = 0 only when it is not finite (other
+    # <= 0 or inf): the gradient with respect to self stays log(other) there, as PyTorch's.
+    bad_log = (other <= 0).logical_or(other.isinf())
+    return self * _C.where(keep.logical_and(bad_log), 1.0, other).log()
 
 
 def _float_of(x: Tensor) -> Tensor:
