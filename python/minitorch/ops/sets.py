@@ -15,7 +15,7 @@ import minitorch as _mt  # the package (partly made while it imports this): its 
 
 from .. import _C
 from .._C import Tensor
-from ._args import int_arg
+from ._args import int_arg, numpy_names
 
 
 def _wrap_dim(op: str, dim, ndim: int) -> int:
@@ -95,6 +95,7 @@ def unique(self, sorted: bool = True, return_inverse: bool = False, return_count
     return _unique("unique", self, True, bool(return_inverse), bool(return_counts), dim)
 
 
+@numpy_names
 def unique_consecutive(self, return_inverse: bool = False, return_counts: bool = False, dim=None):
     """:func:`unique` of each run of equal consecutive elements (or slices), in their order:
     ``[1, 1, 2, 1]`` gives ``[1, 2, 1]``."""
