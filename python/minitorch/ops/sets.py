@@ -177,8 +177,7 @@ def searchsorted(sorted_sequence, values, *, out_int32: bool = False, right: boo
     """For each value, the place in the last dim of ``sorted_sequence`` (ascending; 1-D, or
     with the values' leading dims) where inserting it keeps the order: the first place
     whose element is >= it (``right=True`` / ``side='right'``: > it). ``sorter`` holds
-    the indices that sort an unsorted ``sorted_sequence``. int64 (minitorch has no int32,
-    so ``out_int32`` is accepted and still gives int64).
+    the indices that sort an unsorted ``sorted_sequence``. int64 (``out_int32=True``: int32).
 
     >>> minitorch.searchsorted(minitorch.tensor([1, 3, 5, 7]), minitorch.tensor([3, 6])).tolist()
     [1, 3]
@@ -205,13 +204,14 @@ def searchsorted(sorted_sequence, values, *, out_int32: bool = False, right: boo
             raise _mt.InputError(f"searchsorted: boundary and sorter must have the same size, but got boundary tensor "
                                 f"{tuple(sorted_sequence.shape)} and got sorter tensor {tuple(sorter.shape)}")
         sorted_sequence = sorted_sequence.gather(-1, sorter)
-    return _C._searchsorted(sorted_sequence.detach(), values.detach(), bool(right))
+    out = _C._searchsorted(sorted_sequence.detach(), values.detach(), bool(right))
+    return out.to(_mt.int32) if out_int32 else out
 
 
 def bucketize(input, boundaries, *, out_int32: bool = False, right: bool = False) -> Tensor:  # noqa: A002
     """The bucket of each element of ``input`` between the ascending 1-D ``boundaries``:
     i with ``boundaries[i-1] < x <= boundaries[i]`` (``right=True``: ``<= x <``), i.e.
-    ``searchsorted(boundaries, input, right=right)``. int64 (``out_int32`` as searchsorted).
+    ``searchsorted(boundaries, input, right=right)``. int64 (``out_int32=True``: int32).
 
     >>> minitorch.bucketize(minitorch.tensor([0.5, 3.0, 9.0]), minitorch.tensor([1.0, 3.0, 5.0])).tolist()
     [0, 1, 3]
@@ -220,4 +220,4 @@ def bucketize(input, boundaries, *, out_int32: bool = False, right: bool = False
         raise TypeError(f"bucketize(): argument 'boundaries' must be Tensor, not {type(boundaries).__name__}")
     if boundaries.ndim != 1:
         raise _mt.InputError(f"bucketize: boundaries tensor must be 1 dimension, but got dim({boundaries.ndim})")
-    return searchsorted(boundaries, _as_values("bucketize", input, boundaries), right=right)
+    return searchsorted(boundaries, _as_values("bucketize", input, boundaries), out_int32=out_int32, right=right)
