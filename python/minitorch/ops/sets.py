@@ -103,15 +103,16 @@ def unique_consecutive(self, return_inverse: bool = False, return_counts: bool =
 
 
 def bincount(self, weights=None, minlength: int = 0) -> Tensor:
-    """How often each of 0, 1, ..., max(self) occurs in the 1-D non-negative int64 ``self``
+    """How often each of 0, 1, ..., max(self) occurs in the 1-D non-negative integer ``self``
     (at least ``minlength`` bins); with ``weights``, their sums instead (float32 weights give
     float32, others float64).
 
     >>> minitorch.tensor([0, 2, 2, 5]).bincount().tolist()
     [1, 0, 2, 0, 0, 1]
     """
-    if self.dtype != _mt.int64:
-        raise _mt.DTypeError(f"bincount: expected an integer (int64) input, got {self.dtype}")
+    if self.is_floating_point() or self.dtype == _mt.bool:
+        raise _mt.DTypeError(f"bincount: expected an integer input, got {self.dtype}")
+    self = self.long()  # the narrow integer types count alike (index_add takes int64 indices)
     if self.ndim != 1:
         raise _mt.InputError(f"bincount: only supports 1-d non-negative integral inputs, got shape {tuple(self.shape)}")
     minlength = int_arg("bincount", "minlength", minlength)
