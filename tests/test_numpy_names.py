@@ -37,6 +37,8 @@ def test_axis_on_other_ops(device):
     assert _same(minitorch.cumsum(x, axis=1), x.cumsum(1))
     assert _same(minitorch.cat([x, x], axis=1), minitorch.cat([x, x], 1))
     assert _same(x.sort(axis=1), x.sort(1))
+    assert x.unsqueeze(axis=1).shape == (2, 1, 3) and minitorch.unsqueeze(x, axis=0).shape == (1, 2, 3)
+    assert x[:1].squeeze(axis=0).shape == (3,)
 
 
 def test_dim_and_axis_together_or_unknown_keywords_are_type_errors():
@@ -48,3 +50,7 @@ def test_dim_and_axis_together_or_unknown_keywords_are_type_errors():
         x.sum(dims=0)
     with pytest.raises(TypeError, match="multiple values"):
         x.sum(0, axis=1)
+    with pytest.raises(TypeError, match="unexpected keyword argument 'keepdims'"):
+        x.unsqueeze(0, keepdims=True)
+    with pytest.raises(TypeError, match="missing required argument 'dim'"):
+        x.unsqueeze()
