@@ -199,3 +199,14 @@ def test_unknown_dtype_names_say_what_exists():
         minitorch.zeros(2, dtype="uint16")
     with pytest.raises(TypeError, match="int32"):
         minitorch.from_numpy(np.zeros(2, dtype=np.uint32))
+
+
+@pytest.mark.parametrize("name", ["int32", "int16", "int8", "uint8"])
+def test_new_factories_keep_the_narrow_dtype(name):
+    dt = getattr(minitorch, name)
+    x = minitorch.tensor([1, 2], dtype=dt)
+    for made in (x.new_zeros(2, 3), x.new_ones((2,)), x.new_empty(4), x.new_full((2,), 7), x.new_tensor([1, 2])):
+        assert made.dtype == dt
+    assert x.new_full((2,), 7).tolist() == [7, 7] and x.new_ones(2).tolist() == [1, 1]
+    assert x.new_zeros(2, dtype=minitorch.float32).dtype == minitorch.float32
+    assert minitorch.ones(2).new_tensor([1, 2], dtype=dt).dtype == dt

@@ -201,6 +201,9 @@ def test_searchsorted_and_bucketize(device):
     assert vals(minitorch.searchsorted(seq, v, side="right")).tolist() == [3, 0, 4, 4]
     out = minitorch.searchsorted(seq, 3)
     assert out.shape == () and out.item() == 1 and out.dtype == minitorch.int64
+    narrow = minitorch.searchsorted(seq, v, out_int32=True)
+    assert narrow.dtype == minitorch.int32 and vals(narrow).tolist() == [1, 0, 4, 4]
+    assert minitorch.bucketize(v, seq, out_int32=True).dtype == minitorch.int32
     rows = t([[1, 2, 3], [4, 5, 6]], device, minitorch.int64)
     assert vals(minitorch.searchsorted(rows, t([[2], [7]], device, minitorch.int64))).tolist() == [[1], [3]]
     with pytest.raises(ValueError, match=r"searchsorted: boundaries tensor should be 1 dimension or the first N-1"):

@@ -85,6 +85,25 @@ std::optional<int64_t> optional_dim(py::handle h, const char* op)
     return int_arg(h, op, "dim");
 }
 
+// PyTorch's argument parser also takes NumPy's names: ``axis=`` for ``dim=`` and ``keepdims=``
+// for ``keepdim=`` (``x.sum(axis=0, keepdims=True)``). The methods that have a dim take the
+// other keywords in ``kw``; this moves those two into ``dim`` / ``keepdim`` (null: the op has
+// none) and rejects the rest.
+void numpy_names(const char* op, py::object& dim, bool* keepdim, const py::kwargs& kw)
+{
+    for (auto [key, value] : kw) {
+        std::string k = py::str(key);
+        if (k == "axis") {
+            MT_CHECK_TYPE(dim.is_none(), op, "(): got multiple values for argument 'dim' (axis is its alias)");
+            dim = py::reinterpret_borrow<py::object>(value);
+        } else if (k == "keepdims" && keepdim) {
+            *keepdim = value.cast<bool>();
+        } else {
+            MT_CHECK_TYPE(false, op, "() got an unexpected keyword argument '", k, "'");
+        }
+    }
+}
+
 void set_requires_grad(const Tensor& t, bool flag)
 {
     MT_CHECK_RUNTIME(t->is_leaf() || flag, "you can only change requires_grad flags of leaf variables; use "
@@ -184,10 +203,16 @@ void bind_tensor(py::module_& m)
             MT_CHECK(t->dim() >= 2, "mT: tensor must have at least 2 dimensions, got shape ", t->shape);
             return transpose(t, -2, -1);
         })
-        .def("unsqueeze", [](const Tensor& t, py::handle d) { return unsqueeze(t, int_arg(d, "unsqueeze", "dim")); },
-             py::arg("dim"))
+        .def("unsqueeze",
+             [](const Tensor& t, py::object d, const py::kwargs& kw) {
+                 numpy_names("unsqueeze", d, nullptr, kw);
+                 MT_CHECK_TYPE(!d.is_none(), "unsqueeze() missing required argument 'dim'");
+                 return unsqueeze(t, int_arg(d, "unsqueeze", "dim"));
+             },
+             py::arg("dim") = py::none())
         .def("squeeze",
-             [](const Tensor& t, py::handle dim) {
+             [](const Tensor& t, py::object dim, const py::kwargs& kw) {
+                 numpy_names("squeeze", dim, nullptr, kw);
                  if (dim.is_none()) return squeeze(t, std::nullopt);
                  return squeeze(t, dims_arg(dim, "squeeze"));
              },
@@ -295,22 +320,40 @@ void bind_tensor(py::module_& m)
              },
              py::arg("dim"), py::arg("index"))
         .def("sum",
-             [](const Tensor& t, py::handle dim, bool keepdim, py::handle dtype) {
+             [](const Tensor& t, py::object dim, bool keepdim, py::handle dtype, const py::kwargs& kw) {
+                 numpy_names("sum", dim, &keepdim, kw);
                  return sum(t, dims_arg(dim, "sum"), keepdim, optional_dtype_arg(dtype));
              },
              py::arg("dim") = py::none(), py::arg("keepdim") = false, py::kw_only(), py::arg("dtype") = py::none())
         .def("mean",
-             [](const Tensor& t, py::handle dim, bool keepdim, py::handle dtype) {
+             [](const Tensor& t, py::object dim, bool keepdim, py::handle dtype, const py::kwargs& kw) {
+                 numpy_names("mean", dim, &keepdim, kw);
                  return mean(t, dims_arg(dim, "mean"), keepdim, optional_dtype_arg(dtype));
              },
              py::arg("dim") = py::none(), py::arg("keepdim") = false, py::kw_only(), py::arg("dtype") = py::none())
-        .def("max", [](const Tensor& t, py::handle dim, bool keepdim) { return max_or_min(true, t, dim, keepdim); },
+        .def("max",
+             [](const Tensor& t, py::object dim, bool keepdim, const py::kwargs& kw) {
+                 numpy_names("max", dim, &keepdim, kw);
+                 return max_or_min(true, t, dim, keepdim);
+             },
              py::arg("dim") = py::none(), py::arg("keepdim") = false)
-        .def("min", [](const Tensor& t, py::handle dim, bool keepdim) { return max_or_min(false, t, dim, keepdim); },
+        .def("min",
+             [](const Tensor& t, py::object dim, bool keepdim, const py::kwargs& kw) {
+                 numpy_names("min", dim, &keepdim, kw);
+                 return max_or_min(false, t, dim, keepdim);
+             },
              py::arg("dim") = py::none(), py::arg("keepdim") = false)
-        .def("argmax", [](const Tensor& t, py::handle dim, bool keepdim) { return argmax(t, optional_dim(dim, "argmax"), keepdim); },
+        .def("argmax",
+             [](const Tensor& t, py::object dim, bool keepdim, const py::kwargs& kw) {
+                 numpy_names("argmax", dim, &keepdim, kw);
+                 return argmax(t, optional_dim(dim, "argmax"), keepdim);
+             },
              py::arg("dim") = py::none(), py::arg("keepdim") = false)
-        .def("argmin", [](const Tensor& t, py::handle dim, bool keepdim) { return argmin(t, optional_dim(dim, "argmin"), keepdim); },
+        .def("argmin",
+             [](const Tensor& t, py::object dim, bool keepdim, const py::kwargs& kw) {
+                 numpy_names("argmin", dim, &keepdim, kw);
+                 return argmin(t, optional_dim(dim, "argmin"), keepdim);
+             },
              py::arg("dim") = py::none(), py::arg("keepdim") = false);
 }
 

@@ -1,7 +1,14 @@
-"""``minitorch.save`` / ``minitorch.load``: state dicts in the safetensors format.
+"""``minitorch.save`` / ``minitorch.load``: state dicts and checkpoints in the safetensors format.
 
 safetensors stores raw tensor bytes plus a JSON header — no pickle, so loading a
 file never runs code, and PyTorch/NumPy users can read the files too.
+
+A dict of tensors (a ``state_dict``) is saved as it is: one safetensors entry per key. Any
+other object (a checkpoint such as ``{"epoch": 5, "model_state_dict": ..., "optimizer_state_dict":
+..., "loss": 0.3}``: nested dicts, lists and tuples of tensors, numbers, strings, None and bools)
+is saved as its tensors, named by their path (``model_state_dict.fc.weight``), plus its structure
+as JSON in the header's ``__metadata__`` (``_STRUCTURE``), from which :func:`load` rebuilds it:
+tuples stay tuples, ints ints, and dict keys keep their type (an optimizer's state is keyed by int).
 
 NumPy has no bfloat16, so the safetensors NumPy functions cannot carry it: a state dict
 with bfloat16 tensors is written by ``_raw_chunks`` (the same format, from the raw bytes)
@@ -10,6 +17,7 @@ and read back through ``safetensors.deserialize``.
 from __future__ import annotations
 
 import json
+import numbers
 import os
 import secrets
 import stat
@@ -33,34 +41,92 @@ def _host_array(t: _C.Tensor) -> np.ndarray:
     return np.array(arr, order="C")  # keeps 0-dim tensors 0-dim
 
 
-def _flatten(obj, prefix: str, out: dict) -> None:
+_STRUCTURE = "minitorch.structure"  # the __metadata__ key holding a checkpoint's structure
+
+
+def _is_state_dict(obj) -> bool:
+    """A flat dict of non-empty str keys to tensors: saved entry by entry, with no structure."""
+    return isinstance(obj, dict) and all(isinstance(k, str) and k and isinstance(v, _C.Tensor)
+                                         for k, v in obj.items())
+
+
+def _encode(obj, path: str, tensors: dict):
+    """``obj`` as JSON, its tensors moved into ``tensors`` (by a unique name, from ``path``):
+    numbers, strings, bools and None are themselves; the rest a one-key object saying its type."""
     if isinstance(obj, _C.Tensor):
-        out[prefix] = obj
-    elif isinstance(obj, dict):
-        for k, v in obj.items():
-            if not isinstance(k, str) or (prefix == "" and k == ""):
-                raise TypeError(f"save: keys must be non-empty strings, got {k!r}")
-            _flatten(v, f"{prefix}.{k}" if prefix else k, out)
-    else:
-        raise TypeError(f"save: can only save a dict of tensors (a state_dict), but {prefix or 'the object'} "
-                        f"is a {type(obj).__name__}")
+        name, n = path or "tensor", 1
+        while name in tensors:  # "a.b" of {"a.b": t} and of {"a": {"b": t}}: keep both
+            name, n = f"{path}#{n}", n + 1
+        tensors[name] = obj
+        return {"tensor": name}
+    if obj is None or isinstance(obj, (bool, str)):
+        return obj
+    if isinstance(obj, numbers.Integral):
+        return int(obj)
+    if isinstance(obj, numbers.Real):
+        return float(obj)  # inf and nan too (JSON's Infinity / NaN)
+    if isinstance(obj, _C.dtype):
+        return {"dtype": obj.name}
+    if isinstance(obj, _C.device):
+        return {"device": str(obj)}
+    if isinstance(obj, (list, tuple)):
+        items = [_encode(v, f"{path}.{i}" if path else str(i), tensors) for i, v in enumerate(obj)]
+        return {"tuple" if isinstance(obj, tuple) else "list": items}
+    if isinstance(obj, dict):
+        return {"dict": [[_encode(k, "", {}) if not isinstance(k, _C.Tensor) else _bad_key(k),
+                          _encode(v, f"{path}.{k}" if path else str(k), tensors)] for k, v in obj.items()]}
+    raise TypeError(f"save: cannot save {path or 'the object'}, a {type(obj).__name__}: a checkpoint holds "
+                    "tensors, numbers, strings, bools, None, dtypes and devices in dicts, lists and tuples")
+
+
+def _bad_key(k):
+    raise TypeError("save: a dict key cannot be a tensor")
+
+
+def _decode(obj, tensors: dict):
+    if not isinstance(obj, dict):
+        return obj
+    (kind, value), = obj.items()
+    if kind == "tensor":
+        return tensors[value]
+    if kind == "list":
+        return [_decode(v, tensors) for v in value]
+    if kind == "tuple":
+        return tuple(_decode(v, tensors) for v in value)
+    if kind == "dict":
+        return {_decode(k, tensors): _decode(v, tensors) for k, v in value}
+    if kind == "dtype":
+        return getattr(_C.dtype, value)
+    if kind == "device":
+        return _C.device(value)
+    raise ValueError(f"load: unknown entry {kind!r} in the checkpoint's structure")
 
 
 def save(obj, f) -> None:
-    """Saves a dict of tensors (e.g. ``model.state_dict()``) to the file ``f``.
+    """Saves ``obj`` to the file ``f`` (a path, or a binary file object): a dict of tensors
+    (``model.state_dict()``), or a checkpoint of nested dicts, lists and tuples of tensors,
+    numbers, strings, bools and None (see the module's docstring).
 
-    The file appears whole or not at all (written beside it, then renamed), with the
+    A path's file appears whole or not at all (written beside it, then renamed), with the
     permissions of any new file (``0o666`` less the umask: 644 under the usual umask 022).
     """
     from safetensors.numpy import save
 
     tensors: dict = {}
-    _flatten(obj, "", tensors)
+    metadata = None
+    if _is_state_dict(obj):
+        tensors = dict(obj)
+    else:
+        metadata = {_STRUCTURE: json.dumps(_encode(obj, "", tensors))}
     if any(t.dtype == _C.dtype.bfloat16 for t in tensors.values()):
-        chunks = _raw_chunks(tensors)
+        chunks = _raw_chunks(tensors, metadata)
     else:  # (safetensors' own save_file writes through a temporary file of mode 600: a TA could not read it)
-        chunks = [save({k: _host_array(t) for k, t in tensors.items()})]
-    _write_atomically(os.fspath(f), chunks)
+        chunks = [save({k: _host_array(t) for k, t in tensors.items()}, metadata=metadata)]
+    if hasattr(f, "write"):
+        for c in chunks:
+            f.write(c)
+    else:
+        _write_atomically(os.fspath(f), chunks)
 
 
 def _write_atomically(path: str, chunks) -> None:
@@ -81,10 +147,10 @@ def _write_atomically(path: str, chunks) -> None:
         raise
 
 
-def _raw_chunks(tensors: dict) -> list:
+def _raw_chunks(tensors: dict, metadata=None) -> list:
     """The safetensors layout built directly: an 8-byte little-endian header size, a JSON
     header naming each tensor's dtype code, shape and byte range, then the bytes."""
-    header, chunks, offset = {}, [], 0
+    header, chunks, offset = ({"__metadata__": metadata} if metadata else {}), [], 0
     for name in sorted(tensors):
         t = tensors[name]
         data = _host_array(t).tobytes()
@@ -96,43 +162,63 @@ def _raw_chunks(tensors: dict) -> list:
     return [struct.pack("<Q", len(text)) + text, *chunks]
 
 
-def load(f, map_location=None) -> dict:
-    """Loads a file written by :func:`save` (or any safetensors file) as a dict of tensors.
+def load(f, map_location=None, *, weights_only=None, mmap=None):
+    """Loads what :func:`save` wrote to ``f`` (a path or a binary file object): a dict of
+    tensors, or the checkpoint as it was saved; any other safetensors file loads as a dict
+    of tensors. ``map_location`` moves every tensor to that device. Loading never runs code
+    (there is no pickle), so ``weights_only`` is accepted for PyTorch's sake and changes nothing.
 
     Raises ``ValueError`` for a file that is not safetensors or is truncated, and
     ``FileNotFoundError`` when it does not exist.
     """
     from safetensors import SafetensorError
-    from safetensors.numpy import load_file
+    from safetensors.numpy import load as load_bytes
 
-    path = os.fspath(f)
-    if not os.path.exists(path):
-        raise FileNotFoundError(f"load: no such file: {path!r}")
+    if hasattr(f, "read"):
+        path, data = getattr(f, "name", "<file object>"), f.read()
+    else:
+        path = os.fspath(f)
+        if not os.path.exists(path):
+            raise FileNotFoundError(f"load: no such file: {path!r}")
+        with open(path, "rb") as file:
+            data = file.read()
     try:
-        arrays = load_file(path)
-    except TypeError:  # a dtype NumPy lacks (BF16): read the raw bytes instead
-        return _load_raw(path, map_location)
+        arrays = load_bytes(data)
+    except (TypeError, KeyError):  # a dtype NumPy lacks (BF16): read the raw bytes instead
+        out = _load_raw(data, path, map_location)
     except (SafetensorError, OSError, ValueError) as e:
         raise ValueError(f"load: {path!r} is not a valid safetensors file (truncated or corrupt?): {e}") from e
-    import minitorch
+    else:
+        import minitorch
 
-    out = {}
-    for k, v in arrays.items():
-        try:
-            out[k] = minitorch.tensor(v, device=map_location)
-        except TypeError as e:
-            raise ValueError(f"load: tensor {k!r} in {path!r} has unsupported dtype {v.dtype}") from e
-    return out
+        out = {}
+        for k, v in arrays.items():
+            try:
+                out[k] = minitorch.tensor(v, device=map_location)
+            except TypeError as e:
+                raise ValueError(f"load: tensor {k!r} in {path!r} has unsupported dtype {v.dtype}") from e
+    structure = _metadata(data).get(_STRUCTURE)
+    if structure is None:
+        return out
+    try:
+        return _decode(json.loads(structure), out)
+    except (ValueError, KeyError, TypeError, AttributeError) as e:
+        raise ValueError(f"load: {path!r} has a corrupt checkpoint structure: {e}") from e
 
 
-def _load_raw(path: str, map_location) -> dict:
+def _metadata(data: bytes) -> dict:
+    """The header's ``__metadata__`` (str -> str) of a valid safetensors file's bytes."""
+    (size,) = struct.unpack("<Q", data[:8])
+    return json.loads(data[8:8 + size]).get("__metadata__") or {}
+
+
+def _load_raw(data: bytes, path: str, map_location) -> dict:
     from safetensors import SafetensorError, deserialize
 
-    with open(path, "rb") as f:
-        try:
-            entries = deserialize(f.read())
-        except (SafetensorError, ValueError) as e:
-            raise ValueError(f"load: {path!r} is not a valid safetensors file (truncated or corrupt?): {e}") from e
+    try:
+        entries = deserialize(data)
+    except (SafetensorError, ValueError) as e:
+        raise ValueError(f"load: {path!r} is not a valid safetensors file (truncated or corrupt?): {e}") from e
     import minitorch
 
     out = {}

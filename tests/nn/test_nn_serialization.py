@@ -95,12 +95,15 @@ def test_module_with_scalar_buffer_round_trip(tmp_path, device):
     np.testing.assert_array_equal(to_np(other.weight), to_np(model.weight))
 
 
-def test_save_nested_dict_flattens_with_dots(tmp_path, device):
+def test_save_nested_dict_loads_back_nested(tmp_path, device):
+    # as PyTorch's: the structure comes back (the tensors are stored as "model.w" and "step")
     path = tmp_path / "nested.safetensors"
     minitorch.save({"model": {"w": minitorch.ones(2, device=device)}, "step": minitorch.tensor(3, device=device)}, path)
     loaded = minitorch.load(path)
-    assert set(loaded) == {"model.w", "step"}
-    np.testing.assert_array_equal(to_np(loaded["model.w"]), np.ones(2, np.float32))
+    assert set(loaded) == {"model", "step"} and set(loaded["model"]) == {"w"}
+    np.testing.assert_array_equal(to_np(loaded["model"]["w"]), np.ones(2, np.float32))
+    from safetensors.numpy import load_file
+    assert set(load_file(str(path))) == {"model.w", "step"}
 
 
 def test_save_noncontiguous_tensor(tmp_path, device):
@@ -150,7 +153,7 @@ def test_saved_file_has_a_normal_files_permissions_and_is_written_whole(tmp_path
     assert minitorch.load(path)["w"].shape == (1,)
     assert sorted(p.name for p in tmp_path.iterdir()) == ["ckpt.safetensors", "group.safetensors"]  # no leftovers
     with pytest.raises(TypeError):  # a failed save leaves the old file as it was
-        minitorch.save({"w": minitorch.ones(5), "bad": 3}, path)
+        minitorch.save({"w": minitorch.ones(5), "bad": object()}, path)
     assert minitorch.load(path)["w"].shape == (1,)
 
 
@@ -176,16 +179,11 @@ def test_load_missing_file(tmp_path):
         minitorch.load(tmp_path / "nope.safetensors")
 
 
-@pytest.mark.parametrize("obj", [[minitorch.ones(2)], 3.0, {"a": 1.0}, {"a": [minitorch.ones(1)]},
-                                 {"a": np.ones(2)}])
-def test_save_non_tensor_type_error(tmp_path, obj):
-    with pytest.raises(TypeError):
+@pytest.mark.parametrize("obj", [{"a": np.ones(2)}, [object()], {"a": {"b": {1, 2}}}, {minitorch.ones(1): 1}])
+def test_save_unsupported_object_type_error(tmp_path, obj):
+    with pytest.raises(TypeError, match="save"):
         minitorch.save(obj, tmp_path / "x.safetensors")
-
-
-def test_save_non_string_key_type_error(tmp_path):
-    with pytest.raises(TypeError, match="keys must be non-empty strings"):
-        minitorch.save({1: minitorch.ones(1)}, tmp_path / "x.safetensors")
+    assert not (tmp_path / "x.safetensors").exists()
 
 
 def test_tensors_parameters_and_modules_pickle_like_pytorchs(device):

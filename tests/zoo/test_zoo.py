@@ -22,7 +22,6 @@ PROGRAMS = sorted(p.stem for p in (HERE / "programs").glob("*.py") if p.stem not
 # mobilenet and unet pass once the conv branch is merged, unet_bilinear once the layers
 # branch is: checked on a merge of both, CPU and emulated CUDA.)
 PENDING = {
-    "lenet": "needs axis= for dim= (d2l writes y_hat.argmax(axis=1); PyTorch accepts axis/keepdims everywhere)",
 }
 
 # float32 through a few optimizer steps: the two libraries add in different orders.

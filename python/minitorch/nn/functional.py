@@ -17,6 +17,7 @@ import numpy as np
 from .. import _C
 from ..autograd import no_grad
 from ..autograd.function import Function
+from ..ops._args import numpy_names as _numpy_names
 from ..ops.inplace import write_into as _write_into
 
 _REDUCTIONS = {"none": 0, "mean": 1, "sum": 2}
@@ -114,14 +115,16 @@ def softplus(input, beta: float = 1, threshold: float = 20):
     return _C.where(bx > threshold, input, soft)
 
 
-def softmax(input, dim: int):
-    """``exp(x) / sum(exp(x))`` along ``dim`` (computed stably)."""
-    return _C._softmax(input, dim)
+@_numpy_names
+def softmax(input, dim: int, _stacklevel: int = 3, dtype=None):
+    """``exp(x) / sum(exp(x))`` along ``dim`` (computed stably); ``dtype`` casts the input first."""
+    return _C._softmax(input if dtype is None else input.to(dtype), dim)
 
 
-def log_softmax(input, dim: int):
-    """``x - logsumexp(x)`` along ``dim``: stable for large logits."""
-    return _C._log_softmax(input, dim)
+@_numpy_names
+def log_softmax(input, dim: int, _stacklevel: int = 3, dtype=None):
+    """``x - logsumexp(x)`` along ``dim``: stable for large logits; ``dtype`` casts the input first."""
+    return _C._log_softmax(input if dtype is None else input.to(dtype), dim)
 
 
 # ---- the other activations: nn/_activation_functional.py ----

@@ -4,6 +4,7 @@ a function form's first argument is a tensor. Each raises PyTorch's TypeError na
 """
 from __future__ import annotations
 
+import functools
 import numbers
 
 from .._C import Tensor
@@ -48,3 +49,24 @@ def dims_or_all(dim, ndim: int, op: str) -> tuple:
     if dim is None or (isinstance(dim, (tuple, list)) and len(dim) == 0):
         return tuple(range(ndim))
     return dim_tuple(dim, ndim, op)
+
+
+def numpy_names(fn):
+    """Lets ``fn`` also take NumPy's keyword names, as PyTorch's argument parser does:
+    ``axis=`` for ``dim=`` and ``keepdims=`` for ``keepdim=`` (``x.std(axis=0, keepdims=True)``).
+    The C++ methods do the same in cpp/python/tensor_bindings.cpp (``numpy_names``)."""
+    name = fn.__name__
+
+    @functools.wraps(fn)
+    def taking_numpy_names(*args, **kwargs):
+        if "axis" in kwargs:
+            if "dim" in kwargs:
+                raise TypeError(f"{name}(): got multiple values for argument 'dim' (axis is its alias)")
+            kwargs["dim"] = kwargs.pop("axis")
+        if "keepdims" in kwargs:
+            if "keepdim" in kwargs:
+                raise TypeError(f"{name}(): got multiple values for argument 'keepdim' (keepdims is its alias)")
+            kwargs["keepdim"] = kwargs.pop("keepdims")
+        return fn(*args, **kwargs)
+
+    return taking_numpy_names

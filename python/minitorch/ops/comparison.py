@@ -12,6 +12,7 @@ from .. import _C
 from .._C import Tensor
 from .._tensor import dim_tuple
 from ..autograd import no_grad
+from ._args import numpy_names
 
 
 def _count(t: Tensor, nonzero: bool, dim, keepdim: bool, op: str) -> Tensor:
@@ -21,6 +22,7 @@ def _count(t: Tensor, nonzero: bool, dim, keepdim: bool, op: str) -> Tensor:
     return ((t != 0) if nonzero else (t == 0)).sum(dims, keepdim)
 
 
+@numpy_names
 def all(self, dim=None, keepdim: bool = False) -> Tensor:  # noqa: A001
     """True where every element over ``dim`` (an int, a tuple, or None for all) is nonzero.
 
@@ -32,6 +34,7 @@ def all(self, dim=None, keepdim: bool = False) -> Tensor:  # noqa: A001
     return _count(self, False, dim, keepdim, "all") == 0
 
 
+@numpy_names
 def any(self, dim=None, keepdim: bool = False) -> Tensor:  # noqa: A001
     """True where some element over ``dim`` (an int, a tuple, or None for all) is nonzero.
 

@@ -186,8 +186,8 @@ OPS: tuple[Op, ...] = (
     _cpp("cumsum", "scan.cpp", python="reduction", autocast=FP32),
     _cpp("cumprod", "scan.cpp", python="reduction", autocast=FP32),
     _cpp("sort", "sort.cpp", python="sorting"),
-    _cpp("softmax", "nn.cpp", python="softmax", dtypes=FLOATING, function=False, autocast=FP32),
-    _cpp("log_softmax", "nn.cpp", python="softmax", dtypes=FLOATING, function=False, autocast=FP32),
+    _cpp("softmax", "nn.cpp", python="softmax", dtypes=FLOATING, autocast=FP32),
+    _cpp("log_softmax", "nn.cpp", python="softmax", dtypes=FLOATING, autocast=FP32),
     _cpp("matmul", "matmul.cpp", dtypes=NUMERIC, operators=("__matmul__", "__rmatmul__"), autocast=LOWER),
     _cpp("index_select", "index_select.cpp"),
     _cpp("permute", "views.cpp"),
@@ -409,6 +409,9 @@ OPS: tuple[Op, ...] = (
     _f("conv_transpose2d", CPP, source="cpp/src/ops/conv.cpp", autocast=LOWER, dtypes=FLOATING),
     _f("unfold", CPP, source="cpp/src/ops/conv.cpp", dtypes=FLOATING),
     _f("fold", CPP, source="cpp/src/ops/conv.cpp", dtypes=FLOATING),
+    # gaps classic programs hit: random draws from categorical distributions (ops/sampling.py;
+    # random, so tested by hand in tests/test_multinomial.py rather than by the OpInfo battery)
+    _new("multinomial", python="sampling", method=True, dtypes=FLOATING),
 )
 
 # Public names of nn.functional that are not ops: re-exported classes and context managers.

@@ -29,6 +29,7 @@ from .. import _C
 from .._C import Tensor
 from .._tensor import _wrap
 from .creation import full, tensor
+from ._args import numpy_names
 
 
 def _contiguous_strides(shape) -> list:
@@ -50,6 +51,7 @@ def _dim(op: str, dim) -> int:
     return int(dim)
 
 
+@numpy_names
 def gather(input: Tensor, dim: int, index: Tensor, *, sparse_grad: bool = False) -> Tensor:
     """``out[i][j][k] = input[i][index[i][j][k]][k]`` for ``dim=1`` (likewise for any dim);
     ``out`` has the shape of ``index``. One kernel (``ops/indexing.cpp``).
@@ -74,6 +76,7 @@ def _scatter(op: str, input: Tensor, dim: int, index: Tensor, src, value, add: b
     return _C._scatter(input, _dim(op, dim), index, src, add)
 
 
+@numpy_names
 def scatter(input: Tensor, dim: int, index: Tensor, src=None, *, value=None, reduce=None) -> Tensor:
     """A copy of ``input`` with ``src`` (a tensor, or a number ``value``) written at the
     positions ``index`` names along ``dim``: ``out[i][index[i][j]] = src[i][j]`` for ``dim=1``.
@@ -87,6 +90,7 @@ def scatter(input: Tensor, dim: int, index: Tensor, src=None, *, value=None, red
     return _scatter("scatter", input, dim, index, src, value, add=False)
 
 
+@numpy_names
 def scatter_add(input: Tensor, dim: int, index: Tensor, src: Tensor) -> Tensor:
     """A copy of ``input`` with ``src`` added at the positions ``index`` names along
     ``dim``; positions named twice get both values."""
@@ -102,16 +106,19 @@ def _index_write(op: str, input: Tensor, dim: int, index: Tensor, source: Tensor
     return _dim(op, dim)
 
 
+@numpy_names
 def index_add(input: Tensor, dim: int, index: Tensor, source: Tensor, *, alpha=1) -> Tensor:
     """A copy of ``input`` with ``alpha * source[i]`` added to slice ``index[i]`` along ``dim``."""
     return _C._index_add(input, _index_write("index_add", input, dim, index, source), index, source, float(alpha))
 
 
+@numpy_names
 def index_copy(input: Tensor, dim: int, index: Tensor, source: Tensor) -> Tensor:
     """A copy of ``input`` with slice ``index[i]`` along ``dim`` replaced by ``source[i]``."""
     return _C._index_copy(input, _index_write("index_copy", input, dim, index, source), index, source)
 
 
+@numpy_names
 def index_fill(input: Tensor, dim: int, index: Tensor, value) -> Tensor:
     """A copy of ``input`` with the slices ``index`` along ``dim`` set to ``value``."""
     d = _index_write("index_fill", input, dim, index, input)
@@ -360,6 +367,7 @@ def index_put(input: Tensor, indices, values: Tensor, accumulate: bool = False) 
     return _unfold(rows, view, order).contiguous()
 
 
+@numpy_names
 def take_along_dim(self, indices: Tensor, dim=None) -> Tensor:
     """The values of ``self`` at ``indices`` along ``dim`` (NumPy's ``take_along_axis``):
     a ``gather`` after broadcasting ``self`` and ``indices`` against each other on every
@@ -417,6 +425,7 @@ def _repeat_counts(op: str, repeats, n: int, device) -> np.ndarray:
     return counts
 
 
+@numpy_names
 def repeat_interleave(self, repeats=None, dim=None, *, output_size=None) -> Tensor:
     """Repeats each element (each slice along ``dim``) ``repeats`` times in place, as
     ``numpy.repeat``: ``repeats`` is an int or a tensor of one count per slice. With

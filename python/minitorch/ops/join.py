@@ -16,9 +16,10 @@ import warnings
 from .. import _C
 from .._C import Tensor
 from .._tensor import _wrap
-from ._args import int_arg, tensors_arg
+from ._args import int_arg, tensors_arg, numpy_names
 
 
+@numpy_names
 def cat(tensors, dim: int = 0) -> Tensor:
     """Joins tensors along an existing dim; all other sizes must match.
 
@@ -28,6 +29,7 @@ def cat(tensors, dim: int = 0) -> Tensor:
     return _C._cat(tensors_arg("cat", tensors), int_arg("cat", "dim", dim))
 
 
+@numpy_names
 def stack(tensors, dim: int = 0) -> Tensor:
     """Joins tensors of one shape along a new dim ``dim``.
 
@@ -49,6 +51,7 @@ def vstack(tensors) -> Tensor:
     return cat([t.reshape(1, -1) if t.ndim < 2 else t for t in ts], 0)
 
 
+@numpy_names
 def split(self, split_size_or_sections, dim: int = 0) -> tuple:
     """Cuts ``self`` into pieces along ``dim``: of ``split_size`` each (the last may be
     smaller), or of the sizes in a list. The pieces are views.
@@ -71,11 +74,13 @@ def split(self, split_size_or_sections, dim: int = 0) -> tuple:
     return tuple(_C._split_with_sizes(self, sizes, d))
 
 
+@numpy_names
 def split_with_sizes(self, split_sizes, dim: int = 0) -> tuple:
     """Cuts ``self`` into pieces of ``split_sizes`` along ``dim`` (they must add up)."""
     return split(self, list(split_sizes), dim)
 
 
+@numpy_names
 def chunk(self, chunks: int, dim: int = 0) -> tuple:
     """Cuts ``self`` into ``chunks`` pieces of equal size ``ceil(n / chunks)`` along
     ``dim`` (fewer, or a smaller last one, when it does not divide), as PyTorch."""
@@ -89,6 +94,7 @@ def chunk(self, chunks: int, dim: int = 0) -> tuple:
     return split(self, -(-n // chunks), d) if n else split(self, [0] * chunks, d)
 
 
+@numpy_names
 def unbind(self, dim: int = 0) -> tuple:
     """The slices of ``self`` along ``dim``, each without that dim (views)."""
     if self.ndim == 0:
@@ -97,6 +103,7 @@ def unbind(self, dim: int = 0) -> tuple:
     return tuple(p.squeeze(d) for p in _C._split_with_sizes(self, [1] * self.shape[d], d))
 
 
+@numpy_names
 def narrow(self, dim: int, start: int, length: int) -> Tensor:
     """The view of ``length`` elements from ``start`` along ``dim``."""
     d = _wrap(int_arg("narrow", "dim", dim), self.ndim, "narrow")
@@ -108,6 +115,7 @@ def narrow(self, dim: int, start: int, length: int) -> Tensor:
     return self[(slice(None),) * d + (slice(start, start + length),)]
 
 
+@numpy_names
 def diff(self, n: int = 1, dim: int = -1, prepend=None, append=None) -> Tensor:
     """The n-th forward difference along ``dim``: ``out[i] = x[i + 1] - x[i]``, applied ``n``
     times, after joining ``prepend`` and ``append`` (tensors with the same sizes but along
@@ -153,6 +161,7 @@ def _slices(self, d: int, bounds) -> tuple:
     return tuple(self[pre + (slice(a, max(a, b)),)] for a, b in zip([0] + cuts, cuts + [n]))
 
 
+@numpy_names
 def tensor_split(self, indices_or_sections, dim: int = 0) -> tuple:
     """Cuts ``self`` along ``dim`` into ``sections`` pieces as equal as can be (the first
     ``n % sections`` one longer), or at the ``indices`` of a list. Views.

@@ -15,7 +15,7 @@ import collections
 from .. import _C
 from .._C import Tensor
 from .._tensor import _wrap
-from ._args import check_input
+from ._args import check_input, numpy_names
 from .creation import eye
 
 
@@ -234,6 +234,7 @@ def cdist(x1: Tensor, x2: Tensor, p: float = 2.0,
     return diff.norm(float(p), dim=-1)
 
 
+@numpy_names
 def cross(self, other: Tensor, dim=None) -> Tensor:
     """Cross product of 3-vectors along ``dim`` (the operands have the same number of dims;
     the others broadcast). Without ``dim``, the first dim of size 3, with PyTorch's warning

@@ -17,21 +17,24 @@ import numbers
 from .. import _C
 from .._C import Tensor
 from .._tensor import dim_tuple
-from ._args import check_input, dims_or_all, int_arg
+from ._args import check_input, dims_or_all, int_arg, numpy_names
 
 
+@numpy_names
 def sum(input, dim=None, keepdim=False, *, dtype=None):  # noqa: A001
     """Sum over ``dim`` (an int, a tuple of ints, or None for all dims)."""
     check_input(input, "sum")
     return input.sum(dim, keepdim, dtype=dtype)
 
 
+@numpy_names
 def mean(input, dim=None, keepdim=False, *, dtype=None):
     """Mean over ``dim``; the input must be floating point (or pass ``dtype=``)."""
     check_input(input, "mean")
     return input.mean(dim, keepdim, dtype=dtype)
 
 
+@numpy_names
 def max(input, dim=None, keepdim=False):  # noqa: A001
     """``max(x)`` -> a 0-dim tensor; ``max(x, dim)`` -> ``(values, indices)``;
     ``max(x, other_tensor)`` -> elementwise maximum."""
@@ -39,18 +42,21 @@ def max(input, dim=None, keepdim=False):  # noqa: A001
     return input.max(dim, keepdim)
 
 
+@numpy_names
 def min(input, dim=None, keepdim=False):  # noqa: A001
     """Like :func:`max`, for the minimum."""
     check_input(input, "min")
     return input.min(dim, keepdim)
 
 
+@numpy_names
 def argmax(input, dim=None, keepdim=False):
     """Index of the largest element (of the flattened tensor when ``dim`` is None)."""
     check_input(input, "argmax")
     return input.argmax(dim, keepdim)
 
 
+@numpy_names
 def argmin(input, dim=None, keepdim=False):
     """Index of the smallest element (of the flattened tensor when ``dim`` is None)."""
     check_input(input, "argmin")
@@ -80,22 +86,26 @@ def _var_args(op: str, x: Tensor, dim, unbiased, keepdim, correction) -> tuple:
     return dims, float(corr), bool(keepdim)
 
 
+@numpy_names
 def var(self, dim=None, unbiased=None, keepdim: bool = False, *, correction=None) -> Tensor:
     """Variance over ``dim`` (all dims when None): ``sum((x - mean)^2) / (N - correction)``;
     ``correction=1`` (the default, Bessel's) or ``unbiased=False`` for ``correction=0``."""
     return _C._var(self, *_var_args("var", self, dim, unbiased, keepdim, correction))
 
 
+@numpy_names
 def std(self, dim=None, unbiased=None, keepdim: bool = False, *, correction=None) -> Tensor:
     """Standard deviation: ``sqrt(var(...))`` with the same arguments."""
     return _C._std(self, *_var_args("std", self, dim, unbiased, keepdim, correction))
 
 
+@numpy_names
 def var_mean(self, dim=None, unbiased=None, keepdim: bool = False, *, correction=None) -> tuple:
     """``(var, mean)`` over the same dims, in one pass."""
     return _C._var_mean(self, *_var_args("var_mean", self, dim, unbiased, keepdim, correction))
 
 
+@numpy_names
 def std_mean(self, dim=None, unbiased=None, keepdim: bool = False, *, correction=None) -> tuple:
     """``(std, mean)`` over the same dims, in one pass."""
     return _C._std_mean(self, *_var_args("std_mean", self, dim, unbiased, keepdim, correction))
@@ -117,16 +127,19 @@ def _extreme(self, dim, keepdim: bool, op: str, largest: bool) -> Tensor:
     return vals
 
 
+@numpy_names
 def amax(self, dim=(), keepdim: bool = False) -> Tensor:
     """Largest value over ``dim`` (an int or tuple; all dims when empty)."""
     return _extreme(self, dim, keepdim, "amax", True)
 
 
+@numpy_names
 def amin(self, dim=(), keepdim: bool = False) -> Tensor:
     """Smallest value over ``dim`` (an int or tuple; all dims when empty)."""
     return _extreme(self, dim, keepdim, "amin", False)
 
 
+@numpy_names
 def logsumexp(self, dim, keepdim: bool = False) -> Tensor:
     """``log(sum(exp(x)))`` over ``dim``, computed stably in one pass: a running max m and
     the sum of ``exp(x - m)``, so large values do not overflow. Integers give floats."""
@@ -135,6 +148,7 @@ def logsumexp(self, dim, keepdim: bool = False) -> Tensor:
     return _C._logsumexp(self, list(dims), bool(keepdim))
 
 
+@numpy_names
 def norm(self, p="fro", dim=None, keepdim: bool = False, dtype=None) -> Tensor:
     """The vector p-norm over ``dim`` (all elements when None): ``p=2`` / ``'fro'`` is
     ``sqrt(sum(x^2))``, ``p=1`` ``sum(|x|)``, ``p=inf`` ``max(|x|)``, ``p=0`` the count of
@@ -149,16 +163,19 @@ def norm(self, p="fro", dim=None, keepdim: bool = False, dtype=None) -> Tensor:
     return _C._norm(x, float(p), list(dims_or_all(dim, x.ndim, "norm")), bool(keepdim))
 
 
+@numpy_names
 def cumsum(self, dim: int, *, dtype=None) -> Tensor:
     """Running sum along ``dim``: ``out[i] = x[0] + ... + x[i]`` (ints and bools give int64)."""
     return _C._cumsum(self, int_arg("cumsum", "dim", dim), dtype)
 
 
+@numpy_names
 def cumprod(self, dim: int, *, dtype=None) -> Tensor:
     """Running product along ``dim``: ``out[i] = x[0] * ... * x[i]``."""
     return _C._cumprod(self, int_arg("cumprod", "dim", dim), dtype)
 
 
+@numpy_names
 def count_nonzero(self, dim=None) -> Tensor:
     """How many elements are not zero, over ``dim`` (an int or a tuple; all dims when None),
     as int64.
@@ -174,6 +191,7 @@ def _no_nans(self: Tensor) -> Tensor:
     return _C.where(self.isnan(), 0.0, self) if self.dtype.is_floating_point else self
 
 
+@numpy_names
 def nansum(self, dim=None, keepdim: bool = False, *, dtype=None) -> Tensor:
     """Sum over ``dim`` treating NaN as zero (all NaN gives 0)."""
     if self.dtype == _C.dtype.bool:
@@ -181,6 +199,7 @@ def nansum(self, dim=None, keepdim: bool = False, *, dtype=None) -> Tensor:
     return _no_nans(self).sum(dim, keepdim, dtype=dtype)
 
 
+@numpy_names
 def nanmean(self, dim=None, keepdim: bool = False, *, dtype=None) -> Tensor:
     """Mean over ``dim`` of the elements that are not NaN (all NaN gives NaN, as 0 / 0)."""
     x = self if dtype is None else self.to(dtype)
@@ -212,6 +231,7 @@ CummaxResult = collections.namedtuple("cummax", ["values", "indices"])
 CumminResult = collections.namedtuple("cummin", ["values", "indices"])
 
 
+@numpy_names
 def prod(self, dim=None, keepdim: bool = False, *, dtype=None) -> Tensor:
     """Product of all elements, or over ``dim`` (an int). Integers and bools give int64.
     The gradient is exact with zeros: a line's only zero gets the product of the others.
@@ -223,6 +243,7 @@ def prod(self, dim=None, keepdim: bool = False, *, dtype=None) -> Tensor:
     return _C._prod(self, dims, bool(keepdim), dtype)
 
 
+@numpy_names
 def cummax(self, dim: int) -> CummaxResult:
     """``(values, indices)``: the running max along ``dim`` and where each was found (the
     later place for ties; a NaN wins and stays). The gradient goes to those places."""
@@ -230,6 +251,7 @@ def cummax(self, dim: int) -> CummaxResult:
     return CummaxResult(values, indices)
 
 
+@numpy_names
 def cummin(self, dim: int) -> CumminResult:
     """``(values, indices)``: the running min along ``dim``, as :func:`cummax`."""
     values, indices = _C._cummin(self, int_arg("cummin", "dim", dim))

@@ -13,7 +13,7 @@ import numbers
 from .. import _C
 from .._C import Tensor
 from .._tensor import _wrap, dim_tuple
-from ._args import int_arg, ints_arg, varargs
+from ._args import int_arg, ints_arg, varargs, numpy_names
 
 
 def movedim(self, source, destination) -> Tensor:
@@ -37,6 +37,7 @@ def movedim(self, source, destination) -> Tensor:
     return self.permute(*(next(rest) if o is None else o for o in order))
 
 
+@numpy_names
 def unflatten(self, dim: int, sizes) -> Tensor:
     """Splits dim ``dim`` into ``sizes`` (one of them may be -1); a view.
 

@@ -6,15 +6,17 @@ from __future__ import annotations
 
 from .. import _C
 from .._C import Tensor
-from ._args import int_arg
+from ._args import int_arg, numpy_names
 
 
+@numpy_names
 def softmax(self, dim: int, dtype=None) -> Tensor:
     """``softmax`` along ``dim`` (as ``minitorch.nn.functional.softmax``)."""
     x = self if dtype is None else self.to(dtype)
     return _C._softmax(x, int_arg("softmax", "dim", dim))
 
 
+@numpy_names
 def log_softmax(self, dim: int, dtype=None) -> Tensor:
     """``log_softmax`` along ``dim``."""
     x = self if dtype is None else self.to(dtype)

@@ -15,12 +15,13 @@ import minitorch as _mt  # the package (partly made while it imports this): its 
 from .. import _C
 from .._C import Tensor
 from ..autograd.function import Function
-from ._args import int_arg
+from ._args import int_arg, numpy_names
 
 SortResult = collections.namedtuple("sort", ["values", "indices"])
 TopkResult = collections.namedtuple("topk", ["values", "indices"])
 
 
+@numpy_names
 def sort(self, dim: int = -1, descending: bool = False, stable: bool = False) -> SortResult:
     """``(values, indices)`` of ``self`` sorted along ``dim``. Always stable (equal
     values keep their order); NaN sorts above every number."""
@@ -28,11 +29,13 @@ def sort(self, dim: int = -1, descending: bool = False, stable: bool = False) ->
     return SortResult(values, indices)
 
 
+@numpy_names
 def argsort(self, dim: int = -1, descending: bool = False, stable: bool = False) -> Tensor:
     """The indices that sort ``self`` along ``dim``."""
     return _C._sort(self, int_arg("argsort", "dim", dim), bool(descending))[1]
 
 
+@numpy_names
 def topk(self, k: int, dim: int = -1, largest: bool = True, sorted: bool = True) -> TopkResult:  # noqa: A002
     """The ``k`` largest (or smallest) values along ``dim`` and their indices, largest
     (smallest) first; always sorted."""
@@ -127,6 +130,7 @@ def _median_all(self: Tensor, op: str, ignore_nan: bool) -> Tensor:
     return Median.apply(self, op, ignore_nan)  # grad_fn MedianBackward
 
 
+@numpy_names
 def median(self, dim=None, keepdim: bool = False):
     """``median(x)``: the lower median of all elements (NaN if there is one), a 0-dim tensor;
     ``median(x, dim)``: ``(values, indices)`` of each line's lower median along ``dim``.
@@ -141,6 +145,7 @@ def median(self, dim=None, keepdim: bool = False):
     return _pick(self, d, keepdim, _median_position(self, d, False), MedianResult)
 
 
+@numpy_names
 def nanmedian(self, dim=None, keepdim: bool = False):
     """:func:`median` ignoring NaNs (a line of NaNs only gives NaN)."""
     _no_bool(self, "nanmedian")
@@ -150,6 +155,7 @@ def nanmedian(self, dim=None, keepdim: bool = False):
     return _pick(self, d, keepdim, _median_position(self, d, True), NanmedianResult)
 
 
+@numpy_names
 def kthvalue(self, k: int, dim: int = -1, keepdim: bool = False) -> KthvalueResult:
     """``(values, indices)``: the k-th smallest value (k counts from 1) of each line along
     ``dim`` and where it is."""
@@ -163,6 +169,7 @@ def kthvalue(self, k: int, dim: int = -1, keepdim: bool = False) -> KthvalueResu
     return _pick(self, d, keepdim, k - 1, KthvalueResult)
 
 
+@numpy_names
 def mode(self, dim: int = -1, keepdim: bool = False) -> ModeResult:
     """``(values, indices)``: the most frequent value of each line along ``dim`` (the
     smallest of equally frequent ones) and the last place it is found.
@@ -241,6 +248,7 @@ def _quantile(self: Tensor, q, dim, keepdim: bool, interpolation: str, op: str, 
     return out.squeeze(0) if scalar_q else out
 
 
+@numpy_names
 def quantile(self, q, dim=None, keepdim: bool = False, *, interpolation: str = "linear") -> Tensor:
     """The ``q``-th quantiles (a float, or a 1-D tensor: one row of the result each) of all
     elements or of each line along ``dim``, interpolating between the two sorted values
@@ -252,6 +260,7 @@ def quantile(self, q, dim=None, keepdim: bool = False, *, interpolation: str = "
     return _quantile(self, q, dim, keepdim, interpolation, "quantile", False)
 
 
+@numpy_names
 def nanquantile(self, q, dim=None, keepdim: bool = False, *, interpolation: str = "linear") -> Tensor:
     """:func:`quantile` of the values that are not NaN (NaN for a line of NaNs)."""
     return _quantile(self, q, dim, keepdim, interpolation, "nanquantile", True)
