@@ -48,6 +48,9 @@ from .sparse import EmbeddingBag
 from .conv import ConvTranspose1d, ConvTranspose2d
 from .fold import Fold, Unfold
 from .transformer import Transformer, TransformerDecoder, TransformerDecoderLayer
+from .padding import (CircularPad1d, CircularPad2d, CircularPad3d, ConstantPad1d, ConstantPad2d, ConstantPad3d,
+                      ReflectionPad1d, ReflectionPad2d, ReflectionPad3d, ReplicationPad1d, ReplicationPad2d,
+                      ReplicationPad3d, ZeroPad1d, ZeroPad2d, ZeroPad3d)
 
 __all__ = [
     "AdaptiveAvgPool2d", "AvgPool2d", "Conv1d", "Conv2d", "MaxPool2d",
@@ -69,4 +72,7 @@ __all__ = [
     "EmbeddingBag", "AdaptiveAvgPool3d", "AdaptiveMaxPool3d",
     "ConvTranspose1d", "ConvTranspose2d", "Fold", "Unfold",
     "Transformer", "TransformerDecoder", "TransformerDecoderLayer",
+    "CircularPad1d", "CircularPad2d", "CircularPad3d", "ConstantPad1d", "ConstantPad2d", "ConstantPad3d",
+    "ReflectionPad1d", "ReflectionPad2d", "ReflectionPad3d", "ReplicationPad1d", "ReplicationPad2d",
+    "ReplicationPad3d", "ZeroPad1d", "ZeroPad2d", "ZeroPad3d",
 ]

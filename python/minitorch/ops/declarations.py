@@ -243,7 +243,7 @@ OPS: tuple[Op, ...] = (
     _cpp("repeat", "shape.cpp", python="shape", function=False),
     _cpp("tril", "shape.cpp", python="shape"),
     _cpp("triu", "shape.cpp", python="shape"),
-    _cpp("masked_fill", "indexing.cpp", python="indexing"),
+    _cpp("masked_fill", "indexing.cpp", python="indexing", inplace=GENERIC),
     _cpp("masked_select", "indexing.cpp", python="indexing"),
     _cpp("gather", "indexing.cpp", python="indexing"),
     _cpp("scatter", "indexing.cpp", python="indexing", inplace=GENERIC),
