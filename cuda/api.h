@@ -32,6 +32,10 @@ long emulator_diagnostics();    // misuse reports of the emulator so far (always
 bool set_emulator_schedule(const std::string& spec);
 std::string emulator_schedule();
 long host_waits();              // times the host waited for the GPU (copies to the CPU, synchronize)
+// The generator of device "cuda" (random.cu): its seed and how far fills have used its
+// stream; setting both replays the same numbers (minitorch.cuda.get_rng_state / set_rng_state).
+std::array<uint64_t, 2> rng_state();
+void set_rng_state(uint64_t seed, uint64_t offset);
 
 // cuDNN (cudnn_conv.cu), loaded with dlopen at its first use. library_path: the
 // nvidia-cudnn-cu13 wheel's libcudnn.so.9, tried first ("" for none).

@@ -54,6 +54,8 @@ struct CudaBackend {
     bool (*set_emulator_schedule)(const std::string&);
     std::string (*emulator_schedule)();
     long (*host_waits)();
+    std::array<uint64_t, 2> (*rng_state)();
+    void (*set_rng_state)(uint64_t, uint64_t);
     void (*cudnn_set_library_path)(const std::string&);
     long (*cudnn_version)();
     std::string (*cudnn_unavailable_reason)();

@@ -54,6 +54,14 @@ void manual_seed(uint64_t seed)
     g_offset = 0;
 }
 
+std::array<uint64_t, 2> rng_state() { return {g_seed, g_offset}; }
+
+void set_rng_state(uint64_t seed, uint64_t offset)
+{
+    g_seed = seed;
+    g_offset = offset;
+}
+
 void random(RandomOp op, const Tensor& dst, double lo, double hi)
 {
     const int64_t n = dst->numel();

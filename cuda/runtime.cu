@@ -107,6 +107,8 @@ const CudaBackend& backend()
         b.set_emulator_schedule = &set_emulator_schedule;
         b.emulator_schedule = &emulator_schedule;
         b.host_waits = &host_waits;
+        b.rng_state = &rng_state;
+        b.set_rng_state = &set_rng_state;
         b.cudnn_set_library_path = &cudnn_set_library_path;
         b.cudnn_version = &cudnn_version;
         b.cudnn_unavailable_reason = &cudnn_unavailable_reason;

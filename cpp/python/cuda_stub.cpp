@@ -112,6 +112,15 @@ void bind_cuda(py::module_& m)
         return emu ? emu->emulator_diagnostics() : 0L;
     });
     m.def("_cuda_host_waits", [] { return active() ? active()->host_waits() : 0L; });
+    // (seed, offset) of the "cuda" generator; None where there is no CUDA backend.
+    m.def("_cuda_rng_state", []() -> py::object {
+        if (!(active() && active()->init())) return py::none();
+        auto s = active()->rng_state();
+        return py::make_tuple(s[0], s[1]);
+    });
+    m.def("_cuda_set_rng_state", [](uint64_t seed, uint64_t offset) {
+        if (active() && active()->init()) active()->set_rng_state(seed, offset);
+    });
     m.def("_cuda_set_emulator_schedule", [](const std::string& spec) {
         const CudaBackend* emu = emulator_backend();
         if (!emu) throw std::runtime_error("emulator_schedule: this minitorch was built without the CUDA emulator");

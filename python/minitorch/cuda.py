@@ -118,6 +118,29 @@ def memory_reserved() -> int:
     return int(_C._cuda_memory_allocated()) + int(_C._cuda_memory_cached())
 
 
+def get_rng_state(device="cuda"):
+    """The state of the "cuda" generator as a uint8 tensor (16 bytes: its seed and how far
+    fills have used its stream, little-endian), for :func:`set_rng_state`."""
+    import numpy as np
+
+    state = _C._cuda_rng_state()
+    if state is None:
+        raise RuntimeError(f"get_rng_state: CUDA is not available ({_C._cuda_unavailable_reason()})")
+    return _C._from_numpy_copy(np.array(state, dtype="<u8").view(np.uint8), _C.dtype.uint8, None)
+
+
+def set_rng_state(new_state, device="cuda") -> None:
+    """Puts the "cuda" generator back at a state from :func:`get_rng_state`."""
+    import numpy as np
+
+    if not isinstance(new_state, _C.Tensor) or new_state.dtype != _C.dtype.uint8 or tuple(new_state.shape) != (16,):
+        raise TypeError("set_rng_state: expected the uint8 tensor of 16 bytes that get_rng_state returns")
+    if _C._cuda_rng_state() is None:
+        raise RuntimeError(f"set_rng_state: CUDA is not available ({_C._cuda_unavailable_reason()})")
+    seed, offset = (int(v) for v in np.frombuffer(new_state.cpu().numpy().tobytes(), dtype="<u8"))
+    _C._cuda_set_rng_state(seed, offset)
+
+
 def empty_cache() -> None:
     """Returns cached, unused GPU memory to the driver."""
     _C._cuda_empty_cache()

@@ -125,20 +125,33 @@ def run(model, x, use_ckpt, reentrant):
     x.grad = None
     y = checkpoint(model, x, use_reentrant=reentrant) if use_ckpt else model(x)
     # draw random numbers between forward and backward: the replay must not depend on them
-    minitorch.rand(5)
+    minitorch.rand(5, device=x.device)
     (y * y).sum().backward()
-    return [x.grad.numpy().copy()] + [p.grad.numpy().copy() for p in model.parameters()]
+    return [x.grad.cpu().numpy().copy()] + [p.grad.cpu().numpy().copy() for p in model.parameters()]
 
 
+@pytest.mark.parametrize("device", DEVICES)
 @pytest.mark.parametrize("reentrant", [False, True])
-def test_checkpoint_gradients_equal_the_plain_run_with_dropout(reentrant):
+def test_checkpoint_gradients_equal_the_plain_run_with_dropout(reentrant, device):
     minitorch.manual_seed(0)
-    model = Block(6)
-    x = minitorch.randn(4, 6, requires_grad=True)
+    model = Block(6).to(device)
+    x = minitorch.randn(4, 6, device=device).requires_grad_()
     plain = run(model, x, False, reentrant)
     ckpt = run(model, x, True, reentrant)
     for a, b in zip(plain, ckpt):
         np.testing.assert_allclose(a, b, rtol=1e-6, atol=1e-7)
+
+
+@pytest.mark.parametrize("device", [d for d in DEVICES if "cuda" in str(d)])
+def test_cuda_rng_state_round_trips(device):
+    minitorch.manual_seed(5)
+    state = minitorch.cuda.get_rng_state()
+    assert state.dtype == minitorch.uint8 and tuple(state.shape) == (16,)
+    a = minitorch.rand(4, device=device)
+    minitorch.cuda.set_rng_state(state)
+    np.testing.assert_array_equal(minitorch.rand(4, device=device).cpu().numpy(), a.cpu().numpy())
+    with pytest.raises(TypeError):
+        minitorch.cuda.set_rng_state(minitorch.zeros(3))
 
 
 def test_checkpoint_replay_restores_the_generator_afterwards():

@@ -27,18 +27,31 @@ from ..autograd.graph import saved_tensors_hooks
 from ..autograd.grad_mode import enable_grad, no_grad
 
 
+def _rng_state():
+    """The state of every generator a forward can draw from: the CPU's and, where there is
+    a CUDA backend (GPU or emulator), cuda's (its seed and offset; None without one)."""
+    return _C._cpu_rng_state(), _C._cuda_rng_state()
+
+
+def _set_rng_state(state) -> None:
+    cpu, cuda = state
+    _C._set_cpu_rng_state(cpu)
+    if cuda is not None:
+        _C._cuda_set_rng_state(*cuda)
+
+
 @contextlib.contextmanager
 def _replayed_rng(state):
-    """Runs the body with the CPU generator at `state` (None: as it is), then puts it back."""
+    """Runs the body with the generators at `state` (None: as they are), then puts them back."""
     if state is None:
         yield
         return
-    now = _C._cpu_rng_state()
-    _C._set_cpu_rng_state(state)
+    now = _rng_state()
+    _set_rng_state(state)
     try:
         yield
     finally:
-        _C._set_cpu_rng_state(now)
+        _set_rng_state(now)
 
 
 def _detached_like(args):
@@ -47,7 +60,7 @@ def _detached_like(args):
 
 
 def _checkpoint_hooks(function, args, kwargs, preserve_rng_state):
-    rng = _C._cpu_rng_state() if preserve_rng_state else None
+    rng = _rng_state() if preserve_rng_state else None
     recomputed: list = []
     state = {"count": 0, "done": False}
 
@@ -87,7 +100,7 @@ class _CheckpointFunction(Function):
     @staticmethod
     def forward(ctx, run_function, preserve_rng_state, *args):
         ctx.run_function = run_function
-        ctx.rng = _C._cpu_rng_state() if preserve_rng_state else None
+        ctx.rng = _rng_state() if preserve_rng_state else None
         ctx.args = [None if isinstance(a, _C.Tensor) else a for a in args]
         ctx.save_for_backward(*[a for a in args if isinstance(a, _C.Tensor)])
         with no_grad():
