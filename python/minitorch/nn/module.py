@@ -154,20 +154,16 @@ class Module:
     def register_forward_hook(self, hook):
         """Calls ``hook(module, inputs, output)`` after every forward; returns a handle
         whose ``remove()`` unregisters it (how ``minitorch.utils.summary`` measures layers)."""
-        hooks = self.__dict__.setdefault("_forward_hooks", {})
-        key = object()
-        hooks[key] = hook
-
-        class _Handle:
-            def remove(_self):
-                hooks.pop(key, None)
-
-        return _Handle()
+        return self._add_hook("_forward_hooks", hook)
 
     def register_forward_pre_hook(self, hook):
         """Calls ``hook(module, inputs)`` before every forward (a non-None result replaces
         the inputs); returns a handle whose ``remove()`` unregisters it."""
-        hooks = self.__dict__.setdefault("_forward_pre_hooks", {})
+        return self._add_hook("_forward_pre_hooks", hook)
+
+    def _add_hook(self, table: str, hook):
+        """Adds ``hook`` to the dict ``self.<table>``; the handle's ``remove()`` takes it out."""
+        hooks = self.__dict__.setdefault(table, {})
         key = object()
         hooks[key] = hook
 

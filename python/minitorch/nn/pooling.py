@@ -40,18 +40,20 @@ class AvgPool2d(Module):
         return f"kernel_size={self.kernel_size}, stride={self.stride}, padding={self.padding}"
 
 
-class AdaptiveAvgPool2d(Module):
-    """Average pooling of (N, C, H, W) input to ``output_size`` adaptive windows."""
-
+class _AdaptiveAvgPoolNd(Module):
     def __init__(self, output_size):
         super().__init__()
         self.output_size = output_size
 
-    def forward(self, x):
-        return F.adaptive_avg_pool2d(x, self.output_size)
-
     def extra_repr(self) -> str:
         return f"output_size={self.output_size}"
+
+
+class AdaptiveAvgPool2d(_AdaptiveAvgPoolNd):
+    """Average pooling of (N, C, H, W) input to ``output_size`` adaptive windows."""
+
+    def forward(self, x):
+        return F.adaptive_avg_pool2d(x, self.output_size)
 
 
 # ---- 1-D pooling, adaptive max pooling and unpooling (nn/_pooling_functional.py) ----
@@ -92,32 +94,18 @@ class AvgPool1d(Module):
         return f"kernel_size={self.kernel_size}, stride={self.stride}, padding={self.padding}"
 
 
-class AdaptiveAvgPool1d(Module):
+class AdaptiveAvgPool1d(_AdaptiveAvgPoolNd):
     """Average pooling of (N, C, L) input to ``output_size`` adaptive windows."""
-
-    def __init__(self, output_size):
-        super().__init__()
-        self.output_size = output_size
 
     def forward(self, x):
         return F.adaptive_avg_pool1d(x, self.output_size)
 
-    def extra_repr(self) -> str:
-        return f"output_size={self.output_size}"
 
-
-class AdaptiveAvgPool3d(Module):
+class AdaptiveAvgPool3d(_AdaptiveAvgPoolNd):
     """Average pooling of (N, C, D, H, W) input to ``output_size`` adaptive windows."""
-
-    def __init__(self, output_size):
-        super().__init__()
-        self.output_size = output_size
 
     def forward(self, x):
         return F.adaptive_avg_pool3d(x, self.output_size)
-
-    def extra_repr(self) -> str:
-        return f"output_size={self.output_size}"
 
 
 class _AdaptiveMaxPoolNd(Module):
