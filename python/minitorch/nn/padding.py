@@ -45,12 +45,8 @@ class _PadNd(Module):
 
 def _pad_class(name: str, mode: str, dims: int, doc: str):
     cls = type(name, (_PadNd,), {"_mode": mode, "_dims": dims, "__doc__": doc, "__module__": __name__})
-    if name.startswith("Zero"):
+    if not name.startswith("Constant"):  # only ConstantPad takes a value (ZeroPad's is 0)
         def __init__(self, padding):
-            _PadNd.__init__(self, padding, 0.0)
-        cls.__init__ = __init__
-    elif not name.startswith("Constant"):
-        def __init__(self, padding):  # noqa: F811
             _PadNd.__init__(self, padding)
         cls.__init__ = __init__
     return cls
