@@ -144,3 +144,54 @@ def test_mixed_precision_training_with_a_grad_scaler(device):
 
     full, mixed = train(False), train(True)
     assert full > 0.9 and mixed > full - 0.03, (full, mixed)
+
+
+def count_casts(fn):
+    """How many `to` ops fn ran (the profiler's op names)."""
+    from minitorch.profiler import profile
+
+    with profile() as prof:
+        fn()
+    return sum(1 for e in prof.events() if e.name in ("to", "_to_copy", "copy"))
+
+
+@pytest.mark.parametrize("device", DEVICES)
+def test_a_weight_is_cast_once_per_region(device):
+    """PyTorch's autocast cache: a layer used three times casts its weight and bias once;
+    the gradients are those of the uncached casts, and the cache goes with the region."""
+    minitorch.manual_seed(0)
+    lin = nn.Linear(6, 6).to(device)
+    x = minitorch.randn(4, 6, device=device)
+
+    def forward(cache_enabled):
+        with minitorch.autocast(device, cache_enabled=cache_enabled):
+            out = lin(lin(lin(x)))
+        return out.float().sum()
+
+    grads = {}
+    for cache in (True, False):
+        lin.zero_grad()
+        forward(cache).backward()
+        grads[cache] = lin.weight.grad.cpu().numpy().copy()
+    # The cached cast sums the three uses' gradients in 16 bits before its one cast back
+    np.testing.assert_allclose(grads[True], grads[False], rtol=2**-5, atol=2**-5)
+    cached, uncached = count_casts(lambda: forward(True)), count_casts(lambda: forward(False))
+    # x is cast once in both; the uncached region casts weight and bias at each of 3 calls.
+    assert uncached - cached == 2 * 2
+    from minitorch.amp import autocast_mode
+    assert getattr(autocast_mode._state, "cache", None) is None
+
+
+def test_the_cache_sees_in_place_changes_and_no_grad():
+    lin = nn.Linear(3, 3)
+    x = minitorch.ones(2, 3)
+    with minitorch.autocast("cpu"):
+        a = lin(x)
+        with minitorch.no_grad():
+            lin.weight.add_(1.0)  # the cached bfloat16 weight is stale now
+            c = lin(x)  # under no_grad: not cached (its cast records no graph)
+        b = lin(x)
+    assert c.grad_fn is None and b.grad_fn is not None
+    np.testing.assert_allclose(b.detach().float().numpy(), a.detach().float().numpy() + 3.0, rtol=2**-7, atol=2**-6)
+    b.float().sum().backward()
+    assert lin.weight.grad is not None

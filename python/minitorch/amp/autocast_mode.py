@@ -17,8 +17,13 @@ that need float32's range or precision run in float32, whatever the dtypes of th
 Only floating tensors of the autocast device that are not float64 are cast; the casts are
 ordinary differentiable ``to(dtype)`` ops, so gradients reach float32 parameters as float32.
 An op runs whole under one rule: ops it calls inside see no autocast (as in PyTorch, where
-autocast applies at the outermost op). PyTorch also caches the 16-bit copy of each weight
-within one autocast region; minitorch casts again at each use.
+autocast applies at the outermost op).
+
+As in PyTorch, the 16-bit copy of each weight (a float32 leaf that requires grad: a
+parameter) is made once per autocast region and reused by every op that reads it there,
+so a layer called many times in one forward pass casts its weight once (``cache_enabled``,
+on by default). The cache is dropped when the outermost region closes, and a weight
+changed in place inside the region is cast again (the cache checks its version).
 """
 from __future__ import annotations
 
@@ -74,6 +79,7 @@ class autocast:
                 warnings.warn("User provided device_type of 'cuda', but CUDA is not available. Disabling",
                               stacklevel=2)
                 self._enabled = False
+        self._cache_enabled = True if cache_enabled is None else bool(cache_enabled)
         self._saved: list = []
 
     def __enter__(self):
@@ -91,11 +97,18 @@ class autocast:
         else:
             now.pop(self.device_type, None)
         _state.dtypes = now
+        depth = getattr(_state, "depth", 0)
+        if depth == 0:  # the outermost region of this thread owns the cast cache
+            _state.cache = {} if self._cache_enabled else None
+        _state.depth = depth + 1
         return self
 
     def __exit__(self, *exc):
         global _open_regions
         _state.dtypes = self._saved.pop()
+        _state.depth -= 1
+        if _state.depth == 0:
+            _state.cache = None
         if self._enabled:
             with _lock:
                 _open_regions -= 1
@@ -129,11 +142,27 @@ def _cast(x, device_type: str, dtype):
     if isinstance(x, _C.Tensor):
         if x.device.type == device_type and x.dtype.is_floating_point and x.dtype != _C.dtype.float64 \
                 and x.dtype != dtype:
-            return x.to(dtype)
+            return _cached_cast(x, dtype)
         return x
     if isinstance(x, (list, tuple)):
         return type(x)(_cast(v, device_type, dtype) for v in x)
     return x
+
+
+def _cached_cast(x, dtype):
+    """x.to(dtype), from the region's cache for a parameter cast to 16 bits (PyTorch caches
+    exactly these: float32 leaves that require grad, cast to the lower precision)."""
+    cache = getattr(_state, "cache", None)
+    if cache is None or dtype == _C.dtype.float32 or x.dtype != _C.dtype.float32 \
+            or not (x.is_leaf and x.requires_grad) or not _C.is_grad_enabled():
+        return x.to(dtype)
+    key = (id(x), dtype)
+    hit = cache.get(key)
+    if hit is not None and hit[0] is x and hit[1] == x._version:
+        return hit[2]
+    out = x.to(dtype)
+    cache[key] = (x, x._version, out)  # holding x keeps its id from being reused
+    return out
 
 
 def _wrap(fn, policy: str, cpu_too: bool):
