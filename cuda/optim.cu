@@ -3,6 +3,7 @@
 // are in minitorch/optim_math.h (shared with the CPU's cpu/optim.cpp).
 #include "common.cuh"
 #include "minitorch/optim_math.h"
+#include "multi_tensor.cuh"
 
 namespace minitorch::cuda {
 
@@ -46,6 +47,41 @@ __global__ void amp_unscale_kernel(T* grad, int64_t n, float* found_inf, const f
     if (non_finite) *found_inf = 1.0f;
 }
 
+
+// The multi-tensor ("foreach") steps: one launch updates many parameters (multi_tensor.cuh).
+// Thread mapping: block b works on one chunk of one tensor (the table in meta says which);
+// its threads stride through the chunk, thread i of the block taking elements begin + i,
+// begin + i + blockDim.x, ... . Each element is read and written by one thread only.
+// Lists: 0 param, 1 grad, 2 momentum buffer (SGD with momentum) or exp_avg, 3 exp_avg_sq.
+template <class T, int Depth>
+__global__ void sgd_multi_step_kernel(TensorListMeta<T, Depth> meta, SgdScalars<T> s)
+{
+    int t;
+    int64_t begin, end;
+    multi_tensor_chunk(meta, t, begin, end);
+    T* param = meta.ptr[0][t];
+    const T* grad = meta.ptr[1][t];
+    T* buf = Depth > 2 ? meta.ptr[Depth - 1][t] : nullptr;
+    for (int64_t i = begin + threadIdx.x; i < end; i += blockDim.x)
+        param[i] = sgd_update(s, param[i], grad[i], buf ? buf + i : nullptr);
+}
+
+template <class T>
+__global__ void adam_multi_step_kernel(TensorListMeta<T, 4> meta, AdamScalars<T> s)
+{
+    int t;
+    int64_t begin, end;
+    multi_tensor_chunk(meta, t, begin, end);
+    T *param = meta.ptr[0][t], *exp_avg = meta.ptr[2][t], *exp_avg_sq = meta.ptr[3][t];
+    const T* grad = meta.ptr[1][t];
+    for (int64_t i = begin + threadIdx.x; i < end; i += blockDim.x) {
+        T m = exp_avg[i], v = exp_avg_sq[i];
+        param[i] = adam_update(s, param[i], grad[i], m, v);
+        exp_avg[i] = m;
+        exp_avg_sq[i] = v;
+    }
+}
+
 }  // namespace
 
 void amp_unscale(const Tensor& grad, const Tensor& found_inf, const Tensor& inv_scale)
@@ -82,6 +118,43 @@ void adam_step(const Tensor& param, const Tensor& grad, const Tensor& exp_avg, c
             adam_scalars<T>(opt));
     });
     MT_CUDA_CHECK_LAUNCH("adam_step");
+}
+
+void sgd_multi_step(const std::vector<Tensor>& params, const std::vector<Tensor>& grads,
+                    const std::vector<Tensor>& momentum_buffers, const SgdStep& opt)
+{
+    dispatch_floating(params[0]->dtype, "sgd_multi_step", [&](auto tag) {
+        using T = typename decltype(tag)::type;
+        const SgdScalars<T> s = sgd_scalars<T>(opt);
+        auto run = [&](const auto& lists) {
+            multi_tensor_apply<T>(lists, [&](const auto& meta, int blocks) {
+                constexpr int depth = sizeof(lists) / sizeof(lists[0]);
+                MT_LAUNCH(blocks, kThreads, 0, 0, sgd_multi_step_kernel<T, depth>)(meta, s);
+            });
+        };
+        if (momentum_buffers.empty()) {
+            const std::vector<Tensor> lists[2] = {params, grads};
+            run(lists);
+        } else {
+            const std::vector<Tensor> lists[3] = {params, grads, momentum_buffers};
+            run(lists);
+        }
+    });
+    MT_CUDA_CHECK_LAUNCH("sgd_multi_step");
+}
+
+void adam_multi_step(const std::vector<Tensor>& params, const std::vector<Tensor>& grads,
+                     const std::vector<Tensor>& exp_avgs, const std::vector<Tensor>& exp_avg_sqs, const AdamStep& opt)
+{
+    dispatch_floating(params[0]->dtype, "adam_multi_step", [&](auto tag) {
+        using T = typename decltype(tag)::type;
+        const AdamScalars<T> s = adam_scalars<T>(opt);
+        const std::vector<Tensor> lists[4] = {params, grads, exp_avgs, exp_avg_sqs};
+        multi_tensor_apply<T>(lists, [&](const TensorListMeta<T, 4>& meta, int blocks) {
+            MT_LAUNCH(blocks, kThreads, 0, 0, adam_multi_step_kernel<T>)(meta, s);
+        });
+    });
+    MT_CUDA_CHECK_LAUNCH("adam_multi_step");
 }
 
 }  // namespace minitorch::cuda

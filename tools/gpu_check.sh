@@ -26,7 +26,7 @@
 #   memcheck     compute-sanitizer --tool memcheck on tests/test_devices.py -k cuda
 #   racecheck    compute-sanitizer --tool racecheck on tests/test_reduce.py
 #                tests/test_matmul.py -k cuda (both SKIP when compute-sanitizer is absent)
-#   bench        python benchmarks/bench_cuda.py, time-limited
+#   bench        python benchmarks/bench_cuda.py, then bench_models.py, time-limited
 #   notebooks    every notebooks/*.ipynb with MINITORCH_NB_LIMIT=3000: with nbclient when
 #                nbclient, nbformat and ipykernel import, else as a script of its code cells
 #                (IPython magics dropped, MPLBACKEND=Agg); one row per notebook
@@ -371,6 +371,14 @@ stage_bench() {
   else
     ST=PASS
     DT="$(grep -m1 'full sum bandwidth' "$log"); $(grep -m1 '^PyTorch:' "$log"); table in bench_cuda.log"
+    # The models of the GPU-speed issue (ResNet, GPT in FP32 and bf16, LSTM) beside PyTorch.
+    local mlog="$LOGS/bench_models.log"
+    if (cd "$ROOT" && timeout "$BENCH_TIMEOUT" "$PY" benchmarks/bench_models.py "${args[@]}") >"$mlog" 2>&1; then
+      DT="$DT; models in bench_models.log"
+    else
+      ST=FAIL
+      DT="$DT; bench_models.py failed: $(grep -v '^\s*$' "$mlog" | tail -1 | cut -c1-100)"
+    fi
   fi
 }
 

@@ -287,6 +287,34 @@ void bind_functions(py::module_& m)
     }, py::arg("param"), py::arg("grad"), py::arg("exp_avg"), py::arg("exp_avg_sq"), py::kw_only(), py::arg("lr"),
        py::arg("beta1"), py::arg("beta2"), py::arg("eps"), py::arg("weight_decay"), py::arg("decoupled"),
        py::arg("step"), "One Adam (decoupled: AdamW) step on param and its moments in place; step counts from 1.");
+    // The foreach forms: lists of params, grads and state, one device and dtype.
+    auto tensor_list = [](py::handle seq, const char* op, const char* what, bool none_ok) {
+        std::vector<Tensor> out;
+        for (py::handle t : py::reinterpret_borrow<py::sequence>(seq))
+            out.push_back(none_ok && t.is_none() ? nullptr : tensor_arg(t, op, what));
+        return out;
+    };
+    m.def("_sgd_step_foreach", [tensor_list](py::sequence params, py::sequence grads, py::sequence momentum_buffers,
+                                             double lr, double momentum, double dampening, double weight_decay,
+                                             bool nesterov) {
+        const char* op = "sgd_step_foreach";
+        return sgd_step_foreach(tensor_list(params, op, "params", false), tensor_list(grads, op, "grads", false),
+                                tensor_list(momentum_buffers, op, "momentum_buffers", true),
+                                SgdStep{lr, momentum, dampening, weight_decay, nesterov});
+    }, py::arg("params"), py::arg("grads"), py::arg("momentum_buffers"), py::kw_only(), py::arg("lr"),
+       py::arg("momentum"), py::arg("dampening"), py::arg("weight_decay"), py::arg("nesterov"),
+       "One SGD step on every param in place (a few launches); returns the momentum buffers (None without momentum).");
+    m.def("_adam_step_foreach", [tensor_list](py::sequence params, py::sequence grads, py::sequence exp_avgs,
+                                              py::sequence exp_avg_sqs, double lr, double beta1, double beta2,
+                                              double eps, double weight_decay, bool decoupled, int64_t step) {
+        const char* op = decoupled ? "adamw_step_foreach" : "adam_step_foreach";
+        adam_step_foreach(tensor_list(params, op, "params", false), tensor_list(grads, op, "grads", false),
+                          tensor_list(exp_avgs, op, "exp_avgs", false),
+                          tensor_list(exp_avg_sqs, op, "exp_avg_sqs", false),
+                          AdamStep{lr, beta1, beta2, eps, weight_decay, decoupled, step});
+    }, py::arg("params"), py::arg("grads"), py::arg("exp_avgs"), py::arg("exp_avg_sqs"), py::kw_only(), py::arg("lr"),
+       py::arg("beta1"), py::arg("beta2"), py::arg("eps"), py::arg("weight_decay"), py::arg("decoupled"),
+       py::arg("step"), "One Adam (decoupled: AdamW) step on every param and its moments in place; step from 1.");
     m.def("_amp_foreach_non_finite_check_and_unscale_", [](py::sequence grads, py::handle found_inf,
                                                            py::handle inv_scale) {
         const char* op = "_amp_foreach_non_finite_check_and_unscale_";

@@ -172,20 +172,19 @@ def test_empty_param(make, device):
 
 @pytest.fixture
 def fused_calls(monkeypatch):
-    """Counts the calls of _C._sgd_step and _C._adam_step (each is one kernel launch)."""
-    calls = {"sgd": 0, "adam": 0}
-    real_sgd, real_adam = _C._sgd_step, _C._adam_step
+    """Counts the parameters passed to _C._sgd_step_foreach and _C._adam_step_foreach
+    (under "sgd" / "adam") and the calls (under "sgd_calls" / "adam_calls")."""
+    calls = {"sgd": 0, "adam": 0, "sgd_calls": 0, "adam_calls": 0}
 
-    def sgd(*args, **kw):
-        calls["sgd"] += 1
-        return real_sgd(*args, **kw)
+    def counting(name, real):
+        def step(params, *args, **kw):
+            calls[name] += len(params)
+            calls[name + "_calls"] += 1
+            return real(params, *args, **kw)
+        return step
 
-    def adam(*args, **kw):
-        calls["adam"] += 1
-        return real_adam(*args, **kw)
-
-    monkeypatch.setattr(_C, "_sgd_step", sgd)
-    monkeypatch.setattr(_C, "_adam_step", adam)
+    monkeypatch.setattr(_C, "_sgd_step_foreach", counting("sgd", _C._sgd_step_foreach))
+    monkeypatch.setattr(_C, "_adam_step_foreach", counting("adam", _C._adam_step_foreach))
     return calls
 
 
@@ -208,7 +207,8 @@ def test_fused_is_the_default(name, kw, fused, fused_calls, device):
         opt.zero_grad()
         m(minitorch.ones(5, 3, device=device)).sum().backward()
         opt.step()
-    assert fused_calls[name] == (2 * 4 if fused else 0)  # one call per parameter and step
+    assert fused_calls[name] == (2 * 4 if fused else 0)  # every parameter, every step
+    assert fused_calls[name + "_calls"] == (2 if fused else 0)  # one multi-tensor call a step
 
 
 def test_fused_and_foreach_together_is_an_error():

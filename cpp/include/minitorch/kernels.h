@@ -188,6 +188,10 @@ struct ClassLoss {
 //  sgd_step   one SGD step on one parameter, in place, in one pass: param, grad and
 //             momentum_buffer (null without momentum) contiguous, one shape and float dtype.
 //  adam_step  one Adam / AdamW step the same way: param, exp_avg, exp_avg_sq updated in place.
+//  sgd_multi_step / adam_multi_step  the same steps on many parameters at once (the
+//             optimizers' foreach path): lists of one length, entry k of each list matching
+//             params[k]; all non-empty, contiguous, one float dtype; momentum_buffers empty
+//             without momentum. The CUDA kernels update them all in a few launches.
 //  amp_unscale  GradScaler's check: grad (contiguous, float) *= inv_scale in place, and
 //             found_inf[0] = 1 when any element of grad was inf or NaN. found_inf and
 //             inv_scale are one-element float32 tensors on grad's device, read and written
@@ -279,6 +283,11 @@ struct ClassLoss {
     X(adam_step, (const Tensor& param, const Tensor& grad, const Tensor& exp_avg,                    \
                   const Tensor& exp_avg_sq, const AdamStep& opt))                                  \
     X(amp_unscale, (const Tensor& grad, const Tensor& found_inf, const Tensor& inv_scale))           \
+    X(sgd_multi_step, (const std::vector<Tensor>& params, const std::vector<Tensor>& grads,          \
+                       const std::vector<Tensor>& momentum_buffers, const SgdStep& opt))             \
+    X(adam_multi_step, (const std::vector<Tensor>& params, const std::vector<Tensor>& grads,         \
+                        const std::vector<Tensor>& exp_avgs, const std::vector<Tensor>& exp_avg_sqs, \
+                        const AdamStep& opt))                                                        \
     X(softmax, (const Tensor& out, const Tensor& in, int64_t dim, bool log))                         \
     X(softmax_backward,                                                                              \
       (const Tensor& grad_in, const Tensor& grad_out, const Tensor& out, int64_t dim, bool log))     \
@@ -363,17 +372,32 @@ struct Staging {
     }
 };
 
+// A list of tensors (the multi-tensor optimizer steps) is staged tensor by tensor.
 template <class A>
 bool is_storage_only_arg(const A& a)
 {
-    if constexpr (std::is_same_v<A, Tensor>) return a && is_storage_only(a->dtype);
-    else return false;
+    if constexpr (std::is_same_v<A, Tensor>) {
+        return a && is_storage_only(a->dtype);
+    } else if constexpr (std::is_same_v<A, std::vector<Tensor>>) {
+        for (const Tensor& t : a)
+            if (is_storage_only_arg(t)) return true;
+        return false;
+    } else {
+        return false;
+    }
 }
 template <class A>
 A stage_arg(Staging& s, const A& a)
 {
-    if constexpr (std::is_same_v<A, Tensor>) return s.stage(a);
-    else return a;
+    if constexpr (std::is_same_v<A, Tensor>) {
+        return s.stage(a);
+    } else if constexpr (std::is_same_v<A, std::vector<Tensor>>) {
+        std::vector<Tensor> out;
+        for (const Tensor& t : a) out.push_back(s.stage(t));
+        return out;
+    } else {
+        return a;
+    }
 }
 
 // Widen<void(kernel parameters)>::call<&kernel, &copy> (the signature is spelled out,

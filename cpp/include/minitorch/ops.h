@@ -161,6 +161,14 @@ std::tuple<Tensor, Tensor> lstm_cell(const Tensor& gates, const Tensor& c_prev);
 Tensor sgd_step(const Tensor& param, const Tensor& grad, const Tensor& momentum_buffer, SgdStep opt);
 void adam_step(const Tensor& param, const Tensor& grad, const Tensor& exp_avg, const Tensor& exp_avg_sq,
                const AdamStep& opt);
+// The same steps on many parameters at once (the optimizers' foreach path): entry k of
+// every list belongs to params[k]; all params on one device with one dtype. A few kernel
+// launches update them all. momentum_buffers holds null where a param has none yet; the
+// buffers are returned in the params' order.
+std::vector<Tensor> sgd_step_foreach(const std::vector<Tensor>& params, const std::vector<Tensor>& grads,
+                                     const std::vector<Tensor>& momentum_buffers, SgdStep opt);
+void adam_step_foreach(const std::vector<Tensor>& params, const std::vector<Tensor>& grads,
+                       const std::vector<Tensor>& exp_avgs, const std::vector<Tensor>& exp_avg_sqs, const AdamStep& opt);
 // GradScaler's unscale (PyTorch's _amp_foreach_non_finite_check_and_unscale_): each grad
 // *= inv_scale in place, found_inf set to 1 if any of them held inf or NaN; one kernel
 // launch per grad. found_inf, inv_scale: one-element float32 tensors on the grads' device.

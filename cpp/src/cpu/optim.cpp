@@ -52,6 +52,22 @@ void adam_step(const Tensor& param, const Tensor& grad, const Tensor& exp_avg, c
     });
 }
 
+// The foreach steps: on the CPU a kernel call costs no launch, so the lists are simply
+// walked, one parameter after another, with the loops above.
+void sgd_multi_step(const std::vector<Tensor>& params, const std::vector<Tensor>& grads,
+                    const std::vector<Tensor>& momentum_buffers, const SgdStep& opt)
+{
+    for (size_t k = 0; k < params.size(); ++k)
+        sgd_step(params[k], grads[k], momentum_buffers.empty() ? nullptr : momentum_buffers[k], opt);
+}
+
+void adam_multi_step(const std::vector<Tensor>& params, const std::vector<Tensor>& grads,
+                     const std::vector<Tensor>& exp_avgs, const std::vector<Tensor>& exp_avg_sqs, const AdamStep& opt)
+{
+    for (size_t k = 0; k < params.size(); ++k) adam_step(params[k], grads[k], exp_avgs[k], exp_avg_sqs[k], opt);
+}
+
+
 // grad: contiguous, float; found_inf, inv_scale: one float32 each.
 void amp_unscale(const Tensor& grad, const Tensor& found_inf, const Tensor& inv_scale)
 {

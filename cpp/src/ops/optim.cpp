@@ -7,6 +7,7 @@
 // Like every optimizer step, these write under no_grad semantics: they record nothing and
 // also update leaves that require grad, but they bump the version of every tensor they
 // write, so backward still refuses a graph that saved the parameter before the step.
+#include <algorithm>
 #include <utility>
 #include <vector>
 
@@ -83,6 +84,100 @@ void adam_step(const Tensor& param, const Tensor& grad, const Tensor& exp_avg, c
     autograd::bump_version(param);
     autograd::bump_version(exp_avg);
     autograd::bump_version(exp_avg_sq);
+}
+
+namespace {
+
+// The checks every foreach step shares: the lists have one length, all params lie on one
+// device with one dtype, and no param is listed twice.
+void check_foreach_lists(const char* op, const std::vector<Tensor>& params,
+                         const std::vector<std::pair<const char*, const std::vector<Tensor>*>>& lists)
+{
+    for (const auto& [what, list] : lists)
+        MT_CHECK(list->size() == params.size(), op, ": got ", params.size(), " params but ", list->size(), " ", what);
+    std::vector<const Storage*> seen;
+    for (const Tensor& p : params) {
+        check_same_device(op, params[0], p);
+        MT_CHECK_TYPE(p->dtype == params[0]->dtype, op, ": all params must have one dtype, got ", params[0]->dtype,
+                      " and ", p->dtype, " (the optimizers group them by dtype)");
+        seen.push_back(p->storage.get());
+    }
+    std::sort(seen.begin(), seen.end());
+    MT_CHECK(std::adjacent_find(seen.begin(), seen.end()) == seen.end(), op,
+             ": two params share memory (a parameter listed twice?)");
+}
+
+// One bucket of a foreach step: entry k of every list belongs to params[k].
+struct StepLists {
+    std::vector<Tensor> params, grads, state1, state2;
+
+    void add(const Tensor& p, const Tensor& g, const Tensor& s1 = nullptr, const Tensor& s2 = nullptr)
+    {
+        params.push_back(p), grads.push_back(g), state1.push_back(s1), state2.push_back(s2);
+    }
+};
+
+}  // namespace
+
+std::vector<Tensor> sgd_step_foreach(const std::vector<Tensor>& params, const std::vector<Tensor>& grads,
+                                     const std::vector<Tensor>& momentum_buffers, SgdStep opt)
+{
+    const char* op = "sgd_step_foreach";
+    MT_PROFILE_OP(op);
+    autograd::NoGradGuard guard;
+    check_foreach_lists(op, params, {{"grads", &grads}, {"momentum_buffers", &momentum_buffers}});
+    // Without momentum there are no buffers; with it, a param without one yet takes its
+    // first momentum step (the buffer becomes d), which is a bucket of its own.
+    const bool has_momentum = opt.momentum != 0;
+    std::vector<Tensor> bufs(params.size());
+    StepLists later, first;
+    for (size_t k = 0; k < params.size(); ++k) {
+        const Tensor& buf = has_momentum ? momentum_buffers[k] : nullptr;
+        std::vector<std::pair<const char*, Tensor>> state;
+        if (buf) state.emplace_back("momentum_buffer", buf);
+        const Tensor g = checked_step_inputs(op, params[k], grads[k], state);
+        if (buf || !has_momentum) {
+            bufs[k] = buf;
+            if (params[k]->numel()) later.add(params[k], g, buf);
+        } else {
+            bufs[k] = empty(params[k]->shape, params[k]->dtype, params[k]->device());  // the kernel writes all of it
+            if (params[k]->numel()) first.add(params[k], g, bufs[k]);
+        }
+    }
+    for (StepLists* lists : {&later, &first}) {
+        if (lists->params.empty()) continue;
+        opt.first_step = lists == &first;
+        kernels(params[0]->device())
+            .sgd_multi_step(lists->params, lists->grads, has_momentum ? lists->state1 : std::vector<Tensor>{}, opt);
+    }
+    for (size_t k = 0; k < params.size(); ++k) {
+        autograd::bump_version(params[k]);
+        if (bufs[k]) autograd::bump_version(bufs[k]);
+    }
+    return bufs;
+}
+
+void adam_step_foreach(const std::vector<Tensor>& params, const std::vector<Tensor>& grads,
+                       const std::vector<Tensor>& exp_avgs, const std::vector<Tensor>& exp_avg_sqs, const AdamStep& opt)
+{
+    const char* op = opt.decoupled ? "adamw_step_foreach" : "adam_step_foreach";
+    MT_PROFILE_OP(op);
+    autograd::NoGradGuard guard;
+    MT_CHECK(opt.step >= 1, op, ": step counts from 1, got ", opt.step);
+    check_foreach_lists(op, params, {{"grads", &grads}, {"exp_avgs", &exp_avgs}, {"exp_avg_sqs", &exp_avg_sqs}});
+    StepLists lists;
+    for (size_t k = 0; k < params.size(); ++k) {
+        const Tensor g =
+            checked_step_inputs(op, params[k], grads[k], {{"exp_avg", exp_avgs[k]}, {"exp_avg_sq", exp_avg_sqs[k]}});
+        if (params[k]->numel()) lists.add(params[k], g, exp_avgs[k], exp_avg_sqs[k]);
+    }
+    if (!lists.params.empty())
+        kernels(params[0]->device()).adam_multi_step(lists.params, lists.grads, lists.state1, lists.state2, opt);
+    for (size_t k = 0; k < params.size(); ++k) {
+        autograd::bump_version(params[k]);
+        autograd::bump_version(exp_avgs[k]);
+        autograd::bump_version(exp_avg_sqs[k]);
+    }
 }
 
 void amp_foreach_non_finite_check_and_unscale_(const std::vector<Tensor>& grads, const Tensor& found_inf,

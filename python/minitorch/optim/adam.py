@@ -4,7 +4,7 @@ from __future__ import annotations
 from .. import _C
 from ..ops.creation import zeros_like
 from ..autograd import no_grad
-from .optimizer import Optimizer, _check_fused_args, _use_fused
+from .optimizer import Optimizer, _check_fused_args, _fused_buckets
 
 
 class Adam(Optimizer):
@@ -47,18 +47,29 @@ class Adam(Optimizer):
                     state["exp_avg_sq"] = zeros_like(p)
                 if g.get("amsgrad") and "max_exp_avg_sq" not in state:
                     state["max_exp_avg_sq"] = zeros_like(p)
-                if _use_fused(g, p) and not g.get("amsgrad") and not g.get("maximize"):
-                    self._fused_step(g, p, state)
-                else:
-                    self._reference_step(g, p, state)
+            if g.get("amsgrad") or g.get("maximize"):  # only the reference step has these
+                for p in g["params"]:
+                    if p.grad is not None:
+                        self._reference_step(g, p, self.state[id(p)])
+                continue
+            # Parameters whose step counts differ (one had no gradient for a while) get
+            # different bias corrections, so the step count is part of the bucket.
+            buckets = _fused_buckets(g, g["params"], lambda p: self._reference_step(g, p, self.state[id(p)]),
+                                     key=lambda p: self.state[id(p)]["step"])
+            for params in buckets.values():
+                self._fused_step(g, params)
         return loss
 
-    def _fused_step(self, g: dict, p, state: dict) -> None:
+    def _fused_step(self, g: dict, params: list) -> None:
+        """One multi-tensor step over ``params`` (one device, dtype and step count)."""
         (b1, b2) = g["betas"]
-        t = state["step"] + 1
-        _C._adam_step(p, p.grad, state["exp_avg"], state["exp_avg_sq"], lr=g["lr"], beta1=b1, beta2=b2,
-                      eps=g["eps"], weight_decay=g["weight_decay"], decoupled=self.decoupled, step=int(t))
-        state["step"] = t  # counted once the step has succeeded
+        states = [self.state[id(p)] for p in params]
+        t = states[0]["step"] + 1
+        _C._adam_step_foreach(params, [p.grad for p in params], [s["exp_avg"] for s in states],
+                              [s["exp_avg_sq"] for s in states], lr=g["lr"], beta1=b1, beta2=b2, eps=g["eps"],
+                              weight_decay=g["weight_decay"], decoupled=self.decoupled, step=int(t))
+        for s in states:  # counted once the step has succeeded
+            s["step"] = t
 
     def _reference_step(self, g: dict, p, state: dict) -> None:
         lr, (b1, b2), eps, wd = g["lr"], g["betas"], g["eps"], g["weight_decay"]

@@ -3,14 +3,16 @@ SGD, Adam and AdamW choose between their fused step and their reference step.
 
 Fused or not (PyTorch's ``fused`` and ``foreach`` keyword arguments):
 
-- ``fused=None`` (the default): the fused step, one C++ kernel pass per parameter that
-  reads its gradient and state once and writes the parameter and state in place;
+- ``fused=None`` (the default): the fused step, a C++ kernel pass that reads each
+  gradient and state once and writes the parameter and state in place. It is also a
+  multi-tensor step: the parameters of a group that share a device and a dtype are passed
+  as lists, and on a GPU a few launches update them all (``cuda/multi_tensor.cuh``), so the
+  step's CPU time does not grow with the number of parameters;
 - ``fused=False``, or ``foreach=False`` with ``fused`` unset (PyTorch's "for-loop"
   implementation): the reference step, the same formulas written with tensor ops;
 - ``fused=True``: the fused step, and a RuntimeError for a parameter that is not floating.
 
-minitorch has no separate multi-tensor ("foreach") step: ``foreach=True`` is the fused
-step too. A parameter that is not contiguous (a strided view) always takes the
+minitorch has no separate "foreach" step: ``foreach=True`` is the fused step too. A parameter that is not contiguous (a strided view) always takes the
 reference step, whose tensor ops work on any layout.
 """
 from __future__ import annotations
@@ -138,3 +140,19 @@ def _use_fused(group: dict, p) -> bool:
                                f"but got {p.dtype}")
         return False
     return p.is_contiguous()
+
+
+def _fused_buckets(group: dict, params, reference_step, key=None) -> dict:
+    """Splits ``params`` (those with a gradient) into the fused step's buckets, one per
+    device and dtype (and ``key(p)`` if given), running ``reference_step(p)`` at once for
+    a parameter that takes the reference step."""
+    buckets: dict = {}
+    for p in params:
+        if p.grad is None:
+            continue
+        if _use_fused(group, p):
+            k = (str(p.device), str(p.dtype)) + ((key(p),) if key else ())
+            buckets.setdefault(k, []).append(p)
+        else:
+            reference_step(p)
+    return buckets

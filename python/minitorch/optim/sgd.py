@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from .. import _C
 from ..autograd import no_grad
-from .optimizer import Optimizer, _check_fused_args, _use_fused
+from .optimizer import Optimizer, _check_fused_args, _fused_buckets
 
 
 class SGD(Optimizer):
@@ -34,22 +34,20 @@ class SGD(Optimizer):
     def step(self, closure=None):
         loss = self._evaluate(closure)
         for g in self.param_groups:
-            for p in g["params"]:
-                if p.grad is None:
-                    continue
-                if _use_fused(g, p):
-                    self._fused_step(g, p)
-                else:
-                    self._reference_step(g, p)
+            buckets = _fused_buckets(g, g["params"], lambda p: self._reference_step(g, p))
+            for params in buckets.values():
+                self._fused_step(g, params)
         return loss
 
-    def _fused_step(self, g: dict, p) -> None:
+    def _fused_step(self, g: dict, params: list) -> None:
+        """One multi-tensor step over ``params`` (one device and dtype)."""
         momentum = g["momentum"]
-        buf = self.state.get(id(p), {}).get("momentum_buffer") if momentum != 0 else None
-        buf = _C._sgd_step(p, p.grad, buf, lr=g["lr"], momentum=momentum, dampening=g["dampening"],
-                           weight_decay=g["weight_decay"], nesterov=g["nesterov"])
-        if buf is not None:
-            self.state.setdefault(id(p), {})["momentum_buffer"] = buf
+        bufs = [self.state.get(id(p), {}).get("momentum_buffer") if momentum != 0 else None for p in params]
+        bufs = _C._sgd_step_foreach(params, [p.grad for p in params], bufs, lr=g["lr"], momentum=momentum,
+                                    dampening=g["dampening"], weight_decay=g["weight_decay"], nesterov=g["nesterov"])
+        for p, buf in zip(params, bufs):
+            if buf is not None:
+                self.state.setdefault(id(p), {})["momentum_buffer"] = buf
 
     def _reference_step(self, g: dict, p) -> None:
         lr, momentum, dampening, wd, nesterov = g["lr"], g["momentum"], g["dampening"], g["weight_decay"], g["nesterov"]
