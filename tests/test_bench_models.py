@@ -1,0 +1,53 @@
+"""benchmarks/bench_models.py runs: its models train on the CPU in the quick sizes (the GPU
+table itself needs a GPU), and it says it skipped on a missing or emulated GPU."""
+from __future__ import annotations
+
+import importlib.util
+import pathlib
+
+import minitorch
+
+PATH = pathlib.Path(__file__).resolve().parents[1] / "benchmarks" / "bench_models.py"
+
+
+def load():
+    spec = importlib.util.spec_from_file_location("bench_models", PATH)
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
+
+
+def test_quick_run_on_the_cpu(capsys):
+    threads = minitorch.get_num_threads()
+    try:
+        load().main(["--device", "cpu", "--quick", "--steps", "1", "--top", "3"])
+    finally:
+        minitorch.set_num_threads(threads)
+    out = capsys.readouterr().out
+    for row in ("ResNet-style", "GPT-style LM (", "autocast(bfloat16)", "row-LSTM"):
+        assert row in out
+    assert out.count("minitorch's top ops") == 4 and "kernel launches" in out
+
+
+def test_the_models_learn():
+    """A few AdamW steps of the quick GPT lower its loss (the models are real models)."""
+    mod = load()
+    minitorch.manual_seed(0)
+    model = mod.gpt(minitorch, vocab=16, d=32, heads=2, layers=1, T=8)
+    opt = minitorch.optim.AdamW(model.parameters(), lr=1e-2)
+    idx = minitorch.randint(0, 16, (4, 8))
+    losses = []
+    for _ in range(5):
+        loss = minitorch.nn.functional.cross_entropy(model(idx).reshape(-1, 16), idx.reshape(-1))
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+        losses.append(loss.item())
+    assert losses[-1] < losses[0]
+
+
+def test_skips_without_a_real_gpu(capsys):
+    if minitorch.cuda.is_available() and not minitorch.cuda.is_emulated():
+        return  # a real GPU runs the table instead
+    load().main(["--quick"])
+    assert "bench_models: skipped on cuda" in capsys.readouterr().out
