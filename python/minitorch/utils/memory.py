@@ -81,7 +81,8 @@ class MemoryBreakdown:
         head = ("layer", "parameters", "gradients", "optimizer state", "activations")
         rows = [head]
         for r in self.layers:
-            rows.append((f"{r.name} ({r.kind})" if r.name else f"({r.kind})" if r.kind != "(loss)" else "(loss)",
+            label = r.name if r.kind == "(loss)" else f"{r.name} ({r.kind})" if r.name else f"({r.kind})"
+            rows.append((label,
                          _bytes(r.parameters), _bytes(r.gradients), _bytes(r.optimizer_state), _bytes(r.activations)))
         total = ("total", *(_bytes(sum(getattr(r, k) for r in self.layers))
                             for k in ("parameters", "gradients", "optimizer_state", "activations")))
