@@ -412,6 +412,10 @@ OPS: tuple[Op, ...] = (
     # gaps classic programs hit: random draws from categorical distributions (ops/sampling.py;
     # random, so tested by hand in tests/test_multinomial.py rather than by the OpInfo battery)
     _new("multinomial", python="sampling", method=True, dtypes=FLOATING),
+    # ---- quantization workflows (minitorch.ao.quantization): fake quantize-dequantize for QAT, with
+    # the straight-through gradient (ops/fake_quantize.py)
+    _py("fake_quantize_per_tensor_affine", python="fake_quantize", method=False, dtypes=("float32", "float64")),
+    _py("fake_quantize_per_channel_affine", python="fake_quantize", method=False, dtypes=("float32", "float64")),
 )
 
 # Public names of nn.functional that are not ops: re-exported classes and context managers.
