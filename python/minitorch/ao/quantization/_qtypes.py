@@ -3,27 +3,8 @@
 width and default integer range of a dtype, and the kind of a scheme."""
 from __future__ import annotations
 
-import minitorch
-
-
-class _Named:
-    """Stand-in for a name the quantized-tensor core does not define (printed as minitorch's)."""
-
-    def __init__(self, name: str):
-        self.name = name
-
-    def __repr__(self) -> str:
-        return f"minitorch.{self.name}"
-
-
-def _get(name: str):
-    return getattr(minitorch, name, None) or _Named(name)
-
-
-quint8, qint8, qint32 = _get("quint8"), _get("qint8"), _get("qint32")
-per_tensor_affine, per_tensor_symmetric = _get("per_tensor_affine"), _get("per_tensor_symmetric")
-per_channel_affine, per_channel_symmetric = _get("per_channel_affine"), _get("per_channel_symmetric")
-per_channel_affine_float_qparams = _get("per_channel_affine_float_qparams")
+from ..._quantized import (per_channel_affine, per_channel_affine_float_qparams,  # noqa: F401
+                          per_channel_symmetric, per_tensor_affine, per_tensor_symmetric, qint8, qint32, quint8)
 
 PER_TENSOR = (per_tensor_affine, per_tensor_symmetric)
 PER_CHANNEL = (per_channel_affine, per_channel_symmetric, per_channel_affine_float_qparams)
