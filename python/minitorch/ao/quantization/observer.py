@@ -229,9 +229,9 @@ class MovingAverageMinMaxObserver(MinMaxObserver):
 
     def __init__(self, averaging_constant: float = 0.01, dtype=None, qscheme=None, reduce_range: bool = False,
                  quant_min=None, quant_max=None, eps: float = _EPS32, is_dynamic: bool = False, **kwargs):
-        self.averaging_constant = averaging_constant
         super().__init__(dtype=dtype, qscheme=qscheme, reduce_range=reduce_range, quant_min=quant_min,
                          quant_max=quant_max, eps=eps, is_dynamic=is_dynamic, **kwargs)
+        self.averaging_constant = averaging_constant
 
     def forward(self, x_orig):
         if x_orig.numel() == 0:
@@ -308,9 +308,9 @@ class MovingAveragePerChannelMinMaxObserver(PerChannelMinMaxObserver):
     def __init__(self, averaging_constant: float = 0.01, ch_axis: int = 0, dtype=None, qscheme=None,
                  reduce_range: bool = False, quant_min=None, quant_max=None, eps: float = _EPS32,
                  is_dynamic: bool = False, **kwargs):
-        self.averaging_constant = averaging_constant
         super().__init__(ch_axis=ch_axis, dtype=dtype, qscheme=qscheme, reduce_range=reduce_range,
                          quant_min=quant_min, quant_max=quant_max, eps=eps, is_dynamic=is_dynamic, **kwargs)
+        self.averaging_constant = averaging_constant
 
     def _update(self, lo, hi):
         c = self.averaging_constant
@@ -325,19 +325,20 @@ class HistogramObserver(UniformQuantizationObserverBase):
     of 1e-5 of the total) and stops when the error estimate stops falling. The clipped
     outliers cost less than the resolution a wide range would waste on them.
 
-    Simplification: when a new batch widens the range, PyTorch re-bins the old histogram by
-    upsampling it; minitorch spreads each old bin's count uniformly over the new bins its
-    interval overlaps (the same assumption, computed exactly). On a single calibration batch
-    both give identical histograms, hence identical qparams.
+    When a batch widens the range, the old histogram is re-binned onto the new range
+    (``_upscale_histogram``, PyTorch 2's method). Simplification: the search runs in Python
+    with NumPy over up to ``1 / 1e-5`` steps, so ``calculate_qparams`` can take a moment.
     """
 
-    def __init__(self, bins: int = 2048, dtype=None, qscheme=None, reduce_range: bool = False, quant_min=None,
-                 quant_max=None, factory_kwargs=None, eps: float = _EPS32, is_dynamic: bool = False, **kwargs):
+    def __init__(self, bins: int = 2048, upsample_rate: int = 128, dtype=None, qscheme=None,
+                 reduce_range: bool = False, quant_min=None, quant_max=None, factory_kwargs=None, eps: float = _EPS32,
+                 is_dynamic: bool = False, **kwargs):
         super().__init__(dtype=dtype, qscheme=qscheme, reduce_range=reduce_range, quant_min=quant_min,
                          quant_max=quant_max, factory_kwargs=factory_kwargs, eps=eps, is_dynamic=is_dynamic)
         if qt.is_per_channel(self.qscheme):
             raise ValueError(f"HistogramObserver is a per-tensor observer, got qscheme={self.qscheme}")
         self.bins = bins
+        self.upsample_rate = upsample_rate
         self.register_buffer("histogram", minitorch.zeros(bins))
         self.register_buffer("min_val", minitorch.tensor(math.inf))
         self.register_buffer("max_val", minitorch.tensor(-math.inf))
@@ -346,28 +347,41 @@ class HistogramObserver(UniformQuantizationObserverBase):
     def forward(self, x_orig):
         if x_orig.numel() == 0:
             return x_orig
-        x = x_orig.detach().to(minitorch.float32)
-        x_np = x.cpu().numpy().ravel()
-        x_np = x_np[np.isfinite(x_np)]  # an infinite value must not make the range infinite
+        x_np = x_orig.detach().to(minitorch.float32).cpu().numpy().ravel()
+        x_np = x_np[np.abs(x_np) != np.inf]  # an infinite value must not make the range infinite
         if x_np.size == 0:
             return x_orig
         lo, hi = np.float32(x_np.min()), np.float32(x_np.max())
         cur_lo, cur_hi = np.float32(self.min_val.item()), np.float32(self.max_val.item())
-        if cur_lo == np.inf and cur_hi == -np.inf:
-            hist = self._histc(x_np, lo, hi)
-            new_lo, new_hi = lo, hi
+        if cur_lo == np.inf or cur_hi == -np.inf:
+            hist, new_lo, new_hi = self._histc(x_np, lo, hi), lo, hi
         else:
             new_lo, new_hi = min(lo, cur_lo), max(hi, cur_hi)
-            old = self.histogram.cpu().numpy().astype(np.float64)
             hist = self._histc(x_np, new_lo, new_hi)
+            old = self.histogram.cpu().numpy().astype(np.float64)
             if (new_lo, new_hi) == (cur_lo, cur_hi):
                 hist = hist + old
+            elif cur_lo == cur_hi:  # the old histogram is one value: put all its count in that bin
+                hist = hist + self._histc(np.array([cur_lo], np.float32), new_lo, new_hi) * old.sum()
             else:
-                hist = hist + _rebin(old, float(cur_lo), float(cur_hi), float(new_lo), float(new_hi), self.bins)
+                hist = hist + self._upscale_histogram(old, float(cur_lo), float(cur_hi), float(new_lo),
+                                                      float(new_hi))
         self.histogram = minitorch.tensor(hist.astype(np.float32))
         self.min_val = minitorch.tensor(float(new_lo))
         self.max_val = minitorch.tensor(float(new_hi))
         return x_orig
+
+    def _upscale_histogram(self, hist: np.ndarray, lo: float, hi: float, new_lo: float, new_hi: float) -> np.ndarray:
+        """``hist`` (over [lo, hi]) re-binned over the wider [new_lo, new_hi], PyTorch's way: each bin
+        split into ``upsample_rate`` equal parts, each part's count put in the new bin holding its
+        midpoint (finer parts, smaller re-binning error)."""
+        r = self.upsample_rate
+        fine = np.repeat(hist, r) / r
+        width = (hi - lo) / (self.bins * r)
+        mids = np.linspace(lo, hi, self.bins * r + 1)[:-1] + 0.5 * width
+        edges = np.linspace(new_lo, new_hi, self.bins + 1)
+        idx = np.clip(np.searchsorted(edges, mids, side="right") - 1, 0, self.bins - 1)
+        return np.bincount(idx, weights=fine, minlength=self.bins)
 
     def _histc(self, x: np.ndarray, lo, hi) -> np.ndarray:
         """torch.histc: ``bins`` equal bins over [lo, hi] (the last bin closed); lo == hi widens by 1."""
@@ -452,17 +466,6 @@ class HistogramObserver(UniformQuantizationObserverBase):
         self.min_val = minitorch.tensor(math.inf)
         self.max_val = minitorch.tensor(-math.inf)
         self.histogram = minitorch.zeros(self.bins)
-
-
-def _rebin(hist: np.ndarray, lo: float, hi: float, new_lo: float, new_hi: float, bins: int) -> np.ndarray:
-    """``hist`` (counts of ``bins`` equal bins over [lo, hi]) re-binned over [new_lo, new_hi] ⊇
-    [lo, hi], each old bin's count spread uniformly over its interval."""
-    old_edges = np.linspace(lo, hi, bins + 1)
-    new_edges = np.linspace(new_lo, new_hi, bins + 1)
-    # the cumulative count at every new edge, by linear interpolation inside the old bins
-    cum = np.concatenate([[0.0], np.cumsum(hist)])
-    at_new = np.interp(new_edges, old_edges, cum, left=0.0, right=cum[-1])
-    return np.diff(at_new)
 
 
 class PlaceholderObserver(ObserverBase):

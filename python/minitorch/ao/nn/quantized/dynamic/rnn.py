@@ -1,7 +1,7 @@
 """The dynamic quantized ``LSTM`` (``torch.ao.nn.quantized.dynamic.LSTM``): the float LSTM with
-its four weight matrices per layer and direction stored as qint8; every gate matmul of every
-time step is a dynamic quantized linear (the step's input or hidden state quantized from its
-own min/max), the gate nonlinearities and the cell state stay float."""
+its weight matrices per layer and direction stored as qint8; the gate matmuls are dynamic
+quantized linears (the whole sequence's inputs quantized from their min/max in one matmul, then
+each step's hidden state from its own), the gate nonlinearities and the cell state stay float."""
 from __future__ import annotations
 
 import minitorch
@@ -85,10 +85,14 @@ class LSTM(Module):
         b_hh = self._params.get(f"bias_hh_{key}")
         lin = minitorch.ops.quantized.linear_dynamic
         h, c = states
-        steps = range(x.shape[0] - 1, -1, -1) if reverse else range(x.shape[0])
-        outs = [None] * x.shape[0]
+        L, N = x.shape[0], x.shape[1]
+        # the input projection of every step in one matmul (its activations quantized together),
+        # as PyTorch's quantized LSTM does; the hidden projection step by step
+        xw = lin(x.reshape(L * N, x.shape[2]), w_ih, b_ih, reduce_range=True).reshape(L, N, -1)
+        steps = range(L - 1, -1, -1) if reverse else range(L)
+        outs = [None] * L
         for t in steps:
-            gates = lin(x[t], w_ih, b_ih, reduce_range=True) + lin(h, w_hh, b_hh, reduce_range=True)
+            gates = xw[t] + lin(h, w_hh, b_hh, reduce_range=True)
             i, f, g, o = gates.chunk(4, 1)
             c = F.sigmoid(f) * c + F.sigmoid(i) * g.tanh()
             h = F.sigmoid(o) * c.tanh()
