@@ -11,7 +11,7 @@ Rounding has a zero derivative almost everywhere, so the backward is PyTorch's
 *straight-through estimator*: the gradient passes unchanged where ``q`` fell inside
 ``[quant_min, quant_max]`` and is zero where the value was clamped.
 
-Both compute in the input's dtype with ``1 / scale`` rounded to float32, as PyTorch's kernels
+Both compute in the input's dtype (float32 for float16/bfloat16) with ``1 / scale`` rounded to float32, as PyTorch's kernels
 do (``x * inv_scale``, not ``x / scale``), so results match PyTorch bit for bit on float32.
 """
 from __future__ import annotations
@@ -40,10 +40,12 @@ class _FakeQuantize(Function):
 
     @staticmethod
     def forward(ctx, x, scale, inv_scale, zero_point, quant_min, quant_max):
-        q = (x * inv_scale + zero_point).round()
+        # float16/bfloat16 compute in float32 (their rounding would move values across steps)
+        xc = x.float() if x.dtype in (_C.dtype.float16, _C.dtype.bfloat16) else x
+        q = (xc * inv_scale + zero_point).round()
         inside = (q >= quant_min) & (q <= quant_max)
         ctx.save_for_backward(inside)
-        return (q.clamp(quant_min, quant_max) - zero_point) * scale
+        return ((q.clamp(quant_min, quant_max) - zero_point) * scale).to(x.dtype)
 
     @staticmethod
     def backward(ctx, grad):
@@ -108,14 +110,15 @@ def fake_quantize_per_channel_affine(input: Tensor, scale: Tensor, zero_point: T
     if tuple(zero_point.shape) != tuple(scale.shape):
         raise ValueError(f"{op}: expected zero_point of shape {tuple(scale.shape)} (as scale), got "
                          f"{tuple(zero_point.shape)}")
-    zp = zero_point.detach().to(_C.dtype.float32).round()
+    zp = zero_point.detach().to(_C.dtype.float32).to(input.device).round()
     if zp.numel() and (bool((zp < quant_min).any().item()) or bool((zp > quant_max).any().item())):
         raise ValueError(f"{op}: `zero_point` must be between `quant_min` ({quant_min}) and `quant_max` "
                          f"({quant_max})")
     # scale and zero_point as (1, ..., n, ..., 1): broadcast along every other dimension
     view = [1] * input.dim()
     view[axis] = n
-    s32 = scale.detach().to(_C.dtype.float32)
-    inv = (1.0 / s32).to(input.dtype).reshape(view)
-    return _FakeQuantize.apply(input, s32.to(input.dtype).reshape(view), inv, zp.to(input.dtype).reshape(view),
+    s32 = scale.detach().to(_C.dtype.float32).to(input.device)
+    wide = _C.dtype.float64 if input.dtype == _C.dtype.float64 else _C.dtype.float32
+    inv = (1.0 / s32).to(wide).reshape(view)
+    return _FakeQuantize.apply(input, s32.to(wide).reshape(view), inv, zp.to(wide).reshape(view),
                                int(quant_min), int(quant_max))
