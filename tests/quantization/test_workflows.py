@@ -321,3 +321,23 @@ def test_quantization_alias_and_module_names():
     assert repr(relu6) == "QuantizedReLU6(inplace=False)"
     assert relu6(mt.quantize_per_tensor(mt.tensor([-1.0, 3.0, 9.0]), 0.1, 10, mt.quint8)).dequantize().tolist() == \
         pytest.approx([0.0, 3.0, 6.0])
+
+
+def test_observers_and_qat_follow_the_model_device(device):
+    mt.manual_seed(0)
+    model = nn.Sequential(tq.QuantStub(), nn.Conv2d(1, 2, 3), nn.BatchNorm2d(2), nn.ReLU(), nn.Flatten(),
+                          nn.Linear(8, 3), tq.DeQuantStub()).train().to(device)
+    model = tq.fuse_modules_qat(model, [["1", "2", "3"]])
+    model.qconfig = tq.get_default_qat_qconfig("x86")
+    qat = tq.prepare_qat(model)
+    x = mt.randn(4, 1, 4, 4, device=device)
+    qat(x).sum().backward()
+    assert qat[1].weight.grad.device == x.device
+    assert qat[1].activation_post_process.scale.device == x.device
+    assert qat[5].weight_fake_quant.activation_post_process.min_val.device == x.device
+    obs = tq.PerChannelMinMaxObserver(ch_axis=1).to(device)
+    obs(x)
+    s, z = obs.calculate_qparams()
+    ref = tq.PerChannelMinMaxObserver(ch_axis=1)
+    ref(x.cpu())
+    assert mt.equal(s.cpu(), ref.calculate_qparams()[0])

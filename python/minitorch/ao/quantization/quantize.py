@@ -95,10 +95,20 @@ def _add_observer(module, propagation_list: set, non_leaf: set) -> None:
             _add_observer(child, propagation_list, non_leaf)
 
 
+def _module_device(module):
+    """The device of a module's parameters and buffers (None if it has none)."""
+    for t in itertools.chain(module.parameters(), module.buffers()):
+        return t.device
+    return None
+
+
 def _insert_observer(module) -> None:
     act = module.qconfig.activation()
     if getattr(act, "dtype", None) is not None and not _quantizes(act):
         return  # a float "observer" (dynamic or weight-only configs): nothing to record
+    device = _module_device(module)
+    if device is not None:
+        act.to(device)  # observe where the module computes (a model moved to cuda before prepare)
     module.add_module("activation_post_process", act)
     module.register_forward_hook(_observer_forward_hook)
 

@@ -25,7 +25,7 @@ class Conv2d(FloatConv2d):
         if not qconfig:
             raise ValueError("qconfig must be provided for QAT module")
         self.qconfig = qconfig
-        self.weight_fake_quant = qconfig.weight()
+        self.weight_fake_quant = qconfig.weight().to(self.weight.device)
 
     def forward(self, input):
         return self._conv_forward(input, self.weight_fake_quant(self.weight), self.bias)
@@ -36,6 +36,7 @@ class Conv2d(FloatConv2d):
         conv = mod[0] if isinstance(mod, Sequential) else mod
         q = cls(conv.in_channels, conv.out_channels, conv.kernel_size, qconfig=mod.qconfig, **_conv_args(conv))
         q.weight, q.bias = conv.weight, conv.bias
+        q.weight_fake_quant.to(conv.weight.device)
         return q
 
     def to_float(self):

@@ -27,7 +27,7 @@ class Linear(FloatLinear):
         if not qconfig:
             raise ValueError("qconfig must be provided for QAT module")
         self.qconfig = qconfig
-        self.weight_fake_quant = qconfig.weight()
+        self.weight_fake_quant = qconfig.weight().to(self.weight.device)
 
     def forward(self, input):
         return F.linear(input, self.weight_fake_quant(self.weight), self.bias)
@@ -39,6 +39,7 @@ class Linear(FloatLinear):
         q = cls(lin.in_features, lin.out_features, bias=lin.bias is not None, qconfig=mod.qconfig)
         q.weight = lin.weight
         q.bias = lin.bias
+        q.weight_fake_quant.to(lin.weight.device)
         return q
 
     def to_float(self):

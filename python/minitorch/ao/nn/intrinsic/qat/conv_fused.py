@@ -87,6 +87,8 @@ class ConvBn2d(Conv2d):
         conv, bn = mod[0], mod[1]
         q = cls(conv.in_channels, conv.out_channels, conv.kernel_size, eps=bn.eps, momentum=bn.momentum,
                 freeze_bn=False, qconfig=mod.qconfig, **_conv_args(conv))
+        q.weight_fake_quant.to(conv.weight.device)
+        q.bn.to(conv.weight.device)
         q.weight, q.bias = conv.weight, conv.bias
         q.bn.weight, q.bn.bias = bn.weight, bn.bias
         with minitorch.no_grad():
