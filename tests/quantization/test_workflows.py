@@ -306,6 +306,8 @@ def test_workflow_errors():
         q[1](mt.randn(3, 2))  # a float tensor into a quantized Linear
     with pytest.raises(ValueError, match="Don't know how to quantize"):
         tq.quantize_dynamic(nn.Sequential(nn.Linear(2, 2)), {nn.Linear}, dtype=mt.float16)
+    with pytest.raises(NotImplementedError, match="no dynamic quantized module for GRU"):
+        tq.quantize_dynamic(nn.Sequential(nn.GRU(2, 2)), {nn.GRU})
     with pytest.raises(TypeError, match="qconfig_spec"):
         tq.quantize_dynamic(nn.Sequential(nn.Linear(2, 2)), "linear")
 

@@ -267,6 +267,10 @@ def quantize_dynamic(model, qconfig_spec=None, dtype=None, mapping=None, inplace
         raise TypeError(f"quantize_dynamic: qconfig_spec must be a set or a dict, got {type(qconfig_spec).__name__}")
     if mapping is None:
         mapping = get_default_dynamic_quant_module_mappings()
+    unsupported = [k.__name__ for k in qconfig_spec if isinstance(k, type) and k not in mapping]
+    if unsupported:
+        raise NotImplementedError(f"quantize_dynamic: no dynamic quantized module for {', '.join(unsupported)} in "
+                                  f"minitorch (supported: {', '.join(t.__name__ for t in mapping)})")
     if not inplace:
         model = copy.deepcopy(model)
     model.eval()
