@@ -343,3 +343,21 @@ def test_observers_and_qat_follow_the_model_device(device):
     ref = tq.PerChannelMinMaxObserver(ch_axis=1)
     ref(x.cpu())
     assert mt.equal(s.cpu(), ref.calculate_qparams()[0])
+
+
+def test_qconfig_none_keeps_a_submodule_float_and_qconfig_mapping():
+    model = nn.Sequential(tq.QuantStub(), nn.Linear(4, 4), tq.DeQuantStub(), nn.Linear(4, 2))
+    model.qconfig = tq.default_qconfig
+    model[3].qconfig = None
+    p = tq.prepare(model)
+    p(mt.randn(5, 4))
+    q = tq.convert(p)
+    assert type(q[1]) is nnq.Linear and type(q[3]) is nn.Linear
+    assert q(mt.randn(2, 4)).shape == (2, 2)
+    mapping = (tq.QConfigMapping().set_global(tq.default_dynamic_qconfig).set_object_type(nn.LSTM, None)
+               .set_module_name("1", tq.per_channel_dynamic_qconfig))
+    net = nn.Sequential(nn.Linear(4, 4), nn.Linear(4, 4), nn.LSTM(4, 4))
+    qd = tq.quantize_dynamic(net, mapping)
+    assert type(qd[0]) is nnqd.Linear and type(qd[2]) is nn.LSTM
+    assert qd[0].weight().qscheme() is mt.per_tensor_affine and qd[1].weight().qscheme() is mt.per_channel_affine
+    assert type(tq.get_default_qconfig_mapping("qnnpack").global_qconfig.weight()) is tq.MinMaxObserver

@@ -20,6 +20,7 @@ from .qconfig import (QConfig, default_activation_only_qconfig, default_dynamic_
                       default_per_channel_qconfig, default_qat_qconfig, default_qconfig, default_weight_only_qconfig,
                       float16_dynamic_qconfig, float_qparams_weight_only_qconfig, get_default_qat_qconfig,
                       get_default_qconfig, get_default_qconfig_dict, per_channel_dynamic_qconfig)
+from .qconfig_mapping import QConfigMapping, get_default_qat_qconfig_mapping, get_default_qconfig_mapping  # noqa: F401
 from .quantization_mappings import (get_default_dynamic_quant_module_mappings,  # noqa: F401
                                     get_default_qat_module_mappings, get_default_qconfig_propagation_list,
                                     get_default_static_quant_module_mappings)

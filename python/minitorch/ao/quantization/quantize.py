@@ -27,6 +27,7 @@ from ...nn.module import Module
 from ..nn import intrinsic as nni
 from ..nn import quantized as nnq
 from .qconfig import default_dynamic_qconfig, float_qparams_weight_only_qconfig
+from .qconfig_mapping import QConfigMapping
 from .quantization_mappings import (_NO_OBSERVER, get_default_dynamic_quant_module_mappings,
                                     get_default_qat_module_mappings, get_default_qconfig_propagation_list,
                                     get_default_static_quant_module_mappings)
@@ -39,11 +40,12 @@ def _check_model(fn: str, model) -> None:
 
 
 def _propagate_qconfig_helper(module, qconfig_dict: dict, qconfig_parent=None, prefix: str = "") -> None:
-    """Each module's ``qconfig``: its own, else its type's entry of ``qconfig_dict``, else its
-    name's entry, else its parent's."""
+    """Each module's ``qconfig``: its own if it has one (``None`` included), else its name's entry
+    of ``qconfig_dict``, else its type's, else its parent's."""
     qconfig = qconfig_dict.get(type(module), qconfig_parent)
-    qconfig = qconfig_dict.get(prefix, qconfig)
-    qconfig = getattr(module, "qconfig", None) or qconfig
+    qconfig = qconfig_dict.get(prefix, qconfig)  # "" (the whole model) is the global entry
+    if "qconfig" in module.__dict__:  # its own, even None (None keeps it and its children float)
+        qconfig = module.qconfig
     if qconfig is not None:
         _check_qconfig(qconfig)
     module.qconfig = qconfig
@@ -63,7 +65,10 @@ def _check_qconfig(qconfig) -> None:
 
 
 def propagate_qconfig_(module, qconfig_dict=None, prepare_custom_config_dict=None) -> None:
-    """Sets ``qconfig`` on every submodule (inherited from its parent unless overridden)."""
+    """Sets ``qconfig`` on every submodule (inherited from its parent unless overridden);
+    ``qconfig_dict`` (or a ``QConfigMapping``) gives qconfigs by module type and by dotted name."""
+    if isinstance(qconfig_dict, QConfigMapping):
+        qconfig_dict = qconfig_dict.to_dict()
     _propagate_qconfig_helper(module, qconfig_dict or {})
 
 
@@ -263,11 +268,14 @@ def quantize_dynamic(model, qconfig_spec=None, dtype=None, mapping=None, inplace
             raise ValueError(f"Don't know how to quantize with default settings for {dtype}. Provide full qconfig "
                              "please")
         qconfig_spec = dict(zip(qconfig_spec, itertools.repeat(default)))
+    elif isinstance(qconfig_spec, QConfigMapping):
+        qconfig_spec = qconfig_spec.to_dict()
     elif not isinstance(qconfig_spec, dict):
         raise TypeError(f"quantize_dynamic: qconfig_spec must be a set or a dict, got {type(qconfig_spec).__name__}")
     if mapping is None:
         mapping = get_default_dynamic_quant_module_mappings()
-    unsupported = [k.__name__ for k in qconfig_spec if isinstance(k, type) and k not in mapping]
+    unsupported = [k.__name__ for k, v in qconfig_spec.items() if isinstance(k, type) and k not in mapping
+                   and v is not None]
     if unsupported:
         raise NotImplementedError(f"quantize_dynamic: no dynamic quantized module for {', '.join(unsupported)} in "
                                   f"minitorch (supported: {', '.join(t.__name__ for t in mapping)})")
