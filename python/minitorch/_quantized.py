@@ -110,11 +110,11 @@ def _check_scale_zp(scale: float, zero_point: int, dtype: QDType, op: str) -> No
 def _quantize_values(x: Tensor, inv_scale, zero_point, dtype: QDType) -> Tensor:
     """clamp(nearbyint(x * inv_scale) + zero_point) in dtype's storage: the product in float32
     (PyTorch's fbgemm quantizes as float32 x * (1.0f / scale), rounding half to even), the sum
-    in float64 so that qint32's zero points stay exact. inv_scale / zero_point: numbers, or
+    in float32 too (so a qint32 value past 2**24 rounds as PyTorch's does), the clamp in float64. inv_scale / zero_point: numbers, or
     tensors shaped to broadcast along the channel axis."""
     xf = x if x.dtype == _C.dtype.float32 else x.to(_C.dtype.float32)
-    r = _C.round(xf * inv_scale).to(_C.dtype.float64) + zero_point
-    return r.clamp(dtype.qmin, dtype.qmax).to(dtype.storage)
+    r = _C.round(xf * inv_scale) + zero_point  # float32 like PyTorch's zero_point + nearbyint(...)
+    return r.to(_C.dtype.float64).clamp(dtype.qmin, dtype.qmax).to(dtype.storage)
 
 
 class QTensor:
@@ -180,11 +180,12 @@ class QTensor:
         return t.to(self._data.device).reshape(shape)
 
     def dequantize(self) -> Tensor:
-        """(q - zero_point) * scale as float32 (the difference exact, then one rounding)."""
+        """(q - zero_point) * scale as float32: per tensor in float32 (PyTorch's vectorized
+        loop), per channel in float64 (its double scales) rounded once to float32."""
         if self._per_channel:
             zp = self._channel_view(self._zero_points.to(_C.dtype.int64))
-            s = self._channel_view(self._scales.to(_C.dtype.float32))
-            return (self._data.to(_C.dtype.int64) - zp).to(_C.dtype.float32) * s
+            s = self._channel_view(self._scales.to(_C.dtype.float64))
+            return ((self._data.to(_C.dtype.int64) - zp).to(_C.dtype.float64) * s).to(_C.dtype.float32)
         d = self._data.to(_C.dtype.int64) - self._zero_point
         return d.to(_C.dtype.float32) * _float32(self._scale)
 
