@@ -109,17 +109,27 @@ def test_prepared_and_converted_structure_reprs_and_state_dict():
 
 def test_converted_model_round_trips_through_save_and_load(tmp_path):
     _, q = _quantized(tq.default_qconfig)
-    sd = q.state_dict()
-    try:
-        mt.save(sd, tmp_path / "q.safetensors")
-    except TypeError as e:  # quantized tensors are saved by minitorch.serialization (h3-qtensor)
-        pytest.skip(f"minitorch.save cannot save quantized tensors yet: {e}")
+    mt.save(q.state_dict(), tmp_path / "q.safetensors")
     loaded = mt.load(tmp_path / "q.safetensors")
-    q2 = tq.convert(tq.prepare(copy.deepcopy(tq.fuse_modules(_golden_net(), [["conv", "bn", "relu"],
-                                                                           ["fc1", "relu1"]])), inplace=False))
+    assert loaded["fc1._packed_params.dtype"] is mt.qint8
+    w, b = loaded["fc1._packed_params._packed_params"]
+    assert w.dtype is mt.qint8 and w.qscheme() is mt.per_tensor_affine
+    other = tq.fuse_modules(_golden_net(), [["conv", "bn", "relu"], ["fc1", "relu1"]])
+    other.qconfig = tq.default_qconfig
+    p2 = tq.prepare(other)
+    p2(mt.randn(2, 1, 8, 8))
+    q2 = tq.convert(p2)  # calibrated differently: its qparams differ until it loads the file
     q2.load_state_dict(loaded)
     x = T(G["cnn_test"])
     assert mt.equal(q2(x), q(x))
+    # per-channel weights (x86 qconfig) too
+    _, qx = _quantized(tq.get_default_qconfig("x86"))
+    mt.save(qx.state_dict(), tmp_path / "qx.safetensors")
+    loaded = mt.load(tmp_path / "qx.safetensors")
+    assert loaded["conv.weight"].qscheme() is mt.per_channel_affine
+    qx2 = copy.deepcopy(qx)
+    qx2.load_state_dict(loaded)
+    assert mt.equal(qx2(x), qx(x))
 
 
 def test_quantize_with_run_fn_and_quant_wrapper():
