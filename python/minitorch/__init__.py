@@ -116,10 +116,6 @@ from ._quantized import (QTensor, dequantize, per_channel_affine, per_channel_af
                          quantize_per_channel, quantize_per_tensor, quantize_per_tensor_dynamic, quint8,
                          _make_per_channel_quantized_tensor, _make_per_tensor_quantized_tensor)
 from .ops import quantized as _ops_quantized  # noqa: E402,F401  (minitorch.ops.quantized)
-# ---- quantization workflows (torch.ao.quantization, torch.ao.nn.*; python/minitorch/ao/) ----
-from . import ao  # noqa: E402,F401
-from .ao import quantization  # noqa: E402,F401  (minitorch.quantization is minitorch.ao.quantization, as in PyTorch)
-__import__("sys").modules[__name__ + ".quantization"] = quantization
 
 __version__ = "0.1.0"
 
@@ -131,4 +127,10 @@ def __getattr__(name: str):
         import importlib
 
         return importlib.import_module(".vision", __name__)
+    # minitorch.ao (torch.ao: the quantization workflows, python/minitorch/ao/) and its alias
+    # minitorch.quantization are imported on first use too
+    if name in ("ao", "quantization"):
+        import importlib
+
+        return importlib.import_module(f".{name}", __name__)
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
