@@ -371,3 +371,38 @@ def test_qconfig_none_keeps_a_submodule_float_and_qconfig_mapping():
     assert type(qd[0]) is nnqd.Linear and type(qd[2]) is nn.LSTM
     assert qd[0].weight().qscheme() is mt.per_tensor_affine and qd[1].weight().qscheme() is mt.per_channel_affine
     assert type(tq.get_default_qconfig_mapping("qnnpack").global_qconfig.weight()) is tq.MinMaxObserver
+
+
+@pytest.mark.parametrize("kind", ["conv", "linear"])
+def test_qat_batch_norm_folding_is_exact_without_fake_quant(kind):
+    mt.manual_seed(3)
+    if kind == "conv":
+        float_mod = nn.Sequential(nn.Conv2d(2, 3, 3), nn.BatchNorm2d(3))
+        fused = nni.ConvBn2d(float_mod[0], float_mod[1])
+        x = mt.randn(4, 2, 5, 5)
+    else:
+        float_mod = nn.Sequential(nn.Linear(5, 3), nn.BatchNorm1d(3))
+        fused = nni.LinearBn1d(float_mod[0], float_mod[1])
+        x = mt.randn(6, 5)
+    with mt.no_grad():
+        float_mod[1].running_mean.copy_(mt.randn(3) * 0.1)
+        float_mod[1].running_var.copy_(mt.rand(3) + 0.5)
+    fused.qconfig = tq.default_qat_qconfig
+    qat_cls = nniqat.ConvBn2d if kind == "conv" else nniqat.LinearBn1d
+    qat = qat_cls.from_float(fused)
+    qat.apply(tq.disable_fake_quant)
+    ref_model = copy.deepcopy(float_mod)
+    for mode in ("train", "eval"):
+        getattr(qat, mode)()
+        getattr(ref_model, mode)()
+        np.testing.assert_allclose(qat(x).detach().numpy(), ref_model(x).detach().numpy(), rtol=1e-4, atol=1e-5)
+    # and the quantized module convert makes from it computes the eval-mode output
+    qat.apply(tq.enable_fake_quant)
+    model = nn.Sequential(tq.QuantStub(tq.default_qat_qconfig), qat, tq.DeQuantStub())
+    model.qconfig = tq.default_qat_qconfig
+    prepared = tq.prepare(model, observer_non_leaf_module_list={qat_cls})
+    prepared.eval()
+    prepared(x)
+    q = tq.convert(prepared)
+    assert type(q[1]) is nnq.Conv2d if kind == "conv" else type(q[1]) is nnq.Linear
+    np.testing.assert_allclose(q(x).numpy(), ref_model(x).detach().numpy(), atol=0.1)

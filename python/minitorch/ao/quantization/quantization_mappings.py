@@ -29,6 +29,7 @@ DEFAULT_STATIC_QUANT_MODULE_MAPPINGS = {
     nniqat.ConvBnReLU2d: nniq.ConvReLU2d,
     nniqat.ConvReLU2d: nniq.ConvReLU2d,
     nniqat.LinearReLU: nniq.LinearReLU,
+    nniqat.LinearBn1d: nnq.Linear,
 }
 
 DEFAULT_QAT_MODULE_MAPPINGS = {
@@ -38,6 +39,7 @@ DEFAULT_QAT_MODULE_MAPPINGS = {
     nni.ConvBnReLU2d: nniqat.ConvBnReLU2d,
     nni.ConvReLU2d: nniqat.ConvReLU2d,
     nni.LinearReLU: nniqat.LinearReLU,
+    nni.LinearBn1d: nniqat.LinearBn1d,
 }
 
 DEFAULT_DYNAMIC_QUANT_MODULE_MAPPINGS = {

@@ -108,18 +108,27 @@ class Linear(Module):
         """The quantized form of a prepared ``nn.Linear`` (or fused ``LinearReLU``, or QAT
         module): its weight quantized with the qconfig's weight observer (the QAT module's
         ``weight_fake_quant``), its output qparams from its ``activation_post_process``."""
+        weight = bias = None
         if hasattr(mod, "weight_fake_quant"):  # a QAT module: its fake-quantize modules hold the qparams
             weight_post_process = mod.weight_fake_quant
             float_mod = mod
+            if hasattr(mod, "bn"):  # LinearBn1d: fold the batch norm's running statistics
+                from ...quantization.fuse_modules import fuse_conv_bn_weights
+
+                bn = mod.bn
+                weight, bias = fuse_conv_bn_weights(mod.weight, mod.bias, bn.running_mean, bn.running_var, bn.eps,
+                                                    bn.weight, bn.bias)
         else:
             _check_float_module(cls, mod, cls._FLOAT_MODULE)
             float_mod = mod[0] if isinstance(mod, minitorch.nn.Sequential) else mod
             weight_post_process = mod.qconfig.weight()
+        if weight is None:
+            weight, bias = float_mod.weight, float_mod.bias
         scale, zero_point = _act_qparams(mod)
-        weight_post_process(float_mod.weight)
-        qweight = _quantize_weight(float_mod.weight, weight_post_process)
+        weight_post_process(weight)
+        qweight = _quantize_weight(weight, weight_post_process)
         q = cls(float_mod.in_features, float_mod.out_features, dtype=minitorch.qint8)
-        q.set_weight_bias(qweight, float_mod.bias)
+        q.set_weight_bias(qweight, bias)
         q.scale, q.zero_point = scale, zero_point
         return q
 
