@@ -406,3 +406,18 @@ def test_qat_batch_norm_folding_is_exact_without_fake_quant(kind):
     q = tq.convert(prepared)
     assert type(q[1]) is nnq.Conv2d if kind == "conv" else type(q[1]) is nnq.Linear
     np.testing.assert_allclose(q(x).numpy(), ref_model(x).detach().numpy(), atol=0.1)
+
+
+def test_converted_mnist_sized_model_is_about_4x_smaller_on_disk(tmp_path):
+    mt.manual_seed(0)
+    model = nn.Sequential(tq.QuantStub(), nn.Conv2d(1, 8, 3), nn.ReLU(), nn.MaxPool2d(2), nn.Flatten(),
+                          nn.Linear(8 * 13 * 13, 128), nn.ReLU(), nn.Linear(128, 10), tq.DeQuantStub()).eval()
+    model = tq.fuse_modules(model, [["1", "2"], ["5", "6"]])
+    model.qconfig = tq.get_default_qconfig("x86")
+    x = mt.randn(4, 1, 28, 28)
+    q = tq.quantize(model, lambda m, data: m(data), [x])
+    mt.save(model.state_dict(), tmp_path / "f.safetensors")
+    mt.save(q.state_dict(), tmp_path / "q.safetensors")
+    ratio = (tmp_path / "f.safetensors").stat().st_size / (tmp_path / "q.safetensors").stat().st_size
+    assert ratio >= 3.5, ratio
+    assert (q(x) - model(x)).abs().max().item() < 0.1
