@@ -29,8 +29,7 @@ from ..nn import quantized as nnq
 from .qconfig import default_dynamic_qconfig, float_qparams_weight_only_qconfig
 from .qconfig_mapping import QConfigMapping
 from .quantization_mappings import (_NO_OBSERVER, get_default_dynamic_quant_module_mappings,
-                                    get_default_qat_module_mappings, get_default_qconfig_propagation_list,
-                                    get_default_static_quant_module_mappings)
+                                    get_default_qat_module_mappings, get_default_static_quant_module_mappings)
 from .stubs import DeQuantStub, QuantWrapper
 
 
@@ -136,7 +135,10 @@ def prepare(model, inplace: bool = False, allow_list=None, observer_non_leaf_mod
     if not any(_has_qconfig(m) for m in model.modules()):
         warnings.warn("None of the submodule got qconfig applied. Make sure you passed correct configuration "
                       "through `qconfig_dict` or by assigning the `.qconfig` attribute directly on submodules")
-    propagation_list = set(allow_list) if allow_list is not None else get_default_qconfig_propagation_list()
+    if allow_list is not None:
+        propagation_list = set(allow_list)
+    else:  # the static and QAT types (an LSTM's output is a tuple: it has no static quantized form)
+        propagation_list = set(get_default_static_quant_module_mappings()) | set(get_default_qat_module_mappings())
     _add_observer(model, propagation_list, set(observer_non_leaf_module_list or ()))
     return model
 
