@@ -5,14 +5,15 @@
     q   = round_half_even(x * (1 / scale) + zero_point)
     out = (clamp(q, quant_min, quant_max) - zero_point) * scale
 
-which is what ``x.quantize(...).dequantize()`` gives, without an integer tensor: quantization-
+which is what ``quantize_per_tensor(x, ...).dequantize()`` gives, without an integer tensor: quantization-
 aware training puts it in the forward pass so that the network learns with the rounding error.
 Rounding has a zero derivative almost everywhere, so the backward is PyTorch's
 *straight-through estimator*: the gradient passes unchanged where ``q`` fell inside
 ``[quant_min, quant_max]`` and is zero where the value was clamped.
 
-Both compute in the input's dtype (float32 for float16/bfloat16) with ``1 / scale`` rounded to float32, as PyTorch's kernels
-do (``x * inv_scale``, not ``x / scale``), so results match PyTorch bit for bit on float32.
+Both compute in the input's dtype (float32 for float16/bfloat16) with ``1 / scale`` rounded to
+float32, as PyTorch's kernels do (``x * inv_scale``, not ``x / scale``), so results match
+PyTorch's bit for bit on float32.
 """
 from __future__ import annotations
 

@@ -24,6 +24,6 @@ from .qconfig_mapping import QConfigMapping, get_default_qat_qconfig_mapping, ge
 from .quantization_mappings import (get_default_dynamic_quant_module_mappings,  # noqa: F401
                                     get_default_qat_module_mappings, get_default_qconfig_propagation_list,
                                     get_default_static_quant_module_mappings)
-from .quantize import (add_quant_dequant, convert, prepare, prepare_qat, propagate_qconfig_, quantize,  # noqa: F401
-                       quantize_dynamic, quantize_qat, swap_module)
+from .quantize import (add_quant_dequant, convert, default_eval_fn, prepare, prepare_qat,  # noqa: F401
+                       propagate_qconfig_, quantize, quantize_dynamic, quantize_qat, swap_module)
 from .stubs import DeQuantStub, QuantStub, QuantWrapper  # noqa: F401

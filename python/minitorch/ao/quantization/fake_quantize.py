@@ -12,8 +12,7 @@ import minitorch
 
 from ...nn.module import Module
 from . import _qtypes as qt
-from .observer import (MovingAverageMinMaxObserver, MovingAveragePerChannelMinMaxObserver, _PartialWrapper,
-                       _with_args, load_resizable)
+from .observer import MovingAverageMinMaxObserver, MovingAveragePerChannelMinMaxObserver, _with_args, load_resizable
 
 
 class FakeQuantizeBase(Module):
@@ -162,6 +161,6 @@ default_fused_per_channel_wt_fake_quant = FusedMovingAvgObsFakeQuantize.with_arg
     qscheme=qt.per_channel_symmetric)
 
 __all__ = ["FakeQuantizeBase", "FakeQuantize", "FusedMovingAvgObsFakeQuantize", "FixedQParamsFakeQuantize",
-           "disable_fake_quant", "enable_fake_quant", "disable_observer", "enable_observer", "_PartialWrapper",
+           "disable_fake_quant", "enable_fake_quant", "disable_observer", "enable_observer",
            "default_fake_quant", "default_weight_fake_quant", "default_per_channel_weight_fake_quant",
            "default_fused_act_fake_quant", "default_fused_wt_fake_quant", "default_fused_per_channel_wt_fake_quant"]

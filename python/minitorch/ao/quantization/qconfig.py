@@ -15,10 +15,9 @@ from . import _qtypes as qt
 from .fake_quantize import (FakeQuantize, FusedMovingAvgObsFakeQuantize, default_fake_quant,
                             default_fused_per_channel_wt_fake_quant, default_fused_wt_fake_quant,
                             default_per_channel_weight_fake_quant, default_weight_fake_quant)
-from .observer import (HistogramObserver, MinMaxObserver, MovingAverageMinMaxObserver, NoopObserver,
-                       PlaceholderObserver, default_dynamic_quant_observer, default_float_qparams_observer,
-                       default_observer, default_per_channel_weight_observer, default_placeholder_observer,
-                       default_weight_observer)
+from .observer import (HistogramObserver, MovingAverageMinMaxObserver, PlaceholderObserver,
+                       default_dynamic_quant_observer, default_float_qparams_observer, default_observer,
+                       default_per_channel_weight_observer, default_placeholder_observer, default_weight_observer)
 from ...nn.module import Module
 
 
@@ -45,7 +44,6 @@ float_qparams_weight_only_qconfig = QConfig(activation=default_placeholder_obser
 default_qat_qconfig = QConfig(activation=default_fake_quant, weight=default_weight_fake_quant)
 default_weight_only_qconfig = QConfig(activation=lambda: _Identity(), weight=default_weight_fake_quant)
 default_activation_only_qconfig = QConfig(activation=default_fake_quant, weight=lambda: _Identity())
-_ = NoopObserver
 
 _BACKENDS = ("x86", "fbgemm", "qnnpack", "onednn")
 
@@ -99,5 +97,4 @@ class _Identity(Module):
 __all__ = ["QConfig", "default_qconfig", "default_per_channel_qconfig", "default_dynamic_qconfig",
            "per_channel_dynamic_qconfig", "float16_dynamic_qconfig", "float_qparams_weight_only_qconfig",
            "default_qat_qconfig", "default_weight_only_qconfig", "default_activation_only_qconfig",
-           "get_default_qconfig", "get_default_qat_qconfig", "get_default_qconfig_dict", "MinMaxObserver",
-           "default_observer", "default_weight_observer"]
+           "get_default_qconfig", "get_default_qat_qconfig", "get_default_qconfig_dict"]

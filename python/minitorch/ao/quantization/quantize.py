@@ -30,7 +30,7 @@ from .qconfig import default_dynamic_qconfig, float_qparams_weight_only_qconfig
 from .qconfig_mapping import QConfigMapping
 from .quantization_mappings import (_NO_OBSERVER, get_default_dynamic_quant_module_mappings,
                                     get_default_qat_module_mappings, get_default_static_quant_module_mappings)
-from .stubs import DeQuantStub, QuantWrapper
+from .stubs import QuantWrapper
 
 
 def _check_model(fn: str, model) -> None:
@@ -289,6 +289,12 @@ def quantize_dynamic(model, qconfig_spec=None, dtype=None, mapping=None, inplace
     return model
 
 
+def default_eval_fn(model, calib_data) -> None:
+    """The simplest calibration ``run_fn`` for ``quantize``: the model on each ``(data, target)``."""
+    for data, _target in calib_data:
+        model(data)
+
+
 def add_quant_dequant(module):
     """Wraps every leaf module that has a qconfig in a ``QuantWrapper`` (so each is quantized on
     its own); returns the (changed) module."""
@@ -300,4 +306,4 @@ def add_quant_dequant(module):
 
 
 __all__ = ["propagate_qconfig_", "prepare", "convert", "quantize", "prepare_qat", "quantize_qat", "quantize_dynamic",
-           "swap_module", "add_quant_dequant", "DeQuantStub"]
+           "swap_module", "add_quant_dequant", "default_eval_fn"]
