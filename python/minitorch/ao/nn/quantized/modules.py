@@ -67,7 +67,7 @@ class ReLU6(Module):
         return "QuantizedReLU6"
 
     def extra_repr(self) -> str:
-        return f"inplace={self.inplace}"
+        return "inplace=True" if self.inplace else ""  # nn.ReLU's
 
     def __repr__(self) -> str:
         return f"{self._get_name()}({self.extra_repr()})"
