@@ -9,8 +9,9 @@ Convention (fbgemm's): activations are ``quint8`` per tensor (any zero point), w
     y[m, n]    = acc * x_scale * w_scale[n] + bias[n]                       (the real output)
     yq[m, n]   = clamp(nearbyint(y / out_scale) + out_zp, 0 | out_zp (relu), 255)
 
-``_C._qgemm`` computes acc (uint8 x int8 -> int32, with the zero-point correction terms) and
-``_C._requantize`` the last line, fused in one pass over acc; see docs/quantization.md.
+``_C._qlinear`` computes acc (uint8 x int8 -> int32: cpu/qgemm.cpp, cuda/qgemm.cu) and the last
+line in one kernel (``_C._qlinear_dynamic`` the float line, ``_C._qgemm`` acc itself); the
+``*_reference`` functions below are the same in plain minitorch ops. See docs/quantization.md.
 """
 from __future__ import annotations
 
@@ -72,16 +73,23 @@ def _gemm(xq: Tensor, x_zp: int, wq: Tensor, w_zp: Tensor) -> Tensor:
     return qgemm_reference(xq, x_zp, wq, w_zp)
 
 
-def _requant(acc: Tensor, bias, act_times_w: Tensor, out_scale: float, out_zp: int, relu: bool) -> Tensor:
-    if hasattr(_C, "_qrequantize"):
-        return _C._qrequantize(acc, bias, act_times_w.to(acc.device), float(out_scale), int(out_zp), bool(relu))
-    return requantize_reference(acc, bias, act_times_w, out_scale, out_zp, relu)
+def _gemm_requant(xq: Tensor, x_zp: int, wq: Tensor, w_zp: Tensor, bias, act_times_w: Tensor, out_scale: float,
+                  out_zp: int, relu: bool) -> Tensor:
+    """uint8 (M, N): the GEMM with the requantization fused in (one kernel, no int32 tensor)."""
+    dev = xq.device
+    if hasattr(_C, "_qlinear"):
+        return _C._qlinear(xq, int(x_zp), wq, w_zp.to(dev), None if bias is None else bias.to(dev),
+                           act_times_w.to(dev), float(out_scale), int(out_zp), bool(relu))
+    return requantize_reference(qgemm_reference(xq, x_zp, wq, w_zp), bias, act_times_w, out_scale, out_zp, relu)
 
 
-def _dequant_acc(acc: Tensor, bias, act_times_w: Tensor, relu: bool) -> Tensor:
-    if hasattr(_C, "_qdequantize_acc"):
-        return _C._qdequantize_acc(acc, bias, act_times_w.to(acc.device), bool(relu))
-    return dequantize_acc_reference(acc, bias, act_times_w, relu)
+def _gemm_dequant(xq: Tensor, x_zp: int, wq: Tensor, w_zp: Tensor, bias, act_times_w: Tensor, relu: bool) -> Tensor:
+    """float32 (M, N): the GEMM scaled back to reals (+ bias), fused."""
+    dev = xq.device
+    if hasattr(_C, "_qlinear_dynamic"):
+        return _C._qlinear_dynamic(xq, int(x_zp), wq, w_zp.to(dev), None if bias is None else bias.to(dev),
+                                   act_times_w.to(dev), bool(relu))
+    return dequantize_acc_reference(qgemm_reference(xq, x_zp, wq, w_zp), bias, act_times_w, relu)
 
 
 # ---- readable references (minitorch ops; the tests hold the C++ kernels to them) ----
@@ -133,9 +141,8 @@ def _linear(qx, qw, bias, out_scale, out_zero_point, relu: bool, op: str) -> QTe
     w_scale, w_zp = _weight_qparams(qw, n)
     lead = tuple(qx.shape[:-1])
     x2 = qx._data.reshape(-1, k)
-    acc = _gemm(x2, qx.q_zero_point(), qw._data, w_zp)
     act_times_w = w_scale * float(_f32_of(qx.q_scale()))  # float32, as fbgemm's act_times_w_scale
-    y = _requant(acc, _bias_arg(bias, n, op), act_times_w, s, z, relu)
+    y = _gemm_requant(x2, qx.q_zero_point(), qw._data, w_zp, _bias_arg(bias, n, op), act_times_w, s, z, relu)
     return QTensor(y.reshape(*lead, n), quint8, per_tensor_affine, s, z)
 
 
@@ -166,8 +173,8 @@ def _linear_dynamic(x, qw, bias, reduce_range: bool, relu: bool, op: str) -> Ten
     qx = quantize_per_tensor_dynamic(x.to(_f32), quint8, reduce_range)
     w_scale, w_zp = _weight_qparams(qw, n)
     lead = tuple(x.shape[:-1])
-    acc = _gemm(qx._data.reshape(-1, k), qx.q_zero_point(), qw._data, w_zp)
-    y = _dequant_acc(acc, _bias_arg(bias, n, op), w_scale * float(_f32_of(qx.q_scale())), relu)
+    y = _gemm_dequant(qx._data.reshape(-1, k), qx.q_zero_point(), qw._data, w_zp, _bias_arg(bias, n, op),
+                      w_scale * float(_f32_of(qx.q_scale())), relu)
     return y.reshape(*lead, n).to(out_dtype)
 
 
@@ -226,9 +233,9 @@ def _conv2d(qx, qw, bias, stride, padding, dilation, groups, out_scale, out_zero
     outs = []
     for g in range(groups):
         xg = cols_q[:, g * kg:(g + 1) * kg, :].permute(0, 2, 1).reshape(nb * L, kg)       # (N*L, kg)
-        acc = _gemm(xg, x_zp, w2[g * og:(g + 1) * og], w_zp[g * og:(g + 1) * og])
-        outs.append(_requant(acc, None if b is None else b[g * og:(g + 1) * og], act_times_w[g * og:(g + 1) * og],
-                             s, z, relu))
+        sl = slice(g * og, (g + 1) * og)
+        outs.append(_gemm_requant(xg, x_zp, w2[sl], w_zp[sl], None if b is None else b[sl], act_times_w[sl],
+                                  s, z, relu))
     y = outs[0] if groups == 1 else __import__("minitorch").cat(outs, 1)
     y = y.reshape(nb, oh * ow, o).permute(0, 2, 1).reshape(nb, o, oh, ow).contiguous()
     return QTensor(y, quint8, per_tensor_affine, s, z)
