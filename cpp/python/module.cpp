@@ -103,4 +103,5 @@ PYBIND11_MODULE(_C, m)
     bind_memory(m);
     bind_profiler(m);
     bind_linalg(m);
+    bind_quantized(m);
 }

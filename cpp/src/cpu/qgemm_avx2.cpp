@@ -1,0 +1,69 @@
+// qgemm_avx2.cpp — the dot products of the quantized GEMM with AVX2 (cpu/qgemm.cpp calls it
+// only on CPUs with AVX2). CMakeLists.txt compiles this file alone with -mavx2.
+//
+// Operands are int16 rows, zero points already subtracted, padded to Kp (a multiple of 16).
+// A 2 x 4 tile of outputs keeps 8 accumulators of 8 int32 lanes in registers; each step of
+// 16 k loads 2 rows of a and 4 of b and does 8 _mm256_madd_epi16 (16 products summed in
+// pairs: exact, |a - a_zp|, |b - b_zp| <= 255). The 8 lanes are summed at the end.
+#if defined(__x86_64__)
+#include <immintrin.h>
+
+#include <cstdint>
+
+namespace minitorch::cpu {
+
+namespace {
+
+inline int32_t hsum(__m256i v)
+{
+    __m128i s = _mm_add_epi32(_mm256_castsi256_si128(v), _mm256_extracti128_si256(v, 1));
+    s = _mm_hadd_epi32(s, s);
+    s = _mm_hadd_epi32(s, s);
+    return _mm_cvtsi128_si32(s);
+}
+
+template <int MR, int NR>
+inline void tile(const int16_t* a, const int16_t* b, int64_t Kp, int32_t* c, int64_t ldc)
+{
+    __m256i acc[MR][NR];
+    for (int i = 0; i < MR; ++i)
+        for (int j = 0; j < NR; ++j) acc[i][j] = _mm256_setzero_si256();
+    for (int64_t k = 0; k < Kp; k += 16) {
+        __m256i bv[NR];
+        for (int j = 0; j < NR; ++j) bv[j] = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(b + j * Kp + k));
+        for (int i = 0; i < MR; ++i) {
+            const __m256i av = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(a + i * Kp + k));
+            for (int j = 0; j < NR; ++j) acc[i][j] = _mm256_add_epi32(acc[i][j], _mm256_madd_epi16(av, bv[j]));
+        }
+    }
+    for (int i = 0; i < MR; ++i)
+        for (int j = 0; j < NR; ++j) c[i * ldc + j] = hsum(acc[i][j]);
+}
+
+template <int MR>
+inline void tile_cols(const int16_t* a, const int16_t* b, int64_t Kp, int32_t* c, int64_t ldc, int64_t cols)
+{
+    switch (cols) {
+        case 4: return tile<MR, 4>(a, b, Kp, c, ldc);
+        case 3: return tile<MR, 3>(a, b, Kp, c, ldc);
+        case 2: return tile<MR, 2>(a, b, Kp, c, ldc);
+        default: return tile<MR, 1>(a, b, Kp, c, ldc);
+    }
+}
+
+}  // namespace
+
+void qgemm_int16_avx2(const int16_t* a, const int16_t* b, int32_t* c, int64_t rows, int64_t cols, int64_t Kp,
+                      int64_t ldc)
+{
+    // b's 4-row panel (4 x Kp int16) stays in L1 while the block's rows of a pass by.
+    for (int64_t j = 0; j < cols; j += 4) {
+        const int64_t nc = cols - j < 4 ? cols - j : 4;
+        int64_t i = 0;
+        for (; i + 2 <= rows; i += 2) tile_cols<2>(a + i * Kp, b + j * Kp, Kp, c + i * ldc + j, ldc, nc);
+        if (i < rows) tile_cols<1>(a + i * Kp, b + j * Kp, Kp, c + i * ldc + j, ldc, nc);
+    }
+}
+
+}  // namespace minitorch::cpu
+#endif
