@@ -468,6 +468,12 @@ const KernelTable& kernel_table();
 enum class MatmulAlgo { Naive, Blocked, Blas };
 void set_matmul_algo(MatmulAlgo algo);
 MatmulAlgo matmul_algo();
+// Which CPU convolution runs (minitorch.backends.cpu.conv_algorithm; cpu/conv_direct.cpp):
+// Auto = the direct loops for narrow layers, im2col + GEMM otherwise (the default);
+// Direct = the direct loops wherever they apply; Im2col = always im2col + GEMM.
+enum class ConvAlgo { Auto, Direct, Im2col };
+void set_conv_algo(ConvAlgo algo);
+ConvAlgo conv_algo();
 
 // The CPU generator's state as text, and setting it back (utils.checkpoint replays the
 // random numbers of a forward: the same dropout masks).

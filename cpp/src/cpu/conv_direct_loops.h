@@ -1,0 +1,121 @@
+// conv_direct_loops.h — the inner loops of the direct convolution (conv_direct.cpp), on
+// vectors of L values of T (vector_loops.h's GCC vector type; L = 1 is the scalar fallback).
+//
+// Included by conv_direct.cpp (baseline x86-64 SSE2 / AArch64 NEON, and L = 1) and by
+// conv_direct_avx2.cpp (compiled with -mavx2 -mfma), so the same source is compiled once per
+// instruction set; like vector_loops.h, everything is in an anonymous namespace.
+//
+// Both loops read a padded copy of their input plane (conv_direct.cpp makes it): zeros
+// around the image, and zero columns on the right up to a whole number of vectors, so no
+// loop needs a bounds check. Stride 1 only: along a row, consecutive outputs read
+// consecutive inputs, and a vector of L outputs reads L neighbouring inputs.
+#pragma once
+#include "vector_loops.h"
+
+namespace minitorch::cpu {
+namespace {
+
+// One sample's geometry. The padded source xp is (C, HP, WP); the output y is (O, OH, OW);
+// the weight is (O, C/groups, KH, KW); output (oh, ow) of channel o reads, for each tap,
+// xp[c, oh + kh*dh, ow + kw*dw].
+struct DirectShape {
+    int64_t C, HP, WP, O, OH, OW, KH, KW, dh, dw, groups;
+};
+
+// y[o] = sum over the group's channels c and taps of w[o, c, kh, kw] * xp[c, shifted]: for
+// each output row, blocks of 2 vectors of outputs times OB output channels stay in registers
+// (2 * OB accumulators) while every input channel and tap is added in.
+template <class T, int L, int OB>
+inline void direct_block(T* y, const T* xp, const T* w, const DirectShape& s, int64_t o0, int64_t c0, int64_t Cg)
+{
+    const int64_t taps = Cg * s.KH * s.KW;
+    for (int64_t oh = 0; oh < s.OH; ++oh)
+        for (int64_t ow = 0; ow < s.OW; ow += 2 * L) {
+            vec<T, L> acc[OB][2] = {};
+            for (int64_t c = 0; c < Cg; ++c)
+                for (int64_t kh = 0; kh < s.KH; ++kh) {
+                    const T* row = xp + ((c0 + c) * s.HP + oh + kh * s.dh) * s.WP + ow;
+                    const T* wk = w + o0 * taps + (c * s.KH + kh) * s.KW;
+                    for (int64_t kw = 0; kw < s.KW; ++kw) {
+                        const vec<T, L> a = load<T, L>(row + kw * s.dw), b = load<T, L>(row + kw * s.dw + L);
+                        for (int o = 0; o < OB; ++o) {
+                            const T wv = wk[o * taps + kw];
+                            acc[o][0] += wv * a;
+                            acc[o][1] += wv * b;
+                        }
+                    }
+                }
+            const int64_t n = s.OW - ow;  // outputs left in this row
+            for (int o = 0; o < OB; ++o) {
+                T* out = y + ((o0 + o) * s.OH + oh) * s.OW + ow;
+                store<T, L>(out, acc[o][0], n < L ? n : L);
+                if (n > L) store<T, L>(out + L, acc[o][1], n - L < L ? n - L : L);
+            }
+        }
+}
+
+// The whole forward of one sample: y (O, OH, OW) from xp; needs WP >= round_up(OW, 2L) +
+// (KW - 1) * dw.
+template <class T, int L>
+void direct_forward(T* y, const T* xp, const T* w, const DirectShape& s)
+{
+    const int64_t Og = s.O / s.groups, Cg = s.C / s.groups;
+    for (int64_t g = 0; g < s.groups; ++g) {
+        int64_t o = g * Og;
+        for (; o + 4 <= (g + 1) * Og; o += 4) direct_block<T, L, 4>(y, xp, w, s, o, g * Cg, Cg);
+        for (; o < (g + 1) * Og; ++o) direct_block<T, L, 1>(y, xp, w, s, o, g * Cg, Cg);
+    }
+}
+
+// One sample's share of the weight gradient: acc[o, c, kh, kw] (L partial sums each, the
+// lanes of a vector) += sum over (oh, ow) of gy[o, oh, ow] * xp[c, oh + kh*dh, ow + kw*dw]. gy is padded
+// to rows of GW = round_up(OW, L) with zeros (so the columns past OW add nothing), and xp's
+// WP >= GW + (KW - 1) * dw. OB output channels and all KW taps of a row (up to 3) are
+// accumulated in registers along the whole plane.
+template <class T, int L, int OB, int KW>
+inline void weight_grad_block(T* acc, const T* gy, int64_t GW, const T* xp, const DirectShape& s, int64_t o0,
+                              int64_t c0, int64_t Cg)
+{
+    for (int64_t c = 0; c < Cg; ++c)
+        for (int64_t kh = 0; kh < s.KH; ++kh)
+            for (int64_t kw0 = 0; kw0 < s.KW; kw0 += KW) {
+                vec<T, L> sum[OB][KW] = {};
+                for (int64_t oh = 0; oh < s.OH; ++oh) {
+                    const T* row = xp + ((c0 + c) * s.HP + oh + kh * s.dh) * s.WP + kw0 * s.dw;
+                    for (int64_t ow = 0; ow < GW; ow += L) {
+                        vec<T, L> x[KW];
+                        for (int k = 0; k < KW; ++k) x[k] = load<T, L>(row + ow + k * s.dw);
+                        for (int o = 0; o < OB; ++o) {
+                            const vec<T, L> gv = load<T, L>(gy + ((o0 + o) * s.OH + oh) * GW + ow);
+                            for (int k = 0; k < KW; ++k) sum[o][k] += gv * x[k];
+                        }
+                    }
+                }
+                for (int o = 0; o < OB; ++o)
+                    for (int k = 0; k < KW; ++k) {
+                        T* a = acc + ((((o0 + o) * Cg + c) * s.KH + kh) * s.KW + kw0 + k) * L;
+                        store<T, L>(a, load<T, L>(a) + sum[o][k]);
+                    }
+            }
+}
+
+template <class T, int L, int KW>
+void weight_grad_groups(T* acc, const T* gy, int64_t GW, const T* xp, const DirectShape& s)
+{
+    const int64_t Og = s.O / s.groups, Cg = s.C / s.groups;
+    for (int64_t g = 0; g < s.groups; ++g) {
+        int64_t o = g * Og;
+        for (; o + 4 <= (g + 1) * Og; o += 4) weight_grad_block<T, L, 4, KW>(acc, gy, GW, xp, s, o, g * Cg, Cg);
+        for (; o < (g + 1) * Og; ++o) weight_grad_block<T, L, 1, KW>(acc, gy, GW, xp, s, o, g * Cg, Cg);
+    }
+}
+
+template <class T, int L>
+void direct_weight_grad(T* acc, const T* gy, int64_t GW, const T* xp, const DirectShape& s)
+{
+    if (s.KW % 3 == 0) weight_grad_groups<T, L, 3>(acc, gy, GW, xp, s);
+    else weight_grad_groups<T, L, 1>(acc, gy, GW, xp, s);
+}
+
+}  // namespace
+}  // namespace minitorch::cpu
