@@ -15,6 +15,13 @@
 namespace minitorch::cpu {
 namespace {
 
+// The first n < L lanes of v, one by one (a memcpy of a variable size would be a call).
+template <class T, int L>
+inline void store_part(T* p, vec<T, L> v, int64_t n)
+{
+    for (int64_t i = 0; i < n; ++i) p[i] = v[i];
+}
+
 // One sample's geometry. The padded source xp is (C, HP, WP); the output y is (O, OH, OW);
 // the weight is (O, C/groups, KH, KW); output (oh, ow) of channel o reads, for each tap,
 // xp[c, oh + kh*dh, ow + kw*dw].
@@ -48,8 +55,15 @@ inline void direct_block(T* y, const T* xp, const T* w, const DirectShape& s, in
             const int64_t n = s.OW - ow;  // outputs left in this row
             for (int o = 0; o < OB; ++o) {
                 T* out = y + ((o0 + o) * s.OH + oh) * s.OW + ow;
-                store<T, L>(out, acc[o][0], n < L ? n : L);
-                if (n > L) store<T, L>(out + L, acc[o][1], n - L < L ? n - L : L);
+                if (n >= 2 * L) {  // whole vectors (a memcpy of a constant size: one store)
+                    store<T, L>(out, acc[o][0]);
+                    store<T, L>(out + L, acc[o][1]);
+                } else if (n >= L) {
+                    store<T, L>(out, acc[o][0]);
+                    store_part<T, L>(out + L, acc[o][1], n - L);
+                } else {
+                    store_part<T, L>(out, acc[o][0], n);
+                }
             }
         }
 }
