@@ -129,12 +129,14 @@ void run_forward(T* y, const T* x, const T* weight, int64_t N, int64_t C, int64_
     const Loops<T> lp = loops<T>();
     const int64_t HP = OH + (w.KH - 1) * w.dil_h, WP = round_up(OW, kRowBlock) + (w.KW - 1) * w.dil_w;
     const int64_t g[11] = {C, HP, WP, O, OH, OW, w.KH, w.KW, w.dil_h, w.dil_w, w.groups};
-    const int64_t macs = O * OH * OW * (C / w.groups) * w.KH * w.KW;
+    const int64_t taps = (C / w.groups) * w.KH * w.KW, macs = O * OH * OW * taps;
+    std::vector<T> wp(size_t(O * taps));
+    pack_weights(wp.data(), weight, O, w.groups, taps);
     parallel_for(N, sample_grain(macs), [&](int64_t n0, int64_t n1) {
         std::vector<T> xp(size_t(C * HP * WP));
         for (int64_t n = n0; n < n1; ++n) {
             pad_planes(xp.data(), x + n * C * H * W, C, H, W, HP, WP, top, left);
-            lp.forward(y + n * O * OH * OW, xp.data(), weight, g);
+            lp.forward(y + n * O * OH * OW, xp.data(), wp.data(), g);
         }
     });
 }

@@ -31,24 +31,26 @@ struct DirectShape {
 
 // y[o] = sum over the group's channels c and taps of w[o, c, kh, kw] * xp[c, shifted]: for
 // each output row, blocks of 2 vectors of outputs times OB output channels stay in registers
-// (2 * OB accumulators) while every input channel and tap is added in.
-template <class T, int L, int OB>
-inline void direct_block(T* y, const T* xp, const T* w, const DirectShape& s, int64_t o0, int64_t c0, int64_t Cg)
+// (2 * OB accumulators) while every input channel and tap is added in. The weights come
+// packed (pack_weights): the OB values of one tap side by side. KW > 0 is the kernel
+// width known at compile time (the taps of a row unrolled), 0 a width read from s.
+template <class T, int L, int OB, int KW>
+inline void direct_block(T* y, const T* xp, const T* wp, const DirectShape& s, int64_t o0, int64_t c0, int64_t Cg)
 {
-    const int64_t taps = Cg * s.KH * s.KW;
+    const int64_t kw_n = KW > 0 ? KW : s.KW;
+    const T* wblock = wp + o0 * Cg * s.KH * kw_n;
     for (int64_t oh = 0; oh < s.OH; ++oh)
         for (int64_t ow = 0; ow < s.OW; ow += 2 * L) {
             vec<T, L> acc[OB][2] = {};
+            const T* wk = wblock;
             for (int64_t c = 0; c < Cg; ++c)
                 for (int64_t kh = 0; kh < s.KH; ++kh) {
                     const T* row = xp + ((c0 + c) * s.HP + oh + kh * s.dh) * s.WP + ow;
-                    const T* wk = w + o0 * taps + (c * s.KH + kh) * s.KW;
-                    for (int64_t kw = 0; kw < s.KW; ++kw) {
+                    for (int64_t kw = 0; kw < kw_n; ++kw, wk += OB) {
                         const vec<T, L> a = load<T, L>(row + kw * s.dw), b = load<T, L>(row + kw * s.dw + L);
                         for (int o = 0; o < OB; ++o) {
-                            const T wv = wk[o * taps + kw];
-                            acc[o][0] += wv * a;
-                            acc[o][1] += wv * b;
+                            acc[o][0] += wk[o] * a;
+                            acc[o][1] += wk[o] * b;
                         }
                     }
                 }
@@ -68,17 +70,39 @@ inline void direct_block(T* y, const T* xp, const T* w, const DirectShape& s, in
         }
 }
 
-// The whole forward of one sample: y (O, OH, OW) from xp; needs WP >= round_up(OW, 2L) +
-// (KW - 1) * dw.
-template <class T, int L>
-void direct_forward(T* y, const T* xp, const T* w, const DirectShape& s)
+// How direct_forward walks a group's output channels: blocks of 4, then one at a time.
+// wp[o0 * taps + tap * OB + o] = w[(o0 + o) * taps + tap] for the block (o0, OB) holding o.
+template <class T>
+void pack_weights(T* wp, const T* w, int64_t O, int64_t groups, int64_t taps)
+{
+    const int64_t Og = O / groups;
+    for (int64_t g = 0; g < groups; ++g)
+        for (int64_t o0 = g * Og; o0 < (g + 1) * Og;) {
+            const int64_t ob = o0 + 4 <= (g + 1) * Og ? 4 : 1;
+            for (int64_t o = 0; o < ob; ++o)
+                for (int64_t t = 0; t < taps; ++t) wp[o0 * taps + t * ob + o] = w[(o0 + o) * taps + t];
+            o0 += ob;
+        }
+}
+
+template <class T, int L, int KW>
+void direct_groups(T* y, const T* xp, const T* wp, const DirectShape& s)
 {
     const int64_t Og = s.O / s.groups, Cg = s.C / s.groups;
     for (int64_t g = 0; g < s.groups; ++g) {
         int64_t o = g * Og;
-        for (; o + 4 <= (g + 1) * Og; o += 4) direct_block<T, L, 4>(y, xp, w, s, o, g * Cg, Cg);
-        for (; o < (g + 1) * Og; ++o) direct_block<T, L, 1>(y, xp, w, s, o, g * Cg, Cg);
+        for (; o + 4 <= (g + 1) * Og; o += 4) direct_block<T, L, 4, KW>(y, xp, wp, s, o, g * Cg, Cg);
+        for (; o < (g + 1) * Og; ++o) direct_block<T, L, 1, KW>(y, xp, wp, s, o, g * Cg, Cg);
     }
+}
+
+// The whole forward of one sample: y (O, OH, OW) from xp and the packed weights; needs
+// WP >= round_up(OW, 2L) + (KW - 1) * dw.
+template <class T, int L>
+void direct_forward(T* y, const T* xp, const T* wp, const DirectShape& s)
+{
+    if (s.KW == 3) direct_groups<T, L, 3>(y, xp, wp, s);
+    else direct_groups<T, L, 0>(y, xp, wp, s);
 }
 
 // One sample's share of the weight gradient: acc[o, c, kh, kw] (L partial sums each, the
