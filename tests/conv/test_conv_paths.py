@@ -178,3 +178,18 @@ def test_other_capabilities_in_a_child(cap):
     out = subprocess.run([sys.executable, "-c", _CHILD.format(cap=want)], env=env, capture_output=True, text=True,
                          timeout=120)
     assert out.returncode == 0 and "ok" in out.stdout, out.stderr
+
+
+def test_two_threads_split_the_batch_and_agree():
+    """Batch 64 of the first layer is split over two threads (the weight gradient sums one
+    set of partial sums per thread): the same numbers as im2col on one thread."""
+    x, w = _rand((64, 1, 28, 28), minitorch.float64, 17), _rand((8, 1, 3, 3), minitorch.float64, 18)
+    ref = _run(lambda x, w: F.conv2d(x, w, padding=1), [x, w], minitorch.float64, "im2col")
+    prev = minitorch.get_num_threads()
+    minitorch.set_num_threads(2)
+    try:
+        got = _run(lambda x, w: F.conv2d(x, w, padding=1), [x, w], minitorch.float64, "direct")
+    finally:
+        minitorch.set_num_threads(prev)
+    for r, g in zip(ref, got):
+        np.testing.assert_allclose(g, r, rtol=1e-10, atol=1e-10)

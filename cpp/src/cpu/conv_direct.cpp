@@ -116,9 +116,12 @@ void pad_planes(T* dst, const T* src, int64_t C, int64_t H, int64_t W, int64_t H
             std::memcpy(dst + (c * HP + top + h) * WP + left, src + (c * H + h) * W, sizeof(T) * size_t(W));
 }
 
-// Samples per thread's chunk: about half a million multiply-adds (~50 us) at least, so a
-// second thread is woken only for work that pays for it.
-int64_t sample_grain(int64_t macs_per_sample) { return std::max<int64_t>(1, (int64_t(1) << 19) / std::max<int64_t>(macs_per_sample, 1)); }
+// Samples per thread's chunk: a million multiply-adds at least (~100 us, parallel.h's
+// rule), so a second thread is woken only for work that pays for it.
+int64_t sample_grain(int64_t macs_per_sample)
+{
+    return std::max<int64_t>(1, (int64_t(1) << 20) / std::max<int64_t>(macs_per_sample, 1));
+}
 
 // y (N, O, OH, OW) = the stride-1 convolution of x (N, C, H, W) padded by (top, left) on
 // each side, with weight (O, C/groups, KH, KW).
