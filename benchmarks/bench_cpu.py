@@ -137,7 +137,7 @@ def conv_rows() -> None:
 
             def fwd_bwd(F=F, x=x, w=w, b=b):
                 F.conv2d(x, w, b, padding=1).sum().backward()
-                x.grad = w.grad = b.grad = None  # noqa: F841
+                x.grad = w.grad = b.grad = None
 
             fns.append((fwd, fwd_bwd))
         label = f"conv {tuple(shape)}->{out_ch} k3 p1"

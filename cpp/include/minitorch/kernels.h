@@ -441,7 +441,8 @@ private:
 // May a float32 GEMM that starts now on this thread use TF32?
 bool tf32_allowed_now();
 
-// A device's convolution library (cuDNN on a GPU; see cuda/cudnn_conv.cu). conv2d and its
+// A device's convolution library (cuDNN on a GPU, see cuda/cudnn_conv.cu; on the CPU the
+// direct convolution of cpu/conv_direct.cpp). conv2d and its
 // backward try it before im2col + GEMMs; each function returns false for a case it does
 // not take (the library is off, missing, or does not support it), which then runs im2col.
 // Tensors are contiguous NCHW (weights O, C/groups, KH, KW) of one floating dtype; results
