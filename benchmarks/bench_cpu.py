@@ -8,7 +8,8 @@ ratio column is minitorch / PyTorch (below 1: minitorch is faster), else / NumPy
 
 Targets (issue 11), one thread: every elementwise row <= 1.0x PyTorch; the Sigmoid MLP
 step <= 0.7x, the ReLU MLP step <= 0.5x, the CNN step <= 0.7x; two threads never slower
-than one (``--threads 2``).
+than one (``--threads 2``). Issue 32 adds the BN-CNN step (<= 0.8x) and rows for single
+convolution layers (forward, and forward + both gradients).
 """
 from __future__ import annotations
 
@@ -105,6 +106,46 @@ def cnn(m):
                         m.Flatten(), m.Linear(16 * 7 * 7, 10))
 
 
+def bn_cnn(m):
+    """The small CNN with BatchNorm after each convolution (issue 32)."""
+    return m.Sequential(m.Conv2d(1, 8, 3, padding=1), m.BatchNorm2d(8), m.ReLU(), m.MaxPool2d(2),
+                        m.Conv2d(8, 16, 3, padding=1), m.BatchNorm2d(16), m.ReLU(), m.MaxPool2d(2),
+                        m.Flatten(), m.Linear(16 * 7 * 7, 10))
+
+
+# Convolution layers alone (issue 32): the course's narrow ones and two wider ones.
+# (input shape, out_channels): 3x3 kernels, padding 1, float32.
+CONV_SHAPES = [((64, 1, 28, 28), 8), ((64, 8, 14, 14), 16), ((64, 16, 14, 14), 32), ((64, 32, 7, 7), 64)]
+
+
+def conv_rows() -> None:
+    rng = np.random.default_rng(2)
+    for shape, out_ch in CONV_SHAPES:
+        x_np = rng.standard_normal(shape).astype(np.float32)
+        w_np = (rng.standard_normal((out_ch, shape[1], 3, 3)) * 0.1).astype(np.float32)
+        b_np = np.zeros(out_ch, np.float32)
+        fns = []
+        for lib in [minitorch] + ([torch] if torch else []):
+            # a first layer (one input channel) needs no input gradient, as in a network
+            x = lib.tensor(x_np, requires_grad=shape[1] > 1)
+            w, b = lib.tensor(w_np, requires_grad=True), lib.tensor(b_np, requires_grad=True)
+            F = lib.nn.functional
+
+            def fwd(F=F, x=x, w=w, b=b, lib=lib):
+                with lib.no_grad():
+                    F.conv2d(x, w, b, padding=1)
+
+            def fwd_bwd(F=F, x=x, w=w, b=b):
+                F.conv2d(x, w, b, padding=1).sum().backward()
+                x.grad = w.grad = b.grad = None
+
+            fns.append((fwd, fwd_bwd))
+        label = f"conv {tuple(shape)}->{out_ch} k3 p1"
+        f_torch = fns[1] if torch else (None, None)
+        row(f"{label} fwd", best_of(fns[0][0], 5, 20), best_of(f_torch[0], 5, 20) if torch else None)
+        row(f"{label} fwd+bwd", best_of(fns[0][1], 5, 10), best_of(f_torch[1], 5, 10) if torch else None)
+
+
 def chain_pair():
     """16 ops with tanh on 64x64, forward and backward."""
     def run(lib, x):
@@ -135,6 +176,7 @@ def main(argv=None) -> None:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--threads", type=int, default=1)
     p.add_argument("--n", type=int, default=1_000_000)
+    p.add_argument("--only", choices=("steps", "conv", "elementwise"), help="run one section of the table")
     args = p.parse_args(argv)
     minitorch.set_num_threads(args.threads)
     if torch:
@@ -143,15 +185,20 @@ def main(argv=None) -> None:
           f"PyTorch {torch.__version__ if torch else 'absent'}, NumPy {np.__version__}; threads={args.threads}")
     print(f"{'workload (ms per call)':<44}{'minitorch':>9}{'PyTorch':>9}{'NumPy':>9}  ratio")
     # The training steps first, in this fresh process: their first steps are what a new notebook sees.
-    for name, (f_mt, f_torch) in (("Sigmoid MLP 784-128-10 step, batch 64", pair(mlp("Sigmoid"), 0.1)),
+    for name, (f_mt, f_torch) in () if args.only not in (None, "steps") else (("Sigmoid MLP 784-128-10 step, batch 64", pair(mlp("Sigmoid"), 0.1)),
                                   ("ReLU MLP 784-128-10 step, batch 64", pair(mlp("ReLU"), 0.1)),
-                                  ("small CNN step (2 conv, 2 pool, linear), b 64", pair(cnn, 0.05, 0.9))):
+                                  ("small CNN step (2 conv, 2 pool, linear), b 64", pair(cnn, 0.05, 0.9)),
+                                  ("BN-CNN step (the CNN + BatchNorm2d), b 64", pair(bn_cnn, 0.05, 0.9))):
         t_first = first_steps(f_mt)
         row(name, best_of(f_mt, 5, 20), best_of(f_torch, 5, 20) if f_torch else None)
         row("  (median of its first 20 steps)", t_first)
-    f_mt, f_torch = chain_pair()
-    row("16-op chain with tanh, 64x64, fwd+bwd", best_of(f_mt, 5, 50), best_of(f_torch, 5, 50) if f_torch else None)
-    elementwise_rows(args.n)
+    if args.only in (None, "elementwise"):
+        f_mt, f_torch = chain_pair()
+        row("16-op chain with tanh, 64x64, fwd+bwd", best_of(f_mt, 5, 50), best_of(f_torch, 5, 50) if f_torch else None)
+    if args.only in (None, "conv"):
+        conv_rows()
+    if args.only in (None, "elementwise"):
+        elementwise_rows(args.n)
 
 
 if __name__ == "__main__":

@@ -94,6 +94,16 @@ void bind_functions(py::module_& m)
         auto a = cpu::matmul_algo();
         return a == cpu::MatmulAlgo::Naive ? "naive" : a == cpu::MatmulAlgo::Blocked ? "blocked" : "blas";
     });
+    m.def("_set_cpu_conv_algorithm", [](const std::string& name) {
+        if (name == "auto") cpu::set_conv_algo(cpu::ConvAlgo::Auto);
+        else if (name == "direct") cpu::set_conv_algo(cpu::ConvAlgo::Direct);
+        else if (name == "im2col") cpu::set_conv_algo(cpu::ConvAlgo::Im2col);
+        else throw ValueError("backends.cpu.conv_algorithm: expected 'auto', 'direct' or 'im2col', got '" + name + "'");
+    });
+    m.def("_get_cpu_conv_algorithm", [] {
+        auto a = cpu::conv_algo();
+        return a == cpu::ConvAlgo::Auto ? "auto" : a == cpu::ConvAlgo::Direct ? "direct" : "im2col";
+    });
     m.def("live_tensor_count", &live_tensor_count, "Number of tensor objects alive (for leak checks).");
     // The CPU caching allocator (cpu/allocator.cpp), for minitorch.cpu.
     m.def("_cpu_empty_cache", &cpu::empty_cache);

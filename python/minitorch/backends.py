@@ -7,6 +7,8 @@ Kernel choices, for the lectures' comparisons (the defaults are the fast ones):
     with minitorch.backends.cuda.use_matmul("naive"):  # the same, for one block
         c = a @ b
     minitorch.backends.cpu.get_cpu_capability()        # "AVX2": what the SIMD math runs on
+    minitorch.backends.cpu.conv_algorithm = "im2col"   # "auto" (default) | "direct" | "im2col"
+    with minitorch.backends.cpu.use_conv_algorithm("direct"): ...
 
 TF32 on the GPU's tensor cores, PyTorch's switches and defaults:
 
@@ -60,6 +62,30 @@ class _CpuBackend(_MatmulChoice):
         the CPU at the first use; ``MINITORCH_CPU_CAPABILITY=default|sse|avx2|neon`` set
         before that overrides it."""
         return _C._cpu_capability()
+
+    @property
+    def conv_algorithm(self) -> str:
+        """How conv2d (and conv1d, conv_transpose2d, their gradients) run on the CPU:
+        "im2col" (the columns of every window, then GEMMs: the lectures' path), "direct"
+        (vectorised loops over the outputs, for stride 1 and padding up to the kernel's
+        reach; im2col for the rest) or "auto" (the default: direct for narrow layers,
+        at most 144 multiply-adds per output (16 channels of 3x3), where it was measured faster; im2col
+        otherwise). See docs/ARCHITECTURE.md, "CPU convolutions"."""
+        return _C._get_cpu_conv_algorithm()
+
+    @conv_algorithm.setter
+    def conv_algorithm(self, name: str) -> None:
+        _C._set_cpu_conv_algorithm(name)
+
+    @contextlib.contextmanager
+    def use_conv_algorithm(self, name: str):
+        """Runs the block with ``name`` ("auto", "direct", "im2col") as the CPU convolution."""
+        prev = self.conv_algorithm
+        self.conv_algorithm = name
+        try:
+            yield
+        finally:
+            self.conv_algorithm = prev
 
 
 class _Switches:

@@ -481,7 +481,8 @@ private:
 // May a float32 GEMM that starts now on this thread use TF32?
 bool tf32_allowed_now();
 
-// A device's convolution library (cuDNN on a GPU; see cuda/cudnn_conv.cu). conv2d and its
+// A device's convolution library (cuDNN on a GPU, see cuda/cudnn_conv.cu; on the CPU the
+// direct convolution of cpu/conv_direct.cpp). conv2d and its
 // backward try it before im2col + GEMMs; each function returns false for a case it does
 // not take (the library is off, missing, or does not support it), which then runs im2col.
 // Tensors are contiguous NCHW (weights O, C/groups, KH, KW) of one floating dtype; results
@@ -508,6 +509,12 @@ const KernelTable& kernel_table();
 enum class MatmulAlgo { Naive, Blocked, Blas };
 void set_matmul_algo(MatmulAlgo algo);
 MatmulAlgo matmul_algo();
+// Which CPU convolution runs (minitorch.backends.cpu.conv_algorithm; cpu/conv_direct.cpp):
+// Auto = the direct loops for narrow layers, im2col + GEMM otherwise (the default);
+// Direct = the direct loops wherever they apply; Im2col = always im2col + GEMM.
+enum class ConvAlgo { Auto, Direct, Im2col };
+void set_conv_algo(ConvAlgo algo);
+ConvAlgo conv_algo();
 
 // The CPU generator's state as text, and setting it back (utils.checkpoint replays the
 // random numbers of a forward: the same dropout masks).

@@ -14,7 +14,9 @@
 // stays bounded whatever the batch; W^T and cols^T are transposed views (BLAS flags).
 // The columns are not saved for backward: x is, and backward runs im2col again.
 // On a GPU with cuDNN (backends.cudnn.enabled, the default) cuDNN's own algorithms run
-// instead (cuda/cudnn_conv.cu); im2col stays the path to read, and the fallback.
+// instead (cuda/cudnn_conv.cu), and on the CPU narrow layers run a direct convolution
+// (cpu/conv_direct.cpp, backends.cpu.conv_algorithm); im2col stays the path to read, and
+// the fallback.
 // conv1d is conv2d with H = 1 (see python/minitorch/nn/functional.py).
 #include <algorithm>
 
