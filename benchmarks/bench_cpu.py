@@ -202,5 +202,5 @@ def norm_pool_reduce_rows() -> None:
         row(f"{name} of 1000x1000 floats", *both(x, f, f, False))
 
 
-if __name == "__main__":
+if __name__ == "__main__":
     main()

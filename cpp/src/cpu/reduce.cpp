@@ -63,10 +63,16 @@ void sum_blocks(const T* const* x, int64_t n, typename Acc<T>::type* out)
     using Lane = typename LaneType<T>::type;
     constexpr int L = kLanes<T>;
     Lane lanes[S][L] = {};
-    const int64_t body = n - n % L;  // the rest is added after the tree
-    for (int64_t i = 0; i < body; i += L)
+    const int64_t full = n - n % L;
+    for (int64_t i = 0; i < full; i += L)
         for (int s = 0; s < S; ++s)
             for (int k = 0; k < L; ++k) lanes[s][k] += x[s][i + k];
+    // then 8 values at a time into the first lanes (a short row's tail, e.g. 1000 = 31 * 32
+    // + 8, stays in SIMD instead of a chain of scalar double additions)
+    const int64_t body = full + (n - full) / 8 * 8;  // the rest is added after the tree
+    for (int64_t i = full; i < body; i += 8)
+        for (int s = 0; s < S; ++s)
+            for (int k = 0; k < 8; ++k) lanes[s][k] += x[s][i + k];
     for (int s = 0; s < S; ++s) {
         A tree[L];
         for (int k = 0; k < L; ++k) tree[k] = static_cast<A>(lanes[s][k]);
@@ -209,7 +215,11 @@ void sum_strip(const T* x, int64_t R, int64_t inner, int64_t n, T* out)
     for (int64_t r0 = 0; r0 < R; r0 += kStripRows) {
         Lane part[kStrip] = {};
         const int64_t rows = std::min(kStripRows, R - r0);
-        for (int64_t r = 0; r < rows; ++r, x += inner)
+        int64_t r = 0;
+        // four rows per sweep: a quarter of the loads and stores of `part`
+        for (; r + 4 <= rows; r += 4, x += 4 * inner)
+            for (int64_t c = 0; c < n; ++c) part[c] += (x[c] + x[inner + c]) + (x[2 * inner + c] + x[3 * inner + c]);
+        for (; r < rows; ++r, x += inner)
             for (int64_t c = 0; c < n; ++c) part[c] += x[c];
         for (int64_t c = 0; c < n; ++c) acc[c] += static_cast<A>(part[c]);
     }
