@@ -127,20 +127,27 @@ void max_pool_plane_padded(const T* __restrict plane, T* __restrict y, int64_t* 
             y_row[ow] = best;
         };
         for (int64_t ow = 0; ow < span.ow_lo; ++ow) border(ow);
-        if (kh0 < kh1)
-            for (int64_t ow = span.ow_lo; ow < span.ow_hi; ++ow) {
-                const int64_t first = (ih0 + kh0) * w.W + ow * w.stride_w - w.pad_w;
-                T best = plane[first];
-                int64_t best_i = first;
-                for (int64_t kh = kh0; kh < kh1; ++kh) {
-                    const int64_t row = (ih0 + kh) * w.W + ow * w.stride_w - w.pad_w;
-                    for (int kw = 0; kw < KW; ++kw) {
-                        const T v = plane[row + kw];
-                        if (takes(v, best)) best = v, best_i = row + kw;
+        if (kh0 < kh1) {
+            // Window element by window element (row-major, as max_in_window: the same
+            // winners), each sweeping every interior output of the row: the outputs are
+            // independent, so the sweep runs in SIMD lanes instead of one long chain of
+            // compare-and-select per output.
+            const int64_t lo = span.ow_lo, hi = span.ow_hi, sw = w.stride_w;
+            for (int64_t ow = lo; ow < hi; ++ow) {
+                const int64_t first = (ih0 + kh0) * w.W + ow * sw - w.pad_w;
+                y_row[ow] = plane[first], idx_row[ow] = first;
+            }
+            for (int64_t kh = kh0; kh < kh1; ++kh)
+                for (int kw = 0; kw < KW; ++kw) {
+                    const int64_t at = (ih0 + kh) * w.W - w.pad_w + kw;  // + ow * sw
+                    for (int64_t ow = lo; ow < hi; ++ow) {
+                        const T v = plane[at + ow * sw], b = y_row[ow];
+                        const bool t = takes(v, b);  // bit selects: a branch here is mispredicted half the time
+                        y_row[ow] = pick(t, v, b);
+                        idx_row[ow] = pick<int64_t>(t, at + ow * sw, idx_row[ow]);
                     }
                 }
-                y_row[ow] = best, idx_row[ow] = best_i;
-            }
+        }
         else
             for (int64_t ow = span.ow_lo; ow < span.ow_hi; ++ow) border(ow);
         for (int64_t ow = span.ow_hi; ow < w.OW; ++ow) border(ow);
@@ -159,14 +166,16 @@ void avg_pool_plane_padded(const T* __restrict plane, T* __restrict y, const Win
             y_row[ow] = sum_in_window(plane, w, oh, ow) * (T(1) / T(pool_window_size(w, oh, ow)));
         };
         for (int64_t ow = 0; ow < span.ow_lo; ++ow) border(ow);
-        for (int64_t ow = span.ow_lo; ow < span.ow_hi; ++ow) {
-            T acc = 0;
-            for (int64_t kh = kh0; kh < kh1; ++kh) {
-                const T* r = plane + (ih0 + kh) * w.W + ow * w.stride_w - w.pad_w;
-                for (int kw = 0; kw < KW; ++kw) acc += r[kw];
+        // As in max pooling: each window element sweeps the row's interior outputs (SIMD
+        // lanes), adding in the same row-major order as sum_in_window.
+        const int64_t lo = span.ow_lo, hi = span.ow_hi, sw = w.stride_w;
+        for (int64_t ow = lo; ow < hi; ++ow) y_row[ow] = 0;
+        for (int64_t kh = kh0; kh < kh1; ++kh)
+            for (int kw = 0; kw < KW; ++kw) {
+                const T* r = plane + (ih0 + kh) * w.W - w.pad_w + kw;
+                for (int64_t ow = lo; ow < hi; ++ow) y_row[ow] += r[ow * sw];
             }
-            y_row[ow] = acc * (T(1) / T(pool_window_size(w, oh, ow)));
-        }
+        for (int64_t ow = lo; ow < hi; ++ow) y_row[ow] = y_row[ow] * (T(1) / T(pool_window_size(w, oh, ow)));
         for (int64_t ow = span.ow_hi; ow < w.OW; ++ow) border(ow);
     }
 }
@@ -223,14 +232,14 @@ void max_pool2d(const Tensor& out, const Tensor& indices, const Tensor& input, c
                     max_pool_plane_2x2(plane, y + p * w.OH * w.OW, idx + p * w.OH * w.OW, w.W, w.OH, w.OW);
                     continue;
                 }
-                if (inside) {
-                    max_pool_plane_inside(plane, y + p * w.OH * w.OW, idx + p * w.OH * w.OW, w);
-                    continue;
-                }
                 if (with_small_width(w, [&](auto kw) {
                         max_pool_plane_padded<decltype(kw)::value>(plane, y + p * w.OH * w.OW, idx + p * w.OH * w.OW, w);
                     }))
                     continue;
+                if (inside) {
+                    max_pool_plane_inside(plane, y + p * w.OH * w.OW, idx + p * w.OH * w.OW, w);
+                    continue;
+                }
                 for (int64_t oh = 0; oh < w.OH; ++oh)
                     for (int64_t ow = 0; ow < w.OW; ++ow) {
                         T best = -std::numeric_limits<T>::infinity();
