@@ -8,7 +8,8 @@ ratio column is minitorch / PyTorch (below 1: minitorch is faster), else / NumPy
 
 Targets (issue 11), one thread: every elementwise row <= 1.0x PyTorch; the Sigmoid MLP
 step <= 0.7x, the ReLU MLP step <= 0.5x, the CNN step <= 0.7x; two threads never slower
-than one (``--threads 2``).
+than one (``--threads 2``). Issue 32's op rows at the end (BatchNorm2d, max/avg pooling,
+sum/mean over all and one dim) are medians of several rounds, steadier on a loaded machine.
 """
 from __future__ import annotations
 
