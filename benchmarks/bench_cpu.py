@@ -8,8 +8,10 @@ ratio column is minitorch / PyTorch (below 1: minitorch is faster), else / NumPy
 
 Targets (issue 11), one thread: every elementwise row <= 1.0x PyTorch; the Sigmoid MLP
 step <= 0.7x, the ReLU MLP step <= 0.5x, the CNN step <= 0.7x; two threads never slower
-than one (``--threads 2``). Issue 32 adds the BN-CNN step (<= 0.8x) and rows for single
-convolution layers (forward, and forward + both gradients).
+than one (``--threads 2``). Issue 32 adds the BN-CNN step (<= 0.8x), rows for single
+convolution layers (forward, and forward + both gradients), and op rows at the end
+(BatchNorm2d, max/avg pooling, sum/mean over all and one dim), which are medians of
+several rounds, steadier on a loaded machine.
 """
 from __future__ import annotations
 
@@ -176,7 +178,7 @@ def main(argv=None) -> None:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--threads", type=int, default=1)
     p.add_argument("--n", type=int, default=1_000_000)
-    p.add_argument("--only", choices=("steps", "conv", "elementwise"), help="run one section of the table")
+    p.add_argument("--only", choices=("steps", "conv", "elementwise", "ops"), help="run one section of the table")
     args = p.parse_args(argv)
     minitorch.set_num_threads(args.threads)
     if torch:
@@ -199,6 +201,55 @@ def main(argv=None) -> None:
         conv_rows()
     if args.only in (None, "elementwise"):
         elementwise_rows(args.n)
+    if args.only in (None, "ops"):
+        norm_pool_reduce_rows()
+
+
+# ---- batch norm, pooling and reductions, op by op (issue 32) ----
+
+def median_of(fn, repeat: int = 7, number: int = 10) -> float:
+    """Median seconds per call over `repeat` rounds of `number` calls (after one warm-up):
+    steadier than the best on a loaded machine."""
+    import time
+    fn()
+    times = []
+    for _ in range(repeat):
+        t0 = time.perf_counter()
+        for _ in range(number):
+            fn()
+        times.append((time.perf_counter() - t0) / number)
+    return float(np.median(times))
+
+
+def norm_pool_reduce_rows() -> None:
+    """BatchNorm2d training forward+backward, max/avg pooling forward+backward and sum/mean,
+    minitorch beside PyTorch (medians of several rounds)."""
+    rng = np.random.default_rng(2)
+
+    def both(x_np, f_mt, f_torch, grad: bool):
+        a = minitorch.tensor(x_np, requires_grad=grad)
+        t = torch.tensor(x_np, requires_grad=grad) if torch else None
+        return median_of(lambda: f_mt(a)), (median_of(lambda: f_torch(t)) if torch else None)
+
+    def fwd_bwd(f):
+        return lambda x: f(x).sum().backward()
+
+    for shape in ((64, 16, 14, 14), (32, 64, 56, 56)):
+        x = rng.standard_normal(shape).astype(np.float32)
+        bn_mt, bn_t = minitorch.nn.BatchNorm2d(shape[1]), (torch.nn.BatchNorm2d(shape[1]) if torch else None)
+        row(f"BatchNorm2d train fwd+bwd {shape}", *both(x, fwd_bwd(bn_mt), fwd_bwd(bn_t) if torch else None, True))
+    pools = (("max_pool2d", minitorch.nn.functional.max_pool2d, torch.nn.functional.max_pool2d if torch else None),
+             ("avg_pool2d", minitorch.nn.functional.avg_pool2d, torch.nn.functional.avg_pool2d if torch else None))
+    for shape, k, s, p in (((64, 8, 28, 28), 2, 2, 0), ((64, 16, 28, 28), 3, 2, 1), ((64, 16, 28, 28), 3, 1, 1)):
+        x = rng.standard_normal(shape).astype(np.float32)
+        for name, f_mt, f_t in pools:
+            row(f"{name} k{k} s{s} p{p} {shape} fwd+bwd",
+                *both(x, fwd_bwd(lambda a: f_mt(a, k, s, p)), fwd_bwd(lambda t: f_t(t, k, s, p)) if torch else None,
+                      True))
+    x = rng.standard_normal((1000, 1000)).astype(np.float32)
+    for name, f in (("sum()", lambda a: a.sum()), ("mean()", lambda a: a.mean()), ("sum(0)", lambda a: a.sum(0)),
+                    ("sum(1)", lambda a: a.sum(1)), ("mean(1)", lambda a: a.mean(1))):
+        row(f"{name} of 1000x1000 floats", *both(x, f, f, False))
 
 
 if __name__ == "__main__":

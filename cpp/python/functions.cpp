@@ -201,6 +201,12 @@ void bind_functions(py::module_& m)
         return layer_norm(tensor_arg(x, "layer_norm"), D, w.is_none() ? nullptr : tensor_arg(w, "layer_norm", "weight"),
                           b.is_none() ? nullptr : tensor_arg(b, "layer_norm", "bias"), eps);
     });
+    m.def("_batch_norm", [](py::handle x, py::handle rm, py::handle rv, py::handle w, py::handle b, bool training,
+                            double momentum, double eps) {
+        auto opt = [](py::handle t, const char* name) { return t.is_none() ? nullptr : tensor_arg(t, "batch_norm", name); };
+        return batch_norm(tensor_arg(x, "batch_norm"), opt(rm, "running_mean"), opt(rv, "running_var"), opt(w, "weight"),
+                          opt(b, "bias"), training, momentum, eps);
+    });
     m.def("_lstm_cell", [](py::handle gates, py::handle c) {
         return lstm_cell(tensor_arg(gates, "lstm_cell", "gates"), tensor_arg(c, "lstm_cell", "c"));
     });

@@ -427,3 +427,44 @@ def test_max_pool2d_every_path_keeps_ties_first_and_nan(device, dtype, k, s, p):
     out, got_idx = F.max_pool2d(minitorch.tensor(x, device=device), k, s, p, return_indices=True)
     np.testing.assert_array_equal(to_numpy(out), vals)
     np.testing.assert_array_equal(to_numpy(got_idx), idx)
+
+
+def _ref_pool_backward(x, g, kind, k, s, p, ceil_mode):
+    """The input gradient of sum(pool(x) * g): max sends g to each window's argmax, avg spreads
+    g / area over the window's pixels inside the input."""
+    N, C, H, W = x.shape
+    gx = np.zeros((N, C, H * W))
+    if kind == "max":
+        _, idx = ref_max_pool2d(x, k, s, p, 1, ceil_mode)
+        for n in range(N):
+            for c in range(C):
+                np.add.at(gx[n, c], idx[n, c].ravel(), g[n, c].ravel())
+        return gx.reshape(x.shape)
+    gx = gx.reshape(x.shape)
+    OH, OW = g.shape[2:]
+    for i in range(OH):
+        for j in range(OW):
+            h0, w0 = i * s - p, j * s - p
+            area = (min(h0 + k, H + p) - h0) * (min(w0 + k, W + p) - w0)
+            gx[:, :, max(h0, 0):min(h0 + k, H), max(w0, 0):min(w0 + k, W)] += g[:, :, i:i + 1, j:j + 1] / area
+    return gx
+
+
+@pytest.mark.parametrize("kind", ["max", "avg"])
+@pytest.mark.parametrize("k, s, p, ceil_mode", [(2, 2, 0, False), (2, 2, 1, True), (3, 2, 1, False), (3, 1, 1, False),
+                                                (3, 2, 0, True), (2, 1, 0, False)])
+def test_pool_fast_paths_values_and_gradients(device, kind, k, s, p, ceil_mode):
+    """The specialised 2- and 3-wide window loops (interior without bounds checks, checked
+    borders) on planes wide enough to have an interior, forward and backward, float64."""
+    rng = np.random.default_rng(k * 100 + s * 10 + p)
+    x = rng.permutation(2 * 3 * 11 * 13).reshape(2, 3, 11, 13) / 7.0 - 30.0
+    xt = minitorch.tensor(x, device=device, requires_grad=True)
+    pool = F.max_pool2d if kind == "max" else F.avg_pool2d
+    out = pool(xt, k, s, p, ceil_mode=ceil_mode)
+    want = (ref_max_pool2d(x, k, s, p, 1, ceil_mode)[0] if kind == "max"
+            else ref_avg_pool2d(x, k, s, p, ceil_mode))
+    np.testing.assert_allclose(to_numpy(out), want, rtol=1e-12, atol=1e-12)
+    g = rng.standard_normal(want.shape)
+    out.backward(minitorch.tensor(g, device=device))
+    np.testing.assert_allclose(to_numpy(xt.grad), _ref_pool_backward(x, g, kind, k, s, p, ceil_mode), rtol=1e-12,
+                               atol=1e-12)

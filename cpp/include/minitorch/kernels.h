@@ -168,6 +168,15 @@ struct ClassLoss {
 //             gw = grad_out * weight (grad_out alone without weight), xhat = (x - mean) * rstd;
 //             grad_weight, grad_bias (D,) = sums over rows of grad_out * xhat and of grad_out
 //             (either, and grad_in, may be null when not needed).
+//  batch_norm  out (N, C, S) = (x - mean) * rstd * weight + bias per channel c of in (N, C, S),
+//             all contiguous, one floating dtype; weight, bias (C,) or null. training: mean
+//             and rstd (C,) receive the batch statistics (biased var), and running_mean /
+//             running_var (C,), when not null, move toward the mean and the unbiased var
+//             (momentum); eval: mean and rstd come from running_mean / running_var.
+//             Formulas: batch_norm_math.h.
+//  batch_norm_backward  grad_in (N, C, S) (null when not needed) from grad_out, in, the saved
+//             mean and rstd and weight (or null); grad_weight, grad_bias (C,) (or null) =
+//             per-channel sums of grad_out * xhat and of grad_out.
 //  lstm_cell  one LSTM step from its gate pre-activations gates (N, 4H), in PyTorch's order
 //             i, f, g, o, and c_prev (N, H): act (N, 4H) = sigmoid(i), sigmoid(f), tanh(g),
 //             sigmoid(o); c = f * c_prev + i * g; h = o * tanh(c). All contiguous, one dtype.
@@ -277,6 +286,12 @@ struct ClassLoss {
     X(layer_norm_backward, (const Tensor& grad_in, const Tensor& grad_weight, const Tensor& grad_bias, \
                             const Tensor& grad_out, const Tensor& in, const Tensor& mean,            \
                             const Tensor& rstd, const Tensor& weight))                               \
+    X(batch_norm, (const Tensor& out, const Tensor& mean, const Tensor& rstd, const Tensor& in,      \
+                   const Tensor& weight, const Tensor& bias, const Tensor& running_mean,             \
+                   const Tensor& running_var, bool training, double momentum, double eps))           \
+    X(batch_norm_backward, (const Tensor& grad_in, const Tensor& grad_weight, const Tensor& grad_bias, \
+                            const Tensor& grad_out, const Tensor& in, const Tensor& mean,            \
+                            const Tensor& rstd, const Tensor& weight, bool training))                \
     X(lstm_cell, (const Tensor& h, const Tensor& c, const Tensor& act, const Tensor& gates,          \
                   const Tensor& c_prev))                                                             \
     X(lstm_cell_backward, (const Tensor& grad_gates, const Tensor& grad_c_prev, const Tensor& grad_h, \

@@ -151,6 +151,11 @@ Tensor nll_loss(const Tensor& logp, const Tensor& target, int reduction, int64_t
 // Layer norm over the last D values of x (the normalized_shape's elements); weight and
 // bias have D elements (any shape) or are null.
 Tensor layer_norm(const Tensor& x, int64_t D, const Tensor& weight, const Tensor& bias, double eps);
+// Batch norm of x (N, C, *) per channel (ops/batch_norm.cpp): training uses the batch's
+// statistics and updates running_mean / running_var (C,) in place when given; eval uses them.
+// weight, bias (C,) or null.
+Tensor batch_norm(const Tensor& x, const Tensor& running_mean, const Tensor& running_var, const Tensor& weight,
+                  const Tensor& bias, bool training, double momentum, double eps);
 // One fused LSTM step: gates (N, 4H) pre-activations (i, f, g, o), c_prev (N, H) -> (h, c).
 std::tuple<Tensor, Tensor> lstm_cell(const Tensor& gates, const Tensor& c_prev);
 

@@ -63,10 +63,16 @@ void sum_blocks(const T* const* x, int64_t n, typename Acc<T>::type* out)
     using Lane = typename LaneType<T>::type;
     constexpr int L = kLanes<T>;
     Lane lanes[S][L] = {};
-    const int64_t body = n - n % L;  // the rest is added after the tree
-    for (int64_t i = 0; i < body; i += L)
+    const int64_t full = n - n % L;
+    for (int64_t i = 0; i < full; i += L)
         for (int s = 0; s < S; ++s)
             for (int k = 0; k < L; ++k) lanes[s][k] += x[s][i + k];
+    // then 8 values at a time into the first lanes (a short row's tail, e.g. 1000 = 31 * 32
+    // + 8, stays in SIMD instead of a chain of scalar double additions)
+    const int64_t body = full + (n - full) / 8 * 8;  // the rest is added after the tree
+    for (int64_t i = full; i < body; i += 8)
+        for (int s = 0; s < S; ++s)
+            for (int k = 0; k < 8; ++k) lanes[s][k] += x[s][i + k];
     for (int s = 0; s < S; ++s) {
         A tree[L];
         for (int k = 0; k < L; ++k) tree[k] = static_cast<A>(lanes[s][k]);
@@ -194,13 +200,29 @@ Best<T> best_row(const T* row, int64_t n, bool split)
 // out[c] = sum over r < R of x[r * inner + c], for the n <= kStrip columns c of one strip.
 constexpr int64_t kStrip = 256;
 
+// Rows are added kStripRows at a time into float lanes for float input (no conversion in
+// the inner loop: SIMD at memory speed, as sum_blocks), each partial sum then added into
+// the double accumulators: a partial holds at most kStripRows values, so the column keeps
+// nearly double's accuracy (the blocked summation PyTorch uses too).
+constexpr int64_t kStripRows = 32;
+
 template <class T>
 void sum_strip(const T* x, int64_t R, int64_t inner, int64_t n, T* out)
 {
     using A = typename Acc<T>::type;
+    using Lane = typename LaneType<T>::type;
     A acc[kStrip] = {};
-    for (int64_t r = 0; r < R; ++r, x += inner)
-        for (int64_t c = 0; c < n; ++c) acc[c] += x[c];
+    for (int64_t r0 = 0; r0 < R; r0 += kStripRows) {
+        Lane part[kStrip] = {};
+        const int64_t rows = std::min(kStripRows, R - r0);
+        int64_t r = 0;
+        // four rows per sweep: a quarter of the loads and stores of `part`
+        for (; r + 4 <= rows; r += 4, x += 4 * inner)
+            for (int64_t c = 0; c < n; ++c) part[c] += (x[c] + x[inner + c]) + (x[2 * inner + c] + x[3 * inner + c]);
+        for (; r < rows; ++r, x += inner)
+            for (int64_t c = 0; c < n; ++c) part[c] += x[c];
+        for (int64_t c = 0; c < n; ++c) acc[c] += static_cast<A>(part[c]);
+    }
     for (int64_t c = 0; c < n; ++c) out[c] = static_cast<T>(acc[c]);
 }
 

@@ -703,33 +703,17 @@ def batch_norm(input, running_mean, running_var, weight=None, bias=None, trainin
         if t is not None and tuple(t.shape) != (c,):
             raise ValueError(f"batch_norm: {name} should contain {c} elements (the channels of input of shape "
                              f"{tuple(input.shape)}), not {t.numel()} (shape {tuple(t.shape)})")
-    cshape = _channel_shape(input, c)
     if training:
         count = input.numel() // c if c else 0
         if count <= 1:
             raise ValueError(f"batch_norm: expected more than 1 value per channel when training, got input of "
                              f"shape {tuple(input.shape)}")
-        dims = (0,) + tuple(range(2, input.dim()))
-        mean = input.mean(dims, keepdim=True)
-        centered = input - mean
-        var = (centered * centered).mean(dims, keepdim=True)
-        with no_grad():
-            if running_mean is not None:
-                running_mean.mul_(1.0 - momentum).add_(mean.reshape(c).to(running_mean.dtype), alpha=momentum)
-            if running_var is not None:
-                unbiased = var.reshape(c) * (count / (count - 1))
-                running_var.mul_(1.0 - momentum).add_(unbiased.to(running_var.dtype), alpha=momentum)
-    else:
-        if running_mean is None or running_var is None:
-            raise ValueError("batch_norm: running_mean and running_var must be given when training=False")
-        centered = input - running_mean.reshape(cshape)
-        var = running_var.reshape(cshape)
-    out = centered * (var + eps).rsqrt()
-    if weight is not None:
-        out = out * weight.reshape(cshape)
-    if bias is not None:
-        out = out + bias.reshape(cshape)
-    return out
+    elif running_mean is None or running_var is None:
+        raise ValueError("batch_norm: running_mean and running_var must be given when training=False")
+    # One fused C++ op (kernels batch_norm / batch_norm_backward): the statistics in one pass,
+    # the running statistics updated in place in the same kernel, then one normalizing pass.
+    return _C._batch_norm(input, running_mean, running_var, weight, bias, bool(training), float(momentum),
+                          float(eps))
 
 
 # ---- embeddings ----

@@ -1,0 +1,66 @@
+// batch_norm_math.h — what the batch norm kernels of both devices share (cpu/batch_norm.cpp,
+// cuda/batch_norm.cu): the per-channel statistics and the per-element formulas.
+//
+// The input is seen as (N, C, S): channel c's M = N * S values are x[n, c, s]. The
+// statistics of a channel come from one pass over its values, as sums of d = x - K and of
+// d * d in BatchNormAcc (double), where K is the channel's first value: shifting by a
+// value of the data keeps var = E[d^2] - E[d]^2 free of cancellation when the mean is far
+// from zero (the "shifted data" algorithm). Then
+//   forward:  y = (x - mean) * scale + b,  scale = rstd * w  (x - mean first: x * scale
+//             + shift would cancel for a mean far from zero)
+//   backward: xhat = (x - mean) * rstd,  sg = sum(g),  sgx = sum(g * xhat) (per channel)
+//             dx = w * rstd * (g - sg / M - xhat * sgx / M)   (training: batch statistics;
+//                  the batch mean and variance depend on x too)
+//             dx = w * rstd * g                               (eval: running statistics)
+//             dw = sgx,  db = sg
+#pragma once
+#include <math.h>
+
+#include <cstdint>
+
+#include "minitorch/elementwise_math.h"
+
+namespace minitorch {
+
+using BatchNormAcc = double;
+
+// A channel's mean and 1 / sqrt(biased var + eps) from its M values' shifted sums
+// (s = sum of x - K, q = sum of (x - K)^2); var_unbiased gets var * M / (M - 1) for the
+// running statistics (M > 1: the op checks it).
+MT_HOST_DEVICE inline void batch_norm_stats(BatchNormAcc K, BatchNormAcc s, BatchNormAcc q, int64_t M, double eps,
+                                            BatchNormAcc& mean, BatchNormAcc& rstd, BatchNormAcc& var_unbiased)
+{
+    const BatchNormAcc m = s / BatchNormAcc(M);
+    BatchNormAcc var = q / BatchNormAcc(M) - m * m;
+    if (var < 0) var = 0;  // rounding can leave a tiny negative value for constant data
+    mean = K + m;
+    rstd = BatchNormAcc(1) / sqrt(var + BatchNormAcc(eps));
+    var_unbiased = M > 1 ? var * BatchNormAcc(M) / BatchNormAcc(M - 1) : var;
+}
+
+// PyTorch's running update: running = (1 - momentum) * running + momentum * stat.
+template <class T>
+MT_HOST_DEVICE inline T batch_norm_running(T running, BatchNormAcc stat, double momentum)
+{
+    return T((1.0 - momentum) * BatchNormAcc(running) + momentum * stat);
+}
+
+// The input gradient is linear in g and x within a channel:
+// dx = kg * g + kx * (x - mean) + kc (x - mean, not x: no cancellation for a mean far from 0).
+// From the channel's mean, rstd, weight w (1 without one) and sums sg = sum(g),
+// sgx = sum(g * xhat) over its M values; eval mode (running statistics, constants for
+// the gradient) has kx = kc = 0.
+MT_HOST_DEVICE inline void batch_norm_grad_coeffs(bool training, BatchNormAcc rstd, BatchNormAcc w,
+                                                  BatchNormAcc sg, BatchNormAcc sgx, int64_t M, BatchNormAcc& kg,
+                                                  BatchNormAcc& kx, BatchNormAcc& kc)
+{
+    kg = w * rstd;
+    kx = kc = 0;
+    if (!training) return;
+    const BatchNormAcc b1 = sg / BatchNormAcc(M), b2 = sgx / BatchNormAcc(M);
+    // w * rstd * (g - b1 - (x - mean) * rstd * b2)
+    kx = -kg * rstd * b2;
+    kc = -kg * b1;
+}
+
+}  // namespace minitorch

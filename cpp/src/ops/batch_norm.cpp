@@ -1,0 +1,161 @@
+// batch_norm.cpp — the fused batch norm, one graph node (kernels batch_norm and
+// batch_norm_backward; formulas in batch_norm_math.h):
+//   training  y = (x - mean) / sqrt(var + eps) * w + b with the batch's per-channel mean and
+//             biased var (one statistics pass, one normalizing pass), running_mean /
+//             running_var moved toward the mean and the unbiased var in the same kernel;
+//   eval      y = (x - mean) * scale + b from the running statistics (one pass).
+// The input (N, C, *) is seen as a contiguous (N, C, S) tensor. Backward is one reduction
+// pass (per-channel sum(g), sum(g * xhat)) and one elementwise pass; under create_graph it
+// is written with ordinary ops instead, so its own gradient is recorded.
+#include "minitorch/autograd.h"
+#include "minitorch/kernels.h"
+#include "minitorch/ops.h"
+
+namespace minitorch {
+
+namespace {
+
+using autograd::Node;
+
+Tensor mul(const Tensor& a, const Tensor& b) { return binary(BinaryOp::Mul, a, b); }
+Tensor sub(const Tensor& a, const Tensor& b) { return binary(BinaryOp::Sub, a, b); }
+
+// derivative of batch_norm, input input: training: w * rstd * (g - mean(g) - xhat * mean(g * xhat)), means per channel over N and the spatial dims, xhat = (x - mean) * rstd; eval: w * rstd * g
+// derivative of batch_norm, input weight: per-channel sum of g * xhat
+// derivative of batch_norm, input bias: per-channel sum of g
+struct BatchNormBackward : Node {
+    Tensor x, mean, rstd, weight;  // x as (N, C, S), contiguous; mean, rstd (C,)
+    bool training = true;
+    double eps = 1e-5;
+    std::string name() const override { return "NativeBatchNormBackward0"; }
+    std::vector<Tensor> apply(std::vector<Tensor>& grads) override
+    {
+        if (autograd::is_grad_enabled()) return gradient_ops(grads[0]);
+        const Device dev = x->device();
+        const int64_t C = x->shape[1];
+        Tensor g = contiguous(reshape(to_dtype(grads[0], x->dtype), x->shape));
+        Tensor gx = needs_input_grad(0) ? empty(x->shape, x->dtype, dev) : nullptr;
+        Tensor gw = needs_input_grad(1) ? empty({C}, x->dtype, dev) : nullptr;
+        Tensor gb = needs_input_grad(2) ? empty({C}, x->dtype, dev) : nullptr;
+        if (x->numel()) kernels(dev).batch_norm_backward(gx, gw, gb, g, x, mean, rstd, weight, training);
+        else {
+            if (gx && gx->numel()) fill_(gx, 0.0);
+            if (gw) fill_(gw, 0.0);
+            if (gb) fill_(gb, 0.0);
+        }
+        return {gx ? reshape(gx, input_meta[0].shape) : nullptr, gw ? reshape(gw, input_meta[1].shape) : nullptr,
+                gb ? reshape(gb, input_meta[2].shape) : nullptr};
+    }
+    void release() override { x.reset(), mean.reset(), rstd.reset(), weight.reset(); }
+
+    // The formulas above in ops, for create_graph. Training: the batch statistics are
+    // recomputed from an input_proxy of x, so their own derivatives enter the second
+    // derivative; eval: mean and rstd are constants.
+    std::vector<Tensor> gradient_ops(const Tensor& grad) const
+    {
+        const Shape ncs = x->shape;
+        const Shape c11{1, ncs[1], 1};
+        const std::vector<int64_t> dims{0, 2};
+        auto mean_nc = [&](const Tensor& t) { return minitorch::mean(t, dims, true, std::nullopt); };
+        Tensor xp = reshape(autograd::input_proxy(*this, 0, reshape(x, input_meta[0].shape)), ncs);
+        Tensor m, r;
+        if (training) {
+            m = mean_nc(xp);
+            Tensor xc = sub(xp, m);
+            r = unary(UnaryOp::Rsqrt,
+                      binary(BinaryOp::Add, mean_nc(mul(xc, xc)), scalar_tensor(Scalar(eps), x->device())));
+        } else {
+            m = reshape(to_dtype(mean, x->dtype), c11), r = reshape(to_dtype(rstd, x->dtype), c11);
+        }
+        Tensor xhat = mul(sub(xp, m), r);
+        Tensor g = reshape(to_dtype(grad, x->dtype), ncs);
+        Tensor gx, gw, gb;
+        if (needs_input_grad(0)) {
+            Tensor gwt = weight ? mul(g, reshape(autograd::input_proxy(*this, 1, reshape(weight, input_meta[1].shape)),
+                                                 c11))
+                                : g;
+            gx = training ? mul(r, sub(sub(gwt, mean_nc(gwt)), mul(xhat, mean_nc(mul(gwt, xhat))))) : mul(r, gwt);
+            gx = reshape(gx, input_meta[0].shape);
+        }
+        if (needs_input_grad(1)) gw = reshape(sum(mul(g, xhat), dims, false, std::nullopt), input_meta[1].shape);
+        if (needs_input_grad(2)) gb = reshape(sum(g, dims, false, std::nullopt), input_meta[2].shape);
+        return {gx, gw, gb};
+    }
+};
+
+// The dtype the kernels compute a dtype in (float16 and bfloat16 in float32).
+DType compute_dtype(DType t) { return t == DType::Float64 ? DType::Float64 : DType::Float32; }
+
+}  // namespace
+
+Tensor batch_norm(const Tensor& x, const Tensor& running_mean, const Tensor& running_var, const Tensor& weight,
+                  const Tensor& bias, bool training, double momentum, double eps)
+{
+    MT_PROFILE_OP("batch_norm", x, weight, bias);
+    MT_CHECK_TYPE(is_floating(x->dtype), "batch_norm: expected a floating tensor, got ", x->dtype);
+    MT_CHECK(x->dim() >= 2, "batch_norm: expected an input of shape (N, C, *), got ", x->shape);
+    const int64_t N = x->shape[0], C = x->shape[1], S = N * C != 0 ? x->numel() / (N * C) : 1;
+    const char* names[] = {"running_mean", "running_var", "weight", "bias"};
+    const Tensor* params[] = {&running_mean, &running_var, &weight, &bias};
+    for (int i = 0; i < 4; ++i)
+        if (*params[i]) {
+            MT_CHECK((*params[i])->numel() == C && (*params[i])->dim() == 1, "batch_norm: ", names[i], " should contain ",
+                     C, " elements (the channels of input of shape ", x->shape, "), not ", (*params[i])->numel(),
+                     " (shape ", (*params[i])->shape, ")");
+            check_same_device("batch_norm", x, *params[i]);
+            MT_CHECK_TYPE(is_floating((*params[i])->dtype), "batch_norm: ", names[i], " must be floating, got ",
+                          (*params[i])->dtype);
+        }
+    if (weight) check_layer_dtypes("batch_norm", x, weight, bias);
+    else if (bias) check_layer_dtypes("batch_norm", x, bias, nullptr);
+    MT_CHECK(!training || N * S > 1, "batch_norm: expected more than 1 value per channel when training, got input of "
+             "shape ", x->shape);
+    MT_CHECK(training || (running_mean && running_var),
+             "batch_norm: running_mean and running_var must be given when training=False");
+    const Device dev = x->device();
+    const DType stat_dtype = compute_dtype(x->dtype);
+    // The kernel updates running statistics of its own compute dtype, contiguous; others
+    // (float32 statistics of a float64 input, a strided view) go through a staged copy.
+    auto staged = [&](const Tensor& r) -> Tensor {
+        if (!r || !training) return r;
+        if (compute_dtype(r->dtype) == stat_dtype && r->is_contiguous()) return r;
+        Tensor t = empty({C}, stat_dtype, dev);
+        kernels(dev).copy(t, r);
+        return t;
+    };
+    Tensor rm = staged(running_mean), rv = staged(running_var);
+    Tensor eval_m, eval_v;  // eval: the running statistics, read in the compute dtype
+    if (!training) {
+        eval_m = contiguous(to_dtype(running_mean, stat_dtype)), eval_v = contiguous(to_dtype(running_var, stat_dtype));
+    }
+    Tensor xc, mean, rstd, w;
+    auto forward = [&] {
+        xc = contiguous(reshape(x, {N, C, S}));
+        w = weight ? contiguous(weight) : nullptr;
+        Tensor b = bias ? contiguous(bias) : nullptr;
+        Tensor out = empty({N, C, S}, x->dtype, dev);
+        mean = empty({C}, stat_dtype, dev);
+        rstd = empty({C}, stat_dtype, dev);
+        if (xc->numel())
+            kernels(dev).batch_norm(out, mean, rstd, xc, w, b, training ? rm : eval_m, training ? rv : eval_v, training,
+                                    momentum, eps);
+        return reshape(out, x->shape);
+    };
+    Tensor out = autograd::record_op<BatchNormBackward>(
+        {&x, &weight, &bias}, forward, [&](BatchNormBackward& n, const Tensor&) {
+            n.x = autograd::save(n, xc);
+            n.mean = autograd::save(n, mean);
+            n.rstd = autograd::save(n, rstd);
+            n.training = training, n.eps = eps;
+            if (w) n.weight = autograd::save(n, w);
+        });
+    if (training)
+        for (auto [r, t] : {std::pair{running_mean, rm}, std::pair{running_var, rv}})
+            if (r) {
+                if (t != r) kernels(dev).copy(r, t);
+                autograd::bump_version(r);
+            }
+    return out;
+}
+
+}  // namespace minitorch
