@@ -263,3 +263,19 @@ def test_semi_structured_2_4(device):
         prune.semi_structured(nn.Conv2d(1, 2, 3), "weight")
     prune.remove(c, "weight")
     assert prune.sparsity(c.weight) == prune.sparsity(c) >= 0.5
+
+
+def test_ties_on_cuda_prune_the_lowest_positions(device):
+    """PyTorch's CUDA topk (and minitorch's on every device) takes equal values in order of
+    position; on the CPU PyTorch's differs (test above), and pruning follows each."""
+    wt = G["ties_mid/w"]
+    m = lin(wt, device)
+    prune.l1_unstructured(m, "weight", amount=0.37)
+    k = round(0.37 * wt.size)
+    expect = np.ones(wt.size, np.float32)
+    expect[np.argsort(np.abs(wt).ravel(), kind="stable")[:k]] = 0
+    if device == "cpu":
+        np.testing.assert_array_equal(mask(m), G["ties_mid/mask_0.37"])
+        assert (mask(m).ravel() != expect).any()  # the two rules do differ on this input
+    else:
+        np.testing.assert_array_equal(mask(m).ravel(), expect)
