@@ -23,6 +23,10 @@ const CudaBackend* active_cuda_backend();
 void bind_autograd(py::module_& m);  // after bind_tensor
 void bind_profiler(py::module_& m);  // minitorch.profiler's recorder
 void bind_linalg(py::module_& m);    // minitorch.linalg's factorizations (linalg_bindings.cpp)
+void bind_quantized(py::module_& m); // the quantized GEMM (quantized_bindings.cpp)
+// Raises PyTorch's NotImplementedError ("Could not run 'aten::<op>' with arguments from the
+// 'QuantizedCPU' backend") when h is a quantized tensor (python/minitorch/_quantized.py).
+void refuse_quantized(py::handle h, const char* op);
 
 // Every op of op_list.h, by its Python name (methods and minitorch.<name> functions):
 // for (UnaryOp op : kAllUnaryOps) ... op_name(op).

@@ -186,9 +186,23 @@ std::optional<Tensor> operand_like(py::handle h, const Tensor& like)
 
 Tensor tensor_or_null(py::handle h) { return py::isinstance<TensorImpl>(h) ? h.cast<Tensor>() : nullptr; }
 
+void refuse_quantized(py::handle h, const char* op)
+{
+    if (!py::hasattr(h, "__minitorch_quantized__")) return;
+    const bool cuda = py::hasattr(h, "is_cuda") && h.attr("is_cuda").cast<bool>();
+    const std::string msg = detail::str("Could not run 'aten::", op, "' with arguments from the '",
+                                        cuda ? "QuantizedCUDA" : "QuantizedCPU",
+                                        "' backend: minitorch's quantized tensors support dequantize, int_repr, "
+                                        "relu, pooling, reshape/view and the minitorch.ops.quantized kernels; call "
+                                        ".dequantize() first to compute on floats.");
+    PyErr_SetString(PyExc_NotImplementedError, msg.c_str());
+    throw py::error_already_set();
+}
+
 Tensor operand_or_throw(py::handle h, Device device, const char* op, const char* what)
 {
     if (auto t = operand(h, device)) return *t;
+    refuse_quantized(h, op);
     throw TypeError(detail::str(op, ": ", what, " must be a Tensor or a number, but got ",
                                 type_name(h)));
 }

@@ -11,6 +11,7 @@ namespace {
 
 Tensor tensor_arg(py::handle h, const char* op, const char* what = "input")
 {
+    if (!py::isinstance<TensorImpl>(h)) refuse_quantized(h, op);
     MT_CHECK_TYPE(py::isinstance<TensorImpl>(h), op, ": argument '", what, "' must be a Tensor, not ",
                   type_name(h));
     return h.cast<Tensor>();

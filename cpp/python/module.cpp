@@ -99,4 +99,5 @@ PYBIND11_MODULE(_C, m)
     bind_cuda(m);
     bind_profiler(m);
     bind_linalg(m);
+    bind_quantized(m);
 }

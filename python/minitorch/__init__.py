@@ -110,6 +110,13 @@ from . import linalg  # noqa: E402,F401  (torch.linalg: LAPACK / cuSOLVER factor
 # and aliases (clip, greater, swapaxes...), once every op they name exists.
 _registry.install(__import__("sys").modules[__name__])
 
+# ---- quantized tensors (torch.quint8..., quantize_per_tensor; python/minitorch/_quantized.py) ----
+from ._quantized import (QTensor, dequantize, per_channel_affine, per_channel_affine_float_qparams,  # noqa: E402,F401
+                         per_channel_symmetric, per_tensor_affine, per_tensor_symmetric, qint8, qint32,
+                         quantize_per_channel, quantize_per_tensor, quantize_per_tensor_dynamic, quint8,
+                         _make_per_channel_quantized_tensor, _make_per_tensor_quantized_tensor)
+from .ops import quantized as _ops_quantized  # noqa: E402,F401  (minitorch.ops.quantized)
+
 __version__ = "0.1.0"
 
 

@@ -59,13 +59,15 @@ def _encode(obj, path: str, tensors: dict):
             name, n = f"{path}#{n}", n + 1
         tensors[name] = obj
         return {"tensor": name}
+    if getattr(obj, "__minitorch_quantized__", False):  # a quantized tensor: its integers + qparams
+        return {"qtensor": _encode_qtensor(obj, path, tensors)}
     if obj is None or isinstance(obj, (bool, str)):
         return obj
     if isinstance(obj, numbers.Integral):
         return int(obj)
     if isinstance(obj, numbers.Real):
         return float(obj)  # inf and nan too (JSON's Infinity / NaN)
-    if isinstance(obj, _C.dtype):
+    if isinstance(obj, _C.dtype) or getattr(obj, "is_quantized", None) is True and hasattr(obj, "qmin"):
         return {"dtype": obj.name}
     if isinstance(obj, _C.device):
         return {"device": str(obj)}
@@ -77,6 +79,31 @@ def _encode(obj, path: str, tensors: dict):
                           _encode(v, f"{path}.{k}" if path else str(k), tensors)] for k, v in obj.items()]}
     raise TypeError(f"save: cannot save {path or 'the object'}, a {type(obj).__name__}: a checkpoint holds "
                     "tensors, numbers, strings, bools, None, dtypes and devices in dicts, lists and tuples")
+
+
+def _encode_qtensor(q, path: str, tensors: dict) -> dict:
+    """A quantized tensor as its int_repr (an ordinary safetensors entry, uint8 / int8 / int32,
+    named by its path), its per-channel scales and zero points (entries beside it) and the rest
+    of its qparams as JSON."""
+    out = {"int_repr": _encode(q._data, path, tensors), "dtype": q.dtype.name, "qscheme": q.qscheme().name}
+    if q._axis is None:
+        out.update(scale=float(q._scale), zero_point=int(q._zero_point))
+    else:
+        out.update(scales=_encode(q._scales, f"{path}.q_per_channel_scales", tensors),
+                   zero_points=_encode(q._zero_points, f"{path}.q_per_channel_zero_points", tensors),
+                   axis=int(q._axis))
+    return out
+
+
+def _decode_qtensor(v: dict, tensors: dict):
+    from ._quantized import _rebuild_qtensor
+
+    if "axis" in v:
+        return _rebuild_qtensor(_decode(v["int_repr"], tensors), v["dtype"], v["qscheme"], None, None,
+                                _decode(v["scales"], tensors).cpu(), _decode(v["zero_points"], tensors).cpu(),
+                                v["axis"])
+    return _rebuild_qtensor(_decode(v["int_repr"], tensors), v["dtype"], v["qscheme"], v["scale"], v["zero_point"],
+                            None, None, None)
 
 
 def _bad_key(k):
@@ -95,8 +122,12 @@ def _decode(obj, tensors: dict):
         return tuple(_decode(v, tensors) for v in value)
     if kind == "dict":
         return {_decode(k, tensors): _decode(v, tensors) for k, v in value}
+    if kind == "qtensor":
+        return _decode_qtensor(value, tensors)
     if kind == "dtype":
-        return getattr(_C.dtype, value)
+        from . import _quantized
+
+        return _quantized._QDTYPES[value] if value in _quantized._QDTYPES else getattr(_C.dtype, value)
     if kind == "device":
         return _C.device(value)
     raise ValueError(f"load: unknown entry {kind!r} in the checkpoint's structure")

@@ -34,6 +34,20 @@ struct Window2d {
     int64_t groups = 1;                  // convolution only: channel groups (C and O divisible by it)
 };
 
+// A quantized GEMM (cpu/qgemm.cpp, cuda/qgemm.cu): out (M, N) from uint8 a (M, K) and int8
+// b (N, K), both contiguous, as acc = sum_k (a[m][k] - a_zp) * (b[n][k] - b_zp[n]); out's dtype
+// picks the epilogue (minitorch/qgemm_math.h): int32 (acc itself), uint8 (requantized with
+// bias, act_times_w, out_scale, out_zp, relu) or float32 (dequantized: acc * act_times_w + bias).
+struct QGemm {
+    int32_t a_zp = 0;
+    Tensor b_zp;         // int32 (N,)
+    Tensor bias;         // float32 (N,), or null
+    Tensor act_times_w;  // float32 (N,): a_scale * b_scale[n] (uint8 and float32 outputs)
+    float out_scale = 1.f;
+    int32_t out_zp = 0;
+    bool relu = false;
+};
+
 // What an index check guards, for its error message. Valid values are [0, size), or
 // [-size, size) with Python-style negatives when wrap_negative; for class targets,
 // `ignore` (ignore_index) is allowed too.
@@ -296,7 +310,8 @@ struct ClassLoss {
     X(cat, (const Tensor& out, const std::vector<Tensor>& inputs, int64_t dim))                      \
     X(nonzero, (const Tensor& out, const Tensor& count, const Tensor& in))                           \
     X(scan_extreme, (bool is_max, const Tensor& values, const Tensor& indices, const Tensor& in))     \
-    X(searchsorted, (const Tensor& out, const Tensor& sorted, const Tensor& values, bool right))
+    X(searchsorted, (const Tensor& out, const Tensor& sorted, const Tensor& values, bool right))     \
+    X(qgemm, (const Tensor& out, const Tensor& a, const Tensor& b, const QGemm& q))
 
 struct KernelTable {
 #define MT_KERNEL_MEMBER(name, params) void(*name) params = nullptr;
@@ -309,8 +324,8 @@ struct KernelTable {
 #define MT_DECLARE_KERNELS() MT_KERNELS(MT_DECLARE_KERNEL)
 // In a device's namespace: defines `const KernelTable& kernel_table()`, its table filled by
 // name from that namespace's kernel functions (one line per device).
-// Every kernel goes in through Widen (below), but copy, fill, remap and cat, which handle the
-// storage-only types themselves. A device may replace entries with its own, after the others
+// Every kernel goes in through Widen (below), but copy, fill, remap, cat and qgemm, which handle
+// the storage-only types themselves. A device may replace entries with its own, after the others
 // are filled: MT_DEFINE_KERNEL_TABLE(filled.matmul = &matmul_native16;) (see cuda/runtime.cu).
 #define MT_FILL_KERNEL(name, params) \
     filled.name = &::minitorch::detail::Widen<void params>::template call<&name, &copy>;
@@ -324,6 +339,7 @@ struct KernelTable {
             filled.fill = &fill;                      \
             filled.remap = &remap;                    \
             filled.cat = &cat;                        \
+            filled.qgemm = &qgemm;                    \
             __VA_ARGS__                               \
             return filled;                            \
         }();                                          \

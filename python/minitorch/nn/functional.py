@@ -585,6 +585,9 @@ def max_pool2d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode
                return_indices: bool = False):
     """Max over each window; ``stride`` defaults to ``kernel_size``. With ``return_indices``
     also the flat position (ih * W + iw) of each maximum."""
+    if getattr(input, "__minitorch_quantized__", False):  # a quantized tensor: pools its values, same qparams
+        return input._float_op("max_pool2d", lambda x: max_pool2d(x, kernel_size, stride, padding, dilation,
+                                                                    ceil_mode, return_indices))
     x, unbatched = _batched(input, 4, "max_pool2d")
     k = _pair(kernel_size, "kernel_size", "max_pool2d")
     s = k if stride is None or stride == [] else _pair(stride, "stride", "max_pool2d")
@@ -599,6 +602,9 @@ def avg_pool2d(input, kernel_size, stride=None, padding=0, ceil_mode: bool = Fal
     """Mean over each window (padding counts as zeros); ``stride`` defaults to ``kernel_size``."""
     if not count_include_pad:
         raise NotImplementedError("avg_pool2d: count_include_pad=False is not supported yet")
+    if getattr(input, "__minitorch_quantized__", False):  # a quantized tensor: pools its values, same qparams
+        return input._float_op("avg_pool2d", lambda x: avg_pool2d(x, kernel_size, stride, padding, ceil_mode,
+                                                                    count_include_pad))
     x, unbatched = _batched(input, 4, "avg_pool2d")
     k = _pair(kernel_size, "kernel_size", "avg_pool2d")
     s = k if stride is None or stride == [] else _pair(stride, "stride", "avg_pool2d")

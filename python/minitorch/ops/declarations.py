@@ -412,6 +412,10 @@ OPS: tuple[Op, ...] = (
     # gaps classic programs hit: random draws from categorical distributions (ops/sampling.py;
     # random, so tested by hand in tests/test_multinomial.py rather than by the OpInfo battery)
     _new("multinomial", python="sampling", method=True, dtypes=FLOATING),
+    # quantized tensors (python/minitorch/_quantized.py; their kernels are minitorch.ops.quantized,
+    # tested in tests/quantization rather than by the OpInfo battery: they take quantized tensors)
+    _new("quantize_per_tensor", dtypes=FLOATING), _new("quantize_per_channel", dtypes=FLOATING),
+    _new("quantize_per_tensor_dynamic", dtypes=FLOATING), _u("dequantize"),
 )
 
 # Public names of nn.functional that are not ops: re-exported classes and context managers.
