@@ -127,4 +127,10 @@ def __getattr__(name: str):
         import importlib
 
         return importlib.import_module(".vision", __name__)
+    # minitorch.ao (torch.ao: the quantization workflows, python/minitorch/ao/) and its alias
+    # minitorch.quantization are imported on first use too
+    if name in ("ao", "quantization"):
+        import importlib
+
+        return importlib.import_module(f".{name}", __name__)
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -1913,6 +1913,38 @@ def _conv_ops() -> list[OpInfo]:
                                 ("unfold", _np_unfold, unfold_samples), ("fold", _np_fold, fold_samples))]
 
 
+# ---- quantization workflows: fake quantize-dequantize (ops/fake_quantize.py) ----
+def _fake_quant_ref(x, scale, zero_point, quant_min, quant_max, axis=None):
+    """(clamp(rint(x * (1/scale) + zp), qmin, qmax) - zp) * scale, 1/scale rounded to float32 as
+    PyTorch's kernels compute it."""
+    scale = np.asarray(scale, np.float32)
+    inv = (np.float32(1.0) / scale).astype(np.float64)
+    zp = np.asarray(zero_point, np.float64)
+    if axis is not None:
+        view = [1] * x.ndim
+        view[axis] = -1
+        inv, zp, scale = inv.reshape(view), zp.reshape(view), scale.reshape(view)
+    q = np.clip(np.rint(x * inv + zp), quant_min, quant_max)
+    return (q - zp) * scale.astype(np.float64)
+
+
+def _fake_quantize_ops() -> list:
+    """The straight-through gradient is not the finite-difference one of a step function, so
+    their gradcheck is an expected failure; tests/quantization checks it against PyTorch's."""
+    ste = {("grad", "*", "*"): "straight-through estimator: not the derivative of the rounding"}
+    per_tensor = lambda make: [SampleInput((make((3, 4)), 0.1, 3, 0, 255)),  # noqa: E731
+                               SampleInput((make((2, 3, 4)), 0.25, 0, -128, 127)),
+                               SampleInput((make((5,)), 0.5, -2, -8, 7))]
+    per_channel = lambda make: [  # noqa: E731
+        SampleInput((make((3, 4)), np.array([0.1, 0.2, 0.05], np.float32), np.array([0, 3, -2], np.int32), 0,
+                     -128, 127)),
+        SampleInput((make((2, 4, 3)), np.array([0.3, 0.1, 0.7, 0.05], np.float32), np.array([1, 0, 0, 2], np.int32),
+                     1, 0, 255))]
+    return [OpInfo("fake_quantize_per_tensor_affine", _fake_quant_ref, per_tensor, xfail=ste),
+            OpInfo("fake_quantize_per_channel_affine",
+                   lambda x, s, z, axis, lo, hi: _fake_quant_ref(x, s, z, lo, hi, axis), per_channel, xfail=ste)]
+
+
 def _build() -> list[OpInfo]:
     ops = [
         # ---- elementwise, unary ----
@@ -2081,6 +2113,7 @@ def _build() -> list[OpInfo]:
     ops += _embedding_bag_ops()
     ops += _linalg_ops()
     ops += _conv_ops()
+    ops += _fake_quantize_ops()
     return ops
 
 

@@ -304,22 +304,42 @@ class Module:
         """Every parameter and buffer by dotted name (detached tensors sharing memory)."""
         out = OrderedDict()
         for name, m in self.named_modules(prefix=prefix.rstrip(".")):
-            for key, v in list(m._parameters.items()) + list(m._buffers.items()):
-                if v is not None:
-                    out[f"{name}.{key}" if name else key] = v.detach()
+            m._save_to_state_dict(out, f"{name}." if name else "")
         return out
+
+    def _save_to_state_dict(self, destination, prefix: str) -> None:
+        """Puts this module's own entries (not its children's) into ``destination``. A module
+        whose state is not plain parameters and buffers (a quantized layer's packed weight,
+        its scale as a number) overrides this and ``_load_from_state_dict``, as in PyTorch."""
+        for key, v in list(self._parameters.items()) + list(self._buffers.items()):
+            if v is not None:
+                destination[prefix + key] = v.detach()
+
+    def _load_from_state_dict(self, state_dict, prefix: str, error_msgs: list) -> None:
+        """Reads this module's own entries (the keys its ``_save_to_state_dict`` writes) from
+        ``state_dict``; appends to ``error_msgs`` what it cannot load. The default (parameters and
+        buffers, shapes checked) is done by ``load_state_dict`` itself."""
 
     def load_state_dict(self, state_dict, strict: bool = True):
         """Copies values into the parameters and buffers. With ``strict``, the keys must
         match exactly; shapes must always match. Returns ``(missing_keys, unexpected_keys)``, a
         named tuple that prints ``<All keys matched successfully>`` when both lists are empty."""
-        own = OrderedDict()
+        own, keys, custom = OrderedDict(), [], []
         for name, m in self.named_modules():
+            p = f"{name}." if name else ""
+            if type(m)._load_from_state_dict is not Module._load_from_state_dict:
+                mine = OrderedDict()
+                m._save_to_state_dict(mine, p)
+                keys += list(mine)
+                custom.append((p, m))
+                continue
             for key, v in list(m._parameters.items()) + list(m._buffers.items()):
                 if v is not None:
-                    own[f"{name}.{key}" if name else key] = v
-        missing = [k for k in own if k not in state_dict]
-        unexpected = [k for k in state_dict if k not in own]
+                    own[p + key] = v
+                    keys.append(p + key)
+        missing = [k for k in keys if k not in state_dict]
+        known = set(keys)
+        unexpected = [k for k in state_dict if k not in known]
         errors = []
         if strict and unexpected:
             errors.append("Unexpected key(s) in state_dict: " + ", ".join(f'"{k}"' for k in unexpected) + ".")
@@ -338,6 +358,10 @@ class Module:
             for k, v in state_dict.items():
                 if k in own:
                     own[k].copy_(v.to(own[k].device))
+            for p, m in custom:
+                m._load_from_state_dict(state_dict, p, errors)
+        if errors:
+            raise RuntimeError(f"Error(s) in loading state_dict for {type(self).__name__}:\n\t" + "\n\t".join(errors))
         return _IncompatibleKeys(missing, unexpected)
 
     # ---- printing ----

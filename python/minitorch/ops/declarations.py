@@ -416,6 +416,10 @@ OPS: tuple[Op, ...] = (
     # tested in tests/quantization rather than by the OpInfo battery: they take quantized tensors)
     _new("quantize_per_tensor", dtypes=FLOATING), _new("quantize_per_channel", dtypes=FLOATING),
     _new("quantize_per_tensor_dynamic", dtypes=FLOATING), _u("dequantize"),
+    # ---- quantization workflows (minitorch.ao.quantization): fake quantize-dequantize for QAT, with
+    # the straight-through gradient (ops/fake_quantize.py)
+    _py("fake_quantize_per_tensor_affine", python="fake_quantize", method=False, dtypes=FLOATING),
+    _py("fake_quantize_per_channel_affine", python="fake_quantize", method=False, dtypes=FLOATING),
 )
 
 # Public names of nn.functional that are not ops: re-exported classes and context managers.
