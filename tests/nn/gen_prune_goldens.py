@@ -6,7 +6,8 @@ weights, for tests/nn/test_prune.py. Run with a Python that has PyTorch (CI has 
 Each case stores its inputs (``<case>/w...``) and PyTorch's masks (``<case>/mask...``).
 The "ties" cases use small integers so many |w| are equal at the cut: which of them PyTorch's
 CPU topk drops is what the test pins down (both the partial_sort path, k*64 <= n, and the
-nth_element path)."""
+nth_element path). PyTorch 2.11's CPU topk still makes that choice (aten/src/ATen/native/TopKImpl.h:
+std::partial_sort when k * 64 <= n, else std::nth_element), so 1.13's masks are 2.11's."""
 from pathlib import Path
 
 import numpy as np
