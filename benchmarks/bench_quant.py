@@ -3,7 +3,8 @@
 Rows: a Linear layer (batch x in -> out) and a 3x3 Conv2d, as float32 (minitorch's
 F.linear / F.conv2d on OpenBLAS), static int8 (``minitorch.ops.quantized.linear`` / ``conv2d``:
 quint8 in, quint8 out, the requantization fused) and dynamic int8 (``linear_dynamic``: float in,
-float out). ``--torch`` (under a Python with PyTorch: ``/usr/bin/python3 benchmarks/bench_quant.py
+float out); "int8 7bit" feeds activations quantized with reduce_range (0..127, what PyTorch's
+fbgemm qconfig observes), which run on the maddubs path. ``--torch`` (under a Python with PyTorch: ``/usr/bin/python3 benchmarks/bench_quant.py
 --torch``) gives PyTorch's rows instead (``torch.ops.quantized.linear`` under its default engine). Medians
 of several repeats, in microseconds per call.
 """
@@ -23,14 +24,19 @@ LINEARS = [(64, 1024, 1024), (256, 512, 512), (1, 4096, 1024)]
 CONVS = [(8, 32, 28, 64)]  # batch, in channels, size, out channels (3x3, padding 1)
 
 
+# --cpu-time: the process's CPU time instead of the wall clock (on a machine shared with other
+# jobs, wall-clock time also counts the time this process waited for a core).
+CLOCK = time.process_time if "--cpu-time" in sys.argv else time.perf_counter
+
+
 def median_us(fn, repeat: int = 7, number: int = 10) -> float:
     fn()
     times = []
     for _ in range(repeat):
-        t0 = time.perf_counter()
+        t0 = CLOCK()
         for _ in range(number):
             fn()
-        times.append((time.perf_counter() - t0) / number)
+        times.append((CLOCK() - t0) / number)
     return statistics.median(times) * 1e6
 
 
@@ -47,12 +53,14 @@ def minitorch_rows():
         w = minitorch.from_numpy((g.standard_normal((o, i)) * 0.05).astype(np.float32))
         bias = minitorch.zeros(o)
         qx = minitorch.quantize_per_tensor(x, 0.03, 128, minitorch.quint8)
+        qx7 = minitorch.quantize_per_tensor_dynamic(x, minitorch.quint8, True)  # reduce_range: 0..127
         qw = minitorch.quantize_per_tensor(w, 0.002, 0, minitorch.qint8)
         with minitorch.no_grad():
             f32 = median_us(lambda: F.linear(x, w, bias))
         i8 = median_us(lambda: Q.linear(qx, qw, bias, 0.1, 128))
-        dyn = median_us(lambda: Q.linear_dynamic(x, qw, bias))
-        yield f"linear {b}x{i}->{o}", f32, i8, dyn
+        i7 = median_us(lambda: Q.linear(qx7, qw, bias, 0.1, 128))
+        dyn = median_us(lambda: Q.linear_dynamic(x, qw, bias, reduce_range=True))
+        yield f"linear {b}x{i}->{o}", f32, i8, i7, dyn
     for n, c, s, o in CONVS:
         x = minitorch.from_numpy(g.standard_normal((n, c, s, s)).astype(np.float32))
         w = minitorch.from_numpy((g.standard_normal((o, c, 3, 3)) * 0.05).astype(np.float32))
@@ -60,8 +68,10 @@ def minitorch_rows():
         qw = minitorch.quantize_per_tensor(w, 0.002, 0, minitorch.qint8)
         with minitorch.no_grad():
             f32 = median_us(lambda: F.conv2d(x, w, None, 1, 1))
+        qx7 = minitorch.quantize_per_tensor_dynamic(x, minitorch.quint8, True)
         i8 = median_us(lambda: Q.conv2d(qx, qw, None, 1, 1, 1, 1, 0.1, 128))
-        yield f"conv2d {n}x{c}x{s}x{s}->{o} 3x3", f32, i8, None
+        i7 = median_us(lambda: Q.conv2d(qx7, qw, None, 1, 1, 1, 1, 0.1, 128))
+        yield f"conv2d {n}x{c}x{s}x{s}->{o} 3x3", f32, i8, i7, None
 
 
 def torch_rows():
@@ -80,8 +90,8 @@ def torch_rows():
             f32 = median_us(lambda: torch.nn.functional.linear(x, w, bias))
         i8 = median_us(lambda: torch.ops.quantized.linear(qx, packed, 0.1, 128))
         packed_d = torch.ops.quantized.linear_prepack(qw, bias)
-        dyn = median_us(lambda: torch.ops.quantized.linear_dynamic(x, packed_d, False))
-        yield f"linear {b}x{i}->{o}", f32, i8, dyn
+        dyn = median_us(lambda: torch.ops.quantized.linear_dynamic(x, packed_d, True))
+        yield f"linear {b}x{i}->{o}", f32, i8, None, dyn
     import torch.nn.quantized.functional as qF
 
     for n, c, s, o in CONVS:
@@ -92,7 +102,7 @@ def torch_rows():
         with torch.no_grad():
             f32 = median_us(lambda: torch.nn.functional.conv2d(x, w, None, 1, 1))
         i8 = median_us(lambda: qF.conv2d(qx, qw, None, 1, 1, scale=0.1, zero_point=128))
-        yield f"conv2d {n}x{c}x{s}x{s}->{o} 3x3", f32, i8, None
+        yield f"conv2d {n}x{c}x{s}x{s}->{o} 3x3", f32, i8, None, None
 
 
 def main() -> None:
@@ -100,11 +110,14 @@ def main() -> None:
         rows, who = torch_rows(), "PyTorch " + __import__("torch").__version__
     else:
         rows, who = minitorch_rows(), "minitorch"
-    print(f"{who}, one thread, median microseconds per call")
-    print(f"{'case':32s} {'float32':>10s} {'int8':>10s} {'speedup':>8s} {'dynamic':>10s}")
-    for name, f32, i8, dyn in rows:
-        d = f"{dyn:10.0f}" if dyn is not None else f"{'-':>10s}"
-        print(f"{name:32s} {f32:10.0f} {i8:10.0f} {f32 / i8:7.2f}x {d}")
+    print(f"{who}, one thread, median microseconds per call"
+          f" ({'CPU time' if CLOCK is time.process_time else 'wall clock'})")
+    print(f"{'case':32s} {'float32':>9s} {'int8':>9s} {'speedup':>8s} {'int8 7bit':>9s} {'speedup':>8s} "
+          f"{'dynamic':>9s}")
+    for name, f32, i8, i7, dyn in rows:
+        d = f"{dyn:9.0f}" if dyn is not None else f"{'-':>9s}"
+        s7 = f"{i7:9.0f} {f32 / i7:7.2f}x" if i7 is not None else f"{'-':>9s} {'-':>8s}"
+        print(f"{name:32s} {f32:9.0f} {i8:9.0f} {f32 / i8:7.2f}x {s7} {d}")
 
 
 if __name__ == "__main__":

@@ -31,6 +31,7 @@ EXPECTED = {
     "07_precision.ipynb",
     "08_feeding_and_scaling.ipynb",
     "09_beyond_mnist.ipynb",
+    "11_quantization_and_pruning.ipynb",
 }
 CELL_TIMEOUT_S = 300
 LIMIT = "3000"

@@ -27,10 +27,13 @@ def _np_qgemm(a, a_zp, b, b_zp):
     return (a.astype(np.int64) - a_zp) @ (b.astype(np.int64) - b_zp[:, None]).T
 
 
-@pytest.mark.parametrize("m,k,n", [(0, 5, 3), (3, 0, 2), (1, 1, 1), (5, 37, 7), (2, 64, 9), (9, 33, 4)])
-def test_qgemm_matches_int64_reference(m, k, n, device):
+# Shapes for every CPU path: few rows (M < 8, b widened in registers), many rows with full-range
+# activations (int16 tiles) and with 7-bit ones (a_max 127: maddubs tiles), K past a multiple of 32.
+@pytest.mark.parametrize("m,k,n,a_max", [(0, 5, 3, 255), (3, 0, 2, 255), (1, 1, 1, 255), (5, 37, 7, 255),
+                                         (2, 64, 9, 127), (9, 33, 4, 255), (70, 45, 13, 127), (67, 1, 5, 127)])
+def test_qgemm_matches_int64_reference(m, k, n, a_max, device):
     g = np.random.default_rng(m * 100 + k * 10 + n)
-    a = _ints(g, (m, k), 0, 255, np.uint8)
+    a = _ints(g, (m, k), 0, a_max, np.uint8)
     b = _ints(g, (n, k), -128, 127, np.int8)
     a_zp, b_zp = int(g.integers(0, 256)), _ints(g, (n,), -128, 127, np.int32)
     out = minitorch._C._qgemm(f(a).to(device), a_zp, f(b).to(device), f(b_zp).to(device))
@@ -174,7 +177,7 @@ def test_fallback_paths_agree(capability):
     """MINITORCH_CPU_CAPABILITY=default runs the readable triple loop (zero points as correction
     terms), sse the portable int16 loop: both give the AVX2 path's integers."""
     code = ("import numpy as np, minitorch as mt\n"
-            "g = np.random.default_rng(0)\n"
+            "g = np.random.default_rng(0)\n"  # (a 7-bit case, which AVX2 runs on maddubs, is above)
             "a = g.integers(0, 256, (70, 45)).astype(np.uint8); b = g.integers(-128, 128, (13, 45)).astype(np.int8)\n"
             "zp = g.integers(-128, 128, 13).astype(np.int32)\n"
             "out = mt._C._qgemm(mt.from_numpy(a), 77, mt.from_numpy(b), mt.from_numpy(zp)).numpy()\n"

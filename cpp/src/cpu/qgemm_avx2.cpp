@@ -23,12 +23,12 @@ inline int32_t hsum(__m256i v)
 }
 
 template <int MR, int NR>
-inline void tile(const int16_t* a, const int16_t* b, int64_t Kp, int32_t* c, int64_t ldc)
+inline void tile(const int16_t* a, const int16_t* b, int64_t Kp, int64_t kc, int32_t* c, int64_t ldc, bool add)
 {
     __m256i acc[MR][NR];
     for (int i = 0; i < MR; ++i)
         for (int j = 0; j < NR; ++j) acc[i][j] = _mm256_setzero_si256();
-    for (int64_t k = 0; k < Kp; k += 16) {
+    for (int64_t k = 0; k < kc; k += 16) {
         __m256i bv[NR];
         for (int j = 0; j < NR; ++j) bv[j] = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(b + j * Kp + k));
         for (int i = 0; i < MR; ++i) {
@@ -37,31 +37,123 @@ inline void tile(const int16_t* a, const int16_t* b, int64_t Kp, int32_t* c, int
         }
     }
     for (int i = 0; i < MR; ++i)
-        for (int j = 0; j < NR; ++j) c[i * ldc + j] = hsum(acc[i][j]);
+        for (int j = 0; j < NR; ++j) c[i * ldc + j] = (add ? c[i * ldc + j] : 0) + hsum(acc[i][j]);
 }
 
 template <int MR>
-inline void tile_cols(const int16_t* a, const int16_t* b, int64_t Kp, int32_t* c, int64_t ldc, int64_t cols)
+inline void tile_cols(const int16_t* a, const int16_t* b, int64_t Kp, int64_t kc, int32_t* c, int64_t ldc,
+                      int64_t cols, bool add)
 {
     switch (cols) {
-        case 4: return tile<MR, 4>(a, b, Kp, c, ldc);
-        case 3: return tile<MR, 3>(a, b, Kp, c, ldc);
-        case 2: return tile<MR, 2>(a, b, Kp, c, ldc);
-        default: return tile<MR, 1>(a, b, Kp, c, ldc);
+        case 4: return tile<MR, 4>(a, b, Kp, kc, c, ldc, add);
+        case 3: return tile<MR, 3>(a, b, Kp, kc, c, ldc, add);
+        case 2: return tile<MR, 2>(a, b, Kp, kc, c, ldc, add);
+        default: return tile<MR, 1>(a, b, Kp, kc, c, ldc, add);
     }
 }
+
+// K in chunks of kKc, so a block's rows of a (rows x kKc int16) stay in L1 while b's panels pass.
+constexpr int64_t kKc = 256;
 
 }  // namespace
 
 void qgemm_int16_avx2(const int16_t* a, const int16_t* b, int32_t* c, int64_t rows, int64_t cols, int64_t Kp,
                       int64_t ldc)
 {
-    // b's 4-row panel (4 x Kp int16) stays in L1 while the block's rows of a pass by.
-    for (int64_t j = 0; j < cols; j += 4) {
-        const int64_t nc = cols - j < 4 ? cols - j : 4;
-        int64_t i = 0;
-        for (; i + 2 <= rows; i += 2) tile_cols<2>(a + i * Kp, b + j * Kp, Kp, c + i * ldc + j, ldc, nc);
-        if (i < rows) tile_cols<1>(a + i * Kp, b + j * Kp, Kp, c + i * ldc + j, ldc, nc);
+    // For each chunk of K: b's 4-row panels in turn, each against every row pair of a (the
+    // block's rows x chunk of a stays in L1).
+    for (int64_t k0 = 0; k0 < Kp; k0 += kKc) {
+        const int64_t kc = Kp - k0 < kKc ? Kp - k0 : kKc;
+        for (int64_t j = 0; j < cols; j += 4) {
+            const int64_t nc = cols - j < 4 ? cols - j : 4;
+            int64_t i = 0;
+            for (; i + 2 <= rows; i += 2)
+                tile_cols<2>(a + i * Kp + k0, b + j * Kp + k0, Kp, kc, c + i * ldc + j, ldc, nc, k0 > 0);
+            if (i < rows) tile_cols<1>(a + i * Kp + k0, b + j * Kp + k0, Kp, kc, c + i * ldc + j, ldc, nc, k0 > 0);
+        }
+    }
+}
+
+// 7-bit activations (a <= 127: PyTorch's reduce_range, which fbgemm asks for): the raw bytes
+// go to _mm256_maddubs_epi16 (32 uint8 x int8 products summed in pairs into int16: exact, as
+// |a0*b0 + a1*b1| <= 2 * 127 * 128 < 32768), then _mm256_madd_epi16 with ones widens the pairs
+// into int32 — twice the products per instruction of the int16 path. a: rows x Kp uint8 and
+// b: cols x Kp int8, raw (zero points are the caller's correction terms), Kp a multiple of 32.
+namespace {
+
+template <int MR, int NR>
+inline void tile_u8(const uint8_t* a, const int8_t* b, int64_t Kp, int64_t kc, int32_t* c, int64_t ldc, bool add)
+{
+    const __m256i ones = _mm256_set1_epi16(1);
+    __m256i acc[MR][NR];
+    for (int i = 0; i < MR; ++i)
+        for (int j = 0; j < NR; ++j) acc[i][j] = _mm256_setzero_si256();
+    for (int64_t k = 0; k < kc; k += 32) {
+        __m256i bv[NR];
+        for (int j = 0; j < NR; ++j) bv[j] = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(b + j * Kp + k));
+        for (int i = 0; i < MR; ++i) {
+            const __m256i av = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(a + i * Kp + k));
+            for (int j = 0; j < NR; ++j)
+                acc[i][j] = _mm256_add_epi32(acc[i][j], _mm256_madd_epi16(_mm256_maddubs_epi16(av, bv[j]), ones));
+        }
+    }
+    for (int i = 0; i < MR; ++i)
+        for (int j = 0; j < NR; ++j) c[i * ldc + j] = (add ? c[i * ldc + j] : 0) + hsum(acc[i][j]);
+}
+
+template <int MR>
+inline void tile_u8_cols(const uint8_t* a, const int8_t* b, int64_t Kp, int64_t kc, int32_t* c, int64_t ldc,
+                         int64_t cols, bool add)
+{
+    switch (cols) {
+        case 4: return tile_u8<MR, 4>(a, b, Kp, kc, c, ldc, add);
+        case 3: return tile_u8<MR, 3>(a, b, Kp, kc, c, ldc, add);
+        case 2: return tile_u8<MR, 2>(a, b, Kp, kc, c, ldc, add);
+        default: return tile_u8<MR, 1>(a, b, Kp, kc, c, ldc, add);
+    }
+}
+
+}  // namespace
+
+void qgemm_u7s8_avx2(const uint8_t* a, const int8_t* b, int32_t* c, int64_t rows, int64_t cols, int64_t Kp,
+                     int64_t ldc)
+{
+    constexpr int64_t kKcBytes = 512;  // K in chunks, as qgemm_int16_avx2 (the same bytes per row)
+    for (int64_t k0 = 0; k0 < Kp; k0 += kKcBytes) {
+        const int64_t kc = Kp - k0 < kKcBytes ? Kp - k0 : kKcBytes;
+        for (int64_t j = 0; j < cols; j += 4) {
+            const int64_t nc = cols - j < 4 ? cols - j : 4;
+            int64_t i = 0;
+            for (; i + 2 <= rows; i += 2)
+                tile_u8_cols<2>(a + i * Kp + k0, b + j * Kp + k0, Kp, kc, c + i * ldc + j, ldc, nc, k0 > 0);
+            if (i < rows)
+                tile_u8_cols<1>(a + i * Kp + k0, b + j * Kp + k0, Kp, kc, c + i * ldc + j, ldc, nc, k0 > 0);
+        }
+    }
+}
+
+// Few rows of a (a GEMV-like layer): b is read as it is, int8, widened in registers
+// (_mm256_cvtepi8_epi16) with its zero point subtracted there, so no widened copy of the
+// whole weight is written per call. a: rows x Kp centred int16; b: (cols, K) int8.
+void qgemv_avx2(const int16_t* a, const int8_t* b, const int32_t* b_zp, int32_t* c, int64_t rows, int64_t cols,
+                int64_t K, int64_t Kp, int64_t ldc)
+{
+    const int64_t K16 = K / 16 * 16;
+    for (int64_t j = 0; j < cols; ++j) {
+        const int8_t* bj = b + j * K;
+        const __m256i zp = _mm256_set1_epi16(int16_t(b_zp[j]));
+        for (int64_t i = 0; i < rows; ++i) {
+            const int16_t* ai = a + i * Kp;
+            __m256i acc = _mm256_setzero_si256();
+            for (int64_t k = 0; k < K16; k += 16) {
+                const __m256i bw = _mm256_sub_epi16(
+                    _mm256_cvtepi8_epi16(_mm_loadu_si128(reinterpret_cast<const __m128i*>(bj + k))), zp);
+                acc = _mm256_add_epi32(acc, _mm256_madd_epi16(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(ai + k)), bw));
+            }
+            int32_t s = hsum(acc);
+            for (int64_t k = K16; k < K; ++k) s += int32_t(ai[k]) * (int32_t(bj[k]) - b_zp[j]);
+            c[i * ldc + j] = s;
+        }
     }
 }
 
