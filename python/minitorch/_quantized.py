@@ -123,6 +123,7 @@ class QTensor:
     is_quantized = True
     requires_grad = False
     grad = None
+    grad_fn = None
     is_leaf = True
     __minitorch_quantized__ = True  # lets the C++ bindings name the op they refuse (convert.cpp)
 
