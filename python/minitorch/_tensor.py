@@ -294,6 +294,8 @@ _methods = {
     "is_cpu": property(lambda self: self.device.type == "cpu"),
     "itemsize": property(lambda self: self.element_size()),
     "nbytes": property(lambda self: self.numel() * self.element_size()),
+    # A quantized tensor is a minitorch.QTensor (minitorch/_quantized.py); a Tensor never is.
+    "is_quantized": property(lambda self: False),
 }
 
 

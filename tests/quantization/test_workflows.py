@@ -421,3 +421,22 @@ def test_converted_mnist_sized_model_is_about_4x_smaller_on_disk(tmp_path):
     ratio = (tmp_path / "f.safetensors").stat().st_size / (tmp_path / "q.safetensors").stat().st_size
     assert ratio >= 3.5, ratio
     assert (q(x) - model(x)).abs().max().item() < 0.1
+
+
+def test_quantized_models_move_to_the_device(device):
+    """model.to(device) moves the int8 weights of converted and dynamic modules (plain
+    attributes, not parameters), and the model gives the same outputs there."""
+    _, converted = _quantized(tq.default_qconfig)
+    x = T(G["cnn_calib"])
+    ref = converted(x).numpy()
+    out = converted.to(device)(x.to(device))
+    assert converted.fc1._packed_params._weight_bias()[0].device.type == device
+    np.testing.assert_allclose(out.cpu().numpy(), ref, atol=1e-6)
+
+    lstm = nn.LSTM(6, 5)
+    model = nn.Sequential(nn.Linear(6, 6), lstm)
+    q = tq.quantize_dynamic(model, dtype=mt.qint8)
+    xs = mt.randn(3, 2, 6)
+    y_ref, _ = q(xs)
+    y, _ = q.to(device)(xs.to(device))
+    np.testing.assert_allclose(y.detach().cpu().numpy(), y_ref.detach().numpy(), atol=1e-5)

@@ -16,6 +16,19 @@
 #define MT_HOST_DEVICE
 #endif
 
+// unary_op and binary_op are big switches; the CPU loops call them with the op as a
+// compile-time constant so that the switch folds away and the loop vectorizes. That needs
+// them inlined, which GCC declines for a function this size: without this, relu, neg,
+// abs and every other fixed-op loop made an out-of-line call per element (3 ns instead of
+// 0.3 ns per float).
+#if defined(__CUDACC__)
+#define MT_ALWAYS_INLINE __forceinline__
+#elif defined(__GNUC__) || defined(__clang__)
+#define MT_ALWAYS_INLINE inline __attribute__((always_inline))
+#else
+#define MT_ALWAYS_INLINE inline
+#endif
+
 namespace minitorch {
 
 // C math by element type: float calls the f-suffixed function (also on the GPU).
@@ -129,7 +142,7 @@ MT_HOST_DEVICE inline T fmod_of(T a, T b)
 // `if constexpr` branches for other types are never reached; they exist to compile.
 // Bool-result ops (isnan, logical_not) return 0 or 1 in T; the kernel stores a bool.
 template <class T>
-MT_HOST_DEVICE inline T unary_op(UnaryOp op, T x)
+MT_HOST_DEVICE MT_ALWAYS_INLINE T unary_op(UnaryOp op, T x)
 {
     constexpr bool kFloat = std::is_floating_point_v<T>;
     switch (op) {
@@ -183,7 +196,7 @@ MT_HOST_DEVICE inline T unary_op(UnaryOp op, T x)
 // What each binary op computes on one element (a and b already promoted to one dtype;
 // comparisons and logical ops return 0 or 1 in T, and the kernel stores a bool).
 template <class T>
-MT_HOST_DEVICE inline T binary_op(BinaryOp op, T a, T b)
+MT_HOST_DEVICE MT_ALWAYS_INLINE T binary_op(BinaryOp op, T a, T b)
 {
     constexpr bool kInt = std::is_integral_v<T> && !std::is_same_v<T, bool>;
     switch (op) {

@@ -279,6 +279,10 @@ class Module:
                 for name, b in m._buffers.items():
                     if b is not None:
                         m._buffers[name] = move(b)
+                # State that is neither a parameter nor a buffer (the quantized modules'
+                # int8 weights, which are not Tensors) moves through the module's own hook.
+                if device is not None and hasattr(m, "_to_device"):
+                    m._to_device(device)
         return self
 
     def cpu(self) -> "Module":

@@ -306,7 +306,7 @@ OPS: tuple[Op, ...] = (
     # ---- the Tensor's own properties, conversions and bookkeeping ----
     _t("shape"), _t("size"), _t("dim", method_aliases=("ndimension",)), _t("ndim"),
     _t("numel", function=True, method_aliases=("nelement",)),
-    _t("dtype"), _t("device"), _t("is_cpu"), _t("is_cuda"), _t("get_device"),
+    _t("dtype"), _t("device"), _t("is_cpu"), _t("is_cuda"), _t("is_quantized"), _t("get_device"),
     _t("is_floating_point", function=True), _t("element_size"), _t("itemsize"), _t("nbytes"),
     _t("stride"), _t("storage_offset"), _t("is_contiguous"), _t("data_ptr"), _t("is_pinned", python="memory"),
     _t("pin_memory", python="memory"),

@@ -75,6 +75,12 @@ class Conv2d(Module):
     def _weight_bias(self):
         return self._weight, self._bias
 
+    def _to_device(self, device) -> None:
+        """Module.to(device) moves the quantized weight and the bias here (not Tensors'
+        parameters: they are plain attributes)."""
+        self._weight = self._weight.to(device)
+        self._bias = None if self._bias is None else self._bias.to(device)
+
     def weight(self):
         return self._weight
 

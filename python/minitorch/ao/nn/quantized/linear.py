@@ -30,6 +30,12 @@ class LinearPackedParams(Module):
     def _weight_bias(self) -> tuple:
         return self._weight, self._bias
 
+    def _to_device(self, device) -> None:
+        """Module.to(device) moves the quantized weight and the bias here (not Tensors'
+        parameters: they are plain attributes)."""
+        self._weight = self._weight.to(device)
+        self._bias = None if self._bias is None else self._bias.to(device)
+
     def forward(self, x):
         return x
 

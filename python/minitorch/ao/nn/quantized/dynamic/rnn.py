@@ -41,6 +41,10 @@ class LSTM(Module):
                 self._params[name] = p
         self._flat_weights_names = list(self._params)
 
+    def _to_device(self, device) -> None:
+        """Module.to(device) moves the int8 weights and float biases (plain attributes)."""
+        self._params = {name: v.to(device) for name, v in self._params.items()}
+
     def _get_name(self) -> str:
         return "DynamicQuantizedLSTM"
 
