@@ -12,7 +12,8 @@ accident: it is meant for learning and testing kernels, and it is slow.
 
 Your own kernels: ``RawKernel`` / ``RawModule`` (CUDA C source compiled at run time,
 see docs/raw_kernels.md), and with the emulator ``emulator_schedule`` to change the
-order in which the threads of a block run.
+order in which the threads of a block run, and ``emulator_counters`` to count what they
+do with memory (requests, sectors, bank conflicts, divergent branches).
 
 Streams, events and pinned memory (``Stream``, ``Event``, ``current_stream``,
 ``stream(...)``; ``Tensor.pin_memory()``, ``x.to("cuda", non_blocking=True)``): see
@@ -30,6 +31,8 @@ from .cuda_kernels import (  # noqa: F401  (re-exported)
     emulator_diagnostics,
     emulator_schedule,
     get_emulator_schedule,
+    KernelCounters,
+    emulator_counters,
 )
 from .cuda_streams import Event, Stream, current_stream, default_stream, stream  # noqa: F401
 

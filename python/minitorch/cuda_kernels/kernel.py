@@ -134,9 +134,17 @@ class RawKernel:
             raise ValueError(f"{self.name}: only the default stream (0 or None) is supported, got {stream!r}")
         return _ConfiguredKernel(self, grid, block, shared_mem)
 
+    last_counters = None  # the KernelCounters of the latest launch made with counting on
+
     def _launch(self, grid: Any, block: Any, shared_mem: Any, args: tuple) -> None:
         grid, block, shared_mem = check_launch(self.name, grid, block, shared_mem)
-        self._module.launch(self.name, grid, block, shared_mem, args)
+        from . import emulator
+
+        if emulator.counting_enabled() and hasattr(self._module, "counts"):  # the emulator's module
+            self.last_counters = self._module.launch(self.name, grid, block, shared_mem, args, count=True)
+            emulator.record_counters(self.last_counters)
+        else:
+            self._module.launch(self.name, grid, block, shared_mem, args)
 
     def __repr__(self) -> str:
         return f"<minitorch.cuda.RawKernel {self.name}>"
