@@ -23,7 +23,11 @@
 #include <dlfcn.h>
 #include <link.h>
 
+#if defined(__clang__)
+#define MT_CNT_PLAIN __attribute__((no_sanitize("thread", "coverage"), used))
+#else
 #define MT_CNT_PLAIN __attribute__((no_sanitize_thread, no_sanitize_coverage, used))
+#endif
 #define MT_CNT_HOOK extern "C" __attribute__((visibility("hidden"))) MT_CNT_PLAIN
 
 extern "C" {
@@ -108,44 +112,8 @@ MT_CNT_HOOK void __tsan_func_exit() {}
 MT_CNT_HOOK void __tsan_vptr_update(void**, void*) {}
 MT_CNT_HOOK void __tsan_vptr_read(void**) {}
 
-// Atomic operations: done for real, not counted as loads or stores (atomicAdd and
-// friends count themselves, see MT_EMU_COUNT_ATOMIC in cuda_emu.h).
-#define MT_CNT_ATOMICS(bits, T)                                                                                   \
-    MT_CNT_HOOK T __tsan_atomic##bits##_load(const volatile T* a, int) { return __atomic_load_n(a, __ATOMIC_SEQ_CST); } \
-    MT_CNT_HOOK void __tsan_atomic##bits##_store(volatile T* a, T v, int) { __atomic_store_n(a, v, __ATOMIC_SEQ_CST); } \
-    MT_CNT_HOOK T __tsan_atomic##bits##_exchange(volatile T* a, T v, int)                                            \
-    {                                                                                                              \
-        return __atomic_exchange_n(a, v, __ATOMIC_SEQ_CST);                                                        \
-    }                                                                                                              \
-    MT_CNT_HOOK T __tsan_atomic##bits##_fetch_add(volatile T* a, T v, int) { return __atomic_fetch_add(a, v, __ATOMIC_SEQ_CST); } \
-    MT_CNT_HOOK T __tsan_atomic##bits##_fetch_sub(volatile T* a, T v, int) { return __atomic_fetch_sub(a, v, __ATOMIC_SEQ_CST); } \
-    MT_CNT_HOOK T __tsan_atomic##bits##_fetch_and(volatile T* a, T v, int) { return __atomic_fetch_and(a, v, __ATOMIC_SEQ_CST); } \
-    MT_CNT_HOOK T __tsan_atomic##bits##_fetch_or(volatile T* a, T v, int) { return __atomic_fetch_or(a, v, __ATOMIC_SEQ_CST); }   \
-    MT_CNT_HOOK T __tsan_atomic##bits##_fetch_xor(volatile T* a, T v, int) { return __atomic_fetch_xor(a, v, __ATOMIC_SEQ_CST); } \
-    MT_CNT_HOOK T __tsan_atomic##bits##_fetch_nand(volatile T* a, T v, int)                                          \
-    {                                                                                                              \
-        return __atomic_fetch_nand(a, v, __ATOMIC_SEQ_CST);                                                        \
-    }                                                                                                              \
-    MT_CNT_HOOK int __tsan_atomic##bits##_compare_exchange_strong(volatile T* a, T* c, T v, int, int)                \
-    {                                                                                                              \
-        return __atomic_compare_exchange_n(a, c, v, false, __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST);                    \
-    }                                                                                                              \
-    MT_CNT_HOOK int __tsan_atomic##bits##_compare_exchange_weak(volatile T* a, T* c, T v, int, int)                  \
-    {                                                                                                              \
-        return __atomic_compare_exchange_n(a, c, v, true, __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST);                     \
-    }                                                                                                              \
-    MT_CNT_HOOK T __tsan_atomic##bits##_compare_exchange_val(volatile T* a, T c, T v, int, int)                      \
-    {                                                                                                              \
-        __atomic_compare_exchange_n(a, &c, v, false, __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST);                          \
-        return c;                                                                                                  \
-    }
-MT_CNT_ATOMICS(8, unsigned char)
-MT_CNT_ATOMICS(16, unsigned short)
-MT_CNT_ATOMICS(32, unsigned int)
-MT_CNT_ATOMICS(64, unsigned long long)
-#undef MT_CNT_ATOMICS
-MT_CNT_HOOK void __tsan_atomic_thread_fence(int) { __atomic_thread_fence(__ATOMIC_SEQ_CST); }
-MT_CNT_HOOK void __tsan_atomic_signal_fence(int) { __atomic_signal_fence(__ATOMIC_SEQ_CST); }
+// The __tsan_atomic* functions (atomic operations, done for real and not counted) are in
+// counters_runtime.h: Clang instruments atomics even in a function marked not to be.
 
 // ---- the coverage entry point: a basic block begins ----
 MT_CNT_HOOK void __sanitizer_cov_trace_pc()
