@@ -26,6 +26,9 @@ void empty_cache();
 size_t memory_allocated();      // bytes held by live CUDA tensors
 size_t max_memory_allocated();  // the peak of that
 size_t memory_cached();         // bytes kept by the caching allocator for reuse
+MemoryAccounting& memory_accounting();  // allocator.cu's counters (memory_stats.h; lock its mu)
+std::array<size_t, 2> mem_get_info();   // (free, total) bytes of device memory, as cudaMemGetInfo
+CudaDeviceProperties device_properties();  // of device 0 (runtime.cu)
 long emulator_diagnostics();    // misuse reports of the emulator so far (always 0 on a GPU)
 // The emulator's thread order ("forward", "reverse", "random:SEED"); set returns false
 // for any other text, and on a GPU build, where there is no emulator ("" there).

@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "minitorch/kernels.h"  // Window2d
+#include "minitorch/memory_stats.h"
 #include "minitorch/tensor.h"
 
 namespace minitorch {
@@ -37,6 +38,18 @@ struct RawKernelInfo {
     std::vector<size_t> param_sizes;  // bytes of each parameter
     int max_threads_per_block = 0;    // this kernel's limit (its register use can lower it)
     size_t static_shared_bytes = 0;
+};
+
+// minitorch.cuda.get_device_properties: what cudaGetDeviceProperties / cudaDeviceGetAttribute
+// report (clocks in kHz, bus width in bits, sizes in bytes); the emulator describes a
+// fictional device (runtime.cu).
+struct CudaDeviceProperties {
+    std::string name, uuid;
+    size_t total_memory = 0, l2_cache_size = 0, shared_memory_per_block = 0, shared_memory_per_block_optin = 0,
+           shared_memory_per_multiprocessor = 0;
+    int major = 0, minor = 0, multi_processor_count = 0, clock_rate = 0, memory_clock_rate = 0, memory_bus_width = 0,
+        warp_size = 0, max_threads_per_multi_processor = 0, max_threads_per_block = 0, regs_per_multiprocessor = 0,
+        is_integrated = 0, is_multi_gpu_board = 0, pci_bus_id = 0, pci_device_id = 0, pci_domain_id = 0;
 };
 
 // Each field is the api.h function of the same name (see there for what it does).
@@ -83,6 +96,10 @@ struct CudaBackend {
     void (*raw_unload)(uintptr_t);
     RawKernelInfo (*raw_get_kernel)(uintptr_t, const std::string&);
     void (*raw_launch)(uintptr_t, const unsigned*, const unsigned*, size_t, const std::vector<std::string>&);
+    // memory and device API (minitorch.cuda.memory_stats, get_device_properties, ...)
+    MemoryAccounting& (*memory_accounting)();
+    std::array<size_t, 2> (*mem_get_info)();
+    CudaDeviceProperties (*device_properties)();
 };
 
 namespace cuda_emu {

@@ -3,6 +3,8 @@
 // On a machine with the toolkit but no driver (our CI), cudaGetDeviceCount answers
 // cudaErrorInsufficientDriver or cudaErrorNoDevice: that means "no GPU", not a crash.
 // The emulated build (kernels run on the CPU) always has one device.
+#include <cstdio>
+
 #include "common.cuh"
 
 namespace minitorch::cuda {
@@ -48,6 +50,71 @@ std::string emulator_schedule()
 #else
     return "";
 #endif
+}
+
+// The emulator describes a fictional device, "minitorch emulated GPU": an Ampere-class
+// (compute capability 8.6) mid-range card of 28 SMs at 1.777 GHz with a 192-bit GDDR6 bus
+// at 7.5 GHz (about 12.7 TFLOP/s FP32 and 360 GB/s; cuda_device.py derives these). Its
+// memory is the host's RAM, as cudaMemGetInfo reports in the emulator. The numbers give
+// the notebooks a plausible roofline; the emulator itself runs far slower.
+CudaDeviceProperties device_properties()
+{
+    CudaDeviceProperties p;
+#if MT_CUDA_EMULATED
+    size_t free_b = 0;
+    cudaMemGetInfo(&free_b, &p.total_memory);
+    p.name = "minitorch emulated GPU";
+    p.uuid = "00000000-0000-0000-0000-000000000000";
+    p.major = 8, p.minor = 6;
+    p.multi_processor_count = 28;
+    p.clock_rate = 1777000;         // kHz
+    p.memory_clock_rate = 7501000;  // kHz
+    p.memory_bus_width = 192;       // bits
+    p.l2_cache_size = size_t(3) << 20;
+    p.warp_size = 32;
+    p.max_threads_per_multi_processor = 1536;
+    p.max_threads_per_block = 1024;
+    p.regs_per_multiprocessor = 65536;
+    p.shared_memory_per_block = 48 << 10;
+    p.shared_memory_per_block_optin = 99 << 10;
+    p.shared_memory_per_multiprocessor = 100 << 10;
+#else
+    int device = 0;
+    MT_CUDA_CHECK(cudaGetDevice(&device));
+    cudaDeviceProp prop{};
+    MT_CUDA_CHECK(cudaGetDeviceProperties(&prop, device));
+    p.name = prop.name;
+    p.total_memory = prop.totalGlobalMem;
+    char uuid[40];
+    const auto* u = reinterpret_cast<const unsigned char*>(prop.uuid.bytes);
+    std::snprintf(uuid, sizeof uuid, "%02x%02x%02x%02x-%02x%02x-%02x%02x-%02x%02x-%02x%02x%02x%02x%02x%02x", u[0], u[1],
+                  u[2], u[3], u[4], u[5], u[6], u[7], u[8], u[9], u[10], u[11], u[12], u[13], u[14], u[15]);
+    p.uuid = uuid;
+    p.is_integrated = prop.integrated;
+    p.is_multi_gpu_board = prop.isMultiGpuBoard;
+    p.pci_bus_id = prop.pciBusID, p.pci_device_id = prop.pciDeviceID, p.pci_domain_id = prop.pciDomainID;
+    p.shared_memory_per_block = prop.sharedMemPerBlock;
+    p.shared_memory_per_block_optin = prop.sharedMemPerBlockOptin;
+    p.shared_memory_per_multiprocessor = prop.sharedMemPerMultiprocessor;
+    p.l2_cache_size = size_t(prop.l2CacheSize);
+    // The clocks are attributes only (CUDA 13 dropped them from cudaDeviceProp).
+    auto attr = [device](cudaDeviceAttr a) {
+        int v = 0;
+        MT_CUDA_CHECK(cudaDeviceGetAttribute(&v, a, device));
+        return v;
+    };
+    p.major = attr(cudaDevAttrComputeCapabilityMajor);
+    p.minor = attr(cudaDevAttrComputeCapabilityMinor);
+    p.multi_processor_count = attr(cudaDevAttrMultiProcessorCount);
+    p.clock_rate = attr(cudaDevAttrClockRate);
+    p.memory_clock_rate = attr(cudaDevAttrMemoryClockRate);
+    p.memory_bus_width = attr(cudaDevAttrGlobalMemoryBusWidth);
+    p.warp_size = attr(cudaDevAttrWarpSize);
+    p.max_threads_per_multi_processor = attr(cudaDevAttrMaxThreadsPerMultiProcessor);
+    p.max_threads_per_block = attr(cudaDevAttrMaxThreadsPerBlock);
+    p.regs_per_multiprocessor = attr(cudaDevAttrMaxRegistersPerMultiprocessor);
+#endif
+    return p;
 }
 
 namespace {
@@ -135,6 +202,9 @@ const CudaBackend& backend()
         b.raw_unload = &raw_unload;
         b.raw_get_kernel = &raw_get_kernel;
         b.raw_launch = &raw_launch;
+        b.memory_accounting = &memory_accounting;
+        b.mem_get_info = &mem_get_info;
+        b.device_properties = &device_properties;
         return b;
     }();
     return table;

@@ -13,6 +13,7 @@ void bind_functions(py::module_& m); // creation, math, threads, seeds
 void bind_numpy(py::module_& m);
 void bind_dlpack(py::module_& m);  // DLPack capsules, memory owned by others
 void bind_cuda(py::module_& m);
+void bind_memory(py::module_& m);  // allocator counters, device properties (memory_bindings.cpp)
 }  // namespace minitorch::python
 namespace minitorch {
 struct CudaBackend;

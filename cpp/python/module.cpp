@@ -15,9 +15,12 @@ void bind_errors(py::module_& m)
         "minitorch.DTypeError", "Unsupported dtype or argument type. Both a TypeError and a RuntimeError.",
         py::make_tuple(py::handle(PyExc_TypeError), py::handle(PyExc_RuntimeError)).release().ptr(), nullptr);
     static PyObject* cuda_oom = PyErr_NewExceptionWithDoc(
-        "minitorch.cuda.OutOfMemoryError", "The GPU ran out of memory. Both a RuntimeError and a MemoryError.",
+        "minitorch.OutOfMemoryError",
+        "A device (the GPU, or the CPU under set_per_process_memory_fraction) ran out of memory. Both a "
+        "RuntimeError and a MemoryError; minitorch.cuda.OutOfMemoryError is the same class.",
         py::make_tuple(py::handle(PyExc_RuntimeError), py::handle(PyExc_MemoryError)).release().ptr(), nullptr);
     m.attr("CudaOutOfMemoryError") = py::handle(cuda_oom);
+    m.attr("OutOfMemoryError") = py::handle(cuda_oom);
     m.attr("InputError") = py::handle(input_error);
     m.attr("DTypeError") = py::handle(dtype_error);
     py::register_exception_translator([](std::exception_ptr p) {
@@ -30,7 +33,7 @@ void bind_errors(py::module_& m)
         } catch (const IndexError& e) {
             PyErr_SetString(PyExc_IndexError, e.what());
         } catch (const OutOfMemoryError& e) {
-            PyErr_SetString(PyExc_MemoryError, e.what());
+            PyErr_SetString(cuda_oom, e.what());
         } catch (const CudaOutOfMemoryError& e) {
             PyErr_SetString(cuda_oom, e.what());
         }
@@ -97,6 +100,7 @@ PYBIND11_MODULE(_C, m)
     bind_numpy(m);
     bind_dlpack(m);
     bind_cuda(m);
+    bind_memory(m);
     bind_profiler(m);
     bind_linalg(m);
 }

@@ -50,7 +50,7 @@ std::shared_ptr<Storage> Storage::allocate(size_t nbytes, Device device)
     if (!p) throw OutOfMemoryError(detail::str("cannot allocate ", human_bytes(nbytes), " on the CPU"));
     s->data = p;
     s->nbytes = nbytes;
-    s->deleter = [block](void* q) { cpu::host_free(q, block); };
+    s->deleter = [block, nbytes](void* q) { cpu::host_free(q, block, nbytes); };
     return s;
 }
 

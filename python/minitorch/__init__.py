@@ -41,6 +41,7 @@ from . import _C  # noqa: E402
 from ._C import (  # noqa: E402,F401
     DTypeError,
     InputError,
+    OutOfMemoryError,
     Tensor,
     broadcast_shapes,
     device,

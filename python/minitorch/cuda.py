@@ -15,6 +15,13 @@ see docs/raw_kernels.md), and with the emulator ``emulator_schedule`` to change 
 order in which the threads of a block run, and ``emulator_counters`` to count what they
 do with memory (requests, sectors, bank conflicts, divergent branches).
 
+The device and its memory (PyTorch's names): ``get_device_properties`` (with minitorch's
+``peak_flops`` and ``peak_bandwidth``), ``get_device_name``, ``get_device_capability``,
+``mem_get_info``, ``memory_allocated`` / ``max_memory_allocated`` / ``memory_reserved`` /
+``reset_peak_memory_stats`` / ``memory_stats`` / ``memory_summary``, and
+``set_per_process_memory_fraction`` (a smaller GPU, to meet out-of-memory on purpose):
+see cuda_device.py, cuda_memory.py and docs/memory.md.
+
 Streams, events and pinned memory (``Stream``, ``Event``, ``current_stream``,
 ``stream(...)``; ``Tensor.pin_memory()``, ``x.to("cuda", non_blocking=True)``): see
 cuda_streams.py.
@@ -36,7 +43,25 @@ from .cuda_kernels import (  # noqa: F401  (re-exported)
 )
 from .cuda_streams import Event, Stream, current_stream, default_stream, stream  # noqa: F401
 
-OutOfMemoryError = _C.CudaOutOfMemoryError  # a RuntimeError and a MemoryError
+from .cuda_device import get_device_capability, get_device_name, get_device_properties, mem_get_info  # noqa: F401
+from .cuda_memory import (  # noqa: F401
+    empty_cache,
+    get_per_process_memory_fraction,
+    max_memory_allocated,
+    max_memory_reserved,
+    memory_allocated,
+    memory_reserved,
+    memory_stats,
+    memory_summary,
+    reset_accumulated_memory_stats,
+    reset_max_memory_allocated,
+    reset_peak_memory_stats,
+    set_per_process_memory_fraction,
+)
+
+# minitorch.OutOfMemoryError, as torch.cuda.OutOfMemoryError is torch.OutOfMemoryError:
+# a RuntimeError and a MemoryError.
+OutOfMemoryError = _C.OutOfMemoryError
 
 
 def is_compiled() -> bool:
@@ -106,21 +131,6 @@ def synchronize() -> None:
     _C._cuda_synchronize()
 
 
-def memory_allocated() -> int:
-    """Bytes of GPU memory held by live tensors."""
-    return int(_C._cuda_memory_allocated())
-
-
-def max_memory_allocated() -> int:
-    """The peak of :func:`memory_allocated` since the program started."""
-    return int(_C._cuda_max_memory_allocated())
-
-
-def memory_reserved() -> int:
-    """Bytes held by the caching allocator (live tensors plus cached free blocks)."""
-    return int(_C._cuda_memory_allocated()) + int(_C._cuda_memory_cached())
-
-
 def get_rng_state(device="cuda"):
     """The state of the "cuda" generator as a uint8 tensor (16 bytes: its seed and how far
     fills have used its stream, little-endian), for :func:`set_rng_state`."""
@@ -142,8 +152,3 @@ def set_rng_state(new_state, device="cuda") -> None:
         raise RuntimeError(f"set_rng_state: CUDA is not available ({_C._cuda_unavailable_reason()})")
     seed, offset = (int(v) for v in np.frombuffer(new_state.cpu().numpy().tobytes(), dtype="<u8"))
     _C._cuda_set_rng_state(seed, offset)
-
-
-def empty_cache() -> None:
-    """Returns cached, unused GPU memory to the driver."""
-    _C._cuda_empty_cache()

@@ -7,6 +7,11 @@
 // and more are kept on a free list per size class and handed to the next request of that
 // class; smaller blocks go straight to malloc, whose own bins already reuse them.
 // empty_cache() gives the kept blocks back. (cuda/allocator.cu is the GPU's version.)
+//
+// Accounting (memory_stats.h): every block is counted at its size class, as "allocated"
+// while a storage holds it and "reserved" while the allocator holds it (in use or cached).
+// set_per_process_memory_fraction(f) caps reserved bytes at f x the machine's memory; a
+// request past it first gives the cache back, then raises OutOfMemoryError.
 #include "minitorch/host_allocator.h"
 
 #include <unistd.h>
@@ -17,6 +22,9 @@
 #include <mutex>
 #include <unordered_map>
 #include <vector>
+
+#include "minitorch/error.h"
+#include "minitorch/memory_stats.h"
 
 namespace minitorch::cpu {
 
@@ -46,9 +54,9 @@ bool caching_wanted()
 }
 
 struct Cache {
-    std::mutex mu;
+    MemoryAccounting acc;  // its mutex guards the cache too
     std::unordered_map<size_t, std::vector<void*>> free_blocks;  // size class -> blocks
-    size_t allocated = 0, peak = 0, cached = 0;
+    size_t cached = 0;
     // Never keep more than this: an eighth of the machine's memory, at least 256 MiB.
     size_t limit = 0;
     bool enabled = caching_wanted();
@@ -70,7 +78,10 @@ Cache& cache()
 void release_cached_locked(Cache& c)
 {
     for (auto& [size, blocks] : c.free_blocks)
-        for (void* p : blocks) std::free(p);
+        for (void* p : blocks) {
+            std::free(p);
+            c.acc.on_segment_free(size);
+        }
     c.free_blocks.clear();
     c.cached = 0;
 }
@@ -91,7 +102,7 @@ void* host_alloc(size_t nbytes, size_t* block)
     Cache& c = cache();
     const size_t size = size_class(nbytes);
     *block = size;
-    std::lock_guard<std::mutex> lock(c.mu);
+    std::lock_guard<std::mutex> lock(c.acc.mu);
     void* p = nullptr;
     if (size >= kMinCached) {
         auto it = c.free_blocks.find(size);
@@ -101,47 +112,65 @@ void* host_alloc(size_t nbytes, size_t* block)
             c.cached -= size;
         }
     }
-    if (!p) p = std::aligned_alloc(kAlign, size);
-    if (!p && c.cached) {  // give the cache back and try once more
-        release_cached_locked(c);
-        p = std::aligned_alloc(kAlign, size);
+    if (!p) {
+        if (!c.acc.over_limit(size)) p = std::aligned_alloc(kAlign, size);
+        if (!p && c.cached) {  // give the cache back and try once more
+            release_cached_locked(c);
+            ++c.acc.num_alloc_retries;
+            if (!c.acc.over_limit(size)) p = std::aligned_alloc(kAlign, size);
+        }
+        if (!p && c.acc.over_limit(size)) {
+            ++c.acc.num_ooms;
+            const size_t total = physical_memory_bytes();
+            throw OutOfMemoryError(detail::str(
+                "CPU out of memory. Tried to allocate ", format_size(size), ". The CPU has a total capacity of ",
+                format_size(total), ", of which ", format_size(c.acc.limit),
+                " is allowed to this process (minitorch.cpu.set_per_process_memory_fraction(", c.acc.fraction,
+                ")). Of the allocated memory ", format_size(c.acc.allocated()), " is allocated by minitorch, and ",
+                format_size(c.acc.reserved() - c.acc.allocated()), " is reserved by minitorch but unallocated."));
+        }
+        if (!p) {
+            ++c.acc.num_ooms;
+            return nullptr;
+        }
+        c.acc.on_segment_alloc(size);
     }
-    if (!p) return nullptr;
-    c.allocated += size;
-    c.peak = std::max(c.peak, c.allocated);
+    c.acc.on_alloc(p, size, nbytes);
     return p;
 }
 
-void host_free(void* p, size_t block)
+void host_free(void* p, size_t block, size_t nbytes)
 {
     Cache& c = cache();
-    std::lock_guard<std::mutex> lock(c.mu);
-    c.allocated -= block;
+    std::lock_guard<std::mutex> lock(c.acc.mu);
+    c.acc.on_free(p, block, nbytes);
     if (c.enabled && block >= kMinCached && c.cached + block <= c.limit) {
         c.free_blocks[block].push_back(p);
         c.cached += block;
     } else {
         std::free(p);
+        c.acc.on_segment_free(block);
     }
 }
 
 void empty_cache()
 {
     Cache& c = cache();
-    std::lock_guard<std::mutex> lock(c.mu);
+    std::lock_guard<std::mutex> lock(c.acc.mu);
     release_cached_locked(c);
 }
 
-size_t memory_allocated() { return cache().allocated; }
-size_t max_memory_allocated() { return cache().peak; }
+MemoryAccounting& memory_accounting() { return cache().acc; }
+size_t memory_allocated() { return cache().acc.allocated(); }
+size_t max_memory_allocated() { return size_t(cache().acc.allocated_bytes.all.peak); }
 size_t memory_cached() { return cache().cached; }
 bool caching_enabled() { return cache().enabled; }
 
 void reset_peak_memory_stats()
 {
     Cache& c = cache();
-    std::lock_guard<std::mutex> lock(c.mu);
-    c.peak = c.allocated;
+    std::lock_guard<std::mutex> lock(c.acc.mu);
+    c.acc.reset_peaks();
 }
 
 }  // namespace minitorch::cpu
