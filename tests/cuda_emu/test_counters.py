@@ -165,3 +165,18 @@ def test_counting_is_off_by_default(module):
         kernel[1, 32](cuda(np.ones(32, np.float32)), cuda(np.zeros(32, np.float32)), np.int32(32), np.int32(1))
     assert len(inner.launches) == 1 and len(outer.launches) == 2
     assert "global loads : 1 requests, 4 sectors" in str(outer.launches[0])
+
+
+def test_without_a_counting_build_the_kernel_runs_uncounted(monkeypatch):
+    # A compiler that cannot build the instrumented library (here: an option it rejects).
+    from minitorch.cuda_kernels import emulated_backend
+
+    monkeypatch.setattr(emulated_backend, "COUNTING_FLAGS", emulated_backend.COUNTING_FLAGS + ("-fno-such-option",))
+    kernel = minitorch.cuda.RawKernel('extern "C" __global__ void ones(float* y) { y[threadIdx.x] = 1.0f; }',
+                                      "ones")
+    y = cuda(np.zeros(32, np.float32))
+    with pytest.warns(RuntimeWarning, match="cannot count this kernel's memory accesses"):
+        with emulator_counters() as c:
+            kernel[1, 32](y)
+    assert c.launches == [] and kernel.last_counters is None
+    assert y.cpu().numpy().sum() == 32

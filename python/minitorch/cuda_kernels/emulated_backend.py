@@ -279,7 +279,7 @@ class EmulatedModule:
             library.mt_count_totals.restype = None
         self._schedule: str | None = None  # as last told to this library
         self._counting_build = None  # () -> the counting build of the same source (EmulatedBackend)
-        self._counting: EmulatedModule | None = None
+        self._counting: EmulatedModule | None | bool = None  # False: the counting build failed
         self.counts = hasattr(library, "mt_count_begin")  # this is a counting build
         self._kernels = {}
         for i, name in enumerate(names):
@@ -300,8 +300,16 @@ class EmulatedModule:
         """Runs the kernel; with count=True in the counting build, and returns its counters."""
         if count and not self.counts:
             if self._counting is None:
-                self._counting = self._counting_build()
-            return self._counting.launch(name, grid, block, shared_mem, args, count=True)
+                try:
+                    self._counting = self._counting_build()
+                except CompileError as err:  # e.g. a compiler without -fsanitize=thread: run uncounted
+                    self._counting = False
+                    warnings.warn(f"{name}: the CUDA emulator cannot count this kernel's memory accesses with this "
+                                  f"compiler (the counting build needs GCC or Clang on Linux); it runs uncounted:\n"
+                                  f"{err}", RuntimeWarning, stacklevel=4)
+            if self._counting:
+                return self._counting.launch(name, grid, block, shared_mem, args, count=True)
+            count = False
         launch, params = self._kernels[name]
         values = self._pack(name, params, args)  # kept alive until the launch returns
         if count:  # global memory = the tensor arguments' bytes
