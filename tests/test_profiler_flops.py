@@ -256,3 +256,19 @@ def test_raw_kernel_launch_is_an_event_with_its_record():
     np.testing.assert_allclose(y.cpu().numpy(), 2 * x.cpu().numpy())
     # Outside a profile a launch records nothing (and still runs).
     kernel[1, 128](x, y, np.int32(n))
+
+
+def test_peaks_come_from_get_device_properties(monkeypatch):
+    from minitorch.utils.roofline import device_peaks
+
+    class Props:  # the shape of minitorch.cpu/cuda.get_device_properties()
+        name = "a test CPU"
+        peak_flops = {"fp64": 1e11, "fp32": 2e11, "int8": 9e13}
+        peak_bandwidth = 1e10
+
+    monkeypatch.setattr(minitorch.cpu, "get_device_properties", lambda device=None: Props(), raising=False)
+    ceilings, bandwidth, source = device_peaks("cpu")
+    assert ceilings == {"fp64": 1e11, "fp32": 2e11} and bandwidth == 1e10 and source == "a test CPU"
+    rows = roofline_table(_profile_for_roofline())  # no kernels: the CPU's peaks
+    for r in rows:
+        assert r.roof == pytest.approx(min(2e11, r.intensity * 1e10))  # judged against fp32

@@ -28,9 +28,10 @@ built-in kernels are not timed: their points show how fast the emulation ran, an
 intensities, which are the GPU's, are what to read.
 
 Peaks: ``peak_flops`` (FLOP/s, a number or a dict of one per precision such as
-``{"float32": 19.5e12, "float16": 312e12}``) and ``peak_bandwidth`` (bytes/s) when given;
-else ``minitorch.cuda.get_device_properties(device).peak_flops / .peak_bandwidth`` for a
-cuda device where those exist; else the defaults of :func:`device_peaks`.
+``{"fp32": 19.5e12, "fp16": 312e12}``) and ``peak_bandwidth`` (bytes/s) when given; else
+``minitorch.cuda.get_device_properties(device)`` (or ``minitorch.cpu``'s)
+``.peak_flops`` / ``.peak_bandwidth`` where those exist; else the defaults of
+:func:`device_peaks`.
 """
 from __future__ import annotations
 
@@ -96,26 +97,27 @@ def device_peaks(device: Any = None) -> tuple[dict, float, str]:
     """The device's peak FLOP/s per precision (a dict), its peak bandwidth (bytes/s) and
     where they came from (a short text for the plot's title).
 
-    A cuda device asks ``minitorch.cuda.get_device_properties(device)`` for ``peak_flops``
-    and ``peak_bandwidth``; without them (or on the CPU) the module's defaults: a T4-class
-    GPU, or ``os.cpu_count()`` cores at the clock /proc/cpuinfo reports times 32 float32
-    (16 float64) FLOPs per cycle, and 25.6 GB/s.
+    Asks ``minitorch.cuda.get_device_properties(device)`` (``minitorch.cpu``'s for the
+    CPU) for ``peak_flops`` and ``peak_bandwidth``; where those do not exist, the module's
+    defaults: a T4-class GPU, or ``os.cpu_count()`` cores at the clock /proc/cpuinfo
+    reports times 32 float32 (16 float64) FLOPs per cycle, and 25.6 GB/s.
     """
-    kind = _device_type(device)
-    if kind == "cuda":
-        import minitorch
+    import minitorch
 
-        props_fn = getattr(minitorch.cuda, "get_device_properties", None)
-        if props_fn is not None:
-            try:
-                props = props_fn(device if device is not None and not isinstance(device, str) else 0)
-            except Exception:  # no device, or no properties to give: the defaults
-                props = None
-            flops = getattr(props, "peak_flops", None)
-            bandwidth = getattr(props, "peak_bandwidth", None)
-            if flops and bandwidth:
-                name = getattr(props, "name", "cuda")
-                return _as_ceilings(flops), float(bandwidth), str(name)
+    kind = _device_type(device)
+    if kind not in ("cpu", "cuda"):
+        raise ValueError(f"roofline: device must be a cpu or cuda device, got {device!r}")
+    props_fn = getattr(getattr(minitorch, kind), "get_device_properties", None)
+    if props_fn is not None:
+        try:
+            props = props_fn(None if kind == "cpu" else device)
+        except Exception:  # no such device, or no properties to give: the defaults
+            props = None
+        flops = getattr(props, "peak_flops", None)
+        bandwidth = getattr(props, "peak_bandwidth", None) if flops else None
+        if flops and bandwidth:
+            return _as_ceilings(flops), float(bandwidth), str(getattr(props, "name", kind))
+    if kind == "cuda":
         return dict(DEFAULT_GPU_PEAK_FLOPS), DEFAULT_GPU_PEAK_BANDWIDTH, "GPU defaults (T4 class)"
     cores = os.cpu_count() or 1
     clock = _cpu_clock_hz()
@@ -124,8 +126,10 @@ def device_peaks(device: Any = None) -> tuple[dict, float, str]:
 
 
 def _as_ceilings(peak_flops: Union[float, dict]) -> dict:
+    """FLOP/s ceilings by precision name (integer precisions, which are not FLOPs, left out)."""
     if isinstance(peak_flops, dict):
-        ceilings = {str(k).replace("minitorch.", ""): float(v) for k, v in peak_flops.items() if v}
+        ceilings = {str(k).replace("minitorch.", ""): float(v) for k, v in peak_flops.items()
+                    if v and not str(k).replace("minitorch.", "").startswith(("int", "uint"))}
         if not ceilings:
             raise ValueError("roofline: peak_flops is an empty dict; give at least one precision's FLOP/s")
         return ceilings
@@ -136,8 +140,12 @@ def _as_ceilings(peak_flops: Union[float, dict]) -> dict:
 
 
 def _main_ceiling(ceilings: dict) -> float:
-    """The ceiling points are judged against: float32's where given, else the lowest."""
-    return ceilings.get("float32", min(ceilings.values()))
+    """The ceiling points are judged against: float32's ("float32" or "fp32") where given,
+    else the lowest."""
+    for key in ("float32", "fp32"):
+        if key in ceilings:
+            return ceilings[key]
+    return min(ceilings.values())
 
 
 def _entries(prof_or_events: Any, by: str) -> list:
