@@ -212,19 +212,13 @@ class KernelCounters:
 
 
 _counting_depth = 0  # open emulator_counters() blocks
-_profiler_counting = False  # a profile with the CUDA activity is running (profiler.py)
 _collectors: list[list] = []
 
 
 def counting_enabled() -> bool:
-    """Whether RawKernel launches are counted now (inside :class:`emulator_counters`, or
-    a profile that records CUDA kernels)."""
-    return _counting_depth > 0 or _profiler_counting
-
-
-def _set_profiler_counting(on: bool) -> None:
-    global _profiler_counting
-    _profiler_counting = bool(on)
+    """Whether RawKernel launches are counted now: inside :class:`emulator_counters`, or a
+    ``minitorch.profiler.profile`` that records CUDA kernels, in the emulator."""
+    return _counting_depth > 0 or (bool(_C._profiler_kernels_enabled()) and bool(_C._cuda_is_emulated()))
 
 
 def record_counters(counters: "KernelCounters") -> None:
