@@ -180,3 +180,18 @@ def test_without_a_counting_build_the_kernel_runs_uncounted(monkeypatch):
             kernel[1, 32](y)
     assert c.launches == [] and kernel.last_counters is None
     assert y.cpu().numpy().sum() == 32
+
+
+def test_profiler_kernel_records_carry_the_counters(module):
+    from minitorch.profiler import ProfilerActivity, profile
+
+    copy = module.get_function("copy")
+    x, y = cuda(np.ones(1024, np.float32)), cuda(np.zeros(1024, np.float32))
+    with profile(activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA]) as prof:
+        copy[4, 256](x, y, np.int32(1024), np.int32(32))
+    records = [k for e in prof.events() for k in e.kernels if k.name == "copy"]
+    assert len(records) == 1
+    counters = records[0].counters
+    assert counters == copy.last_counters.as_dict()
+    assert (counters["global_load_requests"], counters["global_load_sectors"]) == (32, 1024)
+    assert counters["coalescing_efficiency"] == pytest.approx(2 * 4096 / (32 * (1024 + 128)))
