@@ -272,3 +272,20 @@ def test_peaks_come_from_get_device_properties(monkeypatch):
     rows = roofline_table(_profile_for_roofline())  # no kernels: the CPU's peaks
     for r in rows:
         assert r.roof == pytest.approx(min(2e11, r.intensity * 1e10))  # judged against fp32
+
+
+@pytest.mark.parametrize("device", DEVICES)
+def test_conv1d_and_conv_transpose2d_flops(device):
+    N, C, H, W, O, KH, KW = 2, 3, 4, 5, 6, 3, 2
+    x, w, b = (minitorch.randn(N, C, H, W, device=device), minitorch.randn(C, O, KH, KW, device=device),
+               minitorch.randn(O, device=device))
+    x1, w1 = minitorch.randn(N, C, 7, device=device), minitorch.randn(O, C, 3, device=device)
+    with profile(activities=activities_for(device), with_flops=True) as prof:
+        F.conv_transpose2d(x, w, b)
+        F.conv1d(x1, w1)
+    transposed, conv1d = prof.events()
+    OH, OW = H + KH - 1, W + KW - 1
+    # conv2d's input-gradient GEMM run forward, col2im's adds, and the bias add
+    assert transposed.flops == 2 * N * C * H * W * O * KH * KW + N * O * KH * KW * H * W + N * O * OH * OW
+    assert conv1d.name == "conv2d"  # conv1d is a conv2d of height 1
+    assert conv1d.flops == 2 * N * O * (7 - 3 + 1) * C * 3
