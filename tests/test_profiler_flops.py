@@ -119,6 +119,14 @@ def test_backward_nodes_count_their_gemms(device):
     assert node.name.endswith("Backward0")
     assert node.flops == 2 * (2 * 4 * 5 * 3)  # dA = G B^T and dB = A^T G
 
+    x = minitorch.randn(4, 6, device=device, requires_grad=True)
+    w, b = minitorch.randn(6, device=device, requires_grad=True), minitorch.randn(6, device=device, requires_grad=True)
+    y = F.layer_norm(x, (6,), w, b)
+    with profile(activities=activities_for(device), with_flops=True) as prof:
+        y.backward(minitorch.ones(4, 6, device=device))
+    (node,) = [e for e in prof.events() if e.flops > 0]
+    assert node.flops == 24 * ((9 + 1) + 2 + 1)  # grad input (with weight), grad weight, grad bias
+
 
 @pytest.mark.parametrize("device", DEVICES)
 def test_bytes_of_an_elementwise_op_and_without_flops(device):
