@@ -119,6 +119,14 @@ def test_backward_nodes_count_their_gemms(device):
     assert node.name.endswith("Backward0")
     assert node.flops == 2 * (2 * 4 * 5 * 3)  # dA = G B^T and dB = A^T G
 
+    x = minitorch.randn(4, 6, device=device, requires_grad=True)
+    w, b = minitorch.randn(6, device=device, requires_grad=True), minitorch.randn(6, device=device, requires_grad=True)
+    y = F.layer_norm(x, (6,), w, b)
+    with profile(activities=activities_for(device), with_flops=True) as prof:
+        y.backward(minitorch.ones(4, 6, device=device))
+    (node,) = [e for e in prof.events() if e.flops > 0]
+    assert node.flops == 24 * ((9 + 1) + 2 + 1)  # grad input (with weight), grad weight, grad bias
+
 
 @pytest.mark.parametrize("device", DEVICES)
 def test_bytes_of_an_elementwise_op_and_without_flops(device):
@@ -272,3 +280,20 @@ def test_peaks_come_from_get_device_properties(monkeypatch):
     rows = roofline_table(_profile_for_roofline())  # no kernels: the CPU's peaks
     for r in rows:
         assert r.roof == pytest.approx(min(2e11, r.intensity * 1e10))  # judged against fp32
+
+
+@pytest.mark.parametrize("device", DEVICES)
+def test_conv1d_and_conv_transpose2d_flops(device):
+    N, C, H, W, O, KH, KW = 2, 3, 4, 5, 6, 3, 2
+    x, w, b = (minitorch.randn(N, C, H, W, device=device), minitorch.randn(C, O, KH, KW, device=device),
+               minitorch.randn(O, device=device))
+    x1, w1 = minitorch.randn(N, C, 7, device=device), minitorch.randn(O, C, 3, device=device)
+    with profile(activities=activities_for(device), with_flops=True) as prof:
+        F.conv_transpose2d(x, w, b)
+        F.conv1d(x1, w1)
+    transposed, conv1d = prof.events()
+    OH, OW = H + KH - 1, W + KW - 1
+    # conv2d's input-gradient GEMM run forward, col2im's adds, and the bias add
+    assert transposed.flops == 2 * N * C * H * W * O * KH * KW + N * O * KH * KW * H * W + N * O * OH * OW
+    assert conv1d.name == "conv2d"  # conv1d is a conv2d of height 1
+    assert conv1d.flops == 2 * N * O * (7 - 3 + 1) * C * 3

@@ -150,13 +150,14 @@ Work layer_norm(const Tensor& out, const Tensor& mean, const Tensor& rstd, const
 {
     return {n(in) * (5 + has(weight) + has(bias)), bytes(out, mean, rstd, in, weight, bias)};
 }
-// grad_in: xhat (2), the two row means (3), g - m1 - xhat*m2 (3), times rstd... 8 per
-// element (+1 for g * weight); grad_weight: g * xhat and add (2); grad_bias: add (1).
+// grad_in: xhat = (x - mean) * rstd (2), the row sums of gw and gw * xhat (3), then
+// rstd * (gw - m1 - xhat * m2) (4): 9 per element (+1 for gw = g * weight); grad_weight:
+// g * xhat and add (2); grad_bias: add (1).
 Work layer_norm_backward(const Tensor& grad_in, const Tensor& grad_weight, const Tensor& grad_bias,
                          const Tensor& grad_out, const Tensor& in, const Tensor& mean, const Tensor& rstd,
                          const Tensor& weight)
 {
-    const double per_element = has(grad_in) * (8 + has(weight)) + 2 * has(grad_weight) + has(grad_bias);
+    const double per_element = has(grad_in) * (9 + has(weight)) + 2 * has(grad_weight) + has(grad_bias);
     return {n(grad_out) * per_element, bytes(grad_in, grad_weight, grad_bias, grad_out, in, mean, rstd, weight)};
 }
 // softmax: max (compare), subtract and exp, sum (add), divide: 5 per element (log_softmax:
