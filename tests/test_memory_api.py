@@ -147,8 +147,9 @@ def test_cuda_device_properties():
         assert p.peak_bandwidth == pytest.approx(360e9, rel=0.01)
 
 
-@pytest.mark.skipif(minitorch.cuda.is_available(), reason="checks the error without CUDA")
 def test_cuda_device_properties_without_cuda():
+    if minitorch.cuda.is_available():  # asked now: an earlier test may have switched the emulator on
+        pytest.skip("checks the error without CUDA")
     with pytest.raises(RuntimeError, match="CUDA is not available"):
         minitorch.cuda.get_device_properties()
     assert minitorch.cuda.memory_allocated() == 0 and minitorch.cuda.memory_stats() == {}

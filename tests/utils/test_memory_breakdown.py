@@ -86,3 +86,27 @@ def test_breakdown_without_optimizer_and_arguments():
         memory_breakdown(lambda x: x, minitorch.randn(2))
     with pytest.raises(TypeError, match="tensor"):
         memory_breakdown(model, [1, 2])
+
+
+def test_checkpointing_keeps_fewer_activations():
+    from minitorch.utils.checkpoint import checkpoint
+
+    class Deep(nn.Module):
+        def __init__(self, ck):
+            super().__init__()
+            self.ck = ck
+            self.blocks = nn.ModuleList([nn.Sequential(nn.Linear(32, 32), nn.ReLU(), nn.Linear(32, 32), nn.ReLU())
+                                         for _ in range(3)])
+
+        def forward(self, x):
+            for b in self.blocks:
+                x = checkpoint(b, x, use_reentrant=False) if self.ck else b(x)
+            return x
+
+    x = minitorch.randn(64, 32)
+    plain, ck = (memory_breakdown(Deep(flag), x) for flag in (False, True))
+    for b in (plain, ck):
+        assert sum(b.categories.values()) == b.peak
+    saved = [sum(r.activations for r in b.layers) for b in (plain, ck)]
+    assert saved[0] == 6 * 64 * 32 * 4  # every ReLU's output
+    assert saved[1] == 3 * 64 * 32 * 4  # each block's output: the next block's kept input, and the model's output

@@ -352,3 +352,24 @@ def test_use_matmul_restores_the_previous_choice_when_the_body_raises():
         with minitorch.backends.cpu.use_matmul("blocked"):
             minitorch.ones(2, 3) @ minitorch.ones(4, 5)
     assert minitorch.backends.cpu.matmul == "naive"
+
+
+def test_summary_counts_norms_buffers_and_attention():
+    norm = nn.Sequential(nn.Conv2d(1, 4, 3), nn.BatchNorm2d(4))
+    rows = {r.name: r for r in summary(norm, (2, 1, 6, 6)).layers}
+    assert rows["1"].flops == 2 * 2 * 4 * 4 * 4  # scale and shift per element
+    assert rows["1"].param_bytes == (4 + 4 + 4 + 4) * 4 + 8  # weight, bias, running stats, num_batches_tracked
+
+    class Block(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.attn = nn.MultiheadAttention(16, 2, batch_first=True)
+
+        def forward(self, x):
+            return self.attn(x, x, x)[0]
+
+    s = summary(Block(), (3, 5, 16))
+    assert [(r.name, r.kind) for r in s.layers] == [("attn", "MultiheadAttention")]  # out_proj is part of it
+    n, length, e = 3, 5, 16
+    assert s.layers[0].flops == n * 4 * length * e * e + 2 * n * length * length * e
+    assert s.layers[0].params == s.total_params == 4 * e * e + 4 * e

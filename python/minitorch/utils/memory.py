@@ -18,7 +18,9 @@ the blocks alive then, and each is put in one category:
 * ``inputs``: the tensors passed as ``inputs``;
 * ``activations``: tensors the graph saved for backward, seen through
   ``minitorch.autograd.graph.saved_tensors_hooks`` (a storage saved twice, e.g. a ReLU's
-  output that the next Linear saves as its input, counts once);
+  output that the next Linear saves as its input, counts once), and whatever else the
+  forward left alive for backward (the output; the block inputs that
+  ``minitorch.utils.checkpoint`` keeps to recompute from);
 * ``temporaries``: every other block allocated during the step and alive at the peak
   (outputs nobody saved, the gradients flowing backward, an optimizer's scratch);
 * ``other``: blocks that were allocated before the step, are not the model's, and were
@@ -30,8 +32,9 @@ allocator's (``from_numpy``) counts nowhere, as it does not in ``memory_allocate
 
 Per layer (``layers``): what each module holds directly (its parameters and buffers,
 their gradients and optimizer state) and the activations saved while it ran (the
-innermost module running when backward's tensors were saved; those saved by ``loss_fn``
-are on the row ``(loss)``). These rows are what each layer holds over the step; the
+innermost module running when backward's tensors were saved, or, for the other blocks
+the forward left alive, when they were allocated; those of ``loss_fn`` are on the row
+``(loss)``). These rows are what each layer holds over the step; the
 categories are what was alive at the peak, which can be less (a peak reached in the
 optimizer step, after backward freed the activations, has none).
 
@@ -81,7 +84,8 @@ class MemoryBreakdown:
         head = ("layer", "parameters", "gradients", "optimizer state", "activations")
         rows = [head]
         for r in self.layers:
-            rows.append((f"{r.name} ({r.kind})" if r.name else f"({r.kind})" if r.kind != "(loss)" else "(loss)",
+            label = r.name if r.kind == "(loss)" else f"{r.name} ({r.kind})" if r.name else f"({r.kind})"
+            rows.append((label,
                          _bytes(r.parameters), _bytes(r.gradients), _bytes(r.optimizer_state), _bytes(r.activations)))
         total = ("total", *(_bytes(sum(getattr(r, k) for r in self.layers))
                             for k in ("parameters", "gradients", "optimizer_state", "activations")))
@@ -210,13 +214,21 @@ def memory_breakdown(model, inputs, loss_fn=None, optimizer=None, train: bool = 
         return rows[id(m)]
 
     stack = []  # the modules running now, innermost last
+    # (trace position, innermost module from there on): which layer allocated each block
+    mark_positions, mark_modules = [0], [None]
+
+    def mark():
+        mark_positions.append(int(_C._memory_trace_length(dev)))
+        mark_modules.append(stack[-1] if stack else None)
 
     def enter(m, args):
         stack.append(m)
         row(m)  # rows in the order the layers first run
+        mark()
 
     def leave(m, args, output):
         stack.pop()
+        mark()
 
     handles = []
     for m in model.modules():
@@ -249,6 +261,7 @@ def memory_breakdown(model, inputs, loss_fn=None, optimizer=None, train: bool = 
             with saved_tensors_hooks(pack, lambda t: t):
                 out = model(*args)
                 stack.append(None)  # what loss_fn saves goes on the (loss) row
+                mark()
                 loss = loss_fn(out) if loss_fn is not None else out.sum()
                 stack.pop()
             phases["forward"] = int(_C._memory_trace_length(dev))
@@ -313,6 +326,23 @@ def memory_breakdown(model, inputs, loss_fn=None, optimizer=None, train: bool = 
         if b not in category_of:
             category_of[b] = "activations"
             layer_of[b] = (m, "activations")
+
+    if train:
+        claim(loss, "temporaries")  # the loss itself is no activation
+        # What the forward left alive is kept for backward too, even where no op saved it
+        # through the hooks: inputs that minitorch.utils.checkpoint keeps to recompute from,
+        # and the output. It goes on the row of the layer that allocated it.
+        alive = {}
+        for i in range(phases["forward"]):
+            alloc, address, size = events[i]
+            if alloc:
+                alive[address] = i
+            else:
+                alive.pop(address, None)
+        for address, i in alive.items():
+            if (address, i) not in category_of:
+                category_of[(address, i)] = "activations"
+                layer_of[(address, i)] = (mark_modules[bisect.bisect_right(mark_positions, i) - 1], "activations")
 
     categories = dict.fromkeys(CATEGORIES, 0)
     for b, c in category_of.items():

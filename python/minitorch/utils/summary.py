@@ -5,8 +5,14 @@
 FLOPs are counted as multiply-adds (MACs) of the layers that do arithmetic on weights
 (Linear: in_features per output value; Conv: in_channels x KH x KW per output value);
 pooling counts its comparisons/additions (KH x KW per output value); activations
-count one operation per element. Memory is bytes of each layer's output (what
-backward keeps) and of its parameters.
+count one operation per element; normalizations (BatchNorm, LayerNorm, GroupNorm...)
+two per element (scale and shift); MultiheadAttention its projections (query, key,
+value and output: E x E each per position) and its two attention products (L x S x E
+each per batch). Memory is bytes of each layer's output and of its parameters and
+buffers (BatchNorm's running statistics). A module with parameters of its own and
+children (MultiheadAttention) is one row: its children are not listed apart.
+For what a training step really holds (saved activations, gradients, optimizer
+state) see ``minitorch.utils.memory.memory_breakdown``.
 """
 from __future__ import annotations
 
@@ -43,7 +49,24 @@ def _flops(m, out_shape, inputs) -> int:
         return out_numel * (k * k if isinstance(m.kernel_size, int) else k)
     if isinstance(m, (nn.ReLU, nn.Sigmoid, nn.Tanh, nn.Dropout, nn.Softmax, nn.LogSoftmax)):
         return out_numel
+    if type(m).__name__ in _NORMS:
+        return 2 * out_numel
+    if type(m).__name__ == "MultiheadAttention" and len(inputs) >= 2:
+        q, k = inputs[0], inputs[1]
+        e = m.embed_dim
+        if q.dim() == 2:  # unbatched (L, E)
+            n, length, source = 1, q.shape[0], k.shape[0]
+        elif m.batch_first:
+            n, length, source = q.shape[0], q.shape[1], k.shape[1]
+        else:
+            n, length, source = q.shape[1], q.shape[0], k.shape[0]
+        projections = n * (2 * length + 2 * source) * e * e  # q, out per query; k, v per key
+        return projections + 2 * n * length * source * e
     return 0
+
+
+_NORMS = {"BatchNorm1d", "BatchNorm2d", "BatchNorm3d", "LayerNorm", "GroupNorm", "InstanceNorm1d", "InstanceNorm2d",
+          "InstanceNorm3d", "LocalResponseNorm", "RMSNorm"}
 
 
 def _human(n: float, unit: str = "") -> str:
@@ -122,14 +145,23 @@ def summary(model, input_size, dtype=None, device=None) -> Summary:
     names = {id(m): n for n, m in model.named_modules()}
 
     def hook(m, inputs, out):
+        if isinstance(out, (tuple, list)):  # MultiheadAttention: (output, weights)
+            out = out[0]
         shape = tuple(out.shape)
-        params = sum(p.numel() for p in m.parameters(recurse=False))
+        recurse = id(m) in own  # a layer with children of its own counts theirs too
+        params = sum(p.numel() for p in m.parameters(recurse=recurse))
         item = out.element_size()
+        memory = sum(t.numel() * t.element_size() for t in [*m.parameters(recurse=recurse), *m.buffers(recurse=recurse)])
         layers.append(LayerInfo(names.get(id(m), "?"), type(m).__name__, shape, params, _flops(m, shape, inputs),
-                                out.numel() * item, sum(p.numel() * p.element_size() for p in m.parameters(recurse=False))))
+                                out.numel() * item, memory))
 
+    # The layers: leaves, and modules with parameters of their own (MultiheadAttention),
+    # whose children are then part of them. Containers would double count.
+    own = {id(m) for m in model.modules()
+           if any(True for _ in m.children()) and any(True for _ in m.parameters(recurse=False))}
+    inside = {id(c) for m in model.modules() if id(m) in own for c in m.modules() if c is not m}
     for m in model.modules():
-        if not any(True for _ in m.children()):  # leaves only: containers would double count
+        if id(m) not in inside and (id(m) in own or not any(True for _ in m.children())):
             handles.append(m.register_forward_hook(hook))
     flags = [(m, m.training) for m in model.modules()]  # restored one by one (a frozen part stays frozen)
     model.eval()
