@@ -153,7 +153,8 @@ MT_CNT_EXPORT void mt_cnt_configure(int active, const uint64_t* ranges, unsigned
     s.active = active != 0;
     s.global.clear();
     for (unsigned i = 0; i < n_ranges; ++i)
-        if (ranges[2 * i + 1]) s.global.emplace_back(uintptr_t(ranges[2 * i]), uintptr_t(ranges[2 * i] + ranges[2 * i + 1]));
+        if (ranges[2 * i + 1])
+            s.global.emplace_back(uintptr_t(ranges[2 * i]), uintptr_t(ranges[2 * i] + ranges[2 * i + 1]));
     s.static_lo = static_lo;
     s.static_hi = static_hi;
     s.exclude_lo = exclude_lo;
@@ -256,39 +257,48 @@ MT_CNT_EXPORT void mt_cnt_block_entered(unsigned t, uintptr_t pc)
 // and friends, its own std::atomic counters). They do the operation for real and count
 // nothing: atomicAdd and friends count themselves (MT_EMU_COUNT_ATOMIC in cuda_emu.h).
 // They live here because this translation unit is not instrumented.
-#define MT_CNT_ATOMICS(bits, T)                                                                                   \
-    MT_CNT_EXPORT T __tsan_atomic##bits##_load(const volatile T* a, int) { return __atomic_load_n(a, __ATOMIC_SEQ_CST); } \
-    MT_CNT_EXPORT void __tsan_atomic##bits##_store(volatile T* a, T v, int) { __atomic_store_n(a, v, __ATOMIC_SEQ_CST); } \
-    MT_CNT_EXPORT T __tsan_atomic##bits##_exchange(volatile T* a, T v, int)                                            \
-    {                                                                                                              \
-        return __atomic_exchange_n(a, v, __ATOMIC_SEQ_CST);                                                        \
-    }                                                                                                              \
-    MT_CNT_EXPORT T __tsan_atomic##bits##_fetch_add(volatile T* a, T v, int) { return __atomic_fetch_add(a, v, __ATOMIC_SEQ_CST); } \
-    MT_CNT_EXPORT T __tsan_atomic##bits##_fetch_sub(volatile T* a, T v, int) { return __atomic_fetch_sub(a, v, __ATOMIC_SEQ_CST); } \
-    MT_CNT_EXPORT T __tsan_atomic##bits##_fetch_and(volatile T* a, T v, int) { return __atomic_fetch_and(a, v, __ATOMIC_SEQ_CST); } \
-    MT_CNT_EXPORT T __tsan_atomic##bits##_fetch_or(volatile T* a, T v, int) { return __atomic_fetch_or(a, v, __ATOMIC_SEQ_CST); }   \
-    MT_CNT_EXPORT T __tsan_atomic##bits##_fetch_xor(volatile T* a, T v, int) { return __atomic_fetch_xor(a, v, __ATOMIC_SEQ_CST); } \
-    MT_CNT_EXPORT T __tsan_atomic##bits##_fetch_nand(volatile T* a, T v, int)                                          \
-    {                                                                                                              \
-        return __atomic_fetch_nand(a, v, __ATOMIC_SEQ_CST);                                                        \
-    }                                                                                                              \
-    MT_CNT_EXPORT int __tsan_atomic##bits##_compare_exchange_strong(volatile T* a, T* c, T v, int, int)                \
-    {                                                                                                              \
-        return __atomic_compare_exchange_n(a, c, v, false, __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST);                    \
-    }                                                                                                              \
-    MT_CNT_EXPORT int __tsan_atomic##bits##_compare_exchange_weak(volatile T* a, T* c, T v, int, int)                  \
-    {                                                                                                              \
-        return __atomic_compare_exchange_n(a, c, v, true, __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST);                     \
-    }                                                                                                              \
-    MT_CNT_EXPORT T __tsan_atomic##bits##_compare_exchange_val(volatile T* a, T c, T v, int, int)                      \
-    {                                                                                                              \
-        __atomic_compare_exchange_n(a, &c, v, false, __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST);                          \
-        return c;                                                                                                  \
+#define MT_CNT_ATOMIC_RMW(bits, T, op)                                              \
+    MT_CNT_EXPORT T __tsan_atomic##bits##_##op(volatile T* a, T v, int)               \
+    {                                                                               \
+        return __atomic_##op(a, v, __ATOMIC_SEQ_CST);                               \
+    }
+#define MT_CNT_ATOMICS(bits, T)                                                     \
+    MT_CNT_EXPORT T __tsan_atomic##bits##_load(const volatile T* a, int)              \
+    {                                                                               \
+        return __atomic_load_n(a, __ATOMIC_SEQ_CST);                                \
+    }                                                                               \
+    MT_CNT_EXPORT void __tsan_atomic##bits##_store(volatile T* a, T v, int)           \
+    {                                                                               \
+        __atomic_store_n(a, v, __ATOMIC_SEQ_CST);                                   \
+    }                                                                               \
+    MT_CNT_EXPORT T __tsan_atomic##bits##_exchange(volatile T* a, T v, int)           \
+    {                                                                               \
+        return __atomic_exchange_n(a, v, __ATOMIC_SEQ_CST);                         \
+    }                                                                               \
+    MT_CNT_ATOMIC_RMW(bits, T, fetch_add)                                           \
+    MT_CNT_ATOMIC_RMW(bits, T, fetch_sub)                                           \
+    MT_CNT_ATOMIC_RMW(bits, T, fetch_and)                                           \
+    MT_CNT_ATOMIC_RMW(bits, T, fetch_or)                                            \
+    MT_CNT_ATOMIC_RMW(bits, T, fetch_xor)                                           \
+    MT_CNT_ATOMIC_RMW(bits, T, fetch_nand)                                          \
+    MT_CNT_EXPORT int __tsan_atomic##bits##_compare_exchange_strong(volatile T* a, T* c, T v, int, int) \
+    {                                                                               \
+        return __atomic_compare_exchange_n(a, c, v, false, __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST); \
+    }                                                                               \
+    MT_CNT_EXPORT int __tsan_atomic##bits##_compare_exchange_weak(volatile T* a, T* c, T v, int, int) \
+    {                                                                               \
+        return __atomic_compare_exchange_n(a, c, v, true, __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST); \
+    }                                                                               \
+    MT_CNT_EXPORT T __tsan_atomic##bits##_compare_exchange_val(volatile T* a, T c, T v, int, int) \
+    {                                                                               \
+        __atomic_compare_exchange_n(a, &c, v, false, __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST); \
+        return c;                                                                   \
     }
 MT_CNT_ATOMICS(8, unsigned char)
 MT_CNT_ATOMICS(16, unsigned short)
 MT_CNT_ATOMICS(32, unsigned int)
 MT_CNT_ATOMICS(64, unsigned long long)
 #undef MT_CNT_ATOMICS
+#undef MT_CNT_ATOMIC_RMW
 MT_CNT_EXPORT void __tsan_atomic_thread_fence(int) { __atomic_thread_fence(__ATOMIC_SEQ_CST); }
 MT_CNT_EXPORT void __tsan_atomic_signal_fence(int) { __atomic_signal_fence(__ATOMIC_SEQ_CST); }
