@@ -111,10 +111,11 @@ void end_timer(int64_t slot, cudaStream_t stream) { event_timer().end(slot, stre
 
 }  // namespace
 
-void ProfiledLaunch::begin(const char* kernel)
+void ProfiledLaunch::begin(const char* kernel, size_t shared_bytes)
 {
     timer_slot_ = begin_timer(stream_);
-    profiler::record_kernel(kernel, {grid_.x, grid_.y, grid_.z}, {block_.x, block_.y, block_.z}, timer_slot_);
+    profiler::record_kernel(kernel, {grid_.x, grid_.y, grid_.z}, {block_.x, block_.y, block_.z}, timer_slot_,
+                            shared_bytes);
 }
 
 void ProfiledLaunch::end() { end_timer(timer_slot_, stream_); }

@@ -3,7 +3,7 @@
 // Included by common.cuh after emu/cuda_compat.h, it redefines
 //     MT_LAUNCH(grid, block, shared_bytes, stream, kernel)(args...);
 // as
-//     for (ProfiledLaunch mt_launch_("kernel", grid, block, stream); mt_launch_.first();)
+//     for (ProfiledLaunch mt_launch_("kernel", grid, block, stream, shared_bytes); mt_launch_.first();)
 //         MT_KERNEL_LAUNCH(mt_launch_.grid(), mt_launch_.block(), shared_bytes, stream, kernel)(args...);
 // one statement that the caller's (args...); completes, so `if (c) MT_LAUNCH(...)(a); else
 // MT_LAUNCH(...)(b);` keeps its else with its if (an `if` prefix would capture it). The
@@ -23,10 +23,10 @@ namespace minitorch::cuda {
 // the profiler reads the time between them when the profile stops.
 class ProfiledLaunch {
 public:
-    ProfiledLaunch(const char* kernel, dim3 grid, dim3 block, cudaStream_t stream)
+    ProfiledLaunch(const char* kernel, dim3 grid, dim3 block, cudaStream_t stream, size_t shared_bytes = 0)
         : grid_(grid), block_(block), stream_(stream)
     {
-        if (profiler::kernels_enabled()) begin(kernel);
+        if (profiler::kernels_enabled()) begin(kernel, shared_bytes);
     }
     ~ProfiledLaunch()
     {
@@ -46,7 +46,7 @@ public:
     dim3 block() const { return block_; }
 
 private:
-    void begin(const char* kernel);
+    void begin(const char* kernel, size_t shared_bytes);
     void end();
 
     dim3 grid_, block_;
@@ -60,6 +60,6 @@ private:
 #undef MT_LAUNCH
 // (The parameters are not called grid and block: those would replace mt_launch_.grid().)
 #define MT_LAUNCH(grid_dims, block_dims, shared_bytes, stream, ...)                                      \
-    for (::minitorch::cuda::ProfiledLaunch mt_launch_(#__VA_ARGS__, grid_dims, block_dims, stream);      \
+    for (::minitorch::cuda::ProfiledLaunch mt_launch_(#__VA_ARGS__, grid_dims, block_dims, stream, shared_bytes); \
          mt_launch_.first();)                                                                             \
     MT_KERNEL_LAUNCH(mt_launch_.grid(), mt_launch_.block(), shared_bytes, stream, __VA_ARGS__)

@@ -133,7 +133,7 @@ void synchronize()
 }
 
 // matmul: float16 / bfloat16 GEMMs run natively on cuBLAS (tensor cores), not upcast.
-MT_DEFINE_KERNEL_TABLE(filled.matmul = &matmul_native16;)
+MT_DEFINE_KERNEL_TABLE(filled.matmul = MT_COUNTED_KERNEL(matmul, matmul_native16);)
 
 namespace {
 bool g_initialized = false;

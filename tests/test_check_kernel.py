@@ -58,6 +58,11 @@ def test_correct_kernel_passes_every_schedule():
     assert 0 <= result.max_abs_error < 1e-6
     if minitorch.cuda.is_emulated():
         assert result.schedules == DEFAULT_SCHEDULES and result.emulated and result.note == ""
+        # One more run, counted: 4 blocks of 2 warps, each passing the one barrier.
+        c = result.counters
+        assert (c.blocks, c.warps, c.barriers) == (4, 8, 4)
+        assert c.global_load_requests == 8 and c.global_load_sectors == 8 * 4
+        assert "barriers: 4" in str(result)
         assert "right in 4 schedule(s) (forward, reverse, random:1, random:2) x 2 run(s)" in str(result)
 
 

@@ -81,6 +81,40 @@
 #include <sanitizer/common_interface_defs.h>
 #endif
 
+// ---------------------------------------------------------------- counters
+// MT_EMU_COUNTERS=1 only in the counting build of a students' RawKernel library
+// (counters.h, counters_runtime.h): there the hooks below feed the memory and branch
+// counters. Everywhere else (minitorch's own kernels, ordinary RawKernel builds) they are
+// empty, so counting costs nothing when it is off.
+#ifndef MT_EMU_COUNTERS
+#define MT_EMU_COUNTERS 0
+#endif
+#if MT_EMU_COUNTERS
+extern "C" {
+void mt_cnt_block_begin(unsigned threads, uintptr_t dynamic_lo, uintptr_t dynamic_hi);
+void mt_cnt_block_end();
+void mt_cnt_barrier();
+void mt_cnt_thread_start(unsigned t);
+}
+#define MT_EMU_COUNT_BLOCK_BEGIN(threads, shared, bytes) \
+    mt_cnt_block_begin(threads, uintptr_t(shared), uintptr_t(shared) + (bytes))
+#define MT_EMU_COUNT_BLOCK_END() mt_cnt_block_end()
+#define MT_EMU_COUNT_BARRIER() mt_cnt_barrier()
+#define MT_EMU_COUNT_THREAD_START(t) mt_cnt_thread_start(t)
+// In an atomic function (not inlined in the counting build, which is -O0): its caller's
+// address tells one atomic instruction of the kernel from another.
+#define MT_EMU_COUNT_ATOMIC(p) ::emu::detail::count_atomic((const void*)(p), __builtin_return_address(0))
+namespace emu::detail {
+void count_atomic(const void* p, const void* pc);
+}
+#else
+#define MT_EMU_COUNT_BLOCK_BEGIN(threads, shared, bytes) ((void)0)
+#define MT_EMU_COUNT_BLOCK_END() ((void)0)
+#define MT_EMU_COUNT_BARRIER() ((void)0)
+#define MT_EMU_COUNT_THREAD_START(t) ((void)0)
+#define MT_EMU_COUNT_ATOMIC(p) ((void)0)
+#endif
+
 // ---------------------------------------------------------------- the language
 #define __global__
 #define __device__
@@ -417,44 +451,114 @@ T compare_and_swap(T* p, T expected, T desired)
 }
 }  // namespace emu::detail
 
-inline int atomicAdd(int* p, int v) { return emu::detail::fetch_add(p, v); }
-inline unsigned atomicAdd(unsigned* p, unsigned v) { return emu::detail::fetch_add(p, v); }
-inline unsigned long long atomicAdd(unsigned long long* p, unsigned long long v)
+inline int atomicAdd(int* p, int v)
 {
+    MT_EMU_COUNT_ATOMIC(p);
     return emu::detail::fetch_add(p, v);
 }
-inline float atomicAdd(float* p, float v) { return emu::detail::fetch_add(p, v); }
-inline double atomicAdd(double* p, double v) { return emu::detail::fetch_add(p, v); }
-inline int atomicSub(int* p, int v) { return emu::detail::fetch_sub(p, v); }
-inline unsigned atomicSub(unsigned* p, unsigned v) { return emu::detail::fetch_sub(p, v); }
-inline int atomicExch(int* p, int v) { return emu::detail::exchange(p, v); }
-inline unsigned atomicExch(unsigned* p, unsigned v) { return emu::detail::exchange(p, v); }
-inline unsigned long long atomicExch(unsigned long long* p, unsigned long long v)
+inline unsigned atomicAdd(unsigned* p, unsigned v)
 {
+    MT_EMU_COUNT_ATOMIC(p);
+    return emu::detail::fetch_add(p, v);
+}
+inline unsigned long long atomicAdd(unsigned long long* p, unsigned long long v)
+{
+    MT_EMU_COUNT_ATOMIC(p);
+    return emu::detail::fetch_add(p, v);
+}
+inline float atomicAdd(float* p, float v)
+{
+    MT_EMU_COUNT_ATOMIC(p);
+    return emu::detail::fetch_add(p, v);
+}
+inline double atomicAdd(double* p, double v)
+{
+    MT_EMU_COUNT_ATOMIC(p);
+    return emu::detail::fetch_add(p, v);
+}
+inline int atomicSub(int* p, int v)
+{
+    MT_EMU_COUNT_ATOMIC(p);
+    return emu::detail::fetch_sub(p, v);
+}
+inline unsigned atomicSub(unsigned* p, unsigned v)
+{
+    MT_EMU_COUNT_ATOMIC(p);
+    return emu::detail::fetch_sub(p, v);
+}
+inline int atomicExch(int* p, int v)
+{
+    MT_EMU_COUNT_ATOMIC(p);
     return emu::detail::exchange(p, v);
 }
-inline float atomicExch(float* p, float v) { return emu::detail::exchange(p, v); }
-inline int atomicMax(int* p, int v) { return emu::detail::fetch_max(p, v); }
-inline unsigned atomicMax(unsigned* p, unsigned v) { return emu::detail::fetch_max(p, v); }
-inline long long atomicMax(long long* p, long long v) { return emu::detail::fetch_max(p, v); }
-inline unsigned long long atomicMax(unsigned long long* p, unsigned long long v)
+inline unsigned atomicExch(unsigned* p, unsigned v)
 {
+    MT_EMU_COUNT_ATOMIC(p);
+    return emu::detail::exchange(p, v);
+}
+inline unsigned long long atomicExch(unsigned long long* p, unsigned long long v)
+{
+    MT_EMU_COUNT_ATOMIC(p);
+    return emu::detail::exchange(p, v);
+}
+inline float atomicExch(float* p, float v)
+{
+    MT_EMU_COUNT_ATOMIC(p);
+    return emu::detail::exchange(p, v);
+}
+inline int atomicMax(int* p, int v)
+{
+    MT_EMU_COUNT_ATOMIC(p);
     return emu::detail::fetch_max(p, v);
 }
-inline int atomicMin(int* p, int v) { return emu::detail::fetch_min(p, v); }
-inline unsigned atomicMin(unsigned* p, unsigned v) { return emu::detail::fetch_min(p, v); }
-inline long long atomicMin(long long* p, long long v) { return emu::detail::fetch_min(p, v); }
-inline unsigned long long atomicMin(unsigned long long* p, unsigned long long v)
+inline unsigned atomicMax(unsigned* p, unsigned v)
 {
+    MT_EMU_COUNT_ATOMIC(p);
+    return emu::detail::fetch_max(p, v);
+}
+inline long long atomicMax(long long* p, long long v)
+{
+    MT_EMU_COUNT_ATOMIC(p);
+    return emu::detail::fetch_max(p, v);
+}
+inline unsigned long long atomicMax(unsigned long long* p, unsigned long long v)
+{
+    MT_EMU_COUNT_ATOMIC(p);
+    return emu::detail::fetch_max(p, v);
+}
+inline int atomicMin(int* p, int v)
+{
+    MT_EMU_COUNT_ATOMIC(p);
     return emu::detail::fetch_min(p, v);
 }
-inline int atomicCAS(int* p, int expected, int desired) { return emu::detail::compare_and_swap(p, expected, desired); }
+inline unsigned atomicMin(unsigned* p, unsigned v)
+{
+    MT_EMU_COUNT_ATOMIC(p);
+    return emu::detail::fetch_min(p, v);
+}
+inline long long atomicMin(long long* p, long long v)
+{
+    MT_EMU_COUNT_ATOMIC(p);
+    return emu::detail::fetch_min(p, v);
+}
+inline unsigned long long atomicMin(unsigned long long* p, unsigned long long v)
+{
+    MT_EMU_COUNT_ATOMIC(p);
+    return emu::detail::fetch_min(p, v);
+}
+inline int atomicCAS(int* p, int expected, int desired)
+{
+    MT_EMU_COUNT_ATOMIC(p);
+    return emu::detail::compare_and_swap(p, expected, desired);
+}
 inline unsigned atomicCAS(unsigned* p, unsigned expected, unsigned desired)
 {
+    MT_EMU_COUNT_ATOMIC(p);
     return emu::detail::compare_and_swap(p, expected, desired);
 }
 inline unsigned long long atomicCAS(unsigned long long* p, unsigned long long expected, unsigned long long desired)
 {
+    MT_EMU_COUNT_ATOMIC(p);
     return emu::detail::compare_and_swap(p, expected, desired);
 }
 
@@ -603,6 +707,14 @@ struct Fiber {
 inline thread_local Fiber* current = nullptr;  // the CUDA thread running now, if any
 inline thread_local unsigned char* dynamic_shared = nullptr;
 
+#if MT_EMU_COUNTERS
+extern "C" void mt_cnt_atomic(unsigned t, uintptr_t pc, uintptr_t addr);
+inline void count_atomic(const void* p, const void* pc)
+{
+    if (current) mt_cnt_atomic(current->warp * 32 + current->lane, uintptr_t(pc), uintptr_t(p));
+}
+#endif
+
 // Runs launches, one at a time (static __shared__ arrays exist once).
 struct Runner {
     std::mutex mutex;
@@ -669,6 +781,7 @@ inline void fiber_main()
 inline void start(Fiber& f)
 {
     f.state = State::Ready;
+    MT_EMU_COUNT_THREAD_START(f.warp * 32 + f.lane);
 #if MT_EMU_BOOST
     f.self = boost::context::fiber(std::allocator_arg, BorrowedStack{f.stack.get()},
                                    [&f](boost::context::fiber&& scheduler) {
@@ -838,6 +951,7 @@ inline bool run_block(Runner& r, std::mt19937_64& rng)
                        blockIdx.y, blockIdx.z, r.count - live, r.count, first->barrier_file, first->barrier_line);
             for (unsigned t = 0; t < r.count; ++t)
                 if (r.fibers[t].state == State::AtBarrier) r.fibers[t].state = State::Ready;
+            MT_EMU_COUNT_BARRIER();
             continue;
         }
         char where[256] = "";
@@ -915,7 +1029,9 @@ inline void run_grid(dim3 grid, dim3 block, size_t shared_bytes, void (*body)(co
             for (unsigned x = 0; x < grid.x && ok; ++x) {
                 blockIdx = dim3(x, y, z);
                 std::memset(shared.get(), 0xff, shared_bytes);
+                MT_EMU_COUNT_BLOCK_BEGIN(r.count, shared.get(), shared_bytes);
                 ok = run_block(r, rng) && !r.kernel_threw;
+                MT_EMU_COUNT_BLOCK_END();
             }
     if (reports_this_launch > kReportsPerLaunch)
         std::fprintf(stderr, "cuda_emu: ... and %d more reports in this launch\n",

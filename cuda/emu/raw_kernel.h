@@ -13,6 +13,7 @@
 //                                 the value of parameter k; returns the cudaError_t
 //   int mt_set_schedule(spec)     1 if spec was understood
 //   long mt_diagnostic_count()    the emulator's reports so far
+//   mt_count_begin, mt_count_totals   only in the counting build (below, and counters.h)
 // Kinds: p pointer, i signed integer, u unsigned integer, f floating point, b bool,
 // o anything else; a pointee of kind v is bytes (void, char), which any dtype may fill.
 //
@@ -164,6 +165,17 @@ int launch(void (*kernel)(P...), const unsigned* dims, std::size_t shared_bytes,
 
 MT_RAW_EXPORT int mt_set_schedule(const char* spec) { return ::emu::set_schedule(spec) ? 1 : 0; }
 MT_RAW_EXPORT long mt_diagnostic_count() { return ::emu::diagnostic_count(); }
+
+// The counting build (-DMT_EMU_COUNTERS=1, see counters.h) also exports
+//   void mt_count_begin(ranges, n)    counts the launches that follow; ranges = begin,
+//                                     bytes of each of the n tensor arguments (global memory)
+//   void mt_count_totals(out, n)      the counts since mt_count_begin (n uint64 values, in
+//                                     the order of counters_runtime.h's Totals)
+#if MT_EMU_COUNTERS
+#include "counters.h"
+MT_RAW_EXPORT void mt_count_begin(const uint64_t* ranges, unsigned n) { ::mt_cnt::start(ranges, n); }
+MT_RAW_EXPORT void mt_count_totals(uint64_t* out, unsigned n) { mt_cnt_totals(out, n); }
+#endif
 
 // The launcher and description of kernel number `index`. The kernel is named as the
 // source names it (extern "C" or not, or a template's instance such as scale<float>).

@@ -12,7 +12,8 @@ accident: it is meant for learning and testing kernels, and it is slow.
 
 Your own kernels: ``RawKernel`` / ``RawModule`` (CUDA C source compiled at run time,
 see docs/raw_kernels.md), and with the emulator ``emulator_schedule`` to change the
-order in which the threads of a block run.
+order in which the threads of a block run, and ``emulator_counters`` to count what they
+do with memory (requests, sectors, bank conflicts, divergent branches).
 
 The device and its memory (PyTorch's names): ``get_device_properties`` (with minitorch's
 ``peak_flops`` and ``peak_bandwidth``), ``get_device_name``, ``get_device_capability``,
@@ -37,6 +38,8 @@ from .cuda_kernels import (  # noqa: F401  (re-exported)
     emulator_diagnostics,
     emulator_schedule,
     get_emulator_schedule,
+    KernelCounters,
+    emulator_counters,
 )
 from .cuda_streams import Event, Stream, current_stream, default_stream, stream  # noqa: F401
 

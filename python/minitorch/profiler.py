@@ -24,12 +24,20 @@ With the CUDA activity, kernels are recorded with their grid and block; on a GPU
 ``duration`` (microseconds) is measured with CUDA events, in the emulator it is 0
 (the launches are still recorded, so tests can count them without a GPU). A cuBLAS call
 counts as one kernel, with grid and block ``(0, 0, 0)``. Copies between host and device
-(``cudaMemcpy``) are not kernels and are not listed.
+(``cudaMemcpy``) are not kernels and are not listed. A ``cuda.RawKernel`` launch is a
+kernel too, named after its kernel, with its shared memory and its duration (CUDA events
+on a GPU, the host's clock in the emulator).
+
+Every event and kernel carries the ``bytes`` it moved (an estimate: each tensor argument
+read or written once), and with ``profile(with_flops=True)`` the ``flops`` it computed;
+the formulas are in ``cpp/src/kernel_work.cpp`` and listed in docs/profiling.md.
+``minitorch.utils.roofline`` plots them against the device's peaks.
 """
 from __future__ import annotations
 
 import enum
 import json
+import itertools
 import warnings
 from typing import Iterable, NamedTuple, Optional
 
@@ -54,7 +62,14 @@ def supported_activities() -> set:
 
 
 class Kernel(NamedTuple):
-    """One kernel launch. ``duration`` is in microseconds (0 in the emulator)."""
+    """One kernel launch. ``duration`` is in microseconds (0 in the emulator, but for a
+    RawKernel, whose host time is measured).
+
+    ``flops`` (with ``profile(with_flops=True)``, else 0) and ``bytes`` are the work of the
+    kernel call it belongs to, charged to that call's main launch (a library call such as
+    cuBLAS, else the launch with the most threads); its helper launches carry 0.
+    ``counters`` holds the CUDA emulator's memory counters where they were collected.
+    """
 
     name: str
     device: int
@@ -62,6 +77,10 @@ class Kernel(NamedTuple):
     grid: tuple
     block: tuple
     start: float = 0.0  # microseconds since the profile started (device time on a GPU)
+    flops: int = 0  # floating point operations (with_flops=True)
+    bytes: int = 0  # bytes read and written (an estimate: the compulsory traffic)
+    shared_memory: int = 0  # dynamic shared memory of the launch, bytes
+    counters: Optional[dict] = None  # the emulator's counters, or None
 
 
 class FunctionEvent:
@@ -71,10 +90,10 @@ class FunctionEvent:
     thread, ``device_time_total`` the sum of its kernels' durations.
     """
 
-    __slots__ = ("id", "name", "thread", "start", "cpu_time_total", "input_shapes", "kernels")
+    __slots__ = ("id", "name", "thread", "start", "cpu_time_total", "input_shapes", "kernels", "flops", "bytes")
 
     def __init__(self, id: int, name: str, thread: int, start: float, cpu_time_total: float,
-                 input_shapes: list, kernels: list):
+                 input_shapes: list, kernels: list, flops: int = 0, bytes: int = 0):
         self.id = id
         self.name = name
         self.thread = thread
@@ -82,6 +101,8 @@ class FunctionEvent:
         self.cpu_time_total = cpu_time_total
         self.input_shapes = input_shapes
         self.kernels = kernels
+        self.flops = flops  # with profile(with_flops=True); else 0 (as PyTorch's)
+        self.bytes = bytes  # bytes its kernel calls moved (an estimate)
 
     count = 1
 
@@ -108,6 +129,12 @@ class FunctionEvent:
     def kernel_count(self) -> int:
         return len(self.kernels)
 
+    @property
+    def time_for_rates(self) -> float:
+        """The time achieved rates divide by: the device time where kernels were timed,
+        else the CPU time (the CPU, and the emulator's built-in kernels)."""
+        return _time_for_rates(self)
+
     def __repr__(self) -> str:
         return (f"<FunctionEvent id={self.id} name={self.name!r} cpu_time_total={self.cpu_time_total:.3f} "
                 f"device_time_total={self.device_time_total:.3f} kernels={len(self.kernels)} "
@@ -124,12 +151,26 @@ class FunctionEventAvg:
         self.cpu_time_total = 0.0
         self.device_time_total = 0.0
         self.kernel_count = 0
+        self.flops = 0
+        self.bytes = 0
 
     def add(self, event: FunctionEvent) -> None:
         self.count += 1
         self.cpu_time_total += event.cpu_time_total
         self.device_time_total += event.device_time_total
         self.kernel_count += len(event.kernels)
+        self.flops += event.flops
+        self.bytes += event.bytes
+
+    def add_kernel(self, kernel: Kernel) -> None:
+        """One launch, for :meth:`EventList.kernel_averages` (kernels have no CPU time)."""
+        self.count += 1
+        self.device_time_total += kernel.duration
+        self.kernel_count += 1
+        self.flops += kernel.flops
+        self.bytes += kernel.bytes
+
+    time_for_rates = property(lambda self: _time_for_rates(self))
 
     @property
     def name(self) -> str:
@@ -147,7 +188,28 @@ class FunctionEventAvg:
 
 
 _SORT_KEYS = ("cpu_time_total", "self_cpu_time_total", "cpu_time", "device_time_total", "cuda_time_total",
-              "device_time", "cuda_time", "count", "kernel_count")
+              "device_time", "cuda_time", "count", "kernel_count", "flops", "bytes")
+
+
+def _time_for_rates(row) -> float:
+    """Microseconds: the device time where kernels were timed (a GPU; RawKernels in the
+    emulator), else the CPU time."""
+    return row.device_time_total if row.device_time_total > 0 else row.cpu_time_total
+
+
+def _format_count(value: float, unit: str = "") -> str:
+    """12345678 -> '12.346M' (k, M, G, T), as a compact column."""
+    for factor, prefix in ((1e12, "T"), (1e9, "G"), (1e6, "M"), (1e3, "k")):
+        if abs(value) >= factor:
+            return f"{value / factor:.3f}{prefix}{unit}"
+    return f"{value:.0f}{unit}" if float(value).is_integer() else f"{value:.3f}{unit}"
+
+
+def _format_rate(amount: float, us: float) -> str:
+    """amount per microsecond as units of 1e9 per second (GFLOP/s, GB/s); '-' without time."""
+    if us <= 0 or amount <= 0:
+        return "-"
+    return f"{amount / us / 1e3:.3f}"
 
 
 def _format_time(us: float) -> str:
@@ -159,7 +221,8 @@ def _format_time(us: float) -> str:
     return f"{us:.3f}us"
 
 
-def _build_table(rows: list, sort_by: Optional[str], row_limit: int, with_shapes: bool) -> str:
+def _build_table(rows: list, sort_by: Optional[str], row_limit: int, with_shapes: bool,
+                 with_flops: bool = False) -> str:
     if sort_by is not None:
         if sort_by not in _SORT_KEYS:
             raise ValueError(f"table: sort_by must be one of {', '.join(_SORT_KEYS)}; got {sort_by!r}")
@@ -170,12 +233,18 @@ def _build_table(rows: list, sort_by: Optional[str], row_limit: int, with_shapes
         rows = rows[:row_limit]
 
     headers = ["Name", "# of Calls", "CPU total", "CPU time avg", "Kernels", "Device total", "Device time avg"]
+    if with_flops:
+        headers += ["Total FLOPs", "GFLOP/s", "Total bytes", "GB/s"]
     if with_shapes:
         headers.append("Input Shapes")
     body = []
     for r in rows:
         line = [r.key, str(r.count), _format_time(r.cpu_time_total), _format_time(r.cpu_time),
                 str(r.kernel_count), _format_time(r.device_time_total), _format_time(r.device_time)]
+        if with_flops:
+            us = _time_for_rates(r)
+            line += [_format_count(r.flops), _format_rate(r.flops, us), _format_count(r.bytes, "B"),
+                     _format_rate(r.bytes, us)]
         if with_shapes:
             line.append(str(r.input_shapes))
         body.append(line)
@@ -195,9 +264,10 @@ def _build_table(rows: list, sort_by: Optional[str], row_limit: int, with_shapes
 class EventList(list):
     """A list of events (or of averages) that can add itself up and print itself."""
 
-    def __init__(self, items=(), grouped_by_shapes: bool = False):
+    def __init__(self, items=(), grouped_by_shapes: bool = False, with_flops: bool = False):
         super().__init__(items)
         self._grouped_by_shapes = grouped_by_shapes
+        self._with_flops = with_flops
 
     def key_averages(self, group_by_input_shape: bool = False) -> "EventList":
         """One :class:`FunctionEventAvg` per event name (and input shapes), in first-seen order."""
@@ -208,18 +278,30 @@ class EventList(list):
             if key not in groups:
                 groups[key] = FunctionEventAvg(e.name, shapes)
             groups[key].add(e)
-        return EventList(groups.values(), grouped_by_shapes=group_by_input_shape)
+        return EventList(groups.values(), grouped_by_shapes=group_by_input_shape, with_flops=self._with_flops)
+
+    def kernel_averages(self) -> "EventList":
+        """One :class:`FunctionEventAvg` per kernel name (its launches added up: count,
+        device time, FLOPs, bytes), in first-seen order; ``.table()`` prints them."""
+        groups: dict = {}
+        for e in self:
+            for k in getattr(e, "kernels", ()):
+                groups.setdefault(k.name, FunctionEventAvg(k.name)).add_kernel(k)
+        return EventList(groups.values(), with_flops=self._with_flops)
 
     def table(self, sort_by: Optional[str] = None, row_limit: int = 100) -> str:
-        """A text table: name, calls, CPU total and average, kernel launches, device time.
+        """A text table: name, calls, CPU total and average, kernel launches, device time;
+        from a ``profile(with_flops=True)`` also total FLOPs, achieved GFLOP/s, total bytes
+        and achieved GB/s (over the device time where kernels were timed, else the CPU time).
 
         Args:
             sort_by: an attribute to sort by, largest first (``"cpu_time_total"``,
-                ``"device_time_total"``, ``"count"``, ``"kernel_count"``, ...); None keeps the order.
+                ``"device_time_total"``, ``"count"``, ``"kernel_count"``, ``"flops"``, ...);
+                None keeps the order.
             row_limit: at most this many rows (-1: all).
         """
         rows = self if self and isinstance(self[0], FunctionEventAvg) else self.key_averages()
-        return _build_table(list(rows), sort_by, row_limit, self._grouped_by_shapes)
+        return _build_table(list(rows), sort_by, row_limit, self._grouped_by_shapes, self._with_flops)
 
     def __str__(self) -> str:
         return self.table()
@@ -233,6 +315,8 @@ class profile:
             CUDA when available (as PyTorch). Without ``CPU`` every launch is an event of
             its own; without ``CUDA`` no kernels are recorded.
         record_shapes: fill each event's ``input_shapes`` (the shapes of its tensor inputs).
+        with_flops: fill each event's and kernel's ``flops`` (else 0, as PyTorch), and
+            print FLOPs, bytes, GFLOP/s and GB/s columns in ``table()``.
 
     Example::
 
@@ -243,7 +327,8 @@ class profile:
     Profiles do not nest: starting one while another runs is a RuntimeError.
     """
 
-    def __init__(self, *, activities: Optional[Iterable[ProfilerActivity]] = None, record_shapes: bool = False):
+    def __init__(self, *, activities: Optional[Iterable[ProfilerActivity]] = None, record_shapes: bool = False,
+                 with_flops: bool = False):
         if activities is None:
             activities = supported_activities()
         activities = set(activities)
@@ -256,6 +341,7 @@ class profile:
             activities.discard(ProfilerActivity.CUDA)
         self.activities = activities
         self.record_shapes = bool(record_shapes)
+        self.with_flops = bool(with_flops)
         self._events: Optional[EventList] = None
         self._running = False
 
@@ -264,17 +350,25 @@ class profile:
                            self.record_shapes)
         self._events = None
         self._running = True
+        _raw_counters.clear()
+        _count_raw_kernels(ProfilerActivity.CUDA in self.activities)
 
     def stop(self) -> None:
         if not self._running:
             raise RuntimeError("profile: stop() called, but this profile is not running")
         self._running = False
+        _count_raw_kernels(False)
         raw = _C._profiler_stop()
+        keep = 1 if self.with_flops else 0  # PyTorch's events have flops only with with_flops
         events = []
-        for i, (name, thread, start, duration, shapes, kernels) in enumerate(raw):
-            ks = [Kernel(kname, 0, kdur, grid, block, kstart) for kname, grid, block, kstart, kdur in kernels]
-            events.append(FunctionEvent(i, name, thread, start, duration, [list(s) for s in shapes], ks))
-        self._events = EventList(events)
+        for i, (name, thread, start, duration, shapes, kernels, flops, nbytes) in enumerate(raw):
+            ks = [Kernel(kname, 0, kdur, grid, block, kstart, round(kflops) * keep, round(kbytes), shared,
+                         _raw_counters.get(tag))
+                  for kname, grid, block, kstart, kdur, kflops, kbytes, shared, tag in kernels]
+            events.append(FunctionEvent(i, name, thread, start, duration, [list(s) for s in shapes], ks,
+                                        round(flops) * keep, round(nbytes)))
+        _raw_counters.clear()
+        self._events = EventList(events, with_flops=self.with_flops)
 
     def __enter__(self) -> "profile":
         self.start()
@@ -297,6 +391,10 @@ class profile:
         """The events grouped by name (and input shapes), each a :class:`FunctionEventAvg`."""
         return self._check_finished("key_averages()").key_averages(group_by_input_shape)
 
+    def kernel_averages(self) -> EventList:
+        """The kernel launches grouped by kernel name (see :meth:`EventList.kernel_averages`)."""
+        return self._check_finished("kernel_averages()").kernel_averages()
+
     def export_chrome_trace(self, path: str) -> None:
         """Writes the events as a Chrome trace (JSON), for chrome://tracing or ui.perfetto.dev.
 
@@ -308,14 +406,49 @@ class profile:
             {"ph": "M", "name": "process_name", "pid": 1, "tid": 0, "args": {"name": "GPU 0"}},
         ]
         for e in events:
-            args = {"Input Dims": e.input_shapes, "kernels": len(e.kernels)}
+            args = {"Input Dims": e.input_shapes, "kernels": len(e.kernels), "bytes": e.bytes}
+            if self.with_flops:
+                args["flops"] = e.flops
             trace.append({"ph": "X", "cat": "cpu_op", "name": e.name, "pid": 0, "tid": e.thread,
                           "ts": e.start, "dur": e.cpu_time_total, "args": args})
             for k in e.kernels:
                 trace.append({"ph": "X", "cat": "kernel", "name": k.name, "pid": 1, "tid": 0, "ts": k.start,
-                              "dur": k.duration, "args": {"grid": list(k.grid), "block": list(k.block), "op": e.name}})
+                              "dur": k.duration, "args": {"grid": list(k.grid), "block": list(k.block), "op": e.name,
+                                                         "shared_memory": k.shared_memory, "bytes": k.bytes,
+                                                         "flops": k.flops}})
         with open(path, "w") as f:
             json.dump({"traceEvents": trace, "displayTimeUnit": "ms"}, f)
+
+
+# The emulator's counters of RawKernel launches in the running profile, under the tag their
+# kernel record carries (see _record_raw_launch).
+_raw_counters: dict = {}
+_raw_tags = itertools.count()
+
+
+def _count_raw_kernels(on: bool) -> None:
+    """Asks the CUDA emulator to count the memory traffic of RawKernel launches while a
+    profile records kernels (where this build's emulator can count)."""
+    if not _C._cuda_is_emulated():
+        return
+    from .cuda_kernels import emulator
+
+    setter = getattr(emulator, "_set_profiler_counting", None)
+    if setter is not None:
+        setter(on)
+
+
+def _record_raw_launch(name: str, grid: tuple, block: tuple, shared_mem: int, duration_us: float,
+                       nbytes: int = 0, counters: Optional[dict] = None) -> None:
+    """Records one ``cuda.RawKernel`` launch, timed by its caller, in the running profile
+    (in the open event of this thread, else as an event of its own); ``counters``, the
+    emulator's counters of the launch, come back on its :class:`Kernel` record."""
+    tag = -1
+    if counters is not None:
+        tag = next(_raw_tags)
+        _raw_counters[tag] = dict(counters)
+    _C._profiler_record_kernel(name, list(grid), list(block), int(shared_mem), float(duration_us), float(nbytes),
+                               tag)
 
 
 class record_function:

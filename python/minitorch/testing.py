@@ -180,6 +180,10 @@ class KernelCheck:
         max_abs_error: the largest ``|got - expected|`` over every output and run.
         emulated: whether the kernel ran in the CUDA emulator.
         note: what the check could not see (on a real GPU: the thread order).
+        counters: in the emulator, what the first run did with memory
+            (:class:`minitorch.cuda.KernelCounters`: global requests and sectors,
+            coalescing, bank conflicts, divergent branches, barriers, atomics) in one more
+            run once every run was right; else None.
     """
 
     kernel: str
@@ -188,11 +192,14 @@ class KernelCheck:
     max_abs_error: float
     emulated: bool
     note: str = ""
+    counters: Any = None
 
     def __str__(self) -> str:
         runs = f"{self.trials} run(s)" if not self.emulated else \
             f"{len(self.schedules)} schedule(s) ({', '.join(self.schedules)}) x {self.trials} run(s)"
         text = f"{self.kernel}: right in {runs}; max |error| {self.max_abs_error:.3g}"
+        if self.counters is not None:
+            text += "\ncounted in the first run: " + str(self.counters).partition(": ")[2]
         return f"{text}\n{self.note}" if self.note else text
 
 
@@ -265,7 +272,7 @@ def _index_str(flat: int, shape: tuple) -> str:
 def check_kernel(kernel, launch, make_inputs: Callable[[np.random.Generator], dict], reference: Callable[..., Any],
                  *, outputs: str | Sequence[str] = "out", schedules: Sequence[str] = DEFAULT_SCHEDULES,
                  trials: int = 1, rtol: float | None = None, atol: float | None = None,
-                 seed: int = 0) -> KernelCheck:
+                 seed: int = 0, counters: bool = True) -> KernelCheck:
     """Runs a RawKernel under every emulator schedule, with fresh inputs each time, and
     checks its outputs against a NumPy reference.
 
@@ -303,6 +310,10 @@ def check_kernel(kernel, launch, make_inputs: Callable[[np.random.Generator], di
         rtol, atol: as in :func:`assert_close`; the defaults follow the output's dtype
             (float32: 1.3e-6 and 1e-5). Loosen them for long sums.
         seed: makes the inputs of every run different (and the same on every call).
+        counters: in the emulator, once every run was right, run the kernel once more
+            (inputs of the first run, first schedule) counting its memory requests, sectors,
+            bank conflicts, divergent branches, barriers and atomics (this compiles it once
+            more, instrumented); they come back as the result's ``counters``.
 
     Returns:
         A :class:`KernelCheck`: the schedules run and the largest error.
@@ -334,6 +345,7 @@ def check_kernel(kernel, launch, make_inputs: Callable[[np.random.Generator], di
     name = kernel.name
     passed: list[str] = []
     max_abs = 0.0
+    first_inputs: dict = {}
     for s, schedule in enumerate(runs):
         for trial in range(trials):
             where = f"under schedule '{schedule.spec}'" if schedule else "on the GPU"
@@ -344,6 +356,7 @@ def check_kernel(kernel, launch, make_inputs: Callable[[np.random.Generator], di
                 raise TypeError(f"check_kernel: make_inputs must return a dict of the kernel's arguments by name, "
                                 f"got {type(inputs).__name__}")
             inputs = dict(inputs)
+            first_inputs = first_inputs if s or trial else inputs  # for the counted run at the end
             unknown = [o for o in outputs if o not in inputs]
             if unknown:
                 raise ValueError(f"check_kernel: output(s) {unknown} are not among the arguments {list(inputs)}")
@@ -404,4 +417,12 @@ def check_kernel(kernel, launch, make_inputs: Callable[[np.random.Generator], di
     note = "" if emulated else ("ran on a real GPU, where the hardware picks the order of the threads: no "
                                 "schedules were tried, so a missing __syncthreads() can go unnoticed here; "
                                 "run the check in the emulator as well")
-    return KernelCheck(name, tuple(passed), trials, max_abs, emulated, note)
+    counted = None
+    if emulated and counters:
+        args = {k: _device_arg(v) for k, v in first_inputs.items()}
+        config = launch(args) if callable(launch) else launch
+        grid, block, shared_mem = (*config, 0)[:3]
+        with schedule_runs[0], cuda.emulator_counters() as counting:
+            kernel(grid, block, tuple(args.values()), shared_mem=shared_mem)
+        counted = counting.launches[-1] if counting.launches else None
+    return KernelCheck(name, tuple(passed), trials, max_abs, emulated, note, counted)

@@ -31,6 +31,7 @@ EXPECTED = {
     "07_precision.ipynb",
     "08_feeding_and_scaling.ipynb",
     "09_beyond_mnist.ipynb",
+    "10_memory_and_roofline.ipynb",
     "11_quantization_and_pruning.ipynb",
 }
 CELL_TIMEOUT_S = 300
@@ -57,7 +58,7 @@ def _needs_mnist(path: Path) -> bool:
 
 
 def _needs_cuda_device(path: Path) -> bool:
-    return any("RawKernel(" in _source(c) for c in _code_cells(_load(path)))
+    return any("RawKernel(" in _source(c) or "RawModule(" in _source(c) for c in _code_cells(_load(path)))
 
 
 def _has_cuda_device() -> bool:

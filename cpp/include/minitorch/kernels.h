@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "minitorch/op_list.h"
+#include "minitorch/profiler.h"
 #include "minitorch/scalar.h"
 #include "minitorch/tensor.h"
 
@@ -351,23 +352,27 @@ struct KernelTable {
 // Every kernel goes in through Widen (below), but copy, fill, remap, cat and qgemm, which handle
 // the storage-only types themselves. A device may replace entries with its own, after the others
 // are filled: MT_DEFINE_KERNEL_TABLE(filled.matmul = &matmul_native16;) (see cuda/runtime.cu).
+// Every entry also counts its FLOPs and bytes for the profiler (kernel_work.h): Widen's
+// third argument, or Counted (MT_COUNTED_KERNEL(name, fn): fn counted as kernel `name`).
 #define MT_FILL_KERNEL(name, params) \
-    filled.name = &::minitorch::detail::Widen<void params>::template call<&name, &copy>;
-#define MT_DEFINE_KERNEL_TABLE(...)                   \
-    const KernelTable& kernel_table()                 \
-    {                                                 \
-        static const KernelTable table = [] {         \
-            KernelTable filled;                       \
-            MT_KERNELS(MT_FILL_KERNEL)                \
-            filled.copy = &copy;                      \
-            filled.fill = &fill;                      \
-            filled.remap = &remap;                    \
-            filled.cat = &cat;                        \
-            filled.qgemm = &qgemm;                    \
-            __VA_ARGS__                               \
-            return filled;                            \
-        }();                                          \
-        return table;                                 \
+    filled.name = &::minitorch::detail::Widen<void params>::template call<&name, &copy, &::minitorch::work::name>;
+#define MT_COUNTED_KERNEL(name, fn) \
+    &::minitorch::detail::Counted<std::remove_pointer_t<decltype(filled.name)>>::template call<&fn, &::minitorch::work::name>
+#define MT_DEFINE_KERNEL_TABLE(...)                            \
+    const KernelTable& kernel_table()                          \
+    {                                                          \
+        static const KernelTable table = [] {                  \
+            KernelTable filled;                                \
+            MT_KERNELS(MT_FILL_KERNEL)                         \
+            filled.copy = MT_COUNTED_KERNEL(copy, copy);       \
+            filled.fill = MT_COUNTED_KERNEL(fill, fill);       \
+            filled.remap = MT_COUNTED_KERNEL(remap, remap);    \
+            filled.cat = MT_COUNTED_KERNEL(cat, cat);          \
+            filled.qgemm = MT_COUNTED_KERNEL(qgemm, qgemm);    \
+            __VA_ARGS__                                        \
+            return filled;                                     \
+        }();                                                   \
+        return table;                                          \
     }
 
 // ---- float16 / bfloat16 and narrow integer tensors in the compute kernels ----------
@@ -433,19 +438,43 @@ A stage_arg(Staging& s, const A& a)
 
 // Widen<void(kernel parameters)>::call<&kernel, &copy> (the signature is spelled out,
 // rather than deduced from the function pointer, so that nvcc's front end accepts it).
+// With Count (kernel_work.h), the call's FLOPs and bytes go to the running profile.
+template <class... Args>
+profiler::Work no_work(Args...)
+{
+    return {};
+}
 template <class Signature>
 struct Widen;
 template <class... Args>
 struct Widen<void(Args...)> {
-    template <void (*Fn)(Args...), void (*Copy)(const Tensor&, const Tensor&)>
+    template <void (*Fn)(Args...), void (*Copy)(const Tensor&, const Tensor&),
+              profiler::Work (*Count)(Args...) = &no_work<Args...>>
     static void call(Args... args)
     {
+        profiler::KernelCall counted;
+        if (counted.counting()) counted.set(Count(args...));
         if (!(false || ... || is_storage_only_arg(args))) return Fn(args...);
         Staging s{Copy, {}};
         // A braced list is evaluated left to right: the arguments are staged in order.
         std::tuple<std::decay_t<Args>...> staged{stage_arg(s, args)...};
         std::apply(Fn, staged);
         s.write_back();
+    }
+};
+
+// Counted<void(kernel parameters)>::call<&kernel, &work::kernel>: the kernel, its FLOPs
+// and bytes counted for the profiler (the entries that do not go through Widen).
+template <class Signature>
+struct Counted;
+template <class... Args>
+struct Counted<void(Args...)> {
+    template <void (*Fn)(Args...), profiler::Work (*Count)(Args...)>
+    static void call(Args... args)
+    {
+        profiler::KernelCall counted;
+        if (counted.counting()) counted.set(Count(args...));
+        Fn(args...);
     }
 };
 
@@ -538,3 +567,5 @@ void set_rng_state(const std::string& state);
 }
 
 }  // namespace minitorch
+
+#include "minitorch/kernel_work.h"  // the work:: functions MT_FILL_KERNEL names

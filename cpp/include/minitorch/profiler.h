@@ -31,6 +31,11 @@ struct KernelRecord {
     double start_us = 0;     // on a GPU: when it started on the device; emulated: when launched
     double duration_us = 0;  // measured with CUDA events on a GPU; 0 in the emulated build
     int64_t timer_slot = -1; // the DeviceTimer's slot for it, resolved when the profile stops
+    // The work of the kernel call it belongs to (kernel_work.h): charged to the call's main
+    // launch; its helper launches (packing copies, a second pass) carry 0.
+    double flops = 0, bytes = 0;
+    uint64_t shared_memory = 0;  // dynamic shared memory bytes of the launch
+    int64_t tag = -1;            // set by the Python side for RawKernel launches (its counters)
 };
 
 // One op call (or record_function range, or autograd node) and what it launched.
@@ -40,6 +45,9 @@ struct Event {
     double start_us = 0, duration_us = 0;   // CPU wall time, since the profile started
     std::vector<Shape> input_shapes;        // only with Options::record_shapes
     std::vector<KernelRecord> kernels;
+    // The work of every kernel call made inside it (kernel_work.h), on any device: the sum
+    // of its kernels' on a GPU, and the only record of it on the CPU (which has no launches).
+    double flops = 0, bytes = 0;
 };
 
 struct Options {
@@ -96,7 +104,42 @@ bool wants_shapes();
 // Records a launch in the thread's open event (or in a new event named after it);
 // `timer_slot` as the DeviceTimer gave it, or -1.
 void record_kernel(const char* name, std::array<uint32_t, 3> grid, std::array<uint32_t, 3> block,
-                   int64_t timer_slot);
+                   int64_t timer_slot, uint64_t shared_memory = 0);
+// A launch timed by its caller (RawKernel: the host's clock in the emulator, CUDA events on
+// a GPU), recorded as record_kernel does, `duration_us` long and ending now, with the
+// caller's estimate of its bytes (added to its event's too).
+void record_timed_kernel(const std::string& name, std::array<uint32_t, 3> grid, std::array<uint32_t, 3> block,
+                         uint64_t shared_memory, double duration_us, double bytes, int64_t tag);
+
+// ---- FLOPs and bytes: one kernel call (a KernelTable entry, a convolution library call) --
+// What one call computes and moves, by the formulas of kernel_work.h (an estimate: bytes
+// are the compulsory traffic, every tensor argument read or written once).
+struct Work {
+    double flops = 0, bytes = 0;
+};
+// begin_kernel_call returns a token (kNotRecording when no profile runs, kNested inside
+// another call); end_kernel_call adds `work` to the thread's open event and to the main
+// launch made since begin (a library call, else the launch with the most threads).
+int64_t begin_kernel_call();
+void end_kernel_call(int64_t token, const Work& work);
+
+// RAII around one kernel call: KernelCall call; if (call.counting()) call.set(work_of(...));
+class KernelCall {
+public:
+    KernelCall() : token_(enabled() ? begin_kernel_call() : kNotRecording) {}
+    ~KernelCall()
+    {
+        if (token_ != kNotRecording) end_kernel_call(token_, work_);
+    }
+    KernelCall(const KernelCall&) = delete;
+    KernelCall& operator=(const KernelCall&) = delete;
+    bool counting() const { return token_ >= 0; }  // the outermost call of a running profile
+    void set(const Work& work) { work_ = work; }
+
+private:
+    int64_t token_;
+    Work work_;
+};
 
 inline void add_shape(std::vector<Shape>& shapes, const Tensor& t) { shapes.push_back(t ? t->shape : Shape{}); }
 inline void add_shape(std::vector<Shape>& shapes, const Tensor* t) { shapes.push_back(t && *t ? (*t)->shape : Shape{}); }

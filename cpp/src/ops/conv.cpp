@@ -21,6 +21,7 @@
 #include <algorithm>
 
 #include "minitorch/autograd.h"
+#include "minitorch/kernel_work.h"
 #include "minitorch/ops.h"
 
 namespace minitorch {
@@ -133,6 +134,17 @@ bool all_nonempty(std::initializer_list<const Tensor*> ts)
     return true;
 }
 
+// A convolution library call (cuDNN), its FLOPs and bytes counted for the profiler when it
+// ran (false: it declined, and the im2col kernels that run instead count themselves).
+template <class Fn, class Count, class... Args>
+bool library_call(Fn fn, Count count, const Args&... args)
+{
+    profiler::KernelCall call;
+    const bool done = fn(args...);
+    if (done && call.counting()) call.set(count(args...));
+    return done;
+}
+
 // The three products of a convolution, shared by conv2d, conv_transpose2d and their
 // backward nodes. Window w describes the convolution x (N, C, H, W) -> y (N, O, OH, OW)
 // with weight (O, C/groups, KH, KW); every tensor is contiguous and results are written
@@ -146,7 +158,9 @@ void conv_forward_into(const Tensor& y, const Tensor& xc, const Tensor& wc, cons
     if (!y->numel()) return;
     const auto& k = kernels(device);
     if (!xc->numel() || !plan.gpatch) return k.fill(y, Scalar(0.0));  // a sum of nothing
-    if (const ConvLibrary* lib = conv_library(device); lib && natural(w) && lib->forward(y, xc, wc, w)) return;
+    if (const ConvLibrary* lib = conv_library(device);
+        lib && natural(w) && library_call(lib->forward, work::conv_forward, y, xc, wc, w))
+        return;
     Tensor cols = plan.buffer(y->dtype, device);
     ConvGemmScope conv_gemms;  // these GEMMs follow backends.cudnn.allow_tf32
     for (int64_t n0 = 0; n0 < w.N; n0 += plan.chunk) {
@@ -170,7 +184,7 @@ void conv_input_grad_into(const Tensor& gx, const Tensor& g, const Tensor& wc, c
     if (!gx->numel()) return;
     const auto& k = kernels(device);
     if (const ConvLibrary* lib = conv_library(device); lib && natural(w) && all_nonempty({&g, &wc}) &&
-                                                       lib->backward_input(gx, g, wc, w))
+                                                       library_call(lib->backward_input, work::conv_backward_input, gx, g, wc, w))
         return;
     k.fill(gx, Scalar(0.0));  // col2im adds into it
     if (!g->numel() || !plan.gpatch) return;
@@ -203,7 +217,7 @@ void conv_weight_grad_into(const Tensor& gw, const Tensor& g, const Tensor& xc, 
     if (!gw->numel()) return;
     const auto& k = kernels(device);
     if (const ConvLibrary* lib = conv_library(device); lib && natural(w) && all_nonempty({&g, &xc}) &&
-                                                       lib->backward_weight(gw, g, xc, w))
+                                                       library_call(lib->backward_weight, work::conv_backward_weight, gw, g, xc, w))
         return;
     k.fill(gw, Scalar(0.0));  // the GEMMs add into it
     if (!g->numel() || !plan.gpatch) return;

@@ -31,11 +31,18 @@ import numpy as np
 
 from .. import _C
 from . import emulator
+from .emulator import COUNTER_FIELDS, KernelCounters
 from .kernel import CompileError, Dims, tensor_pointer
 from .source import rewrite_dynamic_shared
 
 CACHE_FORMAT = 1  # bump when the generated code or the flags change meaning
 FLAGS = ("-x", "c++", "-std=c++20", "-O1", "-fPIC", "-shared", "-fvisibility=hidden")
+# The counting build (emulator.emulator_counters): the kernel's translation unit unoptimised,
+# with every load, store and basic block instrumented (cuda/emu/counters.h), linked with the
+# counters' runtime (cuda/emu/counters_runtime.h, compiled without instrumentation).
+COUNTING_FLAGS = ("-x", "c++", "-std=c++20", "-O0", "-fPIC", "-fvisibility=hidden", "-fsanitize=thread",
+                  "-fsanitize-coverage=trace-pc", "-DMT_EMU_COUNTERS=1")
+RUNTIME_FLAGS = ("-x", "c++", "-std=c++20", "-O2", "-fPIC", "-fvisibility=hidden")
 LAUNCHERS_FILE = "minitorch_launchers"  # the file name compiler messages give our generated lines
 
 # One launch at a time in the whole process: a launch swaps the C stderr to collect the
@@ -166,7 +173,24 @@ class EmulatedBackend:
         path = cache_dir() / f"{key[:32]}.so"
         if not path.exists():
             _build(command, libraries, text, path, filename)
-        return _load(path, tuple(names))
+        module = _load(path, tuple(names))
+
+        def counting_build() -> "EmulatedModule":
+            # Clang's ThreadSanitizer leaves out a load that a store to the same place follows
+            # (x[i] += 1): ask for every load.
+            clang = ["-mllvm", "-tsan-instrument-read-before-write=1"] if "clang" in _compiler_identity(
+                tuple(compiler)) else []
+            counting = [*compiler, *COUNTING_FLAGS, *clang, "-I", str(include), "-include", "raw_kernel.h",
+                        *host_options(options), *(["-DEMU_BOOST_CONTEXT=1"] if boost else [])]
+            ckey = hashlib.sha256(json.dumps([CACHE_FORMAT, "counting", _compiler_identity(tuple(compiler)),
+                                              counting, libraries, headers, text]).encode()).hexdigest()
+            cpath = cache_dir() / f"{ckey[:32]}.so"
+            if not cpath.exists():
+                _build_counting(compiler, counting, libraries, text, cpath, filename, include)
+            return _load(cpath, tuple(names))
+
+        module._counting_build = counting_build
+        return module
 
 
 def _build(command: list[str], libraries: list[str], text: str, path: Path, filename: str) -> None:
@@ -182,6 +206,30 @@ def _build(command: list[str], libraries: list[str], text: str, path: Path, file
                         "or a template named without its <arguments>?)")
             raise CompileError(f"{filename}: compiling the kernel failed ({shlex.join(command[:1])}):\n{log}{hint}",
                                log)
+
+
+def _build_counting(compiler: list[str], command: list[str], libraries: list[str], text: str, path: Path,
+                    filename: str, include: Path) -> None:
+    """The counting build: the instrumented kernel and the uninstrumented runtime, compiled
+    apart (a sanitizer flag at the link would pull in the real sanitizer's runtime)."""
+    with tempfile.TemporaryDirectory() as tmp:
+        kernel_o, runtime_o = os.path.join(tmp, "kernel.o"), os.path.join(tmp, "runtime.o")
+        steps = [([*command, "-c", "-o", kernel_o, "-"], text),
+                 ([*compiler, *RUNTIME_FLAGS, "-c", "-o", runtime_o, str(include / "counters_runtime.h")], None)]
+        for step, stdin in steps:
+            result = subprocess.run(step, input=stdin, capture_output=True, text=True)
+            if result.returncode != 0:
+                log = result.stderr.strip() or result.stdout.strip()
+                raise CompileError(f"{filename}: compiling the kernel for the emulator's counters failed "
+                                   f"({shlex.join(step[:1])}):\n{log}", log)
+        with replace_atomically(path) as temporary:
+            # The runtime first: where both objects hold the same inline function, the
+            # linker keeps the first, uninstrumented copy.
+            result = subprocess.run([*compiler, "-shared", "-fPIC", "-o", temporary, runtime_o, kernel_o, *libraries],
+                                    capture_output=True, text=True)
+            if result.returncode != 0:
+                log = result.stderr.strip() or result.stdout.strip()
+                raise CompileError(f"{filename}: linking the emulator's counting build failed:\n{log}", log)
 
 
 # ---------------------------------------------------------------- launching
@@ -224,7 +272,15 @@ class EmulatedModule:
         library.mt_set_schedule.argtypes = [ctypes.c_char_p]
         library.mt_set_schedule.restype = ctypes.c_int
         library.mt_diagnostic_count.restype = ctypes.c_long
+        if hasattr(library, "mt_count_begin"):
+            library.mt_count_begin.argtypes = [ctypes.POINTER(ctypes.c_uint64), ctypes.c_uint]
+            library.mt_count_begin.restype = None
+            library.mt_count_totals.argtypes = [ctypes.POINTER(ctypes.c_uint64), ctypes.c_uint]
+            library.mt_count_totals.restype = None
         self._schedule: str | None = None  # as last told to this library
+        self._counting_build = None  # () -> the counting build of the same source (EmulatedBackend)
+        self._counting: EmulatedModule | None | bool = None  # False: the counting build failed
+        self.counts = hasattr(library, "mt_count_begin")  # this is a counting build
         self._kernels = {}
         for i, name in enumerate(names):
             describe = getattr(library, f"mt_params_{i}")
@@ -239,9 +295,27 @@ class EmulatedModule:
     def params(self, name: str) -> list[Param]:
         return self._kernels[name][1]
 
-    def launch(self, name: str, grid: Dims, block: Dims, shared_mem: int, args: tuple) -> None:
+    def launch(self, name: str, grid: Dims, block: Dims, shared_mem: int, args: tuple,
+               count: bool = False) -> KernelCounters | None:
+        """Runs the kernel; with count=True in the counting build, and returns its counters."""
+        if count and not self.counts:
+            if self._counting is None:
+                try:
+                    self._counting = self._counting_build()
+                except CompileError as err:  # e.g. a compiler without -fsanitize=thread: run uncounted
+                    self._counting = False
+                    warnings.warn(f"{name}: the CUDA emulator cannot count this kernel's memory accesses with this "
+                                  f"compiler (the counting build needs GCC or Clang on Linux); it runs uncounted:\n"
+                                  f"{err}", RuntimeWarning, stacklevel=4)
+            if self._counting:
+                return self._counting.launch(name, grid, block, shared_mem, args, count=True)
+            count = False
         launch, params = self._kernels[name]
         values = self._pack(name, params, args)  # kept alive until the launch returns
+        if count:  # global memory = the tensor arguments' bytes
+            tensors = [a for a in args if isinstance(a, _C.Tensor)]
+            ranges = (ctypes.c_uint64 * max(2 * len(tensors), 1))(
+                *(v for t in tensors for v in (int(t.data_ptr()), t.numel() * t.element_size())))
         dims = (ctypes.c_uint * 6)(*grid, *block)
         pointers = (ctypes.c_void_p * max(len(values), 1))(*(v.ctypes.data for v in values))
         message = ctypes.create_string_buffer(16384)
@@ -251,8 +325,13 @@ class EmulatedModule:
                 self._library.mt_set_schedule(schedule.encode())
                 self._schedule = schedule
             before = self._library.mt_diagnostic_count()
+            if count:
+                self._library.mt_count_begin(ranges, len(tensors))
             error = launch(dims, shared_mem, pointers, message, len(message))
             reports = self._library.mt_diagnostic_count() - before
+            if count:
+                totals = (ctypes.c_uint64 * len(COUNTER_FIELDS))()
+                self._library.mt_count_totals(totals, len(COUNTER_FIELDS))
         emulator.count_reports(reports)
         text = message.value.decode(errors="replace").strip()
         if error:
@@ -261,7 +340,10 @@ class EmulatedModule:
                                + (f":\n{details}" if details else ""))
         if reports:
             warnings.warn(f"{name}: the CUDA emulator reported {reports} problem(s) in this launch "
-                          f"(schedule {schedule}):\n{text}", RuntimeWarning, stacklevel=4)
+                          f"(schedule {schedule}):\n{text}", RuntimeWarning, stacklevel=4 + count)
+        if count:
+            return KernelCounters(name, tuple(grid), tuple(block), **dict(zip(COUNTER_FIELDS, map(int, totals))))
+        return None
 
     def _pack(self, name: str, params: list[Param], args: tuple) -> list[np.ndarray]:
         """Each argument as a 0-d array with its parameter's layout, or the TypeError or

@@ -8,7 +8,8 @@ of tensor arguments. A backend compiles and launches; see ``Backend`` below.
 from __future__ import annotations
 
 import operator
-from typing import Any, Protocol, Sequence
+import time
+from typing import Any, Callable, Protocol, Sequence
 
 from .. import _C
 from .source import find_kernels
@@ -134,9 +135,27 @@ class RawKernel:
             raise ValueError(f"{self.name}: only the default stream (0 or None) is supported, got {stream!r}")
         return _ConfiguredKernel(self, grid, block, shared_mem)
 
+    last_counters = None  # the KernelCounters of the latest launch made with counting on
+
     def _launch(self, grid: Any, block: Any, shared_mem: Any, args: tuple) -> None:
         grid, block, shared_mem = check_launch(self.name, grid, block, shared_mem)
-        self._module.launch(self.name, grid, block, shared_mem, args)
+        from . import emulator
+
+        # Counted (emulator_counters, a profile, check_kernel) only by the emulator's modules.
+        count = emulator.counting_enabled() and hasattr(self._module, "counts")
+
+        def run():
+            if not count:
+                return self._module.launch(self.name, grid, block, shared_mem, args)
+            self.last_counters = self._module.launch(self.name, grid, block, shared_mem, args, count=True)
+            if self.last_counters is not None:  # None: this compiler cannot build the counting library
+                emulator.record_counters(self.last_counters)
+            return self.last_counters
+
+        if _C._profiler_kernels_enabled():  # a profile records kernels: this launch is one
+            _profiled_launch(run, self.name, grid, block, shared_mem, args)
+        else:
+            run()
 
     def __repr__(self) -> str:
         return f"<minitorch.cuda.RawKernel {self.name}>"
@@ -184,6 +203,34 @@ class RawModule:
         kernel = RawKernel.__new__(RawKernel)
         kernel._init(self.code, name, self.options, self._module)
         return kernel
+
+
+def _profiled_launch(run: Callable[[], Any], name: str, grid: Dims, block: Dims, shared_mem: int,
+                     args: tuple) -> None:
+    """Runs a launch (``run()``) while a profile records kernels: timed (CUDA events on a
+    GPU, the host's clock in the emulator, where the kernel runs inside the launch) and
+    recorded as a kernel named after it, with its bytes estimated as every tensor argument
+    read or written once. When ``run()`` returns the emulator's counters of the launch (a
+    dict, or an object with ``as_dict()``), they go on the record as its ``counters``."""
+    from ..profiler import _record_raw_launch
+
+    on_gpu = not _C._cuda_is_emulated()
+    if on_gpu:
+        from ..cuda_streams import Event
+
+        start, end = Event(enable_timing=True), Event(enable_timing=True)
+        start.record()
+    t0 = time.perf_counter()
+    counters = run()
+    duration_us = (time.perf_counter() - t0) * 1e6
+    if on_gpu:
+        end.record()
+        end.synchronize()
+        duration_us = start.elapsed_time(end) * 1e3
+    nbytes = sum(a.numel() * a.element_size() for a in args if isinstance(a, _C.Tensor))
+    if counters is not None and not isinstance(counters, dict):
+        counters = counters.as_dict() if hasattr(counters, "as_dict") else None
+    _record_raw_launch(name, grid, block, shared_mem, duration_us, nbytes, counters)
 
 
 def _dims(kernel: str, what: str, value: Any, limits: Dims) -> Dims:

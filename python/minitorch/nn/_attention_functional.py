@@ -11,6 +11,7 @@ import math
 
 from .. import _C
 from ..ops.creation import arange
+from ..profiler import record_function
 from . import functional as F
 
 _NEG_INF = float("-inf")
@@ -83,4 +84,5 @@ def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p: f
                                 f"attention scores' shape {scores_shape} (..., L, S)") from None
     if not 0.0 <= dropout_p <= 1.0:
         raise ValueError(f"dropout probability has to be between 0 and 1, but got {dropout_p}")
-    return _attention(query, key, value, attn_mask, dropout_p, is_causal, scale)[0]
+    with record_function(op):  # one profiler event, with the FLOPs of its GEMMs and softmax
+        return _attention(query, key, value, attn_mask, dropout_p, is_causal, scale)[0]

@@ -1,0 +1,285 @@
+// kernel_work.cpp — the FLOPs and bytes of every kernel call (see kernel_work.h), the one
+// place minitorch.profiler's counts come from. docs/profiling.md lists them as a table.
+//
+// Conventions (an estimate, the same on every device):
+//   * bytes: the compulsory traffic, each tensor argument read or written once in full
+//     (its distinct elements: a broadcast operand counts once); an output that is also read
+//     (accumulated into) counts twice. Indexing kernels count the elements they touch.
+//     Caches, re-reads by a tiled kernel and the staging of 16-bit tensors are not counted.
+//   * flops: one per arithmetic operation on an element (an add, a multiply, an exp, a
+//     compare alike), as a textbook counts them; a multiply-add is 2 (matmul: 2*M*N*K).
+//     Data movement (copy, fill, indexing, sort, random) is 0 FLOPs.
+#include "minitorch/kernel_work.h"
+
+#include <algorithm>
+
+namespace minitorch::work {
+
+using profiler::Work;
+
+double tensor_bytes(const Tensor& t)
+{
+    if (!t || t->numel() == 0) return 0;
+    double elements = 1;
+    for (size_t d = 0; d < t->shape.size(); ++d)
+        if (t->strides[d] != 0) elements *= double(t->shape[d]);
+    return elements * double(itemsize(t->dtype));
+}
+
+namespace {
+
+double n(const Tensor& t) { return t ? double(t->numel()) : 0.0; }
+template <class... Ts>
+double bytes(const Ts&... ts)
+{
+    return (0.0 + ... + tensor_bytes(ts));
+}
+double has(const Tensor& t) { return t ? 1.0 : 0.0; }
+// Elements moved by a kernel that reads `elements` values of `t`'s dtype through an index.
+double indexed_bytes(const Tensor& like, double elements) { return elements * double(itemsize(like->dtype)); }
+
+}  // namespace
+
+// ---- data movement: 0 FLOPs ----------------------------------------------------------
+Work copy(const Tensor& dst, const Tensor& src) { return {0, bytes(dst, src)}; }
+Work fill(const Tensor& dst, Scalar) { return {0, bytes(dst)}; }
+Work arange(const Tensor& dst, double, double) { return {0, bytes(dst)}; }
+Work linspace(const Tensor& dst, double, double) { return {0, bytes(dst)}; }
+Work where(const Tensor& out, const Tensor& cond, const Tensor& a, const Tensor& b)
+{
+    return {0, bytes(out, cond, a, b)};
+}
+Work gather_rows(const Tensor& out, const Tensor& in, const Tensor& index) { return {0, 2 * bytes(out) + bytes(index)}; }
+Work put_rows(const Tensor& out, const Tensor& in, const Tensor& index) { return {0, 2 * bytes(in) + bytes(index)}; }
+Work sort(const Tensor& values, const Tensor& indices, const Tensor& in, bool) { return {0, bytes(values, indices, in)}; }
+Work remap(const Tensor& out, const Tensor& in, const Remap&)
+{
+    return {0, bytes(out) + std::min(bytes(in), bytes(out))};  // repeat reads its input once per copy
+}
+Work check_index(const Tensor& out, const Tensor& index, const IndexCheck&) { return {0, bytes(out, index)}; }
+Work im2col(const Tensor& cols, const Tensor& input, const Window2d&) { return {0, bytes(cols, input)}; }
+Work random(RandomOp, const Tensor& dst, double, double) { return {0, bytes(dst)}; }
+Work manual_seed(uint64_t) { return {}; }
+Work gather(const Tensor& out, const Tensor& in, const Tensor& index, int64_t, const IndexCheck&)
+{
+    return {0, 2 * bytes(out) + bytes(index)};
+}
+Work cat(const Tensor& out, const std::vector<Tensor>& inputs, int64_t)
+{
+    double b = bytes(out);
+    for (const Tensor& t : inputs) b += bytes(t);
+    return {0, b};
+}
+Work nonzero(const Tensor& out, const Tensor& count, const Tensor& in) { return {0, bytes(out, count, in)}; }
+Work searchsorted(const Tensor& out, const Tensor& sorted, const Tensor& values, bool)
+{
+    return {0, bytes(out, sorted, values)};
+}
+
+// ---- elementwise: 1 FLOP per output element (exp, sigmoid, pow alike) ---------------
+Work map(UnaryOp, const Tensor& out, const Tensor& in) { return {n(out), bytes(out, in)}; }
+Work zip(BinaryOp, const Tensor& out, const Tensor& a, const Tensor& b) { return {n(out), bytes(out, a, b)}; }
+
+// ---- reductions and scans: 1 FLOP per input element (an add or a compare) -------------
+Work reduce(ReduceOp, const Tensor& values, const Tensor& indices, const Tensor& in)
+{
+    return {n(in), bytes(values, indices, in)};
+}
+Work scan(ScanOp, const Tensor& out, const Tensor& in, bool) { return {n(in), bytes(out, in)}; }
+Work scan_extreme(bool, const Tensor& values, const Tensor& indices, const Tensor& in)
+{
+    return {n(in), bytes(values, indices, in)};
+}
+// var/std: subtract the mean, square, add (3 per element); logsumexp: subtract the max,
+// exp, add (3); a p-norm: |x|^p and add (2).
+Work reduce_stats(const Tensor& out, const Tensor& mean, const Tensor& in, const StatReduce& spec)
+{
+    const double per_element = spec.kind == StatReduce::Norm ? 2 : 3;
+    return {per_element * n(in), bytes(out, mean, in)};
+}
+
+// ---- matrix products: 2*M*N*K (a multiply and an add per term) -----------------------
+Work matmul(const Tensor& out, const Tensor& a, const Tensor& b, bool sum_batches)
+{
+    // a is (batch..., M, K) expanded to the batch shape, b (batch..., K, N).
+    const double flops = 2.0 * n(a) * double(b->shape.back());
+    return {flops, bytes(out, a, b) + (sum_batches ? bytes(out) : 0.0)};  // sum_batches adds into out
+}
+Work conv_forward(const Tensor& y, const Tensor& x, const Tensor& weight, const Window2d& w)
+{
+    // Each output element is a dot product of (C / groups) * KH * KW terms.
+    return {2.0 * n(y) * double(w.C / w.groups * w.KH * w.KW), bytes(y, x, weight)};
+}
+Work conv_backward_input(const Tensor& grad_x, const Tensor& grad_y, const Tensor& weight, const Window2d& w)
+{
+    return {2.0 * n(grad_y) * double(w.C / w.groups * w.KH * w.KW), bytes(grad_x, grad_y, weight)};
+}
+Work conv_backward_weight(const Tensor& grad_weight, const Tensor& grad_y, const Tensor& x, const Window2d& w)
+{
+    return {2.0 * n(grad_y) * double(w.C / w.groups * w.KH * w.KW), bytes(grad_weight, grad_y, x)};
+}
+// col2im adds each column value into its input pixel.
+Work col2im(const Tensor& grad_input, const Tensor& cols, const Window2d&)
+{
+    return {n(cols), bytes(cols) + 2 * bytes(grad_input)};
+}
+
+// ---- pooling: a compare (max) or an add (avg) per window element ---------------------
+Work max_pool2d(const Tensor& out, const Tensor& indices, const Tensor& input, const Window2d& w)
+{
+    return {n(out) * double(w.KH * w.KW), bytes(out, indices, input)};
+}
+Work max_pool2d_backward(const Tensor& grad_input, const Tensor& grad_out, const Tensor& indices, const Window2d&)
+{
+    return {n(grad_out), bytes(grad_input, grad_out, indices)};
+}
+Work avg_pool2d(const Tensor& out, const Tensor& input, const Window2d& w)
+{
+    return {n(out) * double(w.KH * w.KW), bytes(out, input)};  // KH*KW - 1 adds and a divide
+}
+Work avg_pool2d_backward(const Tensor& grad_input, const Tensor& grad_out, const Window2d& w)
+{
+    return {n(grad_out) * double(w.KH * w.KW), bytes(grad_input, grad_out)};
+}
+
+// ---- normalization and softmax: per element of the input ------------------------------
+// layer_norm: mean (add), variance (subtract, square, add), normalize (multiply by rstd):
+// 5, plus 1 for the weight's multiply and 1 for the bias's add.
+Work layer_norm(const Tensor& out, const Tensor& mean, const Tensor& rstd, const Tensor& in, const Tensor& weight,
+                const Tensor& bias, double)
+{
+    return {n(in) * (5 + has(weight) + has(bias)), bytes(out, mean, rstd, in, weight, bias)};
+}
+// grad_in: xhat = (x - mean) * rstd (2), the row sums of gw and gw * xhat (3), then
+// rstd * (gw - m1 - xhat * m2) (4): 9 per element (+1 for gw = g * weight); grad_weight:
+// g * xhat and add (2); grad_bias: add (1).
+Work layer_norm_backward(const Tensor& grad_in, const Tensor& grad_weight, const Tensor& grad_bias,
+                         const Tensor& grad_out, const Tensor& in, const Tensor& mean, const Tensor& rstd,
+                         const Tensor& weight)
+{
+    const double per_element = has(grad_in) * (9 + has(weight)) + 2 * has(grad_weight) + has(grad_bias);
+    return {n(grad_out) * per_element, bytes(grad_in, grad_weight, grad_bias, grad_out, in, mean, rstd, weight)};
+}
+// batch_norm training: the statistics (sum, and square and add: 3), then (x - mean) * scale
+// + bias with scale = rstd * weight folded per channel (3): 6 per element; eval: 3. The
+// running statistics are per channel (negligible).
+Work batch_norm(const Tensor& out, const Tensor& mean, const Tensor& rstd, const Tensor& in, const Tensor& weight,
+                const Tensor& bias, const Tensor& running_mean, const Tensor& running_var, bool training, double,
+                double)
+{
+    return {n(in) * (training ? 6 : 3),
+            bytes(out, mean, rstd, in, weight, bias) + 2 * bytes(running_mean, running_var)};
+}
+// batch_norm_backward: the per-channel sums of g and g * xhat (xhat: 2, then 3), and
+// grad_in = scale * (g - m1 - xhat * m2) (4) in training, scale * g (1) in eval.
+Work batch_norm_backward(const Tensor& grad_in, const Tensor& grad_weight, const Tensor& grad_bias,
+                         const Tensor& grad_out, const Tensor& in, const Tensor& mean, const Tensor& rstd,
+                         const Tensor& weight, bool training)
+{
+    const double per_element = 5 + has(grad_in) * (training ? 4 : 1);
+    return {n(grad_out) * per_element, bytes(grad_in, grad_weight, grad_bias, grad_out, in, mean, rstd, weight)};
+}
+// qgemm: 2 M N K integer operations (a multiply and an add per term), like a float GEMM.
+Work qgemm(const Tensor& out, const Tensor& a, const Tensor& b, const QGemm& q)
+{
+    const double M = double(a->shape[0]), K = double(a->shape[1]), N = double(b->shape[0]);
+    return {2 * M * N * K, bytes(out, a, b, q.b_zp, q.bias, q.act_times_w)};
+}
+// softmax: max (compare), subtract and exp, sum (add), divide: 5 per element (log_softmax:
+// compare, subtract, exp, add, subtract the log: 5 too).
+Work softmax(const Tensor& out, const Tensor& in, int64_t, bool) { return {5 * n(in), bytes(out, in)}; }
+// softmax: y * (g - sum(g * y)): multiply, add, subtract, multiply; log_softmax
+// g - exp(y) * sum(g): add, exp, multiply, subtract. 4 per element.
+Work softmax_backward(const Tensor& grad_in, const Tensor& grad_out, const Tensor& out, int64_t, bool)
+{
+    return {4 * n(out), bytes(grad_in, grad_out, out)};
+}
+// cross_entropy: the row's logsumexp (compare, subtract, exp, add: 4 per logit); both
+// losses: pick the target and add into the reduction (2 per row).
+Work class_loss(const Tensor& out, const Tensor& lse, const Tensor& count, const Tensor& input, const Tensor& target,
+                const ClassLoss& spec)
+{
+    return {(spec.from_logits ? 4 * n(input) : 0.0) + 2 * n(target), bytes(out, lse, count, input, target)};
+}
+// softmax(input) - onehot, times the row's weight: subtract lse, exp, subtract, multiply.
+Work class_loss_backward(const Tensor& grad_input, const Tensor& grad_out, const Tensor& input, const Tensor& lse,
+                         const Tensor& count, const Tensor& target, const ClassLoss& spec)
+{
+    return {spec.from_logits ? 4 * n(grad_input) : n(target),
+            bytes(grad_input, grad_out, input, lse, count, target)};
+}
+
+// ---- fused layers and optimizer steps ---------------------------------------------------
+// lstm_cell: one activation per gate element; c = f*c_prev + i*g (3) and h = o*tanh(c) (2)
+// per hidden element.
+Work lstm_cell(const Tensor& h, const Tensor& c, const Tensor& act, const Tensor& gates, const Tensor& c_prev)
+{
+    return {n(gates) + 5 * n(c), bytes(h, c, act, gates, c_prev)};
+}
+// The chain rule through the same: about 14 per hidden element (4 gate derivatives of 2-3
+// each, the cell's two products).
+Work lstm_cell_backward(const Tensor& grad_gates, const Tensor& grad_c_prev, const Tensor& grad_h,
+                        const Tensor& grad_c, const Tensor& act, const Tensor& c_prev, const Tensor& c)
+{
+    return {14 * n(c), bytes(grad_gates, grad_c_prev, grad_h, grad_c, act, c_prev, c)};
+}
+// p -= lr * d (2), weight decay d += wd * p (2), momentum buf = m * buf + (1 - dampening) * d
+// (3), nesterov d += m * buf (2). param and the buffer are read and written.
+Work sgd_step(const Tensor& param, const Tensor& grad, const Tensor& momentum_buffer, const SgdStep& opt)
+{
+    const double per_element =
+        2 + (opt.weight_decay != 0 ? 2 : 0) + (momentum_buffer ? 3 : 0) + (momentum_buffer && opt.nesterov ? 2 : 0);
+    return {per_element * n(param), 2 * bytes(param) + bytes(grad) + 2 * bytes(momentum_buffer)};
+}
+// m = b1*m + (1-b1)*g (3), v = b2*v + (1-b2)*g*g (4), p -= lr * (m/bc1) / (sqrt(v/bc2) + eps)
+// (7), weight decay (2).
+Work adam_step(const Tensor& param, const Tensor& grad, const Tensor& exp_avg, const Tensor& exp_avg_sq,
+               const AdamStep& opt)
+{
+    const double per_element = 14 + (opt.weight_decay != 0 ? 2 : 0);
+    return {per_element * n(param), 2 * bytes(param, exp_avg, exp_avg_sq) + bytes(grad)};
+}
+// The multi-tensor steps: the single steps' work, summed over the parameters.
+Work sgd_multi_step(const std::vector<Tensor>& params, const std::vector<Tensor>& grads,
+                    const std::vector<Tensor>& momentum_buffers, const SgdStep& opt)
+{
+    Work total{};
+    for (size_t k = 0; k < params.size(); ++k) {
+        const Work w = sgd_step(params[k], grads[k], momentum_buffers.empty() ? nullptr : momentum_buffers[k], opt);
+        total.flops += w.flops, total.bytes += w.bytes;
+    }
+    return total;
+}
+Work adam_multi_step(const std::vector<Tensor>& params, const std::vector<Tensor>& grads,
+                     const std::vector<Tensor>& exp_avgs, const std::vector<Tensor>& exp_avg_sqs, const AdamStep& opt)
+{
+    Work total{};
+    for (size_t k = 0; k < params.size(); ++k) {
+        const Work w = adam_step(params[k], grads[k], exp_avgs[k], exp_avg_sqs[k], opt);
+        total.flops += w.flops, total.bytes += w.bytes;
+    }
+    return total;
+}
+// grad *= inv_scale and the inf/NaN test.
+Work amp_unscale(const Tensor& grad, const Tensor& found_inf, const Tensor& inv_scale)
+{
+    return {2 * n(grad), 2 * bytes(grad) + bytes(found_inf, inv_scale)};
+}
+
+// ---- indexing that adds: 1 FLOP per added element --------------------------------------
+Work scatter_add_rows(const Tensor& out, const Tensor& in, const Tensor& index)
+{
+    return {n(in), 3 * bytes(in) + bytes(index)};  // in read, the rows of out read and written
+}
+Work scatter(WriteOp op, const Tensor& out, const Tensor& src, const Tensor& index, int64_t, const IndexCheck&)
+{
+    const double places = indexed_bytes(out, n(index));  // the elements of out written (and read, to add)
+    return {op == WriteOp::Add ? n(index) : 0.0, bytes(src, index) + (op == WriteOp::Add ? 2 : 1) * places};
+}
+Work index_put(WriteOp op, bool read, const Tensor& self, const Tensor& values, const Tensor& indices, const char*)
+{
+    const bool adds = !read && op == WriteOp::Add;
+    return {adds ? n(values) : 0.0, (adds ? 3 : 2) * bytes(values) + bytes(indices)};
+}
+
+}  // namespace minitorch::work
