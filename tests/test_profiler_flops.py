@@ -61,12 +61,16 @@ def test_matmul_and_linear_flops(device):
 
 
 @pytest.mark.parametrize("device", DEVICES)
-def test_conv2d_flops_forward_and_backward(device):
+@pytest.mark.parametrize("algorithm", ["im2col", "direct"])
+def test_conv2d_flops_forward_and_backward(device, algorithm):
+    if device == "cuda" and algorithm == "direct":
+        pytest.skip("the direct convolution is the CPU's")
     N, C, H, W, O, KH, KW = 2, 3, 6, 5, 4, 3, 2
     x = minitorch.randn(N, C, H, W, device=device, requires_grad=True)
     w = minitorch.randn(O, C, KH, KW, device=device, requires_grad=True)
     b = minitorch.randn(O, device=device, requires_grad=True)
-    with profile(activities=activities_for(device), with_flops=True) as prof:
+    with profile(activities=activities_for(device), with_flops=True) as prof, \
+            minitorch.backends.cpu.use_conv_algorithm(algorithm):
         y = F.conv2d(x, w, b, stride=1, padding=1)
         y.sum().backward()
     OH, OW = H + 2 - KH + 1, W + 2 - KW + 1
@@ -77,8 +81,9 @@ def test_conv2d_flops_forward_and_backward(device):
     backward = [e for e in prof.events() if "Convolution" in e.name or "Conv" in e.name]
     assert len(backward) == 1, [e.name for e in prof.events()]
     # The input-gradient and weight-gradient GEMMs (each as large as the forward's), col2im's
-    # adds, and the bias gradient's sum over (N, OH, OW).
-    n_cols = N * C * KH * KW * OH * OW
+    # adds (im2col only: the direct convolution adds into the input gradient as it goes), and
+    # the bias gradient's sum over (N, OH, OW).
+    n_cols = N * C * KH * KW * OH * OW if algorithm == "im2col" else 0
     assert backward[0].flops == 2 * gemm + n_cols + N * O * OH * OW
 
 
@@ -288,7 +293,9 @@ def test_conv1d_and_conv_transpose2d_flops(device):
     x, w, b = (minitorch.randn(N, C, H, W, device=device), minitorch.randn(C, O, KH, KW, device=device),
                minitorch.randn(O, device=device))
     x1, w1 = minitorch.randn(N, C, 7, device=device), minitorch.randn(O, C, 3, device=device)
-    with profile(activities=activities_for(device), with_flops=True) as prof:
+    # im2col on the CPU as on cuda (the direct convolution has no col2im: see the test above)
+    with profile(activities=activities_for(device), with_flops=True) as prof, \
+            minitorch.backends.cpu.use_conv_algorithm("im2col"):
         F.conv_transpose2d(x, w, b)
         F.conv1d(x1, w1)
     transposed, conv1d = prof.events()
