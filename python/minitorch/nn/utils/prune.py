@@ -424,8 +424,9 @@ class Identity(BasePruningMethod):
         return super().apply(module, name)
 
 
-class RandomUnstructured(BasePruningMethod):
-    """Prunes ``amount`` entries (an int) or that fraction of them (a float), chosen at random."""
+class _Unstructured(BasePruningMethod):
+    """What the two unstructured methods share: ``amount`` entries (an int) or that fraction
+    of them (a float) are zeroed, the ones ``_chosen(t, k)`` names (flat indices)."""
 
     PRUNING_TYPE = "unstructured"
 
@@ -439,34 +440,27 @@ class RandomUnstructured(BasePruningMethod):
         _validate_pruning_amount(nparams_toprune, tensor_size)
         mask = default_mask.clone().contiguous()
         if nparams_toprune != 0:
-            prob = _mt().rand_like(t)
-            topk = _mt().topk(prob.reshape(-1), k=nparams_toprune)
-            mask.view(-1)[topk.indices] = 0
+            mask.view(-1)[self._chosen(t, nparams_toprune)] = 0
         return mask
+
+
+class RandomUnstructured(_Unstructured):
+    """Prunes ``amount`` entries (an int) or that fraction of them (a float), chosen at random."""
+
+    def _chosen(self, t, k):
+        prob = _mt().rand_like(t)
+        return _mt().topk(prob.reshape(-1), k=k).indices
 
     @classmethod
     def apply(cls, module, name, amount):
         return super().apply(module, name, amount=amount)
 
 
-class L1Unstructured(BasePruningMethod):
+class L1Unstructured(_Unstructured):
     """Prunes the ``amount`` entries with the smallest absolute value."""
 
-    PRUNING_TYPE = "unstructured"
-
-    def __init__(self, amount):
-        _validate_pruning_amount_init(amount)
-        self.amount = amount
-
-    def compute_mask(self, t, default_mask):
-        tensor_size = t.numel()
-        nparams_toprune = _compute_nparams_toprune(self.amount, tensor_size)
-        _validate_pruning_amount(nparams_toprune, tensor_size)
-        mask = default_mask.clone().contiguous()
-        if nparams_toprune != 0:
-            smallest = _topk_indices(t.detach().abs().reshape(-1), nparams_toprune, largest=False)
-            mask.view(-1)[smallest] = 0
-        return mask
+    def _chosen(self, t, k):
+        return _topk_indices(t.detach().abs().reshape(-1), k, largest=False)
 
     @classmethod
     def apply(cls, module, name, amount, importance_scores=None):
