@@ -14,6 +14,7 @@ import pytest
 
 import minitorch
 import minitorch.nn.functional as F
+from minitorch import nn
 from conftest import CUDA_SKIP_REASON, DEVICES
 from minitorch.profiler import ProfilerActivity, profile, record_function
 from minitorch.utils.roofline import RooflineRow, roofline_table
@@ -304,3 +305,27 @@ def test_conv1d_and_conv_transpose2d_flops(device):
     assert transposed.flops == 2 * N * C * H * W * O * KH * KW + N * O * KH * KW * H * W + N * O * OH * OW
     assert conv1d.name == "conv2d"  # conv1d is a conv2d of height 1
     assert conv1d.flops == 2 * N * O * (7 - 3 + 1) * C * 3
+
+
+@pytest.mark.parametrize("device", DEVICES)
+def test_batch_norm_and_foreach_optimizer_flops(device):
+    """The fused BatchNorm (6 per element training, 3 eval; backward 9) and the multi-tensor
+    Adam step (14 per element, summed over its parameters): kernel_work.cpp's formulas."""
+    bn = nn.BatchNorm2d(4).to(device)
+    x = minitorch.randn(2, 4, 3, 3, device=device, requires_grad=True)
+    n = x.numel()
+    with profile(activities=activities_for(device), with_flops=True) as prof:
+        bn(x).sum().backward()
+    assert only_event(prof, "batch_norm").flops == 6 * n
+    assert only_event(prof, "NativeBatchNormBackward0").flops == 9 * n
+    bn.eval()
+    with profile(activities=activities_for(device), with_flops=True) as prof:
+        bn(x)
+    assert only_event(prof, "batch_norm").flops == 3 * n
+    params = [nn.Parameter(minitorch.ones(k, device=device)) for k in (10, 1, 7)]
+    for p in params:
+        p.grad = minitorch.ones_like(p)
+    opt = minitorch.optim.Adam(params)
+    with profile(activities=activities_for(device), with_flops=True) as prof:
+        opt.step()
+    assert only_event(prof, "adam_step_foreach").flops == 14 * 18
