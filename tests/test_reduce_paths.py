@@ -33,6 +33,8 @@ SUM_TOL = {
 }
 
 BIG = 2**20 + 3  # odd, so the last slice is short
+# The CPU splits a reduction across threads in chunks of at least 2**20 values (reduce.cpp).
+TWO_CHUNKS = 2**21 + 3
 
 
 def expected_sum(x_np, axis=None, keepdims=False):
@@ -316,8 +318,8 @@ def test_gradcheck_along_each_layout(device, fn):
 def test_full_reductions_give_the_same_bits_on_any_number_of_threads(dtype):
     # The CPU cuts one long row into fixed blocks that threads share, and combines the
     # block results in block order: 1 and 2 threads must agree to the last bit.
-    x_np = random_array(3, (BIG,), dtype) if dtype != np.int64 else \
-        np.random.default_rng(3).integers(-10**6, 10**6, size=BIG)
+    x_np = random_array(3, (TWO_CHUNKS,), dtype) if dtype != np.int64 else \
+        np.random.default_rng(3).integers(-10**6, 10**6, size=TWO_CHUNKS)
     x = minitorch.tensor(x_np)
     before = minitorch.get_num_threads()
     results = []
@@ -344,6 +346,28 @@ def test_row_sums_and_full_sums_give_the_same_bits(dtype, r):
     assert rows == [x[i].sum().item() for i in range(3)]
     assert rows == [x[i].contiguous().sum().item() for i in range(3)]
     np.testing.assert_allclose(rows, expected_sum(x_np, axis=1), **SUM_TOL.get(x_np.dtype, {}))
+
+
+@pytest.mark.parametrize("n", [1, 7, 8, 9, 63, 255, 256, 257, 1000, 2047, 2048, 2049], ids=lambda n: f"n{n}")
+def test_row_sums_around_the_lane_counts(n):
+    # The CPU sums a row shorter than 256 values in 8 float lanes, a longer one in 32, each
+    # a fixed tree; a row of x.sum(1) and the same row summed alone take the same path.
+    x_np = random_array(n, (5, n), np.float32)
+    x = minitorch.tensor(x_np)
+    rows = x.sum(1).tolist()
+    assert rows == [x[i].sum().item() for i in range(5)]
+    np.testing.assert_allclose(rows, expected_sum(x_np, axis=1), **SUM_TOL[np.dtype(np.float32)])
+    np.testing.assert_allclose(x.mean(1).tolist(), x_np.astype(np.float64).mean(1), rtol=1e-5, atol=1e-6)
+
+
+@pytest.mark.parametrize("shape, dim", [((33, 2100), 0), ((2, 40, 1500), 1), ((70, 1024), 0), ((3, 5, 1025), 1)],
+                         ids=str)
+def test_column_sums_across_strips(shape, dim):
+    # Column sums take strips of up to 1024 neighbouring outputs on the CPU: outputs on
+    # both sides of a strip's edge, with rows not a multiple of the 32 summed in float.
+    x_np = random_array(7, shape, np.float32)
+    x = minitorch.tensor(x_np)
+    np.testing.assert_allclose(x.sum(dim).numpy(), expected_sum(x_np, axis=dim), **SUM_TOL[np.dtype(np.float32)])
 
 
 @pytest.mark.parametrize("device", DEVICES)

@@ -42,27 +42,47 @@ inline bool better(bool is_max, T v, T best)
 
 constexpr int64_t kBlock = 2048;
 
+// A reduction is split across threads only in chunks of at least this many input values.
+// A sum reads ~4 bytes a cycle: 2^20 floats are 0.1-0.3 ms of one core's work, enough to
+// pay for waking a second thread even on a busy machine (parallel.h); with kGrainSize's
+// 2^17, a second thread made mean() of 1000 x 1000 slower than one thread was.
+constexpr int64_t kReduceGrain = int64_t(1) << 20;
+
 // Block sums. A block's values go round-robin into L running sums (independent chains the
 // compiler keeps in SIMD registers), which are then added in a fixed tree order. Floats
 // use 32 float lanes (four AVX2 / eight SSE registers, no conversion in the loop: as fast
 // as memory delivers) combined in double: each float partial sum holds only kBlock / 32
-// values, so the block keeps nearly double's accuracy.
+// values, so the block keeps nearly double's accuracy. A short row (fewer than
+// kShortRow values) uses 8 lanes: its sum costs about as much as combining 32 lanes
+// would, and sum(1) of a (4096, 64) tensor is 4096 such rows. The lane count depends on
+// the row's length alone, so a row's bits never depend on the thread count.
 template <class T> constexpr int kLanes = 8;
 template <> constexpr int kLanes<float> = 32;
+constexpr int64_t kShortRow = 256;
 template <class T> struct LaneType { using type = typename Acc<T>::type; };
 template <> struct LaneType<float> { using type = float; };
+
+// t[0] += t[W], ..., t[W-1] += t[2W-1], then the same with W/2, ... down to t[0] += t[1]:
+// the tree of 2W values. W is a constant at each level, so each level is a few SIMD adds.
+template <int W, class A>
+inline void fold(A* t)
+{
+    for (int k = 0; k < W; ++k) t[k] += t[k + W];
+    if constexpr (W > 1) fold<W / 2>(t);
+}
 
 // The sums of S blocks of n values each, read side by side: S streams of loads keep more
 // memory requests in flight than one, and one core reading a single stream does not reach
 // the memory's bandwidth (a 16 MB sum: 1.3 ms with one stream, 1.0 with two). Each block's
 // arithmetic is the same whatever S is, so the result's bits do not depend on it.
-template <int S, class T>
-void sum_blocks(const T* const* x, int64_t n, typename Acc<T>::type* out)
+template <int S, int L, class T>
+void sum_blocks_in(const T* const* x, int64_t n, typename Acc<T>::type* out)
 {
     using A = typename Acc<T>::type;
     using Lane = typename LaneType<T>::type;
-    constexpr int L = kLanes<T>;
-    Lane lanes[S][L] = {};
+    Lane lanes[S][L];
+    for (int s = 0; s < S; ++s)  // a loop, not `= {}`: that became a slow `rep stos`
+        for (int k = 0; k < L; ++k) lanes[s][k] = Lane(0);
     const int64_t full = n - n % L;
     for (int64_t i = 0; i < full; i += L)
         for (int s = 0; s < S; ++s)
@@ -76,12 +96,18 @@ void sum_blocks(const T* const* x, int64_t n, typename Acc<T>::type* out)
     for (int s = 0; s < S; ++s) {
         A tree[L];
         for (int k = 0; k < L; ++k) tree[k] = static_cast<A>(lanes[s][k]);
-        for (int w = L / 2; w >= 1; w /= 2)
-            for (int k = 0; k < w; ++k) tree[k] += tree[k + w];
+        fold<L / 2>(tree);
         A acc = tree[0];
         for (int64_t j = body; j < n; ++j) acc += x[s][j];
         out[s] = acc;
     }
+}
+
+template <int S, class T>
+void sum_blocks(const T* const* x, int64_t n, typename Acc<T>::type* out)
+{
+    if (kLanes<T> > 8 && n < kShortRow) sum_blocks_in<S, 8>(x, n, out);
+    else sum_blocks_in<S, kLanes<T>>(x, n, out);
 }
 
 template <class T>
@@ -166,7 +192,7 @@ T sum_row(const T* row, int64_t n, bool split)
     if (blocks < 2) return static_cast<T>(blocks ? sum_block(row, n) : A(0));
     std::vector<A> part(blocks);
     if (split)
-        parallel_for(blocks, kGrainSize / kBlock,
+        parallel_for(blocks, kReduceGrain / kBlock,
                      [&](int64_t b0, int64_t b1) { sum_block_range(row, n, b0, b1, part.data()); });
     else
         sum_block_range(row, n, 0, blocks, part.data());
@@ -186,7 +212,7 @@ Best<T> best_row(const T* row, int64_t n, bool split)
         return r;
     };
     if (split && blocks > 1)
-        parallel_for(blocks, kGrainSize / kBlock, [&](int64_t b0, int64_t b1) {
+        parallel_for(blocks, kReduceGrain / kBlock, [&](int64_t b0, int64_t b1) {
             for (int64_t b = b0; b < b1; ++b) part[b] = block(b);
         });
     Best<T> best = split && blocks > 1 ? part[0] : block(0);
@@ -206,14 +232,21 @@ constexpr int64_t kStrip = 256;
 // nearly double's accuracy (the blocked summation PyTorch uses too).
 constexpr int64_t kStripRows = 32;
 
+// Sums take strips of up to kSumStrip columns: a wider strip reads longer contiguous runs
+// of each row (a 1000-wide row in one run instead of four), and its two arrays (12 KB)
+// still fit in L1.
+constexpr int64_t kSumStrip = 1024;
+
 template <class T>
 void sum_strip(const T* x, int64_t R, int64_t inner, int64_t n, T* out)
 {
     using A = typename Acc<T>::type;
     using Lane = typename LaneType<T>::type;
-    A acc[kStrip] = {};
+    A acc[kSumStrip];
+    Lane part[kSumStrip];
+    std::fill(acc, acc + n, A(0));  // only the n columns in use (not the whole array)
     for (int64_t r0 = 0; r0 < R; r0 += kStripRows) {
-        Lane part[kStrip] = {};
+        std::fill(part, part + n, Lane(0));
         const int64_t rows = std::min(kStripRows, R - r0);
         int64_t r = 0;
         // four rows per sweep: a quarter of the loads and stores of `part`
@@ -287,7 +320,7 @@ void reduce(ReduceOp op, const Tensor& values, const Tensor& indices, const Tens
             if (idx) idx[j] = b.at;
         };
         if (op == ReduceOp::Prod) {  // outputs split across threads, each line in order
-            parallel_for(outer * inner, std::max<int64_t>(1, kGrainSize / R), [&](int64_t j0, int64_t j1) {
+            parallel_for(outer * inner, std::max<int64_t>(1, kReduceGrain / R), [&](int64_t j0, int64_t j1) {
                 for (int64_t j = j0; j < j1;) {
                     const int64_t o = j / inner, i = j % inner;
                     const int64_t n = std::min({j1 - j, inner - i, kStrip});
@@ -303,19 +336,25 @@ void reduce(ReduceOp op, const Tensor& values, const Tensor& indices, const Tens
             return;
         }
         // Outputs are independent: split them across threads when there is enough work
-        // (a chunk of outputs holds about kGrainSize input values).
-        const int64_t grain = std::max<int64_t>(1, kGrainSize / R);
+        // (a chunk of outputs holds about kReduceGrain input values).
+        const int64_t grain = std::max<int64_t>(1, kReduceGrain / R);
+        if (inner == 1) {  // one contiguous row per output (no index arithmetic per output)
+            parallel_for(outer, grain, [&](int64_t j0, int64_t j1) {
+                if (op == ReduceOp::Sum)
+                    for (int64_t j = j0; j < j1; ++j) val[j] = sum_row(x + j * R, R, false);
+                else
+                    for (int64_t j = j0; j < j1; ++j) best_row_into(j, x + j * R, false);
+            });
+            return;
+        }
         parallel_for(outer * inner, grain, [&](int64_t j0, int64_t j1) {
             // Outputs j0..j1 are (o, i) pairs, j = o * inner + i: walk them strip by strip
             // (a strip stays within one o, so its R rows are each contiguous).
             for (int64_t j = j0; j < j1;) {
                 const int64_t o = j / inner, i = j % inner;
-                const int64_t n = std::min({j1 - j, inner - i, kStrip});
+                const int64_t n = std::min({j1 - j, inner - i, op == ReduceOp::Sum ? kSumStrip : kStrip});
                 const T* src = x + o * R * inner + i;
-                if (inner == 1) {
-                    if (op == ReduceOp::Sum) val[j] = sum_row(src, R, false);
-                    else best_row_into(j, src, false);
-                } else if (op == ReduceOp::Sum) {
+                if (op == ReduceOp::Sum) {
                     sum_strip(src, R, inner, n, val + j);
                 } else if (is_max) {
                     best_strip<true>(src, R, inner, n, val ? val + j : nullptr, idx ? idx + j : nullptr);
@@ -340,7 +379,7 @@ void reduce_stats(const Tensor& out, const Tensor& mean, const Tensor& in, const
         const T* x = in->data_as<T>();
         T* val = out->data_as<T>();
         T* mu = mean ? mean->data_as<T>() : nullptr;
-        const int64_t grain = std::max<int64_t>(1, kGrainSize / std::max<int64_t>(R, 1));
+        const int64_t grain = std::max<int64_t>(1, kReduceGrain / std::max<int64_t>(R, 1));
         parallel_for(outer * inner, grain, [&](int64_t j0, int64_t j1) {
             StatState acc[kStrip];
             for (int64_t j = j0; j < j1;) {
