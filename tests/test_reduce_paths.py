@@ -16,6 +16,10 @@ pass must keep the rules of one pass: NaN wins, ties go to the smaller index.
 """
 from __future__ import annotations
 
+import json
+import os
+import subprocess
+import sys
 import warnings
 
 import numpy as np
@@ -381,3 +385,35 @@ def test_row_ties_around_the_simd_groups(device, at):
     assert_tensor_equal(x.argmax(1), x_np.argmax(1))
     assert_tensor_equal(x.argmin(1), x_np.argmin(1))
     assert x_np.argmax(1)[0] == at[0] == x_np.argmin(1)[1]
+
+
+_SUMS_SCRIPT = """
+import json, sys
+sys.path[:0] = json.loads(sys.argv[1])
+import numpy as np, minitorch
+rng = np.random.default_rng(5)
+out = []
+for shape, dim in [((100003,), None), ((7, 1000), 1), ((9, 100), 1), ((3, 5000), 1), ((70, 1030), 0), ((5, 33, 7), 1)]:
+    x = minitorch.tensor(rng.uniform(-10, 10, size=shape).astype(np.float32))
+    out.append((x.sum() if dim is None else x.sum(dim)).reshape(-1).tolist())
+print(json.dumps([minitorch.backends.cpu.get_cpu_capability(), out]))
+"""
+
+
+def test_float_sums_have_the_same_bits_on_sse_and_avx2():
+    # reduce_avx2.cpp compiles the sums' loops (reduce_loops.h) with 32-byte vectors; the
+    # lanes are explicit arrays, so each lane adds its values in the same order as the
+    # 16-byte build does: the two must agree to the last bit.
+    with open("/proc/cpuinfo") if os.path.exists("/proc/cpuinfo") else open(os.devnull) as f:
+        if " avx2" not in f.read():
+            pytest.skip("needs an x86-64 CPU with AVX2 (Linux)")
+    here = os.path.dirname(os.path.abspath(__file__))
+    results = {}
+    for cap in ("sse", "avx2"):
+        r = subprocess.run([sys.executable, "-c", _SUMS_SCRIPT, json.dumps([here] + sys.path)],
+                           env=dict(os.environ, MINITORCH_CPU_CAPABILITY=cap), capture_output=True, text=True,
+                           timeout=300)
+        assert r.returncode == 0, r.stderr
+        got_cap, results[cap] = json.loads(r.stdout)
+        assert got_cap == cap.upper()
+    assert results["sse"] == results["avx2"]
