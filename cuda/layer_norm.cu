@@ -1,5 +1,7 @@
 // layer_norm.cu — CUDA kernels of the fused layer norm, forward and backward, on rows of
 // a contiguous (rows, D) tensor (kernels.h); the CPU versions are cpu/layer_norm.cpp.
+#include <algorithm>
+
 #include "common.cuh"
 #include "minitorch/layer_norm_math.h"
 #include "warp.cuh"
@@ -62,6 +64,12 @@ __global__ void layer_norm_backward_kernel(const T* g, const T* x, const T* mean
     }
 }
 
+// The parameter gradients sum over every row: gw[j] = sum_r g[r, j] xhat[r, j] and
+// gb[j] = sum_r g[r, j]. With few rows (or as the readable version) one thread per column
+// does it all; with many rows that leaves most of the GPU idle (D = 768 columns are 3
+// blocks), so the rows are cut into chunks: one launch writes each chunk's partial sums
+// to a small workspace, a second adds the chunks up.
+
 // Thread mapping: one thread per column j, summing down the rows: adjacent threads read
 // adjacent columns of a row, so every step's loads coalesce.
 template <class T>
@@ -71,9 +79,56 @@ __global__ void layer_norm_params_kernel(const T* g, const T* x, const T* mean, 
     MT_GRID_STRIDE(j, D) {
         LayerNormAcc sw = 0, sb = 0;
         for (int64_t r = 0; r < rows; ++r) {
-            sw += g[r * D + j] * (x[r * D + j] - mean[r]) * rstd[r];
+            sw += layer_norm_weight_term(g[r * D + j], x[r * D + j], mean[r], rstd[r]);
             sb += g[r * D + j];
         }
+        if (gw) gw[j] = T(sw);
+        if (gb) gb[j] = T(sb);
+    }
+}
+
+constexpr int kColTile = kWarp;                    // columns per block: a row's 32 adjacent values
+constexpr int kRowLanes = kThreads / kColTile;     // threads per column, striding down the rows
+constexpr int64_t kMinRowsPerChunk = 8 * kRowLanes;  // below this, layer_norm_params_kernel alone
+constexpr int64_t kTargetBlocks = 1024;            // enough blocks to fill a large GPU a few times
+
+// Thread mapping: block (bx, by) owns columns [32 bx, 32 bx + 32) and the rows of chunk by,
+// [by chunk, (by + 1) chunk). Thread t takes column 32 bx + t % 32 and every 8th row of the
+// chunk from row t / 32 on, so each warp reads 32 adjacent values of one row. The 8 row
+// lanes' sums of a column meet in shared memory (a tile of 8 x 32); lane 0 writes the
+// chunk's partial sums: ws[by, j] (weight) and ws[chunks + by, j] (bias).
+template <class T>
+__global__ void layer_norm_params_partial_kernel(const T* g, const T* x, const T* mean, const T* rstd,
+                                                 LayerNormAcc* ws, int64_t rows, int64_t D, int64_t chunk)
+{
+    __shared__ LayerNormAcc tile_w[kRowLanes][kColTile], tile_b[kRowLanes][kColTile];
+    const int tx = threadIdx.x % kColTile, ty = threadIdx.x / kColTile;
+    const int64_t j = int64_t(blockIdx.x) * kColTile + tx;
+    const int64_t r0 = int64_t(blockIdx.y) * chunk, r1 = min(rows, r0 + chunk);
+    LayerNormAcc sw = 0, sb = 0;
+    if (j < D) {
+        for (int64_t r = r0 + ty; r < r1; r += kRowLanes) {
+            sw += layer_norm_weight_term(g[r * D + j], x[r * D + j], mean[r], rstd[r]);
+            sb += g[r * D + j];
+        }
+    }
+    tile_w[ty][tx] = sw, tile_b[ty][tx] = sb;
+    __syncthreads();  // every row lane's sums are in the tile before lane 0 adds them up
+    if (ty == 0 && j < D) {
+        for (int k = 1; k < kRowLanes; ++k) sw += tile_w[k][tx], sb += tile_b[k][tx];
+        ws[int64_t(blockIdx.y) * D + j] = sw;
+        ws[int64_t(gridDim.y + blockIdx.y) * D + j] = sb;
+    }
+}
+
+// Thread mapping: one thread per column j (grid-stride), adding the column's partial sums
+// of every chunk; adjacent threads read adjacent columns.
+template <class T>
+__global__ void layer_norm_params_finish_kernel(const LayerNormAcc* ws, T* gw, T* gb, int64_t chunks, int64_t D)
+{
+    MT_GRID_STRIDE(j, D) {
+        LayerNormAcc sw = 0, sb = 0;
+        for (int64_t c = 0; c < chunks; ++c) sw += ws[c * D + j], sb += ws[(chunks + c) * D + j];
         if (gw) gw[j] = T(sw);
         if (gb) gb[j] = T(sb);
     }
@@ -113,12 +168,25 @@ void layer_norm_backward(const Tensor& grad_in, const Tensor& grad_weight, const
                 data_or_null<T>(weight), grad_in->data_as<T>(), rows, D);
             MT_CUDA_CHECK_LAUNCH("layer_norm_backward");
         }
-        if (grad_weight || grad_bias) {
-            MT_LAUNCH(blocks_for(D), kThreads, 0, 0, layer_norm_params_kernel<T>)(
-                grad_out->data_as<T>(), in->data_as<T>(), mean->data_as<T>(), rstd->data_as<T>(),
-                data_or_null<T>(grad_weight), data_or_null<T>(grad_bias), rows, D);
+        if (!grad_weight && !grad_bias) return;
+        const T *g = grad_out->data_as<T>(), *x = in->data_as<T>(), *mu = mean->data_as<T>(), *rs = rstd->data_as<T>();
+        T *gw = data_or_null<T>(grad_weight), *gb = data_or_null<T>(grad_bias);
+        if (rows < 2 * kMinRowsPerChunk) {
+            MT_LAUNCH(blocks_for(D), kThreads, 0, 0, layer_norm_params_kernel<T>)(g, x, mu, rs, gw, gb, rows, D);
             MT_CUDA_CHECK_LAUNCH("layer_norm_backward (weight, bias)");
+            return;
         }
+        // Chunks of at least kMinRowsPerChunk rows, about kTargetBlocks blocks in all.
+        const int64_t tiles = (D + kColTile - 1) / kColTile;
+        const int64_t chunks = std::clamp<int64_t>(kTargetBlocks / tiles, 1, std::min<int64_t>(rows / kMinRowsPerChunk, 65535));
+        const int64_t chunk = (rows + chunks - 1) / chunks;
+        Tensor ws = empty({2 * chunks * D}, DType::Float64, in->device());  // LayerNormAcc partial sums
+        MT_LAUNCH(dim3(unsigned(tiles), unsigned(chunks)), kThreads, 0, 0, layer_norm_params_partial_kernel<T>)(
+            g, x, mu, rs, ws->data_as<LayerNormAcc>(), rows, D, chunk);
+        MT_CUDA_CHECK_LAUNCH("layer_norm_backward (weight, bias partial sums)");
+        MT_LAUNCH(blocks_for(D), kThreads, 0, 0, layer_norm_params_finish_kernel<T>)(
+            ws->data_as<LayerNormAcc>(), gw, gb, chunks, D);
+        MT_CUDA_CHECK_LAUNCH("layer_norm_backward (weight, bias)");
     });
 }
 

@@ -1,4 +1,5 @@
-// random.cu — random fills on the GPU from the counter-based stream (counter_rng.h).
+// random.cu — random fills on the GPU from the counter-based stream (counter_rng.h), and
+// dropout, whose mask is such a fill compared with p (drawn and applied in one pass).
 //
 // Thread mapping: one thread per output element, grid-stride loop; element i uses
 // counter offset + i, so the values do not depend on how threads are scheduled.
@@ -33,6 +34,35 @@ __global__ void random_kernel(T* out, int64_t n, RandomOp op, double lo, double 
         if (op == RandomOp::Uniform && !(x < static_cast<T>(hi))) x = static_cast<T>(lo);
         out[i] = x;
     }
+}
+
+// Element i's uniform [0, 1) value of stream s in T: what random_kernel writes for Uniform
+// on [0, 1) (u rounded to T, a round-up to 1 folded back to 0), so dropout's masks are
+// those of rand() >= p.
+template <class T>
+__device__ __forceinline__ T unit_uniform(const CounterStream& s, int64_t i)
+{
+    const T x = static_cast<T>(bits_to_unit(counter_bits(s.seed, s.offset + uint64_t(i))));
+    return x < T(1) ? x : T(0);
+}
+
+// Thread mapping: one thread per element, grid-stride; element i draws counter offset + i,
+// decides keep, and writes the mask byte and the output: one pass, no uniform tensor.
+template <class T>
+__global__ void dropout_kernel(T* out, bool* mask, const T* in, int64_t n, T p, T scale, CounterStream s)
+{
+    MT_GRID_STRIDE(i, n) {
+        const bool keep = unit_uniform<T>(s, i) >= p;
+        mask[i] = keep;
+        out[i] = in[i] * T(keep) * scale;  // as x * keep * scale composed: -0 and NaN alike
+    }
+}
+
+// Thread mapping: one thread per element, grid-stride.
+template <class T>
+__global__ void dropout_backward_kernel(T* grad_in, const T* grad_out, const bool* mask, int64_t n, T scale)
+{
+    MT_GRID_STRIDE(i, n) grad_in[i] = grad_out[i] * scale * T(mask[i]);
 }
 
 // The device's generator: a seed and how far fills have used the stream.
@@ -71,6 +101,29 @@ void random(RandomOp op, const Tensor& dst, double lo, double hi)
         MT_LAUNCH(blocks_for(n), kThreads, 0, 0, random_kernel<T>)(dst->data_as<T>(), n, op, lo, hi, s);
     });
     MT_CUDA_CHECK_LAUNCH("random");
+}
+
+void dropout(const Tensor& out, const Tensor& mask, const Tensor& in, double p)
+{
+    const int64_t n = in->numel();
+    const CounterStream s = next_counter_stream(uint64_t(n));  // the draws rand() of this shape would use
+    dispatch_floating(in->dtype, "dropout", [&](auto tag) {
+        using T = typename decltype(tag)::type;
+        MT_LAUNCH(blocks_for(n), kThreads, 0, 0, dropout_kernel<T>)(out->data_as<T>(), mask->data_as<bool>(),
+                                                                    in->data_as<T>(), n, T(p), T(1.0 / (1.0 - p)), s);
+    });
+    MT_CUDA_CHECK_LAUNCH("dropout");
+}
+
+void dropout_backward(const Tensor& grad_in, const Tensor& grad_out, const Tensor& mask, double scale)
+{
+    const int64_t n = grad_out->numel();
+    dispatch_floating(grad_out->dtype, "dropout_backward", [&](auto tag) {
+        using T = typename decltype(tag)::type;
+        MT_LAUNCH(blocks_for(n), kThreads, 0, 0, dropout_backward_kernel<T>)(
+            grad_in->data_as<T>(), grad_out->data_as<T>(), mask->data_as<bool>(), n, T(scale));
+    });
+    MT_CUDA_CHECK_LAUNCH("dropout_backward");
 }
 
 }  // namespace minitorch::cuda

@@ -121,7 +121,7 @@ void bind_functions(py::module_& m)
     for (UnaryOp op : kAllUnaryOps) {
         const char* name = op_name(op);
         m.def(name, [op, name](py::handle x) { return unary(op, tensor_arg(x, name)); }, py::arg("input"));
-        elementwise.append(name);
+        if (name[0] != '_') elementwise.append(name);  // '_' names are internal (op_list.h)
     }
     auto def_binary = [&](const char* name, BinaryOp op) {
         m.def(name, [op, name](py::handle x, py::handle y) {
@@ -201,6 +201,7 @@ void bind_functions(py::module_& m)
         return layer_norm(tensor_arg(x, "layer_norm"), D, w.is_none() ? nullptr : tensor_arg(w, "layer_norm", "weight"),
                           b.is_none() ? nullptr : tensor_arg(b, "layer_norm", "bias"), eps);
     });
+    m.def("_dropout", [](py::handle x, double p) { return dropout(tensor_arg(x, "dropout"), p); });
     m.def("_batch_norm", [](py::handle x, py::handle rm, py::handle rv, py::handle w, py::handle b, bool training,
                             double momentum, double eps) {
         auto opt = [](py::handle t, const char* name) { return t.is_none() ? nullptr : tensor_arg(t, "batch_norm", name); };

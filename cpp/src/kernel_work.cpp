@@ -59,6 +59,12 @@ Work remap(const Tensor& out, const Tensor& in, const Remap&)
 Work check_index(const Tensor& out, const Tensor& index, const IndexCheck&) { return {0, bytes(out, index)}; }
 Work im2col(const Tensor& cols, const Tensor& input, const Window2d&) { return {0, bytes(cols, input)}; }
 Work random(RandomOp, const Tensor& dst, double, double) { return {0, bytes(dst)}; }
+// dropout: compare and two multiplies (3) per element; backward: two multiplies (2).
+Work dropout(const Tensor& out, const Tensor& mask, const Tensor& in, double) { return {3 * n(in), bytes(out, mask, in)}; }
+Work dropout_backward(const Tensor& grad_in, const Tensor& grad_out, const Tensor& mask, double)
+{
+    return {2 * n(grad_out), bytes(grad_in, grad_out, mask)};
+}
 Work manual_seed(uint64_t) { return {}; }
 Work gather(const Tensor& out, const Tensor& in, const Tensor& index, int64_t, const IndexCheck&)
 {

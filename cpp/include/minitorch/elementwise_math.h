@@ -137,6 +137,95 @@ MT_HOST_DEVICE inline T fmod_of(T a, T b)
     else return (b == 0 || b == -1) ? T(0) : T(a % b);
 }
 
+// ---- the fused activations of op_list.h: value and derivative on one element ----
+// (op_list.h lists the formulas; what T is: float or double, 16-bit floats compute in float)
+
+// Stable for large |x|: exp never overflows into inf/inf.
+template <class T>
+MT_HOST_DEVICE inline T sigmoid_of(T x)
+{
+    return x >= T(0) ? T(1) / (T(1) + math_exp(-x)) : math_exp(x) / (T(1) + math_exp(x));
+}
+
+// GELU, exact: x Phi(x) with Phi(x) = (1 + erf(x / sqrt 2)) / 2.
+template <class T>
+MT_HOST_DEVICE inline T gelu_of(T x)
+{
+    return T(0.5) * x * (T(1) + math_erf(x * T(0.70710678118654752440)));
+}
+// Phi(x) + x phi(x), phi(x) = exp(-x^2/2) / sqrt(2 pi).
+template <class T>
+MT_HOST_DEVICE inline T gelu_derivative(T x)
+{
+    const T cdf = T(0.5) * (T(1) + math_erf(x * T(0.70710678118654752440)));
+    const T pdf = math_exp(T(-0.5) * x * x) * T(0.39894228040143267794);
+    return cdf + x * pdf;
+}
+
+// GELU, tanh approximation: x/2 (1 + tanh(u)), u = sqrt(2/pi) (x + 0.044715 x^3).
+constexpr double kSqrt2OverPi = 0.79788456080286535588, kGeluTanhCubic = 0.044715;
+template <class T>
+MT_HOST_DEVICE inline T gelu_tanh_of(T x)
+{
+    const T u = T(kSqrt2OverPi) * (x + T(kGeluTanhCubic) * x * x * x);
+    return T(0.5) * x * (T(1) + math_tanh(u));
+}
+template <class T>
+MT_HOST_DEVICE inline T gelu_tanh_derivative(T x)
+{
+    const T u = T(kSqrt2OverPi) * (x + T(kGeluTanhCubic) * x * x * x);
+    const T du = T(kSqrt2OverPi) * (T(1) + T(3 * kGeluTanhCubic) * x * x);
+    const T t = math_tanh(u);
+    return T(0.5) * (T(1) + t) + T(0.5) * x * (T(1) - t * t) * du;
+}
+
+// SiLU (swish): x sigmoid(x).
+template <class T>
+MT_HOST_DEVICE inline T silu_of(T x) { return x * sigmoid_of(x); }
+template <class T>
+MT_HOST_DEVICE inline T silu_derivative(T x)
+{
+    const T s = sigmoid_of(x);
+    return s * (T(1) + x * (T(1) - s));
+}
+
+// Mish: x tanh(softplus(x)); softplus as max(x, 0) + log1p(exp(-|x|)), which never overflows.
+template <class T>
+MT_HOST_DEVICE inline T tanh_softplus(T x)
+{
+    return math_tanh((x > T(0) ? x : T(0)) + math_log1p(math_exp(-math_fabs(x))));
+}
+template <class T>
+MT_HOST_DEVICE inline T mish_of(T x) { return x * tanh_softplus(x); }
+template <class T>
+MT_HOST_DEVICE inline T mish_derivative(T x)
+{
+    const T t = tanh_softplus(x);
+    return t + x * sigmoid_of(x) * (T(1) - t * t);
+}
+
+// Hardswish and hardsigmoid: piecewise, with PyTorch's choices at the kinks x = -3 and 3.
+template <class T>
+MT_HOST_DEVICE inline T hardswish_of(T x)
+{
+    return x <= T(-3) ? T(0) : (x >= T(3) ? x : x * (x + T(3)) / T(6));
+}
+template <class T>
+MT_HOST_DEVICE inline T hardswish_derivative(T x)
+{
+    return x < T(-3) ? T(0) : (x <= T(3) ? x / T(3) + T(0.5) : T(1));
+}
+template <class T>
+MT_HOST_DEVICE inline T hardsigmoid_of(T x)
+{
+    return x <= T(-3) ? T(0) : (x >= T(3) ? T(1) : x / T(6) + T(0.5));
+}
+template <class T>
+MT_HOST_DEVICE inline T hardsigmoid_derivative(T x)
+{
+    return (x > T(-3) && x < T(3)) ? T(1) / T(6) : T(0);
+}
+
 // What each unary op computes on one element. The op has already promoted the input
 // (exp of an int64 runs in float32) and refused the dtypes the op does not take, so the
 // `if constexpr` branches for other types are never reached; they exist to compile.
@@ -158,10 +247,7 @@ MT_HOST_DEVICE MT_ALWAYS_INLINE T unary_op(UnaryOp op, T x)
         case UnaryOp::Log2: if constexpr (kFloat) return math_log2(x); else return x;
         case UnaryOp::Sqrt: if constexpr (kFloat) return math_sqrt(x); else return x;
         case UnaryOp::Rsqrt: if constexpr (kFloat) return T(1) / math_sqrt(x); else return x;
-        // Stable for large |x|: exp never overflows into inf/inf.
-        case UnaryOp::Sigmoid:
-            if constexpr (kFloat) return x >= T(0) ? T(1) / (T(1) + math_exp(-x)) : math_exp(x) / (T(1) + math_exp(x));
-            else return x;
+        case UnaryOp::Sigmoid: if constexpr (kFloat) return sigmoid_of(x); else return x;
         case UnaryOp::Tanh: if constexpr (kFloat) return math_tanh(x); else return x;
         case UnaryOp::Sin: if constexpr (kFloat) return math_sin(x); else return x;
         case UnaryOp::Cos: if constexpr (kFloat) return math_cos(x); else return x;
@@ -175,6 +261,12 @@ MT_HOST_DEVICE MT_ALWAYS_INLINE T unary_op(UnaryOp op, T x)
         case UnaryOp::Acosh: if constexpr (kFloat) return math_acosh(x); else return x;
         case UnaryOp::Atanh: if constexpr (kFloat) return math_atanh(x); else return x;
         case UnaryOp::Erf: if constexpr (kFloat) return math_erf(x); else return x;
+        case UnaryOp::Gelu: if constexpr (kFloat) return gelu_of(x); else return x;
+        case UnaryOp::GeluTanh: if constexpr (kFloat) return gelu_tanh_of(x); else return x;
+        case UnaryOp::Silu: if constexpr (kFloat) return silu_of(x); else return x;
+        case UnaryOp::Mish: if constexpr (kFloat) return mish_of(x); else return x;
+        case UnaryOp::Hardswish: if constexpr (kFloat) return hardswish_of(x); else return x;
+        case UnaryOp::Hardsigmoid: if constexpr (kFloat) return hardsigmoid_of(x); else return x;
         // Integers are already whole: floor/ceil/round/trunc of an int64 is itself.
         case UnaryOp::Floor: if constexpr (kFloat) return math_floor(x); else return x;
         case UnaryOp::Ceil: if constexpr (kFloat) return math_ceil(x); else return x;
@@ -199,6 +291,7 @@ template <class T>
 MT_HOST_DEVICE MT_ALWAYS_INLINE T binary_op(BinaryOp op, T a, T b)
 {
     constexpr bool kInt = std::is_integral_v<T> && !std::is_same_v<T, bool>;
+    constexpr bool kFloat = std::is_floating_point_v<T>;
     switch (op) {
         case BinaryOp::Add: return static_cast<T>(a + b);
         case BinaryOp::Sub: return static_cast<T>(a - b);
@@ -215,6 +308,13 @@ MT_HOST_DEVICE MT_ALWAYS_INLINE T binary_op(BinaryOp op, T a, T b)
         case BinaryOp::FloorDivide: return floor_divide_of(a, b);
         case BinaryOp::Atan2: if constexpr (std::is_floating_point_v<T>) return math_atan2(a, b); else return a;
         case BinaryOp::ThresholdBackward: return b > T(0) ? a : T(0);
+        // The fused activations' backward: a is the output's gradient, b the input.
+        case BinaryOp::GeluBackward: if constexpr (kFloat) return a * gelu_derivative(b); else return a;
+        case BinaryOp::GeluTanhBackward: if constexpr (kFloat) return a * gelu_tanh_derivative(b); else return a;
+        case BinaryOp::SiluBackward: if constexpr (kFloat) return a * silu_derivative(b); else return a;
+        case BinaryOp::MishBackward: if constexpr (kFloat) return a * mish_derivative(b); else return a;
+        case BinaryOp::HardswishBackward: if constexpr (kFloat) return a * hardswish_derivative(b); else return a;
+        case BinaryOp::HardsigmoidBackward: if constexpr (kFloat) return a * hardsigmoid_derivative(b); else return a;
         case BinaryOp::Eq: return static_cast<T>(a == b);
         case BinaryOp::Ne: return static_cast<T>(a != b);
         case BinaryOp::Lt: return static_cast<T>(a < b);

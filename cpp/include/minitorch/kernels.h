@@ -208,6 +208,11 @@ struct ClassLoss {
 //             within the padded input (padding counts as zeros).
 //  random     fill from the device's generator: Uniform [lo, hi), Normal(mean=lo, std=hi),
 //             Integer [lo, hi). dst contiguous.
+//  dropout    in one pass: keep = u >= p, mask = keep (bool), out = in * keep * (1 / (1 - p)),
+//             u the next uniform [0, 1) draws of the device's generator in in's dtype -- the
+//             values random(Uniform, 0, 1) would give, so the same masks as rand() >= p.
+//             in, out, mask contiguous, one shape; in float32 or float64; 0 < p < 1.
+//  dropout_backward  grad_in = grad_out * scale * mask (mask bool), contiguous, one shape.
 //  manual_seed  reseed the device's generator (minitorch.manual_seed reseeds every device).
 //  sgd_step   one SGD step on one parameter, in place, in one pass: param, grad and
 //             momentum_buffer (null without momentum) contiguous, one shape and float dtype.
@@ -307,6 +312,8 @@ struct ClassLoss {
     X(avg_pool2d, (const Tensor& out, const Tensor& input, const Window2d& w))                       \
     X(avg_pool2d_backward, (const Tensor& grad_input, const Tensor& grad_out, const Window2d& w))    \
     X(random, (RandomOp op, const Tensor& dst, double lo, double hi))                                \
+    X(dropout, (const Tensor& out, const Tensor& mask, const Tensor& in, double p))                  \
+    X(dropout_backward, (const Tensor& grad_in, const Tensor& grad_out, const Tensor& mask, double scale)) \
     X(manual_seed, (uint64_t seed))                                                                  \
     X(sgd_step,                                                                                      \
       (const Tensor& param, const Tensor& grad, const Tensor& momentum_buffer, const SgdStep& opt))  \

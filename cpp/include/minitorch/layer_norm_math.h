@@ -5,8 +5,18 @@
 // kernels stay bound by memory, not by the few double additions per element.
 #pragma once
 
+#include "minitorch/elementwise_math.h"  // MT_HOST_DEVICE
+
 namespace minitorch {
 
 using LayerNormAcc = double;
+
+// One row's term of the weight's gradient: g * xhat with xhat = (x - mean) * rstd (the
+// bias's is g itself); summed over the rows in LayerNormAcc.
+template <class T>
+MT_HOST_DEVICE inline LayerNormAcc layer_norm_weight_term(T g, T x, T mean, T rstd)
+{
+    return LayerNormAcc(g) * LayerNormAcc((x - mean) * rstd);
+}
 
 }  // namespace minitorch

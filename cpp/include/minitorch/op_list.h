@@ -23,6 +23,20 @@
 // A name starting with '_' is internal (as PyTorch's aten ops): _C and Tensor have it,
 // the minitorch namespace does not. _threshold_backward(g, y) = g where y > 0, else 0 is
 // ReLU's backward in one kernel (PyTorch's threshold_backward).
+//
+// The fused activations (_gelu, _gelu_tanh, _silu, _mish, _hardswish, _hardsigmoid; what
+// nn.functional calls) are one kernel forward and one kernel backward: each gradient is a
+// binary row `<act>_backward(g, x)` = g * act'(x), whose math is in elementwise_math.h
+// (act_derivative). Its own gradient, for double backward, is written with ordinary
+// tensor ops (the *_second_derivative helpers of cpp/src/ops/elementwise.cpp):
+//   gelu(x)        = x Phi(x)                         gelu'   = Phi(x) + x phi(x)
+//                    (Phi, phi: the standard normal CDF and density)
+//   gelu_tanh(x)   = x/2 (1 + tanh(u)), u = sqrt(2/pi) (x + 0.044715 x^3)
+//                                                     gelu_tanh' = (1 + t)/2 + x/2 (1 - t^2) u',  t = tanh(u)
+//   silu(x)        = x s,  s = sigmoid(x)             silu'   = s (1 + x (1 - s))
+//   mish(x)        = x T,  T = tanh(softplus(x))      mish'   = T + x s (1 - T^2)
+//   hardswish(x)   = 0 (x <= -3), x (x+3)/6, x (x >= 3)      hardswish'   = 0, x/3 + 1/2, 1
+//   hardsigmoid(x) = 0 (x <= -3), x/6 + 1/2, 1 (x >= 3)      hardsigmoid' = 0, 1/6, 0
 #pragma once
 
 // clang-format off
@@ -52,6 +66,12 @@
     X(Acosh,      acosh,       Float,     kSavesX,    g / sqrt(x * x - 1))                        \
     X(Atanh,      atanh,       Float,     kSavesX,    g / (1 - x * x))                            \
     X(Erf,        erf,         Float,     kSavesX,    g * kTwoOverSqrtPi * exp(-x * x))           \
+    X(Gelu,       _gelu,       Float,     kSavesX,    gelu_backward(g, x))                        \
+    X(GeluTanh,   _gelu_tanh,  Float,     kSavesX,    gelu_tanh_backward(g, x))                   \
+    X(Silu,       _silu,       Float,     kSavesX,    silu_backward(g, x))                        \
+    X(Mish,       _mish,       Float,     kSavesX,    mish_backward(g, x))                        \
+    X(Hardswish,  _hardswish,  Float,     kSavesX,    hardswish_backward(g, x))                   \
+    X(Hardsigmoid, _hardsigmoid, Float,   kSavesX,    hardsigmoid_backward(g, x))                 \
     X(Floor,      floor,       NoBool,    kSavesNone, zeros_like(g))                              \
     X(Ceil,       ceil,        NoBool,    kSavesNone, zeros_like(g))                              \
     X(Round,      round,       NoBool,    kSavesNone, zeros_like(g))                              \
@@ -81,6 +101,18 @@
       g * b / (a * a + b * b), -g * a / (a * a + b * b))                                          \
     X(ThresholdBackward, _threshold_backward, Same, kSavesB, kSavesNone,                          \
       threshold_backward(g, b), zeros_like(g))                                                    \
+    X(GeluBackward, _gelu_backward, Float, kSavesB, kSavesA | kSavesB,                           \
+      gelu_backward(g, b), g * a * gelu_second_derivative(b))                                     \
+    X(GeluTanhBackward, _gelu_tanh_backward, Float, kSavesB, kSavesA | kSavesB,                   \
+      gelu_tanh_backward(g, b), g * a * gelu_tanh_second_derivative(b))                           \
+    X(SiluBackward, _silu_backward, Float, kSavesB, kSavesA | kSavesB,                           \
+      silu_backward(g, b), g * a * silu_second_derivative(b))                                     \
+    X(MishBackward, _mish_backward, Float, kSavesB, kSavesA | kSavesB,                           \
+      mish_backward(g, b), g * a * mish_second_derivative(b))                                     \
+    X(HardswishBackward, _hardswish_backward, Float, kSavesB, kSavesA | kSavesB,                  \
+      hardswish_backward(g, b), g * a * hardswish_second_derivative(b))                           \
+    X(HardsigmoidBackward, _hardsigmoid_backward, Float, kSavesB, kSavesNone,                     \
+      hardsigmoid_backward(g, b), zeros_like(g))                                                  \
     X(Eq,         eq,          Compare, kSavesNone, kSavesNone, not_differentiable, not_differentiable) \
     X(Ne,         ne,          Compare, kSavesNone, kSavesNone, not_differentiable, not_differentiable) \
     X(Lt,         lt,          Compare, kSavesNone, kSavesNone, not_differentiable, not_differentiable) \

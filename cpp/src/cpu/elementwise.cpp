@@ -72,6 +72,131 @@ constexpr bool memory_bound(UnaryOp op)
     }
 }
 
+// ---- the fused activations of op_list.h (gelu, gelu_tanh, silu, mish) ----
+// Their formulas (elementwise_math.h) call erf / exp / tanh once or twice per element; as
+// scalar libm calls those cost ~10x a SIMD call of vector_math.cpp, which made the fused op
+// slower on the CPU than the chain of vectorised ops it replaces. So a contiguous run goes
+// in chunks through stack buffers: the transcendental parts by vector_map, the arithmetic
+// in plain loops. The same formulas as elementwise_math.h, in the same order.
+constexpr int64_t kActChunk = 256;
+
+// The SIMD functions that op's chunked form needs (Relu: none, not a fused activation).
+template <class T>
+bool has_vector_activation(UnaryOp op)
+{
+    switch (op) {
+        case UnaryOp::Gelu: return has_vector_map<T>(UnaryOp::Erf) && has_vector_map<T>(UnaryOp::Exp);
+        case UnaryOp::GeluTanh: return has_vector_map<T>(UnaryOp::Tanh);
+        case UnaryOp::Silu: return has_vector_map<T>(UnaryOp::Sigmoid);
+        case UnaryOp::Mish:
+            return has_vector_map<T>(UnaryOp::Exp) && has_vector_map<T>(UnaryOp::Log1p) &&
+                   has_vector_map<T>(UnaryOp::Tanh) && has_vector_map<T>(UnaryOp::Sigmoid);
+        default: return false;
+    }
+}
+
+// The forward op of a fused activation's backward (GeluBackward -> Gelu), else Relu.
+constexpr UnaryOp activation_of(BinaryOp op)
+{
+    switch (op) {
+        case BinaryOp::GeluBackward: return UnaryOp::Gelu;
+        case BinaryOp::GeluTanhBackward: return UnaryOp::GeluTanh;
+        case BinaryOp::SiluBackward: return UnaryOp::Silu;
+        case BinaryOp::MishBackward: return UnaryOp::Mish;
+        default: return UnaryOp::Relu;
+    }
+}
+
+// t[i] = tanh(softplus(x[i])), softplus = max(x, 0) + log1p(exp(-|x|)) (as tanh_softplus).
+template <class T>
+void tanh_softplus_chunk(T* t, const T* x, int64_t n)
+{
+    for (int64_t i = 0; i < n; ++i) t[i] = -std::fabs(x[i]);
+    vector_map<T>(UnaryOp::Exp, t, t, n);
+    vector_map<T>(UnaryOp::Log1p, t, t, n);
+    for (int64_t i = 0; i < n; ++i) t[i] += x[i] > T(0) ? x[i] : T(0);
+    vector_map<T>(UnaryOp::Tanh, t, t, n);
+}
+
+// out = act(x) (g null) or g * act'(x), n <= kActChunk contiguous values.
+template <class T>
+void activation_chunk(UnaryOp op, T* out, const T* g, const T* x, int64_t n)
+{
+    T t[kActChunk], u[kActChunk];
+    const T k = T(kSqrt2OverPi), c = T(kGeluTanhCubic);
+    switch (op) {
+        case UnaryOp::Gelu:  // Phi(x) = (1 + erf(x / sqrt 2)) / 2, phi(x) = exp(-x^2 / 2) / sqrt(2 pi)
+            for (int64_t i = 0; i < n; ++i) t[i] = x[i] * T(0.70710678118654752440);
+            vector_map<T>(UnaryOp::Erf, t, t, n);
+            if (!g) {
+                for (int64_t i = 0; i < n; ++i) out[i] = T(0.5) * x[i] * (T(1) + t[i]);
+                return;
+            }
+            for (int64_t i = 0; i < n; ++i) u[i] = T(-0.5) * x[i] * x[i];
+            vector_map<T>(UnaryOp::Exp, u, u, n);
+            for (int64_t i = 0; i < n; ++i)
+                out[i] = g[i] * (T(0.5) * (T(1) + t[i]) + x[i] * (u[i] * T(0.39894228040143267794)));
+            return;
+        case UnaryOp::GeluTanh:  // t = tanh(u), u = k (x + c x^3)
+            for (int64_t i = 0; i < n; ++i) t[i] = k * (x[i] + c * x[i] * x[i] * x[i]);
+            vector_map<T>(UnaryOp::Tanh, t, t, n);
+            if (!g) {
+                for (int64_t i = 0; i < n; ++i) out[i] = T(0.5) * x[i] * (T(1) + t[i]);
+                return;
+            }
+            for (int64_t i = 0; i < n; ++i) {
+                const T du = k * (T(1) + T(3 * kGeluTanhCubic) * x[i] * x[i]);
+                out[i] = g[i] * (T(0.5) * (T(1) + t[i]) + T(0.5) * x[i] * (T(1) - t[i] * t[i]) * du);
+            }
+            return;
+        case UnaryOp::Silu:  // s = sigmoid(x)
+            vector_map<T>(UnaryOp::Sigmoid, t, x, n);
+            if (!g) {
+                for (int64_t i = 0; i < n; ++i) out[i] = x[i] * t[i];
+                return;
+            }
+            for (int64_t i = 0; i < n; ++i) out[i] = g[i] * (t[i] * (T(1) + x[i] * (T(1) - t[i])));
+            return;
+        case UnaryOp::Mish:  // T = tanh(softplus(x)), s = sigmoid(x)
+            tanh_softplus_chunk(t, x, n);
+            if (!g) {
+                for (int64_t i = 0; i < n; ++i) out[i] = x[i] * t[i];
+                return;
+            }
+            vector_map<T>(UnaryOp::Sigmoid, u, x, n);
+            for (int64_t i = 0; i < n; ++i) out[i] = g[i] * (t[i] + x[i] * u[i] * (T(1) - t[i] * t[i]));
+            return;
+        default: return;  // not reached: has_vector_activation was false
+    }
+}
+
+// The plan's runs in chunks when every operand is contiguous, else element by element
+// with f (the scalar formula). P = 2 (map: out, x) or 3 (zip: out, g, x).
+template <class T, int P, class F>
+void run_activation(UnaryOp op, const StridedPlan<P>& plan, F scalar)
+{
+    plan.run([op, scalar](const std::array<char*, P>& p, const std::array<int64_t, P>& s, int64_t n) {
+        bool dense = true;
+        for (int k = 0; k < P; ++k) dense = dense && s[k] == int64_t(sizeof(T));
+        if (!dense) {
+            for (int64_t i = 0; i < n; ++i) {
+                if constexpr (P == 2) {
+                    *reinterpret_cast<T*>(p[0] + i * s[0]) = scalar(*reinterpret_cast<const T*>(p[1] + i * s[1]));
+                } else {
+                    *reinterpret_cast<T*>(p[0] + i * s[0]) = scalar(*reinterpret_cast<const T*>(p[1] + i * s[1]),
+                                                                    *reinterpret_cast<const T*>(p[2] + i * s[2]));
+                }
+            }
+            return;
+        }
+        T* out = reinterpret_cast<T*>(p[0]);
+        const T* g = P == 3 ? reinterpret_cast<const T*>(p[1]) : nullptr;
+        const T* x = reinterpret_cast<const T*>(p[P - 1]);
+        for (int64_t i0 = 0; i0 < n; i0 += kActChunk)
+            activation_chunk<T>(op, out + i0, g ? g + i0 : nullptr, x + i0, std::min(kActChunk, n - i0));
+    }, kGrainSize);
+}
+
 }  // namespace
 
 void map(UnaryOp op, const Tensor& out, const Tensor& in)
@@ -83,6 +208,8 @@ void map(UnaryOp op, const Tensor& out, const Tensor& in)
             return run_map<bool, T>(plan, [op](T x) { return unary_op(op, x); }, kMemoryBoundGrain);
         if constexpr (std::is_floating_point_v<T>) {
             if (out->dtype == in->dtype && has_vector_map<T>(op)) return run_vector<T>(op, plan);
+            if (out->dtype == in->dtype && has_vector_activation<T>(op))
+                return run_activation<T>(op, plan, [op](T x) { return unary_op(op, x); });
         }
         if (out->dtype == in->dtype) {
             // Every op gets its own loop (the op a compile-time constant: no switch per
@@ -145,6 +272,11 @@ void zip(BinaryOp op, const Tensor& out, const Tensor& a, const Tensor& b)
         // Comparisons and logical ops write bool whatever T is.
         if (out->dtype == DType::Bool && a->dtype != DType::Bool)
             return run_zip<bool, T>(plan, [op](T x, T y) { return binary_op(op, x, y); }, kMemoryBoundGrain);
+        if constexpr (std::is_floating_point_v<T>) {
+            const UnaryOp act = activation_of(op);
+            if (out->dtype == a->dtype && has_vector_activation<T>(act))
+                return run_activation<T>(act, plan, [op](T g, T x) { return binary_op(op, g, x); });
+        }
         if (out->dtype == a->dtype) {
             // Every op its own loop (the op a compile-time constant, no switch per element,
             // so + - * / vectorise); the memory-bound arithmetic gets a bigger grain.

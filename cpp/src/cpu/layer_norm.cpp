@@ -73,17 +73,20 @@ void layer_norm_backward(const Tensor& grad_in, const Tensor& grad_weight, const
                 }
             });
         }
-        // The parameter gradients sum over rows: row by row, each row adding into D
-        // accumulators (a contiguous inner loop).
+        // The parameter gradients sum over rows. Threads split the columns (each its own
+        // range [j0, j1): no shared accumulator, the same sums whatever the thread count);
+        // each goes row by row, adding into its accumulators (a contiguous inner loop).
         if (grad_weight || grad_bias) {
             std::vector<LayerNormAcc> sw(D, 0.0), sb(D, 0.0);
-            for (int64_t r = 0; r < rows; ++r) {
-                const T *gr = g + r * D, *xr = x + r * D;
-                for (int64_t j = 0; j < D; ++j) {
-                    sw[j] += LayerNormAcc(gr[j]) * LayerNormAcc((xr[j] - mu[r]) * rs[r]);
-                    sb[j] += gr[j];
+            parallel_for(D, std::max<int64_t>(16, kGrainSize / std::max<int64_t>(4 * rows, 1)), [&](int64_t j0, int64_t j1) {
+                for (int64_t r = 0; r < rows; ++r) {
+                    const T *gr = g + r * D, *xr = x + r * D;
+                    for (int64_t j = j0; j < j1; ++j) {
+                        sw[j] += layer_norm_weight_term(gr[j], xr[j], mu[r], rs[r]);
+                        sb[j] += gr[j];
+                    }
                 }
-            }
+            });
             if (grad_weight)
                 for (int64_t j = 0; j < D; ++j) grad_weight->data_as<T>()[j] = T(sw[j]);
             if (grad_bias)

@@ -1,9 +1,11 @@
 // random.cpp — random fills from the CPU's one Mersenne Twister, so manual_seed(s)
-// makes every run reproducible. (A GPU has its own counter-based stream: cuda/random.cu.)
+// makes every run reproducible; and dropout, whose mask is such a fill compared with p.
+// (A GPU has its own counter-based stream: cuda/random.cu.)
 #include <random>
 #include <sstream>
 
 #include "kernels_cpu.h"
+#include "minitorch/parallel.h"
 
 namespace minitorch::cpu {
 
@@ -55,6 +57,45 @@ void random(RandomOp op, const Tensor& dst, double lo, double hi)
                 for (int64_t i = 0; i < n; ++i) out[i] = dist(gen);
             }
         }
+    });
+}
+
+// Dropout in one pass: element i's draw is the one random(Uniform, 0, 1) would give it
+// (the same distribution, the same generator, in order), so the masks are those of
+// rand() >= p. Serial: the generator is one sequential stream.
+void dropout(const Tensor& out, const Tensor& mask, const Tensor& in, double p)
+{
+    auto& gen = generator();
+    const int64_t n = in->numel();
+    dispatch_floating(in->dtype, "dropout", [&](auto tag) {
+        using T = typename decltype(tag)::type;
+        const T* x = in->data_as<T>();
+        T* y = out->data_as<T>();
+        bool* m = mask->data_as<bool>();
+        std::uniform_real_distribution<T> dist{T(0), T(1)};
+        const T pt = T(p), scale = T(1.0 / (1.0 - p));
+        for (int64_t i = 0; i < n; ++i) {
+            T u = dist(gen);
+            if (!(u < T(1))) u = T(0);  // random()'s guard of the rare rounding up to 1
+            const bool keep = u >= pt;
+            m[i] = keep;
+            y[i] = x[i] * T(keep) * scale;  // as x * keep * scale composed: -0 and NaN alike
+        }
+    });
+}
+
+void dropout_backward(const Tensor& grad_in, const Tensor& grad_out, const Tensor& mask, double scale)
+{
+    const int64_t n = grad_out->numel();
+    dispatch_floating(grad_out->dtype, "dropout_backward", [&](auto tag) {
+        using T = typename decltype(tag)::type;
+        const T* g = grad_out->data_as<T>();
+        const bool* m = mask->data_as<bool>();
+        T* gx = grad_in->data_as<T>();
+        const T s = T(scale);
+        parallel_for(n, kGrainSize, [&](int64_t i0, int64_t i1) {
+            for (int64_t i = i0; i < i1; ++i) gx[i] = g[i] * s * T(m[i]);
+        });
     });
 }
 

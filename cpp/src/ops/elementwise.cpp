@@ -283,6 +283,55 @@ Expr pow_grad_exponent(const Expr& g, const Expr& a, const Expr& b, const Expr& 
 // maximum / minimum: the chosen side gets g; ties split it evenly (as PyTorch).
 Expr share_of_a(const Expr& a_wins, const Expr& a, const Expr& b) { return a_wins + (a == b) * 0.5; }
 
+// The fused activations (op_list.h). Their backward is one kernel each, g * act'(x), with
+// act' computed in elementwise_math.h (Phi, phi: the standard normal CDF and density):
+// derivative of gelu, input x: approximate='none': g * (Phi(x) + x * phi(x)), one kernel: _gelu_backward(g, x)
+// derivative of gelu, input x: approximate='tanh': g * ((1 + t) / 2 + x / 2 * (1 - t^2) * u'), t = tanh(u), u = sqrt(2/pi) * (x + 0.044715 x^3), one kernel: _gelu_tanh_backward(g, x)
+// derivative of silu, input x: g * s * (1 + x * (1 - s)), s = sigmoid(x), one kernel: _silu_backward(g, x)
+// derivative of mish, input x: g * (T + x * s * (1 - T^2)), T = tanh(softplus(x)), s = sigmoid(x), one kernel: _mish_backward(g, x)
+// derivative of hardswish, input x: g * (0 if x < -3, x / 3 + 1/2 if x <= 3, else 1), one kernel: _hardswish_backward(g, x)
+// derivative of hardsigmoid, input x: g / 6 where -3 < x < 3, else 0, one kernel: _hardsigmoid_backward(g, x)
+Expr gelu_backward(const Expr& g, const Expr& x) { return bin(BinaryOp::GeluBackward, g, x); }
+Expr gelu_tanh_backward(const Expr& g, const Expr& x) { return bin(BinaryOp::GeluTanhBackward, g, x); }
+Expr silu_backward(const Expr& g, const Expr& x) { return bin(BinaryOp::SiluBackward, g, x); }
+Expr mish_backward(const Expr& g, const Expr& x) { return bin(BinaryOp::MishBackward, g, x); }
+Expr hardswish_backward(const Expr& g, const Expr& x) { return bin(BinaryOp::HardswishBackward, g, x); }
+Expr hardsigmoid_backward(const Expr& g, const Expr& x) { return bin(BinaryOp::HardsigmoidBackward, g, x); }
+// ... and act''(x), which double backward (create_graph=True) needs, in tensor ops (so
+// that it has gradients too). Derived from the first derivatives listed in op_list.h.
+Expr tanh(const Expr& x) { return un(UnaryOp::Tanh, x); }
+Expr sigmoid(const Expr& x) { return un(UnaryOp::Sigmoid, x); }
+Expr abs(const Expr& x) { return un(UnaryOp::Abs, x); }
+Expr relu(const Expr& x) { return un(UnaryOp::Relu, x); }
+Expr log1p(const Expr& x) { return un(UnaryOp::Log1p, x); }
+constexpr double kInvSqrt2Pi = 0.3989422804014327, kSqrt2OverPi = 0.7978845608028654, kGeluTanhCubic = 0.044715;
+// gelu'' = phi(x) (2 - x^2)
+Expr gelu_second_derivative(const Expr& x) { return exp(x * x * -0.5) * kInvSqrt2Pi * (2 - x * x); }
+// gelu_tanh'' = (1 - t^2) (u' + x/2 (u'' - 2 t u'^2)), u' = k (1 + 3c x^2), u'' = 6 k c x
+Expr gelu_tanh_second_derivative(const Expr& x)
+{
+    const Expr t = tanh((x + x * x * x * kGeluTanhCubic) * kSqrt2OverPi);
+    const Expr du = (x * x * (3 * kGeluTanhCubic) + 1) * kSqrt2OverPi;
+    return (1 - t * t) * (du + x * 0.5 * (x * (6 * kSqrt2OverPi * kGeluTanhCubic) - t * du * du * 2));
+}
+// silu'' = s (1 - s) (2 + x (1 - 2 s)), s = sigmoid(x)
+Expr silu_second_derivative(const Expr& x)
+{
+    const Expr s = sigmoid(x);
+    return s * (1 - s) * (x * (1 - s * 2) + 2);
+}
+// mish'' = (1 - T^2) s (2 + x (1 - s - 2 T s)), T = tanh(softplus(x)), s = sigmoid(x)
+Expr mish_second_derivative(const Expr& x)
+{
+    const Expr t = tanh(relu(x) + log1p(exp(-abs(x)))), s = sigmoid(x);
+    return (1 - t * t) * s * (x * (1 - s - t * s * 2) + 2);
+}
+// hardswish'' = 1/3 on (-3, 3), else 0
+Expr hardswish_second_derivative(const Expr& x)
+{
+    return where(logical_and(x > -3, x < 3), 1.0 / 3, zeros_like(x));
+}
+
 Expr unary_gradient(UnaryOp op, const Expr& g, const Expr& x, const Expr& y)
 {
     switch (op) {

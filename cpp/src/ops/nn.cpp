@@ -281,6 +281,52 @@ Tensor layer_norm(const Tensor& x, int64_t D, const Tensor& weight, const Tensor
     });
 }
 
+namespace {
+
+// The mask (bool) of the forward; scale = 1 / (1 - p). One kernel, or the same product in
+// ops under create_graph (so that it has a gradient too).
+// derivative of dropout, input input: g * mask / (1 - p)
+struct DropoutBackward : Node {
+    Tensor mask;
+    double scale = 1;
+    std::string name() const override { return "NativeDropoutBackward0"; }
+    std::vector<Tensor> apply(std::vector<Tensor>& grads) override
+    {
+        const Tensor& g = grads[0];
+        // (g * scale) * mask: the order of the two products of `x * mask * scale` composed.
+        if (autograd::is_grad_enabled())
+            return {binary(BinaryOp::Mul, binary(BinaryOp::Mul, g, scalar_tensor(Scalar(scale), g->device())), mask)};
+        Tensor gc = contiguous(g);
+        Tensor gx = empty(gc->shape, gc->dtype, gc->device());
+        if (gx->numel()) kernels(gc->device()).dropout_backward(gx, gc, mask, scale);
+        return {gx};
+    }
+    void release() override { mask.reset(); }
+};
+
+}  // namespace
+
+Tensor dropout(const Tensor& x, double p)
+{
+    MT_PROFILE_OP("dropout", x);
+    MT_CHECK(p > 0 && p < 1, "dropout: the fused kernel takes 0 < p < 1, got p = ", p);
+    MT_CHECK_TYPE(x->dtype == DType::Float32 || x->dtype == DType::Float64,
+                  "dropout: the fused kernel takes float32 or float64, got ", x->dtype);
+    Tensor mask;
+    auto forward = [&] {
+        Tensor in = contiguous(x);
+        Tensor out = empty(in->shape, in->dtype, in->device());
+        mask = empty(in->shape, DType::Bool, in->device());
+        if (out->numel()) kernels(in->device()).dropout(out, mask, in, p);
+        return out;
+    };
+    return autograd::record_op<DropoutBackward>({&x}, forward, [&](DropoutBackward& n, const Tensor&) {
+        n.mask = mask;
+        n.scale = 1.0 / (1.0 - p);
+        n.has_saved = true;
+    });
+}
+
 std::tuple<Tensor, Tensor> lstm_cell(const Tensor& gates, const Tensor& c_prev)
 {
     MT_PROFILE_OP("lstm_cell", gates, c_prev);

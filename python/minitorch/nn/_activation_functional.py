@@ -4,8 +4,9 @@ leaky_relu/softplus: clamps and shrinks (``hardtanh``, ``relu6``, ``threshold``,
 ``logsigmoid``, ``softsign``, ``tanhshrink``, ``selu``, ``celu``), and those with a
 weight or a dim (``prelu``, ``glu``, ``softmin``).
 
-Each is a composition of tensor ops (clamp, where, expm1, softplus, softmax...), so its
-gradient is theirs. As for ``F.relu``, ``inplace=True`` writes the result into the input
+Most are compositions of tensor ops (clamp, where, expm1, softplus, softmax...), so their
+gradients are theirs; ``hardswish``, ``hardsigmoid`` and ``mish`` are fused kernels of
+op_list.h (one kernel forward, one backward). As for ``F.relu``, ``inplace=True`` writes the result into the input
 (``F._inplace_capable``).
 """
 from __future__ import annotations
@@ -42,20 +43,20 @@ def relu6(input, inplace: bool = False):
 
 @F._inplace_capable
 def hardsigmoid(input, inplace: bool = False):
-    """``relu6(x + 3) / 6``: 0 below -3, 1 above 3, linear between."""
-    return relu6(input + 3.0) * (1.0 / 6.0)
+    """``relu6(x + 3) / 6``: 0 below -3, 1 above 3, linear between (one fused kernel)."""
+    return _C._hardsigmoid(input)
 
 
 @F._inplace_capable
 def hardswish(input, inplace: bool = False):
-    """``x * relu6(x + 3) / 6``: 0 below -3, ``x`` above 3."""
-    return input * hardsigmoid(input)
+    """``x * relu6(x + 3) / 6``: 0 below -3, ``x`` above 3 (one fused kernel)."""
+    return _C._hardswish(input)
 
 
 @F._inplace_capable
 def mish(input, inplace: bool = False):
-    """``x * tanh(softplus(x))``."""
-    return input * F.softplus(input).tanh()
+    """``x * tanh(softplus(x))`` (one fused kernel)."""
+    return _C._mish(input)
 
 
 def logsigmoid(input):

@@ -79,19 +79,20 @@ def tanh(input):
 
 def gelu(input, approximate: str = "none"):
     """``x * Phi(x)`` with Phi the standard normal CDF: ``0.5 x (1 + erf(x / sqrt 2))``.
-    ``approximate="tanh"``: ``0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3)))``."""
+    ``approximate="tanh"``: ``0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3)))``.
+
+    One fused kernel forward and one backward (``_gelu`` / ``_gelu_tanh`` of op_list.h)."""
     if approximate == "none":
-        return input * (1.0 + (input * (1.0 / math.sqrt(2.0))).erf()) * 0.5
+        return _C._gelu(input)
     if approximate == "tanh":
-        inner = (input + input * input * input * 0.044715) * math.sqrt(2.0 / math.pi)
-        return input * (1.0 + inner.tanh()) * 0.5
+        return _C._gelu_tanh(input)
     raise ValueError(f"gelu: approximate argument must be either 'none' or 'tanh', got {approximate!r}")
 
 
 @_inplace_capable
 def silu(input, inplace: bool = False):
-    """``x * sigmoid(x)`` (also called swish)."""
-    return input * input.sigmoid()
+    """``x * sigmoid(x)`` (also called swish); one fused kernel (``_silu``)."""
+    return _C._silu(input)
 
 
 @_inplace_capable
@@ -330,7 +331,13 @@ def binary_cross_entropy_with_logits(input, target, weight=None, size_average=No
 
 
 def dropout(input, p: float = 0.5, training: bool = True, inplace: bool = False):
-    """Zeroes each element with probability ``p`` and scales the rest by ``1/(1-p)``."""
+    """Zeroes each element with probability ``p`` and scales the rest by ``1/(1-p)``.
+
+    float32 / float64: one fused kernel each way (the mask, drawn as ``rand() >= p``, kept
+    as bytes for backward); the same masks as the composed form of other dtypes."""
+    if (training and 0.0 < p < 1.0 and isinstance(input, _C.Tensor)
+            and input.dtype in (_C.dtype.float32, _C.dtype.float64)):
+        return _C._dropout(input, p)
     return _dropout_mask(input, p, training, tuple(input.shape))
 
 

@@ -333,13 +333,16 @@ OPS: tuple[Op, ...] = (
     _f("conv1d", autocast=LOWER, dtypes=FLOATING),
     _f("conv2d", CPP, source="cpp/src/ops/conv.cpp", autocast=LOWER, dtypes=FLOATING),
     _f("scaled_dot_product_attention", autocast=LOWER),
-    _f("relu"), _f("sigmoid"), _f("tanh"), _f("gelu"), _f("silu"), _f("elu"), _f("leaky_relu"),
+    _f("relu"), _f("sigmoid"), _f("tanh"), _f("elu"), _f("leaky_relu"),
+    # fused: one kernel each way, rows of op_list.h computed by elementwise.cpp's unary()
+    _f("gelu", CPP, source="cpp/src/ops/elementwise.cpp"), _f("silu", CPP, source="cpp/src/ops/elementwise.cpp"),
     _f("softplus", autocast=FP32),
     _f("softmax", autocast=FP32), _f("log_softmax", autocast=FP32),
     # the other activations (nn/_activation_functional.py)
     *(_f(n, dtypes=FLOATING) for n in (
-        "hardtanh", "relu6", "hardsigmoid", "hardswish", "mish", "logsigmoid", "softsign", "tanhshrink",
+        "hardtanh", "relu6", "logsigmoid", "softsign", "tanhshrink",
         "threshold", "softshrink", "hardshrink", "selu", "celu", "glu")),
+    *(_f(n, CPP, source="cpp/src/ops/elementwise.cpp", dtypes=FLOATING) for n in ("hardsigmoid", "hardswish", "mish")),
     _f("prelu", dtypes=FLOATING, autocast=LOWER), _f("softmin", dtypes=FLOATING, autocast=FP32),
     _f("layer_norm", CPP, source="cpp/src/ops/nn.cpp", autocast=FP32),
     _f("group_norm", autocast=FP32), _f("normalize"),
@@ -351,7 +354,7 @@ OPS: tuple[Op, ...] = (
     _f("binary_cross_entropy", autocast=FP32_ALL), _f("binary_cross_entropy_with_logits", autocast=FP32_ALL),
     _f("max_pool2d", CPP, source="cpp/src/ops/conv.cpp"), _f("avg_pool2d", CPP, source="cpp/src/ops/conv.cpp"),
     _f("adaptive_avg_pool2d", dtypes=FLOATING),
-    _f("dropout"), _f("dropout1d"), _f("dropout2d"),
+    _f("dropout", CPP, source="cpp/src/ops/nn.cpp"), _f("dropout1d"), _f("dropout2d"),
     _f("embedding"), _f("one_hot", grad=False), _f("pad"), _f("flatten"),
     # losses, distances and bilinear (nn/_loss_functional.py, nn/_distance_functional.py)
     *(_f(name, autocast=FP32_ALL, dtypes=FLOATING) for name in (
