@@ -365,7 +365,11 @@ Tensor to_input(const Node& n, size_t i, const Expr& g)
 struct UnaryBackward : Node {
     UnaryOp op;
     Tensor x, y;  // saved only when the formula reads them (op_list.h's saves column)
-    std::string name() const override { return info(op).backward_name; }
+    std::string name() const override
+    {
+        // PyTorch has one node for both forms of gelu (approximate is an attribute of it)
+        return op == UnaryOp::GeluTanh ? "GeluBackward0" : info(op).backward_name;
+    }
     std::vector<Tensor> apply(std::vector<Tensor>& grads) override
     {
         return {to_input(*this, 0, unary_gradient(op, {grads[0]}, {x}, {y}))};
