@@ -133,7 +133,10 @@ void synchronize()
 }
 
 // matmul: float16 / bfloat16 GEMMs run natively on cuBLAS (tensor cores), not upcast.
-MT_DEFINE_KERNEL_TABLE(filled.matmul = MT_COUNTED_KERNEL(matmul, matmul_native16);)
+// attention reads float16 / bfloat16 itself (no staging copies through Widen).
+MT_DEFINE_KERNEL_TABLE(filled.matmul = MT_COUNTED_KERNEL(matmul, matmul_native16);
+                       filled.attention = MT_COUNTED_KERNEL(attention, attention);
+                       filled.attention_backward = MT_COUNTED_KERNEL(attention_backward, attention_backward);)
 
 namespace {
 bool g_initialized = false;

@@ -208,6 +208,14 @@ void bind_functions(py::module_& m)
         return batch_norm(tensor_arg(x, "batch_norm"), opt(rm, "running_mean"), opt(rv, "running_var"), opt(w, "weight"),
                           opt(b, "bias"), training, momentum, eps);
     });
+    m.def("_scaled_dot_product_attention", [](py::handle q, py::handle k, py::handle v, py::handle mask,
+                                              bool is_causal, double scale) {
+        const char* op = "scaled_dot_product_attention";
+        return scaled_dot_product_attention(tensor_arg(q, op, "query"), tensor_arg(k, op, "key"),
+                                            tensor_arg(v, op, "value"),
+                                            mask.is_none() ? nullptr : tensor_arg(mask, op, "attn_mask"), is_causal,
+                                            scale);
+    });
     m.def("_lstm_cell", [](py::handle gates, py::handle c) {
         return lstm_cell(tensor_arg(gates, "lstm_cell", "gates"), tensor_arg(c, "lstm_cell", "c"));
     });

@@ -191,6 +191,28 @@ Work qgemm(const Tensor& out, const Tensor& a, const Tensor& b, const QGemm& q)
     const double M = double(a->shape[0]), K = double(a->shape[1]), N = double(b->shape[0]);
     return {2 * M * N * K, bytes(out, a, b, q.b_zp, q.bias, q.act_times_w)};
 }
+// attention: per score, as the composed ops count it: the dot product q.k (2E), the scale (1),
+// the softmax (5: max, subtract, exp, sum, divide) and p * v into the output (2Ev); causal
+// calls count the full (L, S) square (an estimate: the kernels skip the tiles above the
+// diagonal). Bytes: q, k, v, out, lse and the mask's distinct elements once.
+namespace {
+double attention_scores(const Tensor& q, const Tensor& k) { return n(q) / double(q->shape[2]) * double(k->shape[1]); }
+}  // namespace
+Work attention(const Tensor& out, const Tensor& lse, const Tensor& q, const Tensor& k, const Tensor& v,
+               const Tensor& mask, const Attention&)
+{
+    const double per_score = 2.0 * double(q->shape[2]) + 6 + 2.0 * double(v->shape[2]);
+    return {attention_scores(q, k) * per_score, bytes(out, lse, q, k, v, mask)};
+}
+// The backward recomputes each score (2E + 5), and adds dP = dO.v (2Ev), dS = P * (dP - D)
+// (2), and the three products dV += P dO (2Ev), dQ += dS k and dK += dS q (4E).
+Work attention_backward(const Tensor& grad_q, const Tensor& grad_k, const Tensor& grad_v, const Tensor& grad_out,
+                        const Tensor& q, const Tensor& k, const Tensor& v, const Tensor& out, const Tensor& lse,
+                        const Tensor& mask, const Attention&)
+{
+    const double per_score = 6.0 * double(q->shape[2]) + 7 + 4.0 * double(v->shape[2]);
+    return {attention_scores(q, k) * per_score, bytes(grad_q, grad_k, grad_v, grad_out, q, k, v, out, lse, mask)};
+}
 // softmax: max (compare), subtract and exp, sum (add), divide: 5 per element (log_softmax:
 // compare, subtract, exp, add, subtract the log: 5 too).
 Work softmax(const Tensor& out, const Tensor& in, int64_t, bool) { return {5 * n(in), bytes(out, in)}; }

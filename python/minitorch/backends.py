@@ -162,6 +162,15 @@ class _CudaBackend(_Switches):
 
     def __init__(self):
         object.__setattr__(self, "_matmul", _CudaMatmul())
+        object.__setattr__(self, "_flash_sdp", True)
+
+    def enable_flash_sdp(self, enabled: bool) -> None:
+        """Whether ``F.scaled_dot_product_attention`` on CUDA may take the fused kernels
+        (cuda/attention.cu); off, it always composes matmul, softmax and matmul."""
+        object.__setattr__(self, "_flash_sdp", bool(enabled))
+
+    def flash_sdp_enabled(self) -> bool:
+        return self._flash_sdp
 
     @property
     def matmul(self) -> _CudaMatmul:

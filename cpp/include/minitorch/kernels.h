@@ -124,6 +124,13 @@ struct ClassLoss {
     bool from_logits = true;   // cross_entropy: input holds logits; nll_loss: log-probabilities
 };
 
+// One fused attention call (kernels attention, attention_backward): the scores' scale and
+// whether query i sees only keys j <= i (causal, aligned at the top left as PyTorch's).
+struct Attention {
+    double scale = 1;
+    bool causal = false;
+};
+
 // The kernel interface, declared once. Each device defines these functions in its
 // own namespace (minitorch::cpu, minitorch::cuda) and fills a KernelTable by name with
 // MT_DEFINE_KERNEL_TABLE, so a kernel cannot be missing or land in another's slot.
@@ -241,6 +248,18 @@ struct ClassLoss {
 //             logits; input and lse as class_loss saw them) or -onehot(t) * w (input and lse
 //             null): w = grad_out[n] (None: (N,), any stride), grad_out (Sum) or grad_out / count
 //             (Mean), and 0 for rows whose target is ignored or out of range.
+//  attention  out (B, L, Ev) = softmax(q k^T * scale + mask) v for each of the B (batch, head)
+//             pairs of q (B, L, E), k (B, S, E), v (B, S, Ev), all contiguous, one floating
+//             dtype (a GPU reads float16/bfloat16 itself), E and Ev <= 128; mask null or an
+//             additive (batch..., L, S) view of the compute type (lse's dtype), any strides
+//             (attention_math.h); spec.causal masks j > i. Online softmax: no (L, S) matrix is
+//             stored. lse (B, L) receives each row's logsumexp of the scores (float32, float64
+//             for float64 inputs), for the backward. A row with every key masked gives NaN.
+//  attention_backward  grad_q, grad_k, grad_v (shapes of q, k, v, contiguous) from grad_out
+//             (B, L, Ev) contiguous and the forward's q, k, v, out, lse and mask: P = exp(scores
+//             - lse) is recomputed tile by tile, D = rowsum(grad_out * out), dS = P * (dP - D)
+//             with dP = grad_out v^T; grad_v = P^T grad_out, grad_q = dS k * scale,
+//             grad_k = dS^T q * scale.
 //  ---- indexing by tensors along one dim, or by several index tensors (cpu/indexing.cpp,
 //  cuda/indexing.cu). Indices are checked as check_index does (a GPU records the first bad
 //  one and writes or reads nothing for it); `check` names the op and the indexed size.
@@ -333,6 +352,12 @@ struct ClassLoss {
     X(class_loss_backward, (const Tensor& grad_input, const Tensor& grad_out, const Tensor& input,   \
                             const Tensor& lse, const Tensor& count, const Tensor& target,            \
                             const ClassLoss& spec))                                                  \
+    X(attention, (const Tensor& out, const Tensor& lse, const Tensor& q, const Tensor& k,            \
+                  const Tensor& v, const Tensor& mask, const Attention& spec))                       \
+    X(attention_backward, (const Tensor& grad_q, const Tensor& grad_k, const Tensor& grad_v,         \
+                           const Tensor& grad_out, const Tensor& q, const Tensor& k, const Tensor& v, \
+                           const Tensor& out, const Tensor& lse, const Tensor& mask,                 \
+                           const Attention& spec))                                                   \
     X(gather, (const Tensor& out, const Tensor& in, const Tensor& index, int64_t dim,                \
                const IndexCheck& check))                                                             \
     X(scatter, (WriteOp op, const Tensor& out, const Tensor& src, const Tensor& index, int64_t dim,  \

@@ -161,6 +161,11 @@ Tensor batch_norm(const Tensor& x, const Tensor& running_mean, const Tensor& run
                   const Tensor& bias, bool training, double momentum, double eps);
 // One fused LSTM step: gates (N, 4H) pre-activations (i, f, g, o), c_prev (N, H) -> (h, c).
 std::tuple<Tensor, Tensor> lstm_cell(const Tensor& gates, const Tensor& c_prev);
+// Fused attention (ops/attention.cpp): softmax(query key^T * scale + mask) value over the last
+// two dims, query (..., L, E), key (..., S, E), value (..., S, Ev) of one batch shape; attn_mask
+// null, bool (True = attend) or additive, broadcastable to (..., L, S); never with is_causal.
+Tensor scaled_dot_product_attention(const Tensor& query, const Tensor& key, const Tensor& value,
+                                    const Tensor& attn_mask, bool is_causal, double scale);
 
 // ---- fused optimizer steps (ops/optim.cpp); formulas in optim_math.h ----
 // One step on one parameter, in place, in one kernel pass. grad and the state match param

@@ -2,7 +2,10 @@
 ``nn.MultiheadAttention`` shares with it.
 
 ``softmax(Q K^T * scale + mask) V`` is two batched matmuls around the fused C++ softmax;
-autograd differentiates it through those ops. Masked scores become ``-inf`` before the
+autograd differentiates it through those ops. This composed version is the readable
+reference and the fallback: on CUDA, ``scaled_dot_product_attention`` takes the fused op
+(``_C._scaled_dot_product_attention``: tiled kernels with an online softmax, cuda/attention.cu)
+where it applies (see ``_fused``). Masked scores become ``-inf`` before the
 softmax, so a row whose every key is masked gives NaN, as in PyTorch's reference formula.
 """
 from __future__ import annotations
@@ -84,5 +87,33 @@ def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p: f
                                 f"attention scores' shape {scores_shape} (..., L, S)") from None
     if not 0.0 <= dropout_p <= 1.0:
         raise ValueError(f"dropout probability has to be between 0 and 1, but got {dropout_p}")
+    if _fused(query, key, value, attn_mask, dropout_p):
+        scale = 1.0 / math.sqrt(query.shape[-1]) if scale is None else scale
+        return _C._scaled_dot_product_attention(query, key, value, attn_mask, is_causal, scale)
     with record_function(op):  # one profiler event, with the FLOPs of its GEMMs and softmax
         return _attention(query, key, value, attn_mask, dropout_p, is_causal, scale)[0]
+
+
+_FUSED_DTYPES = (_C.dtype.float32, _C.dtype.float16, _C.dtype.bfloat16)
+
+
+def _fused(query, key, value, attn_mask, dropout_p: float) -> bool:
+    """Whether the fused kernels (cpp/src/ops/attention.cpp, cuda/attention.cu: an online
+    softmax, no (L, S) matrix) take this call: on CUDA, head dims up to 128, one floating
+    dtype and one batch shape for query, key and value, no dropout (not fused yet), and a
+    mask that needs no gradient. Everything else composes matmul, softmax and matmul."""
+    from .. import backends
+
+    if query.device.type != "cuda" or not backends.cuda.flash_sdp_enabled() or dropout_p > 0.0:
+        return False
+    if query.dtype not in _FUSED_DTYPES or key.dtype != query.dtype or value.dtype != query.dtype:
+        return False
+    if key.device != query.device or value.device != query.device:
+        return False
+    batch = tuple(query.shape[:-2])
+    if query.dim() != key.dim() or tuple(key.shape[:-2]) != batch or tuple(value.shape[:-2]) != batch:
+        return False
+    if query.shape[-1] > 128 or value.shape[-1] > 128:
+        return False
+    return attn_mask is None or (attn_mask.device == query.device and not attn_mask.requires_grad
+                                 and attn_mask.dim() <= query.dim())

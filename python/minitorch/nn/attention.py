@@ -186,7 +186,11 @@ class MultiheadAttention(Module):
         q = q.reshape(L, N, H, hd).permute(1, 2, 0, 3)  # (N, H, L, hd)
         k = k.reshape(S, N, H, hd).permute(1, 2, 0, 3)
         v = v.reshape(S, N, H, hd).permute(1, 2, 0, 3)
-        out, weights = _attention(q, k, v, mask, self.dropout if self.training else 0.0)
+        dropout = self.dropout if self.training else 0.0
+        if need_weights:
+            out, weights = _attention(q, k, v, mask, dropout)
+        else:  # as PyTorch: without weights, F.scaled_dot_product_attention (the fused kernels on CUDA)
+            out, weights = F.scaled_dot_product_attention(q, k, v, mask, dropout), None
         out = self.out_proj(out.permute(2, 0, 1, 3).reshape(L, N, E))  # heads joined: (L, N, E)
         if not batched:
             out = out.squeeze(1)

@@ -1,0 +1,383 @@
+// attention.cu — CUDA kernels of the fused attention (kernels.h: attention, attention_backward),
+// the FlashAttention idea: the (L, S) matrix of scores is never stored. The readable CPU
+// version of the same algorithm is cpu/attention.cpp; the composed reference (two matmuls
+// around a softmax) is nn/_attention_functional.py.
+//
+// Forward (attention_kernel): a block takes kFwdRows query rows of one (batch, head) pair and
+// walks the keys in tiles of kTile, staged in shared memory. For each tile a query row's
+// running max m and running sum l of exp(score - m) are updated once (the online softmax:
+// what was accumulated is rescaled by exp(m_old - m_new)), and the tile's exp(score - m) * v
+// is added to the row's output, kept in registers. At the end the output is divided by l and
+// m + log(l), the row's logsumexp, is written for the backward. Causal calls stop at the
+// block's diagonal: the tiles above it are never loaded.
+//
+// Backward (FlashAttention-2's split, without atomics): P = exp(score - lse) is recomputed
+// from q, k and the saved logsumexp, so again nothing of size L x S is stored.
+//   attention_delta_kernel  D[i] = rowsum(dO[i] * O[i])  (the softmax backward's sum(dP * P))
+//   attention_dkdv_kernel   a block owns kBwdRows keys; it walks the query tiles and sums
+//                           dV[j] += P[i, j] dO[i] and dK[j] += dS[i, j] q[i] * scale
+//   attention_dq_kernel     a block owns kBwdRows query rows; it walks the key tiles and sums
+//                           dQ[i] += dS[i, j] k[j] * scale
+// with dS = P * (dO v^T - D). dQ gets its own pass over the keys (recomputing P once more)
+// instead of atomicAdds into a float32 buffer from the key-tile blocks: simpler, no extra
+// buffer, deterministic, and every output written once, in its own dtype.
+//
+// Precision: float16 / bfloat16 values are converted to float32 as they are staged into
+// shared memory, and every sum runs in float32 (CUDA cores). Tensor-core MMA tiles for the
+// 16-bit types are the next step; float64 is not taken here (the op composes it).
+#include <cfloat>
+
+#include "common.cuh"
+#include "minitorch/attention_math.h"
+#include "minitorch/half.h"
+#include "warp.cuh"
+
+// Keeps the per-row arrays (o, dk, dv, dq) in registers: every index is a constant after
+// unrolling. The emulator's host compiler does not know the pragma.
+#if defined(__CUDACC__)
+#define MT_UNROLL _Pragma("unroll")
+#else
+#define MT_UNROLL
+#endif
+
+namespace minitorch::cuda {
+
+namespace {
+
+constexpr int kTile = 32;                      // keys (or queries) staged per step: one per lane
+constexpr int kMaxHead = 128;                  // head dims up to 128 ...
+constexpr int kChunks = kMaxHead / kWarp;      // ... so a lane holds at most 4 values of a row
+constexpr int kWarps = 4;                      // 128 threads per block
+constexpr int kFwdRowsPerWarp = 4;             // forward: 16 query rows per block
+constexpr int kFwdRows = kWarps * kFwdRowsPerWarp;
+constexpr int kBwdRowsPerWarp = 2;             // backward: 8 rows per block (shared memory: 41 KB)
+constexpr int kBwdRows = kWarps * kBwdRowsPerWarp;
+constexpr int kPad = kMaxHead + 1;             // a staged row read by lane = row: +1 spreads the banks
+
+__device__ __forceinline__ float warp_max(float v)
+{
+    return warp_all_reduce(
+        v, [](float x, int lane_mask) { return __shfl_xor_sync(kFullMask, x, lane_mask); },
+        [](float a, float b) { return fmaxf(a, b); });
+}
+
+// rows [row0, row0 + count) of a (rows, width) matrix of T into dst[count][pitch] as float,
+// zeros past `rows` (all threads of the block take part).
+template <class T, int pitch>
+__device__ void stage_rows(float (*dst)[pitch], const T* src, int64_t row0, int count, int64_t rows, int width)
+{
+    for (int x = threadIdx.x; x < count * width; x += blockDim.x) {
+        const int r = x / width, d = x % width;
+        dst[r][d] = row0 + r < rows ? float(src[(row0 + r) * width + d]) : 0.f;
+    }
+}
+
+// The score of staged rows a (one query) and b (one key): dot * scale + mask; -inf where
+// causal or the mask removes it, or where j is past the keys.
+__device__ __forceinline__ float staged_score(const float* a, const float* b, int E, float scale,
+                                              const float* mask_matrix, const AttentionMask<float>& m, int64_t i,
+                                              int64_t j, int64_t L, int64_t S, bool causal)
+{
+    if (j >= S || i >= L || (causal && j > i)) return -INFINITY;
+    float dot = 0.f;
+    for (int d = 0; d < E; ++d) dot += a[d] * b[d];
+    float s = dot * scale;
+    if (mask_matrix) s += mask_matrix[i * m.stride_l + j * m.stride_s];
+    return s;
+}
+
+// The per-row register arrays start at zero (indices are constants after unrolling).
+template <int R, int C>
+__device__ __forceinline__ void zero_rows(float (&a)[R][C])
+{
+MT_UNROLL
+    for (int r = 0; r < R; ++r)
+MT_UNROLL
+        for (int c = 0; c < C; ++c) a[r][c] = 0.f;
+}
+
+// The end of the keys that query rows before row_end see: all S, or, causal, the keys
+// before row_end (the tiles past the block's diagonal are skipped).
+__device__ __forceinline__ int64_t keys_end(int64_t S, int64_t row_end, bool causal)
+{
+    return causal && row_end < S ? row_end : S;
+}
+
+// Thread mapping: grid (ceil(L / kFwdRows), pairs), block 128 threads = 4 warps; warp w owns
+// query rows q0 + 4w .. q0 + 4w + 3. Per key tile, lane j scores key k0 + j against each of
+// the warp's rows (q from shared memory, a broadcast; k row j from shared memory, padded so
+// the 32 lanes hit 32 banks), the warp's max and sum update the online softmax, and lane
+// holds output values d = lane, lane + 32, ... (up to 4) of each row, adding p_j * v[j][d]
+// with p_j broadcast by a shuffle.
+template <class T>
+__global__ void attention_kernel(const T* q, const T* k, const T* v, T* out, float* lse, AttentionMask<float> mask,
+                                 int64_t B, int64_t L, int64_t S, int E, int Ev, float scale, bool causal)
+{
+    __shared__ float q_s[kFwdRows][kMaxHead];
+    __shared__ float k_s[kTile][kPad];
+    __shared__ float v_s[kTile][kMaxHead];
+    const int lane = threadIdx.x % kWarp, warp = threadIdx.x / kWarp;
+    const int64_t q0 = int64_t(blockIdx.x) * kFwdRows;
+    for (int64_t b = blockIdx.y; b < B; b += gridDim.y) {
+        const float* mask_matrix = mask.data ? mask.matrix(b) : nullptr;
+        __syncthreads();  // the previous pair's rows are no longer read
+        stage_rows<T, kMaxHead>(q_s, q + b * L * E, q0, kFwdRows, L, E);
+        float m[kFwdRowsPerWarp], l[kFwdRowsPerWarp], o[kFwdRowsPerWarp][kChunks];
+        zero_rows(o);
+MT_UNROLL
+        for (int r = 0; r < kFwdRowsPerWarp; ++r) m[r] = -INFINITY, l[r] = 0.f;
+        for (int64_t k0 = 0; k0 < keys_end(S, q0 + kFwdRows, causal); k0 += kTile) {
+            __syncthreads();  // every warp is done with the previous tile
+            stage_rows<T, kPad>(k_s, k + b * S * E, k0, kTile, S, E);
+            stage_rows<T, kMaxHead>(v_s, v + b * S * Ev, k0, kTile, S, Ev);
+            __syncthreads();  // the tile is staged
+MT_UNROLL
+            for (int r = 0; r < kFwdRowsPerWarp; ++r) {
+                const int row = warp * kFwdRowsPerWarp + r;
+                const float s = staged_score(q_s[row], k_s[lane], E, scale, mask_matrix, mask, q0 + row,
+                                             k0 + lane, L, S, causal);
+                const float m_new = fmaxf(m[r], warp_max(s));
+                // while every score so far is -inf (masked), nothing is added and nothing rescaled
+                const float alpha = m_new == -INFINITY ? 1.f : __expf(m[r] - m_new);
+                const float p = m_new == -INFINITY ? 0.f : __expf(s - m_new);
+                l[r] = l[r] * alpha + warp_sum(p);
+                m[r] = m_new;
+MT_UNROLL
+                for (int c = 0; c < kChunks; ++c) o[r][c] *= alpha;
+                for (int j = 0; j < kTile; ++j) {
+                    const float pj = __shfl_sync(kFullMask, p, j);
+MT_UNROLL
+                    for (int c = 0; c < kChunks; ++c)
+                        if (lane + c * kWarp < Ev) o[r][c] += pj * v_s[j][lane + c * kWarp];
+                }
+            }
+        }
+MT_UNROLL
+        for (int r = 0; r < kFwdRowsPerWarp; ++r) {
+            const int64_t i = q0 + warp * kFwdRowsPerWarp + r;
+            if (i >= L) continue;
+MT_UNROLL
+            for (int c = 0; c < kChunks; ++c)  // l = 0 (every key masked): NaN, as the composed formula
+                if (lane + c * kWarp < Ev) out[(b * L + i) * Ev + lane + c * kWarp] = T(o[r][c] / l[r]);
+            if (lane == 0) lse[b * L + i] = m[r] + logf(l[r]);
+        }
+    }
+}
+
+// Thread mapping: one warp per row of dO and O (B * L rows), lanes over the row's values.
+template <class T>
+__global__ void attention_delta_kernel(const T* grad_out, const T* out, float* delta, int64_t rows, int Ev)
+{
+    const int lane = threadIdx.x % kWarp;
+    const int64_t warps = blockDim.x / kWarp;
+    for (int64_t r = blockIdx.x * warps + threadIdx.x / kWarp; r < rows; r += gridDim.x * warps) {
+        float s = 0.f;
+        for (int d = lane; d < Ev; d += kWarp) s += float(grad_out[r * Ev + d]) * float(out[r * Ev + d]);
+        s = warp_sum(s);
+        if (lane == 0) delta[r] = s;
+    }
+}
+
+// Thread mapping: grid (ceil(S / kBwdRows), pairs), 4 warps; warp w owns keys j0 + 2w, j0 + 2w + 1,
+// their dK and dV rows in registers (lane holds d = lane, lane + 32, ...). Per query tile (32 rows
+// of q and dO staged in shared memory, with their lse and D), lane i computes P and dS of query
+// i0 + i against each of the warp's keys; then the warp adds P[i] dO[i] and dS[i] q[i] over the
+// tile's 32 rows, P[i] and dS[i] broadcast by shuffles. Causal: query tiles before the block's
+// first key see none of its keys and are skipped.
+template <class T>
+__global__ void attention_dkdv_kernel(const T* q, const T* k, const T* v, const T* grad_out, const float* lse,
+                                      const float* delta, T* grad_k, T* grad_v, AttentionMask<float> mask, int64_t B,
+                                      int64_t L, int64_t S, int E, int Ev, float scale, bool causal)
+{
+    __shared__ float k_s[kBwdRows][kMaxHead];
+    __shared__ float v_s[kBwdRows][kMaxHead];
+    __shared__ float q_s[kTile][kPad];
+    __shared__ float g_s[kTile][kPad];  // dO
+    __shared__ float lse_s[kTile], delta_s[kTile];
+    const int lane = threadIdx.x % kWarp, warp = threadIdx.x / kWarp;
+    const int64_t j0 = int64_t(blockIdx.x) * kBwdRows;
+    for (int64_t b = blockIdx.y; b < B; b += gridDim.y) {
+        const float* mask_matrix = mask.data ? mask.matrix(b) : nullptr;
+        __syncthreads();
+        stage_rows<T, kMaxHead>(k_s, k + b * S * E, j0, kBwdRows, S, E);
+        stage_rows<T, kMaxHead>(v_s, v + b * S * Ev, j0, kBwdRows, S, Ev);
+        float dk[kBwdRowsPerWarp][kChunks], dv[kBwdRowsPerWarp][kChunks];
+        zero_rows(dk);
+        zero_rows(dv);
+        const int64_t i_begin = causal ? j0 / kTile * kTile : 0;
+        for (int64_t i0 = i_begin; i0 < L; i0 += kTile) {
+            __syncthreads();  // every warp is done with the previous tile
+            stage_rows<T, kPad>(q_s, q + b * L * E, i0, kTile, L, E);
+            stage_rows<T, kPad>(g_s, grad_out + b * L * Ev, i0, kTile, L, Ev);
+            if (threadIdx.x < kTile) {
+                const bool in = i0 + threadIdx.x < L;
+                lse_s[threadIdx.x] = in ? lse[b * L + i0 + threadIdx.x] : 0.f;
+                delta_s[threadIdx.x] = in ? delta[b * L + i0 + threadIdx.x] : 0.f;
+            }
+            __syncthreads();  // the tile is staged
+MT_UNROLL
+            for (int r = 0; r < kBwdRowsPerWarp; ++r) {
+                const int row = warp * kBwdRowsPerWarp + r;
+                const int64_t i = i0 + lane, j = j0 + row;
+                const float s = staged_score(q_s[lane], k_s[row], E, scale, mask_matrix, mask, i, j, L, S,
+                                             causal);
+                float p = 0.f, ds = 0.f;
+                if (s != -INFINITY) {
+                    p = __expf(s - lse_s[lane]);
+                    float dp = 0.f;
+                    for (int d = 0; d < Ev; ++d) dp += g_s[lane][d] * v_s[row][d];
+                    ds = p * (dp - delta_s[lane]);
+                }
+                for (int x = 0; x < kTile; ++x) {
+                    const float px = __shfl_sync(kFullMask, p, x), dsx = __shfl_sync(kFullMask, ds, x);
+MT_UNROLL
+                    for (int c = 0; c < kChunks; ++c) {
+                        const int d = lane + c * kWarp;
+                        if (d < Ev) dv[r][c] += px * g_s[x][d];
+                        if (d < E) dk[r][c] += dsx * q_s[x][d];
+                    }
+                }
+            }
+        }
+MT_UNROLL
+        for (int r = 0; r < kBwdRowsPerWarp; ++r) {
+            const int64_t j = j0 + warp * kBwdRowsPerWarp + r;
+            if (j >= S) continue;
+MT_UNROLL
+            for (int c = 0; c < kChunks; ++c) {
+                const int d = lane + c * kWarp;
+                if (d < Ev) grad_v[(b * S + j) * Ev + d] = T(dv[r][c]);
+                if (d < E) grad_k[(b * S + j) * E + d] = T(dk[r][c] * scale);
+            }
+        }
+    }
+}
+
+// Thread mapping: grid (ceil(L / kBwdRows), pairs), 4 warps; warp w owns query rows
+// i0 + 2w, i0 + 2w + 1 and their dQ rows in registers (lane holds d = lane, lane + 32, ...).
+// Per key tile (32 rows of k and v staged, padded), lane j computes P and dS of key k0 + j
+// against each of the warp's rows, then the warp adds dS[j] k[j] over the tile, dS[j]
+// broadcast by a shuffle. Causal calls stop at the block's diagonal, as the forward.
+template <class T>
+__global__ void attention_dq_kernel(const T* q, const T* k, const T* v, const T* grad_out, const float* lse,
+                                    const float* delta, T* grad_q, AttentionMask<float> mask, int64_t B, int64_t L,
+                                    int64_t S, int E, int Ev, float scale, bool causal)
+{
+    __shared__ float q_s[kBwdRows][kMaxHead];
+    __shared__ float g_s[kBwdRows][kMaxHead];  // dO
+    __shared__ float k_s[kTile][kPad];
+    __shared__ float v_s[kTile][kPad];
+    const int lane = threadIdx.x % kWarp, warp = threadIdx.x / kWarp;
+    const int64_t i0 = int64_t(blockIdx.x) * kBwdRows;
+    for (int64_t b = blockIdx.y; b < B; b += gridDim.y) {
+        const float* mask_matrix = mask.data ? mask.matrix(b) : nullptr;
+        __syncthreads();
+        stage_rows<T, kMaxHead>(q_s, q + b * L * E, i0, kBwdRows, L, E);
+        stage_rows<T, kMaxHead>(g_s, grad_out + b * L * Ev, i0, kBwdRows, L, Ev);
+        float dq[kBwdRowsPerWarp][kChunks], row_lse[kBwdRowsPerWarp], row_delta[kBwdRowsPerWarp];
+        zero_rows(dq);
+MT_UNROLL
+        for (int r = 0; r < kBwdRowsPerWarp; ++r) {
+            const int64_t i = i0 + warp * kBwdRowsPerWarp + r;
+            row_lse[r] = i < L ? lse[b * L + i] : 0.f;
+            row_delta[r] = i < L ? delta[b * L + i] : 0.f;
+        }
+        for (int64_t k0 = 0; k0 < keys_end(S, i0 + kBwdRows, causal); k0 += kTile) {
+            __syncthreads();  // every warp is done with the previous tile
+            stage_rows<T, kPad>(k_s, k + b * S * E, k0, kTile, S, E);
+            stage_rows<T, kPad>(v_s, v + b * S * Ev, k0, kTile, S, Ev);
+            __syncthreads();  // the tile is staged
+MT_UNROLL
+            for (int r = 0; r < kBwdRowsPerWarp; ++r) {
+                const int row = warp * kBwdRowsPerWarp + r;
+                const float s = staged_score(q_s[row], k_s[lane], E, scale, mask_matrix, mask, i0 + row,
+                                             k0 + lane, L, S, causal);
+                float ds = 0.f;
+                if (s != -INFINITY) {
+                    float dp = 0.f;
+                    for (int d = 0; d < Ev; ++d) dp += g_s[row][d] * v_s[lane][d];
+                    ds = __expf(s - row_lse[r]) * (dp - row_delta[r]);
+                }
+                for (int j = 0; j < kTile; ++j) {
+                    const float dsj = __shfl_sync(kFullMask, ds, j);
+MT_UNROLL
+                    for (int c = 0; c < kChunks; ++c)
+                        if (lane + c * kWarp < E) dq[r][c] += dsj * k_s[j][lane + c * kWarp];
+                }
+            }
+        }
+MT_UNROLL
+        for (int r = 0; r < kBwdRowsPerWarp; ++r) {
+            const int64_t i = i0 + warp * kBwdRowsPerWarp + r;
+            if (i >= L) continue;
+MT_UNROLL
+            for (int c = 0; c < kChunks; ++c)
+                if (lane + c * kWarp < E) grad_q[(b * L + i) * E + lane + c * kWarp] = T(dq[r][c] * scale);
+        }
+    }
+}
+
+// The 16-bit types are read in place (the table entries skip Widen's float32 staging copies).
+template <class F>
+void dispatch_attention(DType t, const char* op, F&& f)
+{
+    if (t == DType::Float32) return f(Tag<float>{});
+    if (t == DType::Float16) return f(Tag<Half>{});
+    if (t == DType::BFloat16) return f(Tag<BFloat16>{});
+    throw TypeError(detail::str(op, ": the fused CUDA kernel takes float32, float16 or bfloat16, got ", t));
+}
+
+unsigned pair_blocks(int64_t B) { return unsigned(B < 65535 ? B : 65535); }
+unsigned tiles(int64_t n, int rows) { return unsigned((n + rows - 1) / rows); }
+
+}  // namespace
+
+void attention(const Tensor& out, const Tensor& lse, const Tensor& q, const Tensor& k, const Tensor& v,
+               const Tensor& mask, const Attention& spec)
+{
+    const int64_t B = q->shape[0], L = q->shape[1], S = k->shape[1];
+    const int E = int(q->shape[2]), Ev = int(v->shape[2]);
+    MT_CHECK(E <= kMaxHead && Ev <= kMaxHead, "scaled_dot_product_attention: the fused kernel takes head dims up to ",
+             kMaxHead, ", got ", E, " and ", Ev);
+    if (B == 0 || L == 0) return;
+    dispatch_attention(q->dtype, "scaled_dot_product_attention", [&](auto tag) {
+        using T = typename decltype(tag)::type;
+        MT_LAUNCH(dim3(tiles(L, kFwdRows), pair_blocks(B)), kWarps * kWarp, 0, 0, attention_kernel<T>)(
+            q->data_as<T>(), k->data_as<T>(), v->data_as<T>(), out->data_as<T>(), lse->data_as<float>(),
+            attention_mask<float>(mask), B, L, S, E, Ev, float(spec.scale), spec.causal);
+    });
+    MT_CUDA_CHECK_LAUNCH("scaled_dot_product_attention");
+}
+
+void attention_backward(const Tensor& grad_q, const Tensor& grad_k, const Tensor& grad_v, const Tensor& grad_out,
+                        const Tensor& q, const Tensor& k, const Tensor& v, const Tensor& out, const Tensor& lse,
+                        const Tensor& mask, const Attention& spec)
+{
+    const int64_t B = q->shape[0], L = q->shape[1], S = k->shape[1];
+    const int E = int(q->shape[2]), Ev = int(v->shape[2]);
+    if (B == 0 || S == 0) return;
+    Tensor delta = empty({B, L}, DType::Float32, q->device());
+    const AttentionMask<float> m = attention_mask<float>(mask);
+    const float scale = float(spec.scale);
+    dispatch_attention(q->dtype, "scaled_dot_product_attention_backward", [&](auto tag) {
+        using T = typename decltype(tag)::type;
+        const T *qd = q->data_as<T>(), *kd = k->data_as<T>(), *vd = v->data_as<T>(), *gd = grad_out->data_as<T>();
+        const float *ld = lse->data_as<float>(), *dd = delta->data_as<float>();
+        if (L > 0) {
+            MT_LAUNCH(blocks_for(B * L * kWarp), kThreads, 0, 0, attention_delta_kernel<T>)(
+                gd, out->data_as<T>(), delta->data_as<float>(), B * L, Ev);
+            MT_CUDA_CHECK_LAUNCH("scaled_dot_product_attention_backward (D)");
+        }
+        MT_LAUNCH(dim3(tiles(S, kBwdRows), pair_blocks(B)), kWarps * kWarp, 0, 0, attention_dkdv_kernel<T>)(
+            qd, kd, vd, gd, ld, dd, grad_k->data_as<T>(), grad_v->data_as<T>(), m, B, L, S, E, Ev, scale,
+            spec.causal);
+        MT_CUDA_CHECK_LAUNCH("scaled_dot_product_attention_backward (dK, dV)");
+        if (L > 0) {
+            MT_LAUNCH(dim3(tiles(L, kBwdRows), pair_blocks(B)), kWarps * kWarp, 0, 0, attention_dq_kernel<T>)(
+                qd, kd, vd, gd, ld, dd, grad_q->data_as<T>(), m, B, L, S, E, Ev, scale, spec.causal);
+            MT_CUDA_CHECK_LAUNCH("scaled_dot_product_attention_backward (dQ)");
+        }
+    });
+}
+
+}  // namespace minitorch::cuda
