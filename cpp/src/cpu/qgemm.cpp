@@ -17,6 +17,7 @@
 //   _mm256_maddubs_epi16 (32 products per instruction, exact for a <= 127) with the zero
 //   points as correction terms, like fbgemm (qgemm_u7).
 // - few rows (M < 8, a GEMV): b is widened in registers instead of copied (qgemv_avx2).
+#include <algorithm>
 #include <cstring>
 #include <vector>
 
@@ -375,17 +376,17 @@ void unfold_rows(int16_t* a, int64_t lda, const uint8_t* x, const Window2d& win,
         if (h0 >= 0 && w0 >= 0 && h0 + (w.KH - 1) * w.dil_h < w.H && w0 + (w.KW - 1) * w.dil_w < w.W) {
             const uint8_t* corner = base + h0 * w.W + w0;
             for (int64_t k = 0; k < Kc; ++k) dst[k] = int16_t(int32_t(corner[offsets[k]]) - zp);
-        } else {
+        } else {  // the window's rows kh_lo..kh_hi and columns kw_lo..kw_hi are inside; the rest is padding (0)
+            const int64_t kh_lo = h0 >= 0 ? 0 : (-h0 + w.dil_h - 1) / w.dil_h;
+            const int64_t kw_lo = w0 >= 0 ? 0 : (-w0 + w.dil_w - 1) / w.dil_w;
+            const int64_t kh_hi = std::min(w.KH, h0 >= w.H ? 0 : (w.H - 1 - h0) / w.dil_h + 1);
+            const int64_t kw_hi = std::min(w.KW, w0 >= w.W ? 0 : (w.W - 1 - w0) / w.dil_w + 1);
+            std::fill(dst, dst + Kc, int16_t(0));
             for (int64_t c = 0; c < cg; ++c)
-                for (int64_t kh = 0; kh < w.KH; ++kh) {
-                    const int64_t ih = h0 + kh * w.dil_h;
-                    const bool row_in = ih >= 0 && ih < w.H;
-                    for (int64_t kw = 0; kw < w.KW; ++kw) {
-                        const int64_t iw = w0 + kw * w.dil_w;
-                        dst[(c * w.KH + kh) * w.KW + kw] =
-                            row_in && iw >= 0 && iw < w.W ? int16_t(int32_t(base[c * plane + ih * w.W + iw]) - zp)
-                                                          : int16_t(0);
-                    }
+                for (int64_t kh = kh_lo; kh < kh_hi; ++kh) {
+                    const uint8_t* row = base + c * plane + (h0 + kh * w.dil_h) * w.W + w0;
+                    int16_t* d = dst + (c * w.KH + kh) * w.KW;
+                    for (int64_t kw = kw_lo; kw < kw_hi; ++kw) d[kw] = int16_t(int32_t(row[kw * w.dil_w]) - zp);
                 }
         }
         for (int64_t k = Kc; k < lda; ++k) dst[k] = 0;
