@@ -6,7 +6,9 @@ quint8 in, quint8 out, the requantization fused) and dynamic int8 (``linear_dyna
 float out); "int8 7bit" feeds activations quantized with reduce_range (0..127, what PyTorch's
 fbgemm qconfig observes), which run on the maddubs path. ``--torch`` (under a Python with PyTorch: ``/usr/bin/python3 benchmarks/bench_quant.py
 --torch``) gives PyTorch's rows instead (``torch.ops.quantized.linear`` under its default engine). Medians
-of several repeats, in microseconds per call.
+of several repeats, in microseconds per call; "speedup" is float32 time / int8 time (above 1: int8
+is faster). The last row is notebook 11's whole MNIST CNN at batch 256 (static int8 model from
+``convert``; "dynamic": only its Linear quantized).
 """
 from __future__ import annotations
 
@@ -72,6 +74,48 @@ def minitorch_rows():
         i8 = median_us(lambda: Q.conv2d(qx, qw, None, 1, 1, 1, 1, 0.1, 128))
         i7 = median_us(lambda: Q.conv2d(qx7, qw, None, 1, 1, 1, 1, 0.1, 128))
         yield f"conv2d {n}x{c}x{s}x{s}->{o} 3x3", f32, i8, i7, None
+    yield notebook_cnn_row(minitorch, g)
+
+
+def notebook_cnn_row(minitorch, g):
+    """Notebook 11's MNIST CNN (1 -> 8 -> 16 channels, 3x3 convs, 2x2 max pools, Linear 784 -> 10)
+    on a batch of 256: float32, static int8 (fused conv+ReLU, x86 qconfig, calibrated on the same
+    kind of input) and dynamic int8 (its Linear only)."""
+    import minitorch.ao.quantization as tq
+    from minitorch import nn
+
+    class Net(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.quant, self.dequant = tq.QuantStub(), tq.DeQuantStub()
+            self.conv1, self.relu1, self.pool1 = nn.Conv2d(1, 8, 3, padding=1), nn.ReLU(), nn.MaxPool2d(2)
+            self.conv2, self.relu2, self.pool2 = nn.Conv2d(8, 16, 3, padding=1), nn.ReLU(), nn.MaxPool2d(2)
+            self.flatten, self.fc = nn.Flatten(), nn.Linear(16 * 7 * 7, 10)
+
+        def forward(self, x):
+            x = self.pool1(self.relu1(self.conv1(self.quant(x))))
+            x = self.pool2(self.relu2(self.conv2(x)))
+            return self.dequant(self.fc(self.flatten(x)))
+
+    minitorch.manual_seed(0)
+    # MNIST-like: mostly background (-0.42 after standardizing), some strokes up to 2.8
+    pixels = (g.random((256, 1, 28, 28)) > 0.8) * g.random((256, 1, 28, 28)) * 3.2 - 0.42
+    x = minitorch.from_numpy(pixels.astype(np.float32))
+    fp = Net().eval()
+    static = Net().eval()
+    static.load_state_dict(fp.state_dict())
+    tq.fuse_modules(static, [["conv1", "relu1"], ["conv2", "relu2"]], inplace=True)
+    static.qconfig = tq.get_default_qconfig("x86")
+    tq.prepare(static, inplace=True)
+    with minitorch.no_grad():
+        static(x)
+    tq.convert(static, inplace=True)
+    dynamic = tq.quantize_dynamic(Net().eval(), {nn.Linear}, dtype=minitorch.qint8)
+    with minitorch.no_grad():
+        f32 = median_us(lambda: fp(x), number=3)
+        i8 = median_us(lambda: static(x), number=3)
+        dyn = median_us(lambda: dynamic(x), number=3)
+    return "notebook 11 CNN, batch 256", f32, i8, None, dyn
 
 
 def torch_rows():
@@ -113,9 +157,9 @@ def main() -> None:
     print(f"{who}, one thread, median microseconds per call"
           f" ({'CPU time' if CLOCK is time.process_time else 'wall clock'})")
     print(f"{'case':32s} {'float32':>9s} {'int8':>9s} {'speedup':>8s} {'int8 7bit':>9s} {'speedup':>8s} "
-          f"{'dynamic':>9s}")
+          f"{'dynamic':>9s} {'speedup':>8s}")
     for name, f32, i8, i7, dyn in rows:
-        d = f"{dyn:9.0f}" if dyn is not None else f"{'-':>9s}"
+        d = f"{dyn:9.0f} {f32 / dyn:7.2f}x" if dyn is not None else f"{'-':>9s}"
         s7 = f"{i7:9.0f} {f32 / i7:7.2f}x" if i7 is not None else f"{'-':>9s} {'-':>8s}"
         print(f"{name:32s} {f32:9.0f} {i8:9.0f} {f32 / i8:7.2f}x {s7} {d}")
 

@@ -335,6 +335,19 @@ class QTensor:
         """A float result of a per-tensor op back into self's qparams (pooling, resizing)."""
         return quantize_per_tensor(y, self._scale, self._zero_point, self._dtype)
 
+    def _pools_integers(self) -> bool:
+        """Can max pooling run on the integers (_max_pool2d)? quint8 per tensor, on the CPU."""
+        return (not self._per_channel and self._dtype is quint8 and not self.is_cuda and self._data.dim() in (3, 4)
+                and hasattr(_C, "_qmax_pool2d"))
+
+    def _max_pool2d(self, k, stride, padding, dilation, ceil_mode) -> "QTensor":
+        """Max pooling of the uint8 values themselves: the same integers as dequantize, pool and
+        quantize again (max commutes with the increasing map to reals, and requantizing a
+        dequantized value gives it back), in one pass instead of six."""
+        x = self._data if self._data.dim() == 4 else self._data.unsqueeze(0)
+        y = _C._qmax_pool2d(x, k, stride, padding, dilation, bool(ceil_mode))
+        return self._with_data(y if self._data.dim() == 4 else y.squeeze(0))
+
     def _float_op(self, op: str, fn) -> "QTensor":
         if self._per_channel:
             raise NotImplementedError(_unsupported(op, self) + " (supported for per-tensor quantized tensors only)")
@@ -451,6 +464,12 @@ def quantize_per_tensor(input, scale, zero_point, dtype) -> QTensor:
     zero_point = int(zero_point.item() if isinstance(zero_point, Tensor) else zero_point)
     _check_scale_zp(scale, zero_point, dtype, op)
     inv = _float32(np.float32(1.0) / np.float32(scale))
+    if dtype is not qint32 and not x.is_cuda and hasattr(_C, "_quantize_per_tensor_8bit"):
+        # one pass in C++ (cpu/quantize.cpp), the same float32 steps; a NaN input takes the composed path
+        xf = x if x.dtype == _C.dtype.float32 else x.to(_C.dtype.float32)
+        data, no_nan = _C._quantize_per_tensor_8bit(xf, inv, zero_point, dtype.storage)
+        if no_nan:
+            return QTensor(data, dtype, per_tensor_affine, scale, zero_point)
     return QTensor(_quantize_values(x, inv, zero_point, dtype), dtype, per_tensor_affine, scale, zero_point)
 
 

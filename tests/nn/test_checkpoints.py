@@ -38,11 +38,44 @@ def test_a_checkpoint_round_trips_exactly(tmp_path, device):
 
 def test_checkpoint_files_are_safetensors_with_the_structure_as_metadata(tmp_path):
     from safetensors import safe_open
-    model = nn.Linear(3, 2)
+    model = nn.Linear(40, 2)
     minitorch.save({"epoch": 1, "model_state_dict": model.state_dict()}, tmp_path / "c.safetensors")
-    with safe_open(str(tmp_path / "c.safetensors"), "np") as f:
-        assert set(f.keys()) == {"model_state_dict.weight", "model_state_dict.bias"}
+    with safe_open(str(tmp_path / "c.safetensors"), "np") as f:  # the bias (2 values) is packed with the small ones
+        assert set(f.keys()) == {"model_state_dict.weight", "minitorch.small"}
         json.loads(f.metadata()["minitorch.structure"])
+
+
+def test_small_tensors_share_one_entry_in_their_narrowest_exact_dtype(tmp_path):
+    # float64 values that are float32 numbers, int64 values that fit int8: stored narrow, loaded back
+    # with their own dtype; values that do not fit (0.1 in float64, -0.0 kept) stay wide
+    state = {"a": minitorch.tensor([0.5, -0.0, 3.0], dtype=minitorch.float64),
+             "b": minitorch.tensor([0.1, 1.0], dtype=minitorch.float64),
+             "c": minitorch.tensor([0, -3, 100], dtype=minitorch.int64),
+             "d": minitorch.tensor([70000, 1], dtype=minitorch.int64),
+             "e": minitorch.tensor(float("nan")), "f": minitorch.tensor([True, False]),
+             "big": minitorch.arange(65).to(minitorch.int64), "extra": (1, "x")}
+    minitorch.save(state, tmp_path / "s.safetensors")
+    back = minitorch.load(tmp_path / "s.safetensors")
+    for k in "abcdf":
+        assert back[k].dtype == state[k].dtype and back[k].shape == state[k].shape
+        np.testing.assert_array_equal(back[k].numpy(), state[k].numpy())
+    assert np.signbit(back["a"].numpy()[1]) and np.isnan(back["e"].item()) and back["extra"] == (1, "x")
+    np.testing.assert_array_equal(back["big"].numpy(), np.arange(65))
+    from safetensors.numpy import load_file
+    raw = load_file(str(tmp_path / "s.safetensors"))
+    assert set(raw) == {"big", "minitorch.small"}
+    # a: 3 float32, c: 3 int8, the others wide: 24 + 16 + 3 + 16 + 4 + 2 bytes, with alignment padding
+    assert raw["minitorch.small"].size < 3 * 8 + 2 * 8 + 3 * 8 + 2 * 8 + 4 + 2
+
+
+def test_long_structures_are_stored_compressed(tmp_path):
+    from safetensors import safe_open
+    state = {f"layer{i}.{name}": minitorch.tensor(float(i)) for i in range(40) for name in ("scale", "zero_point")}
+    minitorch.save(state | {"n": 3}, tmp_path / "l.safetensors")
+    with safe_open(str(tmp_path / "l.safetensors"), "np") as f:
+        assert set(f.metadata()) == {"minitorch.structure.zlib"}
+    back = minitorch.load(tmp_path / "l.safetensors")
+    assert list(back) == list(state) + ["n"] and back["layer7.scale"].item() == 7.0
 
 
 def test_file_objects_and_bfloat16_and_map_location(device):

@@ -96,14 +96,18 @@ def test_module_with_scalar_buffer_round_trip(tmp_path, device):
 
 
 def test_save_nested_dict_loads_back_nested(tmp_path, device):
-    # as PyTorch's: the structure comes back (the tensors are stored as "model.w" and "step")
+    # as PyTorch's: the structure comes back (a large tensor is stored as "model.w", the small
+    # ones packed together in "minitorch.small")
     path = tmp_path / "nested.safetensors"
-    minitorch.save({"model": {"w": minitorch.ones(2, device=device)}, "step": minitorch.tensor(3, device=device)}, path)
+    minitorch.save({"model": {"w": minitorch.ones(100, device=device), "b": minitorch.ones(2, device=device)},
+                    "step": minitorch.tensor(3, device=device)}, path)
     loaded = minitorch.load(path)
-    assert set(loaded) == {"model", "step"} and set(loaded["model"]) == {"w"}
-    np.testing.assert_array_equal(to_np(loaded["model"]["w"]), np.ones(2, np.float32))
+    assert set(loaded) == {"model", "step"} and set(loaded["model"]) == {"w", "b"}
+    np.testing.assert_array_equal(to_np(loaded["model"]["w"]), np.ones(100, np.float32))
+    np.testing.assert_array_equal(to_np(loaded["model"]["b"]), np.ones(2, np.float32))
+    assert loaded["step"].dtype == minitorch.int64 and loaded["step"].shape == () and loaded["step"].item() == 3
     from safetensors.numpy import load_file
-    assert set(load_file(str(path))) == {"model.w", "step"}
+    assert set(load_file(str(path))) == {"model.w", "minitorch.small"}
 
 
 def test_save_noncontiguous_tensor(tmp_path, device):

@@ -9,6 +9,9 @@
 #include <immintrin.h>
 
 #include <cstdint>
+#include <cstring>
+
+#include "minitorch/qgemm_math.h"
 
 namespace minitorch::cpu {
 
@@ -154,6 +157,100 @@ void qgemv_avx2(const int16_t* a, const int8_t* b, const int32_t* b_zp, int32_t*
             for (int64_t k = K16; k < K; ++k) s += int32_t(ai[k]) * (int32_t(bj[k]) - b_zp[j]);
             c[i * ldc + j] = s;
         }
+    }
+}
+
+// The column-panel form, for small K (a convolution's C * KH * KW) and any N: b is packed as
+// pairs of k for 8 columns at a time, bp[(nb * Kh + kk) * 16 + 2 * j + t] = b[8 nb + j][2 kk + t]
+// (centred, zero padded), so one _mm256_madd_epi16 of a broadcast pair (a[i][2kk], a[i][2kk+1])
+// with one 16-value panel row adds 2 k's products to 8 columns' int32 sums at once: no
+// horizontal sums, whatever K is. A tile of MR rows x NR panels (8 columns each) keeps MR x NR
+// accumulators in registers. a: rows x lda centred int16 (lda >= 2 Kh, zero padded past K);
+// c: rows x ldc int32, ldc >= 8 NB (every panel's 8 lanes are stored).
+namespace {
+
+template <int MR, int NR>
+inline void cols_tile(const int16_t* a, int64_t lda, const int16_t* bp, int64_t Kh, int32_t* c, int64_t ldc)
+{
+    __m256i acc[MR][NR];
+    for (int i = 0; i < MR; ++i)
+        for (int j = 0; j < NR; ++j) acc[i][j] = _mm256_setzero_si256();
+    for (int64_t kk = 0; kk < Kh; ++kk) {
+        __m256i bv[NR];
+        for (int j = 0; j < NR; ++j)
+            bv[j] = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(bp + (j * Kh + kk) * 16));
+        for (int i = 0; i < MR; ++i) {
+            int32_t pair;
+            std::memcpy(&pair, a + i * lda + 2 * kk, sizeof pair);
+            const __m256i av = _mm256_set1_epi32(pair);
+            for (int j = 0; j < NR; ++j) acc[i][j] = _mm256_add_epi32(acc[i][j], _mm256_madd_epi16(av, bv[j]));
+        }
+    }
+    for (int i = 0; i < MR; ++i)
+        for (int j = 0; j < NR; ++j) _mm256_storeu_si256(reinterpret_cast<__m256i*>(c + i * ldc + 8 * j), acc[i][j]);
+}
+
+template <int MR>
+inline void cols_row_tiles(const int16_t* a, int64_t lda, const int16_t* bp, int64_t Kh, int32_t* c, int64_t ldc,
+                           int64_t NB)
+{
+    int64_t nb = 0;
+    for (; nb + 2 <= NB; nb += 2) cols_tile<MR, 2>(a, lda, bp + nb * Kh * 16, Kh, c + 8 * nb, ldc);
+    if (nb < NB) cols_tile<MR, 1>(a, lda, bp + nb * Kh * 16, Kh, c + 8 * nb, ldc);
+}
+
+}  // namespace
+
+void qgemm_cols_avx2(const int16_t* a, int64_t lda, const int16_t* bp, int64_t Kh, int32_t* c, int64_t rows,
+                     int64_t NB, int64_t ldc)
+{
+    // Panel pairs outside, rows inside: a pair (2 x Kh x 32 bytes) stays in L1/L2 while every
+    // row of a passes it, instead of all of b streaming past each row tile.
+    for (int64_t nb = 0; nb < NB; nb += 2) {
+        const int64_t np = NB - nb < 2 ? NB - nb : 2;
+        const int16_t* b = bp + nb * Kh * 16;
+        int64_t i = 0;
+        for (; i + 4 <= rows; i += 4) cols_row_tiles<4>(a + i * lda, lda, b, Kh, c + i * ldc + 8 * nb, ldc, np);
+        for (; i < rows; ++i) cols_row_tiles<1>(a + i * lda, lda, b, Kh, c + i * ldc + 8 * nb, ldc, np);
+    }
+}
+
+// The uint8 epilogue of rows of sums, 8 columns at a time: requantize_u8 (minitorch/qgemm_math.h)
+// lane by lane with the same float32 operations in the same order (convert, add, multiply, the
+// 1.5 * 2^23 rounding trick where |v| < 2^22, add the zero point, clamp with NaN going to the low
+// end), so the bytes are identical; columns past the last multiple of 8 go through the scalar
+// function. out[i * row_stride + n * col_stride] = requantized acc[i * ldc + n].
+void requantize_rows_avx2(const int32_t* acc, int64_t ldc, int64_t rows, const float* bias_over_scale,
+                          const float* multiplier, int64_t cols, int32_t out_zp, bool relu, uint8_t* out,
+                          int64_t row_stride, int64_t col_stride)
+{
+    const __m256 magic = _mm256_set1_ps(12582912.f), lim = _mm256_set1_ps(4194304.f);
+    const __m256 neg_lim = _mm256_set1_ps(-4194304.f), zp = _mm256_set1_ps(float(out_zp));
+    const __m256 lo = _mm256_set1_ps(relu ? float(out_zp) : 0.f), hi = _mm256_set1_ps(255.f);
+    const int64_t cols8 = cols / 8 * 8;
+    for (int64_t i = 0; i < rows; ++i) {
+        const int32_t* a = acc + i * ldc;
+        uint8_t* o = out + i * row_stride;
+        for (int64_t n = 0; n < cols8; n += 8) {
+            const __m256 raw = _mm256_add_ps(_mm256_cvtepi32_ps(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(a + n))),
+                                             _mm256_loadu_ps(bias_over_scale + n));
+            const __m256 v = _mm256_mul_ps(raw, _mm256_loadu_ps(multiplier + n));
+            const __m256 small = _mm256_and_ps(_mm256_cmp_ps(v, neg_lim, _CMP_GT_OQ), _mm256_cmp_ps(v, lim, _CMP_LT_OQ));
+            const __m256 r = _mm256_blendv_ps(v, _mm256_sub_ps(_mm256_add_ps(v, magic), magic), small);
+            // max(x, lo) returns lo when x is NaN (the second operand), as the scalar clamp does
+            const __m256i q = _mm256_cvttps_epi32(_mm256_min_ps(_mm256_max_ps(_mm256_add_ps(r, zp), lo), hi));
+            const __m128i w16 = _mm_packus_epi32(_mm256_castsi256_si128(q), _mm256_extracti128_si256(q, 1));
+            const __m128i b8 = _mm_packus_epi16(w16, w16);  // 8 bytes in the low half
+            if (col_stride == 1) {
+                _mm_storel_epi64(reinterpret_cast<__m128i*>(o + n), b8);
+            } else {
+                alignas(16) uint8_t bytes[16];
+                _mm_store_si128(reinterpret_cast<__m128i*>(bytes), b8);
+                for (int j = 0; j < 8; ++j) o[(n + j) * col_stride] = bytes[j];
+            }
+        }
+        for (int64_t n = cols8; n < cols; ++n)
+            o[n * col_stride] = requantize_u8(a[n], bias_over_scale[n], multiplier[n], out_zp, relu);
     }
 }
 

@@ -593,6 +593,11 @@ def max_pool2d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode
     """Max over each window; ``stride`` defaults to ``kernel_size``. With ``return_indices``
     also the flat position (ih * W + iw) of each maximum."""
     if getattr(input, "__minitorch_quantized__", False):  # a quantized tensor: pools its values, same qparams
+        if not return_indices and input._pools_integers():  # max commutes with q -> (q - zp) * scale
+            k = _pair(kernel_size, "kernel_size", "max_pool2d")
+            s = k if stride is None or stride == [] else _pair(stride, "stride", "max_pool2d")
+            return input._max_pool2d(k, s, _pair(padding, "padding", "max_pool2d"),
+                                     _pair(dilation, "dilation", "max_pool2d"), ceil_mode)
         return input._float_op("max_pool2d", lambda x: max_pool2d(x, kernel_size, stride, padding, dilation,
                                                                     ceil_mode, return_indices))
     x, unbatched = _batched(input, 4, "max_pool2d")

@@ -73,19 +73,47 @@ def _gemm(xq: Tensor, x_zp: int, wq: Tensor, w_zp: Tensor) -> Tensor:
     return qgemm_reference(xq, x_zp, wq, w_zp)
 
 
+# Below this many rows the GEMM reads the int8 weight as it is (a GEMV: cpu/qgemm.cpp widens it in
+# registers); from here on the CPU multiplies by the weight prepacked once (_prepacked).
+_PACKED_MIN_ROWS = 8
+
+
+def _prepacked(qw: QTensor, w_zp: Tensor):
+    """qw's weight packed for ``_C._qgemm_packed`` (int16 column panels, zero points subtracted),
+    or None where that path does not apply (CUDA, few rows are decided by the caller). Packed on
+    the first call and kept on qw, as PyTorch's quantized modules keep a packed weight: a module
+    that gets new weights (``set_weight_bias``, ``load_state_dict``, ``.to()``) holds a new QTensor,
+    packed again on its first call; and a QTensor whose integers are replaced (``relu_``) is
+    repacked. The integers are not expected to change in place, as in PyTorch."""
+    if qw.is_cuda or not hasattr(_C, "_qgemm_packed"):
+        return None
+    cache = qw.__dict__.get("_packed_weight")
+    if cache is None or cache[0] is not qw._data:
+        cache = (qw._data, _C._qpack_weight(qw._data, w_zp))
+        qw.__dict__["_packed_weight"] = cache
+    return cache[1]
+
+
 def _gemm_requant(xq: Tensor, x_zp: int, wq: Tensor, w_zp: Tensor, bias, act_times_w: Tensor, out_scale: float,
-                  out_zp: int, relu: bool) -> Tensor:
+                  out_zp: int, relu: bool, packed=None) -> Tensor:
     """uint8 (M, N): the GEMM with the requantization fused in (one kernel, no int32 tensor)."""
     dev = xq.device
+    if packed is not None:
+        return _C._qgemm_packed(xq, int(x_zp), packed, wq.shape[0], w_zp, bias, act_times_w, _C.dtype.uint8,
+                                float(out_scale), int(out_zp), bool(relu))
     if hasattr(_C, "_qlinear"):
         return _C._qlinear(xq, int(x_zp), wq, w_zp.to(dev), None if bias is None else bias.to(dev),
                            act_times_w.to(dev), float(out_scale), int(out_zp), bool(relu))
     return requantize_reference(qgemm_reference(xq, x_zp, wq, w_zp), bias, act_times_w, out_scale, out_zp, relu)
 
 
-def _gemm_dequant(xq: Tensor, x_zp: int, wq: Tensor, w_zp: Tensor, bias, act_times_w: Tensor, relu: bool) -> Tensor:
+def _gemm_dequant(xq: Tensor, x_zp: int, wq: Tensor, w_zp: Tensor, bias, act_times_w: Tensor, relu: bool,
+                  packed=None) -> Tensor:
     """float32 (M, N): the GEMM scaled back to reals (+ bias), fused."""
     dev = xq.device
+    if packed is not None:
+        return _C._qgemm_packed(xq, int(x_zp), packed, wq.shape[0], w_zp, bias, act_times_w, _f32, 1.0, 0,
+                                bool(relu))
     if hasattr(_C, "_qlinear_dynamic"):
         return _C._qlinear_dynamic(xq, int(x_zp), wq, w_zp.to(dev), None if bias is None else bias.to(dev),
                                    act_times_w.to(dev), bool(relu))
@@ -142,7 +170,8 @@ def _linear(qx, qw, bias, out_scale, out_zero_point, relu: bool, op: str) -> QTe
     lead = tuple(qx.shape[:-1])
     x2 = qx._data.reshape(-1, k)
     act_times_w = w_scale * float(_f32_of(qx.q_scale()))  # float32, as fbgemm's act_times_w_scale
-    y = _gemm_requant(x2, qx.q_zero_point(), qw._data, w_zp, _bias_arg(bias, n, op), act_times_w, s, z, relu)
+    packed = _prepacked(qw, w_zp) if x2.shape[0] >= _PACKED_MIN_ROWS else None
+    y = _gemm_requant(x2, qx.q_zero_point(), qw._data, w_zp, _bias_arg(bias, n, op), act_times_w, s, z, relu, packed)
     return QTensor(y.reshape(*lead, n), quint8, per_tensor_affine, s, z)
 
 
@@ -173,8 +202,10 @@ def _linear_dynamic(x, qw, bias, reduce_range: bool, relu: bool, op: str) -> Ten
     qx = quantize_per_tensor_dynamic(x.to(_f32), quint8, reduce_range)
     w_scale, w_zp = _weight_qparams(qw, n)
     lead = tuple(x.shape[:-1])
-    y = _gemm_dequant(qx._data.reshape(-1, k), qx.q_zero_point(), qw._data, w_zp, _bias_arg(bias, n, op),
-                      w_scale * float(_f32_of(qx.q_scale())), relu)
+    x2 = qx._data.reshape(-1, k)
+    packed = _prepacked(qw, w_zp) if x2.shape[0] >= _PACKED_MIN_ROWS else None
+    y = _gemm_dequant(x2, qx.q_zero_point(), qw._data, w_zp, _bias_arg(bias, n, op),
+                      w_scale * float(_f32_of(qx.q_scale())), relu, packed)
     return y.reshape(*lead, n).to(out_dtype)
 
 
@@ -201,8 +232,6 @@ def _pair(v, what: str, op: str) -> tuple[int, int]:
 
 
 def _conv2d(qx, qw, bias, stride, padding, dilation, groups, out_scale, out_zero_point, relu, op) -> QTensor:
-    from ..nn import functional as F
-
     qx, qw = _check_act(qx, op), _check_weight(qw, op, 4)
     if qx.dim() != 4:
         raise RuntimeError(f"quantized::{op}: expected a 4-D (N, C, H, W) input, got shape {tuple(qx.shape)}")
@@ -218,16 +247,33 @@ def _conv2d(qx, qw, bias, stride, padding, dilation, groups, out_scale, out_zero
     if oh <= 0 or ow <= 0:
         raise RuntimeError(f"quantized::{op}: the kernel {(kh, kw)} (dilated) is larger than the padded input "
                            f"{(h + 2 * padding[0], w + 2 * padding[1])}")
+    x_zp = qx.q_zero_point()
+    w_scale, w_zp = _weight_qparams(qw, o)
+    act_times_w = w_scale * float(_f32_of(qx.q_scale()))
+    b = _bias_arg(bias, o, op)
+    if not qx.is_cuda and hasattr(_C, "_qconv2d"):  # the CPU kernel: im2col fused into the GEMM, NCHW out
+        y = _C._qconv2d(qx._data, int(x_zp), qw._data, w_zp, b, act_times_w, stride, padding, dilation, groups,
+                        s, z, relu)
+        return QTensor(y, quint8, per_tensor_affine, s, z)
+    return _conv2d_im2col(qx, qw, b, stride, padding, dilation, groups, s, z, relu, oh, ow, w_scale, w_zp,
+                          act_times_w)
+
+
+def _conv2d_im2col(qx, qw, b, stride, padding, dilation, groups, s, z, relu, oh, ow, w_scale, w_zp,
+                   act_times_w) -> QTensor:
+    """The convolution from ordinary ops (other devices, and the reference the tests hold the CPU
+    kernel to): an unfold of the integers, then one GEMM per group, then back to NCHW."""
+    from ..nn import functional as F
+
+    nb = qx.shape[0]
+    o, cg, kh, kw = qw.shape
+    x_zp = qx.q_zero_point()
     # im2col of the integers: (q - zp) is exact in float32 and the unfold pads with zeros, i.e.
     # with the zero point (real 0) once zp is added back.
-    x_zp = qx.q_zero_point()
     centred = (qx._data.to(_C.dtype.int32) - x_zp).to(_f32)
     cols = F.unfold(centred, (kh, kw), dilation=dilation, padding=padding, stride=stride)  # (N, C*kh*kw, L)
     L = cols.shape[-1]
     cols_q = (cols + x_zp).to(_C.dtype.uint8)                                             # back to uint8
-    w_scale, w_zp = _weight_qparams(qw, o)
-    act_times_w = w_scale * float(_f32_of(qx.q_scale()))
-    b = _bias_arg(bias, o, op)
     og, kg = o // groups, cg * kh * kw
     w2 = qw._data.reshape(o, kg)
     outs = []
