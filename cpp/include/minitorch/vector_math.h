@@ -18,4 +18,7 @@ void vector_map(UnaryOp op, T* out, const T* in, int64_t n);
 // PyTorch's torch.backends.cpu.get_cpu_capability() names it.
 const char* cpu_capability();
 
+// True where cpu_capability() is "AVX2": the *_avx2.cpp copies of the loops may run.
+bool cpu_has_avx2();
+
 }  // namespace minitorch::cpu

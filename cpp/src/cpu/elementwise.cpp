@@ -8,10 +8,45 @@
 #include "minitorch/elementwise_math.h"
 #include "minitorch/strided_loop.h"
 #include "minitorch/vector_math.h"
+#include "zip_loops.h"
 
 namespace minitorch::cpu {
 
+#if defined(__x86_64__)
+// In elementwise_avx2.cpp (compiled with -mavx2): zip_loops.h's loops on 32-byte vectors.
+void arith_avx2_f32(int op, int layout, float* out, const float* a, const float* b, int64_t n);
+void arith_avx2_f64(int op, int layout, double* out, const double* a, const double* b, int64_t n);
+void cheap_map_avx2_f32(int op, float* out, const float* x, int64_t n);
+void cheap_map_avx2_f64(int op, double* out, const double* x, int64_t n);
+#endif
+
 namespace {
+
+// ---- the cheapest ops on contiguous float/double: zip_loops.h, on AVX2 where the CPU has it ----
+
+template <class T>
+void arith_run(Arith op, ZipLayout layout, T* out, const T* a, const T* b, int64_t n)
+{
+#if defined(__x86_64__)
+    if (cpu_has_avx2()) {
+        if constexpr (std::is_same_v<T, float>) return arith_avx2_f32(int(op), int(layout), out, a, b, n);
+        else return arith_avx2_f64(int(op), int(layout), out, a, b, n);
+    }
+#endif
+    arith_contiguous<T, 16 / sizeof(T)>(op, layout, out, a, b, n);
+}
+
+template <class T>
+void cheap_map_run(CheapMap op, T* out, const T* x, int64_t n)
+{
+#if defined(__x86_64__)
+    if (cpu_has_avx2()) {
+        if constexpr (std::is_same_v<T, float>) return cheap_map_avx2_f32(int(op), out, x, n);
+        else return cheap_map_avx2_f64(int(op), out, x, n);
+    }
+#endif
+    cheap_map_contiguous<T, 16 / sizeof(T)>(op, out, x, n);
+}
 
 // One instantiation per (op, type) so the inner loop has no switch in it. O is the
 // output's element type: T itself, or bool for isnan and friends.
@@ -57,6 +92,19 @@ void run_vector(UnaryOp op, const StridedPlan<2>& plan)
             for (int64_t i = 0; i < m; ++i) *reinterpret_cast<T*>(p[0] + (i0 + i) * s[0]) = buf[i];
         }
     }, kGrainSize);
+}
+
+// Relu, neg, abs of float/double: contiguous runs through zip_loops.h, others element by
+// element with the same formula (elementwise_math.h).
+template <class T, UnaryOp Op, CheapMap C>
+void run_cheap_map(const StridedPlan<2>& plan)
+{
+    plan.run([](const std::array<char*, 2>& p, const std::array<int64_t, 2>& s, int64_t n) {
+        if (s[0] == sizeof(T) && s[1] == sizeof(T))
+            return cheap_map_run<T>(C, reinterpret_cast<T*>(p[0]), reinterpret_cast<const T*>(p[1]), n);
+        for (int64_t i = 0; i < n; ++i)
+            *reinterpret_cast<T*>(p[0] + i * s[0]) = unary_op(Op, *reinterpret_cast<const T*>(p[1] + i * s[1]));
+    }, kMemoryBoundGrain);
 }
 
 // Ops that cost about a memory access per element (no libm call).
@@ -206,6 +254,14 @@ void map(UnaryOp op, const Tensor& out, const Tensor& in)
         using T = typename decltype(tag)::type;
         if (out->dtype == DType::Bool && in->dtype != DType::Bool)
             return run_map<bool, T>(plan, [op](T x) { return unary_op(op, x); }, kMemoryBoundGrain);
+        if constexpr (std::is_same_v<T, float> || std::is_same_v<T, double>) {
+            if (out->dtype == in->dtype) switch (op) {
+                case UnaryOp::Relu: return run_cheap_map<T, UnaryOp::Relu, CheapMap::Relu>(plan);
+                case UnaryOp::Neg: return run_cheap_map<T, UnaryOp::Neg, CheapMap::Neg>(plan);
+                case UnaryOp::Abs: return run_cheap_map<T, UnaryOp::Abs, CheapMap::Abs>(plan);
+                default: break;
+            }
+        }
         if constexpr (std::is_floating_point_v<T>) {
             if (out->dtype == in->dtype && has_vector_map<T>(op)) return run_vector<T>(op, plan);
             if (out->dtype == in->dtype && has_vector_activation<T>(op))
@@ -253,6 +309,25 @@ void run_zip(const StridedPlan<3>& plan, F f, int64_t grain = kGrainSize)
     }, grain);
 }
 
+// + - * / of float/double: contiguous runs (or one side a broadcast value) through
+// zip_loops.h, other layouts element by element with elementwise_math.h's formula.
+template <class T, BinaryOp Op, Arith A>
+void run_arith(const StridedPlan<3>& plan)
+{
+    plan.run([](const std::array<char*, 3>& p, const std::array<int64_t, 3>& s, int64_t n) {
+        T* out = reinterpret_cast<T*>(p[0]);
+        const T* a = reinterpret_cast<const T*>(p[1]);
+        const T* b = reinterpret_cast<const T*>(p[2]);
+        constexpr int64_t e = sizeof(T);
+        if (s[0] == e && s[1] == e && s[2] == e) return arith_run<T>(A, ZipLayout::Arrays, out, a, b, n);
+        if (s[0] == e && s[1] == e && s[2] == 0) return arith_run<T>(A, ZipLayout::ScalarRight, out, a, b, n);
+        if (s[0] == e && s[1] == 0 && s[2] == e) return arith_run<T>(A, ZipLayout::ScalarLeft, out, a, b, n);
+        for (int64_t i = 0; i < n; ++i)
+            *reinterpret_cast<T*>(p[0] + i * s[0]) =
+                binary_op(Op, *reinterpret_cast<const T*>(p[1] + i * s[1]), *reinterpret_cast<const T*>(p[2] + i * s[2]));
+    }, kMemoryBoundGrain);
+}
+
 // Arithmetic that costs about a memory access per element (integer division does not).
 template <class T>
 constexpr bool memory_bound(BinaryOp op)
@@ -276,6 +351,15 @@ void zip(BinaryOp op, const Tensor& out, const Tensor& a, const Tensor& b)
             const UnaryOp act = activation_of(op);
             if (out->dtype == a->dtype && has_vector_activation<T>(act))
                 return run_activation<T>(act, plan, [op](T g, T x) { return binary_op(op, g, x); });
+        }
+        if constexpr (std::is_same_v<T, float> || std::is_same_v<T, double>) {
+            if (out->dtype == a->dtype) switch (op) {
+                case BinaryOp::Add: return run_arith<T, BinaryOp::Add, Arith::Add>(plan);
+                case BinaryOp::Sub: return run_arith<T, BinaryOp::Sub, Arith::Sub>(plan);
+                case BinaryOp::Mul: return run_arith<T, BinaryOp::Mul, Arith::Mul>(plan);
+                case BinaryOp::Div: return run_arith<T, BinaryOp::Div, Arith::Div>(plan);
+                default: break;
+            }
         }
         if (out->dtype == a->dtype) {
             // Every op its own loop (the op a compile-time constant, no switch per element,

@@ -32,21 +32,13 @@ void sum_strip_avx2_f32(const float* x, int64_t R, int64_t inner, int64_t n, flo
 
 namespace {
 
-#if defined(__x86_64__)
-bool use_avx2()
-{
-    static const bool yes = std::string(cpu_capability()) == "AVX2";
-    return yes;
-}
-#endif
-
 // The float loops where the CPU has AVX2, else reduce_loops.h's as compiled here.
 template <int S, class T>
 void block_sums(const T* const* x, int64_t n, typename Acc<T>::type* out)
 {
 #if defined(__x86_64__)
     if constexpr (std::is_same_v<T, float>)
-        if (use_avx2()) return sum_blocks_avx2_f32(x, S, n, out);
+        if (cpu_has_avx2()) return sum_blocks_avx2_f32(x, S, n, out);
 #endif
     sum_blocks<S>(x, n, out);
 }
@@ -56,7 +48,7 @@ void strip_sums(const T* x, int64_t R, int64_t inner, int64_t n, T* out)
 {
 #if defined(__x86_64__)
     if constexpr (std::is_same_v<T, float>)
-        if (use_avx2()) return sum_strip_avx2_f32(x, R, inner, n, out);
+        if (cpu_has_avx2()) return sum_strip_avx2_f32(x, R, inner, n, out);
 #endif
     sum_strip(x, R, inner, n, out);
 }

@@ -167,6 +167,8 @@ template <>
 void vector_map<double>(UnaryOp, double*, const double*, int64_t) {}
 #endif
 
+bool cpu_has_avx2() { return table().isa == Isa::Avx2; }
+
 const char* cpu_capability()
 {
     switch (table().isa) {
