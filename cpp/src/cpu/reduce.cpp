@@ -79,21 +79,32 @@ typename Acc<T>::type sum_block(const T* x, int64_t n)
     return out;
 }
 
-// part[b] = the sum of block b of a row of n values, for b in [b0, b1). Full blocks go in
-// pairs from the two halves of the range (two streams, see sum_blocks).
+// The sums of `count` runs of n values each (run k starts at start(k)), handed to
+// put(k, sum). Runs go in pairs, k beside k + count / 2: two streams of loads (see
+// sum_blocks), with the same bits as one at a time. An odd last run goes alone.
+template <class T, class Start, class Put>
+void sum_runs_in_pairs(int64_t count, int64_t n, Start start, Put put)
+{
+    const int64_t half = count / 2;
+    for (int64_t k = 0; k < half; ++k) {
+        const T* pair[2] = {start(k), start(k + half)};
+        typename Acc<T>::type sums[2];
+        block_sums<2>(pair, n, sums);
+        put(k, sums[0]);
+        put(k + half, sums[1]);
+    }
+    if (count % 2) put(count - 1, sum_block(start(count - 1), n));
+}
+
+// part[b] = the sum of block b of a row of n values, for b in [b0, b1): the full blocks in
+// pairs, then the short last block if it is in the range.
 template <class T>
 void sum_block_range(const T* row, int64_t n, int64_t b0, int64_t b1, typename Acc<T>::type* part)
 {
-    const int64_t full_end = std::min(b1, n / kBlock);  // blocks before it hold kBlock values
-    const int64_t half = std::max<int64_t>(0, full_end - b0) / 2;
-    for (int64_t k = 0; k < half; ++k) {
-        const T* pair[2] = {row + (b0 + k) * kBlock, row + (b0 + half + k) * kBlock};
-        typename Acc<T>::type sums[2];
-        block_sums<2>(pair, kBlock, sums);
-        part[b0 + k] = sums[0];
-        part[b0 + half + k] = sums[1];
-    }
-    for (int64_t b = b0 + 2 * half; b < b1; ++b) part[b] = sum_block(row + b * kBlock, std::min(kBlock, n - b * kBlock));
+    const int64_t full_end = std::max(b0, std::min(b1, n / kBlock));  // blocks before it hold kBlock values
+    sum_runs_in_pairs<T>(full_end - b0, kBlock, [&](int64_t k) { return row + (b0 + k) * kBlock; },
+                         [&](int64_t k, typename Acc<T>::type v) { part[b0 + k] = v; });
+    for (int64_t b = full_end; b < b1; ++b) part[b] = sum_block(row + b * kBlock, std::min(kBlock, n - b * kBlock));
 }
 
 // The best value of one contiguous block and the first place it is found: NaN beats
@@ -268,19 +279,9 @@ void reduce(ReduceOp op, const Tensor& values, const Tensor& indices, const Tens
         const int64_t grain = std::max<int64_t>(1, kReduceGrain / R);
         if (inner == 1) {  // one contiguous row per output (no index arithmetic per output)
             parallel_for(outer, grain, [&](int64_t j0, int64_t j1) {
-                if (op == ReduceOp::Sum && R <= kBlock) {
-                    // Each row is one block: rows go in pairs from the two halves of the
-                    // range, two memory streams as in sum_block_range (same bits as alone).
-                    using A = typename Acc<T>::type;
-                    const int64_t half = (j1 - j0) / 2;
-                    for (int64_t k = j0; k < j0 + half; ++k) {
-                        const T* pair[2] = {x + k * R, x + (k + half) * R};
-                        A sums[2];
-                        block_sums<2>(pair, R, sums);
-                        val[k] = static_cast<T>(sums[0]);
-                        val[k + half] = static_cast<T>(sums[1]);
-                    }
-                    if ((j1 - j0) % 2) val[j1 - 1] = sum_row(x + (j1 - 1) * R, R, false);
+                if (op == ReduceOp::Sum && R <= kBlock) {  // each row is one block
+                    sum_runs_in_pairs<T>(j1 - j0, R, [&](int64_t k) { return x + (j0 + k) * R; },
+                                         [&](int64_t k, typename Acc<T>::type v) { val[j0 + k] = static_cast<T>(v); });
                 } else if (op == ReduceOp::Sum)
                     for (int64_t j = j0; j < j1; ++j) val[j] = sum_row(x + j * R, R, false);
                 else
