@@ -96,6 +96,30 @@ MT_UNROLL
         for (int c = 0; c < C; ++c) a[r][c] = 0.f;
 }
 
+// A warp's row held in registers: lane owns columns lane, lane + 32, ... (acc[c] is column
+// lane + 32c). acc += sum over the tile's staged rows j of w_j * rows[j], where lane j holds
+// w_j (a softmax weight, or dS): each w_j reaches every lane by a shuffle.
+template <int pitch>
+__device__ __forceinline__ void add_weighted_rows(float (&acc)[kChunks], float w, const float (*rows)[pitch], int width,
+                                                  int lane)
+{
+    for (int j = 0; j < kTile; ++j) {
+        const float wj = __shfl_sync(kFullMask, w, j);
+MT_UNROLL
+        for (int c = 0; c < kChunks; ++c)
+            if (lane + c * kWarp < width) acc[c] += wj * rows[j][lane + c * kWarp];
+    }
+}
+
+// Such a row written out: dst[lane + 32c] = T(finish(acc[c])) for the columns below width.
+template <class T, class F>
+__device__ __forceinline__ void store_row(T* dst, const float (&acc)[kChunks], int width, int lane, F finish)
+{
+MT_UNROLL
+    for (int c = 0; c < kChunks; ++c)
+        if (lane + c * kWarp < width) dst[lane + c * kWarp] = T(finish(acc[c]));
+}
+
 // The end of the keys that query rows before row_end see: all S, or, causal, the keys
 // before row_end (the tiles past the block's diagonal are skipped).
 __device__ __forceinline__ int64_t keys_end(int64_t S, int64_t row_end, bool causal)
@@ -144,21 +168,15 @@ MT_UNROLL
                 m[r] = m_new;
 MT_UNROLL
                 for (int c = 0; c < kChunks; ++c) o[r][c] *= alpha;
-                for (int j = 0; j < kTile; ++j) {
-                    const float pj = __shfl_sync(kFullMask, p, j);
-MT_UNROLL
-                    for (int c = 0; c < kChunks; ++c)
-                        if (lane + c * kWarp < Ev) o[r][c] += pj * v_s[j][lane + c * kWarp];
-                }
+                add_weighted_rows(o[r], p, v_s, Ev, lane);
             }
         }
 MT_UNROLL
         for (int r = 0; r < kFwdRowsPerWarp; ++r) {
             const int64_t i = q0 + warp * kFwdRowsPerWarp + r;
             if (i >= L) continue;
-MT_UNROLL
-            for (int c = 0; c < kChunks; ++c)  // l = 0 (every key masked): NaN, as the composed formula
-                if (lane + c * kWarp < Ev) out[(b * L + i) * Ev + lane + c * kWarp] = T(o[r][c] / l[r]);
+            // l = 0 (every key masked): NaN, as the composed formula
+            store_row(out + (b * L + i) * Ev, o[r], Ev, lane, [&](float x) { return x / l[r]; });
             if (lane == 0) lse[b * L + i] = m[r] + logf(l[r]);
         }
     }
@@ -228,27 +246,16 @@ MT_UNROLL
                     for (int d = 0; d < Ev; ++d) dp += g_s[lane][d] * v_s[row][d];
                     ds = p * (dp - delta_s[lane]);
                 }
-                for (int x = 0; x < kTile; ++x) {
-                    const float px = __shfl_sync(kFullMask, p, x), dsx = __shfl_sync(kFullMask, ds, x);
-MT_UNROLL
-                    for (int c = 0; c < kChunks; ++c) {
-                        const int d = lane + c * kWarp;
-                        if (d < Ev) dv[r][c] += px * g_s[x][d];
-                        if (d < E) dk[r][c] += dsx * q_s[x][d];
-                    }
-                }
+                add_weighted_rows(dv[r], p, g_s, Ev, lane);
+                add_weighted_rows(dk[r], ds, q_s, E, lane);
             }
         }
 MT_UNROLL
         for (int r = 0; r < kBwdRowsPerWarp; ++r) {
             const int64_t j = j0 + warp * kBwdRowsPerWarp + r;
             if (j >= S) continue;
-MT_UNROLL
-            for (int c = 0; c < kChunks; ++c) {
-                const int d = lane + c * kWarp;
-                if (d < Ev) grad_v[(b * S + j) * Ev + d] = T(dv[r][c]);
-                if (d < E) grad_k[(b * S + j) * E + d] = T(dk[r][c] * scale);
-            }
+            store_row(grad_v + (b * S + j) * Ev, dv[r], Ev, lane, [](float x) { return x; });
+            store_row(grad_k + (b * S + j) * E, dk[r], E, lane, [&](float x) { return x * scale; });
         }
     }
 }
@@ -298,21 +305,14 @@ MT_UNROLL
                     for (int d = 0; d < Ev; ++d) dp += g_s[row][d] * v_s[lane][d];
                     ds = __expf(s - row_lse[r]) * (dp - row_delta[r]);
                 }
-                for (int j = 0; j < kTile; ++j) {
-                    const float dsj = __shfl_sync(kFullMask, ds, j);
-MT_UNROLL
-                    for (int c = 0; c < kChunks; ++c)
-                        if (lane + c * kWarp < E) dq[r][c] += dsj * k_s[j][lane + c * kWarp];
-                }
+                add_weighted_rows(dq[r], ds, k_s, E, lane);
             }
         }
 MT_UNROLL
         for (int r = 0; r < kBwdRowsPerWarp; ++r) {
             const int64_t i = i0 + warp * kBwdRowsPerWarp + r;
             if (i >= L) continue;
-MT_UNROLL
-            for (int c = 0; c < kChunks; ++c)
-                if (lane + c * kWarp < E) grad_q[(b * L + i) * E + lane + c * kWarp] = T(dq[r][c] * scale);
+            store_row(grad_q + (b * L + i) * E, dq[r], E, lane, [&](float x) { return x * scale; });
         }
     }
 }
