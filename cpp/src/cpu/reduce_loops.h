@@ -25,8 +25,9 @@ constexpr int64_t kBlock = 2048;
 // Block sums. A block's values go round-robin into L running sums (independent chains the
 // compiler keeps in SIMD registers), which are then added in a fixed tree order. Floats
 // use 32 float lanes (four AVX2 / eight SSE registers, no conversion in the loop: as fast
-// as memory delivers) combined in double: each float partial sum holds only kBlock / 32
-// values, so the block keeps nearly double's accuracy. A short row (fewer than
+// as memory delivers), folded to 8 in float and then combined in double: each float
+// partial sum holds at most kBlock / 8 values, so the block keeps nearly double's
+// accuracy. A short row (fewer than
 // kShortRow values) uses 8 lanes: its sum costs about as much as combining 32 lanes
 // would, and sum(1) of a (4096, 64) tensor is 4096 such rows. The lane count depends on
 // the row's length alone, so a row's bits never depend on the thread count.
@@ -75,9 +76,17 @@ void sum_blocks_in(const T* const* x, int64_t n, typename Acc<T>::type* out)
         for (int s = 0; s < S; ++s)
             for (int k = 0; k < 8; ++k) lanes[s][k] += x[s][i + k];
     for (int s = 0; s < S; ++s) {
-        A tree[L];
-        for (int k = 0; k < L; ++k) tree[k] = static_cast<A>(lanes[s][k]);
-        fold<L / 2>(tree);
+        // Float lanes are first folded to 8 in float (two vector adds on AVX2), each then
+        // holding at most kBlock / 8 values, and the 8 are combined in double.
+        static_assert(L == 8 || L == 32);
+        constexpr int W = 8;
+        if constexpr (L == 32) {
+            for (int k = 0; k < 16; ++k) lanes[s][k] += lanes[s][k + 16];
+            for (int k = 0; k < 8; ++k) lanes[s][k] += lanes[s][k + 8];
+        }
+        A tree[W];
+        for (int k = 0; k < W; ++k) tree[k] = static_cast<A>(lanes[s][k]);
+        fold<W / 2>(tree);
         A acc = tree[0];
         for (int64_t j = body; j < n; ++j) acc += x[s][j];
         out[s] = acc;
