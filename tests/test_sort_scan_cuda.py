@@ -1,0 +1,118 @@
+"""The CUDA sort and scan kernels on every path, against the CPU's answers.
+
+sort (cuda/sort.cu): lines of up to 4096 values are sorted by one block in shared memory
+(a bitonic network, padded to a power of two, ordering by (value, place) so the result is
+the stable sort); longer lines by the rank sort. cumsum / cumprod (cuda/scan.cu):
+contiguous lines by a warp each, 32 values per step (a shuffle scan plus a carry); lines
+along a strided dim by a thread each. Lengths are chosen at the edges of those paths: a
+power of two, one past it, 4096 and 4097, a chunk of 32 and one past it.
+"""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import minitorch
+from conftest import CUDA_SKIP_REASON
+from minitorch.profiler import ProfilerActivity, profile
+
+cuda_only = pytest.mark.skipif(not minitorch.cuda.is_available(), reason=CUDA_SKIP_REASON)
+pytestmark = cuda_only
+
+
+def _lines(dtype, shape, rng, ties: bool):
+    if dtype == np.bool_:
+        return rng.integers(0, 2, size=shape).astype(np.bool_)
+    if np.issubdtype(dtype, np.integer):
+        return rng.integers(-5 if ties else -10**6, 5 if ties else 10**6, size=shape).astype(dtype)
+    x = rng.standard_normal(shape).astype(dtype)
+    if ties:
+        x = np.round(x * 2) / 2  # many equal values: stability shows
+    flat = x.reshape(-1)
+    if flat.size > 3:
+        flat[:: max(flat.size // 5, 1)] = np.nan
+        flat[1] = -0.0
+        flat[2] = np.inf
+    return x
+
+
+@pytest.mark.parametrize("length", [1, 2, 3, 31, 64, 65, 1000, 4096, 4097])
+@pytest.mark.parametrize("dtype", [np.float32, np.float64, np.int64, np.int32, np.uint8, np.bool_])
+@pytest.mark.parametrize("descending", [False, True])
+def test_sort_matches_the_cpu_stable_sort(length, dtype, descending):
+    rng = np.random.default_rng(length)
+    rows = 3 if length < 4096 else 2
+    x = _lines(dtype, (rows, length), rng, ties=True)
+    cpu = minitorch.tensor(x)
+    want_v, want_i = cpu.sort(dim=1, descending=descending)
+    got_v, got_i = cpu.to("cuda").sort(dim=1, descending=descending)
+    np.testing.assert_array_equal(got_i.cpu().numpy(), want_i.numpy())
+    np.testing.assert_array_equal(got_v.cpu().numpy(), want_v.numpy())
+
+
+@pytest.mark.parametrize("shape,dim", [((4, 33, 5), 1), ((2, 3, 7), 0), ((6, 4097), 1), ((70, 2), 0), ((0, 5), 1),
+                                       ((5, 0), 1)])
+def test_sort_along_a_strided_dim_and_empty(shape, dim):
+    rng = np.random.default_rng(1)
+    x = _lines(np.float32, shape, rng, ties=True)
+    cpu = minitorch.tensor(x)
+    for descending in (False, True):
+        want_v, want_i = cpu.sort(dim=dim, descending=descending)
+        got_v, got_i = cpu.to("cuda").sort(dim=dim, descending=descending)
+        np.testing.assert_array_equal(got_i.cpu().numpy(), want_i.numpy())
+        np.testing.assert_array_equal(got_v.cpu().numpy(), want_v.numpy())
+
+
+def test_topk_and_argsort_ride_on_the_sort():
+    x = minitorch.tensor(np.random.default_rng(2).standard_normal((8, 500)).astype(np.float32))
+    v, i = x.to("cuda").topk(7, dim=1)
+    wv, wi = x.topk(7, dim=1)
+    np.testing.assert_array_equal(v.cpu().numpy(), wv.numpy())
+    np.testing.assert_array_equal(i.cpu().numpy(), wi.numpy())
+    np.testing.assert_array_equal(x.to("cuda").argsort(dim=1).cpu().numpy(), x.argsort(dim=1).numpy())
+
+
+def _kernels(fn) -> list:
+    with profile(activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA]) as prof:
+        fn()
+    return [k.name.split("<")[0] for e in prof.events() for k in e.kernels]
+
+
+def test_a_short_line_sort_is_one_bitonic_launch():
+    x = minitorch.randn(64, 1000, device="cuda")
+    names = _kernels(lambda: x.sort(dim=1))
+    assert names == ["bitonic_sort_kernel"], names
+    long = minitorch.randn(2, 5000, device="cuda")
+    assert _kernels(lambda: long.sort(dim=1)) == ["rank_sort_kernel"]
+
+
+@pytest.mark.parametrize("length", [1, 2, 31, 32, 33, 100, 1025])
+@pytest.mark.parametrize("dtype", [np.float32, np.float64, np.int64, np.int32])
+@pytest.mark.parametrize("op", ["cumsum", "cumprod"])
+def test_contiguous_scans_match_the_cpu(length, dtype, op):
+    rng = np.random.default_rng(length)
+    if np.issubdtype(dtype, np.integer):
+        x = rng.integers(-3, 4, size=(5, length)).astype(dtype)
+    else:
+        x = (rng.uniform(0.5, 1.5, size=(5, length)) * rng.choice([-1, 1], size=(5, length))).astype(dtype)
+    cpu = minitorch.tensor(x)
+    want = getattr(cpu, op)(1).numpy()
+    got = getattr(cpu.to("cuda"), op)(1).cpu().numpy()
+    if np.issubdtype(dtype, np.integer):
+        np.testing.assert_array_equal(got, want)
+    else:
+        np.testing.assert_allclose(got, want, rtol=1e-5 if dtype == np.float32 else 1e-12, atol=1e-6)
+
+
+def test_scan_paths_and_gradients():
+    rng = np.random.default_rng(3)
+    x = rng.standard_normal((6, 70, 3)).astype(np.float64)
+    for dim in (0, 1, 2, -1):
+        cpu = minitorch.tensor(x, requires_grad=True)
+        dev = minitorch.tensor(x, device="cuda", requires_grad=True)
+        cpu.cumsum(dim).pow(2).sum().backward()
+        dev.cumsum(dim).pow(2).sum().backward()
+        np.testing.assert_allclose(dev.grad.cpu().numpy(), cpu.grad.numpy(), rtol=1e-12, atol=1e-12)
+    x = minitorch.randn(64, 300, device="cuda")
+    assert _kernels(lambda: x.cumsum(1)) == ["warp_scan_kernel"]
+    assert _kernels(lambda: x.cumsum(0)) == ["scan_kernel"]
