@@ -110,6 +110,28 @@ def test_group_norm_matches_numpy(device, shape, groups, dtype):
     np.testing.assert_allclose(to_np(out), want.astype(dtype), **tol(dtype))
 
 
+@pytest.mark.skipif(not minitorch.cuda.is_available(), reason=CUDA_SKIP_REASON)
+def test_group_norm_is_the_fused_layer_norm_kernel_plus_the_affine():
+    from minitorch.profiler import ProfilerActivity, profile
+    x = minitorch.randn(4, 8, 5, 5, device="cuda", requires_grad=True)
+    gn = nn.GroupNorm(2, 8).to("cuda")
+    with profile(activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA]) as prof:
+        y = gn(x)
+    forward = [k.name for e in prof.events() for k in e.kernels]
+    # statistics and normalization in one kernel, then * weight and + bias
+    assert sum("layer_norm" in k for k in forward) == 1 and len(forward) == 3, forward
+    with profile(activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA]) as prof:
+        y.sum().backward()
+    backward = [k.name for e in prof.events() for k in e.kernels]
+    assert sum("layer_norm" in k for k in backward) >= 1 and len(backward) <= 10, backward
+
+
+@pytest.mark.parametrize("shape", [(0, 4, 3), (2, 4, 0)])
+def test_group_norm_of_empty_input(device, shape):
+    out = F.group_norm(minitorch.zeros(*shape, device=device), 2)
+    assert tuple(out.shape) == shape
+
+
 def test_gradcheck_group_norm(device):
     x, w, b = leaf((2, 4, 3), 6, device), leaf((4,), 7, device), leaf((4,), 8, device)
     assert gradcheck(lambda x, w, b: F.group_norm(x, 2, w, b), (x, w, b))
