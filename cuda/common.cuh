@@ -9,6 +9,7 @@
 
 #include "api.h"
 #include "emu/cuda_compat.h"
+#include "fast_divisor.cuh"
 #include "launch_profiler.cuh"  // MT_LAUNCH records launches for minitorch.profiler
 #include "minitorch/elementwise_math.h"
 #include "minitorch/error.h"
@@ -61,10 +62,25 @@ struct Strided {
     int64_t shape[kMaxDims];
     int64_t stride[N][kMaxDims];  // bytes
     char* base[N];
+    // The flat index becomes coordinates by dividing by each dim's size. A GPU has no
+    // integer divider, and a 64-bit `/` and `%` are long instruction sequences, paid per
+    // dim per element. So when every index fits in 31 bits, each size's division is a
+    // multiply-high and a shift (FastDivisor), set up once on the host (as PyTorch does).
+    bool small;                  // numel < 2^31: the 32-bit path below
+    FastDivisor size[kMaxDims];  // shape[d] as a FastDivisor (set when small)
 
     __device__ __forceinline__ void offsets(int64_t i, int64_t (&off)[N]) const
     {
         for (int k = 0; k < N; ++k) off[k] = 0;
+        if (small) {
+            uint32_t rest = uint32_t(i);
+            for (int d = ndim - 1; d >= 0; --d) {
+                const uint32_t q = size[d].div(rest), idx = rest - q * size[d].d;
+                rest = q;
+                for (int k = 0; k < N; ++k) off[k] += int64_t(idx) * stride[k][d];
+            }
+            return;
+        }
         for (int d = ndim - 1; d >= 0; --d) {
             const int64_t idx = i % shape[d];
             i /= shape[d];

@@ -19,6 +19,9 @@ Strided<N> make_strided(const std::array<const TensorImpl*, N>& ts)
         for (int k = 0; k < N; ++k) s.stride[k][d] = plan.strides[k][d];
     }
     for (int k = 0; k < N; ++k) s.base[k] = plan.base[k];
+    s.small = plan.numel < (int64_t(1) << 31);
+    if (s.small)
+        for (int d = 0; d < plan.ndim; ++d) s.size[d] = FastDivisor(uint32_t(plan.shape[d]));
     return s;
 }
 template Strided<1> make_strided<1>(const std::array<const TensorImpl*, 1>&);

@@ -1,0 +1,31 @@
+// fast_divisor.cuh — integer division by a number fixed for a whole launch, without a
+// divide instruction (a GPU has none: a 64-bit `/` or `%` is a long software sequence).
+// Strided<N> (common.cuh) divides each flat index by every dim's size this way.
+#pragma once
+#include <cstdint>
+
+#include "emu/cuda_compat.h"
+
+namespace minitorch::cuda {
+
+// Division by a number fixed for a whole launch, for n < 2^31, as a multiply-high and a
+// shift (Granlund and Montgomery's method): with s the smallest power such that 2^s >= d,
+// and m = floor(2^32 (2^s - d) / d) + 1 (it fits in 32 bits), n / d = (umulhi(n, m) + n) >> s.
+// n + umulhi(n, m) <= 2n stays below 2^32. d = 1 gives m = 1, s = 0: n itself.
+struct FastDivisor {
+    uint32_t d = 1, m = 1, s = 0;
+
+    FastDivisor() = default;
+    explicit FastDivisor(uint32_t divisor) : d(divisor < 1 ? 1 : divisor)
+    {
+        while ((uint64_t(1) << s) < d) ++s;
+        m = uint32_t(((uint64_t(1) << 32) * ((uint64_t(1) << s) - d)) / d + 1);
+    }
+    __host__ __device__ __forceinline__ uint32_t div(uint32_t n) const
+    {
+        const uint32_t hi = uint32_t((uint64_t(n) * m) >> 32);  // umulhi(n, m)
+        return (hi + n) >> s;
+    }
+};
+
+}  // namespace minitorch::cuda
