@@ -137,6 +137,9 @@ POOLS = [  # input shape, kernel, stride, padding, dilation, ceil_mode
     ((1, 2, 7, 9), 3, 2, 1, 1, True),
     ((2, 1, 10, 10), (3, 2), (2, 3), (1, 1), (2, 1), False),
     ((3, 5, 5), 2, 1, 0, 1, False),                 # unbatched (C, H, W)
+    ((2, 3, 6, 48), 2, None, 0, 1, False),          # rows of 24 outputs: 16 + 8 at a time (qpool.cpp)
+    ((1, 2, 5, 37), 2, None, 0, 1, False),          # rows of 18: 16, then one at a time; odd H and W
+    ((2, 2, 4, 30), 2, None, 0, 1, True),           # rows of 15 (8 + 7), ceil_mode
 ]
 
 
