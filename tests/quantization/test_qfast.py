@@ -299,7 +299,11 @@ def test_one_pass_quantize_matches_the_composed_ops(dtype):
     g = np.random.default_rng(8)
     scale, zp = 0.1, (37 if dtype == "quint8" else -5)
     vals = np.concatenate([g.standard_normal(500) * 20, (np.arange(-40, 40) + 0.5) * scale,  # ties
-                           [np.inf, -np.inf, 1e30, -1e30, 0.0, -0.0, 3e-39]]).astype(np.float32)
+                           [np.inf, -np.inf, 1e30, -1e30, 0.0, -0.0, 3e-39],
+                           # x / scale near 2^22, 2^23 and 1.5 * 2^23, where the rounding trick stops being exact
+                           np.array([4194303.5, 4194304.5, 8388607.5, 8388609.0, 12582912.0, 25165825.0]) * scale,
+                           np.array([-4194303.5, -4194304.5, -8388607.5, -12582913.0, -25165825.0]) * scale,
+                           ]).astype(np.float32)
     for x in (f(vals), f(vals[:581].reshape(-1, 7)[:, ::2].copy()).t(), f(vals.astype(np.float64))):
         q = minitorch.quantize_per_tensor(x, scale, zp, qd)
         inv = float(np.float32(1.0) / np.float32(scale))
