@@ -107,6 +107,19 @@ def test_direct_conv_matches_im2col_on_random_shapes(seed):
         np.testing.assert_array_equal(y.int_repr().numpy(), ref.int_repr().numpy())
 
 
+def test_direct_conv_split_between_threads_matches_im2col():
+    g = np.random.default_rng(9)
+    qx, qw = _qx(g, (32, 8, 20, 20), 50), _qw(g, (16, 8, 3, 3), per_channel=True)
+    before = minitorch.get_num_threads()
+    try:
+        minitorch.set_num_threads(2)  # rows of output split between two threads (when there are 2 cores)
+        y = Q.conv2d_relu(qx, qw, None, 1, 1, 1, 1, 0.05, 3)
+    finally:
+        minitorch.set_num_threads(before)
+    ref = _im2col(qx, qw, None, 1, 1, 1, 1, 0.05, 3, True)
+    np.testing.assert_array_equal(y.int_repr().numpy(), ref.int_repr().numpy())
+
+
 def test_fused_conv_reads_non_contiguous_input():
     g = np.random.default_rng(5)
     qx = _qx(g, (2, 3, 6, 6), 10)
