@@ -330,7 +330,8 @@ void qgemm(const Tensor& out, const Tensor& a_t, const Tensor& b_t, const QGemm&
 // The fast one never builds that matrix: each block of 64 output pixels unfolds its rows,
 // centred, straight into an int16 panel (L1-sized), multiplies it by the weight packed once per
 // call in column panels (qgemm_cols_avx2: no horizontal sums, which would dominate at
-// K = 9 or 72) and requantizes into NCHW.
+// K = 9 or 72) and requantizes into NCHW. Output rows of 8 pixels or more go to the direct
+// convolution instead (qconv_direct.cpp: output pixels on the vector lanes).
 
 namespace {
 
