@@ -75,6 +75,51 @@ def test_fused_conv_matches_im2col(case, per_channel, seven_bit):
         np.testing.assert_array_equal(y.int_repr().numpy(), ref.int_repr().numpy())
 
 
+def _random_conv(seed):
+    """A random convolution whose output rows are 8 pixels or wider (the direct loops,
+    cpu/qconv_direct.cpp) or, one case in four, narrower (the column panels)."""
+    g = np.random.default_rng(100 + seed)
+    groups = int(g.choice([1, 1, 2, 3]))
+    c, o = groups * int(g.integers(1, 4)), groups * int(g.integers(1, 7))
+    kh, kw = int(g.integers(1, 6)), int(g.integers(1, 6))
+    sh, sw = int(g.integers(1, 4)), int(g.integers(1, 4))
+    dh, dw = int(g.integers(1, 3)), int(g.integers(1, 3))
+    ph, pw = int(g.integers(0, 3)), int(g.integers(0, 3))
+    ow = int(g.integers(1, 8)) if seed % 4 == 3 else int(g.integers(8, 30))
+    w = max((ow - 1) * sw + dw * (kw - 1) + 1 - 2 * pw, 1)
+    h = max(dh * (kh - 1) + 1 - 2 * ph, 1) + int(g.integers(0, 9))
+    n = int(g.choice([1, 2, 3]))
+    return g, (n, c, h, w), (o, kh, kw), (sh, sw), (ph, pw), (dh, dw), groups
+
+
+@pytest.mark.parametrize("seed", range(16))
+def test_direct_conv_matches_im2col_on_random_shapes(seed):
+    g, xs, (o, kh, kw), stride, padding, dilation, groups = _random_conv(seed)
+    qx = _qx(g, xs, int(g.integers(0, 256)))
+    qw = _qw(g, (o, xs[1] // groups, kh, kw), per_channel=seed % 2 == 0)
+    bias = f(g.standard_normal(o).astype(np.float32)) if seed % 3 else None
+    out_zp = int(g.integers(0, 256))
+    for relu in (False, True):
+        op = Q.conv2d_relu if relu else Q.conv2d
+        y = op(qx, qw, bias, stride, padding, dilation, groups, 0.03, out_zp)
+        ref = _im2col(qx, qw, bias, stride, padding, dilation, groups, 0.03, out_zp, relu)
+        assert y.shape == ref.shape
+        np.testing.assert_array_equal(y.int_repr().numpy(), ref.int_repr().numpy())
+
+
+def test_direct_conv_split_between_threads_matches_im2col():
+    g = np.random.default_rng(9)
+    qx, qw = _qx(g, (32, 8, 20, 20), 50), _qw(g, (16, 8, 3, 3), per_channel=True)
+    before = minitorch.get_num_threads()
+    try:
+        minitorch.set_num_threads(2)  # rows of output split between two threads (when there are 2 cores)
+        y = Q.conv2d_relu(qx, qw, None, 1, 1, 1, 1, 0.05, 3)
+    finally:
+        minitorch.set_num_threads(before)
+    ref = _im2col(qx, qw, None, 1, 1, 1, 1, 0.05, 3, True)
+    np.testing.assert_array_equal(y.int_repr().numpy(), ref.int_repr().numpy())
+
+
 def test_fused_conv_reads_non_contiguous_input():
     g = np.random.default_rng(5)
     qx = _qx(g, (2, 3, 6, 6), 10)
@@ -105,6 +150,9 @@ POOLS = [  # input shape, kernel, stride, padding, dilation, ceil_mode
     ((1, 2, 7, 9), 3, 2, 1, 1, True),
     ((2, 1, 10, 10), (3, 2), (2, 3), (1, 1), (2, 1), False),
     ((3, 5, 5), 2, 1, 0, 1, False),                 # unbatched (C, H, W)
+    ((2, 3, 6, 48), 2, None, 0, 1, False),          # rows of 24 outputs: 16 + 8 at a time (qpool.cpp)
+    ((1, 2, 5, 37), 2, None, 0, 1, False),          # rows of 18: 16, then one at a time; odd H and W
+    ((2, 2, 4, 30), 2, None, 0, 1, True),           # rows of 15 (8 + 7), ceil_mode
 ]
 
 
@@ -130,16 +178,20 @@ def test_max_pool_with_indices_and_qint8_keep_the_float_path():
                                   .max(axis=(3, 5)))
 
 
-def test_fallback_conv_paths_agree():
+@pytest.mark.parametrize("x_shape,stride,dilation", [((2, 4, 7, 6), 1, 1),     # rows of 6: column panels
+                                                     ((2, 4, 9, 21), 1, 1),    # rows of 21: the direct loops
+                                                     ((1, 4, 12, 30), 2, 2)])  # direct, strided and dilated
+def test_fallback_conv_paths_agree(x_shape, stride, dilation):
     """MINITORCH_CPU_CAPABILITY=default (the readable kernel: an explicit unfold and the triple
-    loop) and sse (portable column panels) give the AVX2 kernel's integers."""
+    loop) and sse (portable column panels, or the direct loops one lane at a time) give the
+    AVX2 kernels' integers."""
     code = ("import numpy as np, minitorch as mt\n"
             "from minitorch.ops import quantized as Q\n"
             "g = np.random.default_rng(0)\n"
-            "qx = mt._make_per_tensor_quantized_tensor(mt.from_numpy(g.integers(0, 256, (2, 4, 7, 6)).astype(np.uint8)), 0.02, 99)\n"
+            f"qx = mt._make_per_tensor_quantized_tensor(mt.from_numpy(g.integers(0, 256, {x_shape}).astype(np.uint8)), 0.02, 99)\n"
             "qw = mt._make_per_channel_quantized_tensor(mt.from_numpy(g.integers(-128, 128, (10, 2, 3, 3)).astype(np.int8)),"
             " mt.from_numpy(g.uniform(0.001, 0.01, 10)), mt.from_numpy(g.integers(-3, 4, 10)), 0)\n"
-            "y = Q.conv2d(qx, qw, mt.ones(10), 1, 1, 1, 2, 0.05, 7).int_repr().numpy()\n"
+            f"y = Q.conv2d_relu(qx, qw, mt.ones(10), {stride}, 1, {dilation}, 2, 0.05, 7).int_repr().numpy()\n"
             "print(','.join(map(str, y.ravel().tolist())))\n")
     outs = {}
     for cap in ("default", "sse", None):
@@ -260,7 +312,11 @@ def test_one_pass_quantize_matches_the_composed_ops(dtype):
     g = np.random.default_rng(8)
     scale, zp = 0.1, (37 if dtype == "quint8" else -5)
     vals = np.concatenate([g.standard_normal(500) * 20, (np.arange(-40, 40) + 0.5) * scale,  # ties
-                           [np.inf, -np.inf, 1e30, -1e30, 0.0, -0.0, 3e-39]]).astype(np.float32)
+                           [np.inf, -np.inf, 1e30, -1e30, 0.0, -0.0, 3e-39],
+                           # x / scale near 2^22, 2^23 and 1.5 * 2^23, where the rounding trick stops being exact
+                           np.array([4194303.5, 4194304.5, 8388607.5, 8388609.0, 12582912.0, 25165825.0]) * scale,
+                           np.array([-4194303.5, -4194304.5, -8388607.5, -12582913.0, -25165825.0]) * scale,
+                           ]).astype(np.float32)
     for x in (f(vals), f(vals[:581].reshape(-1, 7)[:, ::2].copy()).t(), f(vals.astype(np.float64))):
         q = minitorch.quantize_per_tensor(x, scale, zp, qd)
         inv = float(np.float32(1.0) / np.float32(scale))

@@ -138,6 +138,10 @@ std::tuple<Tensor, Tensor> max_pool2d(const Tensor& x, std::array<int64_t, 2> ke
                                       std::array<int64_t, 2> padding, std::array<int64_t, 2> dilation, bool ceil_mode);
 Tensor avg_pool2d(const Tensor& x, std::array<int64_t, 2> kernel, std::array<int64_t, 2> stride,
                   std::array<int64_t, 2> padding, bool ceil_mode);
+// The checked geometry of a pooling window over x (N, C, H, W) of any dtype (ops/conv.cpp;
+// the float pools and the quantized max pool share it).
+Window2d pool_geometry(const char* op, const Tensor& x, std::array<int64_t, 2> k, std::array<int64_t, 2> stride,
+                       std::array<int64_t, 2> pad, std::array<int64_t, 2> dil, bool ceil_mode);
 
 // ---- fused neural-network ops (ops/nn.cpp) ----
 // y = x @ w^T + b; x (..., in), w (out, in), b (out,) or null.

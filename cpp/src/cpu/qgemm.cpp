@@ -50,6 +50,16 @@ void qgemv_avx2(const int16_t* a, const int8_t* b, const int32_t* b_zp, int32_t*
                 int64_t K, int64_t Kp, int64_t ldc);
 #endif
 
+void requant_constants(const QGemm& q, int64_t n0, int64_t N, float* bias_over_scale, float* multiplier)
+{
+    const float* bias = q.bias ? q.bias->data_as<float>() + n0 : nullptr;
+    const float* atw = q.act_times_w->data_as<float>() + n0;
+    for (int64_t n = 0; n < N; ++n) {
+        bias_over_scale[n] = bias ? bias[n] / atw[n] : 0.f;
+        multiplier[n] = atw[n] / q.out_scale;
+    }
+}
+
 namespace {
 
 // requantize_u8 of rows x cols sums (ldc apart) into out[i * row_stride + n * col_stride]; the
@@ -94,12 +104,9 @@ struct Epilogue {
           atw(q.act_times_w ? q.act_times_w->data_as<float>() + n0 : nullptr), out_zp(q.out_zp), relu(q.relu)
     {
         if (out_dtype != DType::UInt8) return;
-        bias_over_scale.assign(N, 0.f);
+        bias_over_scale.resize(N);
         multiplier.resize(N);
-        for (int64_t n = 0; n < N; ++n) {
-            if (bias) bias_over_scale[n] = bias[n] / atw[n];
-            multiplier[n] = atw[n] / q.out_scale;
-        }
+        requant_constants(q, n0, N, bias_over_scale.data(), multiplier.data());
     }
 
     // Writes rows [m0, m0 + rows) of out from their int32 sums (ldc apart).
@@ -200,6 +207,21 @@ T* scratch(size_t n)
     return buf.data();
 }
 
+// block(m0, rows) for each block of kRowsPerBlock rows of [0, M), the blocks split between
+// threads when there is enough work (work: multiply-adds per block).
+template <class F>
+void for_row_blocks(int64_t M, int64_t work, const F& block)
+{
+    const int64_t blocks = (M + kRowsPerBlock - 1) / kRowsPerBlock;
+    parallel_for(blocks, std::max<int64_t>(1, (int64_t(1) << 21) / std::max<int64_t>(work, 1)),
+                 [&](int64_t lo, int64_t hi) {
+                     for (int64_t blk = lo; blk < hi; ++blk) {
+                         const int64_t m0 = blk * kRowsPerBlock;
+                         block(m0, std::min(kRowsPerBlock, M - m0));
+                     }
+                 });
+}
+
 bool seven_bit(const uint8_t* a, int64_t n)
 {
     uint8_t any = 0;
@@ -222,25 +244,20 @@ void qgemm_u7(const uint8_t* a, const int8_t* b, const int32_t* b_zp, int32_t a_
         for (int64_t k = K; k < Kp; ++k) bp[n * Kp + k] = 0;
         col_corr[n] = int32_t(K) * a_zp * b_zp[n] - a_zp * sum;
     }
-    const int64_t blocks = (M + kRowsPerBlock - 1) / kRowsPerBlock;
-    const int64_t work = kRowsPerBlock * N * std::max<int64_t>(K, 1);
-    parallel_for(blocks, std::max<int64_t>(1, (int64_t(1) << 21) / work), [&](int64_t lo, int64_t hi) {
+    for_row_blocks(M, kRowsPerBlock * N * K, [&](int64_t m0, int64_t rows) {
         uint8_t* ap = scratch<uint8_t, 5>(kRowsPerBlock * Kp);
         int32_t* acc = scratch<int32_t, 1>(kRowsPerBlock * N);
-        for (int64_t blk = lo; blk < hi; ++blk) {
-            const int64_t m0 = blk * kRowsPerBlock, rows = std::min(kRowsPerBlock, M - m0);
-            int32_t row_sum[kRowsPerBlock];
-            for (int64_t i = 0; i < rows; ++i) {
-                int32_t sum = 0;
-                for (int64_t k = 0; k < K; ++k) sum += (ap[i * Kp + k] = a[(m0 + i) * K + k]);
-                for (int64_t k = K; k < Kp; ++k) ap[i * Kp + k] = 0;
-                row_sum[i] = sum;
-            }
-            qgemm_u7s8_avx2(ap, bp, acc, rows, N, Kp, N);
-            for (int64_t i = 0; i < rows; ++i)
-                for (int64_t n = 0; n < N; ++n) acc[i * N + n] += col_corr[n] - b_zp[n] * row_sum[i];
-            epi.write(m0, rows, acc, N);
+        int32_t row_sum[kRowsPerBlock];
+        for (int64_t i = 0; i < rows; ++i) {
+            int32_t sum = 0;
+            for (int64_t k = 0; k < K; ++k) sum += (ap[i * Kp + k] = a[(m0 + i) * K + k]);
+            for (int64_t k = K; k < Kp; ++k) ap[i * Kp + k] = 0;
+            row_sum[i] = sum;
         }
+        qgemm_u7s8_avx2(ap, bp, acc, rows, N, Kp, N);
+        for (int64_t i = 0; i < rows; ++i)
+            for (int64_t n = 0; n < N; ++n) acc[i * N + n] += col_corr[n] - b_zp[n] * row_sum[i];
+        epi.write(m0, rows, acc, N);
     });
 }
 #endif
@@ -296,17 +313,12 @@ void qgemm(const Tensor& out, const Tensor& a_t, const Tensor& b_t, const QGemm&
                                    &qgemm_int16_portable
 #endif
                                    : &qgemm_int16_portable;
-    const int64_t blocks = (M + kRowsPerBlock - 1) / kRowsPerBlock;
-    const int64_t work = kRowsPerBlock * N * std::max<int64_t>(K, 1);  // multiply-adds per block
-    parallel_for(blocks, std::max<int64_t>(1, (int64_t(1) << 21) / work), [&](int64_t lo, int64_t hi) {
+    for_row_blocks(M, kRowsPerBlock * N * K, [&](int64_t m0, int64_t rows) {
         int16_t* aw = scratch<int16_t, 0>(kRowsPerBlock * Kp);
         int32_t* acc = scratch<int32_t, 1>(kRowsPerBlock * N);
-        for (int64_t blk = lo; blk < hi; ++blk) {
-            const int64_t m0 = blk * kRowsPerBlock, rows = std::min(kRowsPerBlock, M - m0);
-            widen_a(aw, m0, rows);
-            dots(aw, bw, acc, rows, N, Kp, N);
-            epi.write(m0, rows, acc, N);
-        }
+        widen_a(aw, m0, rows);
+        dots(aw, bw, acc, rows, N, Kp, N);
+        epi.write(m0, rows, acc, N);
     });
 }
 
@@ -318,7 +330,8 @@ void qgemm(const Tensor& out, const Tensor& a_t, const Tensor& b_t, const QGemm&
 // The fast one never builds that matrix: each block of 64 output pixels unfolds its rows,
 // centred, straight into an int16 panel (L1-sized), multiplies it by the weight packed once per
 // call in column panels (qgemm_cols_avx2: no horizontal sums, which would dominate at
-// K = 9 or 72) and requantizes into NCHW.
+// K = 9 or 72) and requantizes into NCHW. Output rows of 8 pixels or more go to the direct
+// convolution instead (qconv_direct.cpp: output pixels on the vector lanes).
 
 namespace {
 
@@ -437,6 +450,11 @@ void qconv2d(const Tensor& out_t, const Tensor& x_t, const Tensor& w_t, const QG
     auto* out = out_t->data_as<uint8_t>();
     static const Path path = choose_path();
     if (path == Path::Reference) return qconv2d_reference(out, x, wt, q, w);
+    // Output rows of 8 pixels or more: the direct loops (qconv_direct.cpp), which fill whole
+    // vectors of pixels there; measured faster on every such layer tried (the notebook's CNN,
+    // bench_quant.py's 32 -> 64 channels, up to 64 outputs with K = 72). Narrower rows would
+    // leave most lanes empty: they stay on the column panels below.
+    if (w.OW >= 8) return qconv2d_direct(out, x, wt, q, w, path == Path::Avx2);
 
     const int64_t Kc = (w.C / w.groups) * w.KH * w.KW, Kh = (Kc + 1) / 2, lda = 2 * Kh;
     const int64_t NB = (og + 7) / 8, ldc = NB * 8;
@@ -453,17 +471,12 @@ void qconv2d(const Tensor& out_t, const Tensor& x_t, const Tensor& w_t, const QG
         pack_cols(wt + g * og * Kc, q.b_zp->data_as<int32_t>() + g * og, og, Kc, bp.data());
         const Epilogue epi(DType::UInt8, out, og, q, g * og);
         const PlaneEpilogue planes{epi, L, O, g * og};
-        const int64_t blocks = (M + kRowsPerBlock - 1) / kRowsPerBlock;
-        const int64_t work = kRowsPerBlock * ldc * std::max<int64_t>(Kc, 1);
-        parallel_for(blocks, std::max<int64_t>(1, (int64_t(1) << 21) / work), [&](int64_t lo, int64_t hi) {
+        for_row_blocks(M, kRowsPerBlock * ldc * Kc, [&](int64_t m0, int64_t rows) {
             int16_t* aw = scratch<int16_t, 6>(kRowsPerBlock * lda);
             int32_t* acc = scratch<int32_t, 7>(kRowsPerBlock * ldc);
-            for (int64_t blk = lo; blk < hi; ++blk) {
-                const int64_t m0 = blk * kRowsPerBlock, rows = std::min(kRowsPerBlock, M - m0);
-                unfold_rows(aw, lda, x, w, g, m0, rows, q.a_zp, offsets.data());
-                dots(aw, lda, bp.data(), Kh, acc, rows, NB, ldc);
-                planes.write(m0, rows, acc, ldc);
-            }
+            unfold_rows(aw, lda, x, w, g, m0, rows, q.a_zp, offsets.data());
+            dots(aw, lda, bp.data(), Kh, acc, rows, NB, ldc);
+            planes.write(m0, rows, acc, ldc);
         });
     }
 }
@@ -481,23 +494,18 @@ void qgemm_packed(const Tensor& out, const Tensor& a_t, const Tensor& packed, in
 #if defined(__x86_64__)
     if (path == Path::Avx2) dots = &qgemm_cols_avx2;
 #endif
-    const int64_t blocks = (M + kRowsPerBlock - 1) / kRowsPerBlock;
-    const int64_t work = kRowsPerBlock * ldc * std::max<int64_t>(K, 1);
-    parallel_for(blocks, std::max<int64_t>(1, (int64_t(1) << 21) / work), [&](int64_t lo, int64_t hi) {
+    const int16_t zp = int16_t(q.a_zp);
+    for_row_blocks(M, kRowsPerBlock * ldc * K, [&](int64_t m0, int64_t rows) {
         int16_t* aw = scratch<int16_t, 6>(kRowsPerBlock * lda);
         int32_t* acc = scratch<int32_t, 7>(kRowsPerBlock * ldc);
-        const int16_t zp = int16_t(q.a_zp);
-        for (int64_t blk = lo; blk < hi; ++blk) {
-            const int64_t m0 = blk * kRowsPerBlock, rows = std::min(kRowsPerBlock, M - m0);
-            for (int64_t i = 0; i < rows; ++i) {
-                const uint8_t* src = a + (m0 + i) * K;
-                int16_t* dst = aw + i * lda;
-                for (int64_t k = 0; k < K; ++k) dst[k] = int16_t(src[k] - zp);
-                for (int64_t k = K; k < lda; ++k) dst[k] = 0;
-            }
-            dots(aw, lda, bp, Kh, acc, rows, NB, ldc);
-            epi.write(m0, rows, acc, ldc);
+        for (int64_t i = 0; i < rows; ++i) {
+            const uint8_t* src = a + (m0 + i) * K;
+            int16_t* dst = aw + i * lda;
+            for (int64_t k = 0; k < K; ++k) dst[k] = int16_t(src[k] - zp);
+            for (int64_t k = K; k < lda; ++k) dst[k] = 0;
         }
+        dots(aw, lda, bp, Kh, acc, rows, NB, ldc);
+        epi.write(m0, rows, acc, ldc);
     });
 }
 

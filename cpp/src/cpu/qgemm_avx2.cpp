@@ -12,6 +12,7 @@
 #include <cstring>
 
 #include "minitorch/qgemm_math.h"
+#include "qrequant_avx2.h"
 
 namespace minitorch::cpu {
 
@@ -215,32 +216,21 @@ void qgemm_cols_avx2(const int16_t* a, int64_t lda, const int16_t* bp, int64_t K
     }
 }
 
-// The uint8 epilogue of rows of sums, 8 columns at a time: requantize_u8 (minitorch/qgemm_math.h)
-// lane by lane with the same float32 operations in the same order (convert, add, multiply, the
-// 1.5 * 2^23 rounding trick where |v| < 2^22, add the zero point, clamp with NaN going to the low
-// end), so the bytes are identical; columns past the last multiple of 8 go through the scalar
-// function. out[i * row_stride + n * col_stride] = requantized acc[i * ldc + n].
+// The uint8 epilogue of rows of sums, 8 columns at a time (Requant8: the same bytes as
+// requantize_u8); columns past the last multiple of 8 go through the scalar function.
+// out[i * row_stride + n * col_stride] = requantized acc[i * ldc + n].
 void requantize_rows_avx2(const int32_t* acc, int64_t ldc, int64_t rows, const float* bias_over_scale,
                           const float* multiplier, int64_t cols, int32_t out_zp, bool relu, uint8_t* out,
                           int64_t row_stride, int64_t col_stride)
 {
-    const __m256 magic = _mm256_set1_ps(12582912.f), lim = _mm256_set1_ps(4194304.f);
-    const __m256 neg_lim = _mm256_set1_ps(-4194304.f), zp = _mm256_set1_ps(float(out_zp));
-    const __m256 lo = _mm256_set1_ps(relu ? float(out_zp) : 0.f), hi = _mm256_set1_ps(255.f);
+    const Requant8 requant(out_zp, relu);
     const int64_t cols8 = cols / 8 * 8;
     for (int64_t i = 0; i < rows; ++i) {
         const int32_t* a = acc + i * ldc;
         uint8_t* o = out + i * row_stride;
         for (int64_t n = 0; n < cols8; n += 8) {
-            const __m256 raw = _mm256_add_ps(_mm256_cvtepi32_ps(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(a + n))),
-                                             _mm256_loadu_ps(bias_over_scale + n));
-            const __m256 v = _mm256_mul_ps(raw, _mm256_loadu_ps(multiplier + n));
-            const __m256 small = _mm256_and_ps(_mm256_cmp_ps(v, neg_lim, _CMP_GT_OQ), _mm256_cmp_ps(v, lim, _CMP_LT_OQ));
-            const __m256 r = _mm256_blendv_ps(v, _mm256_sub_ps(_mm256_add_ps(v, magic), magic), small);
-            // max(x, lo) returns lo when x is NaN (the second operand), as the scalar clamp does
-            const __m256i q = _mm256_cvttps_epi32(_mm256_min_ps(_mm256_max_ps(_mm256_add_ps(r, zp), lo), hi));
-            const __m128i w16 = _mm_packus_epi32(_mm256_castsi256_si128(q), _mm256_extracti128_si256(q, 1));
-            const __m128i b8 = _mm_packus_epi16(w16, w16);  // 8 bytes in the low half
+            const __m128i b8 = requant(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(a + n)),
+                                       _mm256_loadu_ps(bias_over_scale + n), _mm256_loadu_ps(multiplier + n));
             if (col_stride == 1) {
                 _mm_storel_epi64(reinterpret_cast<__m128i*>(o + n), b8);
             } else {

@@ -3,10 +3,45 @@
 // skip the bounds checks, which the general loop does per element (padding is never the max).
 #include <algorithm>
 
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
+
 #include "minitorch/parallel.h"
 #include "quantized_cpu.h"
 
 namespace minitorch::cpu {
+
+namespace {
+
+// One output row of the 2x2, stride 2 pool: o[ow] = max of r0[2 ow], r0[2 ow + 1], r1[2 ow], r1[2 ow + 1].
+// With SSE2 (every x86-64 CPU), 16 or 8 outputs at a time: the two rows' maximum byte by byte, then
+// each pair of neighbours as one 16-bit lane, max(low byte, high byte), packed back to bytes.
+void pool_row_2x2(const uint8_t* r0, const uint8_t* r1, uint8_t* o, int64_t OW)
+{
+    int64_t ow = 0;
+#if defined(__SSE2__)
+    const __m128i low = _mm_set1_epi16(0xFF);
+    for (; ow + 16 <= OW; ow += 16) {
+        const __m128i a = _mm_max_epu8(_mm_loadu_si128(reinterpret_cast<const __m128i*>(r0 + 2 * ow)),
+                                       _mm_loadu_si128(reinterpret_cast<const __m128i*>(r1 + 2 * ow)));
+        const __m128i b = _mm_max_epu8(_mm_loadu_si128(reinterpret_cast<const __m128i*>(r0 + 2 * ow + 16)),
+                                       _mm_loadu_si128(reinterpret_cast<const __m128i*>(r1 + 2 * ow + 16)));
+        const __m128i pa = _mm_max_epi16(_mm_and_si128(a, low), _mm_srli_epi16(a, 8));
+        const __m128i pb = _mm_max_epi16(_mm_and_si128(b, low), _mm_srli_epi16(b, 8));
+        _mm_storeu_si128(reinterpret_cast<__m128i*>(o + ow), _mm_packus_epi16(pa, pb));
+    }
+    for (; ow + 8 <= OW; ow += 8) {  // the same for 8 outputs (rows of 14 in an MNIST CNN)
+        const __m128i a = _mm_max_epu8(_mm_loadu_si128(reinterpret_cast<const __m128i*>(r0 + 2 * ow)),
+                                       _mm_loadu_si128(reinterpret_cast<const __m128i*>(r1 + 2 * ow)));
+        const __m128i pa = _mm_max_epi16(_mm_and_si128(a, low), _mm_srli_epi16(a, 8));
+        _mm_storel_epi64(reinterpret_cast<__m128i*>(o + ow), _mm_packus_epi16(pa, pa));
+    }
+#endif
+    for (; ow < OW; ++ow) o[ow] = std::max(std::max(r0[2 * ow], r0[2 * ow + 1]), std::max(r1[2 * ow], r1[2 * ow + 1]));
+}
+
+}  // namespace
 
 void qmax_pool2d(const Tensor& out, const Tensor& x_t, const Window2d& win)
 {
@@ -22,13 +57,8 @@ void qmax_pool2d(const Tensor& out, const Tensor& x_t, const Window2d& win)
             uint8_t* o = y + p * w.OH * w.OW;
             if (inside && w.KH == 2 && w.KW == 2 && w.stride_h == 2 && w.stride_w == 2 && w.dil_h == 1 &&
                 w.dil_w == 1) {  // the usual 2x2 pool: two input rows per output row, no index arithmetic
-                for (int64_t oh = 0; oh < w.OH; ++oh) {
-                    const uint8_t* r0 = plane + 2 * oh * w.W;
-                    const uint8_t* r1 = r0 + w.W;
-                    uint8_t* orow = o + oh * w.OW;
-                    for (int64_t ow = 0; ow < w.OW; ++ow)
-                        orow[ow] = std::max(std::max(r0[2 * ow], r0[2 * ow + 1]), std::max(r1[2 * ow], r1[2 * ow + 1]));
-                }
+                for (int64_t oh = 0; oh < w.OH; ++oh)
+                    pool_row_2x2(plane + 2 * oh * w.W, plane + (2 * oh + 1) * w.W, o + oh * w.OW, w.OW);
                 continue;
             }
             for (int64_t oh = 0; oh < w.OH; ++oh)

@@ -11,6 +11,15 @@ namespace minitorch::cpu {
 // contiguous; q's epilogue is the uint8 one of qgemm (bias, act_times_w, out_scale, out_zp, relu).
 void qconv2d(const Tensor& out, const Tensor& x, const Tensor& wt, const QGemm& q, const Window2d& w);
 
+// The direct form of qconv2d for narrow layers (cpu/qconv_direct.cpp): output pixels on the
+// vector lanes, the same integers. avx2: use the AVX2 loops (the caller checked the CPU).
+void qconv2d_direct(uint8_t* out, const uint8_t* x, const int8_t* wt, const QGemm& q, const Window2d& w, bool avx2);
+
+// The uint8 epilogue's per-channel constants (fbgemm's) for channels [n0, n0 + N) of q:
+// bias_over_scale[n] = bias / act_times_w (0 without a bias), multiplier[n] = act_times_w / out_scale,
+// the arguments of requantize_u8 (minitorch/qgemm_math.h).
+void requant_constants(const QGemm& q, int64_t n0, int64_t N, float* bias_over_scale, float* multiplier);
+
 // A weight prepacked for qgemm_packed (once per layer, not per call): int8 b (N, K) centred by
 // b_zp[n] into int16 column panels of 8 outputs x pairs of k, zero padded,
 // bp[(nb * Kh + kk) * 16 + 2 j + t] = b[8 nb + j][2 kk + t] - b_zp[8 nb + j], Kh = ceil(K / 2);

@@ -422,12 +422,14 @@ struct AvgPool2dBackward : Node {
     }
 };
 
-// Geometry of a pooling window over x (N, C, H, W); 3-D (C, H, W) input is taken as N = 1.
-Window2d pool_window(const char* op, const Tensor& x, std::array<int64_t, 2> k, std::array<int64_t, 2> stride,
-                     std::array<int64_t, 2> pad, std::array<int64_t, 2> dil, bool ceil_mode)
+}  // namespace
+
+// Geometry of a pooling window over x (N, C, H, W), its arguments checked; any dtype (the
+// quantized max pool, ops/quantized.cpp, uses it too).
+Window2d pool_geometry(const char* op, const Tensor& x, std::array<int64_t, 2> k, std::array<int64_t, 2> stride,
+                       std::array<int64_t, 2> pad, std::array<int64_t, 2> dil, bool ceil_mode)
 {
     MT_CHECK(x->dim() == 4, op, ": expected a 4-D input (N, C, H, W), got shape ", x->shape);
-    MT_CHECK_TYPE(is_floating(x->dtype), op, ": expected a floating input, got ", x->dtype);
     MT_CHECK(k[0] > 0 && k[1] > 0, op, ": kernel_size must be positive, got (", k[0], ", ", k[1], ")");
     check_params(op, stride, pad, dil);
     MT_CHECK(pad[0] * 2 <= k[0] && pad[1] * 2 <= k[1], op, ": padding should be at most half of the kernel size, got "
@@ -441,6 +443,16 @@ Window2d pool_window(const char* op, const Tensor& x, std::array<int64_t, 2> k, 
     MT_CHECK(w.OH > 0 && w.OW > 0, op, ": kernel (", k[0], ", ", k[1], ") is larger than the padded input of shape ",
              x->shape, " (padding (", pad[0], ", ", pad[1], "))");
     return w;
+}
+
+namespace {
+
+// pool_geometry for the floating pools; 3-D (C, H, W) input is taken as N = 1.
+Window2d pool_window(const char* op, const Tensor& x, std::array<int64_t, 2> k, std::array<int64_t, 2> stride,
+                     std::array<int64_t, 2> pad, std::array<int64_t, 2> dil, bool ceil_mode)
+{
+    MT_CHECK_TYPE(x->dim() != 4 || is_floating(x->dtype), op, ": expected a floating input, got ", x->dtype);
+    return pool_geometry(op, x, k, stride, pad, dil, ceil_mode);
 }
 
 }  // namespace

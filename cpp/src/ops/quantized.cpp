@@ -110,39 +110,14 @@ Tensor quantized_conv2d(const Tensor& x, int64_t x_zp, const Tensor& w, const Te
     return out;
 }
 
-namespace {
-
-int64_t pool_out_size(int64_t in, int64_t k, int64_t stride, int64_t pad, int64_t dil, bool ceil_mode)
-{
-    const int64_t span = in + 2 * pad - dil * (k - 1) - 1;
-    if (span < 0) return 0;
-    int64_t o = (ceil_mode ? (span + stride - 1) / stride : span / stride) + 1;
-    if (ceil_mode && (o - 1) * stride >= in + pad) --o;  // the last window starts inside the input or left padding
-    return o;
-}
-
-}  // namespace
-
 Tensor quantized_max_pool2d(const Tensor& x, std::array<int64_t, 2> k, std::array<int64_t, 2> stride,
                             std::array<int64_t, 2> pad, std::array<int64_t, 2> dil, bool ceil_mode)
 {
     const char* op = "quantized_max_pool2d";
     MT_PROFILE_OP("quantized_max_pool2d", x);
     MT_CHECK_TYPE(x->dtype == DType::UInt8, op, ": expected uint8 values, got ", dtype_name(x->dtype));
-    MT_CHECK(x->dim() == 4, op, ": expected a 4-D input (N, C, H, W), got shape ", x->shape);
     MT_CHECK(x->device().is_cpu(), op, ": CPU tensors only");
-    MT_CHECK(k[0] > 0 && k[1] > 0 && stride[0] > 0 && stride[1] > 0 && dil[0] > 0 && dil[1] > 0 && pad[0] >= 0 &&
-                 pad[1] >= 0 && pad[0] * 2 <= k[0] && pad[1] * 2 <= k[1],
-             op, ": invalid window (kernel (", k[0], ", ", k[1], "), stride (", stride[0], ", ", stride[1],
-             "), padding (", pad[0], ", ", pad[1], "))");
-    Window2d w;
-    w.N = x->shape[0], w.C = x->shape[1], w.H = x->shape[2], w.W = x->shape[3];
-    w.KH = k[0], w.KW = k[1], w.stride_h = stride[0], w.stride_w = stride[1];
-    w.pad_h = pad[0], w.pad_w = pad[1], w.dil_h = dil[0], w.dil_w = dil[1];
-    w.OH = pool_out_size(w.H, w.KH, w.stride_h, w.pad_h, w.dil_h, ceil_mode);
-    w.OW = pool_out_size(w.W, w.KW, w.stride_w, w.pad_w, w.dil_w, ceil_mode);
-    MT_CHECK(w.OH > 0 && w.OW > 0, op, ": kernel (", k[0], ", ", k[1], ") is larger than the padded input of shape ",
-             x->shape);
+    const Window2d w = pool_geometry(op, x, k, stride, pad, dil, ceil_mode);
     Tensor out = empty({w.N, w.C, w.OH, w.OW}, DType::UInt8, x->device());
     if (out->numel()) cpu::qmax_pool2d(out, contiguous(x), w);
     return out;
