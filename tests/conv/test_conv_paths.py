@@ -34,6 +34,9 @@ CASES = [
     (2, 3, 7, 7, 4, (3, 3), 1, 3, 1, 1),       # padding beyond the kernel's reach: im2col
     (2, 5, 6, 6, 7, (1, 1), 1, 0, 1, 1),       # 1x1
     (1, 2, 4, 37, 3, (2, 4), 1, (1, 2), 1, 1),  # a row longer than two vectors, even kernel
+    (2, 1, 28, 28, 6, (5, 5), 1, 2, 1, 1),     # LeNet's first layer (5-wide taps unrolled)
+    (2, 6, 14, 14, 16, (5, 5), 1, 0, 1, 1),    # its second
+    (1, 3, 13, 19, 5, (3, 5), 1, (1, 4), (1, 2), 1),  # 5 wide, dilated, 5 = 4 + 1 channels
 ]
 
 

@@ -102,6 +102,7 @@ template <class T, int L>
 void direct_forward(T* y, const T* xp, const T* wp, const DirectShape& s)
 {
     if (s.KW == 3) direct_groups<T, L, 3>(y, xp, wp, s);
+    else if (s.KW == 5) direct_groups<T, L, 5>(y, xp, wp, s);  // LeNet's kernels
     else direct_groups<T, L, 0>(y, xp, wp, s);
 }
 
