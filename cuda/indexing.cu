@@ -13,11 +13,23 @@ namespace minitorch::cuda {
 
 namespace {
 
-// Thread mapping: one thread per element of out (row i, column j).
+// Thread mapping: one thread per element i of out (row b = i / row, column i % row),
+// grid-stride. Each thread checks its row's index (the column-0 thread reports a bad one;
+// the whole row gets zeros).
 template <class T>
-__global__ void gather_rows_kernel(const T* in, T* out, const int64_t* index, int64_t n, int64_t row)
+__global__ void gather_rows_kernel(const T* in, T* out, const int64_t* index, int64_t n, int64_t row, IndexCheck c,
+                                   IndexFaults faults)
 {
-    MT_GRID_STRIDE(i, n * row) { out[i] = in[index[i / row] * row + i % row]; }
+    MT_GRID_STRIDE(i, n * row) {
+        const int64_t b = i / row, j = i % row;
+        int64_t k;
+        if (resolve_index(index[b], c, k)) {
+            out[i] = in[k * row + j];
+        } else {
+            if (j == 0) faults.report(c, index[b], b);
+            out[i] = T(0);
+        }
+    }
 }
 
 // *place += v for every dtype a kernel sees: float and double have atomicAdd; int64 adds as
@@ -35,11 +47,19 @@ __device__ __forceinline__ void atomic_add_value(T* place, T v)
     }
 }
 
-// Thread mapping: one thread per element of in; two rows may land on one: atomicAdd.
+// Thread mapping: one thread per element i of in (row b = i / row, column i % row),
+// grid-stride; two rows may land on one: atomicAdd (as PyTorch's embedding backward and
+// index_add_ on a GPU: the sum's order, so its last bits, may vary from run to run).
 template <class T>
-__global__ void scatter_add_rows_kernel(const T* in, T* out, const int64_t* index, int64_t n, int64_t row)
+__global__ void scatter_add_rows_kernel(const T* in, T* out, const int64_t* index, int64_t n, int64_t row,
+                                        IndexCheck c, IndexFaults faults)
 {
-    MT_GRID_STRIDE(i, n * row) { atomicAdd(out + index[i / row] * row + i % row, in[i]); }
+    MT_GRID_STRIDE(i, n * row) {
+        const int64_t b = i / row, j = i % row;
+        int64_t k;
+        if (resolve_index(index[b], c, k)) atomicAdd(out + k * row + j, in[i]);
+        else if (j == 0) faults.report(c, index[b], b);
+    }
 }
 
 // Thread mapping: one thread per element of in. Two rows naming one index race, and
@@ -217,24 +237,24 @@ bool cat_piece(const Tensor& t, int64_t dim, CatPiece& p)
 
 }  // namespace
 
-void gather_rows(const Tensor& out, const Tensor& in, const Tensor& index)
+void gather_rows(const Tensor& out, const Tensor& in, const Tensor& index, const IndexCheck& check)
 {
     const int64_t n = index->numel(), row = n ? out->numel() / n : 0;
     dispatch(in->dtype, [&](auto tag) {
         using T = typename decltype(tag)::type;
-        MT_LAUNCH(blocks_for(n * row), kThreads, 0, 0, gather_rows_kernel<T>)(in->data_as<T>(), out->data_as<T>(),
-                                                                                index->data_as<int64_t>(), n, row);
+        MT_LAUNCH(blocks_for(n * row), kThreads, 0, 0, gather_rows_kernel<T>)(
+            in->data_as<T>(), out->data_as<T>(), index->data_as<int64_t>(), n, row, check, index_faults(check.op));
     });
     MT_CUDA_CHECK_LAUNCH("gather_rows");
 }
 
-void scatter_add_rows(const Tensor& out, const Tensor& in, const Tensor& index)
+void scatter_add_rows(const Tensor& out, const Tensor& in, const Tensor& index, const IndexCheck& check)
 {
     const int64_t n = index->numel(), row = n ? in->numel() / n : 0;
     dispatch_floating(out->dtype, "scatter_add_rows", [&](auto tag) {
         using T = typename decltype(tag)::type;
         MT_LAUNCH(blocks_for(n * row), kThreads, 0, 0, scatter_add_rows_kernel<T>)(
-            in->data_as<T>(), out->data_as<T>(), index->data_as<int64_t>(), n, row);
+            in->data_as<T>(), out->data_as<T>(), index->data_as<int64_t>(), n, row, check, index_faults(check.op));
     });
     MT_CUDA_CHECK_LAUNCH("scatter_add_rows");
 }

@@ -12,30 +12,51 @@
 
 namespace minitorch::cpu {
 
-void gather_rows(const Tensor& out, const Tensor& in, const Tensor& index)
+namespace {
+
+// index[i], checked (IndexError at the first bad one) and wrapped where allowed.
+inline int64_t checked(int64_t v, const IndexCheck& check, int64_t position)
+{
+    int64_t out;
+    if (!resolve_index(v, check, out)) throw IndexError(index_error_message(check, v, position));
+    return out;
+}
+
+// The rows' indices checked before anything is written (the copies below may run on
+// worker threads, which cannot throw), so a bad index leaves out untouched.
+void check_rows(const int64_t* idx, int64_t n, const IndexCheck& check)
+{
+    for (int64_t i = 0; i < n; ++i) checked(idx[i], check, i);
+}
+
+}  // namespace
+
+void gather_rows(const Tensor& out, const Tensor& in, const Tensor& index, const IndexCheck& check)
 {
     const int64_t n = index->numel(), row = n ? out->numel() / n : 0;
     const size_t bytes = size_t(row) * itemsize(in->dtype);
     const int64_t* idx = index->data_as<int64_t>();
     const char* src = in->data();
     char* dst = out->data();
+    check_rows(idx, n, check);
     // Rows are independent: split them across threads when there is enough to copy.
     parallel_for(n, std::max<int64_t>(1, kGrainSize / std::max<int64_t>(row, 1)), [&](int64_t b, int64_t e) {
-        for (int64_t i = b; i < e; ++i) std::memcpy(dst + i * bytes, src + idx[i] * bytes, bytes);
+        for (int64_t i = b; i < e; ++i) std::memcpy(dst + i * bytes, src + checked(idx[i], check, i) * bytes, bytes);
     });
 }
 
-void scatter_add_rows(const Tensor& out, const Tensor& in, const Tensor& index)
+void scatter_add_rows(const Tensor& out, const Tensor& in, const Tensor& index, const IndexCheck& check)
 {
     const int64_t n = index->numel(), row = n ? in->numel() / n : 0;
     const int64_t* idx = index->data_as<int64_t>();
+    check_rows(idx, n, check);
     // Serial: two rows of `in` may add into the same row of `out`.
     dispatch(out->dtype, [&](auto tag) {
         using T = typename decltype(tag)::type;
         const T* src = in->data_as<T>();
         T* dst = out->data_as<T>();
         for (int64_t i = 0; i < n; ++i) {
-            T* o = dst + idx[i] * row;
+            T* o = dst + checked(idx[i], check, i) * row;
             const T* s = src + i * row;
             for (int64_t j = 0; j < row; ++j) o[j] = static_cast<T>(o[j] + s[j]);
         }
@@ -52,18 +73,6 @@ void put_rows(const Tensor& out, const Tensor& in, const Tensor& index)
     // Serial, in order: where two rows name one index, the last one stays.
     for (int64_t i = 0; i < n; ++i) std::memcpy(dst + idx[i] * bytes, src + i * bytes, bytes);
 }
-
-namespace {
-
-// index[i], checked (IndexError at the first bad one) and wrapped where allowed.
-inline int64_t checked(int64_t v, const IndexCheck& check, int64_t position)
-{
-    int64_t out;
-    if (!resolve_index(v, check, out)) throw IndexError(index_error_message(check, v, position));
-    return out;
-}
-
-}  // namespace
 
 void gather(const Tensor& out, const Tensor& in, const Tensor& index, int64_t dim, const IndexCheck& check)
 {
