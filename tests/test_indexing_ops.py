@@ -138,6 +138,11 @@ def test_direct_kernels_launch_once():
             assert launches(fn) == [name + ("<T>" if name != "cat_kernel" else "<U>")]
     for fn in (lambda: x.index_select(1, i1), lambda: xt.index_select(0, i1), lambda: xt.index_select(-1, i1)):
         assert launches(fn) == ["gather_kernel<T>"]
+    tts = [t.t() for t in ts]  # transposed inputs: read through their strides, no packing
+    c = minitorch.randn(32, 3, device=d)
+    for fn in (lambda: minitorch.cat(tts, 0), lambda: minitorch.stack(tts, 1)):
+        assert launches(fn) == ["cat_strided_kernel<U>"]
+    assert launches(lambda: minitorch.cat(tts + [c], 1)) == ["cat_kernel<U>"]  # (outer, size) pieces, any strides
     grads = {
         # the kernel follows g's layout: rows of a contiguous g, else strided
         "scatter_add_rows_kernel<T>": [(lambda t: t.index_select(0, i1), x), (lambda t: t.index_select(0, i1), xt),
@@ -154,9 +159,22 @@ def test_direct_kernels_launch_once():
 @needs_cuda
 def test_cat_of_many_inputs_and_odd_layouts_is_right():
     ts = [minitorch.randn(3, k % 4, 5, device="cuda") for k in range(70)]  # more than one launch's worth
-    ts[3] = minitorch.randn(5, 2, 3, device="cuda").permute(2, 1, 0)      # packed first
+    ts[3] = minitorch.randn(5, 2, 3, device="cuda").permute(2, 1, 0)      # read through its strides
     out = minitorch.cat(ts, 1)
     assert_close(out, np.concatenate([t.cpu().numpy() for t in ts], 1))
+    nonempty = sum(t.numel() > 0 for t in ts)  # empty inputs take no part; 64 inputs per launch
+    assert launches(lambda: minitorch.cat(ts, 1)) == ["cat_strided_kernel<U>"] * (-(-nonempty // 64))
+    ts = ts * 2
+    assert launches(lambda: minitorch.cat(ts, 1)) == ["cat_strided_kernel<U>"] * 2
+    assert_close(minitorch.cat(ts, 1), np.concatenate([t.cpu().numpy() for t in ts], 1))
+    # more than 4 dims and a transposed input: that one is packed (a copy), then one cat launch
+    ts = [minitorch.randn(2, 1, 2, 3, k + 1, device="cuda") for k in range(3)]
+    ts[1] = minitorch.randn(2, 3, 2, 1, 2, device="cuda").permute(2, 3, 0, 1, 4)
+    for dim in (4, 2, 0):
+        sizes = [t.shape for t in ts]
+        if all(s[:dim] + s[dim + 1:] == sizes[0][:dim] + sizes[0][dim + 1:] for s in sizes):
+            assert_close(minitorch.cat(ts, dim), np.concatenate([t.cpu().numpy() for t in ts], dim))
+    assert launches(lambda: minitorch.cat(ts, 4)) == ["copy_kernel<D,S>", "cat_kernel<U>"]
 
 
 # -------------------------------------------------------------- against NumPy ----
