@@ -2,6 +2,7 @@
 // backward; a DataLoader batch is one gather_rows), elements along one dim (gather,
 // scatter: also index_add / index_copy / index_fill, whose index is expanded), NumPy's
 // advanced indexing (index_put), cat, and nonzero. Geometry: minitorch/index_math.h.
+#include <algorithm>
 #include <atomic>
 #include <cstring>
 
@@ -74,6 +75,27 @@ void put_rows(const Tensor& out, const Tensor& in, const Tensor& index)
     for (int64_t i = 0; i < n; ++i) std::memcpy(dst + idx[i] * bytes, src + i * bytes, bytes);
 }
 
+namespace {
+
+// Calls f(i, self, other, index) with the offsets of elements [b, e) of index, row-major
+// (DimIndexing): computed once per run along the last dim, then stepped by that dim's
+// strides, so there is no division per element.
+template <class F>
+void walk(const DimIndexing& g, int64_t b, int64_t e, F&& f)
+{
+    const int last = g.ndim - 1;
+    const int64_t run = g.shape[last];
+    for (int64_t i = b; i < e;) {
+        int64_t s, o, x;
+        g.offsets(i, s, o, x);
+        const int64_t stop = std::min(e, (i / run + 1) * run);
+        for (; i < stop; ++i, s += g.self_stride[last], o += g.other_stride[last], x += g.index_stride[last])
+            f(i, s, o, x);
+    }
+}
+
+}  // namespace
+
 void gather(const Tensor& out, const Tensor& in, const Tensor& index, int64_t dim, const IndexCheck& check)
 {
     const DimIndexing g = dim_indexing(in, out, index, dim);
@@ -86,16 +108,15 @@ void gather(const Tensor& out, const Tensor& in, const Tensor& index, int64_t di
         // Each element is read independently: split across threads. A worker cannot throw
         // (OpenMP), so it notes a bad index and the caller raises after the loop.
         parallel_for(g.numel, kGrainSize, [&](int64_t b, int64_t e) {
-            for (int64_t i = b; i < e; ++i) {
-                int64_t s, o, x, k;
-                g.offsets(i, s, o, x);
+            walk(g, b, e, [&](int64_t i, int64_t s, int64_t o, int64_t x) {
+                int64_t k;
                 if (resolve_index(idx[x], check, k)) {
                     dst[o] = src[s + k * g.self_dim_stride];
                 } else {
                     int64_t none = -1;
                     bad.compare_exchange_strong(none, i);
                 }
-            }
+            });
         });
     });
     if (bad >= 0) {
@@ -115,12 +136,10 @@ void scatter(WriteOp op, const Tensor& out, const Tensor& src, const Tensor& ind
         const T* from = src->data_as<T>();
         T* dst = out->data_as<T>();
         // Serial, in order: two elements may name one place (Put keeps the last).
-        for (int64_t i = 0; i < g.numel; ++i) {
-            int64_t s, o, x;
-            g.offsets(i, s, o, x);
+        walk(g, 0, g.numel, [&](int64_t i, int64_t s, int64_t o, int64_t x) {
             T& place = dst[s + checked(idx[x], check, i) * g.self_dim_stride];
             place = op == WriteOp::Add ? static_cast<T>(place + from[o]) : from[o];
-        }
+        });
     });
 }
 
