@@ -213,24 +213,41 @@ Tensor index_fill(const Tensor& t, int64_t dim, const Tensor& index, const Tenso
     });
 }
 
-Tensor index_select(const Tensor& t, int64_t dim, const Tensor& index)
+namespace {
+
+// index_select with the check `op` names: whether negatives wrap (index_select) or are
+// errors (embedding). One launch; the node's backward one zero fill and one scatter-add.
+Tensor select_along(const Tensor& t, int64_t dim, const Tensor& index, const char* op, bool wrap)
 {
-    MT_PROFILE_OP("index_select", t, index);
-    check_same_device("index_select", t, index);
-    MT_CHECK_INDEX(t->dim() > 0, "index_select: cannot index a 0-dim tensor");
-    dim = wrap_dim(dim, t->dim(), "index_select");
-    Tensor idx = int64_index(index, t->shape[dim], "index_select");
+    check_same_device(op, t, index);
+    MT_CHECK_INDEX(t->dim() > 0, op, ": cannot index a 0-dim tensor");
+    dim = wrap_dim(dim, t->dim(), op);
+    Tensor idx = int64_index(index, t->shape[dim], op);
     auto forward = [&] {
         Shape shape = t->shape;
         shape[dim] = idx->numel();
         Tensor out = empty(shape, t->dtype, t->device());
-        if (out->numel()) select_rows(out, t, dim, idx, IndexCheck{"index_select", t->shape[dim], true});
+        if (out->numel()) select_rows(out, t, dim, idx, IndexCheck{op, t->shape[dim], wrap});
         return out;
     };
     return autograd::record_op<IndexSelectBackward>({&t}, forward, [&](IndexSelectBackward& n, const Tensor&) {
         n.index = autograd::save(n, idx);
         n.dim = dim;
     });
+}
+
+}  // namespace
+
+Tensor index_select(const Tensor& t, int64_t dim, const Tensor& index)
+{
+    MT_PROFILE_OP("index_select", t, index);
+    return select_along(t, dim, index, "index_select", true);
+}
+
+Tensor embedding_rows(const Tensor& weight, const Tensor& indices)
+{
+    MT_PROFILE_OP("embedding", weight, indices);
+    return select_along(weight, 0, indices, "embedding", false);
 }
 
 }  // namespace minitorch
