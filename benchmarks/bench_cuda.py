@@ -152,6 +152,27 @@ def workloads(lib, quick: bool):
         a, b = randn(side, side), randn(side, side)
         return lambda: a @ b
 
+    def gather():
+        x, idx = randn(side, 1000), lib.randint(0, 1000, (side, 1000), device=DEVICE)
+        return lambda: x.gather(1, idx)
+
+    def cat8():
+        ts = [randn(1024, 1024) for _ in range(8)]
+        return lambda: lib.cat(ts, 0)
+
+    def index_select():
+        x, idx = randn(side, 1000), lib.randint(0, 1000, (1000,), device=DEVICE)
+        return lambda: x.index_select(1, idx)
+
+    vocab = 5000 if quick else 50000
+
+    def embedding_bwd():
+        w = randn(vocab, 512).requires_grad_()
+        tokens = lib.randint(0, vocab, (64, 128), device=DEVICE)
+        out = F.embedding(tokens, w)
+        g = lib.ones_like(out)
+        return lambda: out.backward(g, retain_graph=True)
+
     return [
         (f"x.sum(), 2^{n24.bit_length() - 1}", full_sum),
         (f"x.sum(0), {side}x{side}", sum0),
@@ -164,6 +185,10 @@ def workloads(lib, quick: bool):
         (f"a * b broadcast, {side}x{side} * {side}", mul_broadcast),
         (f"exp, 2^{n24.bit_length() - 1}", exp),
         (f"matmul {side}^3", matmul),
+        (f"gather(dim=1), {side}x1000", gather),
+        ("cat of 8 x 1024^2 (dim 0)", cat8),
+        (f"index_select(dim=1), {side}x1000", index_select),
+        (f"embedding bwd, {vocab}x512, 64x128 tokens", embedding_bwd),
     ], n24
 
 

@@ -13,11 +13,23 @@ namespace minitorch::cuda {
 
 namespace {
 
-// Thread mapping: one thread per element of out (row i, column j).
+// Thread mapping: one thread per element i of out (row b = i / row, column i % row),
+// grid-stride. Each thread checks its row's index (the column-0 thread reports a bad one;
+// the whole row gets zeros).
 template <class T>
-__global__ void gather_rows_kernel(const T* in, T* out, const int64_t* index, int64_t n, int64_t row)
+__global__ void gather_rows_kernel(const T* in, T* out, const int64_t* index, int64_t n, int64_t row, IndexCheck c,
+                                   IndexFaults faults)
 {
-    MT_GRID_STRIDE(i, n * row) { out[i] = in[index[i / row] * row + i % row]; }
+    MT_GRID_STRIDE(i, n * row) {
+        const int64_t b = i / row, j = i % row;
+        int64_t k;
+        if (resolve_index(index[b], c, k)) {
+            out[i] = in[k * row + j];
+        } else {
+            if (j == 0) faults.report(c, index[b], b);
+            out[i] = T(0);
+        }
+    }
 }
 
 // *place += v for every dtype a kernel sees: float and double have atomicAdd; int64 adds as
@@ -35,11 +47,19 @@ __device__ __forceinline__ void atomic_add_value(T* place, T v)
     }
 }
 
-// Thread mapping: one thread per element of in; two rows may land on one: atomicAdd.
+// Thread mapping: one thread per element i of in (row b = i / row, column i % row),
+// grid-stride; two rows may land on one: atomicAdd (as PyTorch's embedding backward and
+// index_add_ on a GPU: the sum's order, so its last bits, may vary from run to run).
 template <class T>
-__global__ void scatter_add_rows_kernel(const T* in, T* out, const int64_t* index, int64_t n, int64_t row)
+__global__ void scatter_add_rows_kernel(const T* in, T* out, const int64_t* index, int64_t n, int64_t row,
+                                        IndexCheck c, IndexFaults faults)
 {
-    MT_GRID_STRIDE(i, n * row) { atomicAdd(out + index[i / row] * row + i % row, in[i]); }
+    MT_GRID_STRIDE(i, n * row) {
+        const int64_t b = i / row, j = i % row;
+        int64_t k;
+        if (resolve_index(index[b], c, k)) atomicAdd(out + k * row + j, in[i]);
+        else if (j == 0) faults.report(c, index[b], b);
+    }
 }
 
 // Thread mapping: one thread per element of in. Two rows naming one index race, and
@@ -129,6 +149,19 @@ struct CatArgs {
     CatPiece piece[kCatPieces];
 };
 
+// The last of the n pieces whose first row (start) is at or before row r: a binary search.
+template <class Piece>
+__device__ __forceinline__ int piece_of(const Piece* piece, int n, int64_t r)
+{
+    int lo = 0, hi = n - 1;
+    while (lo < hi) {
+        const int mid = (lo + hi + 1) / 2;
+        if (piece[mid].start <= r) lo = mid;
+        else hi = mid - 1;
+    }
+    return lo;
+}
+
 // Thread mapping: one thread per element of out in rows [r0, r0 + rows) along dim,
 // grid-stride; it finds its input by a binary search over the pieces' first rows and
 // copies one element (U: an unsigned type of the element's size, so any dtype).
@@ -137,15 +170,48 @@ __global__ void cat_kernel(U* out, CatArgs a)
 {
     MT_GRID_STRIDE(i, a.outer * a.rows * a.inner) {
         const int64_t c = i % a.inner, r = (i / a.inner) % a.rows + a.r0, o = i / (a.inner * a.rows);
-        int lo = 0, hi = a.n - 1;
-        while (lo < hi) {  // the last piece starting at or before r
-            const int mid = (lo + hi + 1) / 2;
-            if (a.piece[mid].start <= r) lo = mid;
-            else hi = mid - 1;
-        }
-        const CatPiece& p = a.piece[lo];
+        const CatPiece& p = a.piece[piece_of(a.piece, a.n, r)];
         const U* src = reinterpret_cast<const U*>(p.data);
         out[(o * a.total + r) * a.inner + c] = src[o * p.outer_stride + (r - p.start) * p.dim_stride + c];
+    }
+}
+
+// cat of inputs in layouts the pieces above cannot describe (a transposed input), when out
+// has at most kCatDims dims: each piece keeps its own stride for every dim of out.
+constexpr int kCatDims = 4;
+struct StridedCatPiece {
+    const char* data;
+    int64_t start, stride[kCatDims];  // start: first row of out along dim
+};
+struct StridedCatArgs {
+    int n = 0, ndim = 0, dim = 0;
+    int64_t shape[kCatDims] = {};  // out's shape, with `rows` along dim
+    int64_t r0 = 0, rows = 0, numel = 0, total = 0;
+    StridedCatPiece piece[kCatPieces];
+};
+static_assert(sizeof(StridedCatArgs) < 4000 && sizeof(CatArgs) < 4000, "kernel parameters must fit in 4 KiB");
+
+// Thread mapping: one thread per element of out in rows [r0, r0 + rows) along dim,
+// grid-stride; it splits its position into out's coordinates (row-major), finds its input
+// by the coordinate along dim, and reads it through that input's strides.
+template <class U>
+__global__ void cat_strided_kernel(U* out, StridedCatArgs a)
+{
+    MT_GRID_STRIDE(i, a.numel) {
+        int64_t coord[kCatDims], rest = i;
+        for (int d = a.ndim - 1; d >= 0; --d) {
+            coord[d] = rest % a.shape[d];
+            rest /= a.shape[d];
+        }
+        const int64_t r = coord[a.dim] + a.r0;
+        const StridedCatPiece& p = a.piece[piece_of(a.piece, a.n, r)];
+        int64_t src = 0, dst = 0;
+        for (int d = 0; d < a.ndim; ++d) {
+            const int64_t c = d == a.dim ? r : coord[d];
+            dst = dst * (d == a.dim ? a.total : a.shape[d]) + c;
+            src += (d == a.dim ? r - p.start : c) * p.stride[d];
+        }
+        out[dst] = reinterpret_cast<const U*>(p.data)[src];
     }
 }
 
@@ -217,24 +283,24 @@ bool cat_piece(const Tensor& t, int64_t dim, CatPiece& p)
 
 }  // namespace
 
-void gather_rows(const Tensor& out, const Tensor& in, const Tensor& index)
+void gather_rows(const Tensor& out, const Tensor& in, const Tensor& index, const IndexCheck& check)
 {
     const int64_t n = index->numel(), row = n ? out->numel() / n : 0;
     dispatch(in->dtype, [&](auto tag) {
         using T = typename decltype(tag)::type;
-        MT_LAUNCH(blocks_for(n * row), kThreads, 0, 0, gather_rows_kernel<T>)(in->data_as<T>(), out->data_as<T>(),
-                                                                                index->data_as<int64_t>(), n, row);
+        MT_LAUNCH(blocks_for(n * row), kThreads, 0, 0, gather_rows_kernel<T>)(
+            in->data_as<T>(), out->data_as<T>(), index->data_as<int64_t>(), n, row, check, index_faults(check.op));
     });
     MT_CUDA_CHECK_LAUNCH("gather_rows");
 }
 
-void scatter_add_rows(const Tensor& out, const Tensor& in, const Tensor& index)
+void scatter_add_rows(const Tensor& out, const Tensor& in, const Tensor& index, const IndexCheck& check)
 {
     const int64_t n = index->numel(), row = n ? in->numel() / n : 0;
     dispatch_floating(out->dtype, "scatter_add_rows", [&](auto tag) {
         using T = typename decltype(tag)::type;
         MT_LAUNCH(blocks_for(n * row), kThreads, 0, 0, scatter_add_rows_kernel<T>)(
-            in->data_as<T>(), out->data_as<T>(), index->data_as<int64_t>(), n, row);
+            in->data_as<T>(), out->data_as<T>(), index->data_as<int64_t>(), n, row, check, index_faults(check.op));
     });
     MT_CUDA_CHECK_LAUNCH("scatter_add_rows");
 }
@@ -287,8 +353,67 @@ void index_put(WriteOp op, bool read, const Tensor& self, const Tensor& values, 
     MT_CUDA_CHECK_LAUNCH("index_put");
 }
 
+namespace {
+
+// Launches kernel<U> with U an unsigned type of out's element size (cat only moves bytes).
+template <class Launch>
+void by_element_size(const Tensor& out, Launch&& launch)
+{
+    switch (itemsize(out->dtype)) {
+        case 1: launch(uint8_t{}); break;
+        case 2: launch(uint16_t{}); break;
+        case 4: launch(uint32_t{}); break;
+        default: launch(uint64_t{}); break;
+    }
+}
+
+// cat through cat_strided_kernel: every input read where it is, kCatPieces per launch.
+void cat_strided(const Tensor& out, const std::vector<Tensor>& inputs, int64_t dim)
+{
+    StridedCatArgs a;
+    a.ndim = int(out->dim());
+    a.dim = int(dim);
+    a.total = out->shape[size_t(dim)];
+    for (int d = 0; d < a.ndim; ++d) a.shape[d] = out->shape[size_t(d)];
+    auto launch = [&](int64_t end) {
+        if (a.n == 0) return;
+        a.r0 = a.piece[0].start;
+        a.rows = end - a.r0;
+        a.shape[a.dim] = a.rows;
+        a.numel = out->numel() / a.total * a.rows;
+        by_element_size(out, [&](auto unsigned_tag) {
+            using U = decltype(unsigned_tag);
+            MT_LAUNCH(blocks_for(a.numel), kThreads, 0, 0, cat_strided_kernel<U>)(reinterpret_cast<U*>(out->data()), a);
+        });
+        MT_CUDA_CHECK_LAUNCH("cat");
+        a.n = 0;
+    };
+    int64_t start = 0;
+    for (const Tensor& t : inputs) {
+        if (t->numel() == 0) continue;
+        StridedCatPiece& p = a.piece[a.n++];
+        p.data = t->data();
+        p.start = start;
+        for (int d = 0; d < a.ndim; ++d) p.stride[d] = t->strides[size_t(d)];
+        start += t->shape[size_t(dim)];
+        if (a.n == kCatPieces) launch(start);
+    }
+    launch(start);
+}
+
+}  // namespace
+
+// cat: inputs of the (outer, size, inner) form take cat_kernel, several per launch; when one
+// is not of that form (a transposed input), out of at most kCatDims dims takes
+// cat_strided_kernel for all; beyond that, such inputs are packed first (a copy each).
 void cat(const Tensor& out, const std::vector<Tensor>& inputs, int64_t dim)
 {
+    bool simple = true;
+    for (const Tensor& t : inputs) {
+        CatPiece p{};
+        simple = simple && (t->numel() == 0 || cat_piece(t, dim, p));
+    }
+    if (!simple && out->dim() <= kCatDims) return cat_strided(out, inputs, dim);
     CatArgs a;
     for (int64_t d = 0; d < dim; ++d) a.outer *= out->shape[size_t(d)];
     for (int64_t d = dim + 1; d < out->dim(); ++d) a.inner *= out->shape[size_t(d)];
@@ -299,16 +424,10 @@ void cat(const Tensor& out, const std::vector<Tensor>& inputs, int64_t dim)
         a.r0 = a.piece[0].start;
         a.rows = a.piece[a.n - 1].start + a.piece[a.n - 1].size - a.r0;
         const int64_t count = a.outer * a.rows * a.inner;
-        auto go = [&](auto unsigned_tag) {
+        by_element_size(out, [&](auto unsigned_tag) {
             using U = decltype(unsigned_tag);
             MT_LAUNCH(blocks_for(count), kThreads, 0, 0, cat_kernel<U>)(reinterpret_cast<U*>(out->data()), a);
-        };
-        switch (itemsize(out->dtype)) {
-            case 1: go(uint8_t{}); break;
-            case 2: go(uint16_t{}); break;
-            case 4: go(uint32_t{}); break;
-            default: go(uint64_t{}); break;
-        }
+        });
         MT_CUDA_CHECK_LAUNCH("cat");
         a.n = 0;
     };

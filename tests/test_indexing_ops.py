@@ -106,12 +106,76 @@ def test_launch_counts():
         assert 1 <= len(ks) <= n, (name, ks)
 
 
+def backward_of(fn, x):
+    """The call that runs fn(x)'s backward (graph built outside the profiled region)."""
+    out = fn(x)
+    g = minitorch.ones_like(out)
+    return lambda: out.backward(g)
+
+
+@needs_cuda
+def test_direct_kernels_launch_once():
+    """gather / index_select / cat read their inputs where they are (strides, any layout) and
+    check the indices in the same kernel: one launch each; their backwards one zero fill and
+    one scatter-add (atomic on a GPU). Before: index_select 2 (check + rows) or 3 (+ a copy
+    of the permuted input), its backward 2 or 4, gather's backward 3, cat of transposed
+    inputs 9."""
+    d = "cuda"
+    x = minitorch.randn(64, 100, device=d)
+    xt = minitorch.randn(100, 64, device=d).t()
+    idx = minitorch.randint(0, 100, (64, 10), device=d)
+    i1 = minitorch.randint(-64, 64, (20,), device=d)
+    w = minitorch.randn(50, 8, device=d)
+    tokens = minitorch.randint(0, 50, (4, 6), device=d)
+    ts = [minitorch.randn(16, 32, device=d) for _ in range(8)]
+    one = {
+        "gather_kernel": [lambda: x.gather(1, idx), lambda: xt.gather(1, idx)],
+        "gather_rows_kernel": [lambda: x.index_select(0, i1), lambda: x[i1],
+                               lambda: minitorch.nn.functional.embedding(tokens, w)],  # was 11 (a sync too)
+        "cat_kernel": [lambda: minitorch.cat(ts, 0), lambda: minitorch.cat(ts, 1), lambda: minitorch.stack(ts, 2)],
+    }
+    for name, fns in one.items():
+        for fn in fns:
+            assert launches(fn) == [name + ("<T>" if name != "cat_kernel" else "<U>")]
+    for fn in (lambda: x.index_select(1, i1), lambda: xt.index_select(0, i1), lambda: xt.index_select(-1, i1)):
+        assert launches(fn) == ["gather_kernel<T>"]
+    tts = [t.t() for t in ts]  # transposed inputs: read through their strides, no packing
+    c = minitorch.randn(32, 3, device=d)
+    for fn in (lambda: minitorch.cat(tts, 0), lambda: minitorch.stack(tts, 1)):
+        assert launches(fn) == ["cat_strided_kernel<U>"]
+    assert launches(lambda: minitorch.cat(tts + [c], 1)) == ["cat_kernel<U>"]  # (outer, size) pieces, any strides
+    grads = {
+        # the kernel follows g's layout: rows of a contiguous g, else strided
+        "scatter_add_rows_kernel<T>": [(lambda t: t.index_select(0, i1), x), (lambda t: t.index_select(0, i1), xt),
+                                       (lambda t: minitorch.nn.functional.embedding(tokens, t), w)],
+        "scatter_kernel<T>": [(lambda t: t.index_select(1, i1), x), (lambda t: t.index_select(1, i1), xt),
+                              (lambda t: t.gather(1, idx), x), (lambda t: t.gather(1, idx), xt)],
+    }
+    for name, cases in grads.items():
+        for fn, t in cases:
+            run = backward_of(fn, t.detach().requires_grad_())
+            assert launches(run) == ["fill_kernel<T>", name]
+
+
 @needs_cuda
 def test_cat_of_many_inputs_and_odd_layouts_is_right():
     ts = [minitorch.randn(3, k % 4, 5, device="cuda") for k in range(70)]  # more than one launch's worth
-    ts[3] = minitorch.randn(5, 2, 3, device="cuda").permute(2, 1, 0)      # packed first
+    ts[3] = minitorch.randn(5, 2, 3, device="cuda").permute(2, 1, 0)      # read through its strides
     out = minitorch.cat(ts, 1)
     assert_close(out, np.concatenate([t.cpu().numpy() for t in ts], 1))
+    nonempty = sum(t.numel() > 0 for t in ts)  # empty inputs take no part; 64 inputs per launch
+    assert launches(lambda: minitorch.cat(ts, 1)) == ["cat_strided_kernel<U>"] * (-(-nonempty // 64))
+    ts = ts * 2
+    assert launches(lambda: minitorch.cat(ts, 1)) == ["cat_strided_kernel<U>"] * 2
+    assert_close(minitorch.cat(ts, 1), np.concatenate([t.cpu().numpy() for t in ts], 1))
+    # more than 4 dims and a transposed input: that one is packed (a copy), then one cat launch
+    ts = [minitorch.randn(2, 1, 2, 3, k + 1, device="cuda") for k in range(3)]
+    ts[1] = minitorch.randn(2, 3, 2, 1, 2, device="cuda").permute(2, 3, 0, 1, 4)
+    for dim in (4, 2, 0):
+        sizes = [t.shape for t in ts]
+        if all(s[:dim] + s[dim + 1:] == sizes[0][:dim] + sizes[0][dim + 1:] for s in sizes):
+            assert_close(minitorch.cat(ts, dim), np.concatenate([t.cpu().numpy() for t in ts], dim))
+    assert launches(lambda: minitorch.cat(ts, 4)) == ["copy_kernel<D,S>", "cat_kernel<U>"]
 
 
 # -------------------------------------------------------------- against NumPy ----
@@ -225,6 +289,88 @@ def test_cat_stack_against_numpy(device, dtype):
     assert mixed.dtype == minitorch.float32  # promoted, as PyTorch
 
 
+INDEX_SELECT_CASES = [((5, 4), 0), ((5, 4), 1), ((5, 4), -1), ((2, 3, 4), 1), ((2, 3, 4), -3), ((1, 3, 4), 1),
+                      ((3, 1, 2), 1), ((4,), 0), ((3, 0, 2), 0), ((3, 4, 2), 2)]
+
+
+@pytest.mark.parametrize("dtype", DTYPES + ["int32", "uint8"])
+@pytest.mark.parametrize("shape, dim", INDEX_SELECT_CASES)
+@pytest.mark.parametrize("layout", ["contiguous", "transposed", "sliced"])
+def test_index_select_against_numpy(device, dtype, shape, dim, layout):
+    """Both kernels (rows of a contiguous tensor; any strides) against np.take, negative
+    indices wrapped as NumPy's, repeated indices, int32 indices, size-0/1 dims."""
+    rng = np.random.default_rng(len(shape) + dim)
+    a = values(shape, "int64" if dtype in ("int32", "uint8") else dtype) % (256 if dtype == "uint8" else 1 << 40)
+    x = T(a if layout == "contiguous" else a.T.copy(), device, dtype)
+    if layout == "transposed":
+        x = x.permute(*reversed(range(x.dim())))
+    elif layout == "sliced":
+        x = T(np.concatenate([a, a], -1), device, dtype)[..., ::2] if a.ndim else x
+    xs = as_np(x)
+    size = shape[dim]
+    for idx in (rng.integers(-size, size, 7) if size else np.zeros(0, np.int64), np.array([size - 1] if size else []),
+                np.array(max(size - 1, 0))):
+        if size == 0 and idx.size:
+            continue
+        for index_dtype in ("int64", "int32"):
+            i = T(idx.astype(np.int64), device, index_dtype)
+            got = x.index_select(dim, i)
+            assert got.dtype == x.dtype and got.is_contiguous()
+            expect = np.take(xs, idx.reshape(-1), axis=dim)
+            assert tuple(got.shape) == expect.shape
+            assert_close(as_np(got), expect)
+
+
+@pytest.mark.parametrize("shape, dim", INDEX_SELECT_CASES)
+@pytest.mark.parametrize("dtype", ["float32", "float64", "float16"])
+def test_index_select_backward_against_numpy(device, shape, dim, dtype):
+    """The gradient: g rows added at the (repeated, negative) indices, through the row
+    kernel (contiguous g) and the strided scatter (a transposed g)."""
+    rng = np.random.default_rng(7 + dim)
+    size = shape[dim]
+    idx = rng.integers(-size, size, 9) if size else np.zeros(0, np.int64)
+    x = T(values(shape, dtype), device, dtype, grad=True)
+    out = x.index_select(dim, T(idx, device))
+    gshape = tuple(out.shape)
+    ga = values(gshape, dtype, 3)
+    for g in (T(ga, device, dtype), T(ga.T.copy(), device, dtype).permute(*reversed(range(len(gshape))))):
+        x.grad = None
+        out.backward(g, retain_graph=True)
+        expect = np.zeros(shape)
+        np.add.at(np.moveaxis(expect, dim, 0), idx % size if size else idx, np.moveaxis(ga.astype(np.float64), dim, 0))
+        assert_close(as_np(x.grad).astype(np.float64), expect, atol=1e-2 if dtype == "float16" else 1e-5)
+
+
+def test_gather_backward_against_numpy(device):
+    """gather's gradient (zero fill + one scatter-add kernel) with repeated indices and a
+    non-contiguous input and gradient, against np.add.at."""
+    rng = np.random.default_rng(3)
+    a = rng.standard_normal((6, 5))
+    idx = rng.integers(0, 6, (4, 5))  # gathers along dim 0 of x.t() (5, 6)... dim 1 of x
+    x = T(a, device, "float64", grad=True)
+    out = x.t().gather(1, T(idx.T.copy(), device))
+    g = rng.standard_normal(idx.T.shape)
+    out.backward(T(g.T.copy(), device).t())
+    expect = np.zeros((5, 6))
+    for p in np.ndindex(*idx.T.shape):
+        expect[p[0], idx.T[p]] += g[p]
+    assert_close(as_np(x.grad), expect.T)
+
+
+def test_index_select_errors(device):
+    x = minitorch.randn(3, 4, device=device)
+    for dim, bad in ((0, [0, 7]), (1, [-9]), (-1, [9])):
+        with pytest.raises(IndexError, match="index_select: index -?[79] is out of bounds for dimension with size"):
+            x.index_select(dim, minitorch.tensor(bad, device=device)).cpu()  # a GPU says so at the next sync
+        with pytest.raises(IndexError, match="index_select"):
+            x.t().index_select(dim, minitorch.tensor(bad, device=device)).cpu()
+    x.requires_grad_()
+    out = x.index_select(0, minitorch.tensor([1, 2], device=device))
+    assert out.grad_fn.name() == "IndexSelectBackward0"
+    with pytest.raises(TypeError, match="index must be an int64 or int32 tensor"):
+        x.index_select(0, minitorch.tensor([1.0], device=device))
+
+
 # ------------------------------------------------------------------ gradients ----
 
 def test_gradcheck(device):
@@ -239,6 +385,10 @@ def test_gradcheck(device):
     v = T(np.array(0.5), device, grad=True)
     m = T(rng.random((4, 5)) > 0.5, device)
     assert gradcheck(lambda t: t.gather(1, idx), (x,))
+    assert gradcheck(lambda t: t.t().gather(0, idx.t()), (x,))
+    assert gradcheck(lambda t: t.index_select(1, T(np.array([4, -1, 0, 2]), device)), (x,))
+    assert gradcheck(lambda t: t.t().index_select(0, T(np.array([4, -1, 0, 2]), device)), (x,))
+    assert gradcheck(lambda t: t.index_select(0, T(np.array([3, 3, -4]), device)), (x,))
     assert gradcheck(lambda t, u: t.scatter(1, uidx, u), (x, s))
     assert gradcheck(lambda t, u: t.scatter(1, uidx, u), (x, big))
     assert gradcheck(lambda t: t.scatter(1, uidx, 2.0), (x,))

@@ -49,7 +49,7 @@ Work where(const Tensor& out, const Tensor& cond, const Tensor& a, const Tensor&
 {
     return {0, bytes(out, cond, a, b)};
 }
-Work gather_rows(const Tensor& out, const Tensor& in, const Tensor& index) { return {0, 2 * bytes(out) + bytes(index)}; }
+Work gather_rows(const Tensor& out, const Tensor& in, const Tensor& index, const IndexCheck&) { return {0, 2 * bytes(out) + bytes(index)}; }
 Work put_rows(const Tensor& out, const Tensor& in, const Tensor& index) { return {0, 2 * bytes(in) + bytes(index)}; }
 Work sort(const Tensor& values, const Tensor& indices, const Tensor& in, bool) { return {0, bytes(values, indices, in)}; }
 Work remap(const Tensor& out, const Tensor& in, const Remap&)
@@ -295,7 +295,7 @@ Work amp_unscale(const Tensor& grad, const Tensor& found_inf, const Tensor& inv_
 }
 
 // ---- indexing that adds: 1 FLOP per added element --------------------------------------
-Work scatter_add_rows(const Tensor& out, const Tensor& in, const Tensor& index)
+Work scatter_add_rows(const Tensor& out, const Tensor& in, const Tensor& index, const IndexCheck&)
 {
     return {n(in), 3 * bytes(in) + bytes(index)};  // in read, the rows of out read and written
 }

@@ -162,7 +162,9 @@ struct Attention {
 //             batch ADDED to it: out += sum over p of a[p] @ b[p] (convolution's weight
 //             gradient: one GEMM per sample, accumulated).
 //  gather_rows       out[i, :] = in[index[i], :]     (in, out contiguous (rows, row_size))
-//  scatter_add_rows  out[index[i], :] += in[i, :]    (index contiguous int64, in range)
+//  scatter_add_rows  out[index[i], :] += in[i, :]    (index contiguous int64)
+//             Both check index[i] as check_index does (negatives wrap where `check` allows;
+//             a GPU records a bad one, writes zeros for its row / skips it).
 //  put_rows          out[index[i], :] = in[i, :]     (the same; where two rows name one index,
 //             the CPU keeps the last and a GPU any one of them, as PyTorch's index_copy_)
 //  scan       out (outer, R, inner) = the running sum or product along the middle dim of in,
@@ -299,8 +301,10 @@ struct Attention {
     X(where, (const Tensor& out, const Tensor& cond, const Tensor& a, const Tensor& b))              \
     X(reduce, (ReduceOp op, const Tensor& values, const Tensor& indices, const Tensor& in))          \
     X(matmul, (const Tensor& out, const Tensor& a, const Tensor& b, bool sum_batches))               \
-    X(gather_rows, (const Tensor& out, const Tensor& in, const Tensor& index))                       \
-    X(scatter_add_rows, (const Tensor& out, const Tensor& in, const Tensor& index))                  \
+    X(gather_rows, (const Tensor& out, const Tensor& in, const Tensor& index,                        \
+                    const IndexCheck& check))                                                        \
+    X(scatter_add_rows, (const Tensor& out, const Tensor& in, const Tensor& index,                   \
+                         const IndexCheck& check))                                                   \
     X(put_rows, (const Tensor& out, const Tensor& in, const Tensor& index))                          \
     X(scan, (ScanOp op, const Tensor& out, const Tensor& in, bool reverse))                          \
     X(sort, (const Tensor& values, const Tensor& indices, const Tensor& in, bool descending))        \

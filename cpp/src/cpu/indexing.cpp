@@ -2,6 +2,7 @@
 // backward; a DataLoader batch is one gather_rows), elements along one dim (gather,
 // scatter: also index_add / index_copy / index_fill, whose index is expanded), NumPy's
 // advanced indexing (index_put), cat, and nonzero. Geometry: minitorch/index_math.h.
+#include <algorithm>
 #include <atomic>
 #include <cstring>
 
@@ -12,30 +13,51 @@
 
 namespace minitorch::cpu {
 
-void gather_rows(const Tensor& out, const Tensor& in, const Tensor& index)
+namespace {
+
+// index[i], checked (IndexError at the first bad one) and wrapped where allowed.
+inline int64_t checked(int64_t v, const IndexCheck& check, int64_t position)
+{
+    int64_t out;
+    if (!resolve_index(v, check, out)) throw IndexError(index_error_message(check, v, position));
+    return out;
+}
+
+// The rows' indices checked before anything is written (the copies below may run on
+// worker threads, which cannot throw), so a bad index leaves out untouched.
+void check_rows(const int64_t* idx, int64_t n, const IndexCheck& check)
+{
+    for (int64_t i = 0; i < n; ++i) checked(idx[i], check, i);
+}
+
+}  // namespace
+
+void gather_rows(const Tensor& out, const Tensor& in, const Tensor& index, const IndexCheck& check)
 {
     const int64_t n = index->numel(), row = n ? out->numel() / n : 0;
     const size_t bytes = size_t(row) * itemsize(in->dtype);
     const int64_t* idx = index->data_as<int64_t>();
     const char* src = in->data();
     char* dst = out->data();
+    check_rows(idx, n, check);
     // Rows are independent: split them across threads when there is enough to copy.
     parallel_for(n, std::max<int64_t>(1, kGrainSize / std::max<int64_t>(row, 1)), [&](int64_t b, int64_t e) {
-        for (int64_t i = b; i < e; ++i) std::memcpy(dst + i * bytes, src + idx[i] * bytes, bytes);
+        for (int64_t i = b; i < e; ++i) std::memcpy(dst + i * bytes, src + checked(idx[i], check, i) * bytes, bytes);
     });
 }
 
-void scatter_add_rows(const Tensor& out, const Tensor& in, const Tensor& index)
+void scatter_add_rows(const Tensor& out, const Tensor& in, const Tensor& index, const IndexCheck& check)
 {
     const int64_t n = index->numel(), row = n ? in->numel() / n : 0;
     const int64_t* idx = index->data_as<int64_t>();
+    check_rows(idx, n, check);
     // Serial: two rows of `in` may add into the same row of `out`.
     dispatch(out->dtype, [&](auto tag) {
         using T = typename decltype(tag)::type;
         const T* src = in->data_as<T>();
         T* dst = out->data_as<T>();
         for (int64_t i = 0; i < n; ++i) {
-            T* o = dst + idx[i] * row;
+            T* o = dst + checked(idx[i], check, i) * row;
             const T* s = src + i * row;
             for (int64_t j = 0; j < row; ++j) o[j] = static_cast<T>(o[j] + s[j]);
         }
@@ -55,12 +77,21 @@ void put_rows(const Tensor& out, const Tensor& in, const Tensor& index)
 
 namespace {
 
-// index[i], checked (IndexError at the first bad one) and wrapped where allowed.
-inline int64_t checked(int64_t v, const IndexCheck& check, int64_t position)
+// Calls f(i, self, other, index) with the offsets of elements [b, e) of index, row-major
+// (DimIndexing): computed once per run along the last dim, then stepped by that dim's
+// strides, so there is no division per element.
+template <class F>
+void walk(const DimIndexing& g, int64_t b, int64_t e, F&& f)
 {
-    int64_t out;
-    if (!resolve_index(v, check, out)) throw IndexError(index_error_message(check, v, position));
-    return out;
+    const int last = g.ndim - 1;
+    const int64_t run = g.shape[last];
+    for (int64_t i = b; i < e;) {
+        int64_t s, o, x;
+        g.offsets(i, s, o, x);
+        const int64_t stop = std::min(e, (i / run + 1) * run);
+        for (; i < stop; ++i, s += g.self_stride[last], o += g.other_stride[last], x += g.index_stride[last])
+            f(i, s, o, x);
+    }
 }
 
 }  // namespace
@@ -77,16 +108,15 @@ void gather(const Tensor& out, const Tensor& in, const Tensor& index, int64_t di
         // Each element is read independently: split across threads. A worker cannot throw
         // (OpenMP), so it notes a bad index and the caller raises after the loop.
         parallel_for(g.numel, kGrainSize, [&](int64_t b, int64_t e) {
-            for (int64_t i = b; i < e; ++i) {
-                int64_t s, o, x, k;
-                g.offsets(i, s, o, x);
+            walk(g, b, e, [&](int64_t i, int64_t s, int64_t o, int64_t x) {
+                int64_t k;
                 if (resolve_index(idx[x], check, k)) {
                     dst[o] = src[s + k * g.self_dim_stride];
                 } else {
                     int64_t none = -1;
                     bad.compare_exchange_strong(none, i);
                 }
-            }
+            });
         });
     });
     if (bad >= 0) {
@@ -106,12 +136,10 @@ void scatter(WriteOp op, const Tensor& out, const Tensor& src, const Tensor& ind
         const T* from = src->data_as<T>();
         T* dst = out->data_as<T>();
         // Serial, in order: two elements may name one place (Put keeps the last).
-        for (int64_t i = 0; i < g.numel; ++i) {
-            int64_t s, o, x;
-            g.offsets(i, s, o, x);
+        walk(g, 0, g.numel, [&](int64_t i, int64_t s, int64_t o, int64_t x) {
             T& place = dst[s + checked(idx[x], check, i) * g.self_dim_stride];
             place = op == WriteOp::Add ? static_cast<T>(place + from[o]) : from[o];
-        }
+        });
     });
 }
 

@@ -1,7 +1,9 @@
-// index_select.cpp — slices picked by a tensor of indices (x[idx], DataLoader batches),
-// and the ops that write them: index_add (its backward, scatter-add), index_copy and
-// index_fill, each one scatter kernel (cpu/indexing.cpp, cuda/indexing.cu) with the
-// index expanded over the slices. gather / scatter / masks are ops/indexing.cpp.
+// index_select.cpp — slices picked by a tensor of indices (x[idx], DataLoader batches,
+// embeddings): one kernel launch, which also checks the indices; its backward is one zero
+// fill and one scatter-add launch. Then the ops that write slices: index_add (its
+// backward, scatter-add), index_copy and index_fill, each one scatter kernel
+// (cpu/indexing.cpp, cuda/indexing.cu) with the index expanded over the slices.
+// gather / scatter / masks are ops/indexing.cpp.
 #include "minitorch/autograd.h"
 #include "minitorch/ops.h"
 
@@ -9,38 +11,37 @@ namespace minitorch {
 
 namespace {
 
-// t with `dim` moved to the front, contiguous, seen as (size(dim), rest).
-Tensor rows_view(const Tensor& t, int64_t dim)
+// True when t, seen as (size(dim), rest), is contiguous rows: t contiguous and every dim
+// before `dim` of size 1 (dim 0 of a contiguous tensor: x[idx], DataLoader batches,
+// embeddings). Those take the row kernels (a memcpy per row on the CPU).
+bool is_rows(const Tensor& t, int64_t dim)
 {
-    std::vector<int64_t> order{dim};
-    for (int64_t d = 0; d < t->dim(); ++d)
-        if (d != dim) order.push_back(d);
-    Tensor c = contiguous(permute(t, order));
-    int64_t rows = t->shape[dim];
-    return view(c, {rows, rows ? t->numel() / rows : 0});
+    if (!t->is_contiguous()) return false;
+    for (int64_t d = 0; d < dim; ++d)
+        if (t->shape[d] != 1) return false;
+    return true;
 }
 
-// Shape of t with dim moved to the front and resized to n.
-Shape front_shape(const Shape& s, int64_t dim, int64_t n)
+// t seen as (size(dim), rest); is_rows(t, dim) must hold.
+Tensor as_rows(const Tensor& t, int64_t dim)
 {
-    Shape out{n};
-    for (int64_t d = 0; d < int64_t(s.size()); ++d)
-        if (d != dim) out.push_back(s[d]);
-    return out;
+    const int64_t rows = t->shape[dim];
+    return view(t, {rows, rows ? t->numel() / rows : 0});
 }
 
-// Moves the front dim back to `dim`.
-Tensor unfront(const Tensor& t, int64_t dim)
+// The 1-D index (n,) seen in a tensor of `shape` (whose size along dim is n): stride 0
+// elsewhere, so the one-dim gather / scatter kernels take it as an element-wise index.
+Tensor spread_index(const Tensor& index, const Shape& shape, int64_t dim)
 {
-    // perm[i] = which dim of the front layout lands at position i
-    std::vector<int64_t> perm(t->dim());
-    for (int64_t i = 0; i < t->dim(); ++i) perm[i] = i == dim ? 0 : (i < dim ? i + 1 : i);
-    return permute(t, perm);
+    Shape ones(shape.size(), 1);
+    ones[dim] = index->numel();
+    return expand(reshape(index, ones), shape);
 }
 
-// The index as contiguous int64 (n,) on its own device, negatives wrapped; the
-// device's check_index kernel raises IndexError for values out of range.
-Tensor checked_index(const Tensor& index, int64_t size, const char* op)
+// The index as contiguous int64 (n,) (int32/16/8 cast: one more launch). The kernels
+// check each value where they read it (negatives wrap, as NumPy's take): the CPU raises
+// IndexError at once, a GPU at the next synchronization.
+Tensor int64_index(const Tensor& index, int64_t size, const char* op)
 {
     MT_CHECK_TYPE(is_integral(index->dtype), op, ": index must be an int64 or int32 tensor, got ", index->dtype);
     MT_CHECK(index->dim() <= 1, op, ": index must be 0-D or 1-D, got shape ", index->shape);
@@ -48,10 +49,24 @@ Tensor checked_index(const Tensor& index, int64_t size, const char* op)
     // fall back to row 0: say so now, from the shapes alone.
     MT_CHECK_INDEX(size > 0 || index->numel() == 0, op, ": index is out of bounds for dimension with size 0 (",
                    index->numel(), " indices given)");
-    Tensor idx = contiguous(reshape(index, {index->numel()}));
-    Tensor out = empty({index->numel()}, DType::Int64, index->device());
-    if (out->numel()) kernels(index->device()).check_index(out, idx, IndexCheck{op, size, true});
-    return out;
+    return contiguous(reshape(to_dtype(index, DType::Int64), {index->numel()}));
+}
+
+// out = in with rows picked along dim by index (n,) (out: in's shape with n along dim),
+// one kernel launch either way.
+void select_rows(const Tensor& out, const Tensor& in, int64_t dim, const Tensor& index, const IndexCheck& check)
+{
+    auto& k = kernels(in->device());
+    if (is_rows(in, dim)) k.gather_rows(as_rows(out, dim), as_rows(in, dim), index, check);
+    else k.gather(out, in, spread_index(index, out->shape, dim), dim, check);
+}
+
+// out[index[i] along dim] += src[i along dim], out contiguous; atomics on a GPU.
+void add_rows(const Tensor& out, const Tensor& src, int64_t dim, const Tensor& index, const IndexCheck& check)
+{
+    auto& k = kernels(out->device());
+    if (is_rows(src, dim)) k.scatter_add_rows(as_rows(out, dim), as_rows(src, dim), index, check);
+    else k.scatter(WriteOp::Add, out, src, spread_index(index, src->shape, dim), dim, check);
 }
 
 // derivative of index_select / x[index], input input: g rows scatter-added into zeros at the indices
@@ -64,11 +79,10 @@ struct IndexSelectBackward : autograd::Node {
         const auto& m = input_meta[0];
         if (autograd::is_grad_enabled())  // create_graph: the scatter-add as an op (its gradient is index_select)
             return {index_add(zeros(m.shape, g[0]->dtype, m.device), dim, index, g[0], 1.0)};
-        Tensor grad = zeros(front_shape(m.shape, dim, m.shape[dim]), g[0]->dtype, m.device);
-        Tensor src = rows_view(g[0], dim);
-        Tensor out = view(grad, {m.shape[dim], m.shape[dim] ? grad->numel() / m.shape[dim] : 0});
-        if (src->numel()) kernels(m.device).scatter_add_rows(out, src, index);
-        return {contiguous(unfront(grad, dim))};
+        // Two launches: the zero fill and one scatter-add kernel (g in any layout).
+        Tensor grad = zeros(m.shape, g[0]->dtype, m.device);
+        if (g[0]->numel()) add_rows(grad, g[0], dim, index, IndexCheck{"index_select", m.shape[dim], true});
+        return {grad};
     }
     void release() override { index.reset(); }
 };
@@ -199,25 +213,41 @@ Tensor index_fill(const Tensor& t, int64_t dim, const Tensor& index, const Tenso
     });
 }
 
+namespace {
+
+// index_select with the check `op` names: whether negatives wrap (index_select) or are
+// errors (embedding). One launch; the node's backward one zero fill and one scatter-add.
+Tensor select_along(const Tensor& t, int64_t dim, const Tensor& index, const char* op, bool wrap)
+{
+    check_same_device(op, t, index);
+    MT_CHECK_INDEX(t->dim() > 0, op, ": cannot index a 0-dim tensor");
+    dim = wrap_dim(dim, t->dim(), op);
+    Tensor idx = int64_index(index, t->shape[dim], op);
+    auto forward = [&] {
+        Shape shape = t->shape;
+        shape[dim] = idx->numel();
+        Tensor out = empty(shape, t->dtype, t->device());
+        if (out->numel()) select_rows(out, t, dim, idx, IndexCheck{op, t->shape[dim], wrap});
+        return out;
+    };
+    return autograd::record_op<IndexSelectBackward>({&t}, forward, [&](IndexSelectBackward& n, const Tensor&) {
+        n.index = autograd::save(n, idx);
+        n.dim = dim;
+    });
+}
+
+}  // namespace
+
 Tensor index_select(const Tensor& t, int64_t dim, const Tensor& index)
 {
     MT_PROFILE_OP("index_select", t, index);
-    check_same_device("index_select", t, index);
-    MT_CHECK_INDEX(t->dim() > 0, "index_select: cannot index a 0-dim tensor");
-    dim = wrap_dim(dim, t->dim(), "index_select");
-    Tensor idx = checked_index(index, t->shape[dim], "index_select");
-    auto forward = [&] {
-        Tensor rows = rows_view(t, dim);
-        Tensor out = empty(front_shape(t->shape, dim, idx->numel()), t->dtype, t->device());
-        if (out->numel())
-            kernels(t->device()).gather_rows(view(out, {idx->numel(), out->numel() / idx->numel()}), rows, idx);
-        return unfront(out, dim);
-    };
-    return autograd::record_op<IndexSelectBackward>({&t}, forward, [&](IndexSelectBackward& n, const Tensor&) {
-        n.index = idx;  // made by checked_index for this call: nobody else can change it
-        n.dim = dim;
-        n.has_saved = true;
-    });
+    return select_along(t, dim, index, "index_select", true);
+}
+
+Tensor embedding_rows(const Tensor& weight, const Tensor& indices)
+{
+    MT_PROFILE_OP("embedding", weight, indices);
+    return select_along(weight, 0, indices, "embedding", false);
 }
 
 }  // namespace minitorch

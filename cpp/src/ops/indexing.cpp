@@ -48,7 +48,14 @@ struct GatherBackward : autograd::Node {
     std::vector<Tensor> apply(std::vector<Tensor>& g) override
     {
         const auto& m = input_meta[0];
-        return {scatter(zeros(m.shape, g[0]->dtype, m.device), dim, index, g[0], true)};
+        if (autograd::is_grad_enabled())  // create_graph: the scatter-add as an op (its gradient is gather)
+            return {scatter(zeros(m.shape, g[0]->dtype, m.device), dim, index, g[0], true)};
+        // Two launches: the zero fill and one scatter-add kernel into it (no copy of the zeros).
+        Tensor grad = zeros(m.shape, g[0]->dtype, m.device);
+        if (index->numel())
+            kernels(m.device).scatter(WriteOp::Add, at_least_1d(grad), at_least_1d(g[0]), at_least_1d(index), dim,
+                                      dim_check("gather", grad, dim));
+        return {grad};
     }
     void release() override { index.reset(); }
 };

@@ -764,13 +764,10 @@ def embedding(input, weight, padding_idx: int | None = None, max_norm: float | N
             raise ValueError(f"embedding: padding_idx must be within num_embeddings ({num}), got {padding_idx}")
         padding_idx %= num
     flat = input.reshape(-1)
-    # index_select wraps negative indices (like NumPy); an embedding index must not be negative.
-    if flat.numel() and bool((flat < 0).any()):
-        raise IndexError(f"embedding: index out of range for {num} embeddings (negative index)")
-    try:
-        out = weight.index_select(0, flat)
-    except IndexError as e:
-        raise IndexError(f"embedding: index out of range for {num} embeddings ({e})") from None
+    # index_select's rows in one kernel launch, which also checks the indices: unlike
+    # index_select, a negative one is an IndexError (as PyTorch's embedding), raised at once
+    # on the CPU and at the next synchronization on a GPU (no wait for the GPU here).
+    out = _C._embedding_rows(weight, flat)
     if padding_idx is not None:
         # Same values; the padding rows' picks are detached, so no gradient reaches that row.
         out = _C.where((flat != padding_idx).unsqueeze(1), out, out.detach())
