@@ -144,6 +144,12 @@ void reduce_stats16(const Tensor& out, const Tensor& mean, const Tensor& in, con
 // softmax / softmax_backward (softmax.cu) the same way.
 void softmax16(const Tensor& out, const Tensor& in, int64_t dim, bool log);
 void softmax_backward16(const Tensor& grad_in, const Tensor& grad_out, const Tensor& out, int64_t dim, bool log);
+// layer_norm / layer_norm_backward (layer_norm.cu) the same way.
+void layer_norm16(const Tensor& out, const Tensor& mean, const Tensor& rstd, const Tensor& in, const Tensor& weight,
+                  const Tensor& bias, double eps);
+void layer_norm_backward16(const Tensor& grad_in, const Tensor& grad_weight, const Tensor& grad_bias,
+                           const Tensor& grad_out, const Tensor& in, const Tensor& mean, const Tensor& rstd,
+                           const Tensor& weight);
 // cuDNN's convolutions (cudnn_conv.cu); null when the build has no cudnn.h or is emulated.
 const ConvLibrary* cudnn_conv_library();
 

@@ -143,6 +143,8 @@ MT_DEFINE_KERNEL_TABLE(filled.matmul = MT_COUNTED_KERNEL(matmul, matmul_native16
                        filled.reduce_stats = MT_COUNTED_KERNEL(reduce_stats, reduce_stats16);
                        filled.softmax = MT_COUNTED_KERNEL(softmax, softmax16);
                        filled.softmax_backward = MT_COUNTED_KERNEL(softmax_backward, softmax_backward16);
+                       filled.layer_norm = MT_COUNTED_KERNEL(layer_norm, layer_norm16);
+                       filled.layer_norm_backward = MT_COUNTED_KERNEL(layer_norm_backward, layer_norm_backward16);
                        filled.attention = MT_COUNTED_KERNEL(attention, attention);
                        filled.attention_backward = MT_COUNTED_KERNEL(attention_backward, attention_backward);)
 

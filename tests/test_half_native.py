@@ -290,3 +290,65 @@ def test_reductions_and_softmax_launch_as_many_kernels_as_float32(dt):
         n16, n32 = len(kernels(lambda: fn(x))), len(kernels(lambda: fn(x32)))
         assert n16 == n32, (n16, n32)
     assert len(kernels(lambda: x.sum(1))) == 1
+
+
+@pytest.mark.parametrize("dt", HALVES)
+@pytest.mark.parametrize("shape", [(6, 64), (300, 40), (2, 3, 1030), (1, 1)])
+@pytest.mark.parametrize("affine", [True, False])
+def test_layer_norm_reads_16_bits_in_place(dt, shape, affine):
+    rng = np.random.default_rng(26)
+    D = shape[-1]
+    x = half_tensor(dt, rng.uniform(-3, 5, shape)).requires_grad_()
+    w = half_tensor(dt, rng.uniform(0.5, 1.5, D)).requires_grad_() if affine else None
+    b = half_tensor(dt, rng.standard_normal(D)).requires_grad_() if affine else None
+    y = F.layer_norm(x, (D,), w, b)
+    f32 = (lambda t: None if t is None else t.detach().float())
+    assert_same_bits(y, F.layer_norm(f32(x), (D,), f32(w), f32(b)).to(dt))
+    g = half_tensor(dt, rng.standard_normal(shape))
+    y.backward(g)
+    x32 = f32(x).requires_grad_()
+    w32, b32 = (None, None) if not affine else (f32(w).requires_grad_(), f32(b).requires_grad_())
+    F.layer_norm(x32, (D,), w32, b32).backward(g.float())
+    # the backward reads the saved mean and rstd, rounded to dt: close to float32's, not the same bits
+    pairs = [(x.grad, x32.grad)] + ([(w.grad, w32.grad), (b.grad, b32.grad)] if affine else [])
+    for got, want in pairs:
+        assert got.dtype == dt
+        np.testing.assert_allclose(got.float().cpu().numpy(), want.cpu().numpy(), rtol=2**-5, atol=0.05 * (D ** 0.5))
+
+
+@pytest.mark.parametrize("dt", HALVES)
+def test_layer_norm_launches_as_many_kernels_as_float32(dt):
+    x32 = minitorch.tensor(samples((64, 96), 27, -2, 2), device="cuda")
+    ln = nn.LayerNorm(96).to("cuda")
+    ln16 = nn.LayerNorm(96).to("cuda").to(dt)
+    x = x32.to(dt)
+    assert len(kernels(lambda: ln16(x))) == len(kernels(lambda: ln(x32))) == 1
+    x.requires_grad_(), x32.requires_grad_()
+    y, y32 = ln16(x), ln(x32)
+    g, g32 = minitorch.ones_like(y), minitorch.ones_like(y32)
+    assert len(kernels(lambda: y.backward(g))) == len(kernels(lambda: y32.backward(g32)))
+
+
+def test_transformer_block_under_autocast_launches_what_float32_does_plus_its_casts():
+    minitorch.manual_seed(0)
+    layer = nn.TransformerEncoderLayer(d_model=32, nhead=4, dim_feedforward=64, dropout=0.0, batch_first=True,
+                                       activation="gelu").to("cuda")
+    x = minitorch.randn(2, 8, 32, device="cuda")
+
+    def step(autocast: bool):
+        with minitorch.autocast("cuda", dtype=BF16, enabled=autocast):
+            loss = layer(x).float().pow(2).mean()
+        loss.backward()
+
+    counts = {}
+    for autocast in (False, True):
+        step(autocast)
+        with profile(activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA]) as prof:
+            step(autocast)
+        events = prof.events()
+        casts = sum(len(e.kernels) for e in events if e.name in ("to", "ToCopyBackward0"))
+        counts[autocast] = (sum(len(e.kernels) for e in events), casts)
+    (n32, casts32), (n16, casts16) = counts[False], counts[True]
+    # autocast's own casts (weights and activations to bf16, gradients back) aside, one launch
+    # per op as in float32: no staging copies
+    assert n16 - casts16 <= n32 - casts32, counts
