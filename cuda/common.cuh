@@ -68,6 +68,15 @@ decltype(auto) dispatch_with16(DType t, F&& f)
     return dispatch(t, std::forward<F>(f));
 }
 
+// Floating dtypes only, float16 and bfloat16 included (as Half, BFloat16).
+template <class F>
+void dispatch_floating16(DType t, const char* op, F&& f)
+{
+    if (t == DType::Float16) return f(Tag<Half>{});
+    if (t == DType::BFloat16) return f(Tag<BFloat16>{});
+    dispatch_floating(t, op, f);
+}
+
 // N tensors of one (coalesced) shape: each thread turns its flat index into N byte
 // offsets. Built on the host from cpu::StridedPlan's coalescing.
 template <int N>

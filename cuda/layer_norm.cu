@@ -148,22 +148,13 @@ T* data_or_null(const Tensor& t)
     return t ? t->data_as<T>() : nullptr;
 }
 
-// A floating dtype, float16 and bfloat16 included (as Half, BFloat16).
-template <class F>
-void dispatch_layer_norm(DType t, const char* op, F&& f)
-{
-    if (t == DType::Float16) return f(Tag<Half>{});
-    if (t == DType::BFloat16) return f(Tag<BFloat16>{});
-    dispatch_floating(t, op, f);
-}
-
 }  // namespace
 
 void layer_norm(const Tensor& out, const Tensor& mean, const Tensor& rstd, const Tensor& in, const Tensor& weight,
                 const Tensor& bias, double eps)
 {
     const int64_t rows = mean->numel(), D = rows ? in->numel() / rows : 0;
-    dispatch_layer_norm(in->dtype, "layer_norm", [&](auto tag) {
+    dispatch_floating16(in->dtype, "layer_norm", [&](auto tag) {
         using T = typename decltype(tag)::type;
         MT_LAUNCH(blocks_for(rows * kWarp), kThreads, 0, 0, layer_norm_kernel<T>)(
             in->data_as<T>(), data_or_null<T>(weight), data_or_null<T>(bias), out->data_as<T>(), mean->data_as<T>(),
@@ -177,7 +168,7 @@ void layer_norm_backward(const Tensor& grad_in, const Tensor& grad_weight, const
                          const Tensor& weight)
 {
     const int64_t rows = mean->numel(), D = rows ? in->numel() / rows : 0;
-    dispatch_layer_norm(in->dtype, "layer_norm_backward", [&](auto tag) {
+    dispatch_floating16(in->dtype, "layer_norm_backward", [&](auto tag) {
         using T = typename decltype(tag)::type;
         if (grad_in) {
             MT_LAUNCH(blocks_for(rows * kWarp), kThreads, 0, 0, layer_norm_backward_kernel<T>)(

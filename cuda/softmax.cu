@@ -310,15 +310,6 @@ T* data_or_null(const Tensor& t)
     return t ? t->data_as<T>() : nullptr;
 }
 
-// A floating dtype, float16 and bfloat16 included (as Half, BFloat16).
-template <class F>
-void dispatch_floating16(DType t, const char* op, F&& f)
-{
-    if (t == DType::Float16) return f(Tag<Half>{});
-    if (t == DType::BFloat16) return f(Tag<BFloat16>{});
-    dispatch_floating(t, op, f);
-}
-
 }  // namespace
 
 void softmax(const Tensor& out, const Tensor& in, int64_t dim, bool log)
