@@ -53,6 +53,31 @@ inline unsigned blocks_for(int64_t n)
     return unsigned(b < 1 ? 1 : (b > 4096 ? 4096 : b));
 }
 
+// The type a kernel computes an element in: float32 for float16 / bfloat16 (read and
+// written as 16 bits, computed in float32 registers, rounded once at the store), the
+// type itself otherwise.
+template <class T>
+using Compute = std::conditional_t<std::is_same_v<T, Half> || std::is_same_v<T, BFloat16>, float, T>;
+
+// Calls f(Tag<T>{}) with the C++ type of a compute dtype or of float16 / bfloat16 (Half,
+// BFloat16), for the kernels that read 16-bit values themselves.
+template <class F>
+decltype(auto) dispatch_with16(DType t, F&& f)
+{
+    if (t == DType::Float16) return f(Tag<Half>{});
+    if (t == DType::BFloat16) return f(Tag<BFloat16>{});
+    return dispatch(t, std::forward<F>(f));
+}
+
+// Floating dtypes only, float16 and bfloat16 included (as Half, BFloat16).
+template <class F>
+void dispatch_floating16(DType t, const char* op, F&& f)
+{
+    if (t == DType::Float16) return f(Tag<Half>{});
+    if (t == DType::BFloat16) return f(Tag<BFloat16>{});
+    dispatch_floating(t, op, f);
+}
+
 // N tensors of one (coalesced) shape: each thread turns its flat index into N byte
 // offsets. Built on the host from cpu::StridedPlan's coalescing.
 template <int N>
@@ -133,6 +158,23 @@ MT_DECLARE_KERNELS()
 // The table's matmul entry (matmul.cu): 16-bit GEMMs on cuBLAS in their own type, the
 // rest through Widen to matmul.
 void matmul_native16(const Tensor& out, const Tensor& a, const Tensor& b, bool sum_batches);
+// The table's map / zip / where entries (elementwise.cu): float16 / bfloat16 read and written
+// in place, computed in float32; narrow integers through Widen.
+void map16(UnaryOp op, const Tensor& out, const Tensor& in);
+void zip16(BinaryOp op, const Tensor& out, const Tensor& a, const Tensor& b);
+void where16(const Tensor& out, const Tensor& cond, const Tensor& a, const Tensor& b);
+// reduce / reduce_stats (reduce.cu) the same way.
+void reduce16(ReduceOp op, const Tensor& values, const Tensor& indices, const Tensor& in);
+void reduce_stats16(const Tensor& out, const Tensor& mean, const Tensor& in, const StatReduce& spec);
+// softmax / softmax_backward (softmax.cu) the same way.
+void softmax16(const Tensor& out, const Tensor& in, int64_t dim, bool log);
+void softmax_backward16(const Tensor& grad_in, const Tensor& grad_out, const Tensor& out, int64_t dim, bool log);
+// layer_norm / layer_norm_backward (layer_norm.cu) the same way.
+void layer_norm16(const Tensor& out, const Tensor& mean, const Tensor& rstd, const Tensor& in, const Tensor& weight,
+                  const Tensor& bias, double eps);
+void layer_norm_backward16(const Tensor& grad_in, const Tensor& grad_weight, const Tensor& grad_bias,
+                           const Tensor& grad_out, const Tensor& in, const Tensor& mean, const Tensor& rstd,
+                           const Tensor& weight);
 // cuDNN's convolutions (cudnn_conv.cu); null when the build has no cudnn.h or is emulated.
 const ConvLibrary* cudnn_conv_library();
 

@@ -9,6 +9,14 @@
 //    for float32 the op is a template parameter, so the compiler keeps just its formula.
 //  - strided (anything else): one thread per output element, grid-stride loop; each
 //    thread turns its flat index into byte offsets with Strided<N>::offsets.
+//
+// float16 / bfloat16 tensors are read and written in place (the table's map16 / zip16 /
+// where16 entries, below, skip Widen's float32 staging copies): each value is converted to
+// float32 as it is loaded, the op's float32 formula runs in registers, and the result is
+// rounded once as it is stored -- one launch per op, and the same bits as staging gives
+// (the same float32 formula on the same exact float32 values, rounded once). An operand
+// of a 16-bit op may be float32: a scalar (the 0.5 of h * 0.5, which the ops keep in
+// float32) or, for a float32 result (bf16 + float32), the float32 side.
 #include <cstring>
 
 #include "minitorch/strided_loop.h"
@@ -39,9 +47,11 @@ struct DynamicBinary {
     template <class T> __device__ __forceinline__ T operator()(T a, T b) const { return binary_op(op, a, b); }
 };
 
-// kVec elements of T: one 16-byte load or store when aligned.
+// kVec elements of T: one 16-byte load or store when aligned (8 bytes for 16-bit types).
 template <class T>
 constexpr int kVec = 16 / sizeof(T) < 4 ? int(16 / sizeof(T)) : 4;
+template <class A, class B>
+constexpr int kVec2 = kVec<A> < kVec<B> ? kVec<A> : kVec<B>;
 template <class T, int V>
 struct alignas(sizeof(T) * V) Pack {
     T v[V];
@@ -53,40 +63,43 @@ struct DenseIn {
     const T* data;
     bool scalar;
     __device__ __forceinline__ T at(uint32_t i) const { return data[scalar ? 0 : i]; }
-    // kVec values from element i on (i a multiple of kVec; aligned when not scalar).
-    __device__ __forceinline__ Pack<T, kVec<T>> pack(uint32_t i) const
+    // V values from element i on (i a multiple of V; aligned when not scalar).
+    template <int V>
+    __device__ __forceinline__ Pack<T, V> pack(uint32_t i) const
     {
         if (scalar) {
-            Pack<T, kVec<T>> p;
-            for (int k = 0; k < kVec<T>; ++k) p.v[k] = data[0];
+            Pack<T, V> p;
+            for (int k = 0; k < V; ++k) p.v[k] = data[0];
             return p;
         }
-        return *reinterpret_cast<const Pack<T, kVec<T>>*>(data + i);
+        return *reinterpret_cast<const Pack<T, V>*>(data + i);
     }
 };
 
-// out[i] = f(a[i], b[i]) (zip) or f(a[i]) (map, b unused), i < n < 2^32. The vector part
-// covers the first n - n % kVec elements, the first threads of the grid the tail.
-template <class O, class T, class F, bool Binary>
-__global__ void dense_kernel(O* out, DenseIn<T> a, DenseIn<T> b, uint32_t n, F f)
+// out[i] = f(a[i], b[i]) (zip) or f(a[i]) (map, b unused), i < n < 2^32, computed in
+// Compute<TA> (float32 for 16-bit operands) and converted once at the store. The vector
+// part covers the first n - n % V elements, the first threads of the grid the tail.
+template <class O, class TA, class TB, class F, bool Binary>
+__global__ void dense_kernel(O* out, DenseIn<TA> a, DenseIn<TB> b, uint32_t n, F f)
 {
-    constexpr int V = kVec<T>;
+    constexpr int V = kVec2<TA, TB>;
+    using C = Compute<TA>;
     const uint32_t threads = gridDim.x * blockDim.x, tid = blockIdx.x * blockDim.x + threadIdx.x;
     const uint32_t packs = n / V;
     for (uint32_t p = tid; p < packs; p += threads) {
-        const Pack<T, V> x = a.pack(p * V);
-        Pack<T, V> y;
-        if constexpr (Binary) y = b.pack(p * V);
+        const Pack<TA, V> x = a.template pack<V>(p * V);
+        Pack<TB, V> y;
+        if constexpr (Binary) y = b.template pack<V>(p * V);
         Pack<O, V> r;
         for (int k = 0; k < V; ++k) {
-            if constexpr (Binary) r.v[k] = static_cast<O>(f(x.v[k], y.v[k]));
-            else r.v[k] = static_cast<O>(f(x.v[k]));
+            if constexpr (Binary) r.v[k] = static_cast<O>(f(C(x.v[k]), C(y.v[k])));
+            else r.v[k] = static_cast<O>(f(C(x.v[k])));
         }
         *reinterpret_cast<Pack<O, V>*>(out + p * V) = r;
     }
     for (uint32_t i = packs * V + tid; i < n; i += threads) {
-        if constexpr (Binary) out[i] = static_cast<O>(f(a.at(i), b.at(i)));
-        else out[i] = static_cast<O>(f(a.at(i)));
+        if constexpr (Binary) out[i] = static_cast<O>(f(C(a.at(i)), C(b.at(i))));
+        else out[i] = static_cast<O>(f(C(a.at(i))));
     }
 }
 
@@ -98,18 +111,19 @@ __global__ void map_kernel(Strided<2> s, UnaryOp op)
         int64_t off[2];
         s.offsets(i, off);
         *reinterpret_cast<O*>(s.base[0] + off[0]) =
-            static_cast<O>(unary_op(op, *reinterpret_cast<const T*>(s.base[1] + off[1])));
+            static_cast<O>(unary_op(op, Compute<T>(*reinterpret_cast<const T*>(s.base[1] + off[1]))));
     }
 }
 
-template <class O, class T>
+template <class O, class TA, class TB>
 __global__ void zip_kernel(Strided<3> s, BinaryOp op)
 {
+    using C = Compute<TA>;
     MT_GRID_STRIDE(i, s.numel) {
         int64_t off[3];
         s.offsets(i, off);
-        const T a = *reinterpret_cast<const T*>(s.base[1] + off[1]);
-        const T b = *reinterpret_cast<const T*>(s.base[2] + off[2]);
+        const C a = C(*reinterpret_cast<const TA*>(s.base[1] + off[1]));
+        const C b = C(*reinterpret_cast<const TB*>(s.base[2] + off[2]));
         *reinterpret_cast<O*>(s.base[0] + off[0]) = static_cast<O>(binary_op(op, a, b));
     }
 }
@@ -153,12 +167,13 @@ DenseIn<T> dense_in(const Strided<N>& s, int k)
 }
 
 // Launches dense_kernel for output type O with op functor f (b unused for a map).
-template <class O, class T, bool Binary, class F>
-void launch_dense(char* out, DenseIn<T> a, DenseIn<T> b, int64_t numel, F f)
+template <class O, class TA, class TB, bool Binary, class F>
+void launch_dense(char* out, DenseIn<TA> a, DenseIn<TB> b, int64_t numel, F f)
 {
     const uint32_t n = uint32_t(numel);
-    const unsigned blocks = blocks_for((int64_t(n) + kVec<T> - 1) / kVec<T>);
-    MT_LAUNCH(blocks, kThreads, 0, 0, dense_kernel<O, T, F, Binary>)(reinterpret_cast<O*>(out), a, b, n, f);
+    constexpr int V = kVec2<TA, TB>;
+    const unsigned blocks = blocks_for((int64_t(n) + V - 1) / V);
+    MT_LAUNCH(blocks, kThreads, 0, 0, dense_kernel<O, TA, TB, F, Binary>)(reinterpret_cast<O*>(out), a, b, n, f);
 }
 
 // Calls run(functor) with the op known at compile time for float32, at run time otherwise.
@@ -202,8 +217,8 @@ void map(UnaryOp op, const Tensor& out, const Tensor& in)
             using T = typename decltype(tag)::type;
             const DenseIn<T> x = dense_in<T>(s, 1);
             with_unary<T>(op, [&](auto f) {
-                if (to_bool) launch_dense<bool, T, false>(s.base[0], x, x, s.numel, f);
-                else launch_dense<T, T, false>(s.base[0], x, x, s.numel, f);
+                if (to_bool) launch_dense<bool, T, T, false>(s.base[0], x, x, s.numel, f);
+                else launch_dense<T, T, T, false>(s.base[0], x, x, s.numel, f);
             });
         });
         MT_CUDA_CHECK_LAUNCH("dense_kernel (map)");
@@ -227,8 +242,8 @@ void zip(BinaryOp op, const Tensor& out, const Tensor& a, const Tensor& b)
             using T = typename decltype(tag)::type;
             const DenseIn<T> x = dense_in<T>(s, 1), y = dense_in<T>(s, 2);
             with_binary<T>(op, [&](auto f) {
-                if (to_bool) launch_dense<bool, T, true>(s.base[0], x, y, s.numel, f);
-                else launch_dense<T, T, true>(s.base[0], x, y, s.numel, f);
+                if (to_bool) launch_dense<bool, T, T, true>(s.base[0], x, y, s.numel, f);
+                else launch_dense<T, T, T, true>(s.base[0], x, y, s.numel, f);
             });
         });
         MT_CUDA_CHECK_LAUNCH("dense_kernel (zip)");
@@ -236,8 +251,8 @@ void zip(BinaryOp op, const Tensor& out, const Tensor& a, const Tensor& b)
     }
     dispatch(a->dtype, [&](auto tag) {
         using T = typename decltype(tag)::type;
-        if (to_bool) MT_LAUNCH(blocks_for(s.numel), kThreads, 0, 0, zip_kernel<bool, T>)(s, op);
-        else MT_LAUNCH(blocks_for(s.numel), kThreads, 0, 0, zip_kernel<T, T>)(s, op);
+        if (to_bool) MT_LAUNCH(blocks_for(s.numel), kThreads, 0, 0, zip_kernel<bool, T, T>)(s, op);
+        else MT_LAUNCH(blocks_for(s.numel), kThreads, 0, 0, zip_kernel<T, T, T>)(s, op);
     });
     MT_CUDA_CHECK_LAUNCH("zip_kernel");
 }
@@ -250,6 +265,112 @@ void where(const Tensor& out, const Tensor& cond, const Tensor& a, const Tensor&
         MT_LAUNCH(blocks_for(s.numel), kThreads, 0, 0, where_kernel<T>)(s);
     });
     MT_CUDA_CHECK_LAUNCH("where_kernel");
+}
+
+// ---- float16 / bfloat16 in place (the table's entries, see runtime.cu) ----
+
+namespace {
+
+// Whether the 16-bit path takes an op on these tensors, and its 16-bit type: some tensor is
+// float16 or bfloat16, every 16-bit one is of that one type, and the others are float32 (or
+// bool where `may_be_bool` says, one flag per tensor). Anything else (a narrow integer,
+// float16 beside bfloat16) goes through Widen.
+template <size_t N>
+bool native16(const std::array<const Tensor*, N>& ts, const std::array<bool, N>& may_be_bool, DType& t16)
+{
+    t16 = DType::Float32;
+    for (size_t k = 0; k < N; ++k) {
+        const DType d = (*ts[k])->dtype;
+        if (is_16bit(d)) {
+            if (t16 != DType::Float32 && t16 != d) return false;
+            t16 = d;
+        } else if (d != DType::Float32 && !(d == DType::Bool && may_be_bool[k])) {
+            return false;
+        }
+    }
+    return t16 != DType::Float32;
+}
+
+// Calls f(Tag<H>{}) for the 16-bit type H of an op.
+template <class F>
+void dispatch16(DType t16, F&& f)
+{
+    if (t16 == DType::Float16) return f(Tag<Half>{});
+    f(Tag<BFloat16>{});
+}
+
+// Calls f(Tag<T>{}) for a tensor of an op whose 16-bit type is H: H, float32 or bool.
+template <class H, class F>
+void with16(DType d, F&& f)
+{
+    if (d == DType::Float32) return f(Tag<float>{});
+    if (d == DType::Bool) return f(Tag<bool>{});
+    f(Tag<H>{});
+}
+
+}  // namespace
+
+void map16(UnaryOp op, const Tensor& out, const Tensor& in)
+{
+    DType t16;
+    if (!native16<2>({&out, &in}, {true, false}, t16) || in->dtype != t16)
+        return detail::Widen<void(UnaryOp, const Tensor&, const Tensor&)>::call<&map, &copy>(op, out, in);
+    const std::array<const TensorImpl*, 2> ts{out.get(), in.get()};
+    const Strided<2> s = make_strided<2>(ts);
+    const bool to_bool = out->dtype == DType::Bool, is_dense = dense<2>(s, ts);
+    dispatch16(t16, [&](auto tag) {
+        using H = typename decltype(tag)::type;
+        const DenseIn<H> x = dense_in<H>(s, 1);
+        if (is_dense && to_bool) launch_dense<bool, H, H, false>(s.base[0], x, x, s.numel, DynamicUnary{op});
+        else if (is_dense) launch_dense<H, H, H, false>(s.base[0], x, x, s.numel, DynamicUnary{op});
+        else if (to_bool) MT_LAUNCH(blocks_for(s.numel), kThreads, 0, 0, map_kernel<bool, H>)(s, op);
+        else MT_LAUNCH(blocks_for(s.numel), kThreads, 0, 0, map_kernel<H, H>)(s, op);
+    });
+    MT_CUDA_CHECK_LAUNCH("map (16-bit)");
+}
+
+void zip16(BinaryOp op, const Tensor& out, const Tensor& a, const Tensor& b)
+{
+    DType t16;
+    if (!native16<3>({&out, &a, &b}, {true, false, false}, t16))
+        return detail::Widen<void(BinaryOp, const Tensor&, const Tensor&, const Tensor&)>::call<&zip, &copy>(op, out,
+                                                                                                             a, b);
+    const std::array<const TensorImpl*, 3> ts{out.get(), a.get(), b.get()};
+    const Strided<3> s = make_strided<3>(ts);
+    const bool is_dense = dense<3>(s, ts);
+    dispatch16(t16, [&](auto tag) {
+        using H = typename decltype(tag)::type;
+        with16<H>(a->dtype, [&](auto tag_a) {
+            with16<H>(b->dtype, [&](auto tag_b) {
+                with16<H>(out->dtype, [&](auto tag_o) {
+                    using TA = typename decltype(tag_a)::type;
+                    using TB = typename decltype(tag_b)::type;
+                    using O = typename decltype(tag_o)::type;
+                    if constexpr (!std::is_same_v<TA, bool> && !std::is_same_v<TB, bool>) {
+                        if (is_dense)
+                            launch_dense<O, TA, TB, true>(s.base[0], dense_in<TA>(s, 1), dense_in<TB>(s, 2), s.numel,
+                                                          DynamicBinary{op});
+                        else
+                            MT_LAUNCH(blocks_for(s.numel), kThreads, 0, 0, zip_kernel<O, TA, TB>)(s, op);
+                    }
+                });
+            });
+        });
+    });
+    MT_CUDA_CHECK_LAUNCH("zip (16-bit)");
+}
+
+// where moves values without arithmetic: a 16-bit one is moved as its 16 bits.
+void where16(const Tensor& out, const Tensor& cond, const Tensor& a, const Tensor& b)
+{
+    DType t16;
+    const bool same = a->dtype == out->dtype && b->dtype == out->dtype;
+    if (!same || !native16<4>({&out, &cond, &a, &b}, {false, true, false, false}, t16))
+        return detail::Widen<void(const Tensor&, const Tensor&, const Tensor&, const Tensor&)>::call<&where, &copy>(
+            out, cond, a, b);
+    const Strided<4> s = make_strided<4>({out.get(), cond.get(), a.get(), b.get()});
+    MT_LAUNCH(blocks_for(s.numel), kThreads, 0, 0, where_kernel<uint16_t>)(s);
+    MT_CUDA_CHECK_LAUNCH("where_kernel (16-bit)");
 }
 
 }  // namespace minitorch::cuda

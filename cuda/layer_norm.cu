@@ -1,5 +1,8 @@
 // layer_norm.cu — CUDA kernels of the fused layer norm, forward and backward, on rows of
 // a contiguous (rows, D) tensor (kernels.h); the CPU versions are cpu/layer_norm.cpp.
+// float16 / bfloat16 are read in place (the table's layer_norm16 entries): every value is
+// converted to C = Compute<T> (float32) as it is loaded, the row's statistics and outputs are
+// computed in C and rounded to T once, when stored -- the bits staging through float32 gave.
 #include <algorithm>
 
 #include "common.cuh"
@@ -21,21 +24,22 @@ __global__ void layer_norm_kernel(const T* x, const T* w, const T* b, T* y, T* m
 {
     const int lane = threadIdx.x % kWarp;
     const int64_t warps = blockDim.x / kWarp;
+    using C = Compute<T>;
     for (int64_t r = blockIdx.x * warps + threadIdx.x / kWarp; r < rows; r += gridDim.x * warps) {
         const T* xr = x + r * D;
         using A = LayerNormAcc;
         A s = 0;
-        for (int64_t j = lane; j < D; j += kWarp) s += A(xr[j]);
+        for (int64_t j = lane; j < D; j += kWarp) s += A(C(xr[j]));
         const A ma = warp_sum(s) / A(D);
         A v = 0;
-        for (int64_t j = lane; j < D; j += kWarp) v += (A(xr[j]) - ma) * (A(xr[j]) - ma);
-        const T m = T(ma), rs = T(A(1) / sqrt(warp_sum(v) / A(D) + A(eps)));
-        if (lane == 0) mean[r] = m, rstd[r] = rs;
+        for (int64_t j = lane; j < D; j += kWarp) v += (A(C(xr[j])) - ma) * (A(C(xr[j])) - ma);
+        const C m = C(ma), rs = C(A(1) / sqrt(warp_sum(v) / A(D) + A(eps)));
+        if (lane == 0) mean[r] = T(m), rstd[r] = T(rs);
         for (int64_t j = lane; j < D; j += kWarp) {
-            T out = (xr[j] - m) * rs;
-            if (w) out = out * w[j];
-            if (b) out = out + b[j];
-            y[r * D + j] = out;
+            C out = (C(xr[j]) - m) * rs;
+            if (w) out = out * C(w[j]);
+            if (b) out = out + C(b[j]);
+            y[r * D + j] = T(out);
         }
     }
 }
@@ -48,18 +52,20 @@ __global__ void layer_norm_backward_kernel(const T* g, const T* x, const T* mean
 {
     const int lane = threadIdx.x % kWarp;
     const int64_t warps = blockDim.x / kWarp;
+    using C = Compute<T>;
     for (int64_t r = blockIdx.x * warps + threadIdx.x / kWarp; r < rows; r += gridDim.x * warps) {
-        const T *gr = g + r * D, *xr = x + r * D, m = mean[r], rs = rstd[r];
+        const T *gr = g + r * D, *xr = x + r * D;
+        const C m = C(mean[r]), rs = C(rstd[r]);
         LayerNormAcc s1 = 0, s2 = 0;
         for (int64_t j = lane; j < D; j += kWarp) {
-            const T gw = w ? gr[j] * w[j] : gr[j];
+            const C gw = w ? C(gr[j]) * C(w[j]) : C(gr[j]);
             s1 += gw;
-            s2 += gw * (xr[j] - m) * rs;
+            s2 += gw * (C(xr[j]) - m) * rs;
         }
-        const T m1 = T(warp_sum(s1) / LayerNormAcc(D)), m2 = T(warp_sum(s2) / LayerNormAcc(D));
+        const C m1 = C(warp_sum(s1) / LayerNormAcc(D)), m2 = C(warp_sum(s2) / LayerNormAcc(D));
         for (int64_t j = lane; j < D; j += kWarp) {
-            const T gw = w ? gr[j] * w[j] : gr[j];
-            gx[r * D + j] = rs * (gw - m1 - (xr[j] - m) * rs * m2);
+            const C gw = w ? C(gr[j]) * C(w[j]) : C(gr[j]);
+            gx[r * D + j] = T(rs * (gw - m1 - (C(xr[j]) - m) * rs * m2));
         }
     }
 }
@@ -77,10 +83,11 @@ __global__ void layer_norm_params_kernel(const T* g, const T* x, const T* mean, 
                                          int64_t rows, int64_t D)
 {
     MT_GRID_STRIDE(j, D) {
+        using C = Compute<T>;
         LayerNormAcc sw = 0, sb = 0;
         for (int64_t r = 0; r < rows; ++r) {
-            sw += layer_norm_weight_term(g[r * D + j], x[r * D + j], mean[r], rstd[r]);
-            sb += g[r * D + j];
+            sw += layer_norm_weight_term(C(g[r * D + j]), C(x[r * D + j]), C(mean[r]), C(rstd[r]));
+            sb += C(g[r * D + j]);
         }
         if (gw) gw[j] = T(sw);
         if (gb) gb[j] = T(sb);
@@ -105,11 +112,12 @@ __global__ void layer_norm_params_partial_kernel(const T* g, const T* x, const T
     const int tx = threadIdx.x % kColTile, ty = threadIdx.x / kColTile;
     const int64_t j = int64_t(blockIdx.x) * kColTile + tx;
     const int64_t r0 = int64_t(blockIdx.y) * chunk, r1 = min(rows, r0 + chunk);
+    using C = Compute<T>;
     LayerNormAcc sw = 0, sb = 0;
     if (j < D) {
         for (int64_t r = r0 + ty; r < r1; r += kRowLanes) {
-            sw += layer_norm_weight_term(g[r * D + j], x[r * D + j], mean[r], rstd[r]);
-            sb += g[r * D + j];
+            sw += layer_norm_weight_term(C(g[r * D + j]), C(x[r * D + j]), C(mean[r]), C(rstd[r]));
+            sb += C(g[r * D + j]);
         }
     }
     tile_w[ty][tx] = sw, tile_b[ty][tx] = sb;
@@ -146,7 +154,7 @@ void layer_norm(const Tensor& out, const Tensor& mean, const Tensor& rstd, const
                 const Tensor& bias, double eps)
 {
     const int64_t rows = mean->numel(), D = rows ? in->numel() / rows : 0;
-    dispatch_floating(in->dtype, "layer_norm", [&](auto tag) {
+    dispatch_floating16(in->dtype, "layer_norm", [&](auto tag) {
         using T = typename decltype(tag)::type;
         MT_LAUNCH(blocks_for(rows * kWarp), kThreads, 0, 0, layer_norm_kernel<T>)(
             in->data_as<T>(), data_or_null<T>(weight), data_or_null<T>(bias), out->data_as<T>(), mean->data_as<T>(),
@@ -160,7 +168,7 @@ void layer_norm_backward(const Tensor& grad_in, const Tensor& grad_weight, const
                          const Tensor& weight)
 {
     const int64_t rows = mean->numel(), D = rows ? in->numel() / rows : 0;
-    dispatch_floating(in->dtype, "layer_norm_backward", [&](auto tag) {
+    dispatch_floating16(in->dtype, "layer_norm_backward", [&](auto tag) {
         using T = typename decltype(tag)::type;
         if (grad_in) {
             MT_LAUNCH(blocks_for(rows * kWarp), kThreads, 0, 0, layer_norm_backward_kernel<T>)(
@@ -188,6 +196,38 @@ void layer_norm_backward(const Tensor& grad_in, const Tensor& grad_weight, const
             ws->data_as<LayerNormAcc>(), gw, gb, chunks, D);
         MT_CUDA_CHECK_LAUNCH("layer_norm_backward (weight, bias)");
     });
+}
+
+// The table's layer norm entries: tensors all of one 16-bit dtype are read in place;
+// anything else goes through Widen.
+namespace {
+bool all16(DType t, std::initializer_list<const Tensor*> ts)
+{
+    if (!is_16bit(t)) return false;
+    for (const Tensor* x : ts)
+        if (*x && (*x)->dtype != t) return false;
+    return true;
+}
+}  // namespace
+
+void layer_norm16(const Tensor& out, const Tensor& mean, const Tensor& rstd, const Tensor& in, const Tensor& weight,
+                  const Tensor& bias, double eps)
+{
+    if (all16(in->dtype, {&out, &mean, &rstd, &weight, &bias})) return layer_norm(out, mean, rstd, in, weight, bias, eps);
+    using Fn = void(const Tensor&, const Tensor&, const Tensor&, const Tensor&, const Tensor&, const Tensor&, double);
+    detail::Widen<Fn>::call<&layer_norm, &copy>(out, mean, rstd, in, weight, bias, eps);
+}
+
+void layer_norm_backward16(const Tensor& grad_in, const Tensor& grad_weight, const Tensor& grad_bias,
+                           const Tensor& grad_out, const Tensor& in, const Tensor& mean, const Tensor& rstd,
+                           const Tensor& weight)
+{
+    if (all16(in->dtype, {&grad_in, &grad_weight, &grad_bias, &grad_out, &mean, &rstd, &weight}))
+        return layer_norm_backward(grad_in, grad_weight, grad_bias, grad_out, in, mean, rstd, weight);
+    using Fn = void(const Tensor&, const Tensor&, const Tensor&, const Tensor&, const Tensor&, const Tensor&,
+                    const Tensor&, const Tensor&);
+    detail::Widen<Fn>::call<&layer_norm_backward, &copy>(grad_in, grad_weight, grad_bias, grad_out, in, mean, rstd,
+                                                          weight);
 }
 
 }  // namespace minitorch::cuda

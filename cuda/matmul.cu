@@ -9,7 +9,8 @@
 // rows or contiguous columns (a transposed view such as W^T is passed with a transpose
 // flag, not copied). Batch dims must collapse to one stride (contiguous batches, or a
 // broadcast operand with stride 0); anything else is copied once first. float16 and
-// bfloat16 GEMMs run on cuBLAS in their own type (tensor cores, float32 sums).
+// bfloat16 GEMMs run on cuBLAS in their own type (tensor cores, float32 sums); the teaching
+// kernels read them in place too, summing in float32 (Compute<T>) and rounding once.
 #include "common.cuh"
 #include "minitorch/matrix_layout.h"
 
@@ -40,12 +41,13 @@ struct BatchPlan {
     __device__ __forceinline__ int64_t end() const { return sum_of ? sum_of : blockIdx.z + 1; }
 };
 template <class T>
-__device__ __forceinline__ void store(T* C, BatchPlan plan, int64_t M, int64_t N, int64_t row, int64_t col, T acc)
+__device__ __forceinline__ void store(T* C, BatchPlan plan, int64_t M, int64_t N, int64_t row, int64_t col,
+                                      Compute<T> acc)
 {
     if (plan.sum_of)
-        C[row * N + col] += acc;
+        C[row * N + col] = T(Compute<T>(C[row * N + col]) + acc);
     else
-        C[plan.first() * M * N + row * N + col] = acc;
+        C[plan.first() * M * N + row * N + col] = T(acc);
 }
 
 // Thread mapping: thread (x, y) of block (bx, by, batch) computes C[batch, by*16+y, bx*16+x].
@@ -56,9 +58,10 @@ __global__ void matmul_naive_kernel(MatrixArg<T> A, MatrixArg<T> B, T* C, int64_
     const int64_t row = int64_t(blockIdx.y) * blockDim.y + threadIdx.y,
                   col = int64_t(blockIdx.x) * blockDim.x + threadIdx.x;
     if (row >= M || col >= N) return;
-    T acc = 0;
+    using Acc = Compute<T>;
+    Acc acc = 0;
     for (int64_t p = plan.first(); p < plan.end(); ++p)
-        for (int64_t k = 0; k < K; ++k) acc += A.at(p, row, k) * B.at(p, k, col);
+        for (int64_t k = 0; k < K; ++k) acc += Acc(A.at(p, row, k)) * Acc(B.at(p, k, col));
     store(C, plan, M, N, row, col, acc);
 }
 
@@ -68,14 +71,15 @@ template <class T>
 __global__ void matmul_tiled_kernel(MatrixArg<T> A, MatrixArg<T> B, T* C, int64_t M, int64_t N, int64_t K,
                                     BatchPlan plan)
 {
-    __shared__ T As[kTile][kTile];
-    __shared__ T Bs[kTile][kTile];
+    using Acc = Compute<T>;  // 16-bit values are held in float32 from the load on
+    __shared__ Acc As[kTile][kTile];
+    __shared__ Acc Bs[kTile][kTile];
     const int64_t row = int64_t(blockIdx.y) * kTile + threadIdx.y, col = int64_t(blockIdx.x) * kTile + threadIdx.x;
-    T acc = 0;
+    Acc acc = 0;
     for (int64_t p = plan.first(); p < plan.end(); ++p) {
         for (int64_t k0 = 0; k0 < K; k0 += kTile) {
-            As[threadIdx.y][threadIdx.x] = (row < M && k0 + threadIdx.x < K) ? A.at(p, row, k0 + threadIdx.x) : T(0);
-            Bs[threadIdx.y][threadIdx.x] = (col < N && k0 + threadIdx.y < K) ? B.at(p, k0 + threadIdx.y, col) : T(0);
+            As[threadIdx.y][threadIdx.x] = (row < M && k0 + threadIdx.x < K) ? Acc(A.at(p, row, k0 + threadIdx.x)) : Acc(0);
+            Bs[threadIdx.y][threadIdx.x] = (col < N && k0 + threadIdx.y < K) ? Acc(B.at(p, k0 + threadIdx.y, col)) : Acc(0);
             __syncthreads();  // both tiles fully loaded before anyone multiplies
             for (int k = 0; k < kTile; ++k) acc += As[threadIdx.y][k] * Bs[k][threadIdx.x];
             __syncthreads();  // everyone done with these tiles before the next load overwrites them
@@ -218,7 +222,7 @@ void matmul(const Tensor& out, const Tensor& a_in, const Tensor& b_in, bool sum_
     const BatchPlan plan{sum_batches ? batch : 0};
     dim3 block(kTile, kTile),
         grid(unsigned((N + kTile - 1) / kTile), unsigned((M + kTile - 1) / kTile), unsigned(sum_batches ? 1 : batch));
-    dispatch(out->dtype, [&](auto tag) {
+    dispatch_with16(out->dtype, [&](auto tag) {
         using T = typename decltype(tag)::type;
         if constexpr (!std::is_same_v<T, bool>) {
             const MatrixArg<T> A{a->data_as<T>(), sa, a->strides[nd - 2], a->strides[nd - 1]};
@@ -232,14 +236,13 @@ void matmul(const Tensor& out, const Tensor& a_in, const Tensor& b_in, bool sum_
     MT_CUDA_CHECK_LAUNCH("matmul");
 }
 
-// float16 / bfloat16 operands go to cuBLAS as they are, when cuBLAS is the kernel and the
-// GEMM is a plain one (the weight gradient of a convolution, sum_batches, adds its batches
-// with a float kernel). Everything else -- the teaching kernels, the emulated build --
-// computes in float32 through Widen, as every other kernel does.
+// float16 / bfloat16 operands of a plain GEMM are read as they are: by cuBLAS, or by the
+// teaching kernels (the emulated build's), which sum in float32. The weight gradient of a
+// convolution (sum_batches, which adds its batches with a float kernel) and mixed dtypes
+// compute in float32 through Widen, as every other kernel does.
 void matmul_native16(const Tensor& out, const Tensor& a, const Tensor& b, bool sum_batches)
 {
-    const bool native = !MT_CUDA_EMULATED && g_impl == MatmulImpl::Cublas && !sum_batches && is_16bit(out->dtype) &&
-                        a->dtype == out->dtype && b->dtype == out->dtype;
+    const bool native = !sum_batches && is_16bit(out->dtype) && a->dtype == out->dtype && b->dtype == out->dtype;
     if (native) return matmul(out, a, b, false);
     using Matmul = void(const Tensor&, const Tensor&, const Tensor&, bool);
     detail::Widen<Matmul>::call<&matmul, &copy>(out, a, b, sum_batches);

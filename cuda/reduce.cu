@@ -32,6 +32,11 @@
 // (tests/test_reduce.py checks 10^6 x 0.1 to 1e-6). The partials of a split are double
 // too, so splitting adds no float rounding.
 //
+// float16 / bfloat16 are read in place (the table's reduce16 entry skips Widen's float32
+// staging copies): sums accumulate in double as float32's do, max/min compare the values in
+// float32, and a result is rounded to 16 bits once, when it is stored -- the bits staging
+// through float32 gave, in one pass over the 16-bit data.
+//
 // Indices: rows, outputs and element offsets are int64 (more than 2^31 elements work);
 // a thread's loop counter within a slice is an int (split_for keeps slices below
 // kMaxChunk values).
@@ -59,6 +64,8 @@ int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
 // int64 and is True where the count is not 0.
 template <class T> struct AccT { using type = T; };
 template <> struct AccT<float> { using type = double; };
+template <> struct AccT<Half> { using type = double; };
+template <> struct AccT<BFloat16> { using type = double; };
 template <> struct AccT<bool> { using type = int64_t; };
 
 // Sum (or, kProd, product): a thread keeps its running sum. Reads In, adds in A, writes Out
@@ -97,8 +104,10 @@ __device__ __forceinline__ bool take_b(bool is_max, T av, int64_t ai, T bv, int6
 }
 
 // Max/min and their arg: a thread keeps the best (value, index) so far, index -1 = none.
+// Values are compared as Compute<T> (float32 for the 16-bit types).
 template <class T>
 struct BestOp {
+    using C = Compute<T>;
     struct State {
         T v;
         int64_t i;
@@ -109,24 +118,26 @@ struct BestOp {
     int64_t* out_i;         // null for max() / min() of everything
     bool is_max;
 
-    __device__ State none() const { return {T(0), -1}; }
+    __device__ State none() const { return {T(), -1}; }
     // A thread takes its values in increasing position (in pass 2 too: slice s holds
     // positions from s * chunk on), so take_b shortens to: a value replaces the best
     // only if it is a NaN or beats it, and never once the best is a NaN.
     __device__ void take(State& s, int64_t at, int64_t pos) const
     {
         const T x = in[at];
-        if (s.i < 0 || (!is_nan(s.v) && (is_nan(x) || (is_max ? x > s.v : x < s.v))))
+        const C cx = C(x), cv = C(s.v);
+        if (s.i < 0 || (!is_nan(cv) && (is_nan(cx) || (is_max ? cx > cv : cx < cv))))
             s = {x, in_idx ? in_idx[at] : pos};
     }
     __device__ void merge(State& s, State other) const
     {
-        if (take_b(is_max, s.v, s.i, other.v, other.i)) s = other;
+        if (take_b(is_max, C(s.v), s.i, C(other.v), other.i)) s = other;
     }
     __device__ State shfl_down(State s, int offset) const
     {
         T v;
         if constexpr (std::is_same_v<T, bool>) v = __shfl_down_sync(kFullMask, int(s.v), offset) != 0;
+        else if constexpr (!std::is_same_v<T, C>) v = T(__shfl_down_sync(kFullMask, C(s.v), offset));  // exact
         else v = __shfl_down_sync(kFullMask, s.v, offset);
         return {v, __shfl_down_sync(kFullMask, s.i, offset)};
     }
@@ -291,7 +302,7 @@ void reduce(ReduceOp op, const Tensor& values, const Tensor& indices, const Tens
     const Split split = split_for(outer, R, inner);
     const Split whole{1, split.slices};  // pass 2 reads the (outer, slices, inner) partials
     auto workspace = [&](DType dtype) { return empty({outer, split.slices, inner}, dtype, in->device()); };
-    dispatch(in->dtype, [&](auto tag) {
+    dispatch_with16(in->dtype, [&](auto tag) {
         using T = typename decltype(tag)::type;
         const T* x = in->data_as<T>();
         auto sum_or_prod = [&](auto prod) {
@@ -324,7 +335,7 @@ void reduce_stats(const Tensor& out, const Tensor& mean, const Tensor& in, const
     const int64_t outer = in->shape[0], R = in->shape[1], inner = in->shape[2];
     const Split split = split_for(outer, R, inner);
     const Split whole{1, split.slices};
-    dispatch(in->dtype, [&](auto tag) {
+    dispatch_with16(in->dtype, [&](auto tag) {
         using T = typename decltype(tag)::type;
         T* m = mean ? mean->data_as<T>() : nullptr;
         if (split.slices == 1)
@@ -336,6 +347,24 @@ void reduce_stats(const Tensor& out, const Tensor& mean, const Tensor& in, const
         launch(StatOp<T>{spec, in->data_as<T>(), nullptr, states, nullptr, nullptr}, outer, R, inner, split);
         launch(StatOp<T>{spec, nullptr, states, nullptr, out->data_as<T>(), m}, outer, split.slices, inner, whole);
     });
+}
+
+// The table's reduce / reduce_stats entries: a float16 / bfloat16 input with outputs of its
+// own dtype is read in place; anything else goes through Widen.
+void reduce16(ReduceOp op, const Tensor& values, const Tensor& indices, const Tensor& in)
+{
+    if (is_16bit(in->dtype) && (!values || values->dtype == in->dtype))
+        return reduce(op, values, indices, in);
+    detail::Widen<void(ReduceOp, const Tensor&, const Tensor&, const Tensor&)>::call<&reduce, &copy>(op, values,
+                                                                                                    indices, in);
+}
+
+void reduce_stats16(const Tensor& out, const Tensor& mean, const Tensor& in, const StatReduce& spec)
+{
+    if (is_16bit(in->dtype) && out->dtype == in->dtype && (!mean || mean->dtype == in->dtype))
+        return reduce_stats(out, mean, in, spec);
+    detail::Widen<void(const Tensor&, const Tensor&, const Tensor&, const StatReduce&)>::call<&reduce_stats, &copy>(
+        out, mean, in, spec);
 }
 
 }  // namespace minitorch::cuda

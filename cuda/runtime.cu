@@ -133,8 +133,18 @@ void synchronize()
 }
 
 // matmul: float16 / bfloat16 GEMMs run natively on cuBLAS (tensor cores), not upcast.
-// attention reads float16 / bfloat16 itself (no staging copies through Widen).
+// attention and the elementwise kernels read float16 / bfloat16 themselves (no staging
+// copies through Widen).
 MT_DEFINE_KERNEL_TABLE(filled.matmul = MT_COUNTED_KERNEL(matmul, matmul_native16);
+                       filled.map = MT_COUNTED_KERNEL(map, map16);
+                       filled.zip = MT_COUNTED_KERNEL(zip, zip16);
+                       filled.where = MT_COUNTED_KERNEL(where, where16);
+                       filled.reduce = MT_COUNTED_KERNEL(reduce, reduce16);
+                       filled.reduce_stats = MT_COUNTED_KERNEL(reduce_stats, reduce_stats16);
+                       filled.softmax = MT_COUNTED_KERNEL(softmax, softmax16);
+                       filled.softmax_backward = MT_COUNTED_KERNEL(softmax_backward, softmax_backward16);
+                       filled.layer_norm = MT_COUNTED_KERNEL(layer_norm, layer_norm16);
+                       filled.layer_norm_backward = MT_COUNTED_KERNEL(layer_norm_backward, layer_norm_backward16);
                        filled.attention = MT_COUNTED_KERNEL(attention, attention);
                        filled.attention_backward = MT_COUNTED_KERNEL(attention_backward, attention_backward);)
 

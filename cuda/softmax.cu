@@ -25,7 +25,10 @@
 //                       rows, whose elements are adjacent in memory, so loads coalesce.
 //
 // Every grid is capped (grid-stride loops over rows), so any number of rows works.
-// Accumulation is in the element type (float for float32, double for float64).
+// Accumulation is in the element type (float for float32, double for float64). softmax and
+// its backward read float16 / bfloat16 in place (the table's softmax16 entries): values are
+// converted to float32 as they are loaded, accumulate in float32 and are rounded once when
+// stored, the bits staging through float32 copies gave, in one launch.
 #include "common.cuh"
 #include "minitorch/softmax_math.h"
 #include "warp.cuh"
@@ -190,17 +193,18 @@ void launch_rows(const Op& op, const SoftmaxRows& g, const char* name)
 
 // ---- the row ops ----
 
-// softmax / log_softmax: y from x.
+// softmax / log_softmax: y from x, computed in C (float32 for the 16-bit types).
 template <class T>
 struct SoftmaxOp {
-    using State = MaxSum<T>;
+    using C = Compute<T>;
+    using State = MaxSum<C>;
     const T* x;
     T* y;
     bool log;
-    __device__ void add(State& st, const Row&, int64_t at) const { softmax_merge(st.m, st.s, x[at], T(1)); }
+    __device__ void add(State& st, const Row&, int64_t at) const { softmax_merge(st.m, st.s, C(x[at]), C(1)); }
     __device__ void write(const State& st, const Row&, int64_t at) const
     {
-        y[at] = softmax_value(log, x[at], st.m, st.s);
+        y[at] = T(softmax_value(log, C(x[at]), st.m, st.s));
     }
     __device__ void finish(const State&, const Row&) const {}
 };
@@ -208,18 +212,19 @@ struct SoftmaxOp {
 // Their backward: gx from g and the forward's y.
 template <class T>
 struct SoftmaxBackwardOp {
-    using State = Sums<T, 1>;
+    using C = Compute<T>;
+    using State = Sums<C, 1>;
     const T* g;
     const T* y;
     T* gx;
     bool log;
     __device__ void add(State& st, const Row&, int64_t at) const
     {
-        st.v[0] += softmax_backward_term(log, g[at], y[at]);
+        st.v[0] += softmax_backward_term(log, C(g[at]), C(y[at]));
     }
     __device__ void write(const State& st, const Row&, int64_t at) const
     {
-        gx[at] = softmax_backward_value(log, g[at], y[at], st.v[0]);
+        gx[at] = T(softmax_backward_value(log, C(g[at]), C(y[at]), st.v[0]));
     }
     __device__ void finish(const State&, const Row&) const {}
 };
@@ -309,7 +314,7 @@ T* data_or_null(const Tensor& t)
 
 void softmax(const Tensor& out, const Tensor& in, int64_t dim, bool log)
 {
-    dispatch_floating(in->dtype, "softmax", [&](auto tag) {
+    dispatch_floating16(in->dtype, "softmax", [&](auto tag) {
         using T = typename decltype(tag)::type;
         launch_rows(SoftmaxOp<T>{in->data_as<T>(), out->data_as<T>(), log}, softmax_rows(in->shape, dim),
                     log ? "log_softmax" : "softmax");
@@ -318,7 +323,7 @@ void softmax(const Tensor& out, const Tensor& in, int64_t dim, bool log)
 
 void softmax_backward(const Tensor& grad_in, const Tensor& grad_out, const Tensor& out, int64_t dim, bool log)
 {
-    dispatch_floating(out->dtype, "softmax_backward", [&](auto tag) {
+    dispatch_floating16(out->dtype, "softmax_backward", [&](auto tag) {
         using T = typename decltype(tag)::type;
         launch_rows(SoftmaxBackwardOp<T>{grad_out->data_as<T>(), out->data_as<T>(), grad_in->data_as<T>(), log},
                     softmax_rows(out->shape, dim), log ? "log_softmax_backward" : "softmax_backward");
@@ -369,6 +374,22 @@ void class_loss_backward(const Tensor& grad_input, const Tensor& grad_out, const
                                         target->data_as<int64_t>(), spec};
         launch_rows(op, SoftmaxRows{N, C, 1}, spec.check.op);
     });
+}
+
+// The table's softmax entries: float16 / bfloat16 tensors of one dtype are read in place;
+// anything else goes through Widen.
+void softmax16(const Tensor& out, const Tensor& in, int64_t dim, bool log)
+{
+    if (is_16bit(in->dtype) && out->dtype == in->dtype) return softmax(out, in, dim, log);
+    detail::Widen<void(const Tensor&, const Tensor&, int64_t, bool)>::call<&softmax, &copy>(out, in, dim, log);
+}
+
+void softmax_backward16(const Tensor& grad_in, const Tensor& grad_out, const Tensor& out, int64_t dim, bool log)
+{
+    if (is_16bit(out->dtype) && grad_in->dtype == out->dtype && grad_out->dtype == out->dtype)
+        return softmax_backward(grad_in, grad_out, out, dim, log);
+    detail::Widen<void(const Tensor&, const Tensor&, const Tensor&, int64_t, bool)>::call<&softmax_backward, &copy>(
+        grad_in, grad_out, out, dim, log);
 }
 
 }  // namespace minitorch::cuda

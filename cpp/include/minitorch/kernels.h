@@ -145,7 +145,9 @@ struct Attention {
 //  map        out[i] = op(in[i]); same shape, any strides; in has the op's compute dtype,
 //             out that dtype too, or bool for bool-result ops (isnan, logical_not).
 //  zip        out[i] = op(a[i], b[i]); a and b expanded to out's shape, one dtype; out has
-//             that dtype too, or bool for comparisons and logical ops.
+//             that dtype too, or bool for comparisons and logical ops. (With float16 /
+//             bfloat16, which compute in float32, an operand may be float32 beside a 16-bit
+//             one, or 16-bit beside a float32 out.)
 //  where      out[i] = cond[i] ? a[i] : b[i]; all expanded to out's shape, a/b/out one dtype.
 //  reduce     in: contiguous (outer, R, inner), R >= 1. Reduces the middle dim: values[o, i]
 //             = op over r of in[o, r, i] (and, for max/min and the arg ops, the r it was

@@ -73,7 +73,11 @@ const char* bool_hint(const char* op)
 DType operand_dtype(const Tensor& t, DType dt)
 {
     const bool scalar = t->wrapped_number || (t->dim() == 0 && !is_16bit(t->dtype));
-    return is_16bit(dt) && scalar ? DType::Float32 : dt;
+    if (is_16bit(dt) && scalar) return DType::Float32;
+    // A 16-bit operand of a float32 op (bf16 + float32) is handed over as it is: the kernels
+    // read it in float32 anyway (a GPU in place, the CPU through Widen), without a float32 copy.
+    if (dt == DType::Float32 && is_16bit(t->dtype)) return t->dtype;
+    return dt;
 }
 
 // The dtype an op computes in, from its inputs' (promoted) dtype and its OpResult rule;

@@ -1,0 +1,354 @@
+"""float16 / bfloat16 read and written in place by the CUDA kernels (issue 31).
+
+The CUDA elementwise kernels load 16-bit values, compute in float32 registers and round
+once at the store, in one launch. That must give the same bits as computing in float32 and
+rounding the result (what staging through float32 copies gave, and what PyTorch does):
+each test compares a 16-bit op with the same op on the float32 values, rounded after.
+The launch counts are structural (the same on a GPU and in the emulator), never times.
+"""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import minitorch
+import minitorch.nn.functional as F
+from conftest import CUDA_SKIP_REASON
+from minitorch import nn
+from minitorch.profiler import ProfilerActivity, profile
+
+pytestmark = pytest.mark.skipif(not minitorch.cuda.is_available(), reason=CUDA_SKIP_REASON)
+
+F16, BF16 = minitorch.float16, minitorch.bfloat16
+HALVES = [pytest.param(F16, id="float16"), pytest.param(BF16, id="bfloat16")]
+
+
+def bits(t: minitorch.Tensor) -> np.ndarray:
+    """The exact values of t (16-bit or float32 values are exact in float32) as their bits,
+    every NaN as one NaN (which sign a NaN gets is up to the compiler, on any path)."""
+    if t.dtype == minitorch.bool:
+        return t.cpu().numpy()
+    v = np.ascontiguousarray(t.detach().cpu().float().numpy())
+    v[np.isnan(v)] = np.nan
+    return v.view(np.uint32)
+
+
+def assert_same_bits(got: minitorch.Tensor, want: minitorch.Tensor) -> None:
+    assert got.dtype == want.dtype and tuple(got.shape) == tuple(want.shape)
+    np.testing.assert_array_equal(bits(got), bits(want))
+
+
+def half_tensor(dt, a: np.ndarray) -> minitorch.Tensor:
+    return minitorch.tensor(np.asarray(a, np.float32), device="cuda").to(dt)
+
+
+def samples(shape, seed: int, low: float = -4.0, high: float = 4.0) -> np.ndarray:
+    """Spread values with the awkward ones in front: zeros, infinities, NaN, huge and tiny."""
+    rng = np.random.default_rng(seed)
+    x = rng.uniform(low, high, shape).astype(np.float32).ravel()
+    special = np.array([0.0, -0.0, np.inf, -np.inf, np.nan, 1e4, -7e4, 3e-6, -1e-8, 1.0, -1.0, 0.5, 3.0, -3.0],
+                       np.float32)
+    k = min(len(special), x.size)
+    x[:k] = special[:k]
+    return x.reshape(shape)
+
+
+def kernels(fn):
+    """The kernels launched while fn() runs."""
+    with profile(activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA]) as prof:
+        fn()
+    return [k for e in prof.events() for k in e.kernels]
+
+
+UNARY = ["neg", "abs", "sign", "relu", "exp", "expm1", "log", "log1p", "log2", "sqrt", "rsqrt", "sigmoid", "tanh",
+         "sin", "cos", "tan", "sinh", "cosh", "asin", "acos", "atan", "asinh", "acosh", "atanh", "erf", "floor",
+         "ceil", "round", "trunc", "frac", "isnan", "isinf", "isfinite", "logical_not"]
+ACTIVATIONS = {
+    "gelu": F.gelu, "gelu_tanh": lambda x: F.gelu(x, approximate="tanh"), "silu": F.silu, "mish": F.mish,
+    "hardswish": F.hardswish, "hardsigmoid": F.hardsigmoid,
+}
+BINARY = ["add", "sub", "mul", "div", "pow", "maximum", "minimum", "remainder", "fmod", "floor_divide", "atan2",
+          "eq", "ne", "lt", "le", "gt", "ge", "logical_and", "logical_or", "logical_xor"]
+
+
+def unary(name):
+    return ACTIVATIONS[name] if name in ACTIVATIONS else (lambda x: getattr(x, name)())
+
+
+def binary(name):
+    return lambda a, b: getattr(minitorch, name)(a, b)
+
+
+def rounded(fn, dt, *xs):
+    """fn on the float32 values of xs, its float result rounded to dt: the reference."""
+    out = fn(*[x.float() if isinstance(x, minitorch.Tensor) and x.dtype == dt else x for x in xs])
+    return out.to(dt) if out.dtype == minitorch.float32 else out
+
+
+# ---- values: the same bits as float32 math rounded once ----------------------------------------
+
+@pytest.mark.parametrize("dt", HALVES)
+@pytest.mark.parametrize("name", UNARY + list(ACTIVATIONS))
+def test_unary_ops_equal_float32_math_rounded(dt, name):
+    x = half_tensor(dt, samples((37, 9), 1))
+    fn = unary(name)
+    assert_same_bits(fn(x), rounded(fn, dt, x))
+    assert_same_bits(fn(x.t()), rounded(fn, dt, x.t()))  # the strided kernel
+
+
+@pytest.mark.parametrize("dt", HALVES)
+@pytest.mark.parametrize("name", BINARY)
+def test_binary_ops_equal_float32_math_rounded(dt, name):
+    a, b = half_tensor(dt, samples((33, 10), 2)), half_tensor(dt, samples((33, 10), 3, 0.25, 3.0))
+    fn = binary(name)
+    assert_same_bits(fn(a, b), rounded(fn, dt, a, b))
+    assert_same_bits(fn(b, a), rounded(fn, dt, b, a))
+    assert_same_bits(fn(a.t(), b.t()), rounded(fn, dt, a.t(), b.t()))
+    assert_same_bits(fn(a, b[0]), rounded(fn, dt, a, b[0]))  # broadcast row
+
+
+@pytest.mark.parametrize("dt", HALVES)
+@pytest.mark.parametrize("act", ["gelu", "gelu_tanh", "silu", "mish", "hardswish", "hardsigmoid", "relu"])
+def test_fused_activation_backward_equals_float32_math_rounded(dt, act):
+    fn = unary(act)
+    xv = samples((50,), 4)
+    xv[np.isnan(xv) | np.isinf(xv)] = 0.75
+    x = half_tensor(dt, xv).requires_grad_()
+    g = half_tensor(dt, samples((50,), 5))
+    fn(x).backward(g)
+    x32 = x.detach().float().requires_grad_()
+    fn(x32).backward(g.float())
+    assert x.grad.dtype == dt
+    assert_same_bits(x.grad, x32.grad.to(dt))
+
+
+@pytest.mark.parametrize("dt", HALVES)
+def test_python_scalars_stay_float32(dt):
+    x = half_tensor(dt, samples((5, 7), 6, 0.1, 5.0))
+    for fn in (lambda t: t * 0.3, lambda t: 0.3 - t, lambda t: t ** 2.5, lambda t: t / 3, lambda t: t + 1,
+               lambda t: t > 0.1, lambda t: 2 ** t):
+        assert_same_bits(fn(x), rounded(fn, dt, x))
+
+
+@pytest.mark.parametrize("dt", HALVES)
+def test_float32_tensor_beside_a_16_bit_one_gives_float32(dt):
+    a, b = half_tensor(dt, samples((6, 8), 7)), minitorch.tensor(samples((6, 8), 8), device="cuda")
+    for fn in (lambda x, y: x + y, lambda x, y: y * x, lambda x, y: x > y, lambda x, y: minitorch.atan2(x, y[0])):
+        got = fn(a, b)
+        want = fn(a.float(), b)
+        assert_same_bits(got, want)
+    # float16 beside bfloat16: float32, as PyTorch
+    other = F16 if dt == BF16 else BF16
+    c = half_tensor(other, samples((6, 8), 9))
+    got = a + c
+    assert got.dtype == minitorch.float32
+    assert_same_bits(got, a.float() + c.float())
+    # and on the CPU (its kernels stage the 16-bit side): the same values
+    assert_same_bits(a.cpu() + b.cpu(), (a.float() + b).cpu())
+
+
+@pytest.mark.parametrize("dt", HALVES)
+@pytest.mark.parametrize("shapes", [((0, 3), (0, 3)), ((1,), (1,)), ((4, 1, 3), (1, 5, 1)), ((), (3,)),
+                                    ((1, 1), ()), ((2, 0, 4), (1, 4)), ((1001,), (1001,))])
+def test_broadcasting_and_empty_or_one_element_shapes(dt, shapes):
+    sa, sb = shapes
+    a, b = half_tensor(dt, samples(sa, 10)), half_tensor(dt, samples(sb, 11))
+    for name in ("add", "mul", "lt", "maximum"):
+        assert_same_bits(binary(name)(a, b), rounded(binary(name), dt, a, b))
+    assert_same_bits(a.exp(), a.float().exp().to(dt))
+
+
+@pytest.mark.parametrize("dt", HALVES)
+def test_views_at_odd_offsets_and_steps(dt):
+    base = half_tensor(dt, samples((9, 20), 12))
+    for a, b in [(base[1:, 1:], base[:-1, :-1]), (base[:, ::3], base[:, 1::3]), (base[2, 3:17], base[4, 1:15]),
+                 (base.t()[5:], base.t()[:-5])]:
+        assert_same_bits(a * b, rounded(lambda x, y: x * y, dt, a, b))
+        assert_same_bits(a.sigmoid(), a.float().sigmoid().to(dt))
+
+
+@pytest.mark.parametrize("dt", HALVES)
+def test_in_place_ops_write_16_bits(dt):
+    a, b = half_tensor(dt, samples((8, 6), 13)), half_tensor(dt, samples((8, 6), 14))
+    want = (a.float() * b.float()).to(dt)
+    a.mul_(b)
+    assert_same_bits(a, want)
+    want = (a.float() + 0.1).to(dt)
+    a += 0.1
+    assert_same_bits(a, want)
+    view = a[:, 1::2]
+    want = (view.float() - b[:, :3].float()).to(dt)
+    view.sub_(b[:, :3])
+    assert_same_bits(a[:, 1::2], want)
+
+
+@pytest.mark.parametrize("dt", HALVES)
+def test_where_and_clamp(dt):
+    a, b = half_tensor(dt, samples((7, 5), 15)), half_tensor(dt, samples((5,), 16))
+    cond = a > 0.5
+    assert_same_bits(minitorch.where(cond, a, b), minitorch.where(cond, a.float(), b.float()).to(dt))
+    assert_same_bits(minitorch.where(cond, a.t().t(), 0.0), minitorch.where(cond, a.float(), 0.0).to(dt))
+    assert_same_bits(a.clamp(-1, 2), a.float().clamp(-1, 2).to(dt))
+
+
+# ---- launches: one per op ----------------------------------------------------------------------
+
+@pytest.mark.parametrize("dt", HALVES)
+def test_16_bit_ops_launch_as_many_kernels_as_float32(dt):
+    a32, b32 = (minitorch.tensor(samples((64, 100), s), device="cuda") for s in (19, 20))
+    a, b = a32.to(dt), b32.to(dt)
+    ops = [lambda x, y: x + y, lambda x, y: x.exp(), lambda x, y: F.gelu(x), lambda x, y: x < y,
+           lambda x, y: x[:, ::2] * y[:, 1::2], lambda x, y: x + y[0], lambda x, y: minitorch.where(x > 0, x, y),
+           lambda x, y: x * 0.5, lambda x, y: (x - y).abs_()]
+    for op in ops:
+        n16, n32 = len(kernels(lambda: op(a, b))), len(kernels(lambda: op(a32, b32)))
+        assert n16 == n32, (n16, n32)
+    assert len(kernels(lambda: a + b)) == 1
+    assert len(kernels(lambda: a.sigmoid())) == 1
+    # bf16 + float32: no float32 copy of the 16-bit side
+    assert len(kernels(lambda: a + b32)) == 1
+
+
+# ---- reductions, softmax and the teaching GEMMs: read in place, accumulate in float32 or wider ----
+
+REDUCTIONS = {
+    "sum": lambda x: x.sum(), "sum0": lambda x: x.sum(0), "sum1": lambda x: x.sum(1, keepdim=True),
+"prod1": lambda x: x.prod(1), "max": lambda x: x.max(), "min0": lambda x: x.min(0).values,
+    "amax1": lambda x: x.amax(1), "argmax1": lambda x: x.argmax(1), "argmin0": lambda x: x.argmin(0),
+    "var1": lambda x: x.var(1), "std0": lambda x: x.std(0), "logsumexp1": lambda x: x.logsumexp(1),
+    "norm1": lambda x: x.norm(dim=1),
+}
+
+
+@pytest.mark.parametrize("dt", HALVES)
+@pytest.mark.parametrize("name", list(REDUCTIONS))
+@pytest.mark.parametrize("shape", [(6, 300), (2049, 3), (1, 1), (5, 1), (3, 70000)])
+def test_reductions_equal_float32_math_rounded(dt, name, shape):
+    fn = REDUCTIONS[name]
+    x = half_tensor(dt, np.random.default_rng(21).uniform(-2, 2, shape))
+    got, want = fn(x), fn(x.float())
+    assert got.dtype == (dt if want.dtype == minitorch.float32 else want.dtype)
+    assert_same_bits(got, want.to(got.dtype))
+    assert_same_bits(fn(x.t()), fn(x.t().float()).to(got.dtype))  # reduced through a copy or in place
+
+
+@pytest.mark.parametrize("dt", HALVES)
+def test_mean_is_the_16_bit_sum_divided(dt):
+    # mean = sum (rounded to dt) / count (rounded again): two roundings, as before the kernels
+    # read 16 bits in place (PyTorch rounds once; see the report of issue 31).
+    x = half_tensor(dt, np.random.default_rng(25).uniform(-2, 2, (6, 300)))
+    assert_same_bits(x.mean(1), (x.float().sum(1).to(dt).float() / 300).to(dt))
+
+
+@pytest.mark.parametrize("dt", HALVES)
+def test_reductions_find_nan_and_ties_as_float32_does(dt):
+    v = np.array([[1.0, 3.0, 3.0, -1.0], [2.0, np.nan, 5.0, np.nan], [-0.0, 0.0, -7.0, -7.0]], np.float32)
+    x = half_tensor(dt, v)
+    for fn in (lambda t: t.max(1).indices, lambda t: t.min(1).indices, lambda t: t.max(1).values, lambda t: t.sum(1)):
+        assert_same_bits(fn(x), fn(x.float()).to(fn(x).dtype))
+
+
+@pytest.mark.parametrize("dt", HALVES)
+@pytest.mark.parametrize("fn", [F.softmax, F.log_softmax])
+@pytest.mark.parametrize("shape, dim", [((8, 100), 1), ((8, 3000), -1), ((4, 7, 5), 1), ((1, 1), 0), ((0, 4), 1)])
+def test_softmax_and_its_backward_equal_float32_math_rounded(dt, fn, shape, dim):
+    rng = np.random.default_rng(22)
+    x = half_tensor(dt, rng.uniform(-6, 6, shape)).requires_grad_()
+    g = half_tensor(dt, rng.standard_normal(shape))
+    y = fn(x, dim=dim)
+    y.backward(g)
+    # the float32 reference: float32 values of the same 16-bit y (the backward reads y)
+    x32 = x.detach().float()
+    assert_same_bits(y, fn(x32, dim=dim).to(dt))
+    y32 = y.detach().float()
+    grad = (g.float() - y32.exp() * g.float().sum(dim, keepdim=True)) if fn is F.log_softmax else \
+        y32 * (g.float() - (g.float() * y32).sum(dim, keepdim=True))
+    np.testing.assert_allclose(x.grad.float().cpu().numpy(), grad.to(dt).float().cpu().numpy(), rtol=2**-7, atol=1e-6)
+    assert x.grad.dtype == dt
+
+
+@pytest.mark.parametrize("dt", HALVES)
+@pytest.mark.parametrize("shapes", [((5, 40), (40, 7)), ((3, 17, 33), (33, 9)), ((2, 4, 6), (2, 6, 3)), ((1, 1), (1, 1))])
+def test_teaching_gemm_sums_16_bit_values_in_float32(dt, shapes):
+    rng = np.random.default_rng(23)
+    a, b = half_tensor(dt, rng.standard_normal(shapes[0])), half_tensor(dt, rng.standard_normal(shapes[1]))
+    got = a @ b
+    assert got.dtype == dt
+    if minitorch.cuda.is_emulated():  # the teaching kernel on both sides: the same sums, the same bits
+        assert_same_bits(got, (a.float() @ b.float()).to(dt))
+        assert_same_bits(b.mT @ a.mT, (b.mT.float() @ a.mT.float()).to(dt))  # strided operands, read in place
+    np.testing.assert_allclose(got.float().cpu().numpy(), (a.float() @ b.float()).cpu().numpy(), rtol=2**-7, atol=2**-7)
+
+
+@pytest.mark.parametrize("dt", HALVES)
+def test_reductions_and_softmax_launch_as_many_kernels_as_float32(dt):
+    x32 = minitorch.tensor(samples((64, 300), 24), device="cuda")
+    x = x32.to(dt)
+    for fn in (lambda t: t.sum(1), lambda t: t.sum(), lambda t: t.sum(0), lambda t: t.mean(1), lambda t: t.max(1),
+               lambda t: t.argmax(), lambda t: t.var(1), lambda t: F.softmax(t, 1), lambda t: F.log_softmax(t, 0),
+               lambda t: t @ t.mT):
+        n16, n32 = len(kernels(lambda: fn(x))), len(kernels(lambda: fn(x32)))
+        assert n16 == n32, (n16, n32)
+    assert len(kernels(lambda: x.sum(1))) == 1
+
+
+@pytest.mark.parametrize("dt", HALVES)
+@pytest.mark.parametrize("shape", [(6, 64), (300, 40), (2, 3, 1030), (1, 1)])
+@pytest.mark.parametrize("affine", [True, False])
+def test_layer_norm_reads_16_bits_in_place(dt, shape, affine):
+    rng = np.random.default_rng(26)
+    D = shape[-1]
+    x = half_tensor(dt, rng.uniform(-3, 5, shape)).requires_grad_()
+    w = half_tensor(dt, rng.uniform(0.5, 1.5, D)).requires_grad_() if affine else None
+    b = half_tensor(dt, rng.standard_normal(D)).requires_grad_() if affine else None
+    y = F.layer_norm(x, (D,), w, b)
+    f32 = (lambda t: None if t is None else t.detach().float())
+    assert_same_bits(y, F.layer_norm(f32(x), (D,), f32(w), f32(b)).to(dt))
+    g = half_tensor(dt, rng.standard_normal(shape))
+    y.backward(g)
+    x32 = f32(x).requires_grad_()
+    w32, b32 = (None, None) if not affine else (f32(w).requires_grad_(), f32(b).requires_grad_())
+    F.layer_norm(x32, (D,), w32, b32).backward(g.float())
+    # the backward reads the saved mean and rstd, rounded to dt: close to float32's, not the same bits
+    pairs = [(x.grad, x32.grad)] + ([(w.grad, w32.grad), (b.grad, b32.grad)] if affine else [])
+    for got, want in pairs:
+        assert got.dtype == dt
+        np.testing.assert_allclose(got.float().cpu().numpy(), want.cpu().numpy(), rtol=2**-5, atol=0.05 * (D ** 0.5))
+
+
+@pytest.mark.parametrize("dt", HALVES)
+def test_layer_norm_launches_as_many_kernels_as_float32(dt):
+    x32 = minitorch.tensor(samples((64, 96), 27, -2, 2), device="cuda")
+    ln = nn.LayerNorm(96).to("cuda")
+    ln16 = nn.LayerNorm(96).to("cuda").to(dt)
+    x = x32.to(dt)
+    assert len(kernels(lambda: ln16(x))) == len(kernels(lambda: ln(x32))) == 1
+    x.requires_grad_(), x32.requires_grad_()
+    y, y32 = ln16(x), ln(x32)
+    g, g32 = minitorch.ones_like(y), minitorch.ones_like(y32)
+    assert len(kernels(lambda: y.backward(g))) == len(kernels(lambda: y32.backward(g32)))
+
+
+def test_transformer_block_under_autocast_launches_what_float32_does_plus_its_casts():
+    minitorch.manual_seed(0)
+    layer = nn.TransformerEncoderLayer(d_model=32, nhead=4, dim_feedforward=64, dropout=0.0, batch_first=True,
+                                       activation="gelu").to("cuda")
+    x = minitorch.randn(2, 8, 32, device="cuda")
+
+    def step(autocast: bool):
+        with minitorch.autocast("cuda", dtype=BF16, enabled=autocast):
+            loss = layer(x).float().pow(2).mean()
+        loss.backward()
+
+    counts = {}
+    for autocast in (False, True):
+        step(autocast)
+        with profile(activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA]) as prof:
+            step(autocast)
+        events = prof.events()
+        casts = sum(len(e.kernels) for e in events if e.name in ("to", "ToCopyBackward0"))
+        counts[autocast] = (sum(len(e.kernels) for e in events), casts)
+    (n32, casts32), (n16, casts16) = counts[False], counts[True]
+    # autocast's own casts (weights and activations to bf16, gradients back) aside, one launch
+    # per op as in float32: no staging copies
+    assert n16 - casts16 <= n32 - casts32, counts
