@@ -16,13 +16,15 @@
 
 namespace minitorch::cpu {
 
-// BLAS threads for one call: small GEMMs run on one thread (waking OpenBLAS's pool
-// costs more than it saves, and its spinning workers fight our OpenMP threads — the
-// oversubscription DESIGN.md measured); big ones get the whole budget.
+// BLAS threads for one call: GEMMs below 1e8 flops (about 1 ms on one core) run on one
+// thread (waking OpenBLAS's pool costs more than it saves, and its spinning workers fight
+// our OpenMP threads — the oversubscription DESIGN.md measured; at 1e7 the MLP step's
+// 784 x 128 GEMMs went to two threads and the step got slower on two threads than on
+// one); big ones get the whole budget.
 inline void set_blas_threads_for(double flops, int budget)
 {
     static int current = -1;
-    int want = flops < 1e7 ? 1 : budget;
+    int want = flops < 1e8 ? 1 : budget;
     if (want != current) {
         MT_BLAS_SET_THREADS(want);
         current = want;
