@@ -45,7 +45,7 @@ ConvAlgo g_conv_algo = ConvAlgo::Auto;
 
 // "auto" takes the direct loops up to this many multiply-adds per output (C/groups*KH*KW):
 // measured on the course's layers and bench_cpu.py's wider ones (docs/ARCHITECTURE.md).
-constexpr int64_t kAutoMaxPatch = 144;
+constexpr int64_t kAutoMaxPatch = 256;
 
 // Columns of the padded planes: a whole number of blocks of 16 (>= 2 vectors of any width
 // here), so the loops never need a partial load.

@@ -109,7 +109,7 @@ void direct_forward(T* y, const T* xp, const T* wp, const DirectShape& s)
 // One sample's share of the weight gradient: acc[o, c, kh, kw] (L partial sums each, the
 // lanes of a vector) += sum over (oh, ow) of gy[o, oh, ow] * xp[c, oh + kh*dh, ow + kw*dw]. gy is padded
 // to rows of GW = round_up(OW, L) with zeros (so the columns past OW add nothing), and xp's
-// WP >= GW + (KW - 1) * dw. OB output channels and all KW taps of a row (up to 3) are
+// WP >= GW + (KW - 1) * dw. OB output channels and all KW taps of a row (3 or 5 at a time) are
 // accumulated in registers along the whole plane.
 template <class T, int L, int OB, int KW>
 inline void weight_grad_block(T* acc, const T* gy, int64_t GW, const T* xp, const DirectShape& s, int64_t o0,
@@ -138,13 +138,16 @@ inline void weight_grad_block(T* acc, const T* gy, int64_t GW, const T* xp, cons
             }
 }
 
+// Output channels go OB at a time: 4 with 3 taps (12 accumulators), 2 with 5 (10), so
+// the accumulators, the taps' inputs and the gradient vector fit in 16 vector registers.
 template <class T, int L, int KW>
 void weight_grad_groups(T* acc, const T* gy, int64_t GW, const T* xp, const DirectShape& s)
 {
+    constexpr int OB = KW > 3 ? 2 : 4;
     const int64_t Og = s.O / s.groups, Cg = s.C / s.groups;
     for (int64_t g = 0; g < s.groups; ++g) {
         int64_t o = g * Og;
-        for (; o + 4 <= (g + 1) * Og; o += 4) weight_grad_block<T, L, 4, KW>(acc, gy, GW, xp, s, o, g * Cg, Cg);
+        for (; o + OB <= (g + 1) * Og; o += OB) weight_grad_block<T, L, OB, KW>(acc, gy, GW, xp, s, o, g * Cg, Cg);
         for (; o < (g + 1) * Og; ++o) weight_grad_block<T, L, 1, KW>(acc, gy, GW, xp, s, o, g * Cg, Cg);
     }
 }
@@ -153,6 +156,7 @@ template <class T, int L>
 void direct_weight_grad(T* acc, const T* gy, int64_t GW, const T* xp, const DirectShape& s)
 {
     if (s.KW % 3 == 0) weight_grad_groups<T, L, 3>(acc, gy, GW, xp, s);
+    else if (s.KW % 5 == 0) weight_grad_groups<T, L, 5>(acc, gy, GW, xp, s);  // LeNet's kernels
     else weight_grad_groups<T, L, 1>(acc, gy, GW, xp, s);
 }
 
