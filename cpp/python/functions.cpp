@@ -123,14 +123,33 @@ void bind_functions(py::module_& m)
         m.def(name, [op, name](py::handle x) { return unary(op, tensor_arg(x, name)); }, py::arg("input"));
         if (name[0] != '_') elementwise.append(name);  // '_' names are internal (op_list.h)
     }
+    // x.relu_(), x.exp_() ... (ops/inplace.py): op(x) written into x by one kernel.
+    py::list unary_names;
+    for (UnaryOp op : kAllUnaryOps) unary_names.append(op_name(op));
+    m.attr("_unary_op_names") = py::tuple(unary_names);
+    m.def("_unary_", [](const Tensor& t, const std::string& name) {
+        for (UnaryOp op : kAllUnaryOps)
+            if (name == op_name(op)) {
+                unary_(op, t);
+                return t;
+            }
+        throw ValueError("_unary_: no unary op named " + name);
+    }, py::arg("self"), py::arg("name"));
     auto def_binary = [&](const char* name, BinaryOp op) {
-        m.def(name, [op, name](py::handle x, py::handle y) {
+        static auto call = [](BinaryOp op, const char* name, py::handle x, py::handle y, py::handle alpha) {
             MT_PROFILE_OP(op_name(op), tensor_or_null(x), tensor_or_null(y));  // numbers' conversion included
-            // One side may be a number (minitorch.pow(2, x)); at least one must be a tensor.
-            Device dev = py::isinstance<TensorImpl>(x) ? x.cast<Tensor>()->device()
-                                                       : tensor_arg(y, name, "other")->device();
-            return binary(op, operand_or_throw(x, dev, name, "input"), operand_or_throw(y, dev, name, "other"));
-        }, py::arg("input"), py::arg("other"));
+            // One side may be a number (minitorch.pow(2, x)); at least one must be a tensor. A
+            // number stays on the host, whatever the tensor's device (see host_number in ops/elementwise.cpp).
+            if (!py::isinstance<TensorImpl>(x)) tensor_arg(y, name, "other");
+            Tensor b = times_alpha(operand_or_throw(y, Device{}, name, "other"), alpha, name);
+            return binary(op, operand_or_throw(x, Device{}, name, "input"), b);
+        };
+        if (op == BinaryOp::Add || op == BinaryOp::Sub)  // add(x, y, alpha=2): x + 2 * y
+            m.def(name, [op, name](py::handle x, py::handle y, py::handle alpha) { return call(op, name, x, y, alpha); },
+                  py::arg("input"), py::arg("other"), py::kw_only(), py::arg("alpha") = py::none());
+        else
+            m.def(name, [op, name](py::handle x, py::handle y) { return call(op, name, x, y, py::none()); },
+                  py::arg("input"), py::arg("other"));
         if (name[0] != '_') elementwise.append(name);  // '_' names are internal (op_list.h)
     };
     for (BinaryOp op : kAllBinaryOps) def_binary(op_name(op), op);

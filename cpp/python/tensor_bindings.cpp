@@ -22,8 +22,8 @@ py::object not_implemented() { return py::reinterpret_borrow<py::object>(Py_NotI
 // can try the other side.
 py::object binop(BinaryOp op, const Tensor& self, py::handle other, bool reflected)
 {
-    // A number operand becomes a tensor here (on a GPU: a fill kernel), inside the op's
-    // profiler event, as it would be in the op itself: `x * 2` is one event "mul".
+    // A number operand becomes a 0-dim CPU tensor here (on a GPU too: the kernel takes its
+    // value as an argument), inside the op's profiler event: `x * 2` is one event "mul".
     const Tensor other_t = tensor_or_null(other);
     MT_PROFILE_OP(op_name(op), reflected ? other_t : self, reflected ? self : other_t);
     auto o = operand_like(other, self);
@@ -35,7 +35,7 @@ py::object binop(BinaryOp op, const Tensor& self, py::handle other, bool reflect
 Tensor inplace(BinaryOp op, const Tensor& self, py::handle other)
 {
     MT_PROFILE_OP(profiler::inplace(op_name(op)), self, tensor_or_null(other));
-    binary_(op, self, operand_or_throw(other, self->device(), op_name(op), "other"));
+    binary_(op, self, operand_or_throw(other, Device{}, op_name(op), "other"));  // a number stays on the host
     return self;
 }
 
@@ -43,13 +43,9 @@ Tensor inplace(BinaryOp op, const Tensor& self, py::handle other)
 Tensor inplace_alpha(BinaryOp op, const Tensor& self, py::handle other, py::handle alpha)
 {
     MT_PROFILE_OP(profiler::inplace(op_name(op)), self, tensor_or_null(other));  // the scaling by alpha too
-    Tensor b = operand_or_throw(other, self->device(), op_name(op), "other");
-    if (!alpha.is_none()) {
-        auto s = scalar_arg(alpha);
-        MT_CHECK_TYPE(s.has_value(), op_name(op), "_: alpha must be a number");
-        b = binary(BinaryOp::Mul, b, scalar_tensor(*s, self->device()));
-    }
-    binary_(op, self, b);
+    const std::string name = std::string(op_name(op)) + "_";
+    Tensor b = operand_or_throw(other, Device{}, name.c_str(), "other");  // a number stays on the host
+    binary_(op, self, times_alpha(b, alpha, name.c_str()));
     return self;
 }
 
@@ -296,9 +292,16 @@ void bind_tensor(py::module_& m)
     // ---- math methods (the same ops as minitorch.f(x)) ----
     for (UnaryOp op : kAllUnaryOps) cls.def(op_name(op), [op](const Tensor& t) { return unary(op, t); });
     auto def_binary = [&](const char* name, BinaryOp op) {
+        if (op == BinaryOp::Add || op == BinaryOp::Sub) {  // x.add(y, alpha=2): x + 2 * y
+            cls.def(name, [op, name](const Tensor& t, py::handle other, py::handle alpha) {
+                MT_PROFILE_OP(op_name(op), t, tensor_or_null(other));
+                return binary(op, t, times_alpha(operand_or_throw(other, Device{}, name, "other"), alpha, name));
+            }, py::arg("other"), py::kw_only(), py::arg("alpha") = py::none());
+            return;
+        }
         cls.def(name, [op, name](const Tensor& t, py::handle other) {
             MT_PROFILE_OP(op_name(op), t, tensor_or_null(other));
-            return binary(op, t, operand_or_throw(other, t->device(), name, "other"));
+            return binary(op, t, operand_or_throw(other, Device{}, name, "other"));  // a number stays on the host
         }, py::arg("other"));
     };
     for (BinaryOp op : kAllBinaryOps) def_binary(op_name(op), op);
@@ -307,8 +310,9 @@ void bind_tensor(py::module_& m)
             [](const Tensor& t, py::handle lo, py::handle hi) {
                 MT_PROFILE_OP("clamp", t, tensor_or_null(lo), tensor_or_null(hi));
                 std::optional<Tensor> l, h;
-                if (!lo.is_none()) l = operand_or_throw(lo, t->device(), "clamp", "min");
-                if (!hi.is_none()) h = operand_or_throw(hi, t->device(), "clamp", "max");
+                // (numbers stay on the host: see host_number in ops/elementwise.cpp)
+                if (!lo.is_none()) l = operand_or_throw(lo, Device{}, "clamp", "min");
+                if (!hi.is_none()) h = operand_or_throw(hi, Device{}, "clamp", "max");
                 return clamp(t, l ? &*l : nullptr, h ? &*h : nullptr);
             },
             py::arg("min") = py::none(), py::arg("max") = py::none())

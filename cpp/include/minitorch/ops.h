@@ -67,6 +67,8 @@ Tensor where(const Tensor& cond, const Tensor& a, const Tensor& b);
 Tensor clamp(const Tensor& x, const Tensor* lo, const Tensor* hi);
 // In place: a = op(a, b), b broadcast to a's shape, result cast to a's dtype.
 void binary_(BinaryOp op, const Tensor& a, const Tensor& b);
+// x.relu_(), x.exp_() ...: x <- op(x) in one kernel that reads and writes x.
+void unary_(UnaryOp op, const Tensor& a);
 
 // ---- reductions (ops/reduce.cpp) ----
 // dims empty = all dims.

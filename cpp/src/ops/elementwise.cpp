@@ -56,6 +56,33 @@ Tensor follow_device(const Tensor& t, const Tensor& other)
     return t;
 }
 
+// In a binary op, a 0-dim CPU tensor that needs no gradient (a Python number: the 2.0 of
+// x * 2.0, the 1 of x.add_(1)) meeting a GPU tensor is not moved over: it stays on the host
+// and the GPU kernel takes its value as an argument (cuda/elementwise.cu), as PyTorch does
+// -- one launch, where putting the number on the GPU would be a fill kernel first.
+bool host_number(const Tensor& t, const Tensor& other)
+{
+    return t->dim() == 0 && t->device().is_cpu() && !other->device().is_cpu() && !t->requires_grad;
+}
+
+// Either operand of a binary op after follow_device / host_number: the device the op runs on.
+Device op_device(const Tensor& a, const Tensor& b) { return a->device().is_cpu() ? b->device() : a->device(); }
+
+// An operand converted to dtype dt for the kernels of `device`. A host number is converted
+// on the host; it is copied over only where the kernels would stage its dtype (narrow
+// integers are widened through copies on the device, which cannot read host memory).
+Tensor kernel_operand(const Tensor& t, DType dt, Device device)
+{
+    Tensor c = to_dtype(t, dt);
+    if (c->device() != device && is_storage_only(dt)) c = to_device(c, device);
+    return c;
+}
+
+void check_binary_devices(const char* op, const Tensor& a, const Tensor& b)
+{
+    if (!host_number(a, b) && !host_number(b, a)) check_same_device(op, a, b);
+}
+
 // Ops that refuse bool say what to use instead.
 const char* bool_hint(const char* op)
 {
@@ -136,7 +163,8 @@ Tensor unary_forward(UnaryOp op, const Tensor& x)
 Tensor binary_forward(BinaryOp op, const Tensor& a, const Tensor& b)
 {
     const BinaryOpInfo& i = info(op);
-    check_same_device(i.name, a, b);
+    check_binary_devices(i.name, a, b);
+    const Device device = op_device(a, b);
     DType dt = compute_dtype(i.name, i.result, result_type(a, b));
     if (op == BinaryOp::Pow && !is_floating(dt) && b->wrapped_number && b->dtype == DType::Int64)
         // (the exponent is one number; on a GPU it is read back, a rare 8-byte copy)
@@ -144,10 +172,11 @@ Tensor binary_forward(BinaryOp op, const Tensor& a, const Tensor& b)
                  "pow: integers to negative integer powers are not allowed");
     if (integer_division(op) && !is_floating(dt)) check_integer_divisor(i.name, b);
     Shape shape = broadcast_shapes(a->shape, b->shape, i.name);
-    Tensor out = empty(shape, result_dtype(i.result, dt), a->device());
+    Tensor out = empty(shape, result_dtype(i.result, dt), device);
     if (out->numel() == 0) return out;
-    Tensor ac = expand(to_dtype(a, operand_dtype(a, dt)), shape), bc = expand(to_dtype(b, operand_dtype(b, dt)), shape);
-    kernels(a->device()).zip(op, out, ac, bc);
+    Tensor ac = expand(kernel_operand(a, operand_dtype(a, dt), device), shape);
+    Tensor bc = expand(kernel_operand(b, operand_dtype(b, dt), device), shape);
+    kernels(device).zip(op, out, ac, bc);
     return out;
 }
 
@@ -156,12 +185,12 @@ Tensor binary_forward(BinaryOp op, const Tensor& a, const Tensor& b)
 void binary_(BinaryOp op, const Tensor& a, const Tensor& b_in)
 {
     MT_PROFILE_OP(profiler::inplace(op_name(op)), a, b_in);
-    const Tensor b = follow_device(b_in, a);
+    const Tensor b = host_number(b_in, a) ? b_in : follow_device(b_in, a);
     const BinaryOpInfo& i = info(op);
     check_no_internal_overlap(a, i.name);
     const bool in_graph = autograd::inplace_in_graph(a, {&b});
     if (in_graph) autograd::check_rebase(a, i.name);
-    check_same_device(i.name, a, b);
+    check_binary_devices(i.name, a, b);
     DType dt = compute_dtype(i.name, i.result, result_type(a, b));
     MT_CHECK_TYPE(!has_bool_result(i.result), i.name, "_: ops with a bool result have no in-place form here");
     // PyTorch: the result must be castable back to a's dtype without losing its kind.
@@ -181,7 +210,7 @@ void binary_(BinaryOp op, const Tensor& a, const Tensor& b_in)
         return;
     }
     if (a->numel() == 0) return;
-    Tensor bc = to_dtype(b, operand_dtype(b, dt));
+    Tensor bc = kernel_operand(b, operand_dtype(b, dt), a->device());
     if (bc->storage == a->storage) bc = clone(bc);  // x += x.t() must not read what it wrote
     Tensor ac = to_dtype(a, dt);
     if (ac == a) {
@@ -189,6 +218,33 @@ void binary_(BinaryOp op, const Tensor& a, const Tensor& b_in)
     } else {
         Tensor tmp = empty(shape, dt, a->device());
         kernels(a->device()).zip(op, tmp, ac, expand(bc, shape));
+        kernels(a->device()).copy(a, tmp);
+    }
+    autograd::bump_version(a);
+}
+
+void unary_(UnaryOp op, const Tensor& a)
+{
+    MT_PROFILE_OP(profiler::inplace(op_name(op)), a);
+    const UnaryOpInfo& i = info(op);
+    const std::string name = std::string(i.name) + "_";
+    check_no_internal_overlap(a, name.c_str());
+    const DType dt = result_dtype(i.result, compute_dtype(name.c_str(), i.result, a->dtype));
+    MT_CHECK_TYPE(category(dt) <= category(a->dtype), name, ": result type ", dt,
+                  " can't be cast to the desired output type ", a->dtype);
+    if (autograd::inplace_in_graph(a, {})) {  // h.relu_() in a forward: as binary_ above
+        autograd::check_rebase(a, name.c_str());
+        const Tensor a_in = (i.saves & kSavesX) ? clone(a) : a;
+        autograd::rebase_history(a, unary(op, a_in), name.c_str());
+        return;
+    }
+    if (a->numel() == 0) return;
+    if (dt == a->dtype) {
+        // Each element is read, then written, by the same thread: one pass, no buffer.
+        kernels(a->device()).map(op, a, a);
+    } else {  // a bool or integer result written into a wider tensor (x.isnan_() is not a thing,
+              // but x.sign_() of an int tensor computes in int64 for int32): compute, then copy
+        Tensor tmp = unary_forward(op, a);
         kernels(a->device()).copy(a, tmp);
     }
     autograd::bump_version(a);
@@ -242,9 +298,11 @@ const Tensor& in_formula(const Expr& e)
     return e.t;
 }
 Tensor num(double v, const Tensor& like) { return scalar_tensor(Scalar(v), like->device()); }
+// A number in a binary op stays on the host (host_number above): one launch, no fill.
+Tensor host_num(double v) { return scalar_tensor(Scalar(v), Device{}); }
 Expr bin(BinaryOp op, const Expr& a, const Expr& b) { return {binary(op, in_formula(a), in_formula(b))}; }
-Expr bin(BinaryOp op, const Expr& a, double b) { return {binary(op, in_formula(a), num(b, a.t))}; }
-Expr bin(BinaryOp op, double a, const Expr& b) { return {binary(op, num(a, in_formula(b)), b.t)}; }
+Expr bin(BinaryOp op, const Expr& a, double b) { return {binary(op, in_formula(a), host_num(b))}; }
+Expr bin(BinaryOp op, double a, const Expr& b) { return {binary(op, host_num(a), in_formula(b))}; }
 Expr un(UnaryOp op, const Expr& x) { return {unary(op, in_formula(x))}; }
 
 #define MT_EXPR_OPERATOR(sym, op)                                                        \
@@ -438,7 +496,7 @@ Tensor binary(BinaryOp op, const Tensor& a, const Tensor& b)
 {
     MT_PROFILE_OP(op_name(op), a, b);
     if (a->device() != b->device()) {
-        Tensor a2 = follow_device(a, b), b2 = follow_device(b, a);
+        Tensor a2 = host_number(a, b) ? a : follow_device(a, b), b2 = host_number(b, a) ? b : follow_device(b, a);
         if (a2 != a || b2 != b) return binary(op, a2, b2);
     }
     if (!differentiable(info(op).result)) return binary_forward(op, a, b);
@@ -477,9 +535,10 @@ Tensor clamp(const Tensor& x, const Tensor* lo, const Tensor* hi)
 Tensor where(const Tensor& cond, const Tensor& a, const Tensor& b)
 {
     MT_PROFILE_OP("where", cond, a, b);
-    if (a->device() != b->device()) {
-        Tensor a2 = follow_device(a, b), b2 = follow_device(b, a);
-        if (a2 != a || b2 != b) return where(cond, a2, b2);
+    if (a->device() != b->device() || cond->device() != a->device()) {
+        // (a gradient formula's condition may be a host number's: where(b == 0, ...) of pow)
+        Tensor a2 = follow_device(a, b), b2 = follow_device(b, a), c2 = follow_device(cond, a2);
+        if (a2 != a || b2 != b || c2 != cond) return where(c2, a2, b2);
     }
     return autograd::record_op<WhereBackward>({&a, &b}, [&] { return where_forward(cond, a, b); },
                                               [&](WhereBackward& n, const Tensor&) { n.cond = autograd::save(n, cond); });

@@ -2,7 +2,8 @@
 and the random fills ``normal_`` / ``uniform_``.
 
 Each computes ``x.op(...)`` into a new tensor, then copies it into ``x`` (one extra
-buffer; ``add_ sub_ mul_ div_`` are C++ and write directly). The rules are PyTorch's,
+buffer), except the C++ ones that write ``x`` directly: ``add_ sub_ mul_ div_``, and the
+unary ops' forms (``relu_ exp_ sigmoid_``...: one kernel that reads and writes ``x``). The rules are PyTorch's,
 as for the C++ in-place ops: a leaf that requires grad cannot be written in place with
 gradients on; inside a graph (``h.relu_()`` in a forward) the op's gradient is recorded
 and becomes ``x``'s history (autograd.h: "rebasing"), and anything that saved ``x``'s old
@@ -82,11 +83,19 @@ def write_into(t: Tensor, op: str, compute, args=()) -> Tensor:
     return _write(t, out, op)
 
 
+# The C++ unary ops (relu, exp, sigmoid...): their in-place form is one kernel reading and
+# writing x (_C._unary_), as long as the method is still minitorch's own.
+_UNARY = {n: getattr(Tensor, n) for n in _C._unary_op_names if hasattr(Tensor, n)}
+
+
 def inplace_form(name: str):
     """The method ``name + "_"``: ``x.name(*args, **kwargs)`` written into ``x``; returns ``x``."""
     op = name + "_"
+    unary = _UNARY.get(name)
 
     def inplace(self, *args, **kwargs):
+        if unary is not None and not args and not kwargs and getattr(type(self), name, None) is unary:
+            return _C._unary_(self, name)
         # looked up at each call: a grader may have replaced the method
         return write_into(self, op, lambda x: getattr(x, name)(*args, **kwargs), (*args, *kwargs.values()))
 
