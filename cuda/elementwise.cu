@@ -19,9 +19,9 @@
 // float32) or, for a float32 result (bf16 + float32), the float32 side.
 //
 // A number from the host (the 2.0 of x * 2.0 stays a 0-dim CPU tensor: see binary_forward
-// in ops/elementwise.cpp) is not in GPU memory. zip reads its value on the host and hands it
-// to the kernel as an argument (Number below), as PyTorch does with Python numbers: one
-// launch, with no fill kernel to put the number on the GPU first.
+// in ops/elementwise.cpp; masked_fill's value likewise) is not in GPU memory. zip and where
+// read its value on the host and hand it to the kernel as an argument (Number below), as
+// PyTorch does with Python numbers: one launch, with no fill kernel to put it on the GPU first.
 #include <cstring>
 
 #include "minitorch/strided_loop.h"
@@ -145,14 +145,17 @@ __global__ void zip_kernel(Strided<3> s, BinaryOp op, Number<TA> na, Number<TB> 
     }
 }
 
+// na / nb: a or b is a host number (masked_fill's value, the 0.0 of where(c, x, 0.0)).
 template <class T>
-__global__ void where_kernel(Strided<4> s)
+__global__ void where_kernel(Strided<4> s, Number<T> na, Number<T> nb)
 {
     MT_GRID_STRIDE(i, s.numel) {
         int64_t off[4];
         s.offsets(i, off);
         const bool c = *reinterpret_cast<const bool*>(s.base[1] + off[1]);
-        *reinterpret_cast<T*>(s.base[0] + off[0]) = *reinterpret_cast<const T*>(s.base[c ? 2 : 3] + off[c ? 2 : 3]);
+        const Number<T>& n = c ? na : nb;
+        *reinterpret_cast<T*>(s.base[0] + off[0]) =
+            n.given ? n.value : *reinterpret_cast<const T*>(s.base[c ? 2 : 3] + off[c ? 2 : 3]);
     }
 }
 
@@ -193,13 +196,15 @@ Number<T> number_of(const Tensor& t)
     return {true, *t->data_as<T>()};
 }
 
-// The plan of out = op(a, b). The base of a host-number operand is nulled: the kernels take
-// its value as an argument, and a null base makes a stray read of host memory from a kernel
-// fail loudly (in the emulator too) instead of reading a pointer the GPU cannot see.
-Strided<3> zip_plan(const std::array<const TensorImpl*, 3>& ts)
+// The plan of out = op(a, b) or where(cond, a, b). The base of a host-number operand is
+// nulled: the kernels take its value as an argument, and a null base makes a stray read of
+// host memory from a kernel fail loudly (in the emulator too) instead of reading a pointer
+// the GPU cannot see.
+template <int N>
+Strided<N> plan_with_numbers(const std::array<const TensorImpl*, N>& ts)
 {
-    Strided<3> s = make_strided<3>(ts);
-    for (int k = 1; k < 3; ++k)
+    Strided<N> s = make_strided<N>(ts);
+    for (int k = 1; k < N; ++k)
         if (ts[k]->device().is_cpu()) s.base[k] = nullptr;
     return s;
 }
@@ -273,7 +278,7 @@ void map(UnaryOp op, const Tensor& out, const Tensor& in)
 void zip(BinaryOp op, const Tensor& out, const Tensor& a, const Tensor& b)
 {
     const std::array<const TensorImpl*, 3> ts{out.get(), a.get(), b.get()};
-    Strided<3> s = zip_plan(ts);
+    Strided<3> s = plan_with_numbers<3>(ts);
     const bool to_bool = out->dtype == DType::Bool;
     if (dense<3>(s, ts)) {
         dispatch(a->dtype, [&](auto tag) {
@@ -298,10 +303,10 @@ void zip(BinaryOp op, const Tensor& out, const Tensor& a, const Tensor& b)
 
 void where(const Tensor& out, const Tensor& cond, const Tensor& a, const Tensor& b)
 {
-    Strided<4> s = make_strided<4>({out.get(), cond.get(), a.get(), b.get()});
+    Strided<4> s = plan_with_numbers<4>({out.get(), cond.get(), a.get(), b.get()});
     dispatch(out->dtype, [&](auto tag) {
         using T = typename decltype(tag)::type;
-        MT_LAUNCH(blocks_for(s.numel), kThreads, 0, 0, where_kernel<T>)(s);
+        MT_LAUNCH(blocks_for(s.numel), kThreads, 0, 0, where_kernel<T>)(s, number_of<T>(a), number_of<T>(b));
     });
     MT_CUDA_CHECK_LAUNCH("where_kernel");
 }
@@ -375,7 +380,7 @@ void zip16(BinaryOp op, const Tensor& out, const Tensor& a, const Tensor& b)
         return detail::Widen<void(BinaryOp, const Tensor&, const Tensor&, const Tensor&)>::call<&zip, &copy>(op, out,
                                                                                                              a, b);
     const std::array<const TensorImpl*, 3> ts{out.get(), a.get(), b.get()};
-    const Strided<3> s = zip_plan(ts);
+    const Strided<3> s = plan_with_numbers<3>(ts);
     const bool is_dense = dense<3>(s, ts);
     dispatch16(t16, [&](auto tag) {
         using H = typename decltype(tag)::type;
@@ -409,8 +414,9 @@ void where16(const Tensor& out, const Tensor& cond, const Tensor& a, const Tenso
     if (!same || !native16<4>({&out, &cond, &a, &b}, {false, true, false, false}, t16))
         return detail::Widen<void(const Tensor&, const Tensor&, const Tensor&, const Tensor&)>::call<&where, &copy>(
             out, cond, a, b);
-    const Strided<4> s = make_strided<4>({out.get(), cond.get(), a.get(), b.get()});
-    MT_LAUNCH(blocks_for(s.numel), kThreads, 0, 0, where_kernel<uint16_t>)(s);
+    const Strided<4> s = plan_with_numbers<4>({out.get(), cond.get(), a.get(), b.get()});
+    MT_LAUNCH(blocks_for(s.numel), kThreads, 0, 0, where_kernel<uint16_t>)(s, number_of<uint16_t>(a),
+                                                                          number_of<uint16_t>(b));
     MT_CUDA_CHECK_LAUNCH("where_kernel (16-bit)");
 }
 

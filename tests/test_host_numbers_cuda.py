@@ -166,3 +166,32 @@ def test_gradients_through_numbers_match_the_cpu(f):
 def test_an_empty_tensor_and_a_number():
     x = minitorch.empty(0, 3, device="cuda")
     assert tuple((x * 2).shape) == (0, 3) and kernels(lambda: x + 1) == []
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64", "float16", "bfloat16", "int64", "int8", "bool"])
+def test_where_and_masked_fill_take_a_number_in_the_kernel(dtype):
+    a = values(dtype, (4, 6), 3)
+    g, h = tensor(a, dtype, "cuda"), tensor(a, dtype, "cpu")
+    n = False if dtype == "bool" else 5
+    mask = np.random.default_rng(4).random((4, 6)) < 0.5
+    mg, mh = minitorch.tensor(mask, device="cuda"), minitorch.tensor(mask)
+    assert_same(minitorch.where(mg, g, n), minitorch.where(mh, h, n))
+    assert_same(minitorch.where(mg, n, g.t().t()), minitorch.where(mh, n, h))
+    assert_same(minitorch.where(mg.t(), g.t(), n), minitorch.where(mh.t(), h.t(), n))  # strided
+    assert_same(minitorch.where(mg, n, 1), minitorch.where(mh, n, 1))  # two numbers, the mask's device
+    assert_same(g.masked_fill(mg, n), h.masked_fill(mh, n))
+    assert_same(g.masked_fill(mg[0], n), h.masked_fill(mh[0], n))  # a broadcast mask
+    if dtype != "int8":  # (narrow integers put the number on the GPU: their kernels widen through copies)
+        assert kernels(lambda: minitorch.where(mg, g, n)) == ["where_kernel"]
+        assert kernels(lambda: g.masked_fill(mg, n)) == ["where_kernel"]
+
+
+def test_masked_fill_with_minus_infinity_and_a_value_that_needs_a_gradient():
+    s = minitorch.tensor([[0.5, 1.0], [2.0, -1.0]], device="cuda", requires_grad=True)
+    causal = minitorch.tensor([[False, True], [False, False]], device="cuda")
+    y = s.masked_fill(causal, float("-inf")).softmax(-1)
+    assert y.cpu().tolist()[0] == [1.0, 0.0]
+    y.sum().backward()
+    v = minitorch.tensor(3.0, requires_grad=True)  # a CPU value that needs a gradient: copied over
+    s.masked_fill(causal, v).sum().backward()
+    assert v.grad.item() == 1.0

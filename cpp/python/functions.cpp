@@ -158,8 +158,8 @@ void bind_functions(py::module_& m)
     m.def("where", [](py::handle cond, py::handle x, py::handle y) {
         Tensor c = tensor_arg(cond, "where", "condition");
         MT_PROFILE_OP("where", c, tensor_or_null(x), tensor_or_null(y));
-        return where(c, operand_or_throw(x, c->device(), "where", "input"),
-                     operand_or_throw(y, c->device(), "where", "other"));
+        // (numbers stay on the host: see where() in ops/elementwise.cpp)
+        return where(c, operand_or_throw(x, Device{}, "where", "input"), operand_or_throw(y, Device{}, "where", "other"));
     }, py::arg("condition"), py::arg("input"), py::arg("other"));
     m.def("matmul", [](py::handle a, py::handle b) {
         return matmul(tensor_arg(a, "matmul"), tensor_arg(b, "matmul", "other"));

@@ -69,6 +69,9 @@ Tensor clamp(const Tensor& x, const Tensor* lo, const Tensor* hi);
 void binary_(BinaryOp op, const Tensor& a, const Tensor& b);
 // x.relu_(), x.exp_() ...: x <- op(x) in one kernel that reads and writes x.
 void unary_(UnaryOp op, const Tensor& a);
+// t in dtype dt for the kernels of `device`: a host number (a 0-dim CPU tensor) is converted
+// on the host and stays there, except for narrow integer dtypes (ops/elementwise.cpp).
+Tensor kernel_operand(const Tensor& t, DType dt, Device device);
 
 // ---- reductions (ops/reduce.cpp) ----
 // dims empty = all dims.

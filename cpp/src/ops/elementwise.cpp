@@ -68,15 +68,19 @@ bool host_number(const Tensor& t, const Tensor& other)
 // Either operand of a binary op after follow_device / host_number: the device the op runs on.
 Device op_device(const Tensor& a, const Tensor& b) { return a->device().is_cpu() ? b->device() : a->device(); }
 
+}  // namespace
+
 // An operand converted to dtype dt for the kernels of `device`. A host number is converted
 // on the host; it is copied over only where the kernels would stage its dtype (narrow
 // integers are widened through copies on the device, which cannot read host memory).
 Tensor kernel_operand(const Tensor& t, DType dt, Device device)
 {
     Tensor c = to_dtype(t, dt);
-    if (c->device() != device && is_storage_only(dt)) c = to_device(c, device);
+    if (c->device() != device && is_narrow_int(dt)) c = to_device(c, device);
     return c;
 }
+
+namespace {
 
 void check_binary_devices(const char* op, const Tensor& a, const Tensor& b)
 {
@@ -254,14 +258,17 @@ namespace {
 
 Tensor where_forward(const Tensor& cond, const Tensor& a, const Tensor& b)
 {
-    check_same_device("where", cond, a);
-    check_same_device("where", a, b);
+    // a and b may be host numbers (where() below); the condition is on the op's device
+    if (!host_number(a, cond)) check_same_device("where", cond, a);
+    if (!host_number(b, cond)) check_same_device("where", cond, b);
     MT_CHECK_TYPE(cond->dtype == DType::Bool, "where: expected condition to be a bool tensor, but got ", cond->dtype);
     DType dt = result_type(a, b);
     Shape shape = broadcast_shapes(broadcast_shapes(cond->shape, a->shape, "where"), b->shape, "where");
-    Tensor out = empty(shape, dt, a->device());
+    const Device device = cond->device();
+    Tensor out = empty(shape, dt, device);
     if (out->numel() == 0) return out;
-    kernels(a->device()).where(out, expand(cond, shape), expand(to_dtype(a, dt), shape), expand(to_dtype(b, dt), shape));
+    kernels(device).where(out, expand(cond, shape), expand(kernel_operand(a, dt, device), shape),
+                          expand(kernel_operand(b, dt, device), shape));
     return out;
 }
 
@@ -536,8 +543,13 @@ Tensor where(const Tensor& cond, const Tensor& a, const Tensor& b)
 {
     MT_PROFILE_OP("where", cond, a, b);
     if (a->device() != b->device() || cond->device() != a->device()) {
-        // (a gradient formula's condition may be a host number's: where(b == 0, ...) of pow)
-        Tensor a2 = follow_device(a, b), b2 = follow_device(b, a), c2 = follow_device(cond, a2);
+        // The op runs on a GPU when any of the three is there. A 0-dim CPU condition (a
+        // gradient formula's: where(b == 0, ...) of pow) moves over; a host number (the 0.0
+        // of where(c, x, 0.0)) stays, and the kernel takes its value (host_number above).
+        const Tensor& gpu = !cond->device().is_cpu() ? cond : !a->device().is_cpu() ? a : b;
+        Tensor c2 = follow_device(cond, gpu);
+        auto place = [&](const Tensor& t) { return host_number(t, c2) ? t : follow_device(t, gpu); };
+        Tensor a2 = place(a), b2 = place(b);
         if (a2 != a || b2 != b || c2 != cond) return where(c2, a2, b2);
     }
     return autograd::record_op<WhereBackward>({&a, &b}, [&] { return where_forward(cond, a, b); },

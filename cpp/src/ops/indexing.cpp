@@ -260,8 +260,11 @@ Tensor masked_fill(const Tensor& t, const Tensor& mask, const Tensor& value)
     MT_CHECK(broadcast_shapes(t->shape, mask->shape, "masked_fill") == t->shape, "masked_fill: mask of shape ",
              mask->shape, " cannot be broadcast to the tensor's shape ", t->shape);
     Tensor m = expand(mask, t->shape);
-    // The value goes to self's device and dtype and is expanded (recorded: its gradient sums).
-    Tensor v = expand(to_dtype(value->device() == t->device() ? value : to_device(value, t->device()), t->dtype), t->shape);
+    // The value goes to self's dtype and is expanded (recorded: its gradient sums). A value
+    // that needs no gradient stays a host number on a GPU: the kernel takes it as an argument.
+    const bool on_host = !t->device().is_cpu() && value->device().is_cpu() && !value->requires_grad;
+    const Tensor placed = value->device() == t->device() || on_host ? value : to_device(value, t->device());
+    Tensor v = expand(kernel_operand(placed, t->dtype, t->device()), t->shape);
     auto forward = [&] {
         Tensor out = empty(t->shape, t->dtype, t->device());
         if (out->numel()) kernels(t->device()).where(out, m, v, t);

@@ -166,7 +166,7 @@ def masked_fill(self, mask: Tensor, value) -> Tensor:
     if not isinstance(mask, Tensor):
         raise TypeError(f"masked_fill(): argument 'mask' must be a Tensor, not {type(mask).__name__}")
     if isinstance(value, numbers.Number):
-        value = full((), value, dtype=self.dtype, device=self.device)
+        value = full((), value, dtype=self.dtype)  # on the CPU: a GPU kernel takes it as an argument
     elif not isinstance(value, Tensor):
         raise TypeError(f"masked_fill(): argument 'value' must be a number or a 0-dim Tensor, not {type(value).__name__}")
     return _C._masked_fill(self, mask, value)
