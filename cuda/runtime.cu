@@ -133,7 +133,7 @@ void synchronize()
 }
 
 // matmul: float16 / bfloat16 GEMMs run natively on cuBLAS (tensor cores), not upcast.
-// attention, the elementwise kernels and dropout read
+// attention, the elementwise kernels, dropout and the class losses read
 // float16 / bfloat16 themselves (no staging copies through Widen).
 MT_DEFINE_KERNEL_TABLE(filled.matmul = MT_COUNTED_KERNEL(matmul, matmul_native16);
                        filled.map = MT_COUNTED_KERNEL(map, map16);
@@ -148,7 +148,9 @@ MT_DEFINE_KERNEL_TABLE(filled.matmul = MT_COUNTED_KERNEL(matmul, matmul_native16
                        filled.attention = MT_COUNTED_KERNEL(attention, attention);
                        filled.attention_backward = MT_COUNTED_KERNEL(attention_backward, attention_backward);
                        filled.dropout = MT_COUNTED_KERNEL(dropout, dropout);
-                       filled.dropout_backward = MT_COUNTED_KERNEL(dropout_backward, dropout_backward);)
+                       filled.dropout_backward = MT_COUNTED_KERNEL(dropout_backward, dropout_backward);
+                       filled.class_loss = MT_COUNTED_KERNEL(class_loss, class_loss);
+                       filled.class_loss_backward = MT_COUNTED_KERNEL(class_loss_backward, class_loss_backward);)
 
 namespace {
 bool g_initialized = false;
