@@ -133,7 +133,7 @@ void synchronize()
 }
 
 // matmul: float16 / bfloat16 GEMMs run natively on cuBLAS (tensor cores), not upcast.
-// attention, the elementwise kernels, dropout and the class losses read
+// attention, the elementwise kernels, dropout, the class losses and the optimizer steps read
 // float16 / bfloat16 themselves (no staging copies through Widen).
 MT_DEFINE_KERNEL_TABLE(filled.matmul = MT_COUNTED_KERNEL(matmul, matmul_native16);
                        filled.map = MT_COUNTED_KERNEL(map, map16);
@@ -150,7 +150,12 @@ MT_DEFINE_KERNEL_TABLE(filled.matmul = MT_COUNTED_KERNEL(matmul, matmul_native16
                        filled.dropout = MT_COUNTED_KERNEL(dropout, dropout);
                        filled.dropout_backward = MT_COUNTED_KERNEL(dropout_backward, dropout_backward);
                        filled.class_loss = MT_COUNTED_KERNEL(class_loss, class_loss);
-                       filled.class_loss_backward = MT_COUNTED_KERNEL(class_loss_backward, class_loss_backward);)
+                       filled.class_loss_backward = MT_COUNTED_KERNEL(class_loss_backward, class_loss_backward);
+                       filled.sgd_step = MT_COUNTED_KERNEL(sgd_step, sgd_step);
+                       filled.adam_step = MT_COUNTED_KERNEL(adam_step, adam_step);
+                       filled.sgd_multi_step = MT_COUNTED_KERNEL(sgd_multi_step, sgd_multi_step);
+                       filled.adam_multi_step = MT_COUNTED_KERNEL(adam_multi_step, adam_multi_step);
+                       filled.amp_unscale = MT_COUNTED_KERNEL(amp_unscale, amp_unscale);)
 
 namespace {
 bool g_initialized = false;
