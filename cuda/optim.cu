@@ -9,28 +9,51 @@ namespace minitorch::cuda {
 
 namespace {
 
+// Every kernel here reads and writes the parameter's type T in place and computes in
+// C = Compute<T>: float32 registers for float16 / bfloat16 (the states too, which have the
+// parameter's dtype as in PyTorch), each stored value rounded once. One launch, as float32.
+
+// One element of an SGD step: param and its momentum buffer (null without momentum) read
+// as C, updated, stored as T.
+template <class T>
+__device__ __forceinline__ void sgd_element(const SgdScalars<Compute<T>>& s, T* param, const T* grad, T* buf,
+                                            int64_t i)
+{
+    using C = Compute<T>;
+    C b = buf ? C(buf[i]) : C(0);
+    param[i] = T(sgd_update(s, C(param[i]), C(grad[i]), buf ? &b : nullptr));
+    if (buf) buf[i] = T(b);
+}
+
+// One element of an Adam / AdamW step, the same way.
+template <class T>
+__device__ __forceinline__ void adam_element(const AdamScalars<Compute<T>>& s, T* param, const T* grad, T* exp_avg,
+                                             T* exp_avg_sq, int64_t i)
+{
+    using C = Compute<T>;
+    C m = C(exp_avg[i]), v = C(exp_avg_sq[i]);
+    param[i] = T(adam_update(s, C(param[i]), C(grad[i]), m, v));
+    exp_avg[i] = T(m);
+    exp_avg_sq[i] = T(v);
+}
+
 // One SGD step. Thread mapping: one thread per element, grid-stride loop; thread i reads
 // param[i], grad[i] (and buf[i]) and writes param[i] (and buf[i]), so no two threads
 // touch the same element. param, grad, buf: contiguous, n elements; buf null without momentum.
 template <class T>
-__global__ void sgd_step_kernel(T* param, const T* grad, T* buf, int64_t n, SgdScalars<T> s)
+__global__ void sgd_step_kernel(T* param, const T* grad, T* buf, int64_t n, SgdScalars<Compute<T>> s)
 {
-    MT_GRID_STRIDE(i, n)
-        param[i] = sgd_update(s, param[i], grad[i], buf ? buf + i : nullptr);
+    MT_GRID_STRIDE(i, n) sgd_element(s, param, grad, buf, i);
 }
 
 // One Adam / AdamW step. Thread mapping: one thread per element, grid-stride loop; thread
 // i reads param[i], grad[i], exp_avg[i], exp_avg_sq[i] and writes param[i], exp_avg[i],
 // exp_avg_sq[i]. All contiguous, n elements.
 template <class T>
-__global__ void adam_step_kernel(T* param, const T* grad, T* exp_avg, T* exp_avg_sq, int64_t n, AdamScalars<T> s)
+__global__ void adam_step_kernel(T* param, const T* grad, T* exp_avg, T* exp_avg_sq, int64_t n,
+                                 AdamScalars<Compute<T>> s)
 {
-    MT_GRID_STRIDE(i, n) {
-        T m = exp_avg[i], v = exp_avg_sq[i];
-        param[i] = adam_update(s, param[i], grad[i], m, v);
-        exp_avg[i] = m;
-        exp_avg_sq[i] = v;
-    }
+    MT_GRID_STRIDE(i, n) adam_element(s, param, grad, exp_avg, exp_avg_sq, i);
 }
 
 // GradScaler's check and unscale. Thread mapping: one thread per element, grid-stride
@@ -41,9 +64,10 @@ __global__ void adam_step_kernel(T* param, const T* grad, T* exp_avg, T* exp_avg
 template <class T>
 __global__ void amp_unscale_kernel(T* grad, int64_t n, float* found_inf, const float* inv_scale)
 {
+    using C = Compute<T>;
     const float inv = *inv_scale;
     bool non_finite = false;
-    MT_GRID_STRIDE(i, n) grad[i] = amp_unscale_value(grad[i], inv, non_finite);
+    MT_GRID_STRIDE(i, n) grad[i] = T(amp_unscale_value(C(grad[i]), inv, non_finite));
     if (non_finite) *found_inf = 1.0f;
 }
 
@@ -54,7 +78,7 @@ __global__ void amp_unscale_kernel(T* grad, int64_t n, float* found_inf, const f
 // begin + i + blockDim.x, ... . Each element is read and written by one thread only.
 // Lists: 0 param, 1 grad, 2 momentum buffer (SGD with momentum) or exp_avg, 3 exp_avg_sq.
 template <class T, int Depth>
-__global__ void sgd_multi_step_kernel(TensorListMeta<T, Depth> meta, SgdScalars<T> s)
+__global__ void sgd_multi_step_kernel(TensorListMeta<T, Depth> meta, SgdScalars<Compute<T>> s)
 {
     int t;
     int64_t begin, end;
@@ -62,24 +86,19 @@ __global__ void sgd_multi_step_kernel(TensorListMeta<T, Depth> meta, SgdScalars<
     T* param = meta.ptr[0][t];
     const T* grad = meta.ptr[1][t];
     T* buf = Depth > 2 ? meta.ptr[Depth - 1][t] : nullptr;
-    for (int64_t i = begin + threadIdx.x; i < end; i += blockDim.x)
-        param[i] = sgd_update(s, param[i], grad[i], buf ? buf + i : nullptr);
+    for (int64_t i = begin + threadIdx.x; i < end; i += blockDim.x) sgd_element(s, param, grad, buf, i);
 }
 
 template <class T>
-__global__ void adam_multi_step_kernel(TensorListMeta<T, 4> meta, AdamScalars<T> s)
+__global__ void adam_multi_step_kernel(TensorListMeta<T, 4> meta, AdamScalars<Compute<T>> s)
 {
     int t;
     int64_t begin, end;
     multi_tensor_chunk(meta, t, begin, end);
     T *param = meta.ptr[0][t], *exp_avg = meta.ptr[2][t], *exp_avg_sq = meta.ptr[3][t];
     const T* grad = meta.ptr[1][t];
-    for (int64_t i = begin + threadIdx.x; i < end; i += blockDim.x) {
-        T m = exp_avg[i], v = exp_avg_sq[i];
-        param[i] = adam_update(s, param[i], grad[i], m, v);
-        exp_avg[i] = m;
-        exp_avg_sq[i] = v;
-    }
+    for (int64_t i = begin + threadIdx.x; i < end; i += blockDim.x)
+        adam_element(s, param, grad, exp_avg, exp_avg_sq, i);
 }
 
 }  // namespace
@@ -87,7 +106,7 @@ __global__ void adam_multi_step_kernel(TensorListMeta<T, 4> meta, AdamScalars<T>
 void amp_unscale(const Tensor& grad, const Tensor& found_inf, const Tensor& inv_scale)
 {
     const int64_t n = grad->numel();
-    dispatch_floating(grad->dtype, "amp_unscale", [&](auto tag) {
+    dispatch_floating16(grad->dtype, "amp_unscale", [&](auto tag) {
         using T = typename decltype(tag)::type;
         MT_LAUNCH(blocks_for(n), kThreads, 0, 0, amp_unscale_kernel<T>)(
             grad->data_as<T>(), n, found_inf->data_as<float>(), inv_scale->data_as<float>());
@@ -98,11 +117,11 @@ void amp_unscale(const Tensor& grad, const Tensor& found_inf, const Tensor& inv_
 void sgd_step(const Tensor& param, const Tensor& grad, const Tensor& momentum_buffer, const SgdStep& opt)
 {
     const int64_t n = param->numel();
-    dispatch_floating(param->dtype, "sgd_step", [&](auto tag) {
+    dispatch_floating16(param->dtype, "sgd_step", [&](auto tag) {
         using T = typename decltype(tag)::type;
         T* buf = momentum_buffer ? momentum_buffer->data_as<T>() : nullptr;
         MT_LAUNCH(blocks_for(n), kThreads, 0, 0, sgd_step_kernel<T>)(param->data_as<T>(), grad->data_as<T>(), buf,
-                                                                        n, sgd_scalars<T>(opt));
+                                                                        n, sgd_scalars<Compute<T>>(opt));
     });
     MT_CUDA_CHECK_LAUNCH("sgd_step");
 }
@@ -111,11 +130,11 @@ void adam_step(const Tensor& param, const Tensor& grad, const Tensor& exp_avg, c
                const AdamStep& opt)
 {
     const int64_t n = param->numel();
-    dispatch_floating(param->dtype, "adam_step", [&](auto tag) {
+    dispatch_floating16(param->dtype, "adam_step", [&](auto tag) {
         using T = typename decltype(tag)::type;
         MT_LAUNCH(blocks_for(n), kThreads, 0, 0, adam_step_kernel<T>)(
             param->data_as<T>(), grad->data_as<T>(), exp_avg->data_as<T>(), exp_avg_sq->data_as<T>(), n,
-            adam_scalars<T>(opt));
+            adam_scalars<Compute<T>>(opt));
     });
     MT_CUDA_CHECK_LAUNCH("adam_step");
 }
@@ -123,9 +142,9 @@ void adam_step(const Tensor& param, const Tensor& grad, const Tensor& exp_avg, c
 void sgd_multi_step(const std::vector<Tensor>& params, const std::vector<Tensor>& grads,
                     const std::vector<Tensor>& momentum_buffers, const SgdStep& opt)
 {
-    dispatch_floating(params[0]->dtype, "sgd_multi_step", [&](auto tag) {
+    dispatch_floating16(params[0]->dtype, "sgd_multi_step", [&](auto tag) {
         using T = typename decltype(tag)::type;
-        const SgdScalars<T> s = sgd_scalars<T>(opt);
+        const SgdScalars<Compute<T>> s = sgd_scalars<Compute<T>>(opt);
         auto run = [&](const auto& lists) {
             multi_tensor_apply<T>(lists, [&](const auto& meta, int blocks) {
                 constexpr int depth = sizeof(lists) / sizeof(lists[0]);
@@ -146,9 +165,9 @@ void sgd_multi_step(const std::vector<Tensor>& params, const std::vector<Tensor>
 void adam_multi_step(const std::vector<Tensor>& params, const std::vector<Tensor>& grads,
                      const std::vector<Tensor>& exp_avgs, const std::vector<Tensor>& exp_avg_sqs, const AdamStep& opt)
 {
-    dispatch_floating(params[0]->dtype, "adam_multi_step", [&](auto tag) {
+    dispatch_floating16(params[0]->dtype, "adam_multi_step", [&](auto tag) {
         using T = typename decltype(tag)::type;
-        const AdamScalars<T> s = adam_scalars<T>(opt);
+        const AdamScalars<Compute<T>> s = adam_scalars<Compute<T>>(opt);
         const std::vector<Tensor> lists[4] = {params, grads, exp_avgs, exp_avg_sqs};
         multi_tensor_apply<T>(lists, [&](const TensorListMeta<T, 4>& meta, int blocks) {
             MT_LAUNCH(blocks, kThreads, 0, 0, adam_multi_step_kernel<T>)(meta, s);

@@ -3,6 +3,8 @@
 //
 // Thread mapping: one thread per output element, grid-stride loop; element i uses
 // counter offset + i, so the values do not depend on how threads are scheduled.
+// dropout and its backward read and write float16 / bfloat16 in place (the table's entries
+// skip Widen's staging): one launch each way, computed in float32 registers.
 #include <math.h>
 
 #include "common.cuh"
@@ -48,21 +50,27 @@ __device__ __forceinline__ T unit_uniform(const CounterStream& s, int64_t i)
 
 // Thread mapping: one thread per element, grid-stride; element i draws counter offset + i,
 // decides keep, and writes the mask byte and the output: one pass, no uniform tensor.
+// T is the stored type, C = Compute<T> the one the draw and the product are taken in: a
+// float16 / bfloat16 input draws its uniform in float32 (so its mask is float32's for the
+// same seed, as PyTorch's draws in its float accumulate type) and is rounded once at the store.
 template <class T>
-__global__ void dropout_kernel(T* out, bool* mask, const T* in, int64_t n, T p, T scale, CounterStream s)
+__global__ void dropout_kernel(T* out, bool* mask, const T* in, int64_t n, Compute<T> p, Compute<T> scale,
+                               CounterStream s)
 {
+    using C = Compute<T>;
     MT_GRID_STRIDE(i, n) {
-        const bool keep = unit_uniform<T>(s, i) >= p;
+        const bool keep = unit_uniform<C>(s, i) >= p;
         mask[i] = keep;
-        out[i] = in[i] * T(keep) * scale;  // as x * keep * scale composed: -0 and NaN alike
+        out[i] = T(C(in[i]) * C(keep) * scale);  // as x * keep * scale composed: -0 and NaN alike
     }
 }
 
 // Thread mapping: one thread per element, grid-stride.
 template <class T>
-__global__ void dropout_backward_kernel(T* grad_in, const T* grad_out, const bool* mask, int64_t n, T scale)
+__global__ void dropout_backward_kernel(T* grad_in, const T* grad_out, const bool* mask, int64_t n, Compute<T> scale)
 {
-    MT_GRID_STRIDE(i, n) grad_in[i] = grad_out[i] * scale * T(mask[i]);
+    using C = Compute<T>;
+    MT_GRID_STRIDE(i, n) grad_in[i] = T(C(grad_out[i]) * scale * C(mask[i]));
 }
 
 // The device's generator: a seed and how far fills have used the stream.
@@ -107,10 +115,11 @@ void dropout(const Tensor& out, const Tensor& mask, const Tensor& in, double p)
 {
     const int64_t n = in->numel();
     const CounterStream s = next_counter_stream(uint64_t(n));  // the draws rand() of this shape would use
-    dispatch_floating(in->dtype, "dropout", [&](auto tag) {
+    dispatch_floating16(in->dtype, "dropout", [&](auto tag) {
         using T = typename decltype(tag)::type;
+        using C = Compute<T>;
         MT_LAUNCH(blocks_for(n), kThreads, 0, 0, dropout_kernel<T>)(out->data_as<T>(), mask->data_as<bool>(),
-                                                                    in->data_as<T>(), n, T(p), T(1.0 / (1.0 - p)), s);
+                                                                    in->data_as<T>(), n, C(p), C(1.0 / (1.0 - p)), s);
     });
     MT_CUDA_CHECK_LAUNCH("dropout");
 }
@@ -118,10 +127,10 @@ void dropout(const Tensor& out, const Tensor& mask, const Tensor& in, double p)
 void dropout_backward(const Tensor& grad_in, const Tensor& grad_out, const Tensor& mask, double scale)
 {
     const int64_t n = grad_out->numel();
-    dispatch_floating(grad_out->dtype, "dropout_backward", [&](auto tag) {
+    dispatch_floating16(grad_out->dtype, "dropout_backward", [&](auto tag) {
         using T = typename decltype(tag)::type;
         MT_LAUNCH(blocks_for(n), kThreads, 0, 0, dropout_backward_kernel<T>)(
-            grad_in->data_as<T>(), grad_out->data_as<T>(), mask->data_as<bool>(), n, T(scale));
+            grad_in->data_as<T>(), grad_out->data_as<T>(), mask->data_as<bool>(), n, Compute<T>(scale));
     });
     MT_CUDA_CHECK_LAUNCH("dropout_backward");
 }

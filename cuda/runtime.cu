@@ -133,8 +133,8 @@ void synchronize()
 }
 
 // matmul: float16 / bfloat16 GEMMs run natively on cuBLAS (tensor cores), not upcast.
-// attention and the elementwise kernels read float16 / bfloat16 themselves (no staging
-// copies through Widen).
+// attention, the elementwise kernels, dropout, the class losses and the optimizer steps read
+// float16 / bfloat16 themselves (no staging copies through Widen).
 MT_DEFINE_KERNEL_TABLE(filled.matmul = MT_COUNTED_KERNEL(matmul, matmul_native16);
                        filled.map = MT_COUNTED_KERNEL(map, map16);
                        filled.zip = MT_COUNTED_KERNEL(zip, zip16);
@@ -146,7 +146,16 @@ MT_DEFINE_KERNEL_TABLE(filled.matmul = MT_COUNTED_KERNEL(matmul, matmul_native16
                        filled.layer_norm = MT_COUNTED_KERNEL(layer_norm, layer_norm16);
                        filled.layer_norm_backward = MT_COUNTED_KERNEL(layer_norm_backward, layer_norm_backward16);
                        filled.attention = MT_COUNTED_KERNEL(attention, attention);
-                       filled.attention_backward = MT_COUNTED_KERNEL(attention_backward, attention_backward);)
+                       filled.attention_backward = MT_COUNTED_KERNEL(attention_backward, attention_backward);
+                       filled.dropout = MT_COUNTED_KERNEL(dropout, dropout);
+                       filled.dropout_backward = MT_COUNTED_KERNEL(dropout_backward, dropout_backward);
+                       filled.class_loss = MT_COUNTED_KERNEL(class_loss, class_loss);
+                       filled.class_loss_backward = MT_COUNTED_KERNEL(class_loss_backward, class_loss_backward);
+                       filled.sgd_step = MT_COUNTED_KERNEL(sgd_step, sgd_step);
+                       filled.adam_step = MT_COUNTED_KERNEL(adam_step, adam_step);
+                       filled.sgd_multi_step = MT_COUNTED_KERNEL(sgd_multi_step, sgd_multi_step);
+                       filled.adam_multi_step = MT_COUNTED_KERNEL(adam_multi_step, adam_multi_step);
+                       filled.amp_unscale = MT_COUNTED_KERNEL(amp_unscale, amp_unscale);)
 
 namespace {
 bool g_initialized = false;

@@ -25,8 +25,9 @@
 //                       rows, whose elements are adjacent in memory, so loads coalesce.
 //
 // Every grid is capped (grid-stride loops over rows), so any number of rows works.
-// Accumulation is in the element type (float for float32, double for float64). softmax and
-// its backward read float16 / bfloat16 in place (the table's softmax16 entries): values are
+// Accumulation is in the element type (float for float32, double for float64). softmax,
+// its backward and the class losses read float16 / bfloat16 in place (the table's softmax16
+// entries; class_loss and its backward directly): values are
 // converted to float32 as they are loaded, accumulate in float32 and are rounded once when
 // stored, the bits staging through float32 copies gave, in one launch.
 #include "common.cuh"
@@ -233,18 +234,21 @@ struct SoftmaxBackwardOp {
 // reduced to its logsumexp; from log-probabilities nothing is read but the target's
 // entry (add does nothing, and its loop compiles away). finish checks the target,
 // reporting one out of range as check_index does, and writes the row's loss (and lse).
-template <class T, bool FROM_LOGITS>
+// x is stored as T and computed in C; the losses are stored as Out: T when they are the
+// result (reduction none), C when the total sums them (so a 16-bit loss is rounded once).
+template <class T, class Out, bool FROM_LOGITS>
 struct ClassLossOp {
-    using State = MaxSum<T>;
+    using C = Compute<T>;
+    using State = MaxSum<C>;
     const T* x;
     const int64_t* target;
-    T* loss;
+    Out* loss;
     double* lse;  // null unless FROM_LOGITS (row_logsumexp)
     IndexCheck check;
     IndexFaults faults;
     __device__ void add(State& st, const Row&, int64_t at) const
     {
-        if constexpr (FROM_LOGITS) softmax_merge(st.m, st.s, x[at], T(1));
+        if constexpr (FROM_LOGITS) softmax_merge(st.m, st.s, C(x[at]), C(1));
     }
     __device__ void write(const State&, const Row&, int64_t) const {}
     __device__ void finish(const State& st, const Row& row) const
@@ -253,16 +257,18 @@ struct ClassLossOp {
         int64_t resolved;
         if (!resolve_index(t, check, resolved)) faults.report(check, t, row.index);
         if constexpr (FROM_LOGITS) lse[row.index] = row_logsumexp(st.m, st.s);
-        loss[row.index] = class_row_loss(x + row.base, target_class(t, check), FROM_LOGITS, st.m, st.s);
+        loss[row.index] = Out(class_row_loss(x + row.base, target_class(t, check), FROM_LOGITS, st.m, st.s));
     }
 };
 
-// The reduction of a class loss: all N per-row losses as one row, summed, with the
-// count of rows whose target counts; the mean divides by it (0 / 0 = NaN for none).
+// The reduction of a class loss: all N per-row losses (C, the compute type) as one row,
+// summed, with the count of rows whose target counts; the mean divides by it (0 / 0 = NaN
+// for none). out and count are stored as T.
 template <class T>
 struct LossTotalOp {
-    using State = Sums<T, 2>;  // the losses' sum, the rows counted
-    const T* loss;
+    using C = Compute<T>;
+    using State = Sums<C, 2>;  // the losses' sum, the rows counted
+    const C* loss;
     const int64_t* target;
     IndexCheck check;
     bool mean;
@@ -271,19 +277,21 @@ struct LossTotalOp {
     __device__ void add(State& st, const Row&, int64_t at) const
     {
         st.v[0] += loss[at];
-        st.v[1] += target_class(target[at], check) >= 0 ? T(1) : T(0);
+        st.v[1] += target_class(target[at], check) >= 0 ? C(1) : C(0);
     }
     __device__ void write(const State&, const Row&, int64_t) const {}
     __device__ void finish(const State& st, const Row&) const
     {
-        out[0] = mean ? st.v[0] / st.v[1] : st.v[0];
-        if (count) count[0] = st.v[1];
+        out[0] = T(mean ? st.v[0] / st.v[1] : st.v[0]);
+        if (count) count[0] = T(st.v[1]);
     }
 };
 
-// A class loss's gradient, one element at a time (inner == 1, row = sample).
+// A class loss's gradient, one element at a time (inner == 1, row = sample); stored as T,
+// computed in C.
 template <class T>
 struct ClassLossBackwardOp {
+    using C = Compute<T>;
     using State = NoState;
     T* gx;
     const T* g;
@@ -297,9 +305,9 @@ struct ClassLossBackwardOp {
     __device__ void write(const State&, const Row& row, int64_t at) const
     {
         const int64_t cls = target_class(target[row.index], spec.check);
-        const T w = class_row_weight(spec, g, g_stride, count, row.index, cls);
-        gx[at] = class_loss_grad(spec.from_logits, x ? x[at] : T(0), lse ? lse[row.index] : 0.0, at - row.base,
-                                 cls, w);
+        const C w = class_row_weight<T, C>(spec, g, g_stride, count, row.index, cls);
+        gx[at] = T(class_loss_grad(spec.from_logits, x ? C(x[at]) : C(0), lse ? lse[row.index] : 0.0, at - row.base,
+                                   cls, w));
     }
     __device__ void finish(const State&, const Row&) const {}
 };
@@ -335,26 +343,34 @@ void class_loss(const Tensor& out, const Tensor& lse, const Tensor& count, const
 {
     const int64_t N = target->numel(), C = spec.check.size;
     const bool total = spec.reduction != ClassLoss::None;
-    dispatch_floating(input->dtype, spec.check.op, [&](auto tag) {
+    dispatch_floating16(input->dtype, spec.check.op, [&](auto tag) {
         using T = typename decltype(tag)::type;
-        // The per-row losses are the result (none), or what the second launch sums.
-        const Tensor per_row = total ? empty({N}, input->dtype, input->device()) : out;
+        using A = Compute<T>;
         const T* x = input->data_as<T>();
         const int64_t* t = target->data_as<int64_t>();
-        if (N > 0) {
+        // The per-row losses: the result (none, stored as T), or what the second launch sums
+        // (kept in A, float32 for the 16-bit types, so the total is rounded once).
+        const DType a_dtype = std::is_same_v<A, double> ? DType::Float64 : DType::Float32;
+        const Tensor per_row = total ? empty({N}, a_dtype, input->device()) : out;
+        auto run = [&](auto out_tag) {
+            using Out = typename decltype(out_tag)::type;
+            if (N == 0) return;
             const IndexFaults faults = index_faults(spec.check.op);
             if (spec.from_logits) {
-                const ClassLossOp<T, true> op{x, t, per_row->data_as<T>(), lse->data_as<double>(), spec.check, faults};
+                const ClassLossOp<T, Out, true> op{x, t, per_row->data_as<Out>(), lse->data_as<double>(), spec.check,
+                                                   faults};
                 launch_rows(op, SoftmaxRows{N, C, 1}, spec.check.op);
             } else {  // nothing to reduce: one thread per row
-                const ClassLossOp<T, false> op{x, t, per_row->data_as<T>(), nullptr, spec.check, faults};
-                MT_LAUNCH(blocks_for(N), kThreads, 0, 0, thread_rows_kernel<ClassLossOp<T, false>>)(op, N, C,
-                                                                                                  int64_t(1));
+                const ClassLossOp<T, Out, false> op{x, t, per_row->data_as<Out>(), nullptr, spec.check, faults};
+                MT_LAUNCH(blocks_for(N), kThreads, 0, 0, thread_rows_kernel<ClassLossOp<T, Out, false>>)(op, N, C,
+                                                                                                       int64_t(1));
                 MT_CUDA_CHECK_LAUNCH(spec.check.op);
             }
-        }
+        };
+        if (total) run(Tag<A>{});
+        else run(Tag<T>{});
         if (total) {  // one block sums all rows (an empty batch too: 0, or NaN for the mean)
-            const LossTotalOp<T> op{per_row->data_as<T>(), t, spec.check, spec.reduction == ClassLoss::Mean,
+            const LossTotalOp<T> op{per_row->data_as<A>(), t, spec.check, spec.reduction == ClassLoss::Mean,
                                     out->data_as<T>(), data_or_null<T>(count)};
             MT_LAUNCH(1, kRowBlockThreads, 0, 0, block_rows_kernel<LossTotalOp<T>>)(op, int64_t(1), N);
             MT_CUDA_CHECK_LAUNCH(spec.check.op);
@@ -366,7 +382,7 @@ void class_loss_backward(const Tensor& grad_input, const Tensor& grad_out, const
                          const Tensor& count, const Tensor& target, const ClassLoss& spec)
 {
     const int64_t N = target->numel(), C = spec.check.size;
-    dispatch_floating(grad_input->dtype, spec.check.op, [&](auto tag) {
+    dispatch_floating16(grad_input->dtype, spec.check.op, [&](auto tag) {
         using T = typename decltype(tag)::type;
         const int64_t g_stride = grad_out->dim() == 1 ? grad_out->strides[0] : 0;
         const ClassLossBackwardOp<T> op{grad_input->data_as<T>(), grad_out->data_as<T>(), g_stride,

@@ -1,7 +1,8 @@
-"""F.dropout's fused kernel (float32 / float64; cpu/random.cpp, cuda/random.cu): the very
+"""F.dropout's fused kernel (cpu/random.cpp, cuda/random.cu): for float32 / float64 the very
 masks and values of the composed form ``x * (rand(shape) >= p) * (1 / (1 - p))`` for the
 same seed (so seeded runs and utils.checkpoint's replay are unchanged), its gradient, double
-backward, layouts, and one kernel each way on CUDA."""
+backward, layouts, and one kernel each way on CUDA. (float16 / bfloat16 draw float32's masks:
+tests/test_half_native_train.py.)"""
 from __future__ import annotations
 
 import numpy as np
@@ -17,7 +18,7 @@ from test_fused_activations import assert_one_launch_each_way
 
 
 def _composed(x, p):
-    """The unfused form (what F.dropout computed before, and still does for other dtypes)."""
+    """The unfused form (what F.dropout computed before)."""
     keep = minitorch._C._rand(tuple(x.shape), x.dtype, x.device) >= p
     return x * keep * (1.0 / (1.0 - p))
 
@@ -84,7 +85,7 @@ def test_checkpoint_replays_the_same_mask(device):
 
 
 @pytest.mark.parametrize("device", DEVICES)
-def test_edge_probabilities_and_other_dtypes_keep_the_composed_path(device):
+def test_edge_probabilities_and_16_bit_input(device):
     x = minitorch.randn(10, device=device)
     np.testing.assert_array_equal(to_numpy(F.dropout(x, 0.0)), to_numpy(x))
     assert not to_numpy(F.dropout(x, 1.0)).any()

@@ -222,7 +222,8 @@ struct Attention {
 //  dropout    in one pass: keep = u >= p, mask = keep (bool), out = in * keep * (1 / (1 - p)),
 //             u the next uniform [0, 1) draws of the device's generator in in's dtype -- the
 //             values random(Uniform, 0, 1) would give, so the same masks as rand() >= p.
-//             in, out, mask contiguous, one shape; in float32 or float64; 0 < p < 1.
+//             in, out, mask contiguous, one shape; in floating; 0 < p < 1. float16 / bfloat16
+//             draw and compute in float32 (the masks of a float32 input, as PyTorch's).
 //  dropout_backward  grad_in = grad_out * scale * mask (mask bool), contiguous, one shape.
 //  manual_seed  reseed the device's generator (minitorch.manual_seed reseeds every device).
 //  sgd_step   one SGD step on one parameter, in place, in one pass: param, grad and

@@ -60,12 +60,14 @@ MT_HOST_DEVICE inline int64_t target_class(int64_t t, const IndexCheck& c)
 
 // A row's loss from its (m, s): logsumexp(row) - row[cls] = (m - row[cls]) + log s from
 // logits (rounded like log_softmax, see softmax_value), -row[cls] from log-probabilities;
-// 0 for a row that does not count.
-template <class T>
-MT_HOST_DEVICE inline T class_row_loss(const T* row, int64_t cls, bool from_logits, T m, T s)
+// 0 for a row that does not count. The row is stored as T and computed in A (float32 for
+// float16 / bfloat16 rows, which a GPU reads in place).
+template <class T, class A>
+MT_HOST_DEVICE inline A class_row_loss(const T* row, int64_t cls, bool from_logits, A m, A s)
 {
-    if (cls < 0) return T(0);
-    return from_logits ? (m - row[cls]) + math_log(s) : -row[cls];
+    if (cls < 0) return A(0);
+    const A x = A(row[cls]);
+    return from_logits ? (m - x) + math_log(s) : -x;
 }
 
 // The logsumexp a cross_entropy saves for its backward, one per row: m + log s, kept in
@@ -79,14 +81,15 @@ MT_HOST_DEVICE inline double row_logsumexp(T m, T s)
 
 // The weight of row n in the loss's gradient: g[n] (reduction none, g (N,) with stride
 // g_stride), g (sum) or g / count (mean), where g is the loss's gradient; 0 for a row
-// that does not count (so a mean over no rows has gradient 0, as in PyTorch).
-template <class T>
-MT_HOST_DEVICE inline T class_row_weight(const ClassLoss& spec, const T* g, int64_t g_stride, const T* count,
+// that does not count (so a mean over no rows has gradient 0, as in PyTorch). g and count
+// are stored as T, the weight computed in A (float32 for float16 / bfloat16).
+template <class T, class A = T>
+MT_HOST_DEVICE inline A class_row_weight(const ClassLoss& spec, const T* g, int64_t g_stride, const T* count,
                                          int64_t n, int64_t cls)
 {
-    if (cls < 0) return T(0);
-    if (spec.reduction == ClassLoss::None) return g[n * g_stride];
-    return spec.reduction == ClassLoss::Sum ? g[0] : g[0] / count[0];
+    if (cls < 0) return A(0);
+    if (spec.reduction == ClassLoss::None) return A(g[n * g_stride]);
+    return spec.reduction == ClassLoss::Sum ? A(g[0]) : A(g[0]) / A(count[0]);
 }
 
 // One element (class c) of the loss's gradient for a row whose target picks cls with

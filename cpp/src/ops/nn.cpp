@@ -310,8 +310,7 @@ Tensor dropout(const Tensor& x, double p)
 {
     MT_PROFILE_OP("dropout", x);
     MT_CHECK(p > 0 && p < 1, "dropout: the fused kernel takes 0 < p < 1, got p = ", p);
-    MT_CHECK_TYPE(x->dtype == DType::Float32 || x->dtype == DType::Float64,
-                  "dropout: the fused kernel takes float32 or float64, got ", x->dtype);
+    MT_CHECK_TYPE(is_floating(x->dtype), "dropout: the fused kernel takes a floating tensor, got ", x->dtype);
     Tensor mask;
     auto forward = [&] {
         Tensor in = contiguous(x);

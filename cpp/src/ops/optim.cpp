@@ -19,14 +19,14 @@ namespace minitorch {
 namespace {
 
 // The checks both steps share. grad and each state tensor must match the param in shape,
-// dtype and device; the param must be float32 or float64; the tensors written in place
+// dtype and device; the param must be floating (16-bit too); the tensors written in place
 // (the param and its state) must be contiguous and must not share memory. Returns the
 // gradient to read: grad itself, or a contiguous copy when grad is strided or shares
 // memory with a tensor the step writes.
 Tensor checked_step_inputs(const char* op, const Tensor& param, const Tensor& grad,
                            const std::vector<std::pair<const char*, Tensor>>& state)
 {
-    MT_CHECK_TYPE(is_floating(param->dtype), op, ": expected a float32 or float64 param, got ", param->dtype);
+    MT_CHECK_TYPE(is_floating(param->dtype), op, ": expected a floating-point param, got ", param->dtype);
     MT_CHECK(param->is_contiguous(), op, ": the fused step needs a contiguous param, got shape ", param->shape,
              " with strides ", param->strides, " (the optimizers use fused=False for it)");
     auto check_like_param = [&](const char* what, const Tensor& t) {

@@ -333,10 +333,10 @@ def binary_cross_entropy_with_logits(input, target, weight=None, size_average=No
 def dropout(input, p: float = 0.5, training: bool = True, inplace: bool = False):
     """Zeroes each element with probability ``p`` and scales the rest by ``1/(1-p)``.
 
-    float32 / float64: one fused kernel each way (the mask, drawn as ``rand() >= p``, kept
-    as bytes for backward); the same masks as the composed form of other dtypes."""
-    if (training and 0.0 < p < 1.0 and isinstance(input, _C.Tensor)
-            and input.dtype in (_C.dtype.float32, _C.dtype.float64)):
+    Floating input: one fused kernel each way (the mask, drawn as ``rand() >= p``, kept as
+    bytes for backward). float16 / bfloat16 draw in float32, as PyTorch does, so they get the
+    masks a float32 input would get from the same seed."""
+    if training and 0.0 < p < 1.0 and isinstance(input, _C.Tensor) and input.dtype.is_floating_point:
         return _C._dropout(input, p)
     return _dropout_mask(input, p, training, tuple(input.shape))
 
