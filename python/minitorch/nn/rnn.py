@@ -334,6 +334,12 @@ class RNNBase(Module):
         w_hh = getattr(self, f"weight_hh_{key}")
         b_hh = getattr(self, f"bias_hh_{key}") if self.bias else None
         b_ih = getattr(self, f"bias_ih_{key}") if self.bias else None
+        if b_hh is not None and self.mode != "GRU":
+            # Both biases join the input projection (as cuDNN does): each step's h @ W_hh^T is then
+            # one GEMM with no bias to add, and b_hh's gradient is one sum over all the steps
+            # instead of a sum per step plus an accumulation per step. (GRU's b_hn must stay
+            # inside r * (...).)
+            b_ih, b_hh = b_ih + b_hh, None
         xw = F.linear(x, getattr(self, f"weight_ih_{key}"), b_ih)  # every time step in one matmul
         # unbind: the steps as views under one node (backward: one stack), not L selects.
         xw = xw.unbind(0)
