@@ -4,7 +4,8 @@
 The models (written once, for either library: their APIs match):
 
 - a ResNet-style net: a stem and 4 stages of two residual conv-BN-ReLU blocks (32, 64,
-  128, 256 channels), batch 128 of 32x32 images, SGD with momentum;
+  128, 256 channels), batch 128 of 32x32 images, SGD with momentum; in FP32 and under
+  ``autocast(bfloat16)`` (16-bit convolutions, mixed batch norm: float32 parameters);
 - a GPT-style language model: 4 pre-norm decoder blocks (d 384, 6 heads, causal
   scaled_dot_product_attention, a 4x GELU MLP), T 256, batch 16, AdamW; in FP32 and under
   ``autocast(bfloat16)``;
@@ -124,12 +125,14 @@ def workloads(lib, device: str, quick: bool):
             opt.step()
         return step
 
-    def resnet_step():
-        n, side, widths = (8, 16, (8, 16, 16, 32)) if quick else (128, 32, (32, 64, 128, 256))
-        model = resnet(lib, widths).to(device)
-        opt = lib.optim.SGD(model.parameters(), lr=0.05, momentum=0.9)
-        x = lib.randn(n, 3, side, side, device=device)
-        return step_fn(model, opt, x, lib.randint(0, 10, (n,), device=device))
+    def resnet_step(autocast=None):
+        def make():
+            n, side, widths = (8, 16, (8, 16, 16, 32)) if quick else (128, 32, (32, 64, 128, 256))
+            model = resnet(lib, widths).to(device)
+            opt = lib.optim.SGD(model.parameters(), lr=0.05, momentum=0.9)
+            x = lib.randn(n, 3, side, side, device=device)
+            return step_fn(model, opt, x, lib.randint(0, 10, (n,), device=device), autocast)
+        return make
 
     def gpt_step(autocast=None):
         def make():
@@ -146,7 +149,8 @@ def workloads(lib, device: str, quick: bool):
         opt = lib.optim.Adam(model.parameters(), lr=1e-3)
         return step_fn(model, opt, lib.randn(n, 1, 28, 28, device=device), lib.randint(0, 10, (n,), device=device))
 
-    return [("ResNet-style, b128 32x32, SGD", resnet_step),
+    return [("ResNet-style, b128 32x32, SGD", resnet_step()),
+            ("ResNet-style, autocast(bfloat16)", resnet_step(lib.bfloat16)),
             ("GPT-style LM (d384 h6 L4 T256 b16), AdamW", gpt_step()),
             ("GPT-style LM, autocast(bfloat16)", gpt_step(lib.bfloat16)),
             ("row-LSTM on MNIST, b64, Adam", lstm_step)]

@@ -2,6 +2,9 @@
 // on a contiguous (N, C, S) tensor; the CPU versions are cpu/batch_norm.cpp and the
 // formulas are batch_norm_math.h. Each direction is two launches: a per-channel reduction
 // (one block per channel) and an elementwise pass (one thread per element).
+// float16 / bfloat16 inputs are read and written in place (the table's entries call these
+// functions directly, not through Widen), computed in float32 registers, with parameters
+// of their own dtype or float32 (mixed, as under autocast).
 #include "common.cuh"
 #include "minitorch/batch_norm_math.h"
 #include "warp.cuh"
@@ -32,24 +35,25 @@ __device__ void block_sum2(A& a, A& b, A* shared)
 // over the channel's M = N * S values (value i is x[i / S, c, i % S]: adjacent threads read
 // adjacent values of a row). Shifted sums in double (batch_norm_math.h), reduced over the
 // block; thread 0 writes the channel's mean and rstd and updates the running statistics.
-template <class T>
-__global__ void batch_norm_stats_kernel(const T* x, T* mean, T* rstd, T* rm, T* rv, int64_t N, int64_t C, int64_t S,
+// T: the input's type, P: the parameters' (running statistics), Cm: the compute type.
+template <class T, class P, class Cm = BatchNormCompute<T>>
+__global__ void batch_norm_stats_kernel(const T* x, Cm* mean, Cm* rstd, P* rm, P* rv, int64_t N, int64_t C, int64_t S,
                                         double momentum, double eps)
 {
     __shared__ A shared[2 * kWarpsPerBlock];
     const int64_t M = N * S;
     for (int64_t c = blockIdx.x; c < C; c += gridDim.x) {
-        const A K = A(x[c * S]);
+        const A K = A(Cm(x[c * S]));
         A s = 0, q = 0;
         for (int64_t i = threadIdx.x; i < M; i += blockDim.x) {
-            const A v = A(x[((i / S) * C + c) * S + i % S]) - K;
+            const A v = A(Cm(x[((i / S) * C + c) * S + i % S])) - K;
             s += v, q += v * v;
         }
         block_sum2(s, q, shared);
         if (threadIdx.x == 0) {
             A m, r, var_unbiased;
             batch_norm_stats(K, s, q, M, eps, m, r, var_unbiased);
-            mean[c] = T(m), rstd[c] = T(r);
+            mean[c] = Cm(m), rstd[c] = Cm(r);
             if (rm) rm[c] = batch_norm_running(rm[c], m, momentum);
             if (rv) rv[c] = batch_norm_running(rv[c], var_unbiased, momentum);
         }
@@ -57,33 +61,33 @@ __global__ void batch_norm_stats_kernel(const T* x, T* mean, T* rstd, T* rm, T* 
 }
 
 // Thread mapping: one thread per channel (eval mode: the running statistics are the stats).
-template <class T>
-__global__ void batch_norm_eval_stats_kernel(const T* rm, const T* rv, T* mean, T* rstd, int64_t C, double eps)
+template <class P, class Cm>
+__global__ void batch_norm_eval_stats_kernel(const P* rm, const P* rv, Cm* mean, Cm* rstd, int64_t n, double eps)
 {
-    MT_GRID_STRIDE(c, C) {
-        mean[c] = rm[c];
-        rstd[c] = T(A(1) / sqrt(A(rv[c]) + A(eps)));
+    MT_GRID_STRIDE(c, n) {
+        mean[c] = Cm(rm[c]);
+        rstd[c] = Cm(A(1) / sqrt(A(Cm(rv[c])) + A(eps)));
     }
 }
 
 // Thread mapping: one thread per element i of (N, C, S), grid-stride; c = (i / S) % C.
-template <class T>
-__global__ void batch_norm_apply_kernel(const T* x, const T* mean, const T* rstd, const T* w, const T* b, T* y,
+template <class T, class P, class Cm = BatchNormCompute<T>>
+__global__ void batch_norm_apply_kernel(const T* x, const Cm* mean, const Cm* rstd, const P* w, const P* b, T* y,
                                         int64_t n, int64_t C, int64_t S)
 {
     MT_GRID_STRIDE(i, n) {
         const int64_t c = (i / S) % C;
-        const T scale = w ? rstd[c] * w[c] : rstd[c];
-        y[i] = (x[i] - mean[c]) * scale + (b ? b[c] : T(0));
+        const Cm scale = w ? rstd[c] * Cm(w[c]) : rstd[c];
+        y[i] = T((Cm(x[i]) - mean[c]) * scale + (b ? Cm(b[c]) : Cm(0)));
     }
 }
 
 // Thread mapping: as batch_norm_stats_kernel, a block per channel. Thread 0 writes the
 // channel's sums sg = sum(g), sgx = sum(g * xhat) to sums[2c], sums[2c + 1] and the
 // parameter gradients.
-template <class T>
-__global__ void batch_norm_grad_sums_kernel(const T* g, const T* x, const T* mean, const T* rstd, A* sums, T* gw,
-                                            T* gb, int64_t N, int64_t C, int64_t S)
+template <class T, class P, class Cm = BatchNormCompute<T>>
+__global__ void batch_norm_grad_sums_kernel(const T* g, const T* x, const Cm* mean, const Cm* rstd, A* sums, P* gw,
+                                            P* gb, int64_t N, int64_t C, int64_t S)
 {
     __shared__ A shared[2 * kWarpsPerBlock];
     const int64_t M = N * S;
@@ -92,30 +96,32 @@ __global__ void batch_norm_grad_sums_kernel(const T* g, const T* x, const T* mea
         A sg = 0, sgd = 0;
         for (int64_t i = threadIdx.x; i < M; i += blockDim.x) {
             const int64_t o = ((i / S) * C + c) * S + i % S;
-            sg += A(g[o]), sgd += A(g[o]) * (A(x[o]) - m);
+            const A gv = A(Cm(g[o]));
+            sg += gv, sgd += gv * (A(Cm(x[o])) - m);
         }
         block_sum2(sg, sgd, shared);
         if (threadIdx.x == 0) {
             const A sgx = sgd * A(rstd[c]);
             sums[2 * c] = sg, sums[2 * c + 1] = sgx;
-            if (gw) gw[c] = T(sgx);
-            if (gb) gb[c] = T(sg);
+            if (gw) gw[c] = P(sgx);
+            if (gb) gb[c] = P(sg);
         }
     }
 }
 
 // Thread mapping: one thread per element, grid-stride; each computes its channel's
 // coefficients from the sums (a few flops, cheaper than another launch).
-template <class T>
-__global__ void batch_norm_grad_input_kernel(const T* g, const T* x, const T* mean, const T* rstd, const T* w,
+template <class T, class P, class Cm = BatchNormCompute<T>>
+__global__ void batch_norm_grad_input_kernel(const T* g, const T* x, const Cm* mean, const Cm* rstd, const P* w,
                                              const A* sums, T* gx, int64_t n, int64_t C, int64_t S, int64_t M,
                                              bool training)
 {
     MT_GRID_STRIDE(i, n) {
         const int64_t c = (i / S) % C;
         A kg, kx, kc;
-        batch_norm_grad_coeffs(training, A(rstd[c]), w ? A(w[c]) : A(1), sums[2 * c], sums[2 * c + 1], M, kg, kx, kc);
-        gx[i] = T(kg) * g[i] + T(kx) * (x[i] - mean[c]) + T(kc);
+        batch_norm_grad_coeffs(training, A(rstd[c]), w ? A(Cm(w[c])) : A(1), sums[2 * c], sums[2 * c + 1], M, kg, kx,
+                               kc);
+        gx[i] = T(Cm(kg) * Cm(g[i]) + Cm(kx) * (Cm(x[i]) - mean[c]) + Cm(kc));
     }
 }
 
@@ -134,21 +140,25 @@ void batch_norm(const Tensor& out, const Tensor& mean, const Tensor& rstd, const
                 double momentum, double eps)
 {
     const int64_t C = mean->numel(), N = in->shape[0], S = N * C != 0 ? in->numel() / (N * C) : 0;
-    dispatch_floating(in->dtype, "batch_norm", [&](auto tag) {
+    const DType p = batch_norm_param_dtype(in->dtype, {&weight, &bias, &running_mean, &running_var});
+    dispatch_batch_norm(in->dtype, p, "batch_norm", [&](auto tag, auto ptag) {
         using T = typename decltype(tag)::type;
+        using P = typename decltype(ptag)::type;
+        using Cm = BatchNormCompute<T>;
         if (training) {
-            MT_LAUNCH(channel_blocks(C), kThreads, 0, 0, batch_norm_stats_kernel<T>)(
-                in->data_as<T>(), mean->data_as<T>(), rstd->data_as<T>(), data_or_null<T>(running_mean),
-                data_or_null<T>(running_var), N, C, S, momentum, eps);
+            MT_LAUNCH(channel_blocks(C), kThreads, 0, 0, batch_norm_stats_kernel<T, P>)(
+                in->data_as<T>(), mean->data_as<Cm>(), rstd->data_as<Cm>(), data_or_null<P>(running_mean),
+                data_or_null<P>(running_var), N, C, S, momentum, eps);
             MT_CUDA_CHECK_LAUNCH("batch_norm (statistics)");
         } else {
-            MT_LAUNCH(blocks_for(C), kThreads, 0, 0, batch_norm_eval_stats_kernel<T>)(
-                running_mean->data_as<T>(), running_var->data_as<T>(), mean->data_as<T>(), rstd->data_as<T>(), C, eps);
+            MT_LAUNCH(blocks_for(C), kThreads, 0, 0, batch_norm_eval_stats_kernel<P, Cm>)(
+                running_mean->data_as<P>(), running_var->data_as<P>(), mean->data_as<Cm>(), rstd->data_as<Cm>(), C,
+                eps);
             MT_CUDA_CHECK_LAUNCH("batch_norm (running statistics)");
         }
-        MT_LAUNCH(blocks_for(in->numel()), kThreads, 0, 0, batch_norm_apply_kernel<T>)(
-            in->data_as<T>(), mean->data_as<T>(), rstd->data_as<T>(), data_or_null<T>(weight), data_or_null<T>(bias),
-            out->data_as<T>(), in->numel(), C, S);
+        MT_LAUNCH(blocks_for(in->numel()), kThreads, 0, 0, batch_norm_apply_kernel<T, P>)(
+            in->data_as<T>(), mean->data_as<Cm>(), rstd->data_as<Cm>(), data_or_null<P>(weight),
+            data_or_null<P>(bias), out->data_as<T>(), in->numel(), C, S);
         MT_CUDA_CHECK_LAUNCH("batch_norm");
     });
 }
@@ -159,16 +169,19 @@ void batch_norm_backward(const Tensor& grad_in, const Tensor& grad_weight, const
 {
     const int64_t C = mean->numel(), N = in->shape[0], S = N * C != 0 ? in->numel() / (N * C) : 0;
     Tensor sums = empty({std::max<int64_t>(2 * C, 1)}, DType::Float64, in->device());  // (sg, sgx) per channel
-    dispatch_floating(in->dtype, "batch_norm_backward", [&](auto tag) {
+    const DType p = batch_norm_param_dtype(in->dtype, {&weight, &grad_weight, &grad_bias});
+    dispatch_batch_norm(in->dtype, p, "batch_norm_backward", [&](auto tag, auto ptag) {
         using T = typename decltype(tag)::type;
-        MT_LAUNCH(channel_blocks(C), kThreads, 0, 0, batch_norm_grad_sums_kernel<T>)(
-            grad_out->data_as<T>(), in->data_as<T>(), mean->data_as<T>(), rstd->data_as<T>(), sums->data_as<A>(),
-            data_or_null<T>(grad_weight), data_or_null<T>(grad_bias), N, C, S);
+        using P = typename decltype(ptag)::type;
+        using Cm = BatchNormCompute<T>;
+        MT_LAUNCH(channel_blocks(C), kThreads, 0, 0, batch_norm_grad_sums_kernel<T, P>)(
+            grad_out->data_as<T>(), in->data_as<T>(), mean->data_as<Cm>(), rstd->data_as<Cm>(), sums->data_as<A>(),
+            data_or_null<P>(grad_weight), data_or_null<P>(grad_bias), N, C, S);
         MT_CUDA_CHECK_LAUNCH("batch_norm_backward (sums)");
         if (grad_in) {
-            MT_LAUNCH(blocks_for(in->numel()), kThreads, 0, 0, batch_norm_grad_input_kernel<T>)(
-                grad_out->data_as<T>(), in->data_as<T>(), mean->data_as<T>(), rstd->data_as<T>(),
-                data_or_null<T>(weight), sums->data_as<A>(), grad_in->data_as<T>(), in->numel(), C, S, N * S,
+            MT_LAUNCH(blocks_for(in->numel()), kThreads, 0, 0, batch_norm_grad_input_kernel<T, P>)(
+                grad_out->data_as<T>(), in->data_as<T>(), mean->data_as<Cm>(), rstd->data_as<Cm>(),
+                data_or_null<P>(weight), sums->data_as<A>(), grad_in->data_as<T>(), in->numel(), C, S, N * S,
                 training);
             MT_CUDA_CHECK_LAUNCH("batch_norm_backward");
         }

@@ -70,12 +70,14 @@ template <> struct AccT<bool> { using type = int64_t; };
 
 // Sum (or, kProd, product): a thread keeps its running sum. Reads In, adds in A, writes Out
 // (pass 1 of a split writes A partials, pass 2 reads them). Integer products multiply as
-// unsigned, so an overflow wraps (as PyTorch's) instead of being undefined.
+// unsigned, so an overflow wraps (as PyTorch's) instead of being undefined. A mean is the
+// sum divided by `count` (R) in A before the store: one launch, rounded once to Out.
 template <class A, class In, class Out, bool kProd = false>
 struct SumOp {
     using State = A;
     const In* in;
     Out* out;
+    int64_t count = 0;  // mean: the line's length; 0: a sum (or product), or a partial
 
     __device__ static A combine(A a, A b)
     {
@@ -88,7 +90,12 @@ struct SumOp {
     __device__ void take(State& s, int64_t at, int64_t) const { s = combine(s, A(in[at])); }
     __device__ void merge(State& s, State other) const { s = combine(s, other); }
     __device__ State shfl_down(State s, int offset) const { return __shfl_down_sync(kFullMask, s, offset); }
-    __device__ void store(int64_t at, State s) const { out[at] = static_cast<Out>(s); }
+    __device__ void store(int64_t at, State s) const
+    {
+        if constexpr (std::is_floating_point_v<A>)
+            if (count) s /= A(count);
+        out[at] = static_cast<Out>(s);
+    }
 };
 
 // Should (bv, bi) replace (av, ai)? NaN wins; ties go to the smaller index; -1 = empty.
@@ -309,12 +316,13 @@ void reduce(ReduceOp op, const Tensor& values, const Tensor& indices, const Tens
             constexpr bool P = decltype(prod)::value;
             using A = typename AccT<T>::type;
             T* out = values->data_as<T>();
-            if (split.slices == 1) return launch(SumOp<A, T, T, P>{x, out}, outer, R, inner, split);
+            const int64_t count = op == ReduceOp::Mean ? R : 0;
+            if (split.slices == 1) return launch(SumOp<A, T, T, P>{x, out, count}, outer, R, inner, split);
             Tensor partial = workspace(std::is_same_v<A, double> ? DType::Float64 : DType::Int64);
             launch(SumOp<A, T, A, P>{x, partial->data_as<A>()}, outer, R, inner, split);
-            return launch(SumOp<A, A, T, P>{partial->data_as<A>(), out}, outer, split.slices, inner, whole);
+            return launch(SumOp<A, A, T, P>{partial->data_as<A>(), out, count}, outer, split.slices, inner, whole);
         };
-        if (op == ReduceOp::Sum) return sum_or_prod(std::false_type{});
+        if (op == ReduceOp::Sum || op == ReduceOp::Mean) return sum_or_prod(std::false_type{});
         if (op == ReduceOp::Prod) return sum_or_prod(std::true_type{});
         const bool is_max = op == ReduceOp::Max || op == ReduceOp::ArgMax;
         T* v = values ? values->data_as<T>() : nullptr;

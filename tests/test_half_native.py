@@ -233,11 +233,29 @@ def test_reductions_equal_float32_math_rounded(dt, name, shape):
 
 
 @pytest.mark.parametrize("dt", HALVES)
-def test_mean_is_the_16_bit_sum_divided(dt):
-    # mean = sum (rounded to dt) / count (rounded again): two roundings, as before the kernels
-    # read 16 bits in place (PyTorch rounds once; see the report of issue 31).
-    x = half_tensor(dt, np.random.default_rng(25).uniform(-2, 2, (6, 300)))
-    assert_same_bits(x.mean(1), (x.float().sum(1).to(dt).float() / 300).to(dt))
+@pytest.mark.parametrize("shape, dims", [((6, 300), (1,)), ((6, 300), (0,)), ((3, 70000), (1,)), ((4, 5, 6), (0, 2)),
+                                         ((4, 5, 6), ())])
+def test_mean_is_the_float32_mean_rounded_once(dt, shape, dims):
+    # The reduce kernel divides the (double) sum by the count before its one store, as
+    # PyTorch's mean does: not the 16-bit sum, rounded, then divided and rounded again.
+    x = half_tensor(dt, np.random.default_rng(25).uniform(-2, 2, shape))
+    got = x.mean(dims) if dims else x.mean()
+    assert_same_bits(got, (x.float().mean(dims) if dims else x.float().mean()).to(dt))
+    want = x.float().cpu().numpy().astype(np.float64).mean(axis=dims or None)
+    np.testing.assert_array_equal(got.float().cpu().numpy(), minitorch.tensor(np.asarray(want, np.float32)).to(dt).float()
+                                  .numpy())
+
+
+@pytest.mark.parametrize("dt", [F16, BF16, minitorch.float32, minitorch.float64])
+def test_mean_launches_what_sum_does(dt):
+    # one reduce launch (two where a long line is split across blocks, as for sum): no fill,
+    # copy and divide after it
+    x = minitorch.tensor(samples((64, 300), 28, -2, 2), device="cuda").to(dt)
+    assert len(kernels(lambda: x.mean(1))) == 1
+    assert len(kernels(lambda: x.mean())) == len(kernels(lambda: x.sum())) <= 2
+    for dims, keepdim in (((1,), False), ((0,), True), ((0, 1), True)):
+        n_mean = len(kernels(lambda: x.mean(dims, keepdim=keepdim)))
+        assert n_mean == len(kernels(lambda: x.sum(dims, keepdim=keepdim))) <= 2, (dims, n_mean)
 
 
 @pytest.mark.parametrize("dt", HALVES)
@@ -352,3 +370,82 @@ def test_transformer_block_under_autocast_launches_what_float32_does_plus_its_ca
     # autocast's own casts (weights and activations to bf16, gradients back) aside, one launch
     # per op as in float32: no staging copies
     assert n16 - casts16 <= n32 - casts32, counts
+
+
+def batch_norm_launches(bn, x):
+    """Kernels of a training forward, its backward and an eval forward of bn on x."""
+    x = x.detach().requires_grad_()
+    bn.train()
+    box = {}
+    fwd = kernels(lambda: box.setdefault("y", bn(x)))
+    y = box["y"]
+    g = minitorch.ones_like(y)
+    bwd = kernels(lambda: y.backward(g))
+    bn.eval()
+    ev = kernels(lambda: bn(x.detach()))
+    return [len(fwd), len(bwd), len(ev)]
+
+
+@pytest.mark.parametrize("dt", HALVES)
+@pytest.mark.parametrize("make, shape", [(nn.BatchNorm1d, (16, 6)), (nn.BatchNorm2d, (4, 6, 5, 5)),
+                                         (nn.BatchNorm3d, (2, 6, 3, 4, 5))], ids=["1d", "2d", "3d"])
+def test_batch_norm_launches_as_many_kernels_as_float32(dt, make, shape):
+    # mixed (16-bit input, float32 parameters and statistics: autocast's) and all 16-bit (the
+    # module .to(dt)) read and write the 16 bits in place: no staging copies around the kernels
+    x32 = minitorch.tensor(samples(shape, 29, -2, 2), device="cuda")
+    n32 = batch_norm_launches(make(6).to("cuda"), x32)
+    assert n32[1:] == [2, 2], n32
+    assert batch_norm_launches(make(6).to("cuda"), x32.to(dt)) == n32
+    assert batch_norm_launches(make(6).to("cuda").to(dt), x32.to(dt)) == n32
+
+
+@pytest.mark.parametrize("dt", HALVES)
+def test_16_bit_batch_norm_equals_float32_math_rounded(dt):
+    # the same statistics (float32 values of the same 16-bit input) give the float32 output rounded once
+    x = half_tensor(dt, np.random.default_rng(30).uniform(-2, 2, (4, 3, 6, 6)))
+    bn, bn32 = nn.BatchNorm2d(3).to("cuda"), nn.BatchNorm2d(3).to("cuda")
+    assert_same_bits(bn(x), bn32(x.float()).to(dt))
+    np.testing.assert_array_equal(bn.running_var.cpu().numpy(), bn32.running_var.cpu().numpy())
+    bn.eval(), bn32.eval()
+    assert_same_bits(bn(x), bn32(x.float()).to(dt))
+
+
+def test_resnet_block_under_autocast_launches_what_float32_does_plus_its_casts():
+    minitorch.manual_seed(0)
+
+    class Block(nn.Module):
+        def __init__(self, c):
+            super().__init__()
+            self.conv1, self.bn1 = nn.Conv2d(c, c, 3, padding=1, bias=False), nn.BatchNorm2d(c)
+            self.conv2, self.bn2 = nn.Conv2d(c, c, 3, padding=1, bias=False), nn.BatchNorm2d(c)
+
+        def forward(self, x):
+            out = F.relu(self.bn1(self.conv1(x)))
+            return F.relu(self.bn2(self.conv2(out)) + x)
+
+    block = Block(8).to("cuda")
+    x = minitorch.randn(2, 8, 6, 6, device="cuda")
+    with minitorch.autocast("cuda", dtype=BF16):  # the convolutions run in bf16, the batch norms mixed
+        assert block.bn1(block.conv1(x)).dtype == BF16 and block(x).dtype == minitorch.float32
+
+    def step(autocast: bool):
+        with minitorch.autocast("cuda", dtype=BF16, enabled=autocast):
+            loss = block(x).float().pow(2).mean()
+        loss.backward()
+
+    # Left out: autocast's casts ("to", their backward, and the gradient of the residual add,
+    # bf16 + float32, cast back to bf16) and the convolutions (cuDNN reads bf16 on a GPU; the
+    # emulated build's teaching im2col + GEMM stage it through float32, like matmul's).
+    skip = ("to", "ToCopyBackward0", "AddBackward0", "conv2d", "ConvolutionBackward0")
+    launches = {}
+    for autocast in (False, True):
+        step(autocast)
+        with profile(activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA]) as prof:
+            step(autocast)
+        launches[autocast] = [(e.name, [k.name for k in e.kernels]) for e in prof.events()
+                              if e.kernels and e.name not in skip]
+    # every other op, the batch norms (mixed: bf16 input, float32 parameters) and their
+    # backward included, launches the same kernels as in float32: no staging copies
+    assert launches[True] == launches[False]
+    assert sum(name == "batch_norm" for name, _ in launches[True]) == 2
+    assert block.bn1.running_mean.dtype == block.bn1.weight.grad.dtype == minitorch.float32

@@ -136,6 +136,26 @@ def test_float32_sum_is_accurate(device):
 
 
 @pytest.mark.parametrize("device", DEVICES)
+def test_mean_is_one_node_whose_gradient_is_g_over_the_count(device):
+    # mean is its own reduce kernel (the sum divided before the store) and its own graph node,
+    # named as PyTorch names it
+    x_np = np.random.default_rng(3).standard_normal((3, 4, 5))
+    x = minitorch.tensor(x_np, device=device, requires_grad=True)
+    assert x.mean().grad_fn.name() == "MeanBackward0"
+    y = x.mean((0, 2))
+    assert y.grad_fn.name() == "MeanBackward1"
+    assert_tensor_equal(y, x_np.mean(axis=(0, 2)), rtol=1e-12, atol=1e-12)
+    g = np.arange(1.0, 5.0)
+    y.backward(minitorch.tensor(g, device=device))
+    assert_tensor_equal(x.grad, np.broadcast_to((g / 15).reshape(1, 4, 1), (3, 4, 5)), rtol=1e-15, atol=0)
+    # a line long enough to be split across blocks on a GPU (the count applies once, at the end)
+    long_np = np.random.default_rng(4).uniform(0, 1, (2, 300001)).astype(np.float32)
+    long = minitorch.tensor(long_np, device=device)
+    assert_tensor_equal(long.mean(1), long_np.astype(np.float64).mean(1).astype(np.float32), rtol=1e-6, atol=0)
+    assert_tensor_equal(long.mean(), np.float32(long_np.astype(np.float64).mean()), rtol=1e-6, atol=0)
+
+
+@pytest.mark.parametrize("device", DEVICES)
 def test_mean_of_int_raises_type_error(device):
     x = minitorch.tensor([1, 2, 3], device=device)
     with pytest.raises(TypeError, match="mean"):

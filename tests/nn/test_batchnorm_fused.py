@@ -42,10 +42,14 @@ def np_batch_norm(x, w, b, eps, rm=None, rv=None, momentum=0.1, training=True):
     return y, rm, rv
 
 
-def np_batch_norm_grads(x, g, w, eps, training=True):
+def np_batch_norm_grads(x, g, w, eps, training=True, mean=None, var=None):
+    """Input, weight and bias gradients in float64; the statistics are the batch's unless given
+    (per channel: eval's running statistics)."""
     axes = (0,) + tuple(range(2, x.ndim))
     cshape = (1, -1) + (1,) * (x.ndim - 2)
-    mean, var = x.mean(axis=axes, keepdims=True), x.var(axis=axes, keepdims=True)
+    if mean is None:
+        mean, var = x.mean(axis=axes), x.var(axis=axes)
+    mean, var = mean.reshape(cshape), var.reshape(cshape)
     rstd = 1 / np.sqrt(var + eps)
     xhat = (x - mean) * rstd
     gw = g * w.reshape(cshape)

@@ -13,16 +13,52 @@
 //                  the batch mean and variance depend on x too)
 //             dx = w * rstd * g                               (eval: running statistics)
 //             dw = sgx,  db = sg
+//
+// Dtypes: the input x and output y (and g, dx) are of one dtype T; weight, bias and the
+// running statistics (and dw, db) of one dtype P, which is T or -- "mixed" batch norm, as
+// PyTorch's, for a float16 / bfloat16 x under autocast -- float32. Every value is converted
+// to the compute type (float32 for a 16-bit T) as it is read and rounded once when stored;
+// the saved mean and rstd are kept in the compute type.
 #pragma once
 #include <math.h>
 
 #include <cstdint>
+#include <initializer_list>
+#include <type_traits>
 
 #include "minitorch/elementwise_math.h"
+#include "minitorch/tensor.h"
 
 namespace minitorch {
 
 using BatchNormAcc = double;
+
+// The type a batch norm kernel computes an element of T in: float for float16 / bfloat16
+// (read and written as 16 bits), T itself otherwise. Also the dtype of the saved mean, rstd.
+template <class T>
+using BatchNormCompute = std::conditional_t<std::is_same_v<T, Half> || std::is_same_v<T, BFloat16>, float, T>;
+
+// Calls f(Tag<T>{}, Tag<P>{}) for an input of dtype x and parameters of dtype p: p == x, or
+// a float16 / bfloat16 x with float32 parameters (mixed).
+template <class F>
+void dispatch_batch_norm(DType x, DType p, const char* op, F&& f)
+{
+    if (x == DType::Float16 && p == DType::Float32) return f(Tag<Half>{}, Tag<float>{});
+    if (x == DType::BFloat16 && p == DType::Float32) return f(Tag<BFloat16>{}, Tag<float>{});
+    if (x == DType::Float16 && p == x) return f(Tag<Half>{}, Tag<Half>{});
+    if (x == DType::BFloat16 && p == x) return f(Tag<BFloat16>{}, Tag<BFloat16>{});
+    if (x == DType::Float32 && p == x) return f(Tag<float>{}, Tag<float>{});
+    if (x == DType::Float64 && p == x) return f(Tag<double>{}, Tag<double>{});
+    throw TypeError(detail::str(op, ": unsupported dtypes: input ", x, ", parameters ", p));
+}
+
+// The parameters' dtype of a kernel call: that of the first parameter given, else the input's.
+inline DType batch_norm_param_dtype(DType x, std::initializer_list<const Tensor*> params)
+{
+    for (const Tensor* t : params)
+        if (*t) return (*t)->dtype;
+    return x;
+}
 
 // A channel's mean and 1 / sqrt(biased var + eps) from its M values' shifted sums
 // (s = sum of x - K, q = sum of (x - K)^2); var_unbiased gets var * M / (M - 1) for the

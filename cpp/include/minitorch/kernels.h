@@ -19,7 +19,7 @@
 namespace minitorch {
 
 // UnaryOp and BinaryOp come from the one list of elementwise ops (op_list.h).
-enum class ReduceOp { Sum, Max, Min, ArgMax, ArgMin, Prod };
+enum class ReduceOp { Sum, Max, Min, ArgMax, ArgMin, Prod, Mean };
 enum class RandomOp { Uniform, Normal, Integer };
 enum class ScanOp { Sum, Prod };
 // What the scatter and index_put kernels do at each named place: write or add.
@@ -155,7 +155,8 @@ struct Attention {
 //             values/indices: contiguous, outer * inner elements (any shape); either may be
 //             null where the op needs only the other (Sum, Prod: indices null). A bool Sum
 //             (sum(dtype=bool)) is True where any value is. Prod multiplies (floats in double,
-//             integers in int64 with wraparound); the op passes no bool.
+//             integers in int64 with wraparound); the op passes no bool. Mean is Sum divided
+//             by R before the one store (floating dtypes only: one launch, one rounding).
 //  matmul     out (batch..., M, N) contiguous = a (batch..., M, K) @ b (batch..., K, N);
 //             a and b expanded to one batch shape, one dtype, and each matrix has a unit
 //             stride along its rows or its columns (the kernel copies otherwise); out

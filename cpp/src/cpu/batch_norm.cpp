@@ -7,6 +7,9 @@
 // independent lanes (SIMD registers; the lanes are summed in double per row), so every
 // pass goes at memory speed. With S < L (BatchNorm1d's (N, C) input: S = 1) the rows are
 // too short for lanes, and the channels of one sample (contiguous) are walked instead.
+// float16 / bfloat16 inputs are read and written in place (the table's entries are these
+// functions, not Widen's staging), computed in float32, with parameters of the input's
+// dtype or float32 (mixed batch norm, as under autocast).
 #include <cmath>
 #include <vector>
 
@@ -30,37 +33,38 @@ Dims dims_of(const Tensor& in, const Tensor& mean)
     return {N, C, N * C != 0 ? in->numel() / (N * C) : 0};
 }
 
-// Adds sum(x - K) and sum((x - K)^2) over the S values of row x to s and q.
-template <class T>
-inline void shifted_sums(const T* __restrict x, int64_t S, T K, A& s, A& q)
+// Adds sum(x - K) and sum((x - K)^2) over the S values of row x to s and q; the lanes are
+// of the compute type C (float for a 16-bit T, converted as read).
+template <class T, class C = BatchNormCompute<T>>
+inline void shifted_sums(const T* __restrict x, int64_t S, C K, A& s, A& q)
 {
-    T ls[kLanes] = {}, lq[kLanes] = {};
+    C ls[kLanes] = {}, lq[kLanes] = {};
     int64_t j = 0;
     for (; j + kLanes <= S; j += kLanes)
         for (int k = 0; k < kLanes; ++k) {
-            const T d = x[j + k] - K;
+            const C d = C(x[j + k]) - K;
             ls[k] += d;
             lq[k] += d * d;
         }
     for (; j < S; ++j) {
-        const T d = x[j] - K;
+        const C d = C(x[j]) - K;
         s += A(d), q += A(d) * A(d);
     }
     for (int k = 0; k < kLanes; ++k) s += A(ls[k]), q += A(lq[k]);
 }
 
 // Adds sum(g) and sum(g * (x - mean)) over the S values of a row to sg and sgd.
-template <class T>
-inline void grad_sums(const T* __restrict g, const T* __restrict x, int64_t S, T mean, A& sg, A& sgd)
+template <class T, class C = BatchNormCompute<T>>
+inline void grad_sums(const T* __restrict g, const T* __restrict x, int64_t S, C mean, A& sg, A& sgd)
 {
-    T lg[kLanes] = {}, ld[kLanes] = {};
+    C lg[kLanes] = {}, ld[kLanes] = {};
     int64_t j = 0;
     for (; j + kLanes <= S; j += kLanes)
         for (int k = 0; k < kLanes; ++k) {
-            lg[k] += g[j + k];
-            ld[k] += g[j + k] * (x[j + k] - mean);
+            lg[k] += C(g[j + k]);
+            ld[k] += C(g[j + k]) * (C(x[j + k]) - mean);
         }
-    for (; j < S; ++j) sg += A(g[j]), sgd += A(g[j]) * (A(x[j]) - A(mean));
+    for (; j < S; ++j) sg += A(C(g[j])), sgd += A(C(g[j])) * (A(C(x[j])) - A(mean));
     for (int k = 0; k < kLanes; ++k) sg += A(lg[k]), sgd += A(ld[k]);
 }
 
@@ -75,31 +79,35 @@ void batch_norm(const Tensor& out, const Tensor& mean, const Tensor& rstd, const
 {
     const Dims d = dims_of(in, mean);
     const int64_t M = d.N * d.S;
-    dispatch_floating(in->dtype, "batch_norm", [&](auto tag) {
+    const DType pd = batch_norm_param_dtype(in->dtype, {&weight, &bias, &running_mean, &running_var});
+    dispatch_batch_norm(in->dtype, pd, "batch_norm", [&](auto tag, auto ptag) {
         using T = typename decltype(tag)::type;
+        using P = typename decltype(ptag)::type;
+        using C = BatchNormCompute<T>;
         const T* x = in->data_as<T>();
-        const T* w = weight ? weight->data_as<T>() : nullptr;
-        const T* b = bias ? bias->data_as<T>() : nullptr;
-        T *y = out->data_as<T>(), *mu = mean->data_as<T>(), *rs = rstd->data_as<T>();
-        T* rm = running_mean ? running_mean->data_as<T>() : nullptr;
-        T* rv = running_var ? running_var->data_as<T>() : nullptr;
+        const P* w = weight ? weight->data_as<P>() : nullptr;
+        const P* b = bias ? bias->data_as<P>() : nullptr;
+        T* y = out->data_as<T>();
+        C *mu = mean->data_as<C>(), *rs = rstd->data_as<C>();
+        P* rm = running_mean ? running_mean->data_as<P>() : nullptr;
+        P* rv = running_var ? running_var->data_as<P>() : nullptr;
         // The statistics of channel c from its sums; the running statistics move toward them.
         auto finish = [&](int64_t c, A K, A s, A q) {
             A m, r, var_unbiased;
             batch_norm_stats(K, s, q, M, eps, m, r, var_unbiased);
-            mu[c] = T(m), rs[c] = T(r);
+            mu[c] = C(m), rs[c] = C(r);
             if (rm) rm[c] = batch_norm_running(rm[c], m, momentum);
             if (rv) rv[c] = batch_norm_running(rv[c], var_unbiased, momentum);
         };
         if (!training) {
             for (int64_t c = 0; c < d.C; ++c) {
-                mu[c] = running_mean->data_as<T>()[c];
-                rs[c] = T(A(1) / std::sqrt(A(running_var->data_as<T>()[c]) + A(eps)));
+                mu[c] = C(rm[c]);
+                rs[c] = C(A(1) / std::sqrt(A(C(rv[c])) + A(eps)));
             }
         } else if (d.S >= kLanes) {
             parallel_for(d.C, channel_grain(d), [&](int64_t c0, int64_t c1) {
                 for (int64_t c = c0; c < c1; ++c) {
-                    const T K = x[c * d.S];
+                    const C K = C(x[c * d.S]);
                     A s = 0, q = 0;
                     for (int64_t n = 0; n < d.N; ++n) shifted_sums(x + (n * d.C + c) * d.S, d.S, K, s, q);
                     finish(c, A(K), s, q);
@@ -111,22 +119,22 @@ void batch_norm(const Tensor& out, const Tensor& mean, const Tensor& rstd, const
             for (int64_t n = 0; n < d.N; ++n)
                 for (int64_t c = 0; c < d.C; ++c) {
                     const T* row = x + (n * d.C + c) * d.S;
-                    const A K = A(x[c * d.S]);
+                    const A K = A(C(x[c * d.S]));
                     for (int64_t j = 0; j < d.S; ++j) {
-                        const A v = A(row[j]) - K;
+                        const A v = A(C(row[j])) - K;
                         s[c] += v, q[c] += v * v;
                     }
                 }
-            for (int64_t c = 0; c < d.C; ++c) finish(c, A(x[c * d.S]), s[c], q[c]);
+            for (int64_t c = 0; c < d.C; ++c) finish(c, A(C(x[c * d.S])), s[c], q[c]);
         }
         // y = (x - mean) * scale + bias, channel by channel of each sample.
         parallel_for(d.N * d.C, std::max<int64_t>(1, kGrainSize / std::max<int64_t>(d.S, 1)), [&](int64_t r0, int64_t r1) {
             for (int64_t r = r0; r < r1; ++r) {
                 const int64_t c = r % d.C;
-                const T scale = T(A(rs[c]) * (w ? A(w[c]) : A(1))), m = mu[c], shift = b ? b[c] : T(0);
+                const C scale = C(A(rs[c]) * (w ? A(C(w[c])) : A(1))), m = mu[c], shift = b ? C(b[c]) : C(0);
                 const T* __restrict xr = x + r * d.S;
                 T* __restrict yr = y + r * d.S;
-                for (int64_t j = 0; j < d.S; ++j) yr[j] = (xr[j] - m) * scale + shift;
+                for (int64_t j = 0; j < d.S; ++j) yr[j] = T((C(xr[j]) - m) * scale + shift);
             }
         });
     });
@@ -138,10 +146,14 @@ void batch_norm_backward(const Tensor& grad_in, const Tensor& grad_weight, const
 {
     const Dims d = dims_of(in, mean);
     const int64_t M = d.N * d.S;
-    dispatch_floating(in->dtype, "batch_norm_backward", [&](auto tag) {
+    const DType pd = batch_norm_param_dtype(in->dtype, {&weight, &grad_weight, &grad_bias});
+    dispatch_batch_norm(in->dtype, pd, "batch_norm_backward", [&](auto tag, auto ptag) {
         using T = typename decltype(tag)::type;
-        const T *g = grad_out->data_as<T>(), *x = in->data_as<T>(), *mu = mean->data_as<T>(), *rs = rstd->data_as<T>();
-        const T* w = weight ? weight->data_as<T>() : nullptr;
+        using P = typename decltype(ptag)::type;
+        using C = BatchNormCompute<T>;
+        const T *g = grad_out->data_as<T>(), *x = in->data_as<T>();
+        const C *mu = mean->data_as<C>(), *rs = rstd->data_as<C>();
+        const P* w = weight ? weight->data_as<P>() : nullptr;
         // Pass 1: per channel, sg = sum(g) and sgd = sum(g * (x - mean)) (sgx = sgd * rstd).
         std::vector<A> sg(d.C, 0.0), sgd(d.C, 0.0);
         if (d.S >= kLanes) {
@@ -156,30 +168,31 @@ void batch_norm_backward(const Tensor& grad_in, const Tensor& grad_weight, const
             for (int64_t n = 0; n < d.N; ++n)
                 for (int64_t c = 0; c < d.C; ++c) {
                     const int64_t o = (n * d.C + c) * d.S;
-                    for (int64_t j = 0; j < d.S; ++j) sg[c] += A(g[o + j]), sgd[c] += A(g[o + j]) * (A(x[o + j]) - A(mu[c]));
+                    for (int64_t j = 0; j < d.S; ++j)
+                        sg[c] += A(C(g[o + j])), sgd[c] += A(C(g[o + j])) * (A(C(x[o + j])) - A(mu[c]));
                 }
         }
         if (grad_weight)
-            for (int64_t c = 0; c < d.C; ++c) grad_weight->data_as<T>()[c] = T(sgd[c] * A(rs[c]));
+            for (int64_t c = 0; c < d.C; ++c) grad_weight->data_as<P>()[c] = P(sgd[c] * A(rs[c]));
         if (grad_bias)
-            for (int64_t c = 0; c < d.C; ++c) grad_bias->data_as<T>()[c] = T(sg[c]);
+            for (int64_t c = 0; c < d.C; ++c) grad_bias->data_as<P>()[c] = P(sg[c]);
         if (!grad_in) return;
         // Pass 2: dx = kg * g + kx * (x - mean) + kc per channel.
-        std::vector<T> kg(d.C), kx(d.C), kc(d.C);
+        std::vector<C> kg(d.C), kx(d.C), kc(d.C);
         for (int64_t c = 0; c < d.C; ++c) {
             A a, bx, bc;
-            batch_norm_grad_coeffs(training, A(rs[c]), w ? A(w[c]) : A(1), sg[c], sgd[c] * A(rs[c]), M, a, bx,
+            batch_norm_grad_coeffs(training, A(rs[c]), w ? A(C(w[c])) : A(1), sg[c], sgd[c] * A(rs[c]), M, a, bx,
                                    bc);
-            kg[c] = T(a), kx[c] = T(bx), kc[c] = T(bc);
+            kg[c] = C(a), kx[c] = C(bx), kc[c] = C(bc);
         }
         T* gx = grad_in->data_as<T>();
         parallel_for(d.N * d.C, std::max<int64_t>(1, kGrainSize / std::max<int64_t>(d.S, 1)), [&](int64_t r0, int64_t r1) {
             for (int64_t r = r0; r < r1; ++r) {
                 const int64_t c = r % d.C;
-                const T a = kg[c], bx = kx[c], bc = kc[c], m = mu[c];
+                const C a = kg[c], bx = kx[c], bc = kc[c], m = mu[c];
                 const T *__restrict gr = g + r * d.S, *__restrict xr = x + r * d.S;
                 T* __restrict out = gx + r * d.S;
-                for (int64_t j = 0; j < d.S; ++j) out[j] = a * gr[j] + bx * (xr[j] - m) + bc;
+                for (int64_t j = 0; j < d.S; ++j) out[j] = T(a * C(gr[j]) + bx * (C(xr[j]) - m) + bc);
             }
         });
     });

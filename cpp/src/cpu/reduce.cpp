@@ -269,6 +269,18 @@ void reduce(ReduceOp op, const Tensor& values, const Tensor& indices, const Tens
             });
             return;
         }
+        if (op == ReduceOp::Mean) {
+            if constexpr (std::is_floating_point_v<T>) {
+                // The sums (below), then each divided by R in the accumulator's type: in this
+                // call, so a mean is one kernel as on the GPU (the outputs are R times fewer than
+                // the values read, so the second pass over them costs little).
+                reduce(ReduceOp::Sum, values, nullptr, in);
+                using A = typename Acc<T>::type;
+                for (int64_t j = 0; j < outer * inner; ++j) val[j] = static_cast<T>(A(val[j]) / A(R));
+                return;
+            }
+            throw TypeError(std::string("mean: expected a floating dtype, got ") + dtype_name(in->dtype));
+        }
         if (outer * inner == 1) {  // one output: its row's blocks are the parallel work
             if (op == ReduceOp::Sum) val[0] = sum_row(x, R, true);
             else best_row_into(0, x, true);

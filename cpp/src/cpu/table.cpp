@@ -3,6 +3,8 @@
 
 namespace minitorch::cpu {
 
-MT_DEFINE_KERNEL_TABLE()
+// batch_norm reads float16 / bfloat16 itself (and float32 parameters beside them).
+MT_DEFINE_KERNEL_TABLE(filled.batch_norm = MT_COUNTED_KERNEL(batch_norm, batch_norm);
+                       filled.batch_norm_backward = MT_COUNTED_KERNEL(batch_norm_backward, batch_norm_backward);)
 
 }  // namespace minitorch::cpu

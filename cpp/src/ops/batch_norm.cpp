@@ -7,6 +7,11 @@
 // The input (N, C, *) is seen as a contiguous (N, C, S) tensor. Backward is one reduction
 // pass (per-channel sum(g), sum(g * xhat)) and one elementwise pass; under create_graph it
 // is written with ordinary ops instead, so its own gradient is recorded.
+// Mixed batch norm (PyTorch's, what autocast gives a BatchNorm after a float16 / bfloat16
+// convolution): a 16-bit input with float32 weight, bias and running statistics. The output
+// and grad_input have the input's dtype; the statistics are computed in float32 and the
+// running statistics and the parameter gradients stay float32. The kernels read both
+// dtypes in place (batch_norm_math.h), so this costs no conversion passes.
 #include "minitorch/autograd.h"
 #include "minitorch/kernels.h"
 #include "minitorch/ops.h"
@@ -27,6 +32,7 @@ struct BatchNormBackward : Node {
     Tensor x, mean, rstd, weight;  // x as (N, C, S), contiguous; mean, rstd (C,)
     bool training = true;
     double eps = 1e-5;
+    DType param_dtype = DType::Float32;  // weight, bias and their gradients
     std::string name() const override { return "NativeBatchNormBackward0"; }
     std::vector<Tensor> apply(std::vector<Tensor>& grads) override
     {
@@ -35,8 +41,8 @@ struct BatchNormBackward : Node {
         const int64_t C = x->shape[1];
         Tensor g = contiguous(reshape(to_dtype(grads[0], x->dtype), x->shape));
         Tensor gx = needs_input_grad(0) ? empty(x->shape, x->dtype, dev) : nullptr;
-        Tensor gw = needs_input_grad(1) ? empty({C}, x->dtype, dev) : nullptr;
-        Tensor gb = needs_input_grad(2) ? empty({C}, x->dtype, dev) : nullptr;
+        Tensor gw = needs_input_grad(1) ? empty({C}, param_dtype, dev) : nullptr;
+        Tensor gb = needs_input_grad(2) ? empty({C}, param_dtype, dev) : nullptr;
         if (x->numel()) kernels(dev).batch_norm_backward(gx, gw, gb, g, x, mean, rstd, weight, training);
         else {
             if (gx && gx->numel()) fill_(gx, 0.0);
@@ -75,16 +81,34 @@ struct BatchNormBackward : Node {
                                                  c11))
                                 : g;
             gx = training ? mul(r, sub(sub(gwt, mean_nc(gwt)), mul(xhat, mean_nc(mul(gwt, xhat))))) : mul(r, gwt);
-            gx = reshape(gx, input_meta[0].shape);
+            gx = reshape(to_dtype(gx, x->dtype), input_meta[0].shape);
         }
-        if (needs_input_grad(1)) gw = reshape(sum(mul(g, xhat), dims, false, std::nullopt), input_meta[1].shape);
-        if (needs_input_grad(2)) gb = reshape(sum(g, dims, false, std::nullopt), input_meta[2].shape);
+        auto param_grad = [&](const Tensor& t, int i) { return reshape(to_dtype(t, param_dtype), input_meta[i].shape); };
+        if (needs_input_grad(1)) gw = param_grad(sum(mul(g, xhat), dims, false, std::nullopt), 1);
+        if (needs_input_grad(2)) gb = param_grad(sum(g, dims, false, std::nullopt), 2);
         return {gx, gw, gb};
     }
 };
 
 // The dtype the kernels compute a dtype in (float16 and bfloat16 in float32).
 DType compute_dtype(DType t) { return t == DType::Float64 ? DType::Float64 : DType::Float32; }
+
+// The dtype of weight, bias and the running statistics the kernels take: the input's, or
+// float32 beside a 16-bit input (mixed). Checks that weight and bias agree with it.
+DType param_dtype(const Tensor& x, const Tensor& weight, const Tensor& bias, const Tensor& running_mean)
+{
+    const Tensor& p = weight ? weight : bias;
+    const bool mixed = is_16bit(x->dtype) &&
+                       (p ? p->dtype == DType::Float32 : running_mean && running_mean->dtype == DType::Float32);
+    if (!mixed) {
+        if (weight) check_layer_dtypes("batch_norm", x, weight, bias);
+        else if (bias) check_layer_dtypes("batch_norm", x, bias, nullptr);
+        return x->dtype;
+    }
+    MT_CHECK_TYPE(!weight || !bias || bias->dtype == weight->dtype, "batch_norm: weight (", weight->dtype,
+                  ") and bias (", bias ? bias->dtype : weight->dtype, ") must have the same dtype");
+    return DType::Float32;
+}
 
 }  // namespace
 
@@ -106,27 +130,26 @@ Tensor batch_norm(const Tensor& x, const Tensor& running_mean, const Tensor& run
             MT_CHECK_TYPE(is_floating((*params[i])->dtype), "batch_norm: ", names[i], " must be floating, got ",
                           (*params[i])->dtype);
         }
-    if (weight) check_layer_dtypes("batch_norm", x, weight, bias);
-    else if (bias) check_layer_dtypes("batch_norm", x, bias, nullptr);
+    const DType pdt = param_dtype(x, weight, bias, running_mean);
     MT_CHECK(!training || N * S > 1, "batch_norm: expected more than 1 value per channel when training, got input of "
              "shape ", x->shape);
     MT_CHECK(training || (running_mean && running_var),
              "batch_norm: running_mean and running_var must be given when training=False");
     const Device dev = x->device();
     const DType stat_dtype = compute_dtype(x->dtype);
-    // The kernel updates running statistics of its own compute dtype, contiguous; others
+    // The kernel updates running statistics of the parameters' dtype, contiguous; others
     // (float32 statistics of a float64 input, a strided view) go through a staged copy.
     auto staged = [&](const Tensor& r) -> Tensor {
         if (!r || !training) return r;
-        if (compute_dtype(r->dtype) == stat_dtype && r->is_contiguous()) return r;
-        Tensor t = empty({C}, stat_dtype, dev);
+        if (r->dtype == pdt && r->is_contiguous()) return r;
+        Tensor t = empty({C}, pdt, dev);
         kernels(dev).copy(t, r);
         return t;
     };
     Tensor rm = staged(running_mean), rv = staged(running_var);
-    Tensor eval_m, eval_v;  // eval: the running statistics, read in the compute dtype
+    Tensor eval_m, eval_v;  // eval: the running statistics, read in the parameters' dtype
     if (!training) {
-        eval_m = contiguous(to_dtype(running_mean, stat_dtype)), eval_v = contiguous(to_dtype(running_var, stat_dtype));
+        eval_m = contiguous(to_dtype(running_mean, pdt)), eval_v = contiguous(to_dtype(running_var, pdt));
     }
     Tensor xc, mean, rstd, w;
     auto forward = [&] {
@@ -146,7 +169,7 @@ Tensor batch_norm(const Tensor& x, const Tensor& running_mean, const Tensor& run
             n.x = autograd::save(n, xc);
             n.mean = autograd::save(n, mean);
             n.rstd = autograd::save(n, rstd);
-            n.training = training, n.eps = eps;
+            n.training = training, n.eps = eps, n.param_dtype = pdt;
             if (w) n.weight = autograd::save(n, w);
         });
     if (training)

@@ -118,18 +118,21 @@ std::tuple<Tensor, Tensor> best(ReduceOp op, const Tensor& t, std::vector<int64_
 
 namespace {
 
-Tensor sum_forward(const Tensor& t, std::vector<int64_t> dims, bool keepdim, std::optional<DType> dtype)
+// sum, or (is_mean) mean: the sum divided by the line's length inside the one kernel.
+Tensor sum_forward(const Tensor& t, std::vector<int64_t> dims, bool keepdim, std::optional<DType> dtype,
+                   bool is_mean = false)
 {
     // Integer and bool sums are int64, like PyTorch.
     DType out_t = dtype ? *dtype : (is_floating(t->dtype) ? t->dtype : DType::Int64);
-    Plan p = plan_reduce(to_dtype(t, out_t), std::move(dims), keepdim, "sum");
+    Plan p = plan_reduce(to_dtype(t, out_t), std::move(dims), keepdim, is_mean ? "mean" : "sum");
     Tensor out = empty(p.out_shape, out_t, t->device());
     if (out->numel() == 0) return out;
     if (p.in->shape[1] == 0) {
-        fill_(out, Scalar(0.0));
+        // The sum of nothing is 0; the mean of nothing is NaN (0 / 0), as in PyTorch and NumPy.
+        fill_(out, Scalar(is_mean ? NAN : 0.0));
         return out;
     }
-    kernels(t->device()).reduce(ReduceOp::Sum, out, nullptr, p.in);
+    kernels(t->device()).reduce(is_mean ? ReduceOp::Mean : ReduceOp::Sum, out, nullptr, p.in);
     return out;
 }
 
@@ -161,12 +164,18 @@ Tensor unreduce(const Tensor& g, const std::vector<int64_t>& dims, bool keepdim)
 struct SumBackward : Node {
     std::vector<int64_t> dims;
     bool keepdim = false;
-    bool all = true;  // sum() (SumBackward0) or sum(dim) (SumBackward1), as PyTorch names them
-    std::string name() const override { return all ? "SumBackward0" : "SumBackward1"; }
+    bool all = true;    // sum() (SumBackward0) or sum(dim) (SumBackward1), as PyTorch names them
+    int64_t count = 0;  // mean: the values each output averages (0: a sum)
+    std::string name() const override
+    {
+        return std::string(count ? "MeanBackward" : "SumBackward") + (all ? "0" : "1");
+    }
     std::vector<Tensor> apply(std::vector<Tensor>& g) override
     {
         const auto& m = input_meta[0];
-        return {to_dtype(contiguous(expand(unreduce(g[0], dims, keepdim), m.shape)), m.dtype)};
+        Tensor r = unreduce(g[0], dims, keepdim);
+        if (count) r = binary(BinaryOp::Div, r, scalar_tensor(Scalar(double(count)), r->device()));
+        return {to_dtype(contiguous(expand(r, m.shape)), m.dtype)};
     }
 };
 
@@ -234,11 +243,17 @@ Tensor mean(const Tensor& t, std::vector<int64_t> dims, bool keepdim, std::optio
     DType out_t = dtype ? *dtype : t->dtype;
     MT_CHECK_TYPE(is_floating(out_t), "mean: could not infer output dtype; input dtype must be floating point, got ",
                   t->dtype, " (use .float() first or pass dtype=)");
-    Tensor s = sum(t, dims, keepdim, out_t);
-    if (s->numel() == 0) return s;
-    // Mean of nothing is NaN (0 / 0), as in PyTorch and NumPy.
-    int64_t count = t->numel() / s->numel();
-    return binary(BinaryOp::Div, s, scalar_tensor(Scalar(double(count)), t->device()));
+    // One reduce kernel (ReduceOp::Mean): the sum divided by the count before its store.
+    return autograd::record_op<SumBackward>(
+        {&t}, [&] { return sum_forward(t, dims, keepdim, out_t, true); },
+        [&](SumBackward& n, const Tensor&) {
+            n.dims = t->dim() ? reduced_dims(dims, t->dim()) : std::vector<int64_t>{};
+            n.keepdim = keepdim;
+            n.all = dims.empty();
+            n.count = 1;
+            for (int64_t d : n.dims) n.count *= t->shape[d];
+            n.count = std::max<int64_t>(n.count, 1);  // an empty input has an empty gradient
+        });
 }
 
 namespace {
