@@ -79,7 +79,7 @@ Loops<T> loops()
 {
     const std::string cap = cpu_capability();
 #if defined(__x86_64__)
-    if (cap == "AVX2") {
+    if (cpu_has_avx2()) {
         if constexpr (sizeof(T) == 4) return {conv_direct_forward_avx2_f32, conv_direct_weight_grad_avx2_f32, 8};
         else return {conv_direct_forward_avx2_f64, conv_direct_weight_grad_avx2_f64, 4};
     }

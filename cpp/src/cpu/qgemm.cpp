@@ -80,7 +80,7 @@ using RequantizeRows = void (*)(const int32_t*, int64_t, int64_t, const float*, 
 RequantizeRows choose_requantize_rows()
 {
 #if defined(__x86_64__)
-    if (std::string(cpu_capability()) == "AVX2") return &requantize_rows_avx2;
+    if (cpu_has_avx2()) return &requantize_rows_avx2;
 #endif
     return &requantize_rows;
 }
@@ -188,7 +188,7 @@ Path choose_path()
     const std::string cap = cpu_capability();
     if (cap == "DEFAULT") return Path::Reference;
 #if defined(__x86_64__)
-    if (cap == "AVX2") return Path::Avx2;
+    if (cpu_has_avx2()) return Path::Avx2;
 #endif
     return Path::Portable;
 }
