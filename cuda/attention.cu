@@ -22,6 +22,14 @@
 // instead of atomicAdds into a float32 buffer from the key-tile blocks: simpler, no extra
 // buffer, deterministic, and every output written once, in its own dtype.
 //
+// Dropout (spec.dropout_p > 0): the forward multiplies each weight by its factor Z[i, j] (0 or
+// 1 / (1 - p)) after it entered the running sum l, so the logsumexp stays that of the
+// un-dropped weights; Z is a hash of (seed, offset, pair, i, j) (AttentionDropout,
+// attention_math.h), computed again by the backward kernels instead of stored. The backward
+// then uses P * Z where the forward's weights met v: dV += P Z dO, and dS = P * (dP Z - D), where
+// D = rowsum(dO * O) is still the softmax backward's sum over j of P (dP Z), O being the dropped
+// output.
+//
 // Precision: float16 / bfloat16 values are converted to float32 as they are staged into
 // shared memory, and every sum runs in float32 (CUDA cores). Tensor-core MMA tiles for the
 // 16-bit types are the next step; float64 is not taken here (the op composes it).
@@ -135,7 +143,8 @@ __device__ __forceinline__ int64_t keys_end(int64_t S, int64_t row_end, bool cau
 // with p_j broadcast by a shuffle.
 template <class T>
 __global__ void attention_kernel(const T* q, const T* k, const T* v, T* out, float* lse, AttentionMask<float> mask,
-                                 int64_t B, int64_t L, int64_t S, int E, int Ev, float scale, bool causal)
+                                 AttentionDropout drop, int64_t B, int64_t L, int64_t S, int E, int Ev, float scale,
+                                 bool causal)
 {
     __shared__ float q_s[kFwdRows][kMaxHead];
     __shared__ float k_s[kTile][kPad];
@@ -163,11 +172,12 @@ MT_UNROLL
                 const float m_new = fmaxf(m[r], warp_max(s));
                 // while every score so far is -inf (masked), nothing is added and nothing rescaled
                 const float alpha = m_new == -INFINITY ? 1.f : __expf(m[r] - m_new);
-                const float p = m_new == -INFINITY ? 0.f : __expf(s - m_new);
-                l[r] = l[r] * alpha + warp_sum(p);
+                float p = m_new == -INFINITY ? 0.f : __expf(s - m_new);
+                l[r] = l[r] * alpha + warp_sum(p);  // the un-dropped weights
                 m[r] = m_new;
 MT_UNROLL
                 for (int c = 0; c < kChunks; ++c) o[r][c] *= alpha;
+                if (drop.on && p != 0.f) p *= drop.factor(b, q0 + row, k0 + lane);
                 add_weighted_rows(o[r], p, v_s, Ev, lane);
             }
         }
@@ -204,8 +214,9 @@ __global__ void attention_delta_kernel(const T* grad_out, const T* out, float* d
 // first key see none of its keys and are skipped.
 template <class T>
 __global__ void attention_dkdv_kernel(const T* q, const T* k, const T* v, const T* grad_out, const float* lse,
-                                      const float* delta, T* grad_k, T* grad_v, AttentionMask<float> mask, int64_t B,
-                                      int64_t L, int64_t S, int E, int Ev, float scale, bool causal)
+                                      const float* delta, T* grad_k, T* grad_v, AttentionMask<float> mask,
+                                      AttentionDropout drop, int64_t B, int64_t L, int64_t S, int E, int Ev,
+                                      float scale, bool causal)
 {
     __shared__ float k_s[kBwdRows][kMaxHead];
     __shared__ float v_s[kBwdRows][kMaxHead];
@@ -244,7 +255,9 @@ MT_UNROLL
                     p = __expf(s - lse_s[lane]);
                     float dp = 0.f;
                     for (int d = 0; d < Ev; ++d) dp += g_s[lane][d] * v_s[row][d];
-                    ds = p * (dp - delta_s[lane]);
+                    const float z = drop.factor(b, i, j);  // 1 without dropout
+                    ds = p * (dp * z - delta_s[lane]);
+                    p *= z;  // dV takes the weight that met v in the forward
                 }
                 add_weighted_rows(dv[r], p, g_s, Ev, lane);
                 add_weighted_rows(dk[r], ds, q_s, E, lane);
@@ -267,8 +280,8 @@ MT_UNROLL
 // broadcast by a shuffle. Causal calls stop at the block's diagonal, as the forward.
 template <class T>
 __global__ void attention_dq_kernel(const T* q, const T* k, const T* v, const T* grad_out, const float* lse,
-                                    const float* delta, T* grad_q, AttentionMask<float> mask, int64_t B, int64_t L,
-                                    int64_t S, int E, int Ev, float scale, bool causal)
+                                    const float* delta, T* grad_q, AttentionMask<float> mask, AttentionDropout drop,
+                                    int64_t B, int64_t L, int64_t S, int E, int Ev, float scale, bool causal)
 {
     __shared__ float q_s[kBwdRows][kMaxHead];
     __shared__ float g_s[kBwdRows][kMaxHead];  // dO
@@ -303,7 +316,8 @@ MT_UNROLL
                 if (s != -INFINITY) {
                     float dp = 0.f;
                     for (int d = 0; d < Ev; ++d) dp += g_s[row][d] * v_s[lane][d];
-                    ds = __expf(s - row_lse[r]) * (dp - row_delta[r]);
+                    const float z = drop.factor(b, i0 + row, k0 + lane);  // 1 without dropout
+                    ds = __expf(s - row_lse[r]) * (dp * z - row_delta[r]);
                 }
                 add_weighted_rows(dq[r], ds, k_s, E, lane);
             }
@@ -344,7 +358,8 @@ void attention(const Tensor& out, const Tensor& lse, const Tensor& q, const Tens
         using T = typename decltype(tag)::type;
         MT_LAUNCH(dim3(tiles(L, kFwdRows), pair_blocks(B)), kWarps * kWarp, 0, 0, attention_kernel<T>)(
             q->data_as<T>(), k->data_as<T>(), v->data_as<T>(), out->data_as<T>(), lse->data_as<float>(),
-            attention_mask<float>(mask), B, L, S, E, Ev, float(spec.scale), spec.causal);
+            attention_mask<float>(mask), attention_dropout(spec.dropout_p, spec.seed, spec.offset, L, S), B, L, S, E, Ev,
+            float(spec.scale), spec.causal);
     });
     MT_CUDA_CHECK_LAUNCH("scaled_dot_product_attention");
 }
@@ -358,6 +373,7 @@ void attention_backward(const Tensor& grad_q, const Tensor& grad_k, const Tensor
     if (B == 0 || S == 0) return;
     Tensor delta = empty({B, L}, DType::Float32, q->device());
     const AttentionMask<float> m = attention_mask<float>(mask);
+    const AttentionDropout drop = attention_dropout(spec.dropout_p, spec.seed, spec.offset, L, S);
     const float scale = float(spec.scale);
     dispatch_attention(q->dtype, "scaled_dot_product_attention_backward", [&](auto tag) {
         using T = typename decltype(tag)::type;
@@ -369,12 +385,12 @@ void attention_backward(const Tensor& grad_q, const Tensor& grad_k, const Tensor
             MT_CUDA_CHECK_LAUNCH("scaled_dot_product_attention_backward (D)");
         }
         MT_LAUNCH(dim3(tiles(S, kBwdRows), pair_blocks(B)), kWarps * kWarp, 0, 0, attention_dkdv_kernel<T>)(
-            qd, kd, vd, gd, ld, dd, grad_k->data_as<T>(), grad_v->data_as<T>(), m, B, L, S, E, Ev, scale,
+            qd, kd, vd, gd, ld, dd, grad_k->data_as<T>(), grad_v->data_as<T>(), m, drop, B, L, S, E, Ev, scale,
             spec.causal);
         MT_CUDA_CHECK_LAUNCH("scaled_dot_product_attention_backward (dK, dV)");
         if (L > 0) {
             MT_LAUNCH(dim3(tiles(L, kBwdRows), pair_blocks(B)), kWarps * kWarp, 0, 0, attention_dq_kernel<T>)(
-                qd, kd, vd, gd, ld, dd, grad_q->data_as<T>(), m, B, L, S, E, Ev, scale, spec.causal);
+                qd, kd, vd, gd, ld, dd, grad_q->data_as<T>(), m, drop, B, L, S, E, Ev, scale, spec.causal);
             MT_CUDA_CHECK_LAUNCH("scaled_dot_product_attention_backward (dQ)");
         }
     });

@@ -228,14 +228,22 @@ void bind_functions(py::module_& m)
         return batch_norm(tensor_arg(x, "batch_norm"), opt(rm, "running_mean"), opt(rv, "running_var"), opt(w, "weight"),
                           opt(b, "bias"), training, momentum, eps);
     });
-    m.def("_scaled_dot_product_attention", [](py::handle q, py::handle k, py::handle v, py::handle mask,
-                                              bool is_causal, double scale) {
-        const char* op = "scaled_dot_product_attention";
-        return scaled_dot_product_attention(tensor_arg(q, op, "query"), tensor_arg(k, op, "key"),
-                                            tensor_arg(v, op, "value"),
-                                            mask.is_none() ? nullptr : tensor_arg(mask, op, "attn_mask"), is_causal,
-                                            scale);
-    });
+    m.def(
+        "_scaled_dot_product_attention",
+        [](py::handle q, py::handle k, py::handle v, py::handle mask, bool is_causal, double scale, double dropout_p,
+           uint64_t seed, uint64_t offset) {
+            const char* op = "scaled_dot_product_attention";
+            return scaled_dot_product_attention(tensor_arg(q, op, "query"), tensor_arg(k, op, "key"),
+                                                tensor_arg(v, op, "value"),
+                                                mask.is_none() ? nullptr : tensor_arg(mask, op, "attn_mask"), is_causal,
+                                                scale, dropout_p, seed, offset);
+        },
+        py::arg("query"), py::arg("key"), py::arg("value"), py::arg("attn_mask"), py::arg("is_causal"),
+        py::arg("scale"), py::arg("dropout_p") = 0.0, py::arg("seed") = 0, py::arg("offset") = 0);
+    // The keep mask (B, L, S) bool that the fused attention's dropout with these arguments applies
+    // (attention_math.h's AttentionDropout): the tests' reference.
+    m.def("_attention_dropout_mask", &attention_dropout_mask, py::arg("seed"), py::arg("offset"), py::arg("B"),
+          py::arg("L"), py::arg("S"), py::arg("p"));
     m.def("_lstm_cell", [](py::handle gates, py::handle c) {
         return lstm_cell(tensor_arg(gates, "lstm_cell", "gates"), tensor_arg(c, "lstm_cell", "c"));
     });

@@ -71,20 +71,31 @@ CASES = [
 LONG = (1, 2, 20, 20, 128, 128, True, None)  # the largest head dim
 
 
-def check_case(case, device, dtype, atol, rtol):
-    B, H, L, S, E, Ev, causal, kind = case
+def case_inputs(case, device, dtype):
+    """q, k, v (requiring grad) and the mask of a case (B, H, L, S, E, Ev, causal, mask, ...)."""
+    B, H, L, S, E, Ev, _, kind = case[:8]
     q, k, v = make((B, H, L, E), 1, device, dtype), make((B, H, S, E), 2, device, dtype), make((B, H, S, Ev), 3, device, dtype)
-    mask = mask_tensor(kind, B, H, L, S, device)
-    scale = 1.0 / np.sqrt(E)
-    out = _C._scaled_dot_product_attention(q, k, v, mask, causal, scale)
+    return q, k, v, mask_tensor(kind, B, H, L, S, device)
+
+
+def assert_matches(out, qkv, ref, atol, rtol):
+    """out and the gradients of q, k, v from out.backward(g) against ref = (want, g, grads)."""
+    want, g, grads = ref
     assert out.grad_fn.name() == "ScaledDotProductFlashAttentionBackward0"
-    assert tuple(out.shape) == (B, H, L, Ev) and out.dtype == dtype and out.device.type == device
-    want, g, grads = reference(q, k, v, mask, causal, scale)
+    assert tuple(out.shape) == want.shape, (tuple(out.shape), want.shape)
     np.testing.assert_allclose(to_np(out), want, atol=atol, rtol=rtol)
-    out.backward(minitorch.tensor(g, dtype=dtype, device=device))
-    for name, t, w in zip("qkv", (q, k, v), grads):
-        assert t.grad.dtype == dtype, name
+    out.backward(minitorch.tensor(g, dtype=out.dtype, device=out.device.type))
+    for name, t, w in zip("qkv", qkv, grads):
+        assert t.grad.dtype == out.dtype, name
         np.testing.assert_allclose(to_np(t.grad), w, atol=atol, rtol=rtol, err_msg=f"grad of {name}")
+
+
+def check_case(case, device, dtype, atol, rtol):
+    q, k, v, mask = case_inputs(case, device, dtype)
+    causal, scale = case[6], 1.0 / np.sqrt(case[4])
+    out = _C._scaled_dot_product_attention(q, k, v, mask, causal, scale)
+    assert out.dtype == dtype and out.device.type == device
+    assert_matches(out, (q, k, v), reference(q, k, v, mask, causal, scale), atol, rtol)
 
 
 @pytest.mark.parametrize("device", DEVICES)
@@ -137,8 +148,11 @@ def test_functional_takes_the_fused_path_on_cuda_only_where_it_applies():
     q = make((2, 2, 6, 8), 1, "cuda", minitorch.float32)
     assert F.scaled_dot_product_attention(q, q, q, is_causal=True).grad_fn.name() == \
         "ScaledDotProductFlashAttentionBackward0"
-    # composed: dropout, a head dim over 128, float64, the switch off, and on the CPU
-    assert F.scaled_dot_product_attention(q, q, q, dropout_p=0.5).grad_fn.name() != \
+    # dropout below 1 is fused too (test_attention_dropout.py); composed: dropout_p = 1, a head
+    # dim over 128, float64, the switch off, and on the CPU
+    assert F.scaled_dot_product_attention(q, q, q, dropout_p=0.5).grad_fn.name() == \
+        "ScaledDotProductFlashAttentionBackward0"
+    assert F.scaled_dot_product_attention(q, q, q, dropout_p=1.0).grad_fn.name() != \
         "ScaledDotProductFlashAttentionBackward0"
     wide = make((1, 1, 3, 129), 1, "cuda", minitorch.float32)
     assert F.scaled_dot_product_attention(wide, wide, wide).grad_fn.name() != "ScaledDotProductFlashAttentionBackward0"

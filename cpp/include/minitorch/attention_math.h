@@ -6,9 +6,15 @@
 // L, S) view expanded from the user's smaller mask (stride 0 along broadcast dims), so a
 // (L, S) or (N, 1, 1, S) mask is never copied out to B * L * S values: AttentionMask turns the
 // flat pair index b back into the view's batch coordinates and strides.
+//
+// Dropout on the attention weights (AttentionDropout) is not stored either: whether weight
+// (b, i, j) is kept is a pure function of (seed, offset, b, i, j), so the backward kernels draw
+// the forward's mask again (FlashAttention's way), and _C._attention_dropout_mask rebuilds it on
+// the host for the tests and the double backward.
 #pragma once
 #include <cstdint>
 
+#include "minitorch/counter_rng.h"
 #include "minitorch/elementwise_math.h"  // MT_HOST_DEVICE
 #include "minitorch/tensor.h"
 
@@ -34,6 +40,40 @@ struct AttentionMask {
         return data + off;
     }
 };
+
+// The dropout of one attention call: weight (b, i, j) of the (B, L, S) weights draws counter
+// offset + (b * L + i) * S + j of the generator's stream (so one call uses B * L * S counters,
+// as a dropout of that matrix would) and is kept when the top 32 of its random bits are at
+// least p * 2^32: with probability 1 - p (up to 2^-32). Kept weights are scaled by 1 / (1 - p).
+struct AttentionDropout {
+    bool on = false;  // p > 0
+    uint64_t seed = 0, offset = 0;
+    uint32_t threshold = 0;
+    int64_t L = 0, S = 0;
+    float scale = 1.f;  // 1 / (1 - p)
+
+    MT_HOST_DEVICE bool keep(int64_t b, int64_t i, int64_t j) const
+    {
+        const uint64_t counter = offset + uint64_t((b * L + i) * S + j);
+        return uint32_t(counter_bits(seed, counter) >> 32) >= threshold;
+    }
+    // What weight (b, i, j) is multiplied by: 1 without dropout, else 0 or 1 / (1 - p).
+    MT_HOST_DEVICE float factor(int64_t b, int64_t i, int64_t j) const
+    {
+        return !on ? 1.f : keep(b, i, j) ? scale : 0.f;
+    }
+};
+
+// The dropout with probability p (0 <= p < 1) of a call on (B, L, S) weights.
+inline AttentionDropout attention_dropout(double p, uint64_t seed, uint64_t offset, int64_t L, int64_t S)
+{
+    AttentionDropout d;
+    d.on = p > 0;
+    d.seed = seed, d.offset = offset, d.L = L, d.S = S;
+    d.threshold = uint32_t(p * 4294967296.0);  // p < 1: below 2^32
+    d.scale = float(1.0 / (1.0 - p));
+    return d;
+}
 
 // The view of `mask` ((batch..., L, S), any strides, or null) that the kernels read.
 template <class A>

@@ -125,10 +125,14 @@ struct ClassLoss {
 };
 
 // One fused attention call (kernels attention, attention_backward): the scores' scale and
-// whether query i sees only keys j <= i (causal, aligned at the top left as PyTorch's).
+// whether query i sees only keys j <= i (causal, aligned at the top left as PyTorch's);
+// dropout_p > 0: each weight is kept with probability 1 - dropout_p and scaled by
+// 1 / (1 - dropout_p), its mask drawn from (seed, offset) (AttentionDropout, attention_math.h).
 struct Attention {
     double scale = 1;
     bool causal = false;
+    double dropout_p = 0;
+    uint64_t seed = 0, offset = 0;
 };
 
 // The kernel interface, declared once. Each device defines these functions in its
@@ -261,11 +265,14 @@ struct Attention {
 //             (attention_math.h); spec.causal masks j > i. Online softmax: no (L, S) matrix is
 //             stored. lse (B, L) receives each row's logsumexp of the scores (float32, float64
 //             for float64 inputs), for the backward. A row with every key masked gives NaN.
+//             spec.dropout_p > 0: the weights P are multiplied by the dropout factors Z (0 or
+//             1 / (1 - p), AttentionDropout) before they meet v; lse stays that of P.
 //  attention_backward  grad_q, grad_k, grad_v (shapes of q, k, v, contiguous) from grad_out
 //             (B, L, Ev) contiguous and the forward's q, k, v, out, lse and mask: P = exp(scores
 //             - lse) is recomputed tile by tile, D = rowsum(grad_out * out), dS = P * (dP - D)
 //             with dP = grad_out v^T; grad_v = P^T grad_out, grad_q = dS k * scale,
-//             grad_k = dS^T q * scale.
+//             grad_k = dS^T q * scale. With dropout (the same spec): grad_v = (P * Z)^T grad_out
+//             and dS = P * (dP * Z - D), Z drawn again from the spec's seed and offset.
 //  ---- indexing by tensors along one dim, or by several index tensors (cpu/indexing.cpp,
 //  cuda/indexing.cu). Indices are checked as check_index does (a GPU records the first bad
 //  one and writes or reads nothing for it); `check` names the op and the indexed size.

@@ -176,8 +176,14 @@ std::tuple<Tensor, Tensor> lstm_cell(const Tensor& gates, const Tensor& c_prev);
 // Fused attention (ops/attention.cpp): softmax(query key^T * scale + mask) value over the last
 // two dims, query (..., L, E), key (..., S, E), value (..., S, Ev) of one batch shape; attn_mask
 // null, bool (True = attend) or additive, broadcastable to (..., L, S); never with is_causal.
+// dropout_p > 0 (below 1): dropout on the weights, its mask drawn from (seed, offset) of the
+// device's counter stream (the caller takes B * L * S counters of it; AttentionDropout).
 Tensor scaled_dot_product_attention(const Tensor& query, const Tensor& key, const Tensor& value,
-                                    const Tensor& attn_mask, bool is_causal, double scale);
+                                    const Tensor& attn_mask, bool is_causal, double scale, double dropout_p = 0,
+                                    uint64_t seed = 0, uint64_t offset = 0);
+// The keep mask (B, L, S) bool, on the CPU, that scaled_dot_product_attention's dropout with
+// these arguments applies to the weights of the B flattened (batch, head) pairs.
+Tensor attention_dropout_mask(uint64_t seed, uint64_t offset, int64_t B, int64_t L, int64_t S, double p);
 
 // ---- fused optimizer steps (ops/optim.cpp); formulas in optim_math.h ----
 // One step on one parameter, in place, in one kernel pass. grad and the state match param

@@ -53,6 +53,8 @@ void attention(const Tensor& out, const Tensor& lse, const Tensor& q, const Tens
         T *od = out->data_as<T>(), *ld = lse->data_as<T>();
         const AttentionMask<T> m = attention_mask<T>(mask);
         const T scale = T(spec.scale), neg_inf = -std::numeric_limits<T>::infinity();
+        const AttentionDropout drop = attention_dropout(spec.dropout_p, spec.seed, spec.offset, n.L, n.S);
+        const T keep_scale = T(1) / (T(1) - T(spec.dropout_p));
         const int64_t per_row = std::max<int64_t>(1, n.S * (n.E + n.Ev));
         parallel_for(n.B * n.L, std::max<int64_t>(1, kGrainSize / per_row), [&](int64_t r0, int64_t r1) {
             std::vector<T> acc(size_t(n.Ev));
@@ -67,9 +69,10 @@ void attention(const Tensor& out, const Tensor& lse, const Tensor& q, const Tens
                     if (s == neg_inf) continue;  // masked out: adds nothing (and keeps mx = -inf rows NaN-free)
                     const T mx_new = std::max(mx, s);
                     const T alpha = std::exp(mx - mx_new), p = std::exp(s - mx_new);
-                    l = l * alpha + p;
+                    l = l * alpha + p;  // the un-dropped weights: lse is that of the softmax
+                    const T w = !drop.on ? p : drop.keep(b, i, j) ? p * keep_scale : T(0);
                     const T* vj = vd + (b * n.S + j) * n.Ev;
-                    for (int64_t d = 0; d < n.Ev; ++d) acc[size_t(d)] = acc[size_t(d)] * alpha + p * vj[d];
+                    for (int64_t d = 0; d < n.Ev; ++d) acc[size_t(d)] = acc[size_t(d)] * alpha + w * vj[d];
                     mx = mx_new;
                 }
                 // l = 0 (every key masked): NaN, as the composed formula
@@ -94,6 +97,8 @@ void attention_backward(const Tensor& grad_q, const Tensor& grad_k, const Tensor
         T *gq = grad_q->data_as<T>(), *gk = grad_k->data_as<T>(), *gv = grad_v->data_as<T>();
         const AttentionMask<T> m = attention_mask<T>(mask);
         const T scale = T(spec.scale);
+        const AttentionDropout drop = attention_dropout(spec.dropout_p, spec.seed, spec.offset, n.L, n.S);
+        const T keep_scale = T(1) / (T(1) - T(spec.dropout_p));
         const int64_t per_pair = std::max<int64_t>(1, n.L * n.S * (n.E + n.Ev));
         parallel_for(n.B, std::max<int64_t>(1, kGrainSize / per_pair), [&](int64_t b0, int64_t b1) {
             for (int64_t b = b0; b < b1; ++b) {
@@ -111,10 +116,12 @@ void attention_backward(const Tensor& grad_q, const Tensor& grad_k, const Tensor
                         const T p = std::exp(score(qi, kj, n.E, scale, mrow ? mrow + j * m.stride_s : nullptr) - ld[r]);
                         T dp = 0;
                         for (int64_t d = 0; d < n.Ev; ++d) dp += gi[d] * vj[d];
-                        const T ds = p * (dp - D);
+                        // dropout: the weight that met v was p * z, so dV takes p * z and dP gets z
+                        const T z = !drop.on ? T(1) : drop.keep(b, i, j) ? keep_scale : T(0);
+                        const T ds = p * (dp * z - D);
                         T* gvj = gv + (b * n.S + j) * n.Ev;
                         T* gkj = gk + (b * n.S + j) * n.E;
-                        for (int64_t d = 0; d < n.Ev; ++d) gvj[d] += p * gi[d];
+                        for (int64_t d = 0; d < n.Ev; ++d) gvj[d] += p * z * gi[d];
                         for (int64_t d = 0; d < n.E; ++d) {
                             gkj[d] += ds * scale * qi[d];
                             gq[r * n.E + d] += ds * scale * kj[d];

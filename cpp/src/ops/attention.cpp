@@ -8,6 +8,7 @@
 #include <cmath>
 #include <limits>
 
+#include "minitorch/attention_math.h"
 #include "minitorch/autograd.h"
 #include "minitorch/kernels.h"
 #include "minitorch/ops.h"
@@ -35,12 +36,23 @@ Tensor attention_ops(const Tensor& q, const Tensor& k, const Tensor& v, const Te
         scores = where(keep, scores, scalar_tensor(Scalar(-std::numeric_limits<double>::infinity()), dev, q->dtype));
     }
     if (mask) scores = binary(BinaryOp::Add, scores, to_dtype(mask, q->dtype));
-    return matmul(softmax(scores, nd - 1), v);
+    Tensor weights = softmax(scores, nd - 1);
+    if (spec.dropout_p > 0) {  // the kernels' mask, built on the host: an (L, S) matrix, as dropout's
+        Shape shape(q->shape.begin(), q->shape.end() - 2);
+        int64_t B = 1;
+        for (int64_t s : shape) B *= s;
+        shape.push_back(L), shape.push_back(S);
+        Tensor keep = to_device(reshape(attention_dropout_mask(spec.seed, spec.offset, B, L, S, spec.dropout_p), shape),
+                                dev);
+        weights = binary(BinaryOp::Mul, binary(BinaryOp::Mul, weights, to_dtype(keep, q->dtype)),
+                         scalar_tensor(Scalar(1.0 / (1.0 - spec.dropout_p)), dev, q->dtype));
+    }
+    return matmul(weights, v);
 }
 
 // derivative of scaled_dot_product_attention, input query: dS k * scale, dS = P * (dO v^T - rowsum(dO * out)), P = exp(q k^T * scale + mask - lse) recomputed tile by tile
 // derivative of scaled_dot_product_attention, input key: dS^T q * scale
-// derivative of scaled_dot_product_attention, input value: P^T dO
+// derivative of scaled_dot_product_attention, input value: P^T dO (with dropout, P * Z in place of P: Z = keep / (1 - p) drawn again from the saved seed and offset, and dP = (dO v^T) * Z)
 struct AttentionBackward : Node {
     Tensor q, k, v, out, lse, mask;  // q, k, v, out: (B, L or S, E or Ev) contiguous; lse (B, L)
     Attention spec;
@@ -76,10 +88,12 @@ struct AttentionBackward : Node {
 }  // namespace
 
 Tensor scaled_dot_product_attention(const Tensor& query, const Tensor& key, const Tensor& value,
-                                    const Tensor& attn_mask, bool is_causal, double scale)
+                                    const Tensor& attn_mask, bool is_causal, double scale, double dropout_p,
+                                    uint64_t seed, uint64_t offset)
 {
     MT_PROFILE_OP("scaled_dot_product_attention", query, key, value, attn_mask);
     const char* op = "scaled_dot_product_attention";
+    MT_CHECK(dropout_p >= 0 && dropout_p < 1, op, ": the fused op takes 0 <= dropout_p < 1, got ", dropout_p);
     MT_CHECK(query->dim() >= 2 && query->dim() == key->dim() && key->dim() == value->dim(), op,
              ": expected query, key and value of one rank >= 2, got shapes ", query->shape, ", ", key->shape, " and ",
              value->shape);
@@ -101,7 +115,7 @@ Tensor scaled_dot_product_attention(const Tensor& query, const Tensor& key, cons
     for (int64_t s : batch) B *= s;
     const Device dev = query->device();
     const DType acc = attention_acc(query->dtype);
-    const Attention spec{scale, is_causal};
+    const Attention spec{scale, is_causal, dropout_p, seed, offset};
     // The mask, additive in the compute type, then expanded (a view, no copy) to (batch..., L, S).
     Tensor mask;
     if (attn_mask) {
@@ -143,6 +157,19 @@ Tensor scaled_dot_product_attention(const Tensor& query, const Tensor& key, cons
                                                       n.mask = mask;
                                                       n.spec = spec;
                                                   });
+}
+
+Tensor attention_dropout_mask(uint64_t seed, uint64_t offset, int64_t B, int64_t L, int64_t S, double p)
+{
+    MT_CHECK(B >= 0 && L >= 0 && S >= 0 && p >= 0 && p < 1, "attention_dropout_mask: expected sizes >= 0 and ",
+             "0 <= p < 1, got B = ", B, ", L = ", L, ", S = ", S, ", p = ", p);
+    Tensor keep = empty({B, L, S}, DType::Bool, Device{});
+    const AttentionDropout drop = attention_dropout(p, seed, offset, L, S);
+    bool* k = keep->data_as<bool>();
+    for (int64_t b = 0; b < B; ++b)
+        for (int64_t i = 0; i < L; ++i)
+            for (int64_t j = 0; j < S; ++j) *k++ = !drop.on || drop.keep(b, i, j);
+    return keep;
 }
 
 }  // namespace minitorch

@@ -89,7 +89,11 @@ def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p: f
         raise ValueError(f"dropout probability has to be between 0 and 1, but got {dropout_p}")
     if _fused(query, key, value, attn_mask, dropout_p):
         scale = 1.0 / math.sqrt(query.shape[-1]) if scale is None else scale
-        return _C._scaled_dot_product_attention(query, key, value, attn_mask, is_causal, scale)
+        seed = offset = 0
+        if dropout_p > 0.0:
+            seed, offset = _take_counters(query, key)
+        return _C._scaled_dot_product_attention(query, key, value, attn_mask, is_causal, scale, dropout_p, seed,
+                                                offset)
     with record_function(op):  # one profiler event, with the FLOPs of its GEMMs and softmax
         return _attention(query, key, value, attn_mask, dropout_p, is_causal, scale)[0]
 
@@ -97,14 +101,29 @@ def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p: f
 _FUSED_DTYPES = (_C.dtype.float32, _C.dtype.float16, _C.dtype.bfloat16)
 
 
+def _take_counters(query, key) -> tuple[int, int]:
+    """The (seed, offset) for the fused dropout's mask, from the "cuda" generator, which then
+    moves past the B * L * S counters the mask uses (as a dropout of the weights would), so
+    the next call draws another mask and ``minitorch.manual_seed`` replays this one."""
+    seed, offset = _C._cuda_rng_state()
+    n = math.prod(query.shape[:-1]) * key.shape[-2]
+    _C._cuda_set_rng_state(seed, (offset + n) % 2**64)
+    return seed, offset
+
+
 def _fused(query, key, value, attn_mask, dropout_p: float) -> bool:
     """Whether the fused kernels (cpp/src/ops/attention.cpp, cuda/attention.cu: an online
     softmax, no (L, S) matrix) take this call: on CUDA, head dims up to 128, one floating
-    dtype and one batch shape for query, key and value, no dropout (not fused yet), and a
-    mask that needs no gradient. Everything else composes matmul, softmax and matmul."""
+    dtype and one batch shape for query, key and value, dropout_p below 1, and a mask that
+    needs no gradient. Everything else composes matmul, softmax (dropout) and matmul.
+
+    With dropout the kernels keep each weight with probability ``1 - dropout_p``, their mask
+    a hash of the generator's (seed, offset) and the weight's position, drawn again by the
+    backward instead of stored (``_C._attention_dropout_mask`` rebuilds it); the composed path
+    draws its mask with ``F.dropout``, so the two paths give different masks for one seed."""
     from .. import backends
 
-    if query.device.type != "cuda" or not backends.cuda.flash_sdp_enabled() or dropout_p > 0.0:
+    if query.device.type != "cuda" or not backends.cuda.flash_sdp_enabled() or dropout_p >= 1.0:
         return False
     if query.dtype not in _FUSED_DTYPES or key.dtype != query.dtype or value.dtype != query.dtype:
         return False
