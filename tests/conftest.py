@@ -94,6 +94,15 @@ def _group_skip(report) -> None:
         report.longrepr = (__file__, _REASON_LINES[kind[2]], f"Skipped: {kind[2]}")
 
 
+def pytest_collection_modifyitems(config, items):
+    """A test skipped for want of a CUDA device (a skipif whose reason names CUDA, such as
+    CUDA_SKIP_REASON) gets the marker ``needs_cuda``, so that ``-k "cuda or devices"`` (the
+    emulated runs of .ci/run) selects it even when "cuda" is in none of its names."""
+    for item in items:
+        if any("cuda" in str(m.kwargs.get("reason", "")).lower() for m in item.iter_markers("skipif")):
+            item.add_marker(pytest.mark.needs_cuda)
+
+
 @pytest.hookimpl(hookwrapper=True)
 def pytest_runtest_makereport(item, call):
     outcome = yield
