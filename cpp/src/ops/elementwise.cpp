@@ -65,7 +65,11 @@ bool host_number(const Tensor& t, const Tensor& other)
     return t->dim() == 0 && t->device().is_cpu() && !other->device().is_cpu() && !t->requires_grad;
 }
 
-// Either operand of a binary op after follow_device / host_number: the device the op runs on.
+// Where a binary op's operand t goes beside the other: a host number stays, any other 0-dim
+// CPU tensor follows the other to its device (follow_device).
+Tensor place_beside(const Tensor& t, const Tensor& other) { return host_number(t, other) ? t : follow_device(t, other); }
+
+// Either operand of a binary op after place_beside: the device the op runs on.
 Device op_device(const Tensor& a, const Tensor& b) { return a->device().is_cpu() ? b->device() : a->device(); }
 
 }  // namespace
@@ -189,7 +193,7 @@ Tensor binary_forward(BinaryOp op, const Tensor& a, const Tensor& b)
 void binary_(BinaryOp op, const Tensor& a, const Tensor& b_in)
 {
     MT_PROFILE_OP(profiler::inplace(op_name(op)), a, b_in);
-    const Tensor b = host_number(b_in, a) ? b_in : follow_device(b_in, a);
+    const Tensor b = place_beside(b_in, a);
     const BinaryOpInfo& i = info(op);
     check_no_internal_overlap(a, i.name);
     const bool in_graph = autograd::inplace_in_graph(a, {&b});
@@ -246,8 +250,8 @@ void unary_(UnaryOp op, const Tensor& a)
     if (dt == a->dtype) {
         // Each element is read, then written, by the same thread: one pass, no buffer.
         kernels(a->device()).map(op, a, a);
-    } else {  // a bool or integer result written into a wider tensor (x.isnan_() is not a thing,
-              // but x.sign_() of an int tensor computes in int64 for int32): compute, then copy
+    } else {  // a bool result written into a wider tensor (x.logical_not_() of a float
+              // tensor): compute, then copy
         Tensor tmp = unary_forward(op, a);
         kernels(a->device()).copy(a, tmp);
     }
@@ -503,7 +507,7 @@ Tensor binary(BinaryOp op, const Tensor& a, const Tensor& b)
 {
     MT_PROFILE_OP(op_name(op), a, b);
     if (a->device() != b->device()) {
-        Tensor a2 = host_number(a, b) ? a : follow_device(a, b), b2 = host_number(b, a) ? b : follow_device(b, a);
+        Tensor a2 = place_beside(a, b), b2 = place_beside(b, a);
         if (a2 != a || b2 != b) return binary(op, a2, b2);
     }
     if (!differentiable(info(op).result)) return binary_forward(op, a, b);
