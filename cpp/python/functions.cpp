@@ -247,6 +247,13 @@ void bind_functions(py::module_& m)
     m.def("_lstm_cell", [](py::handle gates, py::handle c) {
         return lstm_cell(tensor_arg(gates, "lstm_cell", "gates"), tensor_arg(c, "lstm_cell", "c"));
     });
+    m.def(
+        "_lstm_layer",
+        [](py::handle xw, py::handle h0, py::handle c0, py::handle w_hh, bool reverse) {
+            return lstm_layer(tensor_arg(xw, "lstm_layer", "xw"), tensor_arg(h0, "lstm_layer", "h0"),
+                              tensor_arg(c0, "lstm_layer", "c0"), tensor_arg(w_hh, "lstm_layer", "w_hh"), reverse);
+        },
+        py::arg("xw"), py::arg("h0"), py::arg("c0"), py::arg("w_hh"), py::arg("reverse") = false);
     m.def("_cross_entropy", [](py::handle x, py::handle t, int reduction, int64_t ignore_index) {
         return cross_entropy(tensor_arg(x, "cross_entropy"), tensor_arg(t, "cross_entropy", "target"), reduction,
                              ignore_index);

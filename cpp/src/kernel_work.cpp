@@ -240,16 +240,18 @@ Work class_loss_backward(const Tensor& grad_input, const Tensor& grad_out, const
 // ---- fused layers and optimizer steps ---------------------------------------------------
 // lstm_cell: one activation per gate element; c = f*c_prev + i*g (3) and h = o*tanh(c) (2)
 // per hidden element.
-Work lstm_cell(const Tensor& h, const Tensor& c, const Tensor& act, const Tensor& gates, const Tensor& c_prev)
+Work lstm_cell(const Tensor& h, const Tensor& c, const Tensor& act, const Tensor& gates, const Tensor& gates2,
+               const Tensor& c_prev)
 {
-    return {n(gates) + 5 * n(c), bytes(h, c, act, gates, c_prev)};
+    return {n(gates) + n(gates2) + 5 * n(c), bytes(h, c, act, gates, gates2, c_prev)};
 }
 // The chain rule through the same: about 14 per hidden element (4 gate derivatives of 2-3
 // each, the cell's two products).
 Work lstm_cell_backward(const Tensor& grad_gates, const Tensor& grad_c_prev, const Tensor& grad_h,
-                        const Tensor& grad_c, const Tensor& act, const Tensor& c_prev, const Tensor& c)
+                        const Tensor& grad_h2, const Tensor& grad_c, const Tensor& act, const Tensor& c_prev,
+                        const Tensor& c)
 {
-    return {14 * n(c), bytes(grad_gates, grad_c_prev, grad_h, grad_c, act, c_prev, c)};
+    return {14 * n(c) + n(grad_h2), bytes(grad_gates, grad_c_prev, grad_h, grad_h2, grad_c, act, c_prev, c)};
 }
 // p -= lr * d (2), weight decay d += wd * p (2), momentum buf = m * buf + (1 - dampening) * d
 // (3), nesterov d += m * buf (2). param and the buffer are read and written.

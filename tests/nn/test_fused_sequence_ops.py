@@ -1,6 +1,7 @@
 """The fused kernels of the sequence models: layer_norm (one op each way, two-pass
 statistics) and the LSTM cell (gates, c and h in one op), against NumPy on every device,
-float64 gradcheck, and one graph node where the composed versions had a dozen."""
+float64 gradcheck, and one graph node where the composed versions had a dozen. (nn.LSTM
+itself runs a whole layer as one op: tests/nn/test_lstm_layer.py.)"""
 from __future__ import annotations
 
 import numpy as np
@@ -93,18 +94,3 @@ def test_lstm_cell_gradcheck(device):
     assert h2.grad_fn is c2.grad_fn and h2.grad_fn.name() == "LstmCellBackward0"
     with pytest.raises(ValueError, match="lstm_cell"):
         _C._lstm_cell(gates, T(arr((4, 3)), device))
-
-
-def test_lstm_unrolled_graph_has_one_cell_node_per_step(device):
-    lstm = nn.LSTM(3, 4, batch_first=True).to(device)
-    out, (h, c) = lstm(T(arr((2, 5, 3)).astype(np.float32), device))
-    names, seen, keep, todo = [], set(), [], [h.grad_fn]
-    while todo:
-        node = todo.pop()
-        if node is None or id(node) in seen:
-            continue
-        keep.append(node)  # keeps the wrapper alive, so its id is not reused
-        seen.add(id(node))
-        names.append(node.name())
-        todo.extend(fn for fn, _ in node.next_functions)
-    assert names.count("LstmCellBackward0") == 5

@@ -194,11 +194,13 @@ struct Attention {
 //  batch_norm_backward  grad_in (N, C, S) (null when not needed) from grad_out, in, the saved
 //             mean and rstd and weight (or null); grad_weight, grad_bias (C,) (or null) =
 //             per-channel sums of grad_out * xhat and of grad_out.
-//  lstm_cell  one LSTM step from its gate pre-activations gates (N, 4H), in PyTorch's order
-//             i, f, g, o, and c_prev (N, H): act (N, 4H) = sigmoid(i), sigmoid(f), tanh(g),
-//             sigmoid(o); c = f * c_prev + i * g; h = o * tanh(c). All contiguous, one dtype.
-//  lstm_cell_backward  grad_gates (N, 4H) and grad_c_prev (N, H) (may be null) from grad_h,
-//             grad_c (N, H) and the forward's act, c_prev and c.
+//  lstm_cell  one LSTM step from its gate pre-activations gates + gates2 (N, 4H; gates2 may
+//             be null), in PyTorch's order i, f, g, o, and c_prev (N, H): act (N, 4H) =
+//             sigmoid(i), sigmoid(f), tanh(g), sigmoid(o); c = f * c_prev + i * g;
+//             h = o * tanh(c). All contiguous, one dtype.
+//  lstm_cell_backward  grad_gates (N, 4H) and grad_c_prev (N, H) (may be null, or grad_c
+//             itself: updated in place) from grad_h + grad_h2 (grad_h2 may be null), grad_c
+//             (N, H) and the forward's act, c_prev and c.
 //  sort       values, indices (int64) (outer, R, inner) = each line in[o, :, i] sorted, in
 //             ascending (or descending) order; all contiguous. Stable: equal values keep their
 //             order. NaN sorts above every number (last ascending, first descending), as PyTorch.
@@ -333,10 +335,10 @@ struct Attention {
                             const Tensor& grad_out, const Tensor& in, const Tensor& mean,            \
                             const Tensor& rstd, const Tensor& weight, bool training))                \
     X(lstm_cell, (const Tensor& h, const Tensor& c, const Tensor& act, const Tensor& gates,          \
-                  const Tensor& c_prev))                                                             \
+                  const Tensor& gates2, const Tensor& c_prev))                                       \
     X(lstm_cell_backward, (const Tensor& grad_gates, const Tensor& grad_c_prev, const Tensor& grad_h, \
-                           const Tensor& grad_c, const Tensor& act, const Tensor& c_prev,            \
-                           const Tensor& c))                                                         \
+                           const Tensor& grad_h2, const Tensor& grad_c, const Tensor& act,           \
+                           const Tensor& c_prev, const Tensor& c))                                   \
     X(check_index, (const Tensor& out, const Tensor& index, const IndexCheck& check))                \
     X(im2col, (const Tensor& cols, const Tensor& input, const Window2d& w))                          \
     X(col2im, (const Tensor& grad_input, const Tensor& cols, const Window2d& w))                     \

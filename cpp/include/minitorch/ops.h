@@ -173,6 +173,11 @@ Tensor batch_norm(const Tensor& x, const Tensor& running_mean, const Tensor& run
                   const Tensor& bias, bool training, double momentum, double eps);
 // One fused LSTM step: gates (N, 4H) pre-activations (i, f, g, o), c_prev (N, H) -> (h, c).
 std::tuple<Tensor, Tensor> lstm_cell(const Tensor& gates, const Tensor& c_prev);
+// A whole LSTM layer (ops/rnn.cpp): xw (T, N, 4H) the input projection of every step, h0, c0
+// (N, H), w_hh (4H, H); steps run t = 0..T-1, or T-1..0 when reverse. Returns the outputs
+// h (T, N, H) in time order and the final h_n, c_n (N, H). One graph node.
+std::tuple<Tensor, Tensor, Tensor> lstm_layer(const Tensor& xw, const Tensor& h0, const Tensor& c0,
+                                              const Tensor& w_hh, bool reverse);
 // Fused attention (ops/attention.cpp): softmax(query key^T * scale + mask) value over the last
 // two dims, query (..., L, E), key (..., S, E), value (..., S, Ev) of one batch shape; attn_mask
 // null, bool (True = attend) or additive, broadcastable to (..., L, S); never with is_causal.

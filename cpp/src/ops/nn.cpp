@@ -7,8 +7,6 @@
 //   nll_loss        -row[target], the same kernels on log-probabilities
 //   layer_norm      (x - mean) / sqrt(var + eps) * w + b over each row of the last D
 //                   values, one kernel each way (kernels layer_norm, layer_norm_backward)
-//   lstm_cell       one LSTM step's gates, c and h from the gate pre-activations, one
-//                   kernel each way (lstm_cell, lstm_cell_backward; rnn_math.h)
 // linear's forward and backward are written with the ordinary ops; the others call
 // their own kernels (kernels.h: softmax, softmax_backward, class_loss, class_loss_backward).
 
@@ -227,24 +225,6 @@ struct LayerNormBackward : Node {
     }
 };
 
-// derivative of lstm_cell, input gates: see rnn_math.h (di = dc_total * g * i(1-i), df = dc_total * c_prev * f(1-f), dg = dc_total * i(1-g^2), do = dh * tanh(c) * o(1-o); dc_total = dc + dh * o * (1 - tanh(c)^2))
-// derivative of lstm_cell, input c_prev: dc_total * f
-struct LstmCellBackward : Node {
-    Tensor act, c_prev, c;
-    std::string name() const override { return "LstmCellBackward0"; }
-    bool supports_double_backward() const override { return false; }
-    std::vector<Tensor> apply(std::vector<Tensor>& grads) override
-    {
-        const Device dev = c->device();
-        Tensor dh = contiguous(grads[0]), dc = contiguous(grads[1]);
-        Tensor dg = empty(act->shape, act->dtype, dev);
-        Tensor dcp = needs_input_grad(1) ? empty(c->shape, c->dtype, dev) : nullptr;
-        if (c->numel()) kernels(dev).lstm_cell_backward(dg, dcp, dh, dc, act, c_prev, c);
-        return {needs_input_grad(0) ? dg : nullptr, dcp};
-    }
-    void release() override { act.reset(), c_prev.reset(), c.reset(); }
-};
-
 }  // namespace
 
 Tensor layer_norm(const Tensor& x, int64_t D, const Tensor& weight, const Tensor& bias, double eps)
@@ -324,30 +304,6 @@ Tensor dropout(const Tensor& x, double p)
         n.scale = 1.0 / (1.0 - p);
         n.has_saved = true;
     });
-}
-
-std::tuple<Tensor, Tensor> lstm_cell(const Tensor& gates, const Tensor& c_prev)
-{
-    MT_PROFILE_OP("lstm_cell", gates, c_prev);
-    MT_CHECK_TYPE(is_floating(gates->dtype) && gates->dtype == c_prev->dtype, "lstm_cell: expected gates and c of one "
-                  "floating dtype, got ", gates->dtype, " and ", c_prev->dtype);
-    MT_CHECK(gates->dim() == 2 && c_prev->dim() == 2 && gates->shape[0] == c_prev->shape[0] &&
-                 gates->shape[1] == 4 * c_prev->shape[1],
-             "lstm_cell: expected gates (N, 4H) and c (N, H), got ", gates->shape, " and ", c_prev->shape);
-    check_same_device("lstm_cell", gates, c_prev);
-    const Device dev = gates->device();
-    Tensor g = contiguous(gates), cp = contiguous(c_prev);
-    Tensor h = empty(cp->shape, cp->dtype, dev), c = empty(cp->shape, cp->dtype, dev);
-    Tensor act = empty(g->shape, g->dtype, dev);
-    if (h->numel()) kernels(dev).lstm_cell(h, c, act, g, cp);
-    if (autograd::needs_grad(gates, c_prev)) {
-        auto node = std::make_shared<LstmCellBackward>();
-        node->act = autograd::save(*node, act);
-        node->c_prev = autograd::save(*node, cp);
-        node->c = autograd::save(*node, c);
-        autograd::record(node, std::vector<Tensor>{gates, c_prev}, {h, c});
-    }
-    return {h, c};
 }
 
 Tensor linear(const Tensor& x, const Tensor& w, const Tensor& b)

@@ -4,8 +4,10 @@ names, initialisation and reprs).
 
 A sequence module runs, for each layer and direction, one matmul for the input part of
 every time step at once (``x @ W_ih.T + b_ih`` over the whole ``(L, N, H_in)`` input),
-then a loop over time for the hidden part (``h @ W_hh.T + b_hh``). Autograd records the
-loop, so backward is backpropagation through time with no code of its own here.
+then a loop over time for the hidden part (``h @ W_hh.T + b_hh``). For RNN and GRU autograd
+records the loop, so backward is backpropagation through time with no code of its own
+here; the LSTM's loop is one C++ op (``_C._lstm_layer``, cpp/src/ops/rnn.cpp) whose
+backward walks the steps back itself.
 
 Gate formulas (PyTorch's order of the gates in the stacked weights):
 
@@ -283,6 +285,9 @@ class RNNBase(Module):
                 raise _C.InputError(f"{name}: For {kind} input, {short} should also be {2 if unbatched else 3}-D "
                                     f"but got {h.dim()}-D tensor")
             h = h.unsqueeze(1) if unbatched else h
+            if h.dtype != input.dtype:
+                raise _C.DTypeError(f"{name}: Input and hidden tensors are not the same dtype, found input tensor "
+                                    f"with {input.dtype} and {short} with {h.dtype}")
             if tuple(h.shape) != want:
                 got = tuple(h.shape[::2]) if unbatched else tuple(h.shape)
                 exp = (want[0], want[2]) if unbatched else want
@@ -341,16 +346,18 @@ class RNNBase(Module):
             # inside r * (...).)
             b_ih, b_hh = b_ih + b_hh, None
         xw = F.linear(x, getattr(self, f"weight_ih_{key}"), b_ih)  # every time step in one matmul
+        if self.mode == "LSTM":
+            # The whole recurrence is one C++ op with its own backward (cpp/src/ops/rnn.cpp):
+            # per step one GEMM and one cell kernel each way, and dW_hh one GEMM at the end.
+            # Under autocast the input projection is 16-bit, and the layer runs in it (as
+            # PyTorch's cuDNN LSTM does): the states and W_hh are cast to its dtype.
+            h, c, w = (t if t.dtype == xw.dtype else t.to(xw.dtype) for t in (*states, w_hh))
+            out, h, c = _C._lstm_layer(xw, h, c, w, reverse)
+            return out, (h, c)
         # unbind: the steps as views under one node (backward: one stack), not L selects.
         xw = xw.unbind(0)
         steps = range(x.shape[0] - 1, -1, -1) if reverse else range(x.shape[0])
         outs = [None] * x.shape[0]
-        if self.mode == "LSTM":
-            h, c = states
-            for t in steps:
-                h, c = _lstm_step(xw[t], h, c, w_hh, b_hh)
-                outs[t] = h
-            return _mt.stack(outs, 0), (h, c)
         (h,) = states
         for t in steps:
             if self.mode == "GRU":

@@ -1,0 +1,191 @@
+// rnn.cpp — the recurrent ops, each one graph node:
+//   lstm_cell    one LSTM step: gates, c and h from the gate pre-activations, one kernel
+//                each way (kernels lstm_cell, lstm_cell_backward; formulas in rnn_math.h)
+//   lstm_layer   a whole LSTM layer over a sequence, given its input projection
+//                xw = x W_ih^T + b for every step at once (nn.LSTM computes it with one GEMM)
+//
+// Why a whole layer is one op: written step by step, autograd records a matmul node and a
+// cell node per step, and backward then runs, per step, the cell's backward, two GEMMs (dh
+// and dW_hh), an add accumulating dW_hh and one joining the two gradients that reach h. The
+// layer's own backward knows the structure:
+//   - the step's dh = (gradient from the output at t) + (gradient from step t+1) is added
+//     inside the cell's backward kernel (its second dh input), and the forward's
+//     xw[t] + h W_hh^T inside the cell's forward kernel (its second gates input);
+//   - dW_hh = sum over t of dgates[t]^T h[t-1] is ONE GEMM over all steps at the end:
+//     dgates of every step are stacked (T N, 4H) and the previous hidden states are one
+//     contiguous (T N, H) block of the buffer the forward wrote them into;
+//   - the gradient of xw is dgates itself (no copy).
+// So per step: forward one GEMM and one cell kernel, backward one cell kernel and one GEMM.
+// (cuDNN's RNN API goes further: the whole recurrence in a few persistent kernels.)
+
+#include "minitorch/autograd.h"
+#include "minitorch/kernels.h"
+#include "minitorch/ops.h"
+
+namespace minitorch {
+
+namespace {
+
+using autograd::Node;
+
+// derivative of lstm_cell, input gates: see rnn_math.h (di = dc_total * g * i(1-i), df = dc_total * c_prev * f(1-f), dg = dc_total * i(1-g^2), do = dh * tanh(c) * o(1-o); dc_total = dc + dh * o * (1 - tanh(c)^2))
+// derivative of lstm_cell, input c_prev: dc_total * f
+struct LstmCellBackward : Node {
+    Tensor act, c_prev, c;
+    std::string name() const override { return "LstmCellBackward0"; }
+    bool supports_double_backward() const override { return false; }
+    std::vector<Tensor> apply(std::vector<Tensor>& grads) override
+    {
+        const Device dev = c->device();
+        Tensor dh = contiguous(grads[0]), dc = contiguous(grads[1]);
+        Tensor dg = empty(act->shape, act->dtype, dev);
+        Tensor dcp = needs_input_grad(1) ? empty(c->shape, c->dtype, dev) : nullptr;
+        if (c->numel()) kernels(dev).lstm_cell_backward(dg, dcp, dh, nullptr, dc, act, c_prev, c);
+        return {needs_input_grad(0) ? dg : nullptr, dcp};
+    }
+    void release() override { act.reset(), c_prev.reset(), c.reset(); }
+};
+
+// Where lstm_layer keeps the states. Step k runs time t = k (forward) or T-1-k (reverse).
+//   hs (T+1, N, H): h at time t in slot t+1 (forward) or t (reverse); h0 in slot 0 (forward)
+//                   or T (reverse). So the output is slots [1, T+1) or [0, T), and the
+//                   states each step reads, h[t-1] (h[t+1] reversed), are slots [0, T) or
+//                   [1, T+1): both one contiguous block.
+//   cs (T, N, H):   c at time t in slot t; c0 is kept apart.
+struct LstmSlots {
+    int64_t T;
+    bool reverse;
+    int64_t time(int64_t k) const { return reverse ? T - 1 - k : k; }
+    int64_t h_out(int64_t t) const { return reverse ? t : t + 1; }
+    int64_t h_prev(int64_t t) const { return reverse ? t + 1 : t; }
+    int64_t h0() const { return reverse ? T : 0; }
+    int64_t outputs_start() const { return reverse ? 0 : 1; }
+    int64_t prevs_start() const { return reverse ? 1 : 0; }
+    int64_t c_prev(int64_t t) const { return reverse ? t + 1 : t - 1; }  // for k > 0
+};
+
+// derivative of lstm_layer, input xw: dgates of every step, stacked (each step's from rnn_math.h, with dh = dy[t] + dgates[next] W_hh and dc carried from the next step)
+// derivative of lstm_layer, input h0: dgates[first step] W_hh
+// derivative of lstm_layer, input c0: dc_total * f at the first step
+// derivative of lstm_layer, input w_hh: sum over steps of dgates[t]^T h[t-1], one GEMM over the stacked steps
+struct LstmLayerBackward : Node {
+    Tensor act, hs, cs, c0, w_hh;
+    bool reverse = false;
+    std::string name() const override { return "LstmLayerBackward0"; }
+    bool supports_double_backward() const override { return false; }
+    std::vector<Tensor> apply(std::vector<Tensor>& grads) override
+    {
+        const int64_t T = act->shape[0], N = act->shape[1], H4 = act->shape[2], H = H4 / 4;
+        const Device dev = act->device();
+        const LstmSlots slot{T, reverse};
+        Tensor dy = contiguous(grads[0]), dh = contiguous(grads[1]);
+        Tensor dc = clone(grads[2]);  // carried from step to step, updated in place by the kernel
+        Tensor dgates = empty(act->shape, act->dtype, dev);
+        Tensor dh0, dw;
+        if (N * H > 0) {
+            for (int64_t k = T - 1; k >= 0; --k) {
+                const int64_t t = slot.time(k);
+                const Tensor c_prev = k == 0 ? c0 : select(cs, 0, slot.c_prev(t));
+                const Tensor dg = select(dgates, 0, t);
+                kernels(dev).lstm_cell_backward(dg, dc, select(dy, 0, t), dh, dc, select(act, 0, t), c_prev,
+                                                select(cs, 0, t));
+                if (k > 0 || needs_input_grad(1)) dh = matmul(dg, w_hh);  // what reaches h[t-1] through W_hh
+            }
+            dh0 = dh;
+            if (needs_input_grad(3)) {
+                const int64_t first = slot.prevs_start();
+                Tensor prev = reshape(slice(hs, 0, first, first + T, 1), {T * N, H});
+                dw = matmul(transpose(reshape(dgates, {T * N, H4}), 0, 1), prev);
+            }
+        } else {
+            dh0 = zeros({N, H}, act->dtype, dev);
+            dw = zeros(w_hh->shape, w_hh->dtype, dev);
+        }
+        return {needs_input_grad(0) ? dgates : nullptr, needs_input_grad(1) ? dh0 : nullptr,
+                needs_input_grad(2) ? dc : nullptr, needs_input_grad(3) ? dw : nullptr};
+    }
+    void release() override { act.reset(), hs.reset(), cs.reset(), c0.reset(), w_hh.reset(); }
+};
+
+}  // namespace
+
+std::tuple<Tensor, Tensor> lstm_cell(const Tensor& gates, const Tensor& c_prev)
+{
+    MT_PROFILE_OP("lstm_cell", gates, c_prev);
+    MT_CHECK_TYPE(is_floating(gates->dtype) && gates->dtype == c_prev->dtype, "lstm_cell: expected gates and c of one "
+                  "floating dtype, got ", gates->dtype, " and ", c_prev->dtype);
+    MT_CHECK(gates->dim() == 2 && c_prev->dim() == 2 && gates->shape[0] == c_prev->shape[0] &&
+                 gates->shape[1] == 4 * c_prev->shape[1],
+             "lstm_cell: expected gates (N, 4H) and c (N, H), got ", gates->shape, " and ", c_prev->shape);
+    check_same_device("lstm_cell", gates, c_prev);
+    const Device dev = gates->device();
+    Tensor g = contiguous(gates), cp = contiguous(c_prev);
+    Tensor h = empty(cp->shape, cp->dtype, dev), c = empty(cp->shape, cp->dtype, dev);
+    Tensor act = empty(g->shape, g->dtype, dev);
+    if (h->numel()) kernels(dev).lstm_cell(h, c, act, g, nullptr, cp);
+    if (autograd::needs_grad(gates, c_prev)) {
+        auto node = std::make_shared<LstmCellBackward>();
+        node->act = autograd::save(*node, act);
+        node->c_prev = autograd::save(*node, cp);
+        node->c = autograd::save(*node, c);
+        autograd::record(node, std::vector<Tensor>{gates, c_prev}, {h, c});
+    }
+    return {h, c};
+}
+
+std::tuple<Tensor, Tensor, Tensor> lstm_layer(const Tensor& xw, const Tensor& h0, const Tensor& c0,
+                                              const Tensor& w_hh, bool reverse)
+{
+    MT_PROFILE_OP("lstm_layer", xw, h0, c0, w_hh);
+    MT_CHECK_TYPE(is_floating(xw->dtype) && h0->dtype == xw->dtype && c0->dtype == xw->dtype &&
+                      w_hh->dtype == xw->dtype,
+                  "lstm_layer: expected input projection, h0, c0 and weight_hh of one floating dtype, got ", xw->dtype,
+                  ", ", h0->dtype, ", ", c0->dtype, " and ", w_hh->dtype);
+    MT_CHECK(xw->dim() == 3 && xw->shape[2] % 4 == 0,
+             "lstm_layer: expected the input projection of shape (T, N, 4H), got ", xw->shape);
+    const int64_t T = xw->shape[0], N = xw->shape[1], H4 = xw->shape[2], H = H4 / 4;
+    MT_CHECK(T > 0, "lstm_layer: expected a sequence of at least one step, got input projection of shape ", xw->shape);
+    MT_CHECK(h0->shape == Shape({N, H}) && c0->shape == Shape({N, H}) && w_hh->shape == Shape({H4, H}),
+             "lstm_layer: with input projection of shape ", xw->shape, " expected h0 and c0 of shape (", N, ", ", H,
+             ") and weight_hh of shape (", H4, ", ", H, "), got ", h0->shape, ", ", c0->shape, " and ", w_hh->shape);
+    for (const Tensor* t : {&h0, &c0, &w_hh}) check_same_device("lstm_layer", xw, *t);
+    const Device dev = xw->device();
+    const DType dt = xw->dtype;
+    const LstmSlots slot{T, reverse};
+    Tensor x, hs, cs, act, c0c;
+    {
+        autograd::NoGradGuard guard;  // the GEMMs below are the node's own work, not graph nodes
+        x = contiguous(xw);
+        c0c = contiguous(c0);
+        hs = empty({T + 1, N, H}, dt, dev);
+        cs = empty({T, N, H}, dt, dev);
+        act = empty({T, N, H4}, dt, dev);
+        if (N * H > 0) {
+            copy_(select(hs, 0, slot.h0()), h0);
+            const Tensor w_t = transpose(w_hh, 0, 1);  // (H, 4H): cuBLAS reads it transposed, no copy
+            for (int64_t k = 0; k < T; ++k) {
+                const int64_t t = slot.time(k);
+                Tensor hw = matmul(select(hs, 0, slot.h_prev(t)), w_t);  // (N, 4H)
+                const Tensor c_prev = k == 0 ? c0c : select(cs, 0, slot.c_prev(t));
+                kernels(dev).lstm_cell(select(hs, 0, slot.h_out(t)), select(cs, 0, t), select(act, 0, t),
+                                       select(x, 0, t), hw, c_prev);
+            }
+        }
+    }
+    const int64_t last = slot.time(T - 1);
+    Tensor out = slice(hs, 0, slot.outputs_start(), slot.outputs_start() + T, 1);
+    Tensor h_n = select(hs, 0, slot.h_out(last)), c_n = select(cs, 0, last);
+    if (autograd::needs_grad({&xw, &h0, &c0, &w_hh})) {
+        auto node = std::make_shared<LstmLayerBackward>();
+        node->act = autograd::save(*node, act);
+        node->hs = autograd::save(*node, hs);
+        node->cs = autograd::save(*node, cs);
+        node->c0 = autograd::save(*node, c0c);
+        node->w_hh = autograd::save(*node, w_hh);
+        node->reverse = reverse;
+        autograd::record(node, std::vector<Tensor>{xw, h0, c0, w_hh}, {out, h_n, c_n});
+    }
+    return {out, h_n, c_n};
+}
+
+}  // namespace minitorch
