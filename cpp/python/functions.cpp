@@ -254,6 +254,14 @@ void bind_functions(py::module_& m)
                               tensor_arg(c0, "lstm_layer", "c0"), tensor_arg(w_hh, "lstm_layer", "w_hh"), reverse);
         },
         py::arg("xw"), py::arg("h0"), py::arg("c0"), py::arg("w_hh"), py::arg("reverse") = false);
+    m.def(
+        "_gru_layer",
+        [](py::handle xw, py::handle h0, py::handle w_hh, py::handle b_hh, bool reverse) {
+            return gru_layer(tensor_arg(xw, "gru_layer", "xw"), tensor_arg(h0, "gru_layer", "h0"),
+                             tensor_arg(w_hh, "gru_layer", "w_hh"),
+                             b_hh.is_none() ? Tensor() : tensor_arg(b_hh, "gru_layer", "b_hh"), reverse);
+        },
+        py::arg("xw"), py::arg("h0"), py::arg("w_hh"), py::arg("b_hh") = py::none(), py::arg("reverse") = false);
     m.def("_cross_entropy", [](py::handle x, py::handle t, int reduction, int64_t ignore_index) {
         return cross_entropy(tensor_arg(x, "cross_entropy"), tensor_arg(t, "cross_entropy", "target"), reduction,
                              ignore_index);

@@ -253,6 +253,18 @@ Work lstm_cell_backward(const Tensor& grad_gates, const Tensor& grad_c_prev, con
 {
     return {14 * n(c) + n(grad_h2), bytes(grad_gates, grad_c_prev, grad_h, grad_h2, grad_c, act, c_prev, c)};
 }
+// gru_cell: two sigmoids, a tanh and about 10 more per hidden element.
+Work gru_cell(const Tensor& h, const Tensor& act, const Tensor& xw, const Tensor& hw, const Tensor& bias,
+              const Tensor& h_prev)
+{
+    return {13 * n(h), bytes(h, act, xw, hw, bias, h_prev)};
+}
+// Its chain rule: about 16 per hidden element.
+Work gru_cell_backward(const Tensor& grad_xw, const Tensor& grad_hw, const Tensor& grad_h_direct, const Tensor& grad_h,
+                       const Tensor& grad_h2, const Tensor& grad_h3, const Tensor& act, const Tensor& h_prev)
+{
+    return {16 * n(grad_h), bytes(grad_xw, grad_hw, grad_h_direct, grad_h, grad_h2, grad_h3, act, h_prev)};
+}
 // p -= lr * d (2), weight decay d += wd * p (2), momentum buf = m * buf + (1 - dampening) * d
 // (3), nesterov d += m * buf (2). param and the buffer are read and written.
 Work sgd_step(const Tensor& param, const Tensor& grad, const Tensor& momentum_buffer, const SgdStep& opt)

@@ -201,6 +201,12 @@ struct Attention {
 //  lstm_cell_backward  grad_gates (N, 4H) and grad_c_prev (N, H) (may be null, or grad_c
 //             itself: updated in place) from grad_h + grad_h2 (grad_h2 may be null), grad_c
 //             (N, H) and the forward's act, c_prev and c.
+//  gru_cell   one GRU step, gates r, z, n: from xw, hw (N, 3H) (x W_ih^T + b_ih and
+//             h_prev W_hh^T), bias (3H,) = b_hh or null, and h_prev (N, H): h (N, H) and act
+//             (N, 4H) = r, z, n and hw_n + b_n (what backward reads). Formulas: rnn_math.h.
+//  gru_cell_backward  grad_xw, grad_hw (N, 3H) and grad_h_direct (N, H) (the part of h_prev's
+//             gradient that does not pass through W_hh; may be grad_h3 itself) from grad_h +
+//             grad_h2 + grad_h3 (the last two may be null), act and h_prev.
 //  sort       values, indices (int64) (outer, R, inner) = each line in[o, :, i] sorted, in
 //             ascending (or descending) order; all contiguous. Stable: equal values keep their
 //             order. NaN sorts above every number (last ascending, first descending), as PyTorch.
@@ -339,6 +345,11 @@ struct Attention {
     X(lstm_cell_backward, (const Tensor& grad_gates, const Tensor& grad_c_prev, const Tensor& grad_h, \
                            const Tensor& grad_h2, const Tensor& grad_c, const Tensor& act,           \
                            const Tensor& c_prev, const Tensor& c))                                   \
+    X(gru_cell, (const Tensor& h, const Tensor& act, const Tensor& xw, const Tensor& hw,             \
+                 const Tensor& bias, const Tensor& h_prev))                                          \
+    X(gru_cell_backward, (const Tensor& grad_xw, const Tensor& grad_hw, const Tensor& grad_h_direct, \
+                          const Tensor& grad_h, const Tensor& grad_h2, const Tensor& grad_h3,        \
+                          const Tensor& act, const Tensor& h_prev))                                  \
     X(check_index, (const Tensor& out, const Tensor& index, const IndexCheck& check))                \
     X(im2col, (const Tensor& cols, const Tensor& input, const Window2d& w))                          \
     X(col2im, (const Tensor& grad_input, const Tensor& cols, const Window2d& w))                     \

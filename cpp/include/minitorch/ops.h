@@ -178,6 +178,10 @@ std::tuple<Tensor, Tensor> lstm_cell(const Tensor& gates, const Tensor& c_prev);
 // h (T, N, H) in time order and the final h_n, c_n (N, H). One graph node.
 std::tuple<Tensor, Tensor, Tensor> lstm_layer(const Tensor& xw, const Tensor& h0, const Tensor& c0,
                                               const Tensor& w_hh, bool reverse);
+// A whole GRU layer, the same way: xw (T, N, 3H) = x W_ih^T + b_ih, h0 (N, H), w_hh (3H, H),
+// b_hh (3H,) or null. Returns the outputs (T, N, H) and h_n (N, H).
+std::tuple<Tensor, Tensor> gru_layer(const Tensor& xw, const Tensor& h0, const Tensor& w_hh, const Tensor& b_hh,
+                                     bool reverse);
 // Fused attention (ops/attention.cpp): softmax(query key^T * scale + mask) value over the last
 // two dims, query (..., L, E), key (..., S, E), value (..., S, Ev) of one batch shape; attn_mask
 // null, bool (True = attend) or additive, broadcastable to (..., L, S); never with is_causal.

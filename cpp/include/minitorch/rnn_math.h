@@ -1,7 +1,8 @@
-// rnn_math.h — what the fused LSTM cell computes on one (sample, unit) position, written
-// once for the CPU kernels (cpu/lstm_cell.cpp) and the CUDA kernels (cuda/lstm_cell.cu).
+// rnn_math.h — what the fused LSTM and GRU cells compute on one (sample, unit) position,
+// written once for the CPU kernels (cpu/lstm_cell.cpp, cpu/gru_cell.cpp) and the CUDA
+// kernels (cuda/lstm_cell.cu, cuda/gru_cell.cu).
 //
-// Forward, from the gate pre-activations (PyTorch's order i, f, g, o):
+// LSTM forward, from the gate pre-activations (PyTorch's order i, f, g, o):
 //   i = sigmoid(.), f = sigmoid(.), g = tanh(.), o = sigmoid(.)
 //   c = f * c_prev + i * g,   h = o * tanh(c)
 // Backward, with dh, dc the gradients arriving at h and c (c feeds h and the next step):
@@ -13,6 +14,14 @@
 // projection x W_ih^T + b and the recurrent h W_hh^T, and dh in two parts, from the layer's
 // output and from the next step: each pair is added here, in registers, instead of by a
 // separate elementwise kernel per step. A null second part counts as zero.
+//
+// GRU (PyTorch's gate order r, z, n; xw = x W_ih^T + b_ih, hw = h W_hh^T, b = b_hh):
+//   r = sigmoid(xw_r + hw_r + b_r),  z = sigmoid(xw_z + hw_z + b_z)
+//   hn = hw_n + b_n,  n = tanh(xw_n + r * hn),  h' = (1 - z) * n + z * h
+// Backward, with dh' the gradient at h' (the sum of up to three parts, as above):
+//   dn = dh' (1 - z) (1 - n^2)      dz = dh' (h - n) z (1 - z)      dr = dn hn r (1 - r)
+//   d xw = (dr, dz, dn)             d hw = (dr, dz, dn r)           dh (direct) = dh' z
+// (d hw then reaches h through W_hh: one GEMM.)
 #pragma once
 #include <math.h>
 
@@ -80,6 +89,43 @@ MT_HOST_DEVICE inline void lstm_cell_backward_at(const T* act, const T* c_prev, 
                                                  const T* dc, T* dgates, T* dc_prev, int64_t H, int64_t j)
 {
     lstm_cell_backward_tc(act, c_prev, math_tanh(RnnCompute<T>(c[j])), dh, dh2, dc, dgates, dc_prev, H, j);
+}
+
+// a[k] + b[k] + c[k] in the compute type; b and c may be null.
+template <class T>
+MT_HOST_DEVICE inline RnnCompute<T> rnn_sum3(const T* a, const T* b, const T* c, int64_t k)
+{
+    return c ? lstm_sum(a, b, k) + RnnCompute<T>(c[k]) : lstm_sum(a, b, k);
+}
+
+// One GRU position j: xw, hw rows (3H,), bias (3H,) or null, act row (4H,) = r, z, n, hn.
+template <class T>
+MT_HOST_DEVICE inline void gru_cell_forward(const T* xw, const T* hw, const T* bias, const T* h_prev, T* act, T* h,
+                                            int64_t H, int64_t j)
+{
+    using A = RnnCompute<T>;
+    const A r = lstm_sigmoid(rnn_sum3(xw, hw, bias, j)), z = lstm_sigmoid(rnn_sum3(xw, hw, bias, H + j));
+    const A hn = lstm_sum(hw, bias, 2 * H + j);
+    const A n = math_tanh(A(xw[2 * H + j]) + r * hn);
+    act[j] = T(r), act[H + j] = T(z), act[2 * H + j] = T(n), act[3 * H + j] = T(hn);
+    h[j] = T((A(1) - z) * n + z * A(h_prev[j]));
+}
+
+// Its backward at j: dh' = dh + dh2 + dh3 (dh2, dh3 may be null; dh_direct may be dh3 itself:
+// each position reads before it writes).
+template <class T>
+MT_HOST_DEVICE inline void gru_cell_backward_at(const T* act, const T* h_prev, const T* dh, const T* dh2,
+                                                const T* dh3, T* dxw, T* dhw, T* dh_direct, int64_t H, int64_t j)
+{
+    using A = RnnCompute<T>;
+    const A r = A(act[j]), z = A(act[H + j]), n = A(act[2 * H + j]), hn = A(act[3 * H + j]);
+    const A d = rnn_sum3(dh, dh2, dh3, j);
+    const A dn = d * (A(1) - z) * (A(1) - n * n);
+    const A dz = d * (A(h_prev[j]) - n) * z * (A(1) - z);
+    const A dr = dn * hn * r * (A(1) - r);
+    dxw[j] = T(dr), dxw[H + j] = T(dz), dxw[2 * H + j] = T(dn);
+    dhw[j] = T(dr), dhw[H + j] = T(dz), dhw[2 * H + j] = T(dn * r);
+    dh_direct[j] = T(d * z);
 }
 
 }  // namespace minitorch

@@ -3,6 +3,9 @@
 //                each way (kernels lstm_cell, lstm_cell_backward; formulas in rnn_math.h)
 //   lstm_layer   a whole LSTM layer over a sequence, given its input projection
 //                xw = x W_ih^T + b for every step at once (nn.LSTM computes it with one GEMM)
+//   gru_layer    the same for a GRU layer (nn.GRU), with the cell kernels gru_cell and
+//                gru_cell_backward; b_hh goes to the cell kernel, as b_hn must stay inside
+//                r * (h W_hn^T + b_hn)
 //
 // Why a whole layer is one op: written step by step, autograd records a matmul node and a
 // cell node per step, and backward then runs, per step, the cell's backward, two GEMMs (dh
@@ -46,13 +49,13 @@ struct LstmCellBackward : Node {
     void release() override { act.reset(), c_prev.reset(), c.reset(); }
 };
 
-// Where lstm_layer keeps the states. Step k runs time t = k (forward) or T-1-k (reverse).
+// Where lstm_layer and gru_layer keep the states. Step k runs time t = k (forward) or T-1-k (reverse).
 //   hs (T+1, N, H): h at time t in slot t+1 (forward) or t (reverse); h0 in slot 0 (forward)
 //                   or T (reverse). So the output is slots [1, T+1) or [0, T), and the
 //                   states each step reads, h[t-1] (h[t+1] reversed), are slots [0, T) or
 //                   [1, T+1): both one contiguous block.
-//   cs (T, N, H):   c at time t in slot t; c0 is kept apart.
-struct LstmSlots {
+//   cs (T, N, H):   the LSTM's c at time t in slot t; c0 is kept apart.
+struct RnnSlots {
     int64_t T;
     bool reverse;
     int64_t time(int64_t k) const { return reverse ? T - 1 - k : k; }
@@ -77,7 +80,7 @@ struct LstmLayerBackward : Node {
     {
         const int64_t T = act->shape[0], N = act->shape[1], H4 = act->shape[2], H = H4 / 4;
         const Device dev = act->device();
-        const LstmSlots slot{T, reverse};
+        const RnnSlots slot{T, reverse};
         Tensor dy = contiguous(grads[0]), dh = contiguous(grads[1]);
         Tensor dc = clone(grads[2]);  // carried from step to step, updated in place by the kernel
         Tensor dgates = empty(act->shape, act->dtype, dev);
@@ -105,6 +108,54 @@ struct LstmLayerBackward : Node {
                 needs_input_grad(2) ? dc : nullptr, needs_input_grad(3) ? dw : nullptr};
     }
     void release() override { act.reset(), hs.reset(), cs.reset(), c0.reset(), w_hh.reset(); }
+};
+
+// derivative of gru_layer, input xw: (dr, dz, dn) of every step, stacked (rnn_math.h; each step's dh' = dy[t] + dhw[next] W_hh + dh' z from the next step)
+// derivative of gru_layer, input h0: dhw[first step] W_hh + dh' z at the first step
+// derivative of gru_layer, input w_hh: sum over steps of dhw[t]^T h[t-1], one GEMM over the stacked steps (dhw = (dr, dz, dn r))
+// derivative of gru_layer, input b_hh: sum of dhw over steps and samples
+struct GruLayerBackward : Node {
+    Tensor act, hs, w_hh;
+    bool reverse = false;
+    std::string name() const override { return "GruLayerBackward0"; }
+    bool supports_double_backward() const override { return false; }
+    std::vector<Tensor> apply(std::vector<Tensor>& grads) override
+    {
+        const int64_t T = act->shape[0], N = act->shape[1], H = act->shape[2] / 4;
+        const Device dev = act->device();
+        const DType dt = act->dtype;
+        const RnnSlots slot{T, reverse};
+        Tensor dy = contiguous(grads[0]);
+        Tensor dh = contiguous(grads[1]);       // what reaches h through W_hh (first: h_n's gradient)
+        Tensor direct = empty({N, H}, dt, dev);  // what reaches h directly (dh' z), updated in place
+        Tensor dxw = empty({T, N, 3 * H}, dt, dev), dhw = empty({T, N, 3 * H}, dt, dev);
+        Tensor dh0, dw, db;
+        if (N * H > 0) {
+            for (int64_t k = T - 1; k >= 0; --k) {
+                const int64_t t = slot.time(k);
+                const Tensor dhw_t = select(dhw, 0, t);
+                kernels(dev).gru_cell_backward(select(dxw, 0, t), dhw_t, direct, select(dy, 0, t), dh,
+                                               k == T - 1 ? nullptr : direct, select(act, 0, t),
+                                               select(hs, 0, slot.h_prev(t)));
+                if (k > 0 || needs_input_grad(1)) dh = matmul(dhw_t, w_hh);
+            }
+            if (needs_input_grad(1)) dh0 = binary(BinaryOp::Add, dh, direct);
+            const Tensor rows = reshape(dhw, {T * N, 3 * H});
+            if (needs_input_grad(2)) {
+                const int64_t first = slot.prevs_start();
+                dw = matmul(transpose(rows, 0, 1), reshape(slice(hs, 0, first, first + T, 1), {T * N, H}));
+            }
+            if (needs_input_grad(3)) db = sum(rows, {0}, false, std::nullopt);
+        } else {
+            dxw = zeros(dxw->shape, dt, dev);
+            dh0 = zeros({N, H}, dt, dev);
+            dw = zeros(w_hh->shape, dt, dev);
+            db = zeros({3 * H}, dt, dev);
+        }
+        return {needs_input_grad(0) ? dxw : nullptr, needs_input_grad(1) ? dh0 : nullptr,
+                needs_input_grad(2) ? dw : nullptr, needs_input_grad(3) ? db : nullptr};
+    }
+    void release() override { act.reset(), hs.reset(), w_hh.reset(); }
 };
 
 }  // namespace
@@ -151,7 +202,7 @@ std::tuple<Tensor, Tensor, Tensor> lstm_layer(const Tensor& xw, const Tensor& h0
     for (const Tensor* t : {&h0, &c0, &w_hh}) check_same_device("lstm_layer", xw, *t);
     const Device dev = xw->device();
     const DType dt = xw->dtype;
-    const LstmSlots slot{T, reverse};
+    const RnnSlots slot{T, reverse};
     Tensor x, hs, cs, act, c0c;
     {
         autograd::NoGradGuard guard;  // the GEMMs below are the node's own work, not graph nodes
@@ -186,6 +237,59 @@ std::tuple<Tensor, Tensor, Tensor> lstm_layer(const Tensor& xw, const Tensor& h0
         autograd::record(node, std::vector<Tensor>{xw, h0, c0, w_hh}, {out, h_n, c_n});
     }
     return {out, h_n, c_n};
+}
+
+std::tuple<Tensor, Tensor> gru_layer(const Tensor& xw, const Tensor& h0, const Tensor& w_hh, const Tensor& b_hh,
+                                     bool reverse)
+{
+    MT_PROFILE_OP("gru_layer", xw, h0, w_hh, b_hh);
+    MT_CHECK_TYPE(is_floating(xw->dtype) && h0->dtype == xw->dtype && w_hh->dtype == xw->dtype &&
+                      (!b_hh || b_hh->dtype == xw->dtype),
+                  "gru_layer: expected input projection, h0, weight_hh and bias_hh of one floating dtype, got ",
+                  xw->dtype, ", ", h0->dtype, ", ", w_hh->dtype, " and ", b_hh ? b_hh->dtype : xw->dtype);
+    MT_CHECK(xw->dim() == 3 && xw->shape[2] % 3 == 0,
+             "gru_layer: expected the input projection of shape (T, N, 3H), got ", xw->shape);
+    const int64_t T = xw->shape[0], N = xw->shape[1], H3 = xw->shape[2], H = H3 / 3;
+    MT_CHECK(T > 0, "gru_layer: expected a sequence of at least one step, got input projection of shape ", xw->shape);
+    MT_CHECK(h0->shape == Shape({N, H}) && w_hh->shape == Shape({H3, H}) && (!b_hh || b_hh->shape == Shape({H3})),
+             "gru_layer: with input projection of shape ", xw->shape, " expected h0 of shape (", N, ", ", H,
+             "), weight_hh of shape (", H3, ", ", H, ") and bias_hh of shape (", H3, ",), got ", h0->shape, ", ",
+             w_hh->shape, " and ", b_hh ? b_hh->shape : Shape{H3});
+    check_same_device("gru_layer", xw, h0);
+    check_same_device("gru_layer", xw, w_hh);
+    if (b_hh) check_same_device("gru_layer", xw, b_hh);
+    const Device dev = xw->device();
+    const DType dt = xw->dtype;
+    const RnnSlots slot{T, reverse};
+    Tensor hs, act;
+    {
+        autograd::NoGradGuard guard;  // the GEMMs below are the node's own work, not graph nodes
+        const Tensor x = contiguous(xw), b = b_hh ? contiguous(b_hh) : nullptr;
+        hs = empty({T + 1, N, H}, dt, dev);
+        act = empty({T, N, 4 * H}, dt, dev);
+        if (N * H > 0) {
+            copy_(select(hs, 0, slot.h0()), h0);
+            const Tensor w_t = transpose(w_hh, 0, 1);  // (H, 3H): read transposed, no copy
+            for (int64_t k = 0; k < T; ++k) {
+                const int64_t t = slot.time(k);
+                const Tensor h_prev = select(hs, 0, slot.h_prev(t));
+                Tensor hw = matmul(h_prev, w_t);  // (N, 3H)
+                kernels(dev).gru_cell(select(hs, 0, slot.h_out(t)), select(act, 0, t), select(x, 0, t), hw, b,
+                                      h_prev);
+            }
+        }
+    }
+    Tensor out = slice(hs, 0, slot.outputs_start(), slot.outputs_start() + T, 1);
+    Tensor h_n = select(hs, 0, slot.h_out(slot.time(T - 1)));
+    if (autograd::needs_grad({&xw, &h0, &w_hh, &b_hh})) {
+        auto node = std::make_shared<GruLayerBackward>();
+        node->act = autograd::save(*node, act);
+        node->hs = autograd::save(*node, hs);
+        node->w_hh = autograd::save(*node, w_hh);
+        node->reverse = reverse;
+        autograd::record(node, std::vector<Tensor>{xw, h0, w_hh, b_hh}, {out, h_n});
+    }
+    return {out, h_n};
 }
 
 }  // namespace minitorch
