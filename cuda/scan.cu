@@ -244,8 +244,9 @@ __global__ void __launch_bounds__(kTileThreads)
 }
 
 // cummax / cummin. Thread mapping as scan_kernel: one thread per line (o, :, i), adjacent
-// threads on adjacent i. The best so far is replaced by a NaN, or (the best not a NaN) by a
-// value >= it (cummax; <= cummin), so ties move the index to the later place, as PyTorch's.
+// threads on adjacent i (lines along a strided dim; contiguous lines take the next kernel).
+// The best so far is replaced by a NaN, or (the best not a NaN) by a value >= it (cummax;
+// <= cummin), so ties move the index to the later place, as PyTorch's.
 template <class T>
 __global__ void scan_extreme_kernel(const T* in, T* values, int64_t* indices, int64_t outer, int64_t len,
                                     int64_t inner, bool is_max)
@@ -267,6 +268,56 @@ __global__ void scan_extreme_kernel(const T* in, T* values, int64_t* indices, in
     }
 }
 
+
+// cummax / cummin of contiguous lines (inner == 1), where a thread per line would read with
+// a stride of a whole line. Thread mapping as warp_scan_kernel: one warp per line (8 lines
+// per block, grid-striding over lines), 32 values per step. The running best is a (value,
+// place) pair, and scan_extreme_kernel's rule is associative on pairs: the best of a later
+// stretch of the line takes over from the best before it exactly when it would have in the
+// walk one value at a time (takes_over). So the warp scans pairs as warp_scan_kernel scans
+// sums (lane l combines with lane l - d), and the previous step's last pair is the carry.
+template <class T>
+__device__ bool takes_over(T later, T earlier, bool is_max)
+{
+    return is_nan(later) || (!is_nan(earlier) && (is_max ? later >= earlier : later <= earlier));
+}
+
+template <class T>
+__global__ void warp_scan_extreme_kernel(const T* in, T* values, int64_t* indices, int64_t lines, int64_t len,
+                                         bool is_max)
+{
+    const int lane = threadIdx.x % kWarp;
+    const int64_t warps_per_block = blockDim.x / kWarp;
+    for (int64_t line = blockIdx.x * warps_per_block + threadIdx.x / kWarp; line < lines;
+         line += int64_t(gridDim.x) * warps_per_block) {
+        const int64_t first = line * len;
+        T carry = T(0);
+        int64_t carry_at = -1;  // no values before this step yet
+        for (int64_t k0 = 0; k0 < len; k0 += kWarp) {
+            int64_t at = k0 + lane;  // lanes past the end compute garbage no other lane reads
+            T best = at < len ? in[first + at] : T(0);
+            for (int d = 1; d < kWarp; d <<= 1) {
+                const T other = __shfl_up_sync(kFullMask, best, d);
+                const int64_t other_at = __shfl_up_sync(kFullMask, at, d);
+                if (lane >= d && !takes_over(best, other, is_max)) {
+                    best = other;
+                    at = other_at;
+                }
+            }
+            if (carry_at >= 0 && !takes_over(best, carry, is_max)) {
+                best = carry;
+                at = carry_at;
+            }
+            if (k0 + lane < len) {
+                values[first + k0 + lane] = best;
+                indices[first + k0 + lane] = at;
+            }
+            carry = __shfl_sync(kFullMask, best, kWarp - 1);
+            carry_at = __shfl_sync(kFullMask, at, kWarp - 1);
+        }
+    }
+}
+
 }  // namespace
 
 void scan_extreme(bool is_max, const Tensor& values, const Tensor& indices, const Tensor& in)
@@ -274,6 +325,13 @@ void scan_extreme(bool is_max, const Tensor& values, const Tensor& indices, cons
     const int64_t outer = in->shape[0], len = in->shape[1], inner = in->shape[2];
     dispatch(in->dtype, [&](auto tag) {
         using T = typename decltype(tag)::type;
+        if (inner == 1 && len > 1) {
+            const int64_t warps_per_block = kThreads / kWarp;
+            const unsigned grid = unsigned(std::min<int64_t>((outer + warps_per_block - 1) / warps_per_block, 4096));
+            MT_LAUNCH(std::max(grid, 1u), kThreads, 0, 0, warp_scan_extreme_kernel<T>)(
+                in->data_as<T>(), values->data_as<T>(), indices->data_as<int64_t>(), outer, len, is_max);
+            return;
+        }
         MT_LAUNCH(blocks_for(outer * inner), kThreads, 0, 0, scan_extreme_kernel<T>)(
             in->data_as<T>(), values->data_as<T>(), indices->data_as<int64_t>(), outer, len, inner, is_max);
     });
