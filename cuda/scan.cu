@@ -167,7 +167,7 @@ __device__ A look_back(const TileStates<A>& st, int64_t tile, int64_t k, A one, 
 
 // The tile itself, in shared memory (values: the tile, as Acc; 16 KiB for doubles):
 //   1. load: coalesced, value at j * blockDim + t of the tile to thread t;
-//   2. thread t scans its run of `items` consecutive values, values[t * items ...];
+//   2. thread t scans its run of `items` consecutive values of the tile, t * items ...;
 //   3. the block scans the runs' totals: a warp's inclusive scan by shuffles (as in
 //      warp_scan_kernel), then each thread combines the totals of the warps before its own;
 //   4. warp 0 publishes the tile's aggregate, looks back, publishes its prefix;
@@ -175,13 +175,24 @@ __device__ A look_back(const TileStates<A>& st, int64_t tile, int64_t k, A one, 
 //      tile, coalesced as it loaded it.
 // blockDim.x (a multiple of 32, at most kTileThreads) and items (at most kTileItems) make
 // the tile; the tests make it small (MINITORCH_SCAN_TILE) to run many tiles in the emulator.
+//
+// Shared memory has 32 banks of 4 bytes, and the lanes of a warp that read different words
+// of one bank wait for each other. In step 2 lane t reads word 2 * (t * items + j) (doubles):
+// with 8 items, lanes 16 words apart, only two banks for all lanes. So the tile sits in
+// values with one empty slot after every 16 values (padded): lane t's run moves by t / 2
+// slots, and a half-warp's reads (a 64-bit access is served 16 lanes at a time) fall in 16
+// different bank pairs. A run (at most 8 values, starting at a multiple of items) never
+// crosses a gap, so it stays contiguous in values.
+static_assert(16 % kTileItems == 0, "a run must not cross a gap of padded()");
+__device__ inline int64_t padded(int64_t i) { return i + i / 16; }
+
 template <class T>
 __global__ void __launch_bounds__(kTileThreads)
     lookback_scan_kernel(const T* in, T* out, int64_t len, int64_t tiles_per_line, int items,
                          TileStates<ScanAcc<T>> st, bool prod, bool reverse)
 {
     using A = ScanAcc<T>;
-    __shared__ A values[kTileMax];
+    __shared__ A values[kTileMax + kTileMax / 16];
     __shared__ A warp_totals[kTileThreads / kWarp];
     __shared__ A tile_prefix;
     __shared__ unsigned long long tile_number;
@@ -198,11 +209,11 @@ __global__ void __launch_bounds__(kTileThreads)
 
     for (int j = 0; j < items; ++j) {  // 1.
         const int64_t at = int64_t(j) * blockDim.x + t, p = start + at;
-        values[at] = p < len ? A(src[reverse ? len - 1 - p : p]) : one;
+        values[padded(at)] = p < len ? A(src[reverse ? len - 1 - p : p]) : one;
     }
     __syncthreads();  // thread t's run was loaded by other threads
 
-    A* run = values + int64_t(t) * items;  // 2.
+    A* run = values + padded(int64_t(t) * items);  // 2.
     for (int j = 1; j < items; ++j) run[j] = combine(run[j - 1], run[j]);
 
     A x = run[items - 1];  // 3.
@@ -239,7 +250,7 @@ __global__ void __launch_bounds__(kTileThreads)
     __syncthreads();  // every run is complete before threads store other threads' values
     for (int j = 0; j < items; ++j) {
         const int64_t at = int64_t(j) * blockDim.x + t, p = start + at;
-        if (p < len) dst[reverse ? len - 1 - p : p] = static_cast<T>(values[at]);
+        if (p < len) dst[reverse ? len - 1 - p : p] = static_cast<T>(values[padded(at)]);
     }
 }
 
