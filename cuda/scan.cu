@@ -165,7 +165,7 @@ __device__ A look_back(const TileStates<A>& st, int64_t tile, int64_t k, A one, 
     }
 }
 
-// The tile itself, in shared memory (values: the tile, as Acc; 16 KiB for doubles):
+// The tile itself, in shared memory (values: the tile, as Acc; 17 KiB for doubles, padded):
 //   1. load: coalesced, value at j * blockDim + t of the tile to thread t;
 //   2. thread t scans its run of `items` consecutive values of the tile, t * items ...;
 //   3. the block scans the runs' totals: a warp's inclusive scan by shuffles (as in
