@@ -4,7 +4,8 @@ sort (cuda/sort.cu): lines of up to 4096 values are sorted by one block in share
 (a bitonic network, padded to a power of two, ordering by (value, place) so the result is
 the stable sort); longer lines by the rank sort. cumsum / cumprod (cuda/scan.cu):
 contiguous lines by a warp each, 32 values per step (a shuffle scan plus a carry); lines
-along a strided dim by a thread each. Lengths are chosen at the edges of those paths: a
+along a strided dim by a thread each (a few long lines: test_scan_lookback_cuda.py). cummax /
+cummin the same way, scanning (value, place) pairs. Lengths are chosen at the edges of those paths: a
 power of two, one past it, 4096 and 4097, a chunk of 32 and one past it.
 """
 from __future__ import annotations
@@ -116,3 +117,26 @@ def test_scan_paths_and_gradients():
     x = minitorch.randn(64, 300, device="cuda")
     assert _kernels(lambda: x.cumsum(1)) == ["warp_scan_kernel"]
     assert _kernels(lambda: x.cumsum(0)) == ["scan_kernel"]
+
+
+@pytest.mark.parametrize("length", [1, 2, 31, 32, 33, 100, 1025])
+@pytest.mark.parametrize("dtype", [np.float32, np.float64, np.int64, np.int32, np.bool_])
+@pytest.mark.parametrize("op", ["cummax", "cummin"])
+def test_contiguous_cummax_cummin_match_the_cpu(length, dtype, op):
+    """One warp per line scans (value, place) pairs: ties (later place wins) and NaNs
+    (a NaN wins until the next NaN) must come out as the CPU's walk one value at a time."""
+    x = _lines(dtype, (5, length), np.random.default_rng(length), ties=True)
+    cpu = minitorch.tensor(x)
+    want_v, want_i = getattr(cpu, op)(1)
+    dev = cpu.to("cuda")
+    got_v, got_i = getattr(dev, op)(1)
+    np.testing.assert_array_equal(got_i.cpu().numpy(), want_i.numpy())
+    np.testing.assert_array_equal(got_v.cpu().numpy(), want_v.numpy())
+    if length > 1:  # int32 is staged through int64 (copies around the kernel)
+        assert "warp_scan_extreme_kernel" in _kernels(lambda: getattr(dev, op)(1))
+
+
+def test_cummax_along_a_strided_dim_is_a_thread_per_line():
+    x = minitorch.randn(40, 3, device="cuda")
+    assert _kernels(lambda: x.cummax(0)) == ["scan_extreme_kernel"]
+    np.testing.assert_array_equal(x.cummax(0).indices.cpu().numpy(), x.cpu().cummax(0).indices.numpy())
