@@ -133,7 +133,7 @@ void synchronize()
 }
 
 // matmul: float16 / bfloat16 GEMMs run natively on cuBLAS (tensor cores), not upcast.
-// attention, batch norm, the elementwise kernels, dropout, the class losses and the optimizer
+// attention, batch and group norm, the elementwise kernels, dropout, the class losses and the optimizer
 // steps read float16 / bfloat16 themselves (no staging copies through Widen).
 MT_DEFINE_KERNEL_TABLE(filled.matmul = MT_COUNTED_KERNEL(matmul, matmul_native16);
                        filled.map = MT_COUNTED_KERNEL(map, map16);
@@ -147,6 +147,8 @@ MT_DEFINE_KERNEL_TABLE(filled.matmul = MT_COUNTED_KERNEL(matmul, matmul_native16
                        filled.layer_norm_backward = MT_COUNTED_KERNEL(layer_norm_backward, layer_norm_backward16);
                        filled.batch_norm = MT_COUNTED_KERNEL(batch_norm, batch_norm);
                        filled.batch_norm_backward = MT_COUNTED_KERNEL(batch_norm_backward, batch_norm_backward);
+                       filled.group_norm = MT_COUNTED_KERNEL(group_norm, group_norm);
+                       filled.group_norm_backward = MT_COUNTED_KERNEL(group_norm_backward, group_norm_backward);
                        filled.attention = MT_COUNTED_KERNEL(attention, attention);
                        filled.attention_backward = MT_COUNTED_KERNEL(attention_backward, attention_backward);
                        filled.dropout = MT_COUNTED_KERNEL(dropout, dropout);
