@@ -35,9 +35,9 @@ unsigned grid_for(int64_t items) { return unsigned(std::clamp<int64_t>(items, 1,
 
 // Thread mapping: one block of kThreads per (n, g) row of D = Cg * S contiguous values
 // (grid-stride over the rows); thread t takes the row's values t, t + kThreads, ... so a
-// warp reads 32 adjacent values at a time. Three passes over the row (cached after the
-// first): the mean, the squared deviations from it, then the write; the sums are block
-// reductions in GroupNormAcc.
+// warp reads 32 adjacent values at a time. Two passes over the row (cached after the
+// first): the shifted sums of the statistics (block reductions in GroupNormAcc), then the
+// write.
 template <class T>
 __global__ void group_norm_kernel(const T* x, const T* w, const T* b, T* y, A* mean, A* rstd, int64_t rows,
                                   int64_t G, int64_t Cg, int64_t S, double eps)
@@ -47,12 +47,15 @@ __global__ void group_norm_kernel(const T* x, const T* w, const T* b, T* y, A* m
     const int64_t D = Cg * S;
     for (int64_t r = blockIdx.x; r < rows; r += gridDim.x) {
         const T* xr = x + r * D;
-        A s = 0;
-        for (int64_t j = threadIdx.x; j < D; j += blockDim.x) s += A(C(xr[j]));
-        const A m = block_sum(s, partial) / A(D);
-        A q = 0;
-        for (int64_t j = threadIdx.x; j < D; j += blockDim.x) q += (A(C(xr[j])) - m) * (A(C(xr[j])) - m);
-        const A rsd = group_norm_rstd(block_sum(q, partial), D, eps);
+        const A K = A(C(xr[0]));
+        A s = 0, q = 0;
+        for (int64_t j = threadIdx.x; j < D; j += blockDim.x) {
+            const A dv = A(C(xr[j])) - K;
+            s += dv, q += dv * dv;
+        }
+        s = block_sum(s, partial), q = block_sum(q, partial);
+        A m, rsd;
+        group_norm_stats(K, s, q, D, eps, m, rsd);
         if (threadIdx.x == 0) mean[r] = m, rstd[r] = rsd;
         C hi, lo;
         group_norm_split(m, hi, lo);

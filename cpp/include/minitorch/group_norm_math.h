@@ -5,9 +5,10 @@
 // Cg = C / G adjacent channels. Row (n, g) -- the Cg * S = D values of sample n's group g --
 // is contiguous, so the statistics are those of a layer norm over rows of D values, and
 // the affine is per channel c = g * Cg + j / S for the row's value j:
-//   forward:  mean, rstd = 1 / sqrt(biased var + eps) of each row (two passes: the mean,
-//             then the squared deviations from it: no cancellation for a row far from 0),
-//             y = (x - mean) * scale + b[c],  scale = rstd * w[c]
+//   forward:  mean, rstd = 1 / sqrt(biased var + eps) of each row from one pass of sums of
+//             d = x - K and d^2, K the row's first value (the "shifted data" algorithm, as
+//             batch_norm_math.h: var = E[d^2] - E[d]^2 does not cancel for a row far from 0),
+//             then y = (x - mean) * scale + b[c],  scale = rstd * w[c]
 //   backward: per (n, c) plane:  sg = sum_s g,  sgx = sum_s g * xhat,  xhat = (x - mean) * rstd
 //             per (n, g) row:    m1 = sum_{c in g} w[c] sg / D,  m2 = sum_{c in g} w[c] sgx / D
 //             dx = rstd * (w[c] g - m1 - xhat * m2)          (the layer norm's formula with
@@ -35,11 +36,16 @@ using GroupNormAcc = double;
 template <class T>
 using GroupNormCompute = std::conditional_t<std::is_same_v<T, Half> || std::is_same_v<T, BFloat16>, float, T>;
 
-// 1 / sqrt(biased var + eps) of a row of D values from q, the sum of their squared
-// deviations from the row's mean.
-MT_HOST_DEVICE inline GroupNormAcc group_norm_rstd(GroupNormAcc q, int64_t D, double eps)
+// A row's mean and 1 / sqrt(biased var + eps) from the sums s of d = x - K and q of d^2
+// over its D values.
+MT_HOST_DEVICE inline void group_norm_stats(GroupNormAcc K, GroupNormAcc s, GroupNormAcc q, int64_t D, double eps,
+                                            GroupNormAcc& mean, GroupNormAcc& rstd)
 {
-    return GroupNormAcc(1) / sqrt(q / GroupNormAcc(D) + GroupNormAcc(eps));
+    const GroupNormAcc m = s / GroupNormAcc(D);
+    GroupNormAcc var = q / GroupNormAcc(D) - m * m;
+    if (var < 0) var = 0;  // rounding can leave a tiny negative value for constant data
+    mean = K + m;
+    rstd = GroupNormAcc(1) / sqrt(var + GroupNormAcc(eps));
 }
 
 // The mean as hi + lo, both of the compute type C: x - mean is (x - hi) - lo, and x - hi is

@@ -1,8 +1,7 @@
 // group_norm.cpp — CPU kernels of the fused group norm (kernels.h), forward and backward, on
 // a contiguous (N, C, S) tensor with G groups; formulas in group_norm_math.h. Threads split
-// the (n, g) rows, each row contiguous (D = C / G * S values). Forward: per row, a pass for
-// the mean, one for the squared deviations, one writing y = (x - mean) * scale + b per
-// channel. Backward: per row, one pass of the channels' sums of g and g * xhat, one writing
+// the (n, g) rows, each row contiguous (D = C / G * S values). Forward: per row, one pass of
+// shifted sums for the statistics, one writing y = (x - mean) * scale + b per channel. Backward: per row, one pass of the channels' sums of g and g * xhat, one writing
 // dx; then dw, db add the planes' sums over the samples. The sums run in SIMD lanes
 // (norm_sums.h), as the batch norm's. float16 / bfloat16 are read and written in place
 // (the table's entries are these functions, not Widen's staging), computed in float32.
@@ -63,16 +62,10 @@ void group_norm(const Tensor& out, const Tensor& mean, const Tensor& rstd, const
         parallel_for(d.N * d.G, row_grain(d), [&](int64_t r0, int64_t r1) {
             for (int64_t r = r0; r < r1; ++r) {
                 const T* xr = x + r * d.D;
+                const C K = C(xr[0]);
                 A s = 0, q = 0;
-                shifted_sums(xr, d.D, C(0), s, q);
-                // Pass 2 takes the deviations from m0, the first mean rounded to C: their sum s
-                // corrects m0 (the first pass's lanes are of C too), and their squares q, less
-                // s^2 / D, are the squared deviations from the corrected mean.
-                const C m0 = C(s / A(d.D));
-                s = 0, q = 0;
-                shifted_sums(xr, d.D, m0, s, q);
-                mu[r] = A(m0) + s / A(d.D);
-                rs[r] = group_norm_rstd(std::max<A>(q - s * s / A(d.D), 0), d.D, eps);
+                shifted_sums(xr, d.D, K, s, q);
+                group_norm_stats(A(K), s, q, d.D, eps, mu[r], rs[r]);
                 C hi, lo;
                 group_norm_split(mu[r], hi, lo);
                 const C rc = C(rs[r]);
