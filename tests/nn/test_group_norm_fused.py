@@ -191,6 +191,18 @@ def test_instance_norm_is_the_fused_group_norm(device, shape):
         np.testing.assert_allclose(to_np(got), want, rtol=1e-9, atol=1e-9)
 
 
+def test_instance_norm_of_a_16bit_input_with_float32_parameters(device):
+    """InstanceNorm(affine=True) after a float16 layer (autocast): the affine is applied after
+    the fused normalization, with type promotion, as before the fusion."""
+    x = minitorch.tensor(rand((2, 3, 8), 84), device=device).to(minitorch.float16)
+    w = minitorch.tensor(rand((3,), 85), device=device).float()
+    b = minitorch.tensor(rand((3,), 86), device=device).float()
+    y = F.instance_norm(x, weight=w, bias=b)
+    assert y.dtype == minitorch.float32
+    want = np_group_norm(to_np(x).astype(np.float64), 3, to_np(w).astype(np.float64), to_np(b).astype(np.float64), 1e-5)
+    np.testing.assert_allclose(to_np(y), want, rtol=2e-2, atol=2e-2)
+
+
 def test_one_node_per_call_and_errors(device):
     x = minitorch.tensor(rand((2, 4, 3), 90), device=device, requires_grad=True)
     with profile() as prof:

@@ -42,8 +42,11 @@ def instance_norm(input, running_mean=None, running_var=None, weight=None, bias=
             raise ValueError(f"{op}: Expected more than 1 spatial element when training, got input size "
                              f"{list(input.shape)}")
         # a group norm with one channel per group: each (sample, channel) plane normalized over
-        # its spatial dims, and * weight + bias, in one fused kernel each way
-        out = _C._group_norm(input, c, weight, bias, float(eps))
+        # its spatial dims, and * weight + bias, in one fused kernel each way. Parameters of
+        # another dtype (float32 ones beside a float16 input) are applied after it, with type
+        # promotion, as before the fusion.
+        affine_apart = any(t is not None and t.dtype != input.dtype for t in (weight, bias))
+        out = _C._group_norm(input, c, None if affine_apart else weight, None if affine_apart else bias, float(eps))
         if running_mean is not None or running_var is not None:
             with no_grad():
                 planes = input.reshape(n * c, count)
@@ -60,10 +63,11 @@ def instance_norm(input, running_mean=None, running_var=None, weight=None, bias=
             raise ValueError(f"{op}: Expected running_mean and running_var to be defined when use_input_stats is "
                              "false")
         out = (input - running_mean.reshape(cshape)) * (running_var.reshape(cshape) + eps).rsqrt()
-        if weight is not None:
-            out = out * weight.reshape(cshape)
-        if bias is not None:
-            out = out + bias.reshape(cshape)
+        affine_apart = True
+    if affine_apart and weight is not None:
+        out = out * weight.reshape(cshape)
+    if affine_apart and bias is not None:
+        out = out + bias.reshape(cshape)
     return out
 
 
