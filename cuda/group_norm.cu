@@ -73,8 +73,8 @@ __global__ void group_norm_kernel(const T* x, const T* w, const T* b, T* y, A* m
 // per block, grid-stride over the planes); lane l takes the plane's values l, l + 32, ...
 // Writes the plane's sums sg[p] = sum(g) and sgx[p] = sum(g * xhat) (its row: p / Cg).
 template <class T>
-__global__ void group_norm_plane_sums_kernel(const T* g, const T* x, const A* mean, const A* rstd, A* sg, A* sgx, int64_t planes,
-                                             int64_t Cg, int64_t S)
+__global__ void group_norm_plane_sums_kernel(const T* g, const T* x, const A* mean, const A* rstd, A* sg, A* sgx,
+                                             int64_t planes, int64_t Cg, int64_t S)
 {
     using C = GroupNormCompute<T>;
     const int lane = threadIdx.x % kWarp;
@@ -98,8 +98,9 @@ __global__ void group_norm_plane_sums_kernel(const T* g, const T* x, const A* me
 // thread t taking k = t, t + kThreads, ...: a block reduction), then, as in group_norm_kernel,
 // thread t writes the row's dx values t, t + kThreads, ...
 template <class T>
-__global__ void group_norm_backward_kernel(const T* g, const T* x, const A* mean, const A* rstd, const T* w, const A* sg, const A* sgx,
-                                           T* gx, int64_t rows, int64_t G, int64_t Cg, int64_t S)
+__global__ void group_norm_backward_kernel(const T* g, const T* x, const A* mean, const A* rstd, const T* w,
+                                           const A* sg, const A* sgx, T* gx, int64_t rows, int64_t G, int64_t Cg,
+                                           int64_t S)
 {
     __shared__ A partial[kBlockWarps];
     using C = GroupNormCompute<T>;

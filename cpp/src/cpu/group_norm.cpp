@@ -1,9 +1,10 @@
 // group_norm.cpp — CPU kernels of the fused group norm (kernels.h), forward and backward, on
 // a contiguous (N, C, S) tensor with G groups; formulas in group_norm_math.h. Threads split
 // the (n, g) rows, each row contiguous (D = C / G * S values). Forward: per row, one pass of
-// shifted sums for the statistics, one writing y = (x - mean) * scale + b per channel. Backward: per row, one pass of the channels' sums of g and g * xhat, one writing
-// dx; then dw, db add the planes' sums over the samples. The sums run in SIMD lanes
-// (norm_sums.h), as the batch norm's. float16 / bfloat16 are read and written in place
+// shifted sums for the statistics, one writing y = (x - mean) * scale + b per channel.
+// Backward: per row, one pass of the channels' sums of g and g * xhat, one writing dx; then
+// dw, db add the planes' sums over the samples. The sums run in SIMD lanes (norm_sums.h), as
+// the batch norm's. float16 / bfloat16 are read and written in place
 // (the table's entries are these functions, not Widen's staging), computed in float32.
 #include <cmath>
 #include <vector>

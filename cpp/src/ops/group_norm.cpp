@@ -110,13 +110,14 @@ Tensor group_norm(const Tensor& x, int64_t num_groups, const Tensor& weight, con
         if (xc->numel()) kernels(dev).group_norm(out, mean, rstd, xc, w, b, eps);
         return reshape(out, x->shape);
     };
-    return autograd::record_op<GroupNormBackward>({&x, &weight, &bias}, forward, [&](GroupNormBackward& n, const Tensor&) {
+    auto save = [&](GroupNormBackward& n, const Tensor&) {
         n.x = autograd::save(n, xc);
         n.mean = autograd::save(n, mean);
         n.rstd = autograd::save(n, rstd);
         n.eps = eps;
         if (w) n.weight = autograd::save(n, w);
-    });
+    };
+    return autograd::record_op<GroupNormBackward>({&x, &weight, &bias}, forward, save);
 }
 
 }  // namespace minitorch
