@@ -133,9 +133,9 @@ void synchronize()
 }
 
 // matmul: float16 / bfloat16 GEMMs run natively on cuBLAS (tensor cores), not upcast.
-// attention, batch norm, the LSTM and GRU cells, the elementwise kernels, dropout, the class
-// losses and the optimizer steps read float16 / bfloat16 themselves (no staging copies
-// through Widen).
+// attention, batch and group norm, the LSTM and GRU cells, the elementwise kernels, dropout,
+// the class losses and the optimizer steps read float16 / bfloat16 themselves (no staging
+// copies through Widen).
 MT_DEFINE_KERNEL_TABLE(filled.matmul = MT_COUNTED_KERNEL(matmul, matmul_native16);
                        filled.map = MT_COUNTED_KERNEL(map, map16);
                        filled.zip = MT_COUNTED_KERNEL(zip, zip16);
@@ -152,6 +152,8 @@ MT_DEFINE_KERNEL_TABLE(filled.matmul = MT_COUNTED_KERNEL(matmul, matmul_native16
                        filled.lstm_cell_backward = MT_COUNTED_KERNEL(lstm_cell_backward, lstm_cell_backward);
                        filled.gru_cell = MT_COUNTED_KERNEL(gru_cell, gru_cell);
                        filled.gru_cell_backward = MT_COUNTED_KERNEL(gru_cell_backward, gru_cell_backward);
+                       filled.group_norm = MT_COUNTED_KERNEL(group_norm, group_norm);
+                       filled.group_norm_backward = MT_COUNTED_KERNEL(group_norm_backward, group_norm_backward);
                        filled.attention = MT_COUNTED_KERNEL(attention, attention);
                        filled.attention_backward = MT_COUNTED_KERNEL(attention_backward, attention_backward);
                        filled.dropout = MT_COUNTED_KERNEL(dropout, dropout);

@@ -221,6 +221,11 @@ void bind_functions(py::module_& m)
         return layer_norm(tensor_arg(x, "layer_norm"), D, w.is_none() ? nullptr : tensor_arg(w, "layer_norm", "weight"),
                           b.is_none() ? nullptr : tensor_arg(b, "layer_norm", "bias"), eps);
     });
+    m.def("_group_norm", [](py::handle x, int64_t num_groups, py::handle w, py::handle b, double eps) {
+        return group_norm(tensor_arg(x, "group_norm"), num_groups,
+                          w.is_none() ? nullptr : tensor_arg(w, "group_norm", "weight"),
+                          b.is_none() ? nullptr : tensor_arg(b, "group_norm", "bias"), eps);
+    });
     m.def("_dropout", [](py::handle x, double p) { return dropout(tensor_arg(x, "dropout"), p); });
     m.def("_batch_norm", [](py::handle x, py::handle rm, py::handle rv, py::handle w, py::handle b, bool training,
                             double momentum, double eps) {

@@ -185,6 +185,22 @@ Work batch_norm_backward(const Tensor& grad_in, const Tensor& grad_weight, const
     const double per_element = 5 + has(grad_in) * (training ? 4 : 1);
     return {n(grad_out) * per_element, bytes(grad_in, grad_weight, grad_bias, grad_out, in, mean, rstd, weight)};
 }
+// group_norm: as layer_norm (the statistics 5, the weight's multiply and the bias's add),
+// per element of the input.
+Work group_norm(const Tensor& out, const Tensor& mean, const Tensor& rstd, const Tensor& in, const Tensor& weight,
+                const Tensor& bias, double)
+{
+    return {n(in) * (5 + has(weight) + has(bias)), bytes(out, mean, rstd, in, weight, bias)};
+}
+// group_norm_backward: the planes' sums of g and g * (x - mean) (1 + 3), and
+// grad_in = kg * g + kx * (x - mean) + kc (5).
+Work group_norm_backward(const Tensor& grad_in, const Tensor& grad_weight, const Tensor& grad_bias,
+                         const Tensor& grad_out, const Tensor& in, const Tensor& mean, const Tensor& rstd,
+                         const Tensor& weight)
+{
+    const double per_element = 4 + 5 * has(grad_in);
+    return {n(grad_out) * per_element, bytes(grad_in, grad_weight, grad_bias, grad_out, in, mean, rstd, weight)};
+}
 // qgemm: 2 M N K integer operations (a multiply and an add per term), like a float GEMM.
 Work qgemm(const Tensor& out, const Tensor& a, const Tensor& b, const QGemm& q)
 {

@@ -111,19 +111,19 @@ def test_group_norm_matches_numpy(device, shape, groups, dtype):
 
 
 @pytest.mark.skipif(not minitorch.cuda.is_available(), reason=CUDA_SKIP_REASON)
-def test_group_norm_is_the_fused_layer_norm_kernel_plus_the_affine():
+def test_group_norm_is_one_fused_kernel_with_the_affine():
     from minitorch.profiler import ProfilerActivity, profile
     x = minitorch.randn(4, 8, 5, 5, device="cuda", requires_grad=True)
     gn = nn.GroupNorm(2, 8).to("cuda")
     with profile(activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA]) as prof:
         y = gn(x)
     forward = [k.name for e in prof.events() for k in e.kernels]
-    # statistics and normalization in one kernel, then * weight and + bias
-    assert sum("layer_norm" in k for k in forward) == 1 and len(forward) == 3, forward
+    # statistics, normalization, * weight and + bias in one kernel (ops/group_norm.cpp)
+    assert len(forward) == 1 and "group_norm" in forward[0], forward
     with profile(activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA]) as prof:
         y.sum().backward()
     backward = [k.name for e in prof.events() for k in e.kernels]
-    assert sum("layer_norm" in k for k in backward) >= 1 and len(backward) <= 10, backward
+    assert sum("group_norm" in k for k in backward) == 3 and len(backward) <= 6, backward
 
 
 @pytest.mark.parametrize("shape", [(0, 4, 3), (2, 4, 0)])

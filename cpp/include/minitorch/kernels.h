@@ -194,6 +194,14 @@ struct Attention {
 //  batch_norm_backward  grad_in (N, C, S) (null when not needed) from grad_out, in, the saved
 //             mean and rstd and weight (or null); grad_weight, grad_bias (C,) (or null) =
 //             per-channel sums of grad_out * xhat and of grad_out.
+//  group_norm  out (N, C, S) = (x - mean) * rstd * weight[c] + bias[c] for in (N, C, S), its C
+//             channels in G groups of C / G adjacent ones: mean and rstd (N, G) receive each
+//             (sample, group)'s mean and 1 / sqrt(var + eps) (biased var), float64 for every
+//             input dtype (float16 / bfloat16 read in place). All contiguous; weight, bias (C,)
+//             of the input's dtype, or null. Formulas: group_norm_math.h.
+//  group_norm_backward  grad_in (N, C, S) (null when not needed) from grad_out, in, the saved
+//             mean and rstd and weight (or null); grad_weight, grad_bias (C,) (or null) =
+//             per-channel sums of grad_out * xhat and of grad_out.
 //  lstm_cell  one LSTM step from its gate pre-activations gates + gates2 (N, 4H; gates2 may
 //             be null), in PyTorch's order i, f, g, o, and c_prev (N, H): act (N, 4H) =
 //             sigmoid(i), sigmoid(f), tanh(g), sigmoid(o); c = f * c_prev + i * g;
@@ -340,6 +348,11 @@ struct Attention {
     X(batch_norm_backward, (const Tensor& grad_in, const Tensor& grad_weight, const Tensor& grad_bias, \
                             const Tensor& grad_out, const Tensor& in, const Tensor& mean,            \
                             const Tensor& rstd, const Tensor& weight, bool training))                \
+    X(group_norm, (const Tensor& out, const Tensor& mean, const Tensor& rstd, const Tensor& in,      \
+                   const Tensor& weight, const Tensor& bias, double eps))                            \
+    X(group_norm_backward, (const Tensor& grad_in, const Tensor& grad_weight, const Tensor& grad_bias, \
+                            const Tensor& grad_out, const Tensor& in, const Tensor& mean,            \
+                            const Tensor& rstd, const Tensor& weight))                               \
     X(lstm_cell, (const Tensor& h, const Tensor& c, const Tensor& act, const Tensor& gates,          \
                   const Tensor& gates2, const Tensor& c_prev))                                       \
     X(lstm_cell_backward, (const Tensor& grad_gates, const Tensor& grad_c_prev, const Tensor& grad_h, \

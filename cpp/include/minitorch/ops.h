@@ -171,6 +171,10 @@ Tensor dropout(const Tensor& x, double p);
 // weight, bias (C,) or null.
 Tensor batch_norm(const Tensor& x, const Tensor& running_mean, const Tensor& running_var, const Tensor& weight,
                   const Tensor& bias, bool training, double momentum, double eps);
+// Group norm of x (N, C, *) (ops/group_norm.cpp): each sample's C channels in num_groups
+// groups of adjacent channels, each group normalized over its values, then weight and bias
+// (C,) (or null) per channel; one kernel each way.
+Tensor group_norm(const Tensor& x, int64_t num_groups, const Tensor& weight, const Tensor& bias, double eps);
 // One fused LSTM step: gates (N, 4H) pre-activations (i, f, g, o), c_prev (N, H) -> (h, c).
 std::tuple<Tensor, Tensor> lstm_cell(const Tensor& gates, const Tensor& c_prev);
 // A whole LSTM layer (ops/rnn.cpp): xw (T, N, 4H) the input projection of every step, h0, c0

@@ -16,13 +16,14 @@
 #include "kernels_cpu.h"
 #include "minitorch/batch_norm_math.h"
 #include "minitorch/parallel.h"
+#include "norm_sums.h"
 
 namespace minitorch::cpu {
 
 namespace {
 
 using A = BatchNormAcc;
-constexpr int kLanes = 8;
+constexpr int kLanes = kNormLanes;
 
 struct Dims {
     int64_t N, C, S;
@@ -31,41 +32,6 @@ Dims dims_of(const Tensor& in, const Tensor& mean)
 {
     const int64_t C = mean->numel(), N = in->shape[0];
     return {N, C, N * C != 0 ? in->numel() / (N * C) : 0};
-}
-
-// Adds sum(x - K) and sum((x - K)^2) over the S values of row x to s and q; the lanes are
-// of the compute type C (float for a 16-bit T, converted as read).
-template <class T, class C = BatchNormCompute<T>>
-inline void shifted_sums(const T* __restrict x, int64_t S, C K, A& s, A& q)
-{
-    C ls[kLanes] = {}, lq[kLanes] = {};
-    int64_t j = 0;
-    for (; j + kLanes <= S; j += kLanes)
-        for (int k = 0; k < kLanes; ++k) {
-            const C d = C(x[j + k]) - K;
-            ls[k] += d;
-            lq[k] += d * d;
-        }
-    for (; j < S; ++j) {
-        const C d = C(x[j]) - K;
-        s += A(d), q += A(d) * A(d);
-    }
-    for (int k = 0; k < kLanes; ++k) s += A(ls[k]), q += A(lq[k]);
-}
-
-// Adds sum(g) and sum(g * (x - mean)) over the S values of a row to sg and sgd.
-template <class T, class C = BatchNormCompute<T>>
-inline void grad_sums(const T* __restrict g, const T* __restrict x, int64_t S, C mean, A& sg, A& sgd)
-{
-    C lg[kLanes] = {}, ld[kLanes] = {};
-    int64_t j = 0;
-    for (; j + kLanes <= S; j += kLanes)
-        for (int k = 0; k < kLanes; ++k) {
-            lg[k] += C(g[j + k]);
-            ld[k] += C(g[j + k]) * (C(x[j + k]) - mean);
-        }
-    for (; j < S; ++j) sg += A(C(g[j])), sgd += A(C(g[j])) * (A(C(x[j])) - A(mean));
-    for (int k = 0; k < kLanes; ++k) sg += A(lg[k]), sgd += A(ld[k]);
 }
 
 // Channels per task: enough work per task to be worth a thread.

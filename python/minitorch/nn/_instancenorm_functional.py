@@ -1,9 +1,9 @@
 """``instance_norm`` (Ulyanov et al., 2016) and ``local_response_norm`` (Krizhevsky et al.,
 2012, AlexNet): normalisations of each sample on its own.
 
-``instance_norm`` normalises each (sample, channel) plane over its spatial dims: the plane
-is one row of the fused C++ ``layer_norm``. ``local_response_norm`` divides each value by
-``(k + alpha * mean of squares over size neighbouring channels) ** beta``.
+``instance_norm`` normalises each (sample, channel) plane over its spatial dims: a group
+norm with one channel per group (the fused C++ ``group_norm``). ``local_response_norm``
+divides each value by ``(k + alpha * mean of squares over size neighbouring channels) ** beta``.
 """
 from __future__ import annotations
 
@@ -41,11 +41,15 @@ def instance_norm(input, running_mean=None, running_var=None, weight=None, bias=
         if count <= 1:
             raise ValueError(f"{op}: Expected more than 1 spatial element when training, got input size "
                              f"{list(input.shape)}")
-        planes = input.reshape(n * c, count)
-        # one row per (sample, channel): mean 0 and biased variance 1 over the spatial dims
-        out = _C._layer_norm(planes, count, None, None, float(eps)).reshape(tuple(input.shape))
+        # a group norm with one channel per group: each (sample, channel) plane normalized over
+        # its spatial dims, and * weight + bias, in one fused kernel each way. Parameters of
+        # another dtype (float32 ones beside a float16 input) are applied after it, with type
+        # promotion, as before the fusion.
+        affine_apart = any(t is not None and t.dtype != input.dtype for t in (weight, bias))
+        out = _C._group_norm(input, c, None if affine_apart else weight, None if affine_apart else bias, float(eps))
         if running_mean is not None or running_var is not None:
             with no_grad():
+                planes = input.reshape(n * c, count)
                 mean = planes.mean(1)
                 var = ((planes - mean.unsqueeze(1)) ** 2).sum(1) * (1.0 / (count - 1))
                 if running_mean is not None:
@@ -59,9 +63,10 @@ def instance_norm(input, running_mean=None, running_var=None, weight=None, bias=
             raise ValueError(f"{op}: Expected running_mean and running_var to be defined when use_input_stats is "
                              "false")
         out = (input - running_mean.reshape(cshape)) * (running_var.reshape(cshape) + eps).rsqrt()
-    if weight is not None:
+        affine_apart = True
+    if affine_apart and weight is not None:
         out = out * weight.reshape(cshape)
-    if bias is not None:
+    if affine_apart and bias is not None:
         out = out + bias.reshape(cshape)
     return out
 

@@ -690,13 +690,12 @@ def group_norm(input, num_groups: int, weight=None, bias=None, eps: float = 1e-5
     _check_param_shape(weight, (c,), "weight", "group_norm", "one value per channel")
     _check_param_shape(bias, (c,), "bias", "group_norm", "one value per channel")
     per_group = input.numel() // max(n * num_groups, 1)
-    if per_group == 0 or not input.dtype.is_floating_point:
-        out = _normalize_over(input.reshape(n, num_groups, per_group), (2,), eps).reshape(tuple(input.shape))
-    else:
-        # Each (sample, group) is one row of the fused layer norm: statistics and normalization
-        # in one kernel each way (as instance_norm, whose rows are single channels).
-        rows = input.reshape(n * num_groups, per_group)
-        out = _C._layer_norm(rows, per_group, None, None, float(eps)).reshape(tuple(input.shape))
+    if per_group != 0 and input.dtype.is_floating_point:
+        # One fused C++ op (kernels group_norm / group_norm_backward): each (sample, group)'s
+        # statistics, the normalization and the per-channel weight and bias in one kernel,
+        # and backward in a few (as instance_norm, whose groups are single channels).
+        return _C._group_norm(input, num_groups, weight, bias, float(eps))
+    out = _normalize_over(input.reshape(n, num_groups, per_group), (2,), eps).reshape(tuple(input.shape))
     if weight is not None:
         out = out * weight.reshape(_channel_shape(input, c))
     if bias is not None:
