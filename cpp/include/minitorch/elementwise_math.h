@@ -396,4 +396,22 @@ MT_HOST_DEVICE inline int64_t pool_window_size(const Window2d& w, int64_t oh, in
     return n < 1 ? 1 : n;
 }
 
+// The ternary ops (kernel `ternary`): out = f(a, b, c) with the number `value`, computed in
+// T (float32 for float16 / bfloat16, as the callers load them). lerp is PyTorch's formula,
+// from the nearer end (weight c), so weight 1 gives `end` (b) exactly; addcmul / addcdiv
+// multiply by value first, as PyTorch's CPU kernels do. value is unused by lerp.
+template <class T>
+MT_HOST_DEVICE MT_ALWAYS_INLINE T ternary_op(TernaryOp op, T a, T b, T c, T value)
+{
+    switch (op) {
+        case TernaryOp::Lerp: {  // both sides computed, then one chosen: a select, not a branch
+            const T diff = b - a, from_a = a + c * diff, from_b = b - diff * (T(1) - c);
+            return (c < T(0.5) && c > T(-0.5)) ? from_a : from_b;
+        }
+        case TernaryOp::Addcmul: return a + value * b * c;
+        case TernaryOp::Addcdiv: return a + value * b / c;
+    }
+    return a;
+}
+
 }  // namespace minitorch
