@@ -404,9 +404,15 @@ template <class T>
 MT_HOST_DEVICE MT_ALWAYS_INLINE T ternary_op(TernaryOp op, T a, T b, T c, T value)
 {
     switch (op) {
-        case TernaryOp::Lerp: {  // both sides computed, then one chosen: a select, not a branch
-            const T diff = b - a, from_a = a + c * diff, from_b = b - diff * (T(1) - c);
-            return (c < T(0.5) && c > T(-0.5)) ? from_a : from_b;
+        case TernaryOp::Lerp: {
+            // a + c * diff where |c| < 0.5, else b - diff * (1 - c), written as base + t * diff
+            // (b + (c - 1) * diff is the same bits): the only choices are between a and b
+            // and between 0 and 1, so a CPU compiler turns them into vector selects. (Chosen
+            // results would stay branches: it will not compute an unused side, which may trap.)
+            const T diff = b - a;
+            const int near_a = (c < T(0.5)) & (c > T(-0.5));
+            const T base = near_a ? a : b;
+            return base + (c - T(1 - near_a)) * diff;
         }
         case TernaryOp::Addcmul: return a + value * b * c;
         case TernaryOp::Addcdiv: return a + value * b / c;
