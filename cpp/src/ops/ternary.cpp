@@ -105,7 +105,13 @@ Tensor ternary_forward(TernaryOp op, const Tensor& a, const Tensor& b, const Ten
 }
 
 // ---------------------------------------------------------------------------
-// Backward (written with ops, so it has gradients too: create_graph).
+// Backward, written with ops (so it has gradients too: create_graph).
+// ---------------------------------------------------------------------------
+Tensor mul(const Tensor& x, const Tensor& y) { return binary(BinaryOp::Mul, x, y); }
+Tensor sub(const Tensor& x, const Tensor& y) { return binary(BinaryOp::Sub, x, y); }
+Tensor div(const Tensor& x, const Tensor& y) { return binary(BinaryOp::Div, x, y); }
+Tensor number(Scalar v) { return scalar_tensor(v, Device{}); }  // stays on the host (host_number)
+
 // derivative of lerp, input input: g * (1 - weight)
 // derivative of lerp, input end: g * weight
 // derivative of lerp, input weight: g * (end - input)
@@ -115,12 +121,6 @@ Tensor ternary_forward(TernaryOp op, const Tensor& a, const Tensor& b, const Ten
 // derivative of addcdiv, input input: g
 // derivative of addcdiv, input tensor1: g * value / tensor2
 // derivative of addcdiv, input tensor2: -g * value * tensor1 / tensor2^2
-// ---------------------------------------------------------------------------
-Tensor mul(const Tensor& x, const Tensor& y) { return binary(BinaryOp::Mul, x, y); }
-Tensor sub(const Tensor& x, const Tensor& y) { return binary(BinaryOp::Sub, x, y); }
-Tensor div(const Tensor& x, const Tensor& y) { return binary(BinaryOp::Div, x, y); }
-Tensor number(Scalar v) { return scalar_tensor(v, Device{}); }  // stays on the host (host_number)
-
 struct TernaryBackward : autograd::Node {
     TernaryOp op;
     Scalar value;
