@@ -158,11 +158,12 @@ MT_DECLARE_KERNELS()
 // The table's matmul entry (matmul.cu): 16-bit GEMMs on cuBLAS in their own type, the
 // rest through Widen to matmul.
 void matmul_native16(const Tensor& out, const Tensor& a, const Tensor& b, bool sum_batches);
-// The table's map / zip / where entries (elementwise.cu): float16 / bfloat16 read and written
+// The table's map / zip / where / ternary entries (elementwise.cu): float16 / bfloat16 read and written
 // in place, computed in float32; narrow integers through Widen.
 void map16(UnaryOp op, const Tensor& out, const Tensor& in);
 void zip16(BinaryOp op, const Tensor& out, const Tensor& a, const Tensor& b);
 void where16(const Tensor& out, const Tensor& cond, const Tensor& a, const Tensor& b);
+void ternary16(TernaryOp op, const Tensor& out, const Tensor& a, const Tensor& b, const Tensor& c, Scalar value);
 // reduce / reduce_stats (reduce.cu) the same way.
 void reduce16(ReduceOp op, const Tensor& values, const Tensor& indices, const Tensor& in);
 void reduce_stats16(const Tensor& out, const Tensor& mean, const Tensor& in, const StatReduce& spec);

@@ -1,4 +1,4 @@
-// elementwise.cu — CUDA kernels for map / zip / where (cpu/elementwise.cpp mirrors it; fill,
+// elementwise.cu — CUDA kernels for map / zip / where / ternary (cpu/elementwise.cpp mirrors it; fill,
 // strided copy, arange and linspace are in copy.cu).
 //
 // Two paths for map / zip:
@@ -418,6 +418,120 @@ void where16(const Tensor& out, const Tensor& cond, const Tensor& a, const Tenso
     MT_LAUNCH(blocks_for(s.numel), kThreads, 0, 0, where_kernel<uint16_t>)(s, number_of<uint16_t>(a),
                                                                           number_of<uint16_t>(b));
     MT_CUDA_CHECK_LAUNCH("where_kernel (16-bit)");
+}
+
+// ---- ternary: lerp, addcmul, addcdiv (out[i] = ternary_op(op, a[i], b[i], c[i], value)) ----
+// One launch per op, in place too (out may be a). Thread mapping as map / zip: the dense
+// kernel (out contiguous, each input contiguous or one broadcast value, < 2^32 elements)
+// gives thread t the elements t, t + (all threads), ... at 32-bit indices with the op a
+// template parameter; the strided kernel decodes each flat index into byte offsets.
+// float16 / bfloat16 are read and written as 16 bits and computed in float32 registers.
+
+namespace {
+
+// An input of a ternary kernel, in the compute type: element i of its tensor (dense: at
+// data + i * step bytes; step 0 for a broadcast value), read as T or, where `wide`, as the
+// float32 scalar a 16-bit op keeps (the 0.3 of lerp(h, e, 0.3)); or the host number `value`.
+template <class T>
+struct TernaryIn {
+    const char* data;
+    uint32_t step;
+    bool given, wide;
+    Compute<T> value;
+    __device__ __forceinline__ Compute<T> load(const char* p) const
+    {
+        if (given) return value;
+        if constexpr (!std::is_same_v<Compute<T>, T>)
+            if (wide) return *reinterpret_cast<const float*>(p);
+        return Compute<T>(*reinterpret_cast<const T*>(p));
+    }
+    __device__ __forceinline__ Compute<T> at(uint32_t i) const { return load(data + size_t(i) * step); }
+};
+
+template <class T, TernaryOp Op>
+__global__ void ternary_dense_kernel(T* out, TernaryIn<T> a, TernaryIn<T> b, TernaryIn<T> c, uint32_t n,
+                                     Compute<T> value)
+{
+    const uint32_t threads = gridDim.x * blockDim.x;
+    for (uint32_t i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += threads)
+        out[i] = static_cast<T>(ternary_op(Op, a.at(i), b.at(i), c.at(i), value));
+}
+
+template <class T>
+__global__ void ternary_kernel(Strided<4> s, TernaryOp op, TernaryIn<T> a, TernaryIn<T> b, TernaryIn<T> c,
+                               Compute<T> value)
+{
+    MT_GRID_STRIDE(i, s.numel) {
+        int64_t off[4];
+        s.offsets(i, off);
+        *reinterpret_cast<T*>(s.base[0] + off[0]) = static_cast<T>(
+            ternary_op(op, a.load(s.base[1] + off[1]), b.load(s.base[2] + off[2]), c.load(s.base[3] + off[3]), value));
+    }
+}
+
+// Operand k (1..3) of the plan s, tensor t, for an output of type T.
+template <class T>
+TernaryIn<T> ternary_in(const Tensor& t, const Strided<4>& s, int k)
+{
+    TernaryIn<T> in{s.base[k], uint32_t(s.stride[k][0]), false, false, Compute<T>{}};
+    in.wide = !std::is_same_v<Compute<T>, T> && t->dtype == DType::Float32;
+    if (t->device().is_cpu()) {  // a host number (plan_with_numbers nulled its base)
+        in.given = true;
+        if constexpr (!std::is_same_v<Compute<T>, T>)
+            if (in.wide) return in.value = *t->data_as<float>(), in;
+        in.value = Compute<T>(*t->data_as<T>());
+    }
+    return in;
+}
+
+template <class T>
+void launch_ternary(TernaryOp op, const Tensor& out, const Tensor& a, const Tensor& b, const Tensor& c, Scalar value)
+{
+    const std::array<const TensorImpl*, 4> ts{out.get(), a.get(), b.get(), c.get()};
+    const Strided<4> s = plan_with_numbers<4>(ts);
+    const TernaryIn<T> x = ternary_in<T>(a, s, 1), y = ternary_in<T>(b, s, 2), z = ternary_in<T>(c, s, 3);
+    const Compute<T> v = value.to<Compute<T>>();
+    if (!dense<4>(s, ts)) {
+        MT_LAUNCH(blocks_for(s.numel), kThreads, 0, 0, ternary_kernel<T>)(s, op, x, y, z, v);
+        return;
+    }
+    T* o = reinterpret_cast<T*>(s.base[0]);
+    const uint32_t n = uint32_t(s.numel);
+    switch (op) {
+        case TernaryOp::Lerp:
+            MT_LAUNCH(blocks_for(n), kThreads, 0, 0, ternary_dense_kernel<T, TernaryOp::Lerp>)(o, x, y, z, n, v);
+            break;
+        case TernaryOp::Addcmul:
+            MT_LAUNCH(blocks_for(n), kThreads, 0, 0, ternary_dense_kernel<T, TernaryOp::Addcmul>)(o, x, y, z, n, v);
+            break;
+        case TernaryOp::Addcdiv:
+            MT_LAUNCH(blocks_for(n), kThreads, 0, 0, ternary_dense_kernel<T, TernaryOp::Addcdiv>)(o, x, y, z, n, v);
+            break;
+    }
+}
+
+}  // namespace
+
+void ternary(TernaryOp op, const Tensor& out, const Tensor& a, const Tensor& b, const Tensor& c, Scalar value)
+{
+    dispatch(out->dtype, [&](auto tag) {
+        using T = typename decltype(tag)::type;
+        if constexpr (!std::is_same_v<T, bool>) launch_ternary<T>(op, out, a, b, c, value);  // the ops refuse bool
+    });
+    MT_CUDA_CHECK_LAUNCH("ternary_kernel");
+}
+
+// The table's entry: a float16 / bfloat16 output with operands of its type or float32 in
+// place; anything else (narrow integers) through Widen.
+void ternary16(TernaryOp op, const Tensor& out, const Tensor& a, const Tensor& b, const Tensor& c, Scalar value)
+{
+    const DType t = out->dtype;
+    auto fits = [t](const Tensor& x) { return x->dtype == t || x->dtype == DType::Float32; };
+    if (!is_16bit(t) || !fits(a) || !fits(b) || !fits(c))
+        return detail::Widen<void(TernaryOp, const Tensor&, const Tensor&, const Tensor&, const Tensor&, Scalar)>::call<
+            &ternary, &copy>(op, out, a, b, c, value);
+    dispatch16(t, [&](auto tag) { launch_ternary<typename decltype(tag)::type>(op, out, a, b, c, value); });
+    MT_CUDA_CHECK_LAUNCH("ternary_kernel (16-bit)");
 }
 
 }  // namespace minitorch::cuda

@@ -140,6 +140,7 @@ MT_DEFINE_KERNEL_TABLE(filled.matmul = MT_COUNTED_KERNEL(matmul, matmul_native16
                        filled.map = MT_COUNTED_KERNEL(map, map16);
                        filled.zip = MT_COUNTED_KERNEL(zip, zip16);
                        filled.where = MT_COUNTED_KERNEL(where, where16);
+                       filled.ternary = MT_COUNTED_KERNEL(ternary, ternary16);
                        filled.reduce = MT_COUNTED_KERNEL(reduce, reduce16);
                        filled.reduce_stats = MT_COUNTED_KERNEL(reduce_stats, reduce_stats16);
                        filled.softmax = MT_COUNTED_KERNEL(softmax, softmax16);

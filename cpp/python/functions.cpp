@@ -161,6 +161,34 @@ void bind_functions(py::module_& m)
         // (numbers stay on the host: see where() in ops/elementwise.cpp)
         return where(c, operand_or_throw(x, Device{}, "where", "input"), operand_or_throw(y, Device{}, "where", "other"));
     }, py::arg("condition"), py::arg("input"), py::arg("other"));
+    // lerp / addcmul / addcdiv (ops/ternary.cpp: one kernel each) and their in-place forms;
+    // python/minitorch/ops/pointwise_math.py checks the Python-level arguments first. c may be
+    // a number (lerp's weight): it stays on the host, as a binary op's.
+    static auto ternary_op = [](const std::string& name) {
+        if (name == "lerp") return TernaryOp::Lerp;
+        if (name == "addcmul") return TernaryOp::Addcmul;
+        if (name == "addcdiv") return TernaryOp::Addcdiv;
+        throw ValueError("_ternary: no ternary op named " + name);
+    };
+    static auto value_arg = [](py::handle h, const std::string& name) {
+        auto s = scalar_arg(h);
+        MT_CHECK_TYPE(s.has_value(), name, "(): argument 'value' must be a number, not ", type_name(h));
+        return *s;
+    };
+    // (a number c is made in a's dtype, or float32 beside a 16-bit a, from a small cache: no
+    // conversion or allocation per call of p.lerp_(q, 0.1))
+    static auto weight_arg = [](py::handle c, const Tensor& a, const std::string& name) {
+        auto t = operand_like(c, a);
+        MT_CHECK_TYPE(t.has_value(), name, "(): argument 'weight' must be a number or a Tensor, not ", type_name(c));
+        return *t;
+    };
+    m.def("_ternary", [](const std::string& name, const Tensor& a, const Tensor& b, py::handle c, py::handle value) {
+        return ternary(ternary_op(name), a, b, weight_arg(c, a, name), value_arg(value, name));
+    });
+    m.def("_ternary_", [](const std::string& name, const Tensor& a, const Tensor& b, py::handle c, py::handle value) {
+        ternary_(ternary_op(name), a, b, weight_arg(c, a, name), value_arg(value, name));
+        return a;
+    });
     m.def("matmul", [](py::handle a, py::handle b) {
         return matmul(tensor_arg(a, "matmul"), tensor_arg(b, "matmul", "other"));
     }, py::arg("input"), py::arg("other"));

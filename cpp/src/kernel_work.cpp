@@ -85,6 +85,11 @@ Work searchsorted(const Tensor& out, const Tensor& sorted, const Tensor& values,
 // ---- elementwise: 1 FLOP per output element (exp, sigmoid, pow alike) ---------------
 Work map(UnaryOp, const Tensor& out, const Tensor& in) { return {n(out), bytes(out, in)}; }
 Work zip(BinaryOp, const Tensor& out, const Tensor& a, const Tensor& b) { return {n(out), bytes(out, a, b)}; }
+// lerp, addcmul, addcdiv: three operations per element (lerp: a subtract, a multiply, an add)
+Work ternary(TernaryOp, const Tensor& out, const Tensor& a, const Tensor& b, const Tensor& c, Scalar)
+{
+    return {3 * n(out), bytes(out, a, b, c)};
+}
 
 // ---- reductions and scans: 1 FLOP per input element (an add or a compare) -------------
 Work reduce(ReduceOp, const Tensor& values, const Tensor& indices, const Tensor& in)

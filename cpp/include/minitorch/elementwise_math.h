@@ -396,4 +396,28 @@ MT_HOST_DEVICE inline int64_t pool_window_size(const Window2d& w, int64_t oh, in
     return n < 1 ? 1 : n;
 }
 
+// The ternary ops (kernel `ternary`): out = f(a, b, c) with the number `value`, computed in
+// T (float32 for float16 / bfloat16, as the callers load them). lerp is PyTorch's formula,
+// from the nearer end (weight c), so weight 1 gives `end` (b) exactly; addcmul / addcdiv
+// multiply by value first, as PyTorch's CPU kernels do. value is unused by lerp.
+template <class T>
+MT_HOST_DEVICE MT_ALWAYS_INLINE T ternary_op(TernaryOp op, T a, T b, T c, T value)
+{
+    switch (op) {
+        case TernaryOp::Lerp: {
+            // a + c * diff where |c| < 0.5, else b - diff * (1 - c), written as base + t * diff
+            // (b + (c - 1) * diff is the same bits): the only choices are between a and b
+            // and between 0 and 1, so a CPU compiler turns them into vector selects. (Chosen
+            // results would stay branches: it will not compute an unused side, which may trap.)
+            const T diff = b - a;
+            const int near_a = (c < T(0.5)) & (c > T(-0.5));
+            const T base = near_a ? a : b;
+            return base + (c - T(1 - near_a)) * diff;
+        }
+        case TernaryOp::Addcmul: return a + value * b * c;
+        case TernaryOp::Addcdiv: return a + value * b / c;
+    }
+    return a;
+}
+
 }  // namespace minitorch

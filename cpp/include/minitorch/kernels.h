@@ -24,6 +24,8 @@ enum class RandomOp { Uniform, Normal, Integer };
 enum class ScanOp { Sum, Prod };
 // What the scatter and index_put kernels do at each named place: write or add.
 enum class WriteOp { Put, Add };
+// The three-input elementwise ops of the kernel `ternary` (formulas: elementwise_math.h).
+enum class TernaryOp { Lerp, Addcmul, Addcdiv };
 
 // Geometry of a 2-D sliding window (convolution or pooling) over (N, C, H, W) input:
 // output pixel (oh, ow) reads input rows oh*stride_h - pad_h + kh*dil_h (likewise w).
@@ -153,6 +155,10 @@ struct Attention {
 //             bfloat16, which compute in float32, an operand may be float32 beside a 16-bit
 //             one, or 16-bit beside a float32 out.)
 //  where      out[i] = cond[i] ? a[i] : b[i]; all expanded to out's shape, a/b/out one dtype.
+//  ternary    out[i] = op(a[i], b[i], c[i], value): lerp(a, end b, weight c), a + value * b * c,
+//             a + value * b / c; all expanded to out's shape, one dtype (with float16 / bfloat16
+//             an operand may be a float32 scalar); out may be a (in place). A GPU reads a
+//             0-dim CPU operand (a Python number) on the host, as zip does.
 //  reduce     in: contiguous (outer, R, inner), R >= 1. Reduces the middle dim: values[o, i]
 //             = op over r of in[o, r, i] (and, for max/min and the arg ops, the r it was
 //             found at into indices[o, i], int64: NaN wins, ties go to the smaller r).
@@ -326,6 +332,8 @@ struct Attention {
     X(map, (UnaryOp op, const Tensor& out, const Tensor& in))                                        \
     X(zip, (BinaryOp op, const Tensor& out, const Tensor& a, const Tensor& b))                       \
     X(where, (const Tensor& out, const Tensor& cond, const Tensor& a, const Tensor& b))              \
+    X(ternary, (TernaryOp op, const Tensor& out, const Tensor& a, const Tensor& b, const Tensor& c,  \
+                Scalar value))                                                                       \
     X(reduce, (ReduceOp op, const Tensor& values, const Tensor& indices, const Tensor& in))          \
     X(matmul, (const Tensor& out, const Tensor& a, const Tensor& b, bool sum_batches))               \
     X(gather_rows, (const Tensor& out, const Tensor& in, const Tensor& index,                        \

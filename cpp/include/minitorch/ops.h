@@ -72,6 +72,16 @@ void unary_(UnaryOp op, const Tensor& a);
 // t in dtype dt for the kernels of `device`: a host number (a 0-dim CPU tensor) is converted
 // on the host and stays there, except for narrow integer dtypes (ops/elementwise.cpp).
 Tensor kernel_operand(const Tensor& t, DType dt, Device device);
+// A 0-dim CPU tensor meeting a GPU tensor `other`: a host number (no gradient) stays on
+// the host, read by the kernel as an argument; another moves over (place_beside, follow_device).
+bool host_number(const Tensor& t, const Tensor& other);
+Tensor follow_device(const Tensor& t, const Tensor& other);
+Tensor place_beside(const Tensor& t, const Tensor& other);
+Device op_device(const Tensor& a, const Tensor& b);
+// lerp (a, end b, weight c: a tensor or a Python number), addcmul, addcdiv (ops/ternary.cpp):
+// one kernel; value is addcmul / addcdiv's. ternary_ writes the result into self.
+Tensor ternary(TernaryOp op, const Tensor& a, const Tensor& b, const Tensor& c, Scalar value);
+void ternary_(TernaryOp op, const Tensor& self, const Tensor& b, const Tensor& c, Scalar value);
 
 // ---- reductions (ops/reduce.cpp) ----
 // dims empty = all dims.

@@ -1,6 +1,6 @@
 // zip_loops.h — the loops of the cheapest elementwise ops on contiguous float/double
 // arrays, L lanes at a time: out = a op b for + - * / (each side an array, or one value
-// broadcast), and out = f(x) for relu, neg and abs.
+// broadcast), out = f(x) for relu, neg and abs, and the ternary ops (lerp, addcmul, addcdiv).
 //
 // These ops do one instruction per element, so their speed is how fast a core moves data
 // between the caches and its registers. Included by elementwise.cpp (baseline: 16-byte
@@ -16,6 +16,7 @@
 #include <limits>
 #include <type_traits>
 
+#include "minitorch/elementwise_math.h"
 #include "vector_loops.h"
 
 namespace minitorch::cpu {
@@ -111,6 +112,33 @@ void cheap_map_contiguous(CheapMap op, T* out, const T* x, int64_t n)
         case CheapMap::Relu: return cheap_map_loop<T, L, CheapMap::Relu>(out, x, n);
         case CheapMap::Neg: return cheap_map_loop<T, L, CheapMap::Neg>(out, x, n);
         case CheapMap::Abs: return cheap_map_loop<T, L, CheapMap::Abs>(out, x, n);
+    }
+}
+
+// out = ternary_op(Op, a, b, c, value) over n contiguous elements; c an array, or one value
+// (c_scalar: lerp's number weight). Plain loops that the compiler vectorises to the file's
+// vector width; `omp simd` because out may be a itself (p.lerp_(q, w)), which is safe here:
+// each element is read and written at one index.
+template <class T, TernaryOp Op>
+void ternary_loop(T* out, const T* a, const T* b, const T* c, bool c_scalar, T value, int64_t n)
+{
+    if (c_scalar) {
+        const T cv = *c;
+#pragma omp simd
+        for (int64_t i = 0; i < n; ++i) out[i] = ternary_op(Op, a[i], b[i], cv, value);
+        return;
+    }
+#pragma omp simd
+    for (int64_t i = 0; i < n; ++i) out[i] = ternary_op(Op, a[i], b[i], c[i], value);
+}
+
+template <class T>
+void ternary_contiguous(TernaryOp op, T* out, const T* a, const T* b, const T* c, bool c_scalar, T value, int64_t n)
+{
+    switch (op) {
+        case TernaryOp::Lerp: return ternary_loop<T, TernaryOp::Lerp>(out, a, b, c, c_scalar, value, n);
+        case TernaryOp::Addcmul: return ternary_loop<T, TernaryOp::Addcmul>(out, a, b, c, c_scalar, value, n);
+        case TernaryOp::Addcdiv: return ternary_loop<T, TernaryOp::Addcdiv>(out, a, b, c, c_scalar, value, n);
     }
 }
 

@@ -46,8 +46,6 @@ DType result_type(const Tensor& a, const Tensor& b)
     return category(lo_t) > category(hi->dtype) ? promote(hi->dtype, lo_t) : hi->dtype;
 }
 
-namespace {
-
 // PyTorch lets a 0-dim CPU tensor (a number in tensor form) meet a tensor on any
 // device: it is moved over (a 4-byte copy). Anything else must already match.
 Tensor follow_device(const Tensor& t, const Tensor& other)
@@ -71,8 +69,6 @@ Tensor place_beside(const Tensor& t, const Tensor& other) { return host_number(t
 
 // Either operand of a binary op after place_beside: the device the op runs on.
 Device op_device(const Tensor& a, const Tensor& b) { return a->device().is_cpu() ? b->device() : a->device(); }
-
-}  // namespace
 
 // An operand converted to dtype dt for the kernels of `device`. A host number is converted
 // on the host; it is copied over only where the kernels would stage its dtype (narrow

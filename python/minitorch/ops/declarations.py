@@ -40,7 +40,8 @@ FP32_ALL = "fp32_all"  # runs in float32 on every device (the losses)
 
 # In-place forms:
 GENERIC = "generic"  # Tensor.<name>_ computes <name> and writes the result back (ops/registry.py)
-NATIVE = "native"    # Tensor.<name>_ is written on its own (C++ add_, a fill...)
+NATIVE = "native"    # Tensor.<name>_ is written on its own (C++ add_, a fill...; with python=: that
+                     # module's <name>_ function, attached by ops/registry.py)
 
 MINITORCH = "minitorch"
 FUNCTIONAL = "nn.functional"
@@ -255,9 +256,9 @@ OPS: tuple[Op, ...] = (
     _cpp("nonzero", "indexing.cpp", python="indexing", **NO_GRAD),
     _py("argwhere", python="indexing", **NO_GRAD),
     # everyday math and linear algebra, compositions of the ops above
-    _py("lerp", python="pointwise_math", inplace=GENERIC, dtypes=FLOATING),
-    _py("addcmul", python="pointwise_math", inplace=GENERIC, dtypes=NUMERIC),
-    _py("addcdiv", python="pointwise_math", inplace=GENERIC, dtypes=FLOATING),
+    _cpp("lerp", "ternary.cpp", python="pointwise_math", inplace=NATIVE, dtypes=FLOATING),
+    _cpp("addcmul", "ternary.cpp", python="pointwise_math", inplace=NATIVE, dtypes=NUMERIC),
+    _cpp("addcdiv", "ternary.cpp", python="pointwise_math", inplace=NATIVE, dtypes=FLOATING),
     _py("logaddexp", python="pointwise_math", dtypes=FLOATING),
     _py("logaddexp2", python="pointwise_math", dtypes=FLOATING),
     _py("hypot", python="pointwise_math", inplace=GENERIC, dtypes=FLOATING),

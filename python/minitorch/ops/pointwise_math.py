@@ -1,11 +1,13 @@
-"""Everyday elementwise math written from other elementwise ops: interpolation and fused
-updates (``lerp``, ``addcmul``, ``addcdiv``), stable forms (``logaddexp``, ``logaddexp2``,
+"""Everyday elementwise math: interpolation and fused updates (``lerp``, ``addcmul``,
+``addcdiv`` and their in-place forms: argument checks here, one C++ kernel each,
+ops/ternary.cpp), and, written from other elementwise ops, stable forms (``logaddexp``, ``logaddexp2``,
 ``hypot``, ``xlogy``, ``logit``), NaN handling (``nan_to_num``, ``fmax``, ``fmin``), unit
 changes (``deg2rad``, ``rad2deg``) and ``heaviside``. Their gradients and devices are those
 of the ops they call (where, maximum, log1p...).
 
 Each function takes the tensor first and is both ``Tensor.<name>`` and ``minitorch.<name>``
-(attached by ops/registry.py from ops/declarations.py, which also makes the in-place forms).
+(attached by ops/registry.py from ops/declarations.py, which also makes the in-place forms:
+the generic ones, or this module's ``<name>_`` for an op declared ``inplace=NATIVE``).
 """
 from __future__ import annotations
 
@@ -44,41 +46,61 @@ def _safe_denominator(x: Tensor) -> Tensor:
     return _C.where(x == 0, 1.0, x)
 
 
+def _lerp_args(end, weight) -> None:
+    _tensor_arg("lerp", "end", end)
+    if not isinstance(weight, Tensor) and (isinstance(weight, bool) or not isinstance(weight, numbers.Real)):
+        raise TypeError(f"lerp(): argument 'weight' must be a number or a Tensor, not {type(weight).__name__}")
+
+
 def lerp(self, end: Tensor, weight) -> Tensor:
     """Linear interpolation ``self + weight * (end - self)``; ``weight`` is a number or a
-    tensor (all three broadcast). Computed from the nearer end, as PyTorch does, so
-    ``weight=1`` gives ``end`` exactly.
+    tensor (all three broadcast; tensors of one floating dtype). Computed from the nearer
+    end, as PyTorch does, so ``weight=1`` gives ``end`` exactly. One kernel (C++ ``ternary``).
 
     >>> minitorch.lerp(minitorch.zeros(2), minitorch.ones(2), 0.25).tolist()
     [0.25, 0.25]
     """
-    _tensor_arg("lerp", "end", end)
-    _floating("lerp", self, end, weight)
-    delta = end - self
-    if isinstance(weight, Tensor):
-        return _C.where(weight.abs() < 0.5, self + weight * delta, end - delta * (1 - weight))
-    if isinstance(weight, bool) or not isinstance(weight, numbers.Real):
-        raise TypeError(f"lerp(): argument 'weight' must be a number or a Tensor, not {type(weight).__name__}")
-    return self + delta * weight if abs(weight) < 0.5 else end - delta * (1 - weight)
+    _lerp_args(end, weight)
+    return _C._ternary("lerp", self, end, weight, 1)
+
+
+def lerp_(self, end: Tensor, weight) -> Tensor:
+    """In-place :meth:`lerp`: writes ``self + weight * (end - self)`` into ``self`` in one
+    pass (the EMA update ``avg.lerp_(p, 1 - decay)``) and returns ``self``."""
+    _lerp_args(end, weight)
+    return _C._ternary_("lerp", self, end, weight, 1)
+
+
+def _addc_args(op: str, tensor1, tensor2) -> None:
+    _tensor_arg(op, "tensor1", tensor1)
+    _tensor_arg(op, "tensor2", tensor2)
 
 
 def addcmul(self, tensor1: Tensor, tensor2: Tensor, *, value=1) -> Tensor:
-    """``self + value * tensor1 * tensor2`` (all three broadcast)."""
-    _tensor_arg("addcmul", "tensor1", tensor1)
-    _tensor_arg("addcmul", "tensor2", tensor2)
-    _no_bool("addcmul", self, tensor1, tensor2)
-    prod = tensor1 * tensor2
-    return self + (prod if value == 1 else prod * value)
+    """``self + value * tensor1 * tensor2`` (all three broadcast, dtypes promoted). One kernel."""
+    _addc_args("addcmul", tensor1, tensor2)
+    return _C._ternary("addcmul", self, tensor1, tensor2, value)
+
+
+def addcmul_(self, tensor1: Tensor, tensor2: Tensor, *, value=1) -> Tensor:
+    """In-place :meth:`addcmul`, one pass over ``self`` (Adam's ``exp_avg_sq.addcmul_(g, g,
+    value=1 - beta2)``); returns ``self``."""
+    _addc_args("addcmul_", tensor1, tensor2)
+    return _C._ternary_("addcmul", self, tensor1, tensor2, value)
 
 
 def addcdiv(self, tensor1: Tensor, tensor2: Tensor, *, value=1) -> Tensor:
-    """``self + value * tensor1 / tensor2`` (all three broadcast); integer tensors are refused,
-    as in PyTorch (integer division is ambiguous)."""
-    _tensor_arg("addcdiv", "tensor1", tensor1)
-    _tensor_arg("addcdiv", "tensor2", tensor2)
-    _floating("addcdiv", self, tensor1, tensor2)
-    quot = tensor1 / tensor2
-    return self + (quot if value == 1 else quot * value)
+    """``self + value * tensor1 / tensor2`` (all three broadcast, dtypes promoted); refused
+    when tensor1 and tensor2 are both integer, as in PyTorch (integer division is ambiguous).
+    One kernel."""
+    _addc_args("addcdiv", tensor1, tensor2)
+    return _C._ternary("addcdiv", self, tensor1, tensor2, value)
+
+
+def addcdiv_(self, tensor1: Tensor, tensor2: Tensor, *, value=1) -> Tensor:
+    """In-place :meth:`addcdiv`, one pass over ``self``; returns ``self``."""
+    _addc_args("addcdiv_", tensor1, tensor2)
+    return _C._ternary_("addcdiv", self, tensor1, tensor2, value)
 
 
 def _log_add(self, other, op: str) -> tuple:

@@ -10,7 +10,7 @@ import inspect
 from .. import _C
 from .._C import Tensor
 from ._args import check_input
-from .declarations import FP32_ALL, FUNCTIONAL, GENERIC, MINITORCH, OPS, Op
+from .declarations import FP32_ALL, FUNCTIONAL, GENERIC, MINITORCH, NATIVE, OPS, Op
 
 
 def install_python_ops(module) -> None:
@@ -19,7 +19,9 @@ def install_python_ops(module) -> None:
 
     - it takes the tensor first: ``Tensor.<name>`` is the function, and ``minitorch.<name>``
       calls it after checking that its first argument is a Tensor (``function_from_method``);
-    - its method is C++ (``cpp_method``) or it has none: ``minitorch.<name>`` is the function.
+    - its method is C++ (``cpp_method``) or it has none: ``minitorch.<name>`` is the function;
+    - declared ``inplace=NATIVE`` with a ``<name>_`` function in the module (lerp_, addcmul_):
+      ``Tensor.<name>_`` is that function.
 
     An op with both forms, no Python function and no ``_C.<name>`` (``clone``, ``permute``...)
     gets ``minitorch.<name>`` from its method the same way."""
@@ -27,14 +29,22 @@ def install_python_ops(module) -> None:
         if op.namespace != MINITORCH:
             continue
         if op.python:
-            impl = getattr(importlib.import_module(f"{__package__}.{op.python}"), op.name)
+            impl = getattr(impl_module(op), op.name)
             if op.method and not op.cpp_method:
                 setattr(module.Tensor, op.name, impl)
+                own_inplace = getattr(impl_module(op), op.name + "_", None)
+                if op.inplace == NATIVE and own_inplace is not None:  # lerp_: one kernel (div_ is C++)
+                    setattr(module.Tensor, op.name + "_", own_inplace)
                 impl = function_from_method(op.name)
             if op.function:
                 setattr(module, op.name, impl)
         elif op.function and op.method and not hasattr(_C, op.name):
             setattr(module, op.name, function_from_method(op.name))
+
+
+def impl_module(op: Op):
+    """The module of minitorch.ops that holds the Python functions of ``op`` (``python=``)."""
+    return importlib.import_module(f"{__package__}.{op.python}")
 
 
 def function_from_method(name: str):
