@@ -2,6 +2,7 @@
 // calls a kernel family from kernels.h. Errors name the op and the offending shapes.
 #pragma once
 #include <array>
+#include <functional>
 #include <optional>
 #include <tuple>
 #include <vector>
@@ -42,6 +43,14 @@ void check_same_device(const char* op, const Tensor& a, const Tensor& b);
 // (float32) must have the same dtype", with how to convert the input. bias may be null.
 void check_layer_dtypes(const char* op, const Tensor& x, const Tensor& weight, const Tensor& bias);
 void fill_(const Tensor& dst, Scalar value);
+// The backward of a fused norm (layer_norm, batch_norm, group_norm; ops/nn.cpp): the gradients
+// of its inputs x (contiguous, C = x's dim 1), weight (C,) and bias (C,), the last two in
+// param_dtype. Each is allocated only where `node` needs it and filled by `run(gx, gw, gb)`
+// (the norm's backward kernel; null where not needed), or with zeros when x is empty; each
+// is returned in the shape of the node's input.
+std::vector<Tensor> norm_backward_grads(const autograd::Node& node, const Tensor& x, DType param_dtype,
+                                        const std::function<void(const Tensor& gx, const Tensor& gw,
+                                                                 const Tensor& gb)>& run);
 
 // ---- views (ops/views.cpp) ----
 Tensor view(const Tensor& t, Shape shape);

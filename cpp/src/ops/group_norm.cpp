@@ -29,20 +29,10 @@ struct GroupNormBackward : Node {
     std::vector<Tensor> apply(std::vector<Tensor>& grads) override
     {
         if (autograd::is_grad_enabled()) return gradient_ops(grads[0]);
-        const Device dev = x->device();
-        const int64_t C = x->shape[1];
         Tensor g = contiguous(reshape(to_dtype(grads[0], x->dtype), x->shape));
-        Tensor gx = needs_input_grad(0) ? empty(x->shape, x->dtype, dev) : nullptr;
-        Tensor gw = needs_input_grad(1) ? empty({C}, x->dtype, dev) : nullptr;
-        Tensor gb = needs_input_grad(2) ? empty({C}, x->dtype, dev) : nullptr;
-        if (x->numel()) kernels(dev).group_norm_backward(gx, gw, gb, g, x, mean, rstd, weight);
-        else {
-            if (gx && gx->numel()) fill_(gx, 0.0);
-            if (gw) fill_(gw, 0.0);
-            if (gb) fill_(gb, 0.0);
-        }
-        return {gx ? reshape(gx, input_meta[0].shape) : nullptr, gw ? reshape(gw, input_meta[1].shape) : nullptr,
-                gb ? reshape(gb, input_meta[2].shape) : nullptr};
+        return norm_backward_grads(*this, x, x->dtype, [&](const Tensor& gx, const Tensor& gw, const Tensor& gb) {
+            kernels(x->device()).group_norm_backward(gx, gw, gb, g, x, mean, rstd, weight);
+        });
     }
     void release() override { x.reset(), mean.reset(), rstd.reset(), weight.reset(); }
 

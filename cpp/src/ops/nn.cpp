@@ -181,18 +181,10 @@ struct LayerNormBackward : Node {
     std::vector<Tensor> apply(std::vector<Tensor>& grads) override
     {
         if (autograd::is_grad_enabled()) return gradient_ops(grads[0]);
-        const Device dev = x->device();
         Tensor g = contiguous(reshape(grads[0], x->shape));
-        Tensor gx = needs_input_grad(0) ? empty(x->shape, x->dtype, dev) : nullptr;
-        Tensor gw = needs_input_grad(1) ? empty({x->shape[1]}, x->dtype, dev) : nullptr;
-        Tensor gb = needs_input_grad(2) ? empty({x->shape[1]}, x->dtype, dev) : nullptr;
-        if (x->numel()) kernels(dev).layer_norm_backward(gx, gw, gb, g, x, mean, rstd, weight);
-        else {
-            if (gw) fill_(gw, 0.0);
-            if (gb) fill_(gb, 0.0);
-        }
-        return {gx ? reshape(gx, input_meta[0].shape) : nullptr, gw ? reshape(gw, input_meta[1].shape) : nullptr,
-                gb ? reshape(gb, input_meta[2].shape) : nullptr};
+        return norm_backward_grads(*this, x, x->dtype, [&](const Tensor& gx, const Tensor& gw, const Tensor& gb) {
+            kernels(x->device()).layer_norm_backward(gx, gw, gb, g, x, mean, rstd, weight);
+        });
     }
     void release() override { x.reset(), mean.reset(), rstd.reset(), weight.reset(); }
 
@@ -226,6 +218,23 @@ struct LayerNormBackward : Node {
 };
 
 }  // namespace
+
+std::vector<Tensor> norm_backward_grads(const autograd::Node& node, const Tensor& x, DType param_dtype,
+                                        const std::function<void(const Tensor& gx, const Tensor& gw,
+                                                                 const Tensor& gb)>& run)
+{
+    const Device dev = x->device();
+    const int64_t C = x->shape[1];
+    Tensor gx = node.needs_input_grad(0) ? empty(x->shape, x->dtype, dev) : nullptr;
+    Tensor gw = node.needs_input_grad(1) ? empty({C}, param_dtype, dev) : nullptr;
+    Tensor gb = node.needs_input_grad(2) ? empty({C}, param_dtype, dev) : nullptr;
+    if (x->numel()) run(gx, gw, gb);
+    else
+        for (const Tensor* t : {&gx, &gw, &gb})
+            if (*t && (*t)->numel()) fill_(*t, 0.0);
+    auto in_shape = [&](const Tensor& t, size_t i) { return t ? reshape(t, node.input_meta[i].shape) : nullptr; };
+    return {in_shape(gx, 0), in_shape(gw, 1), in_shape(gb, 2)};
+}
 
 Tensor layer_norm(const Tensor& x, int64_t D, const Tensor& weight, const Tensor& bias, double eps)
 {
