@@ -62,10 +62,27 @@ struct RnnSlots {
     int64_t h_out(int64_t t) const { return reverse ? t : t + 1; }
     int64_t h_prev(int64_t t) const { return reverse ? t + 1 : t; }
     int64_t h0() const { return reverse ? T : 0; }
-    int64_t outputs_start() const { return reverse ? 0 : 1; }
-    int64_t prevs_start() const { return reverse ? 1 : 0; }
+    // The outputs h[0..T-1] in time order, and the states the steps read, as (T, N, H) views of hs.
+    Tensor outputs(const Tensor& hs) const { return slice(hs, 0, reverse ? 0 : 1, reverse ? T : T + 1, 1); }
+    Tensor prevs(const Tensor& hs) const { return slice(hs, 0, reverse ? 1 : 0, reverse ? T + 1 : T, 1); }
     int64_t c_prev(int64_t t) const { return reverse ? t + 1 : t - 1; }  // for k > 0
 };
+
+// The forward loop of both layers: h0 into its slot of hs (N, H > 0), then per step k (time t)
+// hw = h[prev] W_hh^T, one GEMM, and cell(k, t, hw, h_prev), the layer's cell kernel. W_hh is
+// read transposed by cuBLAS, no copy. Runs under no_grad: the GEMMs are the node's own work.
+template <class Cell>
+void run_steps(const RnnSlots& slot, const Tensor& hs, const Tensor& h0, const Tensor& w_hh, Cell&& cell)
+{
+    autograd::NoGradGuard guard;
+    copy_(select(hs, 0, slot.h0()), h0);
+    const Tensor w_t = transpose(w_hh, 0, 1);
+    for (int64_t k = 0; k < slot.T; ++k) {
+        const int64_t t = slot.time(k);
+        const Tensor h_prev = select(hs, 0, slot.h_prev(t));
+        cell(k, t, matmul(h_prev, w_t), h_prev);
+    }
+}
 
 // derivative of lstm_layer, input xw: dgates of every step, stacked (each step's from rnn_math.h, with dh = dy[t] + dgates[next] W_hh and dc carried from the next step)
 // derivative of lstm_layer, input h0: dgates[first step] W_hh
@@ -96,9 +113,7 @@ struct LstmLayerBackward : Node {
             }
             dh0 = dh;
             if (needs_input_grad(3)) {
-                const int64_t first = slot.prevs_start();
-                Tensor prev = reshape(slice(hs, 0, first, first + T, 1), {T * N, H});
-                dw = matmul(transpose(reshape(dgates, {T * N, H4}), 0, 1), prev);
+                dw = matmul(transpose(reshape(dgates, {T * N, H4}), 0, 1), reshape(slot.prevs(hs), {T * N, H}));
             }
         } else {
             dh0 = zeros({N, H}, act->dtype, dev);
@@ -142,12 +157,10 @@ struct GruLayerBackward : Node {
             if (needs_input_grad(1)) dh0 = binary(BinaryOp::Add, dh, direct);
             const Tensor rows = reshape(dhw, {T * N, 3 * H});
             if (needs_input_grad(2)) {
-                const int64_t first = slot.prevs_start();
-                dw = matmul(transpose(rows, 0, 1), reshape(slice(hs, 0, first, first + T, 1), {T * N, H}));
+                dw = matmul(transpose(rows, 0, 1), reshape(slot.prevs(hs), {T * N, H}));
             }
             if (needs_input_grad(3)) db = sum(rows, {0}, false, std::nullopt);
         } else {
-            dxw = zeros(dxw->shape, dt, dev);
             dh0 = zeros({N, H}, dt, dev);
             dw = zeros(w_hh->shape, dt, dev);
             db = zeros({3 * H}, dt, dev);
@@ -203,28 +216,20 @@ std::tuple<Tensor, Tensor, Tensor> lstm_layer(const Tensor& xw, const Tensor& h0
     const Device dev = xw->device();
     const DType dt = xw->dtype;
     const RnnSlots slot{T, reverse};
-    Tensor x, hs, cs, act, c0c;
+    Tensor x, c0c;
     {
-        autograd::NoGradGuard guard;  // the GEMMs below are the node's own work, not graph nodes
-        x = contiguous(xw);
-        c0c = contiguous(c0);
-        hs = empty({T + 1, N, H}, dt, dev);
-        cs = empty({T, N, H}, dt, dev);
-        act = empty({T, N, H4}, dt, dev);
-        if (N * H > 0) {
-            copy_(select(hs, 0, slot.h0()), h0);
-            const Tensor w_t = transpose(w_hh, 0, 1);  // (H, 4H): cuBLAS reads it transposed, no copy
-            for (int64_t k = 0; k < T; ++k) {
-                const int64_t t = slot.time(k);
-                Tensor hw = matmul(select(hs, 0, slot.h_prev(t)), w_t);  // (N, 4H)
-                const Tensor c_prev = k == 0 ? c0c : select(cs, 0, slot.c_prev(t));
-                kernels(dev).lstm_cell(select(hs, 0, slot.h_out(t)), select(cs, 0, t), select(act, 0, t),
-                                       select(x, 0, t), hw, c_prev);
-            }
-        }
+        autograd::NoGradGuard guard;  // layouts only: the node below records xw and c0 themselves
+        x = contiguous(xw), c0c = contiguous(c0);
     }
+    const Tensor hs = empty({T + 1, N, H}, dt, dev), cs = empty({T, N, H}, dt, dev), act = empty({T, N, H4}, dt, dev);
+    if (N * H > 0)
+        run_steps(slot, hs, h0, w_hh, [&](int64_t k, int64_t t, const Tensor& hw, const Tensor&) {
+            const Tensor c_prev = k == 0 ? c0c : select(cs, 0, slot.c_prev(t));
+            kernels(dev).lstm_cell(select(hs, 0, slot.h_out(t)), select(cs, 0, t), select(act, 0, t), select(x, 0, t),
+                                   hw, c_prev);
+        });
     const int64_t last = slot.time(T - 1);
-    Tensor out = slice(hs, 0, slot.outputs_start(), slot.outputs_start() + T, 1);
+    Tensor out = slot.outputs(hs);
     Tensor h_n = select(hs, 0, slot.h_out(last)), c_n = select(cs, 0, last);
     if (autograd::needs_grad({&xw, &h0, &c0, &w_hh})) {
         auto node = std::make_shared<LstmLayerBackward>();
@@ -261,25 +266,17 @@ std::tuple<Tensor, Tensor> gru_layer(const Tensor& xw, const Tensor& h0, const T
     const Device dev = xw->device();
     const DType dt = xw->dtype;
     const RnnSlots slot{T, reverse};
-    Tensor hs, act;
+    Tensor x, b;
     {
-        autograd::NoGradGuard guard;  // the GEMMs below are the node's own work, not graph nodes
-        const Tensor x = contiguous(xw), b = b_hh ? contiguous(b_hh) : nullptr;
-        hs = empty({T + 1, N, H}, dt, dev);
-        act = empty({T, N, 4 * H}, dt, dev);
-        if (N * H > 0) {
-            copy_(select(hs, 0, slot.h0()), h0);
-            const Tensor w_t = transpose(w_hh, 0, 1);  // (H, 3H): read transposed, no copy
-            for (int64_t k = 0; k < T; ++k) {
-                const int64_t t = slot.time(k);
-                const Tensor h_prev = select(hs, 0, slot.h_prev(t));
-                Tensor hw = matmul(h_prev, w_t);  // (N, 3H)
-                kernels(dev).gru_cell(select(hs, 0, slot.h_out(t)), select(act, 0, t), select(x, 0, t), hw, b,
-                                      h_prev);
-            }
-        }
+        autograd::NoGradGuard guard;  // layouts only: the node below records xw and b_hh themselves
+        x = contiguous(xw), b = b_hh ? contiguous(b_hh) : nullptr;
     }
-    Tensor out = slice(hs, 0, slot.outputs_start(), slot.outputs_start() + T, 1);
+    const Tensor hs = empty({T + 1, N, H}, dt, dev), act = empty({T, N, 4 * H}, dt, dev);
+    if (N * H > 0)
+        run_steps(slot, hs, h0, w_hh, [&](int64_t, int64_t t, const Tensor& hw, const Tensor& h_prev) {
+            kernels(dev).gru_cell(select(hs, 0, slot.h_out(t)), select(act, 0, t), select(x, 0, t), hw, b, h_prev);
+        });
+    Tensor out = slot.outputs(hs);
     Tensor h_n = select(hs, 0, slot.h_out(slot.time(T - 1)));
     if (autograd::needs_grad({&xw, &h0, &w_hh, &b_hh})) {
         auto node = std::make_shared<GruLayerBackward>();
