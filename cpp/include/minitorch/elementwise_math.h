@@ -308,6 +308,9 @@ MT_HOST_DEVICE MT_ALWAYS_INLINE T binary_op(BinaryOp op, T a, T b)
         case BinaryOp::FloorDivide: return floor_divide_of(a, b);
         case BinaryOp::Atan2: if constexpr (std::is_floating_point_v<T>) return math_atan2(a, b); else return a;
         case BinaryOp::ThresholdBackward: return b > T(0) ? a : T(0);
+        // tanh's and sigmoid's backward from the output b = tanh(x) or sigmoid(x).
+        case BinaryOp::TanhBackward: return static_cast<T>(a * (T(1) - b * b));
+        case BinaryOp::SigmoidBackward: return static_cast<T>(a * b * (T(1) - b));
         // The fused activations' backward: a is the output's gradient, b the input.
         case BinaryOp::GeluBackward: if constexpr (kFloat) return a * gelu_derivative(b); else return a;
         case BinaryOp::GeluTanhBackward: if constexpr (kFloat) return a * gelu_tanh_derivative(b); else return a;

@@ -22,7 +22,9 @@
 // a requires grad), likewise for b; kSavesA | kSavesB | kSavesY combine.
 // A name starting with '_' is internal (as PyTorch's aten ops): _C and Tensor have it,
 // the minitorch namespace does not. _threshold_backward(g, y) = g where y > 0, else 0 is
-// ReLU's backward in one kernel (PyTorch's threshold_backward).
+// ReLU's backward in one kernel (PyTorch's threshold_backward); likewise
+// _tanh_backward(g, y) = g (1 - y^2) and _sigmoid_backward(g, y) = g y (1 - y), written
+// with the output y (PyTorch's tanh_backward, sigmoid_backward).
 //
 // The fused activations (_gelu, _gelu_tanh, _silu, _mish, _hardswish, _hardsigmoid; what
 // nn.functional calls) are one kernel forward and one kernel backward: each gradient is a
@@ -52,8 +54,8 @@
     X(Log2,       log2,        Float,     kSavesX,    g / (x * 0.6931471805599453))               \
     X(Sqrt,       sqrt,        Float,     kSavesY,    g / (y * 2))                                \
     X(Rsqrt,      rsqrt,       Float,     kSavesY,    g * y * y * y * -0.5)                       \
-    X(Sigmoid,    sigmoid,     Float,     kSavesY,    g * y * (1 - y))                            \
-    X(Tanh,       tanh,        Float,     kSavesY,    g * (1 - y * y))                            \
+    X(Sigmoid,    sigmoid,     Float,     kSavesY,    sigmoid_backward(g, y))                     \
+    X(Tanh,       tanh,        Float,     kSavesY,    tanh_backward(g, y))                        \
     X(Sin,        sin,         Float,     kSavesX,    g * cos(x))                                 \
     X(Cos,        cos,         Float,     kSavesX,    -g * sin(x))                                \
     X(Tan,        tan,         Float,     kSavesY,    g * (1 + y * y))                            \
@@ -101,6 +103,10 @@
       g * b / (a * a + b * b), -g * a / (a * a + b * b))                                          \
     X(ThresholdBackward, _threshold_backward, Same, kSavesB, kSavesNone,                          \
       threshold_backward(g, b), zeros_like(g))                                                    \
+    X(TanhBackward, _tanh_backward, Float, kSavesB, kSavesA | kSavesB,                           \
+      tanh_backward(g, b), g * a * b * -2)                                                        \
+    X(SigmoidBackward, _sigmoid_backward, Float, kSavesB, kSavesA | kSavesB,                     \
+      sigmoid_backward(g, b), g * a * (1 - b * 2))                                                \
     X(GeluBackward, _gelu_backward, Float, kSavesB, kSavesA | kSavesB,                           \
       gelu_backward(g, b), g * a * gelu_second_derivative(b))                                     \
     X(GeluTanhBackward, _gelu_tanh_backward, Float, kSavesB, kSavesA | kSavesB,                   \

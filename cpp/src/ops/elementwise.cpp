@@ -337,6 +337,8 @@ Expr trunc(const Expr& x) { return un(UnaryOp::Trunc, x); }
 Expr pow(const Expr& a, const Expr& b) { return bin(BinaryOp::Pow, a, b); }
 Expr logical_and(const Expr& a, const Expr& b) { return bin(BinaryOp::LogicalAnd, a, b); }
 Expr threshold_backward(const Expr& g, const Expr& y) { return bin(BinaryOp::ThresholdBackward, g, y); }
+Expr tanh_backward(const Expr& g, const Expr& y) { return bin(BinaryOp::TanhBackward, g, y); }
+Expr sigmoid_backward(const Expr& g, const Expr& y) { return bin(BinaryOp::SigmoidBackward, g, y); }
 Expr where(const Expr& cond, double a, const Expr& b) { return {where(cond.t, num(a, b.t), b.t)}; }
 Expr zeros_like(const Expr& g) { return {zeros(g.t->shape, g.t->dtype, g.t->device())}; }
 const Expr not_differentiable{};  // the column of ops whose output is bool or integer
