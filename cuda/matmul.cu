@@ -124,8 +124,9 @@ cublasHandle_t cublas_handle()
 // operand with contiguous rows is, read column-major, already its transpose (op N); one
 // with contiguous columns (a transposed view) needs op T. la/lb: A's and B's layouts,
 // sa/sb their batch strides (0 for a broadcast operand).
+// accumulate: out += A @ B (cuBLAS's beta = 1) instead of out = A @ B.
 void gemm_cublas(const Tensor& a, const Tensor& b, const Tensor& out, int64_t batch, int64_t M, int64_t N, int64_t K,
-                 BlasLayout la, BlasLayout lb, int64_t sa, int64_t sb)
+                 BlasLayout la, BlasLayout lb, int64_t sa, int64_t sb, bool accumulate)
 {
     MT_CHECK_RUNTIME(M <= INT32_MAX && N <= INT32_MAX && K <= INT32_MAX && batch <= INT32_MAX && la.ld <= INT32_MAX &&
                          lb.ld <= INT32_MAX,
@@ -134,7 +135,7 @@ void gemm_cublas(const Tensor& a, const Tensor& b, const Tensor& out, int64_t ba
     if (out->dtype == DType::Float32 && tf32_allowed_now()) {
         // TF32: the inputs are rounded to 10 mantissa bits inside the tensor cores, the sums
         // stay float32 (backends.cuda.matmul.allow_tf32 / backends.cudnn.allow_tf32).
-        const float alpha = 1.0f, beta = 0.0f;
+        const float alpha = 1.0f, beta = accumulate ? 1.0f : 0.0f;
         ProfiledLaunch profiled("cublasGemmStridedBatchedEx(tf32)", dim3(0, 0, 0), dim3(0, 0, 0), 0);
         MT_CUBLAS_CHECK(cublasGemmStridedBatchedEx(cublas_handle(), opb, opa, int(N), int(M), int(K), &alpha,
                                                    b->data_as<float>(), CUDA_R_32F, int(lb.ld), sb, a->data_as<float>(),
@@ -145,7 +146,7 @@ void gemm_cublas(const Tensor& a, const Tensor& b, const Tensor& out, int64_t ba
         // float16 / bfloat16 in and out, float32 sums: cuBLAS runs it on the tensor cores.
         const bool fp16 = out->dtype == DType::Float16;
         const cudaDataType_t type = fp16 ? CUDA_R_16F : CUDA_R_16BF;
-        const float alpha = 1.0f, beta = 0.0f;
+        const float alpha = 1.0f, beta = accumulate ? 1.0f : 0.0f;
         ProfiledLaunch profiled(fp16 ? "cublasGemmStridedBatchedEx(fp16)" : "cublasGemmStridedBatchedEx(bf16)",
                                 dim3(0, 0, 0), dim3(0, 0, 0), 0);
         MT_CUBLAS_CHECK(cublasGemmStridedBatchedEx(cublas_handle(), opb, opa, int(N), int(M), int(K), &alpha, b->data(),
@@ -153,13 +154,13 @@ void gemm_cublas(const Tensor& a, const Tensor& b, const Tensor& out, int64_t ba
                                                    out->data(), type, int(N), M * N, int(batch), CUBLAS_COMPUTE_32F,
                                                    CUBLAS_GEMM_DEFAULT));
     } else if (out->dtype == DType::Float32) {
-        const float alpha = 1.0f, beta = 0.0f;
+        const float alpha = 1.0f, beta = accumulate ? 1.0f : 0.0f;
         ProfiledLaunch profiled("cublasSgemmStridedBatched", dim3(0, 0, 0), dim3(0, 0, 0), 0);  // one entry per call
         MT_CUBLAS_CHECK(cublasSgemmStridedBatched(cublas_handle(), opb, opa, int(N), int(M), int(K), &alpha,
                                                   b->data_as<float>(), int(lb.ld), sb, a->data_as<float>(), int(la.ld),
                                                   sa, &beta, out->data_as<float>(), int(N), M * N, int(batch)));
     } else {
-        const double alpha = 1.0, beta = 0.0;
+        const double alpha = 1.0, beta = accumulate ? 1.0 : 0.0;
         ProfiledLaunch profiled("cublasDgemmStridedBatched", dim3(0, 0, 0), dim3(0, 0, 0), 0);
         MT_CUBLAS_CHECK(cublasDgemmStridedBatched(cublas_handle(), opb, opa, int(N), int(M), int(K), &alpha,
                                                   b->data_as<double>(), int(lb.ld), sb, a->data_as<double>(), int(la.ld),
@@ -203,11 +204,13 @@ void matmul(const Tensor& out, const Tensor& a_in, const Tensor& b_in, bool sum_
         M *= batch, batch = 1;
 #if !MT_CUDA_EMULATED
     if (use_cublas) {
-        // sum_batches: one batched GEMM into scratch matrices, then one kernel adds them up.
-        Tensor c = sum_batches ? empty({batch, M, N}, out->dtype, out->device()) : out;
+        // sum_batches: one product is added by the GEMM itself (beta = 1; the RNN layers' steps);
+        // more go as one batched GEMM into scratch matrices, then one kernel adds them up.
+        const bool scratch = sum_batches && batch > 1;
+        Tensor c = scratch ? empty({batch, M, N}, out->dtype, out->device()) : out;
         gemm_cublas(a, b, c, batch, M, N, K, blas_layout(M, K, a->strides[nd - 2], a->strides[nd - 1]),
-                    blas_layout(K, N, b->strides[nd - 2], b->strides[nd - 1]), sa, sb);
-        if (sum_batches) {
+                    blas_layout(K, N, b->strides[nd - 2], b->strides[nd - 1]), sa, sb, sum_batches && !scratch);
+        if (scratch) {
             dispatch_floating(out->dtype, "matmul", [&](auto tag) {
                 using T = typename decltype(tag)::type;
                 MT_LAUNCH(blocks_for(M * N), kThreads, 0, 0, add_batches_kernel<T>)(c->data_as<T>(), out->data_as<T>(),
@@ -237,13 +240,15 @@ void matmul(const Tensor& out, const Tensor& a_in, const Tensor& b_in, bool sum_
 }
 
 // float16 / bfloat16 operands of a plain GEMM are read as they are: by cuBLAS, or by the
-// teaching kernels (the emulated build's), which sum in float32. The weight gradient of a
-// convolution (sum_batches, which adds its batches with a float kernel) and mixed dtypes
-// compute in float32 through Widen, as every other kernel does.
+// teaching kernels (the emulated build's), which sum in float32; so is one product added
+// into out (sum_batches of two matrices). The weight gradient of a convolution (sum_batches
+// over batches, which adds them with a float kernel) and mixed dtypes compute in float32
+// through Widen, as every other kernel does.
 void matmul_native16(const Tensor& out, const Tensor& a, const Tensor& b, bool sum_batches)
 {
-    const bool native = !sum_batches && is_16bit(out->dtype) && a->dtype == out->dtype && b->dtype == out->dtype;
-    if (native) return matmul(out, a, b, false);
+    const bool native = (!sum_batches || (a->dim() == 2 && b->dim() == 2)) && is_16bit(out->dtype) &&
+                        a->dtype == out->dtype && b->dtype == out->dtype;
+    if (native) return matmul(out, a, b, sum_batches);
     using Matmul = void(const Tensor&, const Tensor&, const Tensor&, bool);
     detail::Widen<Matmul>::call<&matmul, &copy>(out, a, b, sum_batches);
 }

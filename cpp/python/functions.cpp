@@ -295,6 +295,13 @@ void bind_functions(py::module_& m)
                              b_hh.is_none() ? Tensor() : tensor_arg(b_hh, "gru_layer", "b_hh"), reverse);
         },
         py::arg("xw"), py::arg("h0"), py::arg("w_hh"), py::arg("b_hh") = py::none(), py::arg("reverse") = false);
+    m.def(
+        "_rnn_layer",
+        [](py::handle xw, py::handle h0, py::handle w_hh, bool relu, bool reverse) {
+            return rnn_layer(tensor_arg(xw, "rnn_layer", "xw"), tensor_arg(h0, "rnn_layer", "h0"),
+                             tensor_arg(w_hh, "rnn_layer", "w_hh"), relu, reverse);
+        },
+        py::arg("xw"), py::arg("h0"), py::arg("w_hh"), py::arg("relu") = false, py::arg("reverse") = false);
     m.def("_cross_entropy", [](py::handle x, py::handle t, int reduction, int64_t ignore_index) {
         return cross_entropy(tensor_arg(x, "cross_entropy"), tensor_arg(t, "cross_entropy", "target"), reduction,
                              ignore_index);

@@ -1,5 +1,5 @@
-"""The whole-layer recurrent ops (``_C._lstm_layer``, ``_C._gru_layer``, cpp/src/ops/rnn.cpp),
-which nn.LSTM and nn.GRU run for each layer and direction: values against a NumPy loop over
+"""The whole-layer recurrent ops (``_C._lstm_layer``, ``_C._gru_layer``, ``_C._rnn_layer``,
+cpp/src/ops/rnn.cpp), which nn.LSTM, nn.GRU and nn.RNN run for each layer and direction: values against a NumPy loop over
 the steps, float64 gradcheck of every input, the modules against the step-by-step
 composition they replaced (values and every gradient), autocast, errors, and the structure
 (graph nodes, kernel launches per step)."""
@@ -12,7 +12,7 @@ import minitorch
 from conftest import CUDA_SKIP_REASON
 from minitorch import _C, nn
 from minitorch.nn import functional as F
-from minitorch.nn.rnn import _gru_step, _lstm_step
+from minitorch.nn.rnn import _gru_step, _lstm_step, _rnn_step
 from minitorch.profiler import ProfilerActivity, profile
 from minitorch.testing import assert_close, gradcheck
 
@@ -178,9 +178,71 @@ def test_gru_layer_errors(device):
     assert_close(b.grad, np.zeros(9))
 
 
-# ---- both layers: 16-bit values and float64 gradcheck ------------------------------------
+# ---- rnn_layer (nn.RNN): h' = tanh or relu of xw[t] + h W_hh^T ----------------------------
 
-LAYERS = {"lstm": (inputs, np_lstm_layer, _C._lstm_layer), "gru": (gru_inputs, np_gru_layer, _C._gru_layer)}
+def np_rnn_layer(xw, h0, w_hh, relu=False, reverse=False):
+    out = np.zeros(xw.shape)
+    h = h0
+    for t in (range(xw.shape[0] - 1, -1, -1) if reverse else range(xw.shape[0])):
+        pre = xw[t] + h @ w_hh.T
+        h = np.maximum(pre, 0) if relu else np.tanh(pre)
+        out[t] = h
+    return out, h
+
+
+def rnn_inputs(steps, n, hidden, device, seed=0, grad=False, dtype=None):
+    xw, h0, w = arr((steps, n, hidden), seed), arr((n, hidden), seed + 1, 0.5), arr((hidden, hidden), seed + 3, 0.4)
+    return (xw, h0, w), [T(a, device, grad, dtype) for a in (xw, h0, w)]
+
+
+@pytest.mark.parametrize("relu", [False, True])
+@pytest.mark.parametrize("reverse", [False, True])
+@pytest.mark.parametrize("steps,n,hidden", [(1, 1, 1), (5, 3, 4), (3, 4, 33)])
+def test_rnn_layer_matches_numpy(device, relu, reverse, steps, n, hidden):
+    ref_in, args = rnn_inputs(steps, n, hidden, device)
+    got = _C._rnn_layer(*args, relu, reverse)
+    for g, want in zip(got, np_rnn_layer(*ref_in, relu=relu, reverse=reverse)):
+        assert_close(g, want, rtol=1e-10, atol=1e-12)
+    xw = args[0]
+    assert_close(xw, ref_in[0], rtol=0, atol=0)  # the op adds into its own copy, not into xw
+
+
+def test_rnn_layer_errors(device):
+    _, (xw, h0, w) = rnn_inputs(3, 2, 4, device)
+    with pytest.raises(ValueError, match="rnn_layer"):
+        _C._rnn_layer(xw[:, :, :3], h0, w)
+    with pytest.raises(ValueError, match="rnn_layer"):
+        _C._rnn_layer(xw, h0[:1], w)
+    with pytest.raises(ValueError, match="rnn_layer"):
+        _C._rnn_layer(xw, h0, w[:3])
+    with pytest.raises(ValueError, match="rnn_layer"):
+        _C._rnn_layer(xw[:0], h0, w)
+    with pytest.raises(ValueError, match="rnn_layer"):
+        _C._rnn_layer(xw[0], h0, w)
+    with pytest.raises(TypeError, match="rnn_layer"):
+        _C._rnn_layer(xw, h0.float(), w)
+    with pytest.raises(TypeError, match="rnn_layer"):
+        _C._rnn_layer(xw.long(), h0.long(), w.long())
+    _, (xw, h0, w) = rnn_inputs(3, 2, 4, device, grad=True)
+    out, h = _C._rnn_layer(xw[:, :0], h0[:0], w)
+    assert tuple(out.shape) == (3, 0, 4) and out.grad_fn.name() == "RnnLayerBackward0"
+    out.sum().backward()
+    assert_close(w.grad, np.zeros((4, 4)))
+
+
+def _rnn_tanh(xw, h0, w, reverse=False):
+    return _C._rnn_layer(xw, h0, w, False, reverse)
+
+
+def _rnn_relu(xw, h0, w, reverse=False):
+    return _C._rnn_layer(xw, h0, w, True, reverse)
+
+
+# ---- every layer: 16-bit values and float64 gradcheck -------------------------------------
+
+LAYERS = {"lstm": (inputs, np_lstm_layer, _C._lstm_layer), "gru": (gru_inputs, np_gru_layer, _C._gru_layer),
+          "rnn_tanh": (rnn_inputs, np_rnn_layer, _rnn_tanh),
+          "rnn_relu": (rnn_inputs, lambda *a: np_rnn_layer(*a, relu=True), _rnn_relu)}
 
 
 @pytest.mark.parametrize("layer", LAYERS)
@@ -215,8 +277,9 @@ def test_gru_layer_gradcheck_without_bias(device):
 # ---- nn.LSTM and nn.GRU against the step-by-step composition they replaced ---------------
 
 def composed(module, x):
-    """nn.LSTM / nn.GRU written step by step (``_lstm_step``, ``_gru_step``): the reference."""
-    lstm = isinstance(module, nn.LSTM)
+    """nn.LSTM / nn.GRU / nn.RNN written step by step (``_lstm_step``, ``_gru_step``, ``_rnn_step``):
+    the reference."""
+    lstm, gru = isinstance(module, nn.LSTM), isinstance(module, nn.GRU)
     layers_in = x.transpose(0, 1) if module.batch_first else x
     dirs = 2 if module.bidirectional else 1
     finals_h, finals_c = [], []
@@ -238,8 +301,10 @@ def composed(module, x):
             for t in steps:
                 if lstm:
                     h, c = _lstm_step(xw[t], h, c, w_hh, b_hh)
-                else:
+                elif gru:
                     h = _gru_step(xw[t], h, w_hh, b_hh)
+                else:
+                    h = _rnn_step(xw[t], h, w_hh, b_hh, module.nonlinearity == "relu")
                 hs[t] = h
             outs.append(minitorch.stack(hs, 0))
             finals_h.append(h)
@@ -250,7 +315,11 @@ def composed(module, x):
     return out, ((h_n, minitorch.stack(finals_c, 0)) if lstm else h_n)
 
 
-@pytest.mark.parametrize("kind", [nn.LSTM, nn.GRU])
+def _rnn_relu_module(*args, **kw):
+    return nn.RNN(*args, nonlinearity="relu", **kw)
+
+
+@pytest.mark.parametrize("kind", [nn.LSTM, nn.GRU, nn.RNN, _rnn_relu_module])
 @pytest.mark.parametrize("layers,bidirectional,batch_first,bias", [(1, False, True, True), (2, True, False, True),
                                                                    (2, False, False, False)])
 def test_module_matches_the_step_by_step_composition(device, kind, layers, bidirectional, batch_first, bias):
@@ -278,7 +347,8 @@ def test_module_matches_the_step_by_step_composition(device, kind, layers, bidir
         assert_close(g, p.grad, rtol=1e-9, atol=1e-11)
 
 
-@pytest.mark.parametrize("kind,node", [(nn.LSTM, "LstmLayerBackward0"), (nn.GRU, "GruLayerBackward0")])
+@pytest.mark.parametrize("kind,node", [(nn.LSTM, "LstmLayerBackward0"), (nn.GRU, "GruLayerBackward0"),
+                                       (nn.RNN, "RnnLayerBackward0")])
 def test_module_has_one_node_per_layer_and_direction(device, kind, node):
     module = kind(3, 4, num_layers=2, bidirectional=True).to(device)
     out, _ = module(T(arr((5, 2, 3)).astype(np.float32), device))
@@ -292,6 +362,7 @@ def test_module_has_one_node_per_layer_and_direction(device, kind, node):
         names.append(fn.name())
         todo.extend(f for f, _ in fn.next_functions)
     assert names.count(node) == 4 and "LstmCellBackward0" not in names and "SigmoidBackward0" not in names
+    assert "TanhBackward0" not in names and "MmBackward0" not in names
 
 
 @pytest.mark.parametrize("kind", [nn.LSTM, nn.GRU, nn.RNN])
@@ -303,7 +374,7 @@ def test_module_hidden_of_another_dtype_is_refused(device, kind):
         module(x, (h0, h0.float()) if kind is nn.LSTM else h0)
 
 
-@pytest.mark.parametrize("kind", [nn.LSTM, nn.GRU])
+@pytest.mark.parametrize("kind", [nn.LSTM, nn.GRU, nn.RNN])
 def test_module_under_autocast_runs_in_the_16_bit_dtype(device, kind):
     module = kind(3, 4, num_layers=2).to(device)
     x = T(arr((5, 2, 3)), device, dtype=minitorch.float32)
@@ -359,3 +430,24 @@ def test_gru_layer_launches_two_kernels_per_step():
     # per step the cell's backward and the dh GEMM; then dh0's add, dW_hh's GEMM and b_hh's sum
     assert sum("gru_cell_backward" in k for k in backward) == steps, backward
     assert len(backward) <= 2 * steps + 5, backward
+
+
+@pytest.mark.needs_cuda
+@pytest.mark.skipif(not minitorch.cuda.is_available(), reason=CUDA_SKIP_REASON)
+@pytest.mark.parametrize("dtype", [minitorch.float32, minitorch.bfloat16])
+def test_rnn_layer_launches_two_kernels_per_step(dtype):
+    steps = 5
+    _, args = rnn_inputs(steps, 4, 8, "cuda", grad=True, dtype=dtype)
+    with profile(activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA]) as prof:
+        out, h = _C._rnn_layer(*args, False, True)
+    forward = [k.name for e in prof.events() for k in e.kernels]
+    # xw into the op's scratch and h0 into the state buffer, then per step the GEMM adding
+    # h W_hh^T into the scratch's step and tanh's map (16-bit too: no float32 staging)
+    assert len(forward) == 2 * steps + 2, forward
+    loss = out.sum() + h.sum()
+    with profile(activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA]) as prof:
+        loss.backward()
+    backward = [k.name for k in [e for e in prof.events() if e.name == "RnnLayerBackward0"][0].kernels]
+    # dy's copy and h_n's add, then per step one zip (tanh's backward) and one accumulating
+    # GEMM (none before the first step), dh0's GEMM and dW_hh's over all the steps
+    assert len(backward) == 2 * steps + 3, backward

@@ -205,6 +205,9 @@ std::tuple<Tensor, Tensor, Tensor> lstm_layer(const Tensor& xw, const Tensor& h0
 // b_hh (3H,) or null. Returns the outputs (T, N, H) and h_n (N, H).
 std::tuple<Tensor, Tensor> gru_layer(const Tensor& xw, const Tensor& h0, const Tensor& w_hh, const Tensor& b_hh,
                                      bool reverse);
+// A whole Elman RNN layer: xw (T, N, H) = x W_ih^T + b_ih + b_hh, h0 (N, H), w_hh (H, H);
+// h' = tanh (or relu) of xw[t] + h W_hh^T. Returns the outputs (T, N, H) and h_n (N, H).
+std::tuple<Tensor, Tensor> rnn_layer(const Tensor& xw, const Tensor& h0, const Tensor& w_hh, bool relu, bool reverse);
 // Fused attention (ops/attention.cpp): softmax(query key^T * scale + mask) value over the last
 // two dims, query (..., L, E), key (..., S, E), value (..., S, Ev) of one batch shape; attn_mask
 // null, bool (True = attend) or additive, broadcastable to (..., L, S); never with is_causal.

@@ -6,6 +6,10 @@
 //   gru_layer    the same for a GRU layer (nn.GRU), with the cell kernels gru_cell and
 //                gru_cell_backward; b_hh goes to the cell kernel, as b_hn must stay inside
 //                r * (h W_hn^T + b_hn)
+//   rnn_layer    the same for an Elman layer (nn.RNN, tanh or relu): no cell kernel of its
+//                own, as h' = act(xw + h W_hh^T) is a GEMM that adds into xw's step (the
+//                matmul kernel's accumulate) and one map; its backward is one zip
+//                (_tanh_backward or _threshold_backward) and one accumulating GEMM per step
 //
 // Why a whole layer is one op: written step by step, autograd records a matmul node and a
 // cell node per step, and backward then runs, per step, the cell's backward, two GEMMs (dh
@@ -68,19 +72,18 @@ struct RnnSlots {
     int64_t c_prev(int64_t t) const { return reverse ? t + 1 : t - 1; }  // for k > 0
 };
 
-// The forward loop of both layers: h0 into its slot of hs (N, H > 0), then per step k (time t)
-// hw = h[prev] W_hh^T, one GEMM, and cell(k, t, hw, h_prev), the layer's cell kernel. W_hh is
-// read transposed by cuBLAS, no copy. Runs under no_grad: the GEMMs are the node's own work.
-template <class Cell>
-void run_steps(const RnnSlots& slot, const Tensor& hs, const Tensor& h0, const Tensor& w_hh, Cell&& cell)
+// The forward loop of the layers: h0 into its slot of hs (N, H > 0), then per step k (time t)
+// step(k, t, h_prev, w_t): the step's GEMM h[prev] W_hh^T and the layer's cell. W_hh^T is a
+// view: cuBLAS reads it transposed, no copy. Runs under no_grad: the GEMMs are the node's own work.
+template <class Step>
+void run_steps(const RnnSlots& slot, const Tensor& hs, const Tensor& h0, const Tensor& w_hh, Step&& step)
 {
     autograd::NoGradGuard guard;
     copy_(select(hs, 0, slot.h0()), h0);
     const Tensor w_t = transpose(w_hh, 0, 1);
     for (int64_t k = 0; k < slot.T; ++k) {
         const int64_t t = slot.time(k);
-        const Tensor h_prev = select(hs, 0, slot.h_prev(t));
-        cell(k, t, matmul(h_prev, w_t), h_prev);
+        step(k, t, select(hs, 0, slot.h_prev(t)), w_t);
     }
 }
 
@@ -171,6 +174,51 @@ struct GruLayerBackward : Node {
     void release() override { act.reset(), hs.reset(), w_hh.reset(); }
 };
 
+// derivative of rnn_layer, input xw: dpre of every step, stacked: dpre[t] = (dy[t] + dpre[next] W_hh) * act'(h[t]), act' = 1 - h^2 (tanh) or h > 0 (relu)
+// derivative of rnn_layer, input h0: dpre[first step] W_hh
+// derivative of rnn_layer, input w_hh: sum over steps of dpre[t]^T h[t-1], one GEMM over the stacked steps
+struct RnnLayerBackward : Node {
+    Tensor hs, w_hh;
+    bool relu = false, reverse = false;
+    std::string name() const override { return "RnnLayerBackward0"; }
+    bool supports_double_backward() const override { return false; }
+    std::vector<Tensor> apply(std::vector<Tensor>& grads) override
+    {
+        const int64_t T = hs->shape[0] - 1, N = hs->shape[1], H = hs->shape[2];
+        const Device dev = hs->device();
+        const DType dt = hs->dtype;
+        const RnnSlots slot{T, reverse};
+        const BinaryOp act_backward = relu ? BinaryOp::ThresholdBackward : BinaryOp::TanhBackward;
+        // g[t]: the gradient reaching h[t], first dy[t]; the GEMM of the step after t (in the
+        // walk's order) adds what comes back through W_hh, then one zip turns it, in place,
+        // into dpre[t], the gradient of the pre-activation, which is also xw[t]'s.
+        Tensor g = empty({T, N, H}, dt, dev);
+        Tensor dh0, dw;
+        if (N * H > 0) {
+            copy_(g, grads[0]);
+            const Tensor g_last = select(g, 0, slot.time(T - 1));
+            kernels(dev).zip(BinaryOp::Add, g_last, g_last, contiguous(grads[1]));  // h_n's gradient
+            for (int64_t k = T - 1; k >= 0; --k) {
+                const int64_t t = slot.time(k);
+                const Tensor g_t = select(g, 0, t);
+                kernels(dev).zip(act_backward, g_t, g_t, select(hs, 0, slot.h_out(t)));
+                if (k > 0) kernels(dev).matmul(select(g, 0, slot.time(k - 1)), g_t, w_hh, true);
+            }
+            if (needs_input_grad(1)) dh0 = matmul(select(g, 0, slot.time(0)), w_hh);
+            if (needs_input_grad(2)) {
+                dw = matmul(transpose(reshape(g, {T * N, H}), 0, 1), reshape(slot.prevs(hs), {T * N, H}));
+            }
+        } else {
+            g = zeros({T, N, H}, dt, dev);
+            dh0 = zeros({N, H}, dt, dev);
+            dw = zeros(w_hh->shape, dt, dev);
+        }
+        return {needs_input_grad(0) ? g : nullptr, needs_input_grad(1) ? dh0 : nullptr,
+                needs_input_grad(2) ? dw : nullptr};
+    }
+    void release() override { hs.reset(), w_hh.reset(); }
+};
+
 }  // namespace
 
 std::tuple<Tensor, Tensor> lstm_cell(const Tensor& gates, const Tensor& c_prev)
@@ -223,10 +271,10 @@ std::tuple<Tensor, Tensor, Tensor> lstm_layer(const Tensor& xw, const Tensor& h0
     }
     const Tensor hs = empty({T + 1, N, H}, dt, dev), cs = empty({T, N, H}, dt, dev), act = empty({T, N, H4}, dt, dev);
     if (N * H > 0)
-        run_steps(slot, hs, h0, w_hh, [&](int64_t k, int64_t t, const Tensor& hw, const Tensor&) {
+        run_steps(slot, hs, h0, w_hh, [&](int64_t k, int64_t t, const Tensor& h_prev, const Tensor& w_t) {
             const Tensor c_prev = k == 0 ? c0c : select(cs, 0, slot.c_prev(t));
             kernels(dev).lstm_cell(select(hs, 0, slot.h_out(t)), select(cs, 0, t), select(act, 0, t), select(x, 0, t),
-                                   hw, c_prev);
+                                   matmul(h_prev, w_t), c_prev);
         });
     const int64_t last = slot.time(T - 1);
     Tensor out = slot.outputs(hs);
@@ -273,8 +321,9 @@ std::tuple<Tensor, Tensor> gru_layer(const Tensor& xw, const Tensor& h0, const T
     }
     const Tensor hs = empty({T + 1, N, H}, dt, dev), act = empty({T, N, 4 * H}, dt, dev);
     if (N * H > 0)
-        run_steps(slot, hs, h0, w_hh, [&](int64_t, int64_t t, const Tensor& hw, const Tensor& h_prev) {
-            kernels(dev).gru_cell(select(hs, 0, slot.h_out(t)), select(act, 0, t), select(x, 0, t), hw, b, h_prev);
+        run_steps(slot, hs, h0, w_hh, [&](int64_t, int64_t t, const Tensor& h_prev, const Tensor& w_t) {
+            kernels(dev).gru_cell(select(hs, 0, slot.h_out(t)), select(act, 0, t), select(x, 0, t),
+                                  matmul(h_prev, w_t), b, h_prev);
         });
     Tensor out = slot.outputs(hs);
     Tensor h_n = select(hs, 0, slot.h_out(slot.time(T - 1)));
@@ -285,6 +334,52 @@ std::tuple<Tensor, Tensor> gru_layer(const Tensor& xw, const Tensor& h0, const T
         node->w_hh = autograd::save(*node, w_hh);
         node->reverse = reverse;
         autograd::record(node, std::vector<Tensor>{xw, h0, w_hh, b_hh}, {out, h_n});
+    }
+    return {out, h_n};
+}
+
+std::tuple<Tensor, Tensor> rnn_layer(const Tensor& xw, const Tensor& h0, const Tensor& w_hh, bool relu, bool reverse)
+{
+    MT_PROFILE_OP("rnn_layer", xw, h0, w_hh);
+    MT_CHECK_TYPE(is_floating(xw->dtype) && h0->dtype == xw->dtype && w_hh->dtype == xw->dtype,
+                  "rnn_layer: expected input projection, h0 and weight_hh of one floating dtype, got ", xw->dtype, ", ",
+                  h0->dtype, " and ", w_hh->dtype);
+    MT_CHECK(xw->dim() == 3, "rnn_layer: expected the input projection of shape (T, N, H), got ", xw->shape);
+    const int64_t T = xw->shape[0], N = xw->shape[1], H = xw->shape[2];
+    MT_CHECK(T > 0, "rnn_layer: expected a sequence of at least one step, got input projection of shape ", xw->shape);
+    MT_CHECK(h0->shape == Shape({N, H}) && w_hh->shape == Shape({H, H}), "rnn_layer: with input projection of shape ",
+             xw->shape, " expected h0 of shape (", N, ", ", H, ") and weight_hh of shape (", H, ", ", H, "), got ",
+             h0->shape, " and ", w_hh->shape);
+    check_same_device("rnn_layer", xw, h0);
+    check_same_device("rnn_layer", xw, w_hh);
+    const Device dev = xw->device();
+    const DType dt = xw->dtype;
+    const RnnSlots slot{T, reverse};
+    // pre[t] starts as xw[t]; the step's GEMM adds h[prev] W_hh^T into it, and a map writes
+    // act(pre[t]) into h's slot: two launches a step. pre is the op's own scratch (xw is not
+    // written), and the backward needs only the outputs (tanh' and relu' read h, not pre).
+    const Tensor pre = empty({T, N, H}, dt, dev), hs = empty({T + 1, N, H}, dt, dev);
+    const UnaryOp act = relu ? UnaryOp::Relu : UnaryOp::Tanh;
+    if (N * H > 0) {
+        {
+            autograd::NoGradGuard guard;
+            copy_(pre, xw);
+        }
+        run_steps(slot, hs, h0, w_hh, [&](int64_t, int64_t t, const Tensor& h_prev, const Tensor& w_t) {
+            const Tensor pre_t = select(pre, 0, t);
+            kernels(dev).matmul(pre_t, h_prev, w_t, true);
+            kernels(dev).map(act, select(hs, 0, slot.h_out(t)), pre_t);
+        });
+    }
+    Tensor out = slot.outputs(hs);
+    Tensor h_n = select(hs, 0, slot.h_out(slot.time(T - 1)));
+    if (autograd::needs_grad({&xw, &h0, &w_hh})) {
+        auto node = std::make_shared<RnnLayerBackward>();
+        node->hs = autograd::save(*node, hs);
+        node->w_hh = autograd::save(*node, w_hh);
+        node->relu = relu;
+        node->reverse = reverse;
+        autograd::record(node, std::vector<Tensor>{xw, h0, w_hh}, {out, h_n});
     }
     return {out, h_n};
 }

@@ -4,10 +4,10 @@ names, initialisation and reprs).
 
 A sequence module runs, for each layer and direction, one matmul for the input part of
 every time step at once (``x @ W_ih.T + b_ih`` over the whole ``(L, N, H_in)`` input),
-then a loop over time for the hidden part (``h @ W_hh.T + b_hh``). For RNN autograd
-records the loop, so backward is backpropagation through time with no code of its own
-here; the LSTM's and the GRU's loops are one C++ op each (``_C._lstm_layer``,
-``_C._gru_layer``, cpp/src/ops/rnn.cpp) whose backward walks the steps back itself.
+then a loop over time for the hidden part (``h @ W_hh.T + b_hh``). That loop is one C++
+op per layer (``_C._rnn_layer``, ``_C._lstm_layer``, ``_C._gru_layer``,
+cpp/src/ops/rnn.cpp) whose backward, backpropagation through time, walks the steps back
+itself. The cells (one step) are composed of ordinary ops, so autograd records them.
 
 Gate formulas (PyTorch's order of the gates in the stacked weights):
 
@@ -346,27 +346,21 @@ class RNNBase(Module):
             # inside r * (...).)
             b_ih, b_hh = b_ih + b_hh, None
         xw = F.linear(x, getattr(self, f"weight_ih_{key}"), b_ih)  # every time step in one matmul
-        if self.mode in ("LSTM", "GRU"):
-            # The whole recurrence is one C++ op with its own backward (cpp/src/ops/rnn.cpp):
-            # per step one GEMM and one cell kernel each way, and dW_hh one GEMM at the end.
-            # Under autocast the input projection is 16-bit, and the layer runs in it (as
-            # PyTorch's cuDNN RNNs do): the states and W_hh (b_hh) are cast to its dtype.
-            def cast(t):
-                return t if t is None or t.dtype == xw.dtype else t.to(xw.dtype)
-            if self.mode == "LSTM":
-                out, h, c = _C._lstm_layer(xw, cast(states[0]), cast(states[1]), cast(w_hh), reverse)
-                return out, (h, c)
+        # The whole recurrence is one C++ op with its own backward (cpp/src/ops/rnn.cpp): per
+        # step one GEMM and one cell kernel each way (for nn.RNN the cell is the activation's
+        # map), and dW_hh one GEMM at the end. Under autocast the input projection is 16-bit,
+        # and the layer runs in it (as PyTorch's cuDNN RNNs do): the states and W_hh (b_hh)
+        # are cast to its dtype.
+        def cast(t):
+            return t if t is None or t.dtype == xw.dtype else t.to(xw.dtype)
+        if self.mode == "LSTM":
+            out, h, c = _C._lstm_layer(xw, cast(states[0]), cast(states[1]), cast(w_hh), reverse)
+            return out, (h, c)
+        if self.mode == "GRU":
             out, h = _C._gru_layer(xw, cast(states[0]), cast(w_hh), cast(b_hh), reverse)
             return out, (h,)
-        # unbind: the steps as views under one node (backward: one stack), not L selects.
-        xw = xw.unbind(0)
-        steps = range(x.shape[0] - 1, -1, -1) if reverse else range(x.shape[0])
-        outs = [None] * x.shape[0]
-        (h,) = states
-        for t in steps:
-            h = _rnn_step(xw[t], h, w_hh, b_hh, self.mode == "RNN_RELU")
-            outs[t] = h
-        return _mt.stack(outs, 0), (h,)
+        out, h = _C._rnn_layer(xw, cast(states[0]), cast(w_hh), self.mode == "RNN_RELU", reverse)
+        return out, (h,)
 
 
 class RNN(RNNBase):
