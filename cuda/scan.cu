@@ -37,6 +37,52 @@ __global__ void scan_kernel(const T* in, T* out, int64_t outer, int64_t len, int
     }
 }
 
+// Strided lines that are few and long (cumsum(0) of a (4096, 4096) matrix: 4096 lines of
+// 4096) leave scan_kernel with a few thousand threads, each walking a chain of len
+// dependent steps, on a GPU that holds a quarter of a million. So each line is cut into
+// `chunks` pieces of `chunk` values (in the scan's order: a reverse scan's piece 0 is the
+// line's end) and scanned in three launches:
+//   1. chunk_totals_kernel: each piece's sum (product) into totals (outer, chunks, inner);
+//   2. scan_kernel over totals: the inclusive running total of the pieces, per line;
+//   3. chunk_scan_kernel: each piece scanned again, starting from the total of the pieces
+//      before it.
+// Thread mapping of 1 and 3: one thread per (o, piece, i), adjacent threads on adjacent i
+// (coalesced, as in scan_kernel). The input is read twice, but by 2^18 threads at once.
+// Totals are kept in Acc, and each output is still rounded once.
+template <class T>
+__global__ void chunk_totals_kernel(const T* in, ScanAcc<T>* totals, int64_t outer, int64_t len, int64_t inner,
+                                    int64_t chunks, int64_t chunk, bool prod, bool reverse)
+{
+    using Acc = ScanAcc<T>;
+    MT_GRID_STRIDE(e, outer * chunks * inner) {
+        const int64_t i = e % inner, piece = (e / inner) % chunks, o = e / (inner * chunks);
+        const int64_t end = (piece + 1) * chunk < len ? (piece + 1) * chunk : len;
+        Acc acc = prod ? Acc(1) : Acc(0);
+        for (int64_t k = piece * chunk; k < end; ++k) {
+            const T v = in[(o * len + (reverse ? len - 1 - k : k)) * inner + i];
+            acc = prod ? acc * Acc(v) : acc + Acc(v);
+        }
+        totals[e] = acc;
+    }
+}
+
+template <class T>
+__global__ void chunk_scan_kernel(const T* in, T* out, const ScanAcc<T>* running, int64_t outer, int64_t len,
+                                  int64_t inner, int64_t chunks, int64_t chunk, bool prod, bool reverse)
+{
+    using Acc = ScanAcc<T>;
+    MT_GRID_STRIDE(e, outer * chunks * inner) {
+        const int64_t i = e % inner, piece = (e / inner) % chunks, o = e / (inner * chunks);
+        const int64_t end = (piece + 1) * chunk < len ? (piece + 1) * chunk : len;
+        Acc acc = piece > 0 ? running[e - inner] : (prod ? Acc(1) : Acc(0));  // the pieces before
+        for (int64_t k = piece * chunk; k < end; ++k) {
+            const int64_t at = (o * len + (reverse ? len - 1 - k : k)) * inner + i;
+            acc = prod ? acc * Acc(in[at]) : acc + Acc(in[at]);
+            out[at] = static_cast<T>(acc);
+        }
+    }
+}
+
 // The same for contiguous lines (inner == 1), where a thread per line would read with a
 // stride of a whole line. Thread mapping: one warp per line (8 lines per block of 256
 // threads, grid-striding over lines). The warp walks its line 32 values at a time: lane l
@@ -400,10 +446,41 @@ void lookback_scan(const T* in, T* out, int64_t lines, int64_t len, TileShape sh
         in, out, len, tiles_per_line, shape.items, st, prod, reverse);
 }
 
+// The pieces of chunked_scan: enough threads to fill an H100 / H200 (132 SMs x 2048 threads
+// resident, about 2^18), each piece at least kChunkMin values (its walk outweighs reading
+// its start); worth the two extra launches only from 4 pieces a line.
+constexpr int64_t kChunkThreads = int64_t(1) << 18;
+constexpr int64_t kChunkMin = 64;
+int64_t scan_chunks(int64_t lines, int64_t len)
+{
+    const int64_t chunks = std::min((kChunkThreads + lines - 1) / lines, len / kChunkMin);
+    return chunks >= 4 ? chunks : 1;
+}
+
+template <class T>
+void chunked_scan(const T* in, T* out, int64_t outer, int64_t len, int64_t inner, int64_t chunks, bool prod,
+                  bool reverse, Device dev)
+{
+    using A = ScanAcc<T>;
+    const int64_t chunk = (len + chunks - 1) / chunks;
+    chunks = (len + chunk - 1) / chunk;  // no empty piece at the end
+    const Tensor totals = empty({outer, chunks, inner}, std::is_floating_point<A>::value ? DType::Float64 : DType::Int64,
+                                dev);
+    A* running = totals->data_as<A>();
+    const int64_t threads = outer * chunks * inner;
+    MT_LAUNCH(blocks_for(threads), kThreads, 0, 0, chunk_totals_kernel<T>)(in, running, outer, len, inner, chunks,
+                                                                           chunk, prod, reverse);
+    MT_LAUNCH(blocks_for(outer * inner), kThreads, 0, 0, scan_kernel<A>)(running, running, outer, chunks, inner, prod,
+                                                                         false);
+    MT_LAUNCH(blocks_for(threads), kThreads, 0, 0, chunk_scan_kernel<T>)(in, out, running, outer, len, inner, chunks,
+                                                                         chunk, prod, reverse);
+}
+
 }  // namespace
 
-// A ladder of kernels: one thread per line (strided lines, inner > 1), one warp per line
-// (contiguous lines), and the look-back scan (a few long contiguous lines: many blocks per line).
+// A ladder of kernels: one thread per line (strided lines, inner > 1), or pieces of lines
+// (few long strided lines), one warp per line (contiguous lines), and the look-back scan
+// (a few long contiguous lines: many blocks per line).
 void scan(ScanOp op, const Tensor& out, const Tensor& in, bool reverse)
 {
     const int64_t outer = in->shape[0], len = in->shape[1], inner = in->shape[2];
@@ -422,6 +499,12 @@ void scan(ScanOp op, const Tensor& out, const Tensor& in, bool reverse)
             const unsigned grid = unsigned(std::min<int64_t>((outer + warps_per_block - 1) / warps_per_block, 4096));
             MT_LAUNCH(std::max(grid, 1u), kThreads, 0, 0, warp_scan_kernel<T>)(in->data_as<T>(), out->data_as<T>(),
                                                                                outer, len, prod, reverse);
+            return;
+        }
+        const int64_t chunks = scan_chunks(outer * inner, len);
+        if (chunks > 1) {
+            chunked_scan<T>(in->data_as<T>(), out->data_as<T>(), outer, len, inner, chunks, prod, reverse,
+                            in->device());
             return;
         }
         MT_LAUNCH(blocks_for(outer * inner), kThreads, 0, 0, scan_kernel<T>)(
