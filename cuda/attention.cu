@@ -30,14 +30,17 @@
 // D = rowsum(dO * O) is still the softmax backward's sum over j of P (dP Z), O being the dropped
 // output.
 //
-// Precision: float16 / bfloat16 values are converted to float32 as they are staged into
-// shared memory, and every sum runs in float32 (CUDA cores). Tensor-core MMA tiles for the
-// 16-bit types are the next step; float64 is not taken here (the op composes it).
+// Precision: float16 / bfloat16 forwards with head dims that are multiples of 16 run on tensor
+// cores (attention_mma_kernel: 16-bit products, float32 sums; bfloat16 from sm_80 on). Other
+// 16-bit calls and the backward convert the values to float32 as they are staged into shared
+// memory, and every sum runs in float32 (CUDA cores). attention_kernel, the float32 one, is the
+// readable version of the algorithm. float64 is not taken here (the op composes it).
 #include <cfloat>
 
 #include "common.cuh"
 #include "minitorch/attention_math.h"
 #include "minitorch/half.h"
+#include "mma.cuh"
 #include "warp.cuh"
 
 // Keeps the per-row arrays (o, dk, dv, dq) in registers: every index is a constant after
@@ -69,15 +72,29 @@ __device__ __forceinline__ float warp_max(float v)
         [](float a, float b) { return fmaxf(a, b); });
 }
 
-// rows [row0, row0 + count) of a (rows, width) matrix of T into dst[count][pitch] as float,
-// zeros past `rows` (all threads of the block take part).
-template <class T, int pitch>
-__device__ void stage_rows(float (*dst)[pitch], const T* src, int64_t row0, int count, int64_t rows, int width)
+// rows [row0, row0 + count) of a (rows, width) matrix of T into dst[count][pitch] as D (float,
+// or T itself for the tensor cores), zeros past `rows` (all threads of the block take part).
+template <class D, class T, int pitch>
+__device__ void stage_rows(D (*dst)[pitch], const T* src, int64_t row0, int count, int64_t rows, int width)
 {
     for (int x = threadIdx.x; x < count * width; x += blockDim.x) {
         const int r = x / width, d = x % width;
-        dst[r][d] = row0 + r < rows ? float(src[(row0 + r) * width + d]) : 0.f;
+        dst[r][d] = row0 + r < rows ? D(src[(row0 + r) * width + d]) : D(0.f);
     }
+}
+
+// Whether query i sees key j: both in range, and j not past i when causal.
+__device__ __forceinline__ bool attends(int64_t i, int64_t j, int64_t L, int64_t S, bool causal)
+{
+    return j < S && i < L && !(causal && j > i);
+}
+
+// The score of query i and key j from their dot product: dot * scale + mask.
+__device__ __forceinline__ float masked_score(float dot, float scale, const float* mask_matrix,
+                                              const AttentionMask<float>& m, int64_t i, int64_t j)
+{
+    const float s = dot * scale;
+    return mask_matrix ? s + mask_matrix[i * m.stride_l + j * m.stride_s] : s;
 }
 
 // The score of staged rows a (one query) and b (one key): dot * scale + mask; -inf where
@@ -86,12 +103,24 @@ __device__ __forceinline__ float staged_score(const float* a, const float* b, in
                                               const float* mask_matrix, const AttentionMask<float>& m, int64_t i,
                                               int64_t j, int64_t L, int64_t S, bool causal)
 {
-    if (j >= S || i >= L || (causal && j > i)) return -INFINITY;
+    if (!attends(i, j, L, S, causal)) return -INFINITY;
     float dot = 0.f;
     for (int d = 0; d < E; ++d) dot += a[d] * b[d];
-    float s = dot * scale;
-    if (mask_matrix) s += mask_matrix[i * m.stride_l + j * m.stride_s];
-    return s;
+    return masked_score(dot, scale, mask_matrix, m, i, j);
+}
+
+// One step of a row's online softmax, the warp holding the row's scores of one key tile (lane j:
+// score s of key j). The row's running max m and sum l take the tile in; returns the lane's
+// weight exp(s - m_new) and sets alpha = exp(m_old - m_new), what was accumulated before is
+// rescaled by. While every score so far is -inf (masked), nothing is added and nothing rescaled.
+__device__ __forceinline__ float online_softmax_step(float s, float& m, float& l, float& alpha)
+{
+    const float m_new = fmaxf(m, warp_max(s));
+    alpha = m_new == -INFINITY ? 1.f : __expf(m - m_new);
+    const float p = m_new == -INFINITY ? 0.f : __expf(s - m_new);
+    l = l * alpha + warp_sum(p);  // the un-dropped weights
+    m = m_new;
+    return p;
 }
 
 // The per-row register arrays start at zero (indices are constants after unrolling).
@@ -154,27 +183,23 @@ __global__ void attention_kernel(const T* q, const T* k, const T* v, T* out, flo
     for (int64_t b = blockIdx.y; b < B; b += gridDim.y) {
         const float* mask_matrix = mask.data ? mask.matrix(b) : nullptr;
         __syncthreads();  // the previous pair's rows are no longer read
-        stage_rows<T, kMaxHead>(q_s, q + b * L * E, q0, kFwdRows, L, E);
+        stage_rows<float, T, kMaxHead>(q_s, q + b * L * E, q0, kFwdRows, L, E);
         float m[kFwdRowsPerWarp], l[kFwdRowsPerWarp], o[kFwdRowsPerWarp][kChunks];
         zero_rows(o);
 MT_UNROLL
         for (int r = 0; r < kFwdRowsPerWarp; ++r) m[r] = -INFINITY, l[r] = 0.f;
         for (int64_t k0 = 0; k0 < keys_end(S, q0 + kFwdRows, causal); k0 += kTile) {
             __syncthreads();  // every warp is done with the previous tile
-            stage_rows<T, kPad>(k_s, k + b * S * E, k0, kTile, S, E);
-            stage_rows<T, kMaxHead>(v_s, v + b * S * Ev, k0, kTile, S, Ev);
+            stage_rows<float, T, kPad>(k_s, k + b * S * E, k0, kTile, S, E);
+            stage_rows<float, T, kMaxHead>(v_s, v + b * S * Ev, k0, kTile, S, Ev);
             __syncthreads();  // the tile is staged
 MT_UNROLL
             for (int r = 0; r < kFwdRowsPerWarp; ++r) {
                 const int row = warp * kFwdRowsPerWarp + r;
                 const float s = staged_score(q_s[row], k_s[lane], E, scale, mask_matrix, mask, q0 + row,
                                              k0 + lane, L, S, causal);
-                const float m_new = fmaxf(m[r], warp_max(s));
-                // while every score so far is -inf (masked), nothing is added and nothing rescaled
-                const float alpha = m_new == -INFINITY ? 1.f : __expf(m[r] - m_new);
-                float p = m_new == -INFINITY ? 0.f : __expf(s - m_new);
-                l[r] = l[r] * alpha + warp_sum(p);  // the un-dropped weights
-                m[r] = m_new;
+                float alpha;
+                float p = online_softmax_step(s, m[r], l[r], alpha);
 MT_UNROLL
                 for (int c = 0; c < kChunks; ++c) o[r][c] *= alpha;
                 if (drop.on && p != 0.f) p *= drop.factor(b, q0 + row, k0 + lane);
@@ -190,6 +215,133 @@ MT_UNROLL
             if (lane == 0) lse[b * L + i] = m[r] + logf(l[r]);
         }
     }
+}
+
+// ---- forward on tensor cores (float16 / bfloat16, head dims multiples of 16) ----
+//
+// The same algorithm with its two products on tensor cores (wmma, mma.cuh): 16-bit inputs stay
+// 16-bit in shared memory, products accumulate in float. Per key tile:
+//   S = Q K^T    warp w computes the 16x16 score tile (w / 2, w % 2) of the 32 x 32 tile,
+//                E / 16 MMAs, and stores it to s_s as float;
+//   softmax      on CUDA cores, as attention_kernel: warp w owns query rows 8w .. 8w + 7 (their
+//                m and l in registers), lane j key j; P = exp(s - m_new) goes to p_s in 16 bits,
+//                the row's alpha = exp(m_old - m_new) to alpha_s;
+//   O += P V     warp w computes the 16x16 output tiles w, w + 4, ... of the 32 x Ev output (two
+//                MMAs each, into a fresh accumulator), stores one to its 16x16 slice of s_s (the
+//                scores are used up by then) and adds it to o_s, the float output kept in shared
+//                memory, after rescaling o_s by alpha. The rescale happens in shared memory
+//                because which fragment element holds which row is unspecified.
+// Shared memory: q, k, v tiles 3 x 8 KiB, S 4 KiB, P 2 KiB, O 16 KiB: 46 KiB of the 48.
+constexpr int kMma = 16;             // the wmma tile: 16 x 16 x 16
+constexpr int kMmaRows = 32;         // query rows per block
+constexpr int kMmaKeys = 32;         // keys per tile
+constexpr int kMmaRowsPerWarp = kMmaRows / kWarps;
+
+template <class T>
+__device__ void attention_mma_rows(const T* q, const T* k, const T* v, T* out, float* lse,
+                                   const AttentionMask<float>& mask, const AttentionDropout& drop, int64_t B,
+                                   int64_t L, int64_t S, int E, int Ev, float scale, bool causal)
+{
+    namespace wmma = nvcuda::wmma;
+    using M = MmaType<T>;
+    using FragA = wmma::fragment<wmma::matrix_a, kMma, kMma, kMma, M, wmma::row_major>;
+    using Acc = wmma::fragment<wmma::accumulator, kMma, kMma, kMma, float>;
+    // Every fragment starts 32-byte aligned: the arrays are, and their rows are 64, 128 or 256 bytes.
+    __shared__ __align__(32) T q_s[kMmaRows][kMaxHead];
+    __shared__ __align__(32) T k_s[kMmaKeys][kMaxHead];
+    __shared__ __align__(32) T v_s[kMmaKeys][kMaxHead];
+    __shared__ __align__(32) float s_s[kMmaRows][kMmaKeys];
+    __shared__ __align__(32) T p_s[kMmaRows][kMmaKeys];
+    __shared__ __align__(32) float o_s[kMmaRows][kMaxHead];
+    __shared__ float alpha_s[kMmaRows];
+    const int lane = threadIdx.x % kWarp, warp = threadIdx.x / kWarp;
+    const int64_t q0 = int64_t(blockIdx.x) * kMmaRows;
+    float* const product = &s_s[0][0] + warp * kMma * kMma;  // the warp's 16x16 slice of s_s
+    for (int64_t b = blockIdx.y; b < B; b += gridDim.y) {
+        const float* mask_matrix = mask.data ? mask.matrix(b) : nullptr;
+        __syncthreads();  // the previous pair's q_s and o_s are no longer read
+        stage_rows<T, T, kMaxHead>(q_s, q + b * L * E, q0, kMmaRows, L, E);
+        for (int x = threadIdx.x; x < kMmaRows * Ev; x += blockDim.x) o_s[x / Ev][x % Ev] = 0.f;
+        float m[kMmaRowsPerWarp], l[kMmaRowsPerWarp];
+MT_UNROLL
+        for (int r = 0; r < kMmaRowsPerWarp; ++r) m[r] = -INFINITY, l[r] = 0.f;
+        for (int64_t k0 = 0; k0 < keys_end(S, q0 + kMmaRows, causal); k0 += kMmaKeys) {
+            __syncthreads();  // every warp is done with the previous tile (k_s, v_s, s_s, p_s)
+            stage_rows<T, T, kMaxHead>(k_s, k + b * S * E, k0, kMmaKeys, S, E);
+            stage_rows<T, T, kMaxHead>(v_s, v + b * S * Ev, k0, kMmaKeys, S, Ev);
+            __syncthreads();  // the tile is staged (and o_s zeroed)
+            {
+                const int rt = warp / 2, ct = warp % 2;
+                wmma::fragment<wmma::matrix_b, kMma, kMma, kMma, M, wmma::col_major> kt;  // K^T: k_s by columns
+                FragA a;
+                Acc acc;
+                wmma::fill_fragment(acc, 0.f);
+                for (int d = 0; d < E; d += kMma) {
+                    wmma::load_matrix_sync(a, reinterpret_cast<const M*>(&q_s[rt * kMma][d]), kMaxHead);
+                    wmma::load_matrix_sync(kt, reinterpret_cast<const M*>(&k_s[ct * kMma][d]), kMaxHead);
+                    wmma::mma_sync(acc, a, kt, acc);
+                }
+                wmma::store_matrix_sync(&s_s[rt * kMma][ct * kMma], acc, kMmaKeys, wmma::mem_row_major);
+            }
+            __syncthreads();  // every score of the tile is in s_s
+MT_UNROLL
+            for (int r = 0; r < kMmaRowsPerWarp; ++r) {
+                const int row = warp * kMmaRowsPerWarp + r;
+                const int64_t i = q0 + row, j = k0 + lane;
+                const float s = attends(i, j, L, S, causal)
+                                    ? masked_score(s_s[row][lane], scale, mask_matrix, mask, i, j)
+                                    : -INFINITY;
+                float alpha;
+                float p = online_softmax_step(s, m[r], l[r], alpha);
+                if (drop.on && p != 0.f) p *= drop.factor(b, i, j);
+                p_s[row][lane] = T(p);
+                if (lane == 0) alpha_s[row] = alpha;
+            }
+            __syncthreads();  // P and alpha are in shared memory; s_s is free
+            const int col_tiles = Ev / kMma;
+            for (int t = warp; t < 2 * col_tiles; t += kWarps) {
+                const int rt = t / col_tiles, ct = t % col_tiles;
+                wmma::fragment<wmma::matrix_b, kMma, kMma, kMma, M, wmma::row_major> vt;
+                FragA pa;
+                Acc acc;
+                wmma::fill_fragment(acc, 0.f);
+                for (int j = 0; j < kMmaKeys; j += kMma) {
+                    wmma::load_matrix_sync(pa, reinterpret_cast<const M*>(&p_s[rt * kMma][j]), kMmaKeys);
+                    wmma::load_matrix_sync(vt, reinterpret_cast<const M*>(&v_s[j][ct * kMma]), kMaxHead);
+                    wmma::mma_sync(acc, pa, vt, acc);
+                }
+                wmma::store_matrix_sync(product, acc, kMma, wmma::mem_row_major);
+                __syncwarp();  // every lane reads what the warp stored
+                for (int e = lane; e < kMma * kMma; e += kWarp) {
+                    const int row = rt * kMma + e / kMma, col = ct * kMma + e % kMma;
+                    o_s[row][col] = o_s[row][col] * alpha_s[row] + product[e];
+                }
+                __syncwarp();  // read before the next tile's store overwrites it
+            }
+        }
+        __syncthreads();  // o_s is complete
+MT_UNROLL
+        for (int r = 0; r < kMmaRowsPerWarp; ++r) {
+            const int row = warp * kMmaRowsPerWarp + r;
+            const int64_t i = q0 + row;
+            if (i >= L) continue;
+            // l = 0 (every key masked): NaN, as the composed formula
+            for (int d = lane; d < Ev; d += kWarp) out[(b * L + i) * Ev + d] = T(o_s[row][d] / l[r]);
+            if (lane == 0) lse[b * L + i] = m[r] + logf(l[r]);
+        }
+    }
+}
+
+// Thread mapping: grid (ceil(L / 32), pairs), block 128 threads = 4 warps (see above).
+template <class T>
+__global__ void attention_mma_kernel(const T* q, const T* k, const T* v, T* out, float* lse,
+                                     AttentionMask<float> mask, AttentionDropout drop, int64_t B, int64_t L,
+                                     int64_t S, int E, int Ev, float scale, bool causal)
+{
+    if constexpr (std::is_same_v<T, BFloat16> && !kBf16Mma)
+        return;  // never launched: bfloat16 takes attention_kernel below sm_80
+    else
+        attention_mma_rows(q, k, v, out, lse, mask, drop, B, L, S, E, Ev, scale, causal);
 }
 
 // Thread mapping: one warp per row of dO and O (B * L rows), lanes over the row's values.
@@ -228,16 +380,16 @@ __global__ void attention_dkdv_kernel(const T* q, const T* k, const T* v, const 
     for (int64_t b = blockIdx.y; b < B; b += gridDim.y) {
         const float* mask_matrix = mask.data ? mask.matrix(b) : nullptr;
         __syncthreads();
-        stage_rows<T, kMaxHead>(k_s, k + b * S * E, j0, kBwdRows, S, E);
-        stage_rows<T, kMaxHead>(v_s, v + b * S * Ev, j0, kBwdRows, S, Ev);
+        stage_rows<float, T, kMaxHead>(k_s, k + b * S * E, j0, kBwdRows, S, E);
+        stage_rows<float, T, kMaxHead>(v_s, v + b * S * Ev, j0, kBwdRows, S, Ev);
         float dk[kBwdRowsPerWarp][kChunks], dv[kBwdRowsPerWarp][kChunks];
         zero_rows(dk);
         zero_rows(dv);
         const int64_t i_begin = causal ? j0 / kTile * kTile : 0;
         for (int64_t i0 = i_begin; i0 < L; i0 += kTile) {
             __syncthreads();  // every warp is done with the previous tile
-            stage_rows<T, kPad>(q_s, q + b * L * E, i0, kTile, L, E);
-            stage_rows<T, kPad>(g_s, grad_out + b * L * Ev, i0, kTile, L, Ev);
+            stage_rows<float, T, kPad>(q_s, q + b * L * E, i0, kTile, L, E);
+            stage_rows<float, T, kPad>(g_s, grad_out + b * L * Ev, i0, kTile, L, Ev);
             if (threadIdx.x < kTile) {
                 const bool in = i0 + threadIdx.x < L;
                 lse_s[threadIdx.x] = in ? lse[b * L + i0 + threadIdx.x] : 0.f;
@@ -292,8 +444,8 @@ __global__ void attention_dq_kernel(const T* q, const T* k, const T* v, const T*
     for (int64_t b = blockIdx.y; b < B; b += gridDim.y) {
         const float* mask_matrix = mask.data ? mask.matrix(b) : nullptr;
         __syncthreads();
-        stage_rows<T, kMaxHead>(q_s, q + b * L * E, i0, kBwdRows, L, E);
-        stage_rows<T, kMaxHead>(g_s, grad_out + b * L * Ev, i0, kBwdRows, L, Ev);
+        stage_rows<float, T, kMaxHead>(q_s, q + b * L * E, i0, kBwdRows, L, E);
+        stage_rows<float, T, kMaxHead>(g_s, grad_out + b * L * Ev, i0, kBwdRows, L, Ev);
         float dq[kBwdRowsPerWarp][kChunks], row_lse[kBwdRowsPerWarp], row_delta[kBwdRowsPerWarp];
         zero_rows(dq);
 MT_UNROLL
@@ -304,8 +456,8 @@ MT_UNROLL
         }
         for (int64_t k0 = 0; k0 < keys_end(S, i0 + kBwdRows, causal); k0 += kTile) {
             __syncthreads();  // every warp is done with the previous tile
-            stage_rows<T, kPad>(k_s, k + b * S * E, k0, kTile, S, E);
-            stage_rows<T, kPad>(v_s, v + b * S * Ev, k0, kTile, S, Ev);
+            stage_rows<float, T, kPad>(k_s, k + b * S * E, k0, kTile, S, E);
+            stage_rows<float, T, kPad>(v_s, v + b * S * Ev, k0, kTile, S, Ev);
             __syncthreads();  // the tile is staged
 MT_UNROLL
             for (int r = 0; r < kBwdRowsPerWarp; ++r) {
@@ -341,6 +493,19 @@ void dispatch_attention(DType t, const char* op, F&& f)
     throw TypeError(detail::str(op, ": the fused CUDA kernel takes float32, float16 or bfloat16, got ", t));
 }
 
+// The forward runs on tensor cores for float16, and for bfloat16 where the GPU has bfloat16 MMA
+// (sm_80 on; the emulator counts as sm_90), when both head dims are multiples of the 16-wide
+// MMA tile. Other calls take attention_kernel.
+bool tensor_cores(DType t, int E, int Ev)
+{
+    if ((t != DType::Float16 && t != DType::BFloat16) || E == 0 || E % kMma != 0 || Ev % kMma != 0) return false;
+#if MT_CUDA_EMULATED
+    return true;
+#else
+    return t == DType::Float16 || compute_capability() >= 80;
+#endif
+}
+
 unsigned pair_blocks(int64_t B) { return unsigned(B < 65535 ? B : 65535); }
 unsigned tiles(int64_t n, int rows) { return unsigned((n + rows - 1) / rows); }
 
@@ -354,12 +519,21 @@ void attention(const Tensor& out, const Tensor& lse, const Tensor& q, const Tens
     MT_CHECK(E <= kMaxHead && Ev <= kMaxHead, "scaled_dot_product_attention: the fused kernel takes head dims up to ",
              kMaxHead, ", got ", E, " and ", Ev);
     if (B == 0 || L == 0) return;
+    const AttentionMask<float> m = attention_mask<float>(mask);
+    const AttentionDropout drop = attention_dropout(spec.dropout_p, spec.seed, spec.offset, L, S);
+    const float scale = float(spec.scale);
     dispatch_attention(q->dtype, "scaled_dot_product_attention", [&](auto tag) {
         using T = typename decltype(tag)::type;
+        const T *qd = q->data_as<T>(), *kd = k->data_as<T>(), *vd = v->data_as<T>();
+        if constexpr (!std::is_same_v<T, float>) {
+            if (tensor_cores(q->dtype, E, Ev)) {
+                MT_LAUNCH(dim3(tiles(L, kMmaRows), pair_blocks(B)), kWarps * kWarp, 0, 0, attention_mma_kernel<T>)(
+                    qd, kd, vd, out->data_as<T>(), lse->data_as<float>(), m, drop, B, L, S, E, Ev, scale, spec.causal);
+                return;
+            }
+        }
         MT_LAUNCH(dim3(tiles(L, kFwdRows), pair_blocks(B)), kWarps * kWarp, 0, 0, attention_kernel<T>)(
-            q->data_as<T>(), k->data_as<T>(), v->data_as<T>(), out->data_as<T>(), lse->data_as<float>(),
-            attention_mask<float>(mask), attention_dropout(spec.dropout_p, spec.seed, spec.offset, L, S), B, L, S, E, Ev,
-            float(spec.scale), spec.causal);
+            qd, kd, vd, out->data_as<T>(), lse->data_as<float>(), m, drop, B, L, S, E, Ev, scale, spec.causal);
     });
     MT_CUDA_CHECK_LAUNCH("scaled_dot_product_attention");
 }
