@@ -217,133 +217,6 @@ MT_UNROLL
     }
 }
 
-// ---- forward on tensor cores (float16 / bfloat16, head dims multiples of 16) ----
-//
-// The same algorithm with its two products on tensor cores (wmma, mma.cuh): 16-bit inputs stay
-// 16-bit in shared memory, products accumulate in float. Per key tile:
-//   S = Q K^T    warp w computes the 16x16 score tile (w / 2, w % 2) of the 32 x 32 tile,
-//                E / 16 MMAs, and stores it to s_s as float;
-//   softmax      on CUDA cores, as attention_kernel: warp w owns query rows 8w .. 8w + 7 (their
-//                m and l in registers), lane j key j; P = exp(s - m_new) goes to p_s in 16 bits,
-//                the row's alpha = exp(m_old - m_new) to alpha_s;
-//   O += P V     warp w computes the 16x16 output tiles w, w + 4, ... of the 32 x Ev output (two
-//                MMAs each, into a fresh accumulator), stores one to its 16x16 slice of s_s (the
-//                scores are used up by then) and adds it to o_s, the float output kept in shared
-//                memory, after rescaling o_s by alpha. The rescale happens in shared memory
-//                because which fragment element holds which row is unspecified.
-// Shared memory: q, k, v tiles 3 x 8 KiB, S 4 KiB, P 2 KiB, O 16 KiB: 46 KiB of the 48.
-constexpr int kMma = 16;             // the wmma tile: 16 x 16 x 16
-constexpr int kMmaRows = 32;         // query rows per block
-constexpr int kMmaKeys = 32;         // keys per tile
-constexpr int kMmaRowsPerWarp = kMmaRows / kWarps;
-
-template <class T>
-__device__ void attention_mma_rows(const T* q, const T* k, const T* v, T* out, float* lse,
-                                   const AttentionMask<float>& mask, const AttentionDropout& drop, int64_t B,
-                                   int64_t L, int64_t S, int E, int Ev, float scale, bool causal)
-{
-    namespace wmma = nvcuda::wmma;
-    using M = MmaType<T>;
-    using FragA = wmma::fragment<wmma::matrix_a, kMma, kMma, kMma, M, wmma::row_major>;
-    using Acc = wmma::fragment<wmma::accumulator, kMma, kMma, kMma, float>;
-    // Every fragment starts 32-byte aligned: the arrays are, and their rows are 64, 128 or 256 bytes.
-    __shared__ __align__(32) T q_s[kMmaRows][kMaxHead];
-    __shared__ __align__(32) T k_s[kMmaKeys][kMaxHead];
-    __shared__ __align__(32) T v_s[kMmaKeys][kMaxHead];
-    __shared__ __align__(32) float s_s[kMmaRows][kMmaKeys];
-    __shared__ __align__(32) T p_s[kMmaRows][kMmaKeys];
-    __shared__ __align__(32) float o_s[kMmaRows][kMaxHead];
-    __shared__ float alpha_s[kMmaRows];
-    const int lane = threadIdx.x % kWarp, warp = threadIdx.x / kWarp;
-    const int64_t q0 = int64_t(blockIdx.x) * kMmaRows;
-    float* const product = &s_s[0][0] + warp * kMma * kMma;  // the warp's 16x16 slice of s_s
-    for (int64_t b = blockIdx.y; b < B; b += gridDim.y) {
-        const float* mask_matrix = mask.data ? mask.matrix(b) : nullptr;
-        __syncthreads();  // the previous pair's q_s and o_s are no longer read
-        stage_rows<T, T, kMaxHead>(q_s, q + b * L * E, q0, kMmaRows, L, E);
-        for (int x = threadIdx.x; x < kMmaRows * Ev; x += blockDim.x) o_s[x / Ev][x % Ev] = 0.f;
-        float m[kMmaRowsPerWarp], l[kMmaRowsPerWarp];
-MT_UNROLL
-        for (int r = 0; r < kMmaRowsPerWarp; ++r) m[r] = -INFINITY, l[r] = 0.f;
-        for (int64_t k0 = 0; k0 < keys_end(S, q0 + kMmaRows, causal); k0 += kMmaKeys) {
-            __syncthreads();  // every warp is done with the previous tile (k_s, v_s, s_s, p_s)
-            stage_rows<T, T, kMaxHead>(k_s, k + b * S * E, k0, kMmaKeys, S, E);
-            stage_rows<T, T, kMaxHead>(v_s, v + b * S * Ev, k0, kMmaKeys, S, Ev);
-            __syncthreads();  // the tile is staged (and o_s zeroed)
-            {
-                const int rt = warp / 2, ct = warp % 2;
-                wmma::fragment<wmma::matrix_b, kMma, kMma, kMma, M, wmma::col_major> kt;  // K^T: k_s by columns
-                FragA a;
-                Acc acc;
-                wmma::fill_fragment(acc, 0.f);
-                for (int d = 0; d < E; d += kMma) {
-                    wmma::load_matrix_sync(a, reinterpret_cast<const M*>(&q_s[rt * kMma][d]), kMaxHead);
-                    wmma::load_matrix_sync(kt, reinterpret_cast<const M*>(&k_s[ct * kMma][d]), kMaxHead);
-                    wmma::mma_sync(acc, a, kt, acc);
-                }
-                wmma::store_matrix_sync(&s_s[rt * kMma][ct * kMma], acc, kMmaKeys, wmma::mem_row_major);
-            }
-            __syncthreads();  // every score of the tile is in s_s
-MT_UNROLL
-            for (int r = 0; r < kMmaRowsPerWarp; ++r) {
-                const int row = warp * kMmaRowsPerWarp + r;
-                const int64_t i = q0 + row, j = k0 + lane;
-                const float s = attends(i, j, L, S, causal)
-                                    ? masked_score(s_s[row][lane], scale, mask_matrix, mask, i, j)
-                                    : -INFINITY;
-                float alpha;
-                float p = online_softmax_step(s, m[r], l[r], alpha);
-                if (drop.on && p != 0.f) p *= drop.factor(b, i, j);
-                p_s[row][lane] = T(p);
-                if (lane == 0) alpha_s[row] = alpha;
-            }
-            __syncthreads();  // P and alpha are in shared memory; s_s is free
-            const int col_tiles = Ev / kMma;
-            for (int t = warp; t < 2 * col_tiles; t += kWarps) {
-                const int rt = t / col_tiles, ct = t % col_tiles;
-                wmma::fragment<wmma::matrix_b, kMma, kMma, kMma, M, wmma::row_major> vt;
-                FragA pa;
-                Acc acc;
-                wmma::fill_fragment(acc, 0.f);
-                for (int j = 0; j < kMmaKeys; j += kMma) {
-                    wmma::load_matrix_sync(pa, reinterpret_cast<const M*>(&p_s[rt * kMma][j]), kMmaKeys);
-                    wmma::load_matrix_sync(vt, reinterpret_cast<const M*>(&v_s[j][ct * kMma]), kMaxHead);
-                    wmma::mma_sync(acc, pa, vt, acc);
-                }
-                wmma::store_matrix_sync(product, acc, kMma, wmma::mem_row_major);
-                __syncwarp();  // every lane reads what the warp stored
-                for (int e = lane; e < kMma * kMma; e += kWarp) {
-                    const int row = rt * kMma + e / kMma, col = ct * kMma + e % kMma;
-                    o_s[row][col] = o_s[row][col] * alpha_s[row] + product[e];
-                }
-                __syncwarp();  // read before the next tile's store overwrites it
-            }
-        }
-        __syncthreads();  // o_s is complete
-MT_UNROLL
-        for (int r = 0; r < kMmaRowsPerWarp; ++r) {
-            const int row = warp * kMmaRowsPerWarp + r;
-            const int64_t i = q0 + row;
-            if (i >= L) continue;
-            // l = 0 (every key masked): NaN, as the composed formula
-            for (int d = lane; d < Ev; d += kWarp) out[(b * L + i) * Ev + d] = T(o_s[row][d] / l[r]);
-            if (lane == 0) lse[b * L + i] = m[r] + logf(l[r]);
-        }
-    }
-}
-
-// Thread mapping: grid (ceil(L / 32), pairs), block 128 threads = 4 warps (see above).
-template <class T>
-__global__ void attention_mma_kernel(const T* q, const T* k, const T* v, T* out, float* lse,
-                                     AttentionMask<float> mask, AttentionDropout drop, int64_t B, int64_t L,
-                                     int64_t S, int E, int Ev, float scale, bool causal)
-{
-    if constexpr (std::is_same_v<T, BFloat16> && !kBf16Mma)
-        return;  // never launched: bfloat16 takes attention_kernel below sm_80
-    else
-        attention_mma_rows(q, k, v, out, lse, mask, drop, B, L, S, E, Ev, scale, causal);
-}
-
 // Thread mapping: one warp per row of dO and O (B * L rows), lanes over the row's values.
 template <class T>
 __global__ void attention_delta_kernel(const T* grad_out, const T* out, float* delta, int64_t rows, int Ev)
@@ -483,6 +356,389 @@ MT_UNROLL
     }
 }
 
+// ---- tensor cores (float16 / bfloat16, head dims multiples of 16) ----
+//
+// The same algorithm with its matrix products on tensor cores (wmma, mma.cuh): 16-bit inputs stay
+// 16-bit in shared memory, products accumulate in float. A block has 4 warps and works on 32 x 32
+// tiles of the (L, S) matrix; the 16 x 16 MMA tiles of a product are dealt to the warps. Every
+// staged row is 64, 128 or 256 bytes long and every array 32-byte aligned, so each fragment's
+// pointer is 32-byte aligned and each ldm a multiple of 16 bytes, as wmma requires.
+constexpr int kMma = 16;      // the wmma tile: 16 x 16 x 16
+constexpr int kMmaTile = 32;  // query rows and keys per tile
+constexpr int kMmaRowsPerWarp = kMmaTile / kWarps;
+constexpr int kMmaOutTiles = 2 * kMaxHead / kMma / kWarps;  // 16 x 16 tiles of a 32 x 128 output per warp
+
+namespace wmma = nvcuda::wmma;
+using Acc = wmma::fragment<wmma::accumulator, kMma, kMma, kMma, float>;
+template <class T>
+using FragA = wmma::fragment<wmma::matrix_a, kMma, kMma, kMma, MmaType<T>, wmma::row_major>;
+template <class T, class Layout>
+using FragB = wmma::fragment<wmma::matrix_b, kMma, kMma, kMma, MmaType<T>, Layout>;
+
+template <class T>
+__device__ __forceinline__ const MmaType<T>* mma_ptr(const T* p)
+{
+    return reinterpret_cast<const MmaType<T>*>(p);
+}
+
+// acc += a b^T: a and b are 16 rows each, staged by rows (pitch kMaxHead), over `depth` columns.
+template <class T>
+__device__ __forceinline__ void mma_rows_rows(Acc& acc, const T* a, const T* b, int depth)
+{
+    FragA<T> fa;
+    FragB<T, wmma::col_major> fb;  // b's rows are the columns of b^T
+    for (int d = 0; d < depth; d += kMma) {
+        wmma::load_matrix_sync(fa, mma_ptr(a + d), kMaxHead);
+        wmma::load_matrix_sync(fb, mma_ptr(b + d), kMaxHead);
+        wmma::mma_sync(acc, fa, fb, acc);
+    }
+}
+
+// acc += w x over the 32 rows of a tile: w is a 16 x 32 weight block (row_major: w[r][j] at
+// w + r * kMmaTile + j; col_major: w[r][j] at w + j * kMmaTile + r, the transpose of a block
+// stored the other way), x the tile's 32 staged rows (pitch kMaxHead) from column x's offset.
+template <class Layout, class T>
+__device__ __forceinline__ void mma_weights_rows(Acc& acc, const T* w, const T* x)
+{
+    wmma::fragment<wmma::matrix_a, kMma, kMma, kMma, MmaType<T>, Layout> fw;
+    FragB<T, wmma::row_major> fx;
+    constexpr bool by_rows = std::is_same_v<Layout, wmma::row_major>;
+    for (int j = 0; j < kMmaTile; j += kMma) {
+        wmma::load_matrix_sync(fw, mma_ptr(by_rows ? w + j : w + j * kMmaTile), kMmaTile);
+        wmma::load_matrix_sync(fx, mma_ptr(x + j * kMaxHead), kMaxHead);
+        wmma::mma_sync(acc, fw, fx, acc);
+    }
+}
+
+// The elements of an accumulator: stored to the warp's 16 x 16 float scratch, then fn(r, c, value)
+// for each, the lanes taking turns (the element -> lane mapping of a fragment is unspecified).
+template <class F>
+__device__ __forceinline__ void for_each_element(const Acc& acc, float* scratch, int lane, F fn)
+{
+    wmma::store_matrix_sync(scratch, acc, kMma, wmma::mem_row_major);
+    __syncwarp();  // every lane reads what the warp stored
+    for (int e = lane; e < kMma * kMma; e += kWarp) fn(e / kMma, e % kMma, scratch[e]);
+    __syncwarp();  // read before the warp stores the next one
+}
+
+// The calling warp's 16 x 16 slice of a 32 x 32 float tile, its scratch for for_each_element once
+// the tile's scores are used up.
+__device__ __forceinline__ float* warp_scratch(float (*tile)[kMmaTile])
+{
+    return &tile[0][0] + threadIdx.x / kWarp * kMma * kMma;
+}
+
+// The 32 x 32 score tile S = Q K^T (and, for the backward, dP = dO V^T) into float tiles in shared
+// memory: warp w computes the 16 x 16 tile (w / 2, w % 2) of each.
+template <class T>
+__device__ __forceinline__ void mma_tile_products(float (*s_s)[kMmaTile], const T (*q_s)[kMaxHead],
+                                                  const T (*k_s)[kMaxHead], int E, float (*dp_s)[kMmaTile] = nullptr,
+                                                  const T (*g_s)[kMaxHead] = nullptr,
+                                                  const T (*v_s)[kMaxHead] = nullptr, int Ev = 0)
+{
+    const int warp = threadIdx.x / kWarp, rt = warp / 2 * kMma, ct = warp % 2 * kMma;
+    Acc acc;
+    wmma::fill_fragment(acc, 0.f);
+    mma_rows_rows(acc, q_s[rt], k_s[ct], E);
+    wmma::store_matrix_sync(&s_s[rt][ct], acc, kMmaTile, wmma::mem_row_major);
+    if (!dp_s) return;
+    wmma::fill_fragment(acc, 0.f);
+    mma_rows_rows(acc, g_s[rt], v_s[ct], Ev);
+    wmma::store_matrix_sync(&dp_s[rt][ct], acc, kMmaTile, wmma::mem_row_major);
+}
+
+// Forward. Per key tile:
+//   S = Q K^T    mma_tile_products, into s_s as float;
+//   softmax      on CUDA cores, as attention_kernel: warp w owns query rows 8w .. 8w + 7 (their
+//                m and l in registers), lane j key j; P = exp(s - m_new) goes to p_s in 16 bits,
+//                the row's alpha = exp(m_old - m_new) to alpha_s;
+//   O += P V     warp w computes the 16 x 16 output tiles w, w + 4, ... of the 32 x Ev output
+//                (two MMAs each, into a fresh accumulator) and adds each to o_s, the float output
+//                kept in shared memory, after rescaling o_s by alpha: the rescale happens in
+//                shared memory because which fragment element holds which row is unspecified.
+//                The warp's 16 x 16 slice of s_s (the scores are used up by then) is its scratch.
+// Shared memory: q, k, v tiles 3 x 8 KiB, S 4 KiB, P 2 KiB, O 16 KiB: 46 KiB of the 48.
+template <class T>
+__device__ void attention_mma_rows(const T* q, const T* k, const T* v, T* out, float* lse,
+                                   const AttentionMask<float>& mask, const AttentionDropout& drop, int64_t B,
+                                   int64_t L, int64_t S, int E, int Ev, float scale, bool causal)
+{
+    __shared__ __align__(32) T q_s[kMmaTile][kMaxHead];
+    __shared__ __align__(32) T k_s[kMmaTile][kMaxHead];
+    __shared__ __align__(32) T v_s[kMmaTile][kMaxHead];
+    __shared__ __align__(32) float s_s[kMmaTile][kMmaTile];
+    __shared__ __align__(32) T p_s[kMmaTile][kMmaTile];
+    __shared__ __align__(32) float o_s[kMmaTile][kMaxHead];
+    __shared__ float alpha_s[kMmaTile];
+    const int lane = threadIdx.x % kWarp, warp = threadIdx.x / kWarp;
+    const int64_t q0 = int64_t(blockIdx.x) * kMmaTile;
+    float* const scratch = warp_scratch(s_s);
+    for (int64_t b = blockIdx.y; b < B; b += gridDim.y) {
+        const float* mask_matrix = mask.data ? mask.matrix(b) : nullptr;
+        __syncthreads();  // the previous pair's q_s and o_s are no longer read
+        stage_rows<T, T, kMaxHead>(q_s, q + b * L * E, q0, kMmaTile, L, E);
+        for (int x = threadIdx.x; x < kMmaTile * Ev; x += blockDim.x) o_s[x / Ev][x % Ev] = 0.f;
+        float m[kMmaRowsPerWarp], l[kMmaRowsPerWarp];
+MT_UNROLL
+        for (int r = 0; r < kMmaRowsPerWarp; ++r) m[r] = -INFINITY, l[r] = 0.f;
+        for (int64_t k0 = 0; k0 < keys_end(S, q0 + kMmaTile, causal); k0 += kMmaTile) {
+            __syncthreads();  // every warp is done with the previous tile (k_s, v_s, s_s, p_s)
+            stage_rows<T, T, kMaxHead>(k_s, k + b * S * E, k0, kMmaTile, S, E);
+            stage_rows<T, T, kMaxHead>(v_s, v + b * S * Ev, k0, kMmaTile, S, Ev);
+            __syncthreads();  // the tile is staged (and o_s zeroed)
+            mma_tile_products(s_s, q_s, k_s, E);
+            __syncthreads();  // every score of the tile is in s_s
+MT_UNROLL
+            for (int r = 0; r < kMmaRowsPerWarp; ++r) {
+                const int row = warp * kMmaRowsPerWarp + r;
+                const int64_t i = q0 + row, j = k0 + lane;
+                const float s = attends(i, j, L, S, causal)
+                                    ? masked_score(s_s[row][lane], scale, mask_matrix, mask, i, j)
+                                    : -INFINITY;
+                float alpha;
+                float p = online_softmax_step(s, m[r], l[r], alpha);
+                if (drop.on && p != 0.f) p *= drop.factor(b, i, j);
+                p_s[row][lane] = T(p);
+                if (lane == 0) alpha_s[row] = alpha;
+            }
+            __syncthreads();  // P and alpha are in shared memory; s_s is free
+            const int col_tiles = Ev / kMma;
+            for (int t = warp; t < 2 * col_tiles; t += kWarps) {
+                const int rt = t / col_tiles * kMma, ct = t % col_tiles * kMma;
+                Acc acc;
+                wmma::fill_fragment(acc, 0.f);
+                mma_weights_rows<wmma::row_major>(acc, p_s[rt], &v_s[0][ct]);
+                for_each_element(acc, scratch, lane, [&](int r, int c, float x) {
+                    o_s[rt + r][ct + c] = o_s[rt + r][ct + c] * alpha_s[rt + r] + x;
+                });
+            }
+        }
+        __syncthreads();  // o_s is complete
+MT_UNROLL
+        for (int r = 0; r < kMmaRowsPerWarp; ++r) {
+            const int row = warp * kMmaRowsPerWarp + r;
+            const int64_t i = q0 + row;
+            if (i >= L) continue;
+            // l = 0 (every key masked): NaN, as the composed formula
+            for (int d = lane; d < Ev; d += kWarp) out[(b * L + i) * Ev + d] = T(o_s[row][d] / l[r]);
+            if (lane == 0) lse[b * L + i] = m[r] + logf(l[r]);
+        }
+    }
+}
+
+// The backward's elementwise step on a 32 x 32 tile (queries i0 + r, keys j0 + c; S and dP in
+// s_s and dp_s): P = exp(S - lse) and dS = P (dP Z - D), 0 where the pair is masked, into p_s (P Z,
+// the weight that met v in the forward) and ds_s, in 16 bits.
+template <class T>
+__device__ __forceinline__ void mma_softmax_backward(T (*p_s)[kMmaTile], T (*ds_s)[kMmaTile],
+                                                     const float (*s_s)[kMmaTile], const float (*dp_s)[kMmaTile],
+                                                     const float* lse_s, const float* delta_s, int64_t b, int64_t i0,
+                                                     int64_t j0, const float* mask_matrix,
+                                                     const AttentionMask<float>& mask, const AttentionDropout& drop,
+                                                     int64_t L, int64_t S, float scale, bool causal)
+{
+    for (int x = threadIdx.x; x < kMmaTile * kMmaTile; x += blockDim.x) {
+        const int r = x / kMmaTile, c = x % kMmaTile;
+        const int64_t i = i0 + r, j = j0 + c;
+        float p = 0.f, ds = 0.f;
+        if (attends(i, j, L, S, causal)) {
+            const float s = masked_score(s_s[r][c], scale, mask_matrix, mask, i, j);
+            if (s != -INFINITY) {
+                p = __expf(s - lse_s[r]);
+                const float z = drop.factor(b, i, j);  // 1 without dropout
+                ds = p * (dp_s[r][c] * z - delta_s[r]);
+                p *= z;
+            }
+        }
+        p_s[r][c] = T(p);
+        ds_s[r][c] = T(ds);
+    }
+}
+
+// lse and D of the tile's query rows [i0, i0 + 32) into shared memory (0 past L).
+__device__ __forceinline__ void stage_row_stats(float* lse_s, float* delta_s, const float* lse, const float* delta,
+                                                int64_t b, int64_t i0, int64_t L)
+{
+    if (threadIdx.x < kMmaTile) {
+        const bool in = i0 + threadIdx.x < L;
+        lse_s[threadIdx.x] = in ? lse[b * L + i0 + threadIdx.x] : 0.f;
+        delta_s[threadIdx.x] = in ? delta[b * L + i0 + threadIdx.x] : 0.f;
+    }
+}
+
+// The shared memory of both backward kernels: tiles of q, dO, k and v (16 bits), S and dP (float),
+// P Z and dS (16 bits), and the tile's query rows' lse and D: 45 KiB. (The `= {}` only makes the
+// struct constant-initialized, which nvcc requires of a __shared__ variable; shared memory is
+// never actually initialized.)
+template <class T>
+struct MmaBackwardTiles {
+    __align__(32) T q[kMmaTile][kMaxHead];
+    __align__(32) T g[kMmaTile][kMaxHead];  // dO
+    __align__(32) T k[kMmaTile][kMaxHead];
+    __align__(32) T v[kMmaTile][kMaxHead];
+    __align__(32) float s[kMmaTile][kMmaTile] = {};
+    __align__(32) float dp[kMmaTile][kMmaTile] = {};
+    __align__(32) T p[kMmaTile][kMmaTile];
+    __align__(32) T ds[kMmaTile][kMmaTile];
+    float lse[kMmaTile] = {}, delta[kMmaTile] = {};
+};
+
+// Backward, dK and dV: a block owns 32 keys and walks the query tiles (from its diagonal on when
+// causal). Per tile: S = Q K^T and dP = dO V^T (mma_tile_products), P Z and dS on CUDA cores
+// (mma_softmax_backward), then dV += (P Z)^T dO and dK += dS^T Q on tensor cores. The sums need no
+// rescaling, so they stay in accumulator fragments across the tiles: warp w owns the 16 x 16
+// output tiles w, w + 4, ... of the 32 x Ev dV and of the 32 x E dK (up to 4 of each). At the end
+// each goes out through the warp's scratch (a slice of t.s), dK times the scale.
+template <class T>
+__device__ void attention_mma_dkdv_rows(const T* q, const T* k, const T* v, const T* grad_out, const float* lse,
+                                        const float* delta, T* grad_k, T* grad_v, const AttentionMask<float>& mask,
+                                        const AttentionDropout& drop, int64_t B, int64_t L, int64_t S, int E, int Ev,
+                                        float scale, bool causal)
+{
+    __shared__ MmaBackwardTiles<T> t;
+    const int lane = threadIdx.x % kWarp, warp = threadIdx.x / kWarp;
+    const int64_t j0 = int64_t(blockIdx.x) * kMmaTile;
+    float* const scratch = warp_scratch(t.s);
+    const int v_tiles = Ev / kMma, k_tiles = E / kMma;
+    for (int64_t b = blockIdx.y; b < B; b += gridDim.y) {
+        const float* mask_matrix = mask.data ? mask.matrix(b) : nullptr;
+        __syncthreads();  // the previous pair's t.k, t.v and scratch are no longer read
+        stage_rows<T, T, kMaxHead>(t.k, k + b * S * E, j0, kMmaTile, S, E);
+        stage_rows<T, T, kMaxHead>(t.v, v + b * S * Ev, j0, kMmaTile, S, Ev);
+        Acc dv[kMmaOutTiles], dk[kMmaOutTiles];
+MT_UNROLL
+        for (int f = 0; f < kMmaOutTiles; ++f) wmma::fill_fragment(dv[f], 0.f), wmma::fill_fragment(dk[f], 0.f);
+        for (int64_t i0 = causal ? j0 : 0; i0 < L; i0 += kMmaTile) {
+            __syncthreads();  // every warp is done with the previous tile
+            stage_rows<T, T, kMaxHead>(t.q, q + b * L * E, i0, kMmaTile, L, E);
+            stage_rows<T, T, kMaxHead>(t.g, grad_out + b * L * Ev, i0, kMmaTile, L, Ev);
+            stage_row_stats(t.lse, t.delta, lse, delta, b, i0, L);
+            __syncthreads();  // the tile is staged
+            mma_tile_products(t.s, t.q, t.k, E, t.dp, t.g, t.v, Ev);
+            __syncthreads();  // S and dP are complete
+            mma_softmax_backward(t.p, t.ds, t.s, t.dp, t.lse, t.delta, b, i0, j0, mask_matrix, mask, drop, L, S,
+                                 scale, causal);
+            __syncthreads();  // P Z and dS are complete
+MT_UNROLL
+            for (int f = 0; f < kMmaOutTiles; ++f) {
+                const int n = warp + f * kWarps;
+                if (n < 2 * v_tiles)  // rows of dV are keys: the columns of P Z, read col_major
+                    mma_weights_rows<wmma::col_major>(dv[f], &t.p[0][n / v_tiles * kMma], &t.g[0][n % v_tiles * kMma]);
+                if (n < 2 * k_tiles)
+                    mma_weights_rows<wmma::col_major>(dk[f], &t.ds[0][n / k_tiles * kMma], &t.q[0][n % k_tiles * kMma]);
+            }
+        }
+        // t.s is free: every warp read it before the last barrier in the loop (or never, L = 0)
+MT_UNROLL
+        for (int f = 0; f < kMmaOutTiles; ++f) {
+            const int n = warp + f * kWarps;
+            if (n < 2 * v_tiles) {
+                const int64_t j = j0 + n / v_tiles * kMma;
+                const int d = n % v_tiles * kMma;
+                for_each_element(dv[f], scratch, lane, [&](int r, int c, float x) {
+                    if (j + r < S) grad_v[(b * S + j + r) * Ev + d + c] = T(x);
+                });
+            }
+            if (n < 2 * k_tiles) {
+                const int64_t j = j0 + n / k_tiles * kMma;
+                const int d = n % k_tiles * kMma;
+                for_each_element(dk[f], scratch, lane, [&](int r, int c, float x) {
+                    if (j + r < S) grad_k[(b * S + j + r) * E + d + c] = T(x * scale);
+                });
+            }
+        }
+    }
+}
+
+// Backward, dQ: a block owns 32 query rows and walks the key tiles (to its diagonal when causal).
+// Per tile: S and dP, dS on CUDA cores, then dQ += dS K on tensor cores; warp w owns the 16 x 16
+// tiles w, w + 4, ... of the 32 x E dQ in accumulators, written out at the end times the scale.
+template <class T>
+__device__ void attention_mma_dq_rows(const T* q, const T* k, const T* v, const T* grad_out, const float* lse,
+                                      const float* delta, T* grad_q, const AttentionMask<float>& mask,
+                                      const AttentionDropout& drop, int64_t B, int64_t L, int64_t S, int E, int Ev,
+                                      float scale, bool causal)
+{
+    const int q_tiles = E / kMma;  // dQ's 16-wide column tiles
+    const int lane = threadIdx.x % kWarp, warp = threadIdx.x / kWarp;
+    const int64_t i0 = int64_t(blockIdx.x) * kMmaTile;
+    __shared__ MmaBackwardTiles<T> t;
+    float* const scratch = warp_scratch(t.s);
+    for (int64_t b = blockIdx.y; b < B; b += gridDim.y) {
+        const float* mask_matrix = mask.data ? mask.matrix(b) : nullptr;
+        __syncthreads();  // the previous pair's t.q, t.g and scratch are no longer read
+        stage_rows<T, T, kMaxHead>(t.q, q + b * L * E, i0, kMmaTile, L, E);
+        stage_rows<T, T, kMaxHead>(t.g, grad_out + b * L * Ev, i0, kMmaTile, L, Ev);
+        stage_row_stats(t.lse, t.delta, lse, delta, b, i0, L);
+        Acc dq[kMmaOutTiles];
+MT_UNROLL
+        for (int f = 0; f < kMmaOutTiles; ++f) wmma::fill_fragment(dq[f], 0.f);
+        for (int64_t k0 = 0; k0 < keys_end(S, i0 + kMmaTile, causal); k0 += kMmaTile) {
+            __syncthreads();  // every warp is done with the previous tile
+            stage_rows<T, T, kMaxHead>(t.k, k + b * S * E, k0, kMmaTile, S, E);
+            stage_rows<T, T, kMaxHead>(t.v, v + b * S * Ev, k0, kMmaTile, S, Ev);
+            __syncthreads();  // the tile is staged
+            mma_tile_products(t.s, t.q, t.k, E, t.dp, t.g, t.v, Ev);
+            __syncthreads();  // S and dP are complete
+            mma_softmax_backward(t.p, t.ds, t.s, t.dp, t.lse, t.delta, b, i0, k0, mask_matrix, mask, drop, L,
+                                    S, scale, causal);
+            __syncthreads();  // dS is complete
+MT_UNROLL
+            for (int f = 0; f < kMmaOutTiles; ++f) {
+                const int n = warp + f * kWarps;
+                if (n < 2 * q_tiles)
+                    mma_weights_rows<wmma::row_major>(dq[f], t.ds[n / q_tiles * kMma], &t.k[0][n % q_tiles * kMma]);
+            }
+        }
+        // t.s is free: every warp read it before the last barrier in the loop
+MT_UNROLL
+        for (int f = 0; f < kMmaOutTiles; ++f) {
+            const int n = warp + f * kWarps;
+            if (n >= 2 * q_tiles) continue;
+            const int64_t i = i0 + n / q_tiles * kMma;
+            const int d = n % q_tiles * kMma;
+            for_each_element(dq[f], scratch, lane, [&](int r, int c, float x) {
+                if (i + r < L) grad_q[(b * L + i + r) * E + d + c] = T(x * scale);
+            });
+        }
+    }
+}
+
+// The kernels (thread mappings above: grid (ceil(rows / 32), pairs), 128 threads). bfloat16 MMA
+// needs sm_80: the sm_75 build compiles their bfloat16 versions empty, and the host never
+// launches them there (tensor_cores below).
+template <class T>
+constexpr bool kHasMma = !std::is_same_v<T, BFloat16> || kBf16Mma;
+
+template <class T>
+__global__ void attention_mma_kernel(const T* q, const T* k, const T* v, T* out, float* lse, AttentionMask<float> mask,
+                                     AttentionDropout drop, int64_t B, int64_t L, int64_t S, int E, int Ev, float scale,
+                                     bool causal)
+{
+    if constexpr (kHasMma<T>) attention_mma_rows(q, k, v, out, lse, mask, drop, B, L, S, E, Ev, scale, causal);
+}
+
+template <class T>
+__global__ void attention_mma_dkdv_kernel(const T* q, const T* k, const T* v, const T* grad_out, const float* lse,
+                                          const float* delta, T* grad_k, T* grad_v, AttentionMask<float> mask,
+                                          AttentionDropout drop, int64_t B, int64_t L, int64_t S, int E, int Ev,
+                                          float scale, bool causal)
+{
+    if constexpr (kHasMma<T>)
+        attention_mma_dkdv_rows(q, k, v, grad_out, lse, delta, grad_k, grad_v, mask, drop, B, L, S, E, Ev, scale,
+                                causal);
+}
+
+template <class T>
+__global__ void attention_mma_dq_kernel(const T* q, const T* k, const T* v, const T* grad_out, const float* lse,
+                                        const float* delta, T* grad_q, AttentionMask<float> mask,
+                                        AttentionDropout drop, int64_t B, int64_t L, int64_t S, int E, int Ev,
+                                        float scale, bool causal)
+{
+    if constexpr (kHasMma<T>)
+        attention_mma_dq_rows(q, k, v, grad_out, lse, delta, grad_q, mask, drop, B, L, S, E, Ev, scale, causal);
+}
+
 // The 16-bit types are read in place (the table entries skip Widen's float32 staging copies).
 template <class F>
 void dispatch_attention(DType t, const char* op, F&& f)
@@ -493,9 +749,9 @@ void dispatch_attention(DType t, const char* op, F&& f)
     throw TypeError(detail::str(op, ": the fused CUDA kernel takes float32, float16 or bfloat16, got ", t));
 }
 
-// The forward runs on tensor cores for float16, and for bfloat16 where the GPU has bfloat16 MMA
-// (sm_80 on; the emulator counts as sm_90), when both head dims are multiples of the 16-wide
-// MMA tile. Other calls take attention_kernel.
+// Forward and backward run on tensor cores for float16, and for bfloat16 where the GPU has
+// bfloat16 MMA (sm_80 on; the emulator counts as sm_90), when both head dims are multiples of the
+// 16-wide MMA tile. Other calls take the CUDA-core kernels.
 bool tensor_cores(DType t, int E, int Ev)
 {
     if ((t != DType::Float16 && t != DType::BFloat16) || E == 0 || E % kMma != 0 || Ev % kMma != 0) return false;
@@ -527,7 +783,7 @@ void attention(const Tensor& out, const Tensor& lse, const Tensor& q, const Tens
         const T *qd = q->data_as<T>(), *kd = k->data_as<T>(), *vd = v->data_as<T>();
         if constexpr (!std::is_same_v<T, float>) {
             if (tensor_cores(q->dtype, E, Ev)) {
-                MT_LAUNCH(dim3(tiles(L, kMmaRows), pair_blocks(B)), kWarps * kWarp, 0, 0, attention_mma_kernel<T>)(
+                MT_LAUNCH(dim3(tiles(L, kMmaTile), pair_blocks(B)), kWarps * kWarp, 0, 0, attention_mma_kernel<T>)(
                     qd, kd, vd, out->data_as<T>(), lse->data_as<float>(), m, drop, B, L, S, E, Ev, scale, spec.causal);
                 return;
             }
@@ -558,13 +814,28 @@ void attention_backward(const Tensor& grad_q, const Tensor& grad_k, const Tensor
                 gd, out->data_as<T>(), delta->data_as<float>(), B * L, Ev);
             MT_CUDA_CHECK_LAUNCH("scaled_dot_product_attention_backward (D)");
         }
+        T *gq = grad_q->data_as<T>(), *gk = grad_k->data_as<T>(), *gv = grad_v->data_as<T>();
+        if constexpr (!std::is_same_v<T, float>) {
+            if (tensor_cores(q->dtype, E, Ev)) {
+                MT_LAUNCH(dim3(tiles(S, kMmaTile), pair_blocks(B)), kWarps * kWarp, 0, 0,
+                          attention_mma_dkdv_kernel<T>)(qd, kd, vd, gd, ld, dd, gk, gv, m, drop, B, L, S, E, Ev, scale,
+                                                        spec.causal);
+                MT_CUDA_CHECK_LAUNCH("scaled_dot_product_attention_backward (dK, dV)");
+                if (L > 0) {
+                    MT_LAUNCH(dim3(tiles(L, kMmaTile), pair_blocks(B)), kWarps * kWarp, 0, 0,
+                              attention_mma_dq_kernel<T>)(qd, kd, vd, gd, ld, dd, gq, m, drop, B, L, S, E, Ev, scale,
+                                                          spec.causal);
+                    MT_CUDA_CHECK_LAUNCH("scaled_dot_product_attention_backward (dQ)");
+                }
+                return;
+            }
+        }
         MT_LAUNCH(dim3(tiles(S, kBwdRows), pair_blocks(B)), kWarps * kWarp, 0, 0, attention_dkdv_kernel<T>)(
-            qd, kd, vd, gd, ld, dd, grad_k->data_as<T>(), grad_v->data_as<T>(), m, drop, B, L, S, E, Ev, scale,
-            spec.causal);
+            qd, kd, vd, gd, ld, dd, gk, gv, m, drop, B, L, S, E, Ev, scale, spec.causal);
         MT_CUDA_CHECK_LAUNCH("scaled_dot_product_attention_backward (dK, dV)");
         if (L > 0) {
             MT_LAUNCH(dim3(tiles(L, kBwdRows), pair_blocks(B)), kWarps * kWarp, 0, 0, attention_dq_kernel<T>)(
-                qd, kd, vd, gd, ld, dd, grad_q->data_as<T>(), m, drop, B, L, S, E, Ev, scale, spec.causal);
+                qd, kd, vd, gd, ld, dd, gq, m, drop, B, L, S, E, Ev, scale, spec.causal);
             MT_CUDA_CHECK_LAUNCH("scaled_dot_product_attention_backward (dQ)");
         }
     });

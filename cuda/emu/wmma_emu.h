@@ -76,7 +76,10 @@ void check_memory(const char* fn, const T* p, unsigned ldm)
 }
 
 // Where element (r, c) of a tile lives in memory laid out by rows or by columns.
-inline unsigned offset(unsigned r, unsigned c, unsigned ldm, bool by_rows) { return by_rows ? r * ldm + c : c * ldm + r; }
+inline unsigned offset(unsigned r, unsigned c, unsigned ldm, bool by_rows)
+{
+    return by_rows ? r * ldm + c : c * ldm + r;
+}
 
 }  // namespace detail
 

@@ -1,5 +1,6 @@
-"""The 16-bit fused attention forward on tensor cores (attention_mma_kernel in cuda/attention.cu,
-run in the emulator through its wmma shim, cuda/emu/wmma_emu.h).
+"""The 16-bit fused attention on tensor cores (attention_mma_kernel, attention_mma_dkdv_kernel and
+attention_mma_dq_kernel in cuda/attention.cu, run in the emulator through its wmma shim,
+cuda/emu/wmma_emu.h).
 
 The shim itself, in a student's RawKernel: 16x16x16 products of every operand layout against
 NumPy (exact: small integers), and the checks a GPU makes (32-byte aligned pointers, ldm a
@@ -144,31 +145,43 @@ def test_tensor_core_attention_cuda_with_dropout_matches_composed(dtype, tol, ca
     check_dropout_case(case, "cuda", dtype, tol, tol)
 
 
-def forward_kernels(dtype, E, Ev):
+def attention_kernels(dtype, E, Ev):
+    """The kernels of one forward and one backward: (forward names, backward names)."""
     q, k = make((1, 2, 20, E), 1, "cuda", dtype), make((1, 2, 20, E), 2, "cuda", dtype)
     v = make((1, 2, 20, Ev), 3, "cuda", dtype)
-    return [n for n in kernel_names(lambda: F.scaled_dot_product_attention(q, k, v, is_causal=True))
-            if "attention" in n]
+    out = [None]
+    fwd = kernel_names(lambda: out.__setitem__(0, F.scaled_dot_product_attention(q, k, v, is_causal=True)))
+    g = minitorch.ones_like(out[0])
+    bwd = kernel_names(lambda: out[0].backward(g))
+    return [n for n in fwd if "attention" in n], [n for n in bwd if "attention" in n]
+
+
+def short(names):
+    return [n.split("<")[0].split("(")[0].split("::")[-1] for n in names]
 
 
 @needs_cuda
-def test_which_forward_kernel_cuda():
-    """Tensor cores for 16-bit types with head dims that are multiples of 16; attention_kernel
-    otherwise. One launch either way."""
+def test_which_kernels_cuda():
+    """Tensor cores for 16-bit types with head dims that are multiples of 16, forward and backward
+    (the backward's D = rowsum(dO * O) stays on CUDA cores); the CUDA-core kernels otherwise. The
+    same number of launches either way."""
+    mma = (["attention_mma_kernel"], ["attention_delta_kernel", "attention_mma_dkdv_kernel", "attention_mma_dq_kernel"])
+    cores = (["attention_kernel"], ["attention_delta_kernel", "attention_dkdv_kernel", "attention_dq_kernel"])
     for dtype in (minitorch.float16, minitorch.bfloat16):
         for E, Ev in ((16, 16), (64, 32), (128, 128)):
-            names = forward_kernels(dtype, E, Ev)
-            assert len(names) == 1 and "attention_mma_kernel" in names[0], (dtype, E, Ev, names)
+            fwd, bwd = attention_kernels(dtype, E, Ev)
+            assert (short(fwd), short(bwd)) == mma, (dtype, E, Ev, fwd, bwd)
         for E, Ev in ((8, 16), (16, 24)):
-            names = forward_kernels(dtype, E, Ev)
-            assert len(names) == 1 and "attention_kernel" in names[0], (dtype, E, Ev, names)
-    names = forward_kernels(minitorch.float32, 16, 16)
-    assert len(names) == 1 and "attention_kernel" in names[0], names
+            fwd, bwd = attention_kernels(dtype, E, Ev)
+            assert (short(fwd), short(bwd)) == cores, (dtype, E, Ev, fwd, bwd)
+    fwd, bwd = attention_kernels(minitorch.float32, 16, 16)
+    assert (short(fwd), short(bwd)) == cores, (fwd, bwd)
 
 
 @needs_cuda
 def test_tensor_core_path_cuda_allocates_no_scores_matrix():
-    """float16, T = 256: forward and backward peak below half of one (B, H, T, T) float32 matrix."""
+    """float16, T = 256: forward and backward on tensor cores peak below half of one (B, H, T, T)
+    float32 matrix."""
     B, H, T, d = 1, 2, 256, 16
     q, k, v = (make((B, H, T, d), s, "cuda", minitorch.float16) for s in (1, 2, 3))
     assert any("attention_mma_kernel" in n for n in kernel_names(lambda: F.scaled_dot_product_attention(q, k, v)))
