@@ -30,11 +30,12 @@
 // D = rowsum(dO * O) is still the softmax backward's sum over j of P (dP Z), O being the dropped
 // output.
 //
-// Precision: float16 / bfloat16 forwards with head dims that are multiples of 16 run on tensor
-// cores (attention_mma_kernel: 16-bit products, float32 sums; bfloat16 from sm_80 on). Other
-// 16-bit calls and the backward convert the values to float32 as they are staged into shared
-// memory, and every sum runs in float32 (CUDA cores). attention_kernel, the float32 one, is the
-// readable version of the algorithm. float64 is not taken here (the op composes it).
+// Precision: float16 / bfloat16 calls with head dims that are multiples of 16 run on tensor cores
+// (attention_mma_kernel, attention_mma_dkdv_kernel, attention_mma_dq_kernel, at the end of this
+// file: 16-bit products, float32 sums; bfloat16 from sm_80 on). Other 16-bit calls convert the
+// values to float32 as they are staged into shared memory, and every sum runs in float32 (CUDA
+// cores). attention_kernel and its two backward kernels, the float32 ones, are the readable
+// version of the algorithm. float64 is not taken here (the op composes it).
 #include <cfloat>
 
 #include "common.cuh"
