@@ -30,14 +30,18 @@
 // D = rowsum(dO * O) is still the softmax backward's sum over j of P (dP Z), O being the dropped
 // output.
 //
-// Precision: float16 / bfloat16 values are converted to float32 as they are staged into
-// shared memory, and every sum runs in float32 (CUDA cores). Tensor-core MMA tiles for the
-// 16-bit types are the next step; float64 is not taken here (the op composes it).
+// Precision: float16 / bfloat16 calls with head dims that are multiples of 16 run on tensor cores
+// (attention_mma_kernel, attention_mma_dkdv_kernel, attention_mma_dq_kernel, at the end of this
+// file: 16-bit products, float32 sums; bfloat16 from sm_80 on). Other 16-bit calls convert the
+// values to float32 as they are staged into shared memory, and every sum runs in float32 (CUDA
+// cores). attention_kernel and its two backward kernels, the float32 ones, are the readable
+// version of the algorithm. float64 is not taken here (the op composes it).
 #include <cfloat>
 
 #include "common.cuh"
 #include "minitorch/attention_math.h"
 #include "minitorch/half.h"
+#include "mma.cuh"
 #include "warp.cuh"
 
 // Keeps the per-row arrays (o, dk, dv, dq) in registers: every index is a constant after
@@ -69,15 +73,29 @@ __device__ __forceinline__ float warp_max(float v)
         [](float a, float b) { return fmaxf(a, b); });
 }
 
-// rows [row0, row0 + count) of a (rows, width) matrix of T into dst[count][pitch] as float,
-// zeros past `rows` (all threads of the block take part).
-template <class T, int pitch>
-__device__ void stage_rows(float (*dst)[pitch], const T* src, int64_t row0, int count, int64_t rows, int width)
+// rows [row0, row0 + count) of a (rows, width) matrix of T into dst[count][pitch] as D (float,
+// or T itself for the tensor cores), zeros past `rows` (all threads of the block take part).
+template <class D, class T, int pitch>
+__device__ void stage_rows(D (*dst)[pitch], const T* src, int64_t row0, int count, int64_t rows, int width)
 {
     for (int x = threadIdx.x; x < count * width; x += blockDim.x) {
         const int r = x / width, d = x % width;
-        dst[r][d] = row0 + r < rows ? float(src[(row0 + r) * width + d]) : 0.f;
+        dst[r][d] = row0 + r < rows ? D(src[(row0 + r) * width + d]) : D(0.f);
     }
+}
+
+// Whether query i sees key j: both in range, and j not past i when causal.
+__device__ __forceinline__ bool attends(int64_t i, int64_t j, int64_t L, int64_t S, bool causal)
+{
+    return j < S && i < L && !(causal && j > i);
+}
+
+// The score of query i and key j from their dot product: dot * scale + mask.
+__device__ __forceinline__ float masked_score(float dot, float scale, const float* mask_matrix,
+                                              const AttentionMask<float>& m, int64_t i, int64_t j)
+{
+    const float s = dot * scale;
+    return mask_matrix ? s + mask_matrix[i * m.stride_l + j * m.stride_s] : s;
 }
 
 // The score of staged rows a (one query) and b (one key): dot * scale + mask; -inf where
@@ -86,12 +104,24 @@ __device__ __forceinline__ float staged_score(const float* a, const float* b, in
                                               const float* mask_matrix, const AttentionMask<float>& m, int64_t i,
                                               int64_t j, int64_t L, int64_t S, bool causal)
 {
-    if (j >= S || i >= L || (causal && j > i)) return -INFINITY;
+    if (!attends(i, j, L, S, causal)) return -INFINITY;
     float dot = 0.f;
     for (int d = 0; d < E; ++d) dot += a[d] * b[d];
-    float s = dot * scale;
-    if (mask_matrix) s += mask_matrix[i * m.stride_l + j * m.stride_s];
-    return s;
+    return masked_score(dot, scale, mask_matrix, m, i, j);
+}
+
+// One step of a row's online softmax, the warp holding the row's scores of one key tile (lane j:
+// score s of key j). The row's running max m and sum l take the tile in; returns the lane's
+// weight exp(s - m_new) and sets alpha = exp(m_old - m_new), what was accumulated before is
+// rescaled by. While every score so far is -inf (masked), nothing is added and nothing rescaled.
+__device__ __forceinline__ float online_softmax_step(float s, float& m, float& l, float& alpha)
+{
+    const float m_new = fmaxf(m, warp_max(s));
+    alpha = m_new == -INFINITY ? 1.f : __expf(m - m_new);
+    const float p = m_new == -INFINITY ? 0.f : __expf(s - m_new);
+    l = l * alpha + warp_sum(p);  // the un-dropped weights
+    m = m_new;
+    return p;
 }
 
 // The per-row register arrays start at zero (indices are constants after unrolling).
@@ -154,27 +184,23 @@ __global__ void attention_kernel(const T* q, const T* k, const T* v, T* out, flo
     for (int64_t b = blockIdx.y; b < B; b += gridDim.y) {
         const float* mask_matrix = mask.data ? mask.matrix(b) : nullptr;
         __syncthreads();  // the previous pair's rows are no longer read
-        stage_rows<T, kMaxHead>(q_s, q + b * L * E, q0, kFwdRows, L, E);
+        stage_rows<float, T, kMaxHead>(q_s, q + b * L * E, q0, kFwdRows, L, E);
         float m[kFwdRowsPerWarp], l[kFwdRowsPerWarp], o[kFwdRowsPerWarp][kChunks];
         zero_rows(o);
 MT_UNROLL
         for (int r = 0; r < kFwdRowsPerWarp; ++r) m[r] = -INFINITY, l[r] = 0.f;
         for (int64_t k0 = 0; k0 < keys_end(S, q0 + kFwdRows, causal); k0 += kTile) {
             __syncthreads();  // every warp is done with the previous tile
-            stage_rows<T, kPad>(k_s, k + b * S * E, k0, kTile, S, E);
-            stage_rows<T, kMaxHead>(v_s, v + b * S * Ev, k0, kTile, S, Ev);
+            stage_rows<float, T, kPad>(k_s, k + b * S * E, k0, kTile, S, E);
+            stage_rows<float, T, kMaxHead>(v_s, v + b * S * Ev, k0, kTile, S, Ev);
             __syncthreads();  // the tile is staged
 MT_UNROLL
             for (int r = 0; r < kFwdRowsPerWarp; ++r) {
                 const int row = warp * kFwdRowsPerWarp + r;
                 const float s = staged_score(q_s[row], k_s[lane], E, scale, mask_matrix, mask, q0 + row,
                                              k0 + lane, L, S, causal);
-                const float m_new = fmaxf(m[r], warp_max(s));
-                // while every score so far is -inf (masked), nothing is added and nothing rescaled
-                const float alpha = m_new == -INFINITY ? 1.f : __expf(m[r] - m_new);
-                float p = m_new == -INFINITY ? 0.f : __expf(s - m_new);
-                l[r] = l[r] * alpha + warp_sum(p);  // the un-dropped weights
-                m[r] = m_new;
+                float alpha;
+                float p = online_softmax_step(s, m[r], l[r], alpha);
 MT_UNROLL
                 for (int c = 0; c < kChunks; ++c) o[r][c] *= alpha;
                 if (drop.on && p != 0.f) p *= drop.factor(b, q0 + row, k0 + lane);
@@ -228,16 +254,16 @@ __global__ void attention_dkdv_kernel(const T* q, const T* k, const T* v, const 
     for (int64_t b = blockIdx.y; b < B; b += gridDim.y) {
         const float* mask_matrix = mask.data ? mask.matrix(b) : nullptr;
         __syncthreads();
-        stage_rows<T, kMaxHead>(k_s, k + b * S * E, j0, kBwdRows, S, E);
-        stage_rows<T, kMaxHead>(v_s, v + b * S * Ev, j0, kBwdRows, S, Ev);
+        stage_rows<float, T, kMaxHead>(k_s, k + b * S * E, j0, kBwdRows, S, E);
+        stage_rows<float, T, kMaxHead>(v_s, v + b * S * Ev, j0, kBwdRows, S, Ev);
         float dk[kBwdRowsPerWarp][kChunks], dv[kBwdRowsPerWarp][kChunks];
         zero_rows(dk);
         zero_rows(dv);
         const int64_t i_begin = causal ? j0 / kTile * kTile : 0;
         for (int64_t i0 = i_begin; i0 < L; i0 += kTile) {
             __syncthreads();  // every warp is done with the previous tile
-            stage_rows<T, kPad>(q_s, q + b * L * E, i0, kTile, L, E);
-            stage_rows<T, kPad>(g_s, grad_out + b * L * Ev, i0, kTile, L, Ev);
+            stage_rows<float, T, kPad>(q_s, q + b * L * E, i0, kTile, L, E);
+            stage_rows<float, T, kPad>(g_s, grad_out + b * L * Ev, i0, kTile, L, Ev);
             if (threadIdx.x < kTile) {
                 const bool in = i0 + threadIdx.x < L;
                 lse_s[threadIdx.x] = in ? lse[b * L + i0 + threadIdx.x] : 0.f;
@@ -292,8 +318,8 @@ __global__ void attention_dq_kernel(const T* q, const T* k, const T* v, const T*
     for (int64_t b = blockIdx.y; b < B; b += gridDim.y) {
         const float* mask_matrix = mask.data ? mask.matrix(b) : nullptr;
         __syncthreads();
-        stage_rows<T, kMaxHead>(q_s, q + b * L * E, i0, kBwdRows, L, E);
-        stage_rows<T, kMaxHead>(g_s, grad_out + b * L * Ev, i0, kBwdRows, L, Ev);
+        stage_rows<float, T, kMaxHead>(q_s, q + b * L * E, i0, kBwdRows, L, E);
+        stage_rows<float, T, kMaxHead>(g_s, grad_out + b * L * Ev, i0, kBwdRows, L, Ev);
         float dq[kBwdRowsPerWarp][kChunks], row_lse[kBwdRowsPerWarp], row_delta[kBwdRowsPerWarp];
         zero_rows(dq);
 MT_UNROLL
@@ -304,8 +330,8 @@ MT_UNROLL
         }
         for (int64_t k0 = 0; k0 < keys_end(S, i0 + kBwdRows, causal); k0 += kTile) {
             __syncthreads();  // every warp is done with the previous tile
-            stage_rows<T, kPad>(k_s, k + b * S * E, k0, kTile, S, E);
-            stage_rows<T, kPad>(v_s, v + b * S * Ev, k0, kTile, S, Ev);
+            stage_rows<float, T, kPad>(k_s, k + b * S * E, k0, kTile, S, E);
+            stage_rows<float, T, kPad>(v_s, v + b * S * Ev, k0, kTile, S, Ev);
             __syncthreads();  // the tile is staged
 MT_UNROLL
             for (int r = 0; r < kBwdRowsPerWarp; ++r) {
@@ -331,6 +357,389 @@ MT_UNROLL
     }
 }
 
+// ---- tensor cores (float16 / bfloat16, head dims multiples of 16) ----
+//
+// The same algorithm with its matrix products on tensor cores (wmma, mma.cuh): 16-bit inputs stay
+// 16-bit in shared memory, products accumulate in float. A block has 4 warps and works on 32 x 32
+// tiles of the (L, S) matrix; the 16 x 16 MMA tiles of a product are dealt to the warps. Every
+// staged row is 64, 128 or 256 bytes long and every array 32-byte aligned, so each fragment's
+// pointer is 32-byte aligned and each ldm a multiple of 16 bytes, as wmma requires.
+constexpr int kMma = 16;      // the wmma tile: 16 x 16 x 16
+constexpr int kMmaTile = 32;  // query rows and keys per tile
+constexpr int kMmaRowsPerWarp = kMmaTile / kWarps;
+constexpr int kMmaOutTiles = 2 * kMaxHead / kMma / kWarps;  // 16 x 16 tiles of a 32 x 128 output per warp
+
+namespace wmma = nvcuda::wmma;
+using Acc = wmma::fragment<wmma::accumulator, kMma, kMma, kMma, float>;
+template <class T>
+using FragA = wmma::fragment<wmma::matrix_a, kMma, kMma, kMma, MmaType<T>, wmma::row_major>;
+template <class T, class Layout>
+using FragB = wmma::fragment<wmma::matrix_b, kMma, kMma, kMma, MmaType<T>, Layout>;
+
+template <class T>
+__device__ __forceinline__ const MmaType<T>* mma_ptr(const T* p)
+{
+    return reinterpret_cast<const MmaType<T>*>(p);
+}
+
+// acc += a b^T: a and b are 16 rows each, staged by rows (pitch kMaxHead), over `depth` columns.
+template <class T>
+__device__ __forceinline__ void mma_rows_rows(Acc& acc, const T* a, const T* b, int depth)
+{
+    FragA<T> fa;
+    FragB<T, wmma::col_major> fb;  // b's rows are the columns of b^T
+    for (int d = 0; d < depth; d += kMma) {
+        wmma::load_matrix_sync(fa, mma_ptr(a + d), kMaxHead);
+        wmma::load_matrix_sync(fb, mma_ptr(b + d), kMaxHead);
+        wmma::mma_sync(acc, fa, fb, acc);
+    }
+}
+
+// acc += w x over the 32 rows of a tile: w is a 16 x 32 weight block (row_major: w[r][j] at
+// w + r * kMmaTile + j; col_major: w[r][j] at w + j * kMmaTile + r, the transpose of a block
+// stored the other way), x the tile's 32 staged rows (pitch kMaxHead) from column x's offset.
+template <class Layout, class T>
+__device__ __forceinline__ void mma_weights_rows(Acc& acc, const T* w, const T* x)
+{
+    wmma::fragment<wmma::matrix_a, kMma, kMma, kMma, MmaType<T>, Layout> fw;
+    FragB<T, wmma::row_major> fx;
+    constexpr bool by_rows = std::is_same_v<Layout, wmma::row_major>;
+    for (int j = 0; j < kMmaTile; j += kMma) {
+        wmma::load_matrix_sync(fw, mma_ptr(by_rows ? w + j : w + j * kMmaTile), kMmaTile);
+        wmma::load_matrix_sync(fx, mma_ptr(x + j * kMaxHead), kMaxHead);
+        wmma::mma_sync(acc, fw, fx, acc);
+    }
+}
+
+// The elements of an accumulator: stored to the warp's 16 x 16 float scratch, then fn(r, c, value)
+// for each, the lanes taking turns (the element -> lane mapping of a fragment is unspecified).
+template <class F>
+__device__ __forceinline__ void for_each_element(const Acc& acc, float* scratch, int lane, F fn)
+{
+    wmma::store_matrix_sync(scratch, acc, kMma, wmma::mem_row_major);
+    __syncwarp();  // every lane reads what the warp stored
+    for (int e = lane; e < kMma * kMma; e += kWarp) fn(e / kMma, e % kMma, scratch[e]);
+    __syncwarp();  // read before the warp stores the next one
+}
+
+// The calling warp's 16 x 16 slice of a 32 x 32 float tile, its scratch for for_each_element once
+// the tile's scores are used up.
+__device__ __forceinline__ float* warp_scratch(float (*tile)[kMmaTile])
+{
+    return &tile[0][0] + threadIdx.x / kWarp * kMma * kMma;
+}
+
+// The 32 x 32 score tile S = Q K^T (and, for the backward, dP = dO V^T) into float tiles in shared
+// memory: warp w computes the 16 x 16 tile (w / 2, w % 2) of each.
+template <class T>
+__device__ __forceinline__ void mma_tile_products(float (*s_s)[kMmaTile], const T (*q_s)[kMaxHead],
+                                                  const T (*k_s)[kMaxHead], int E, float (*dp_s)[kMmaTile] = nullptr,
+                                                  const T (*g_s)[kMaxHead] = nullptr,
+                                                  const T (*v_s)[kMaxHead] = nullptr, int Ev = 0)
+{
+    const int warp = threadIdx.x / kWarp, rt = warp / 2 * kMma, ct = warp % 2 * kMma;
+    Acc acc;
+    wmma::fill_fragment(acc, 0.f);
+    mma_rows_rows(acc, q_s[rt], k_s[ct], E);
+    wmma::store_matrix_sync(&s_s[rt][ct], acc, kMmaTile, wmma::mem_row_major);
+    if (!dp_s) return;
+    wmma::fill_fragment(acc, 0.f);
+    mma_rows_rows(acc, g_s[rt], v_s[ct], Ev);
+    wmma::store_matrix_sync(&dp_s[rt][ct], acc, kMmaTile, wmma::mem_row_major);
+}
+
+// Forward. Per key tile:
+//   S = Q K^T    mma_tile_products, into s_s as float;
+//   softmax      on CUDA cores, as attention_kernel: warp w owns query rows 8w .. 8w + 7 (their
+//                m and l in registers), lane j key j; P = exp(s - m_new) goes to p_s in 16 bits,
+//                the row's alpha = exp(m_old - m_new) to alpha_s;
+//   O += P V     warp w computes the 16 x 16 output tiles w, w + 4, ... of the 32 x Ev output
+//                (two MMAs each, into a fresh accumulator) and adds each to o_s, the float output
+//                kept in shared memory, after rescaling o_s by alpha: the rescale happens in
+//                shared memory because which fragment element holds which row is unspecified.
+//                The warp's 16 x 16 slice of s_s (the scores are used up by then) is its scratch.
+// Shared memory: q, k, v tiles 3 x 8 KiB, S 4 KiB, P 2 KiB, O 16 KiB: 46 KiB of the 48.
+template <class T>
+__device__ void attention_mma_rows(const T* q, const T* k, const T* v, T* out, float* lse,
+                                   const AttentionMask<float>& mask, const AttentionDropout& drop, int64_t B,
+                                   int64_t L, int64_t S, int E, int Ev, float scale, bool causal)
+{
+    __shared__ __align__(32) T q_s[kMmaTile][kMaxHead];
+    __shared__ __align__(32) T k_s[kMmaTile][kMaxHead];
+    __shared__ __align__(32) T v_s[kMmaTile][kMaxHead];
+    __shared__ __align__(32) float s_s[kMmaTile][kMmaTile];
+    __shared__ __align__(32) T p_s[kMmaTile][kMmaTile];
+    __shared__ __align__(32) float o_s[kMmaTile][kMaxHead];
+    __shared__ float alpha_s[kMmaTile];
+    const int lane = threadIdx.x % kWarp, warp = threadIdx.x / kWarp;
+    const int64_t q0 = int64_t(blockIdx.x) * kMmaTile;
+    float* const scratch = warp_scratch(s_s);
+    for (int64_t b = blockIdx.y; b < B; b += gridDim.y) {
+        const float* mask_matrix = mask.data ? mask.matrix(b) : nullptr;
+        __syncthreads();  // the previous pair's q_s and o_s are no longer read
+        stage_rows<T, T, kMaxHead>(q_s, q + b * L * E, q0, kMmaTile, L, E);
+        for (int x = threadIdx.x; x < kMmaTile * Ev; x += blockDim.x) o_s[x / Ev][x % Ev] = 0.f;
+        float m[kMmaRowsPerWarp], l[kMmaRowsPerWarp];
+MT_UNROLL
+        for (int r = 0; r < kMmaRowsPerWarp; ++r) m[r] = -INFINITY, l[r] = 0.f;
+        for (int64_t k0 = 0; k0 < keys_end(S, q0 + kMmaTile, causal); k0 += kMmaTile) {
+            __syncthreads();  // every warp is done with the previous tile (k_s, v_s, s_s, p_s)
+            stage_rows<T, T, kMaxHead>(k_s, k + b * S * E, k0, kMmaTile, S, E);
+            stage_rows<T, T, kMaxHead>(v_s, v + b * S * Ev, k0, kMmaTile, S, Ev);
+            __syncthreads();  // the tile is staged (and o_s zeroed)
+            mma_tile_products(s_s, q_s, k_s, E);
+            __syncthreads();  // every score of the tile is in s_s
+MT_UNROLL
+            for (int r = 0; r < kMmaRowsPerWarp; ++r) {
+                const int row = warp * kMmaRowsPerWarp + r;
+                const int64_t i = q0 + row, j = k0 + lane;
+                const float s = attends(i, j, L, S, causal)
+                                    ? masked_score(s_s[row][lane], scale, mask_matrix, mask, i, j)
+                                    : -INFINITY;
+                float alpha;
+                float p = online_softmax_step(s, m[r], l[r], alpha);
+                if (drop.on && p != 0.f) p *= drop.factor(b, i, j);
+                p_s[row][lane] = T(p);
+                if (lane == 0) alpha_s[row] = alpha;
+            }
+            __syncthreads();  // P and alpha are in shared memory; s_s is free
+            const int col_tiles = Ev / kMma;
+            for (int t = warp; t < 2 * col_tiles; t += kWarps) {
+                const int rt = t / col_tiles * kMma, ct = t % col_tiles * kMma;
+                Acc acc;
+                wmma::fill_fragment(acc, 0.f);
+                mma_weights_rows<wmma::row_major>(acc, p_s[rt], &v_s[0][ct]);
+                for_each_element(acc, scratch, lane, [&](int r, int c, float x) {
+                    o_s[rt + r][ct + c] = o_s[rt + r][ct + c] * alpha_s[rt + r] + x;
+                });
+            }
+        }
+        __syncthreads();  // o_s is complete
+MT_UNROLL
+        for (int r = 0; r < kMmaRowsPerWarp; ++r) {
+            const int row = warp * kMmaRowsPerWarp + r;
+            const int64_t i = q0 + row;
+            if (i >= L) continue;
+            // l = 0 (every key masked): NaN, as the composed formula
+            for (int d = lane; d < Ev; d += kWarp) out[(b * L + i) * Ev + d] = T(o_s[row][d] / l[r]);
+            if (lane == 0) lse[b * L + i] = m[r] + logf(l[r]);
+        }
+    }
+}
+
+// The backward's elementwise step on a 32 x 32 tile (queries i0 + r, keys j0 + c; S and dP in
+// s_s and dp_s): P = exp(S - lse) and dS = P (dP Z - D), 0 where the pair is masked, into p_s (P Z,
+// the weight that met v in the forward) and ds_s, in 16 bits.
+template <class T>
+__device__ __forceinline__ void mma_softmax_backward(T (*p_s)[kMmaTile], T (*ds_s)[kMmaTile],
+                                                     const float (*s_s)[kMmaTile], const float (*dp_s)[kMmaTile],
+                                                     const float* lse_s, const float* delta_s, int64_t b, int64_t i0,
+                                                     int64_t j0, const float* mask_matrix,
+                                                     const AttentionMask<float>& mask, const AttentionDropout& drop,
+                                                     int64_t L, int64_t S, float scale, bool causal)
+{
+    for (int x = threadIdx.x; x < kMmaTile * kMmaTile; x += blockDim.x) {
+        const int r = x / kMmaTile, c = x % kMmaTile;
+        const int64_t i = i0 + r, j = j0 + c;
+        float p = 0.f, ds = 0.f;
+        if (attends(i, j, L, S, causal)) {
+            const float s = masked_score(s_s[r][c], scale, mask_matrix, mask, i, j);
+            if (s != -INFINITY) {
+                p = __expf(s - lse_s[r]);
+                const float z = drop.factor(b, i, j);  // 1 without dropout
+                ds = p * (dp_s[r][c] * z - delta_s[r]);
+                p *= z;
+            }
+        }
+        p_s[r][c] = T(p);
+        ds_s[r][c] = T(ds);
+    }
+}
+
+// lse and D of the tile's query rows [i0, i0 + 32) into shared memory (0 past L).
+__device__ __forceinline__ void stage_row_stats(float* lse_s, float* delta_s, const float* lse, const float* delta,
+                                                int64_t b, int64_t i0, int64_t L)
+{
+    if (threadIdx.x < kMmaTile) {
+        const bool in = i0 + threadIdx.x < L;
+        lse_s[threadIdx.x] = in ? lse[b * L + i0 + threadIdx.x] : 0.f;
+        delta_s[threadIdx.x] = in ? delta[b * L + i0 + threadIdx.x] : 0.f;
+    }
+}
+
+// The shared memory of both backward kernels: tiles of q, dO, k and v (16 bits), S and dP (float),
+// P Z and dS (16 bits), and the tile's query rows' lse and D: 45 KiB. (The `= {}` only makes the
+// struct constant-initialized, which nvcc requires of a __shared__ variable; shared memory is
+// never actually initialized.)
+template <class T>
+struct MmaBackwardTiles {
+    __align__(32) T q[kMmaTile][kMaxHead];
+    __align__(32) T g[kMmaTile][kMaxHead];  // dO
+    __align__(32) T k[kMmaTile][kMaxHead];
+    __align__(32) T v[kMmaTile][kMaxHead];
+    __align__(32) float s[kMmaTile][kMmaTile] = {};
+    __align__(32) float dp[kMmaTile][kMmaTile] = {};
+    __align__(32) T p[kMmaTile][kMmaTile];
+    __align__(32) T ds[kMmaTile][kMmaTile];
+    float lse[kMmaTile] = {}, delta[kMmaTile] = {};
+};
+
+// Backward, dK and dV: a block owns 32 keys and walks the query tiles (from its diagonal on when
+// causal). Per tile: S = Q K^T and dP = dO V^T (mma_tile_products), P Z and dS on CUDA cores
+// (mma_softmax_backward), then dV += (P Z)^T dO and dK += dS^T Q on tensor cores. The sums need no
+// rescaling, so they stay in accumulator fragments across the tiles: warp w owns the 16 x 16
+// output tiles w, w + 4, ... of the 32 x Ev dV and of the 32 x E dK (up to 4 of each). At the end
+// each goes out through the warp's scratch (a slice of t.s), dK times the scale.
+template <class T>
+__device__ void attention_mma_dkdv_rows(const T* q, const T* k, const T* v, const T* grad_out, const float* lse,
+                                        const float* delta, T* grad_k, T* grad_v, const AttentionMask<float>& mask,
+                                        const AttentionDropout& drop, int64_t B, int64_t L, int64_t S, int E, int Ev,
+                                        float scale, bool causal)
+{
+    __shared__ MmaBackwardTiles<T> t;
+    const int lane = threadIdx.x % kWarp, warp = threadIdx.x / kWarp;
+    const int64_t j0 = int64_t(blockIdx.x) * kMmaTile;
+    float* const scratch = warp_scratch(t.s);
+    const int v_tiles = Ev / kMma, k_tiles = E / kMma;
+    for (int64_t b = blockIdx.y; b < B; b += gridDim.y) {
+        const float* mask_matrix = mask.data ? mask.matrix(b) : nullptr;
+        __syncthreads();  // the previous pair's t.k, t.v and scratch are no longer read
+        stage_rows<T, T, kMaxHead>(t.k, k + b * S * E, j0, kMmaTile, S, E);
+        stage_rows<T, T, kMaxHead>(t.v, v + b * S * Ev, j0, kMmaTile, S, Ev);
+        Acc dv[kMmaOutTiles], dk[kMmaOutTiles];
+MT_UNROLL
+        for (int f = 0; f < kMmaOutTiles; ++f) wmma::fill_fragment(dv[f], 0.f), wmma::fill_fragment(dk[f], 0.f);
+        for (int64_t i0 = causal ? j0 : 0; i0 < L; i0 += kMmaTile) {
+            __syncthreads();  // every warp is done with the previous tile
+            stage_rows<T, T, kMaxHead>(t.q, q + b * L * E, i0, kMmaTile, L, E);
+            stage_rows<T, T, kMaxHead>(t.g, grad_out + b * L * Ev, i0, kMmaTile, L, Ev);
+            stage_row_stats(t.lse, t.delta, lse, delta, b, i0, L);
+            __syncthreads();  // the tile is staged
+            mma_tile_products(t.s, t.q, t.k, E, t.dp, t.g, t.v, Ev);
+            __syncthreads();  // S and dP are complete
+            mma_softmax_backward(t.p, t.ds, t.s, t.dp, t.lse, t.delta, b, i0, j0, mask_matrix, mask, drop, L, S,
+                                 scale, causal);
+            __syncthreads();  // P Z and dS are complete
+MT_UNROLL
+            for (int f = 0; f < kMmaOutTiles; ++f) {
+                const int n = warp + f * kWarps;
+                if (n < 2 * v_tiles)  // rows of dV are keys: the columns of P Z, read col_major
+                    mma_weights_rows<wmma::col_major>(dv[f], &t.p[0][n / v_tiles * kMma], &t.g[0][n % v_tiles * kMma]);
+                if (n < 2 * k_tiles)
+                    mma_weights_rows<wmma::col_major>(dk[f], &t.ds[0][n / k_tiles * kMma], &t.q[0][n % k_tiles * kMma]);
+            }
+        }
+        // t.s is free: every warp read it before the last barrier in the loop (or never, L = 0)
+MT_UNROLL
+        for (int f = 0; f < kMmaOutTiles; ++f) {
+            const int n = warp + f * kWarps;
+            if (n < 2 * v_tiles) {
+                const int64_t j = j0 + n / v_tiles * kMma;
+                const int d = n % v_tiles * kMma;
+                for_each_element(dv[f], scratch, lane, [&](int r, int c, float x) {
+                    if (j + r < S) grad_v[(b * S + j + r) * Ev + d + c] = T(x);
+                });
+            }
+            if (n < 2 * k_tiles) {
+                const int64_t j = j0 + n / k_tiles * kMma;
+                const int d = n % k_tiles * kMma;
+                for_each_element(dk[f], scratch, lane, [&](int r, int c, float x) {
+                    if (j + r < S) grad_k[(b * S + j + r) * E + d + c] = T(x * scale);
+                });
+            }
+        }
+    }
+}
+
+// Backward, dQ: a block owns 32 query rows and walks the key tiles (to its diagonal when causal).
+// Per tile: S and dP, dS on CUDA cores, then dQ += dS K on tensor cores; warp w owns the 16 x 16
+// tiles w, w + 4, ... of the 32 x E dQ in accumulators, written out at the end times the scale.
+template <class T>
+__device__ void attention_mma_dq_rows(const T* q, const T* k, const T* v, const T* grad_out, const float* lse,
+                                      const float* delta, T* grad_q, const AttentionMask<float>& mask,
+                                      const AttentionDropout& drop, int64_t B, int64_t L, int64_t S, int E, int Ev,
+                                      float scale, bool causal)
+{
+    const int q_tiles = E / kMma;  // dQ's 16-wide column tiles
+    const int lane = threadIdx.x % kWarp, warp = threadIdx.x / kWarp;
+    const int64_t i0 = int64_t(blockIdx.x) * kMmaTile;
+    __shared__ MmaBackwardTiles<T> t;
+    float* const scratch = warp_scratch(t.s);
+    for (int64_t b = blockIdx.y; b < B; b += gridDim.y) {
+        const float* mask_matrix = mask.data ? mask.matrix(b) : nullptr;
+        __syncthreads();  // the previous pair's t.q, t.g and scratch are no longer read
+        stage_rows<T, T, kMaxHead>(t.q, q + b * L * E, i0, kMmaTile, L, E);
+        stage_rows<T, T, kMaxHead>(t.g, grad_out + b * L * Ev, i0, kMmaTile, L, Ev);
+        stage_row_stats(t.lse, t.delta, lse, delta, b, i0, L);
+        Acc dq[kMmaOutTiles];
+MT_UNROLL
+        for (int f = 0; f < kMmaOutTiles; ++f) wmma::fill_fragment(dq[f], 0.f);
+        for (int64_t k0 = 0; k0 < keys_end(S, i0 + kMmaTile, causal); k0 += kMmaTile) {
+            __syncthreads();  // every warp is done with the previous tile
+            stage_rows<T, T, kMaxHead>(t.k, k + b * S * E, k0, kMmaTile, S, E);
+            stage_rows<T, T, kMaxHead>(t.v, v + b * S * Ev, k0, kMmaTile, S, Ev);
+            __syncthreads();  // the tile is staged
+            mma_tile_products(t.s, t.q, t.k, E, t.dp, t.g, t.v, Ev);
+            __syncthreads();  // S and dP are complete
+            mma_softmax_backward(t.p, t.ds, t.s, t.dp, t.lse, t.delta, b, i0, k0, mask_matrix, mask, drop, L,
+                                    S, scale, causal);
+            __syncthreads();  // dS is complete
+MT_UNROLL
+            for (int f = 0; f < kMmaOutTiles; ++f) {
+                const int n = warp + f * kWarps;
+                if (n < 2 * q_tiles)
+                    mma_weights_rows<wmma::row_major>(dq[f], t.ds[n / q_tiles * kMma], &t.k[0][n % q_tiles * kMma]);
+            }
+        }
+        // t.s is free: every warp read it before the last barrier in the loop
+MT_UNROLL
+        for (int f = 0; f < kMmaOutTiles; ++f) {
+            const int n = warp + f * kWarps;
+            if (n >= 2 * q_tiles) continue;
+            const int64_t i = i0 + n / q_tiles * kMma;
+            const int d = n % q_tiles * kMma;
+            for_each_element(dq[f], scratch, lane, [&](int r, int c, float x) {
+                if (i + r < L) grad_q[(b * L + i + r) * E + d + c] = T(x * scale);
+            });
+        }
+    }
+}
+
+// The kernels (thread mappings above: grid (ceil(rows / 32), pairs), 128 threads). bfloat16 MMA
+// needs sm_80: the sm_75 build compiles their bfloat16 versions empty, and the host never
+// launches them there (tensor_cores below).
+template <class T>
+constexpr bool kHasMma = !std::is_same_v<T, BFloat16> || kBf16Mma;
+
+template <class T>
+__global__ void attention_mma_kernel(const T* q, const T* k, const T* v, T* out, float* lse, AttentionMask<float> mask,
+                                     AttentionDropout drop, int64_t B, int64_t L, int64_t S, int E, int Ev, float scale,
+                                     bool causal)
+{
+    if constexpr (kHasMma<T>) attention_mma_rows(q, k, v, out, lse, mask, drop, B, L, S, E, Ev, scale, causal);
+}
+
+template <class T>
+__global__ void attention_mma_dkdv_kernel(const T* q, const T* k, const T* v, const T* grad_out, const float* lse,
+                                          const float* delta, T* grad_k, T* grad_v, AttentionMask<float> mask,
+                                          AttentionDropout drop, int64_t B, int64_t L, int64_t S, int E, int Ev,
+                                          float scale, bool causal)
+{
+    if constexpr (kHasMma<T>)
+        attention_mma_dkdv_rows(q, k, v, grad_out, lse, delta, grad_k, grad_v, mask, drop, B, L, S, E, Ev, scale,
+                                causal);
+}
+
+template <class T>
+__global__ void attention_mma_dq_kernel(const T* q, const T* k, const T* v, const T* grad_out, const float* lse,
+                                        const float* delta, T* grad_q, AttentionMask<float> mask,
+                                        AttentionDropout drop, int64_t B, int64_t L, int64_t S, int E, int Ev,
+                                        float scale, bool causal)
+{
+    if constexpr (kHasMma<T>)
+        attention_mma_dq_rows(q, k, v, grad_out, lse, delta, grad_q, mask, drop, B, L, S, E, Ev, scale, causal);
+}
+
 // The 16-bit types are read in place (the table entries skip Widen's float32 staging copies).
 template <class F>
 void dispatch_attention(DType t, const char* op, F&& f)
@@ -339,6 +748,19 @@ void dispatch_attention(DType t, const char* op, F&& f)
     if (t == DType::Float16) return f(Tag<Half>{});
     if (t == DType::BFloat16) return f(Tag<BFloat16>{});
     throw TypeError(detail::str(op, ": the fused CUDA kernel takes float32, float16 or bfloat16, got ", t));
+}
+
+// Forward and backward run on tensor cores for float16, and for bfloat16 where the GPU has
+// bfloat16 MMA (sm_80 on; the emulator counts as sm_90), when both head dims are multiples of the
+// 16-wide MMA tile. Other calls take the CUDA-core kernels.
+bool tensor_cores(DType t, int E, int Ev)
+{
+    if ((t != DType::Float16 && t != DType::BFloat16) || E == 0 || E % kMma != 0 || Ev % kMma != 0) return false;
+#if MT_CUDA_EMULATED
+    return true;
+#else
+    return t == DType::Float16 || compute_capability() >= 80;
+#endif
 }
 
 unsigned pair_blocks(int64_t B) { return unsigned(B < 65535 ? B : 65535); }
@@ -354,12 +776,21 @@ void attention(const Tensor& out, const Tensor& lse, const Tensor& q, const Tens
     MT_CHECK(E <= kMaxHead && Ev <= kMaxHead, "scaled_dot_product_attention: the fused kernel takes head dims up to ",
              kMaxHead, ", got ", E, " and ", Ev);
     if (B == 0 || L == 0) return;
+    const AttentionMask<float> m = attention_mask<float>(mask);
+    const AttentionDropout drop = attention_dropout(spec.dropout_p, spec.seed, spec.offset, L, S);
+    const float scale = float(spec.scale);
     dispatch_attention(q->dtype, "scaled_dot_product_attention", [&](auto tag) {
         using T = typename decltype(tag)::type;
+        const T *qd = q->data_as<T>(), *kd = k->data_as<T>(), *vd = v->data_as<T>();
+        if constexpr (!std::is_same_v<T, float>) {
+            if (tensor_cores(q->dtype, E, Ev)) {
+                MT_LAUNCH(dim3(tiles(L, kMmaTile), pair_blocks(B)), kWarps * kWarp, 0, 0, attention_mma_kernel<T>)(
+                    qd, kd, vd, out->data_as<T>(), lse->data_as<float>(), m, drop, B, L, S, E, Ev, scale, spec.causal);
+                return;
+            }
+        }
         MT_LAUNCH(dim3(tiles(L, kFwdRows), pair_blocks(B)), kWarps * kWarp, 0, 0, attention_kernel<T>)(
-            q->data_as<T>(), k->data_as<T>(), v->data_as<T>(), out->data_as<T>(), lse->data_as<float>(),
-            attention_mask<float>(mask), attention_dropout(spec.dropout_p, spec.seed, spec.offset, L, S), B, L, S, E, Ev,
-            float(spec.scale), spec.causal);
+            qd, kd, vd, out->data_as<T>(), lse->data_as<float>(), m, drop, B, L, S, E, Ev, scale, spec.causal);
     });
     MT_CUDA_CHECK_LAUNCH("scaled_dot_product_attention");
 }
@@ -384,13 +815,28 @@ void attention_backward(const Tensor& grad_q, const Tensor& grad_k, const Tensor
                 gd, out->data_as<T>(), delta->data_as<float>(), B * L, Ev);
             MT_CUDA_CHECK_LAUNCH("scaled_dot_product_attention_backward (D)");
         }
+        T *gq = grad_q->data_as<T>(), *gk = grad_k->data_as<T>(), *gv = grad_v->data_as<T>();
+        if constexpr (!std::is_same_v<T, float>) {
+            if (tensor_cores(q->dtype, E, Ev)) {
+                MT_LAUNCH(dim3(tiles(S, kMmaTile), pair_blocks(B)), kWarps * kWarp, 0, 0,
+                          attention_mma_dkdv_kernel<T>)(qd, kd, vd, gd, ld, dd, gk, gv, m, drop, B, L, S, E, Ev, scale,
+                                                        spec.causal);
+                MT_CUDA_CHECK_LAUNCH("scaled_dot_product_attention_backward (dK, dV)");
+                if (L > 0) {
+                    MT_LAUNCH(dim3(tiles(L, kMmaTile), pair_blocks(B)), kWarps * kWarp, 0, 0,
+                              attention_mma_dq_kernel<T>)(qd, kd, vd, gd, ld, dd, gq, m, drop, B, L, S, E, Ev, scale,
+                                                          spec.causal);
+                    MT_CUDA_CHECK_LAUNCH("scaled_dot_product_attention_backward (dQ)");
+                }
+                return;
+            }
+        }
         MT_LAUNCH(dim3(tiles(S, kBwdRows), pair_blocks(B)), kWarps * kWarp, 0, 0, attention_dkdv_kernel<T>)(
-            qd, kd, vd, gd, ld, dd, grad_k->data_as<T>(), grad_v->data_as<T>(), m, drop, B, L, S, E, Ev, scale,
-            spec.causal);
+            qd, kd, vd, gd, ld, dd, gk, gv, m, drop, B, L, S, E, Ev, scale, spec.causal);
         MT_CUDA_CHECK_LAUNCH("scaled_dot_product_attention_backward (dK, dV)");
         if (L > 0) {
             MT_LAUNCH(dim3(tiles(L, kBwdRows), pair_blocks(B)), kWarps * kWarp, 0, 0, attention_dq_kernel<T>)(
-                qd, kd, vd, gd, ld, dd, grad_q->data_as<T>(), m, drop, B, L, S, E, Ev, scale, spec.causal);
+                qd, kd, vd, gd, ld, dd, gq, m, drop, B, L, S, E, Ev, scale, spec.causal);
             MT_CUDA_CHECK_LAUNCH("scaled_dot_product_attention_backward (dQ)");
         }
     });

@@ -123,6 +123,7 @@ void count_atomic(const void* p, const void* pc);
 #define __noinline__ __attribute__((noinline))
 #define __launch_bounds__(...)
 #define __constant__
+#define __align__(n) __attribute__((aligned(n)))
 #define __shared__ static  // one copy, used by one block at a time
 #ifndef __restrict__
 #define __restrict__ __restrict  // g++ knows both spellings; kept for readers
