@@ -710,6 +710,14 @@ MT_UNROLL
 // launches them there (tensor_cores below).
 template <class T>
 constexpr bool kHasMma = !std::is_same_v<T, BFloat16> || kBf16Mma;
+// An empty bfloat16 kernel can still run on an sm_80+ device when the build's architecture list
+// has none of 80/90 (the sm_75 PTX is JIT-compiled for it): it traps, so the launch fails with an
+// error instead of leaving the outputs unwritten.
+#if defined(__CUDA_ARCH__)
+#define MT_NO_MMA_ON_THIS_ARCH() __trap()
+#else
+#define MT_NO_MMA_ON_THIS_ARCH() ((void)0)
+#endif
 
 template <class T>
 __global__ void attention_mma_kernel(const T* q, const T* k, const T* v, T* out, float* lse, AttentionMask<float> mask,
@@ -717,6 +725,7 @@ __global__ void attention_mma_kernel(const T* q, const T* k, const T* v, T* out,
                                      bool causal)
 {
     if constexpr (kHasMma<T>) attention_mma_rows(q, k, v, out, lse, mask, drop, B, L, S, E, Ev, scale, causal);
+    else MT_NO_MMA_ON_THIS_ARCH();
 }
 
 template <class T>
@@ -728,6 +737,7 @@ __global__ void attention_mma_dkdv_kernel(const T* q, const T* k, const T* v, co
     if constexpr (kHasMma<T>)
         attention_mma_dkdv_rows(q, k, v, grad_out, lse, delta, grad_k, grad_v, mask, drop, B, L, S, E, Ev, scale,
                                 causal);
+    else MT_NO_MMA_ON_THIS_ARCH();
 }
 
 template <class T>
@@ -738,6 +748,7 @@ __global__ void attention_mma_dq_kernel(const T* q, const T* k, const T* v, cons
 {
     if constexpr (kHasMma<T>)
         attention_mma_dq_rows(q, k, v, grad_out, lse, delta, grad_q, mask, drop, B, L, S, E, Ev, scale, causal);
+    else MT_NO_MMA_ON_THIS_ARCH();
 }
 
 // The 16-bit types are read in place (the table entries skip Widen's float32 staging copies).
