@@ -126,7 +126,7 @@ __global__ void bitonic_sort_kernel(const T* in, T* values, I* indices, int64_t 
 
 // The long lines are sorted in a contiguous (lines, len) copy, line = (o, i): a line along a
 // strided dim (inner > 1) is moved to contiguous memory once here, so that the sort itself
-// (CUB's segments, the merge passes' binary searches) reads each line as one block of memory
+// (CUB's sorts, the merge passes' binary searches) reads each line as one block of memory
 // instead of every pass striding by inner. Thread mapping: one thread per element e = (line,
 // r) of the copy. keys[e] = in[o, r, i] with every NaN (any sign or payload) made the one
 // positive quiet NaN: a radix sort orders the bits, and a NaN with its sign bit set would
