@@ -1,9 +1,30 @@
-// sort.cu — CUDA kernel for sorting each line along the middle dim of a contiguous
+// sort.cu — CUDA kernels for sorting each line along the middle dim of a contiguous
 // (outer, R, inner) tensor (sort, argsort, topk); layout as in kernels.h.
+//
+// The order is a strict total order on (value, place): by value (NaN above every number,
+// descending reverses that), equal values by their place in the line, so every sort here is
+// the stable sort. Two paths:
+//   - a line of up to kBitonicMax values: one block sorts it in shared memory (bitonic);
+//   - a longer line: its values are copied into a contiguous (lines, R) buffer (NaNs made one
+//     NaN), sorted there, and written back through the sorted places. The sort is CUB's
+//     radix sort in the nvcc build (as in PyTorch; see cub_sort_lines), bool lines aside;
+//     the emulated build, where CUB's device code cannot compile, runs a merge sort made of the
+//     kernels below (bitonic runs of kBitonicMax, then log2(R / kBitonicMax) merge passes).
+//     MINITORCH_CUDA_SORT=merge sends the nvcc build there too, to compare the two on a GPU.
 #include <algorithm>
+#include <climits>
+#include <cmath>
+#include <cstdlib>
+#include <cstring>
 #include <type_traits>
+#include <utility>
 
 #include "common.cuh"
+#include "minitorch/ops.h"
+
+#if !MT_CUDA_EMULATED
+#include <cub/device/device_radix_sort.cuh>
+#endif
 
 namespace minitorch::cuda {
 
@@ -25,42 +46,58 @@ __device__ bool less_nan_last(T a, T b)
 
 // The sorted order as a strict total order on (value, place): by value (NaN above every
 // number; descending reverses that), equal values by place, so any sorting network gives
-// the stable sort. Padding (place >= len) comes after everything, by place among itself.
+// the stable sort, and no two elements of a line are ever equal.
 template <class T>
-__device__ bool comes_before(T a, int a_at, T b, int b_at, int len, bool descending)
+__device__ bool ordered_before(T a, int64_t a_at, T b, int64_t b_at, bool descending)
 {
-    const bool a_pad = a_at >= len, b_pad = b_at >= len;
-    if (a_pad || b_pad) return a_pad == b_pad ? a_at < b_at : b_pad;
     if (descending ? less_nan_last(b, a) : less_nan_last(a, b)) return true;
     if (descending ? less_nan_last(a, b) : less_nan_last(b, a)) return false;
     return a_at < b_at;
 }
 
+// The same with the bitonic sort's padding: places >= len come after everything, by place
+// among themselves.
+template <class T>
+__device__ bool comes_before(T a, int a_at, T b, int b_at, int len, bool descending)
+{
+    const bool a_pad = a_at >= len, b_pad = b_at >= len;
+    if (a_pad || b_pad) return a_pad == b_pad ? a_at < b_at : b_pad;
+    return ordered_before(a, a_at, b, b_at, descending);
+}
+
 // Lines up to this long are sorted by one block in shared memory: 4096 values and their
 // int places are 48 KiB for 8-byte types, the most a block gets without opting in. (PyTorch
-// sorts such lines the same way; longer ones go to a segmented radix sort, here to the rank
-// sort below.)
+// sorts such lines the same way.) Longer lines are sorted in runs of this length first.
 constexpr int64_t kBitonicMax = 4096;
 
-// Bitonic sort. Thread mapping: one block per line (o, i), grid-striding over the lines.
-// The line's values and places are staged in shared memory, padded to P (a power of two);
-// then, for each stage (k, j) of the network, thread t compare-and-swaps the pairs
-// (p, p + j) where p is the t-th, (t + blockDim)-th, ... index with bit j clear, in
-// ascending order where bit k of p is clear and descending where it is set. Every stage
-// touches each element once; a barrier separates the stages (log2(P) (log2(P) + 1) / 2
-// of them). After the last, the line is in order: it is written back to global memory.
-template <class T>
-__global__ void bitonic_sort_kernel(const T* in, T* values, int64_t* indices, int64_t lines, int64_t len,
-                                    int64_t inner, int P, bool descending)
+// A long line's places travel with its values as int32 (a line has at most INT_MAX values, as
+// in PyTorch): half the bytes of int64 for every pass of the sort to move. They become int64
+// indices when the sorted line is written out.
+using Place = int32_t;
+
+// Bitonic sort of pieces: a piece is a whole line when run >= len, else each run of `run`
+// values of it (the last one may be shorter). Thread mapping: one block per piece, grid-
+// striding over the pieces (line, k). The piece's values and places are staged in shared
+// memory, padded to P (a power of two); then, for each stage (k, j) of the network, thread t
+// compare-and-swaps the pairs (p, p + j) where p is the t-th, (t + blockDim)-th, ... index
+// with bit j clear, in ascending order where bit k of p is clear and descending where it is
+// set. Every stage touches each element once; a barrier separates the stages (log2(P)
+// (log2(P) + 1) / 2 of them). After the last, the piece is in order: it is written back to
+// its own place in values (the places written, as I, are places in the whole line).
+template <class T, class I>
+__global__ void bitonic_sort_kernel(const T* in, T* values, I* indices, int64_t lines, int64_t len,
+                                    int64_t inner, int64_t run, int P, bool descending)
 {
     MT_DYNAMIC_SHARED(unsigned char, smem);
     int* at = reinterpret_cast<int*>(smem);           // P places first: P * 4 bytes keep
     T* keys = reinterpret_cast<T*>(smem + P * sizeof(int));  // 8-byte alignment for P >= 2
-    const int n = int(len);
-    for (int64_t line = blockIdx.x; line < lines; line += gridDim.x) {
+    const int64_t runs = (len + run - 1) / run;
+    for (int64_t piece = blockIdx.x; piece < lines * runs; piece += gridDim.x) {
+        const int64_t line = piece / runs, start = (piece % runs) * run;
+        const int n = int(len - start < run ? len - start : run);
         const int64_t o = line / inner, i = line % inner;
-        const int64_t base = o * len * inner + i;  // element r of the line is at base + r * inner
-        __syncthreads();  // the previous line is written out
+        const int64_t base = o * len * inner + i + start * inner;  // element r of the piece is at base + r * inner
+        __syncthreads();  // the previous piece is written out
         for (int p = threadIdx.x; p < P; p += blockDim.x) {
             at[p] = p;
             keys[p] = p < n ? in[base + p * inner] : T();
@@ -82,36 +119,230 @@ __global__ void bitonic_sort_kernel(const T* in, T* values, int64_t* indices, in
             }
         for (int r = threadIdx.x; r < n; r += blockDim.x) {
             values[base + r * inner] = keys[r];
-            indices[base + r * inner] = at[r];
+            indices[base + r * inner] = I(start + at[r]);
         }
     }
 }
 
-// Rank sort. Thread mapping: one thread per element (o, r, i). It counts the elements of
-// its line that come before it -- smaller ones, and equal ones at a smaller r (which makes
-// the sort stable) -- and that count is its place in the sorted line. Every thread reads
-// the whole line: O(R^2) work per line, but no thread waits for another, and the code is
-// the definition of a stable sort. Fine for the rows of a model (R in the thousands);
-// it sorts the lines longer than the bitonic sort's shared memory holds.
+// The long lines are sorted in a contiguous (lines, len) copy, line = (o, i): a line along a
+// strided dim (inner > 1) is moved to contiguous memory once here, so that the sort itself
+// (CUB's sorts, the merge passes' binary searches) reads each line as one block of memory
+// instead of every pass striding by inner. Thread mapping: one thread per element e = (line,
+// r) of the copy. keys[e] = in[o, r, i] with every NaN (any sign or payload) made the one
+// positive quiet NaN: a radix sort orders the bits, and a NaN with its sign bit set would
+// otherwise come below -inf.
 template <class T>
-__global__ void rank_sort_kernel(const T* in, T* values, int64_t* indices, int64_t outer, int64_t len,
-                                 int64_t inner, bool descending)
+__global__ void stage_lines_kernel(const T* in, T* keys, int64_t lines, int64_t len, int64_t inner)
 {
-    MT_GRID_STRIDE(e, outer * len * inner) {
-        const int64_t i = e % inner, r = (e / inner) % len, o = e / (inner * len);
-        const T* line = in + o * len * inner + i;  // element k is line[k * inner]
-        const T v = line[r * inner];
-        int64_t rank = 0;
-        for (int64_t k = 0; k < len; ++k) {
-            const T u = line[k * inner];
-            const bool before = descending ? less_nan_last(v, u) : less_nan_last(u, v);
-            const bool tie = !less_nan_last(u, v) && !less_nan_last(v, u);
-            rank += before || (tie && k < r);
-        }
-        const int64_t at = (o * len + rank) * inner + i;
-        values[at] = v;
-        indices[at] = r;
+    MT_GRID_STRIDE(e, lines * len) {
+        const int64_t line = e / len, r = e % len, o = line / inner, i = line % inner;
+        const T v = in[(o * len + r) * inner + i];
+        if constexpr (std::is_floating_point<T>::value) keys[e] = is_nan(v) ? T(NAN) : v;
+        else keys[e] = v;
     }
+}
+
+// One merge pass. Thread mapping: one thread per element e = (line, r) of the contiguous
+// (lines, len) buffers, grid-striding. Each line is made of sorted runs of `width` values;
+// runs 2m and 2m + 1 merge into one run of 2 * width. An element's place in the merged run
+// is its place in its own run plus the number of elements of the partner run that come
+// before it in the (value, place) order, and as the partner run is sorted, those are a
+// prefix of it, found by binary search. Places are unique, so no two elements are equal:
+// every element gets a destination of its own, and no thread waits for another.
+template <class T>
+__global__ void merge_pass_kernel(const T* keys, const Place* places, T* keys_out, Place* places_out,
+                                  int64_t lines, int64_t len, int64_t width, bool descending)
+{
+    MT_GRID_STRIDE(e, lines * len) {
+        const int64_t line = e / len, r = e % len;
+        const int64_t merged = r - r % (2 * width);  // where the merged run starts
+        const bool first = r - merged < width;
+        const int64_t own = first ? merged : merged + width, partner = first ? merged + width : merged;
+        const int64_t partner_len = partner >= len ? 0 : (len - partner < width ? len - partner : width);
+        const T* key = keys + line * len;
+        const Place* at = places + line * len;
+        const T v = key[r];
+        const Place p = at[r];
+        int64_t lo = 0, hi = partner_len;  // the count is in [lo, hi]
+        while (lo < hi) {
+            const int64_t mid = lo + (hi - lo) / 2;
+            if (ordered_before(key[partner + mid], at[partner + mid], v, p, descending)) lo = mid + 1;
+            else hi = mid;
+        }
+        const int64_t to = line * len + merged + (r - own) + lo;
+        keys_out[to] = v;
+        places_out[to] = p;
+    }
+}
+
+// Thread mapping: one thread per element (line, r) of the sorted copy: r-th of the line in
+// sorted order is the element that was at place = places[line, r], so values[o, r, i] =
+// in[o, place, i] (the original value: a NaN keeps its own bits) and indices[o, r, i] = place.
+// (The merge sort's places are places in the line, CUB's places in the whole copy, line * len
+// + place: % len gives the place in the line from either.)
+template <class T>
+__global__ void write_lines_kernel(const T* in, const Place* places, T* values, int64_t* indices, int64_t lines,
+                                   int64_t len, int64_t inner)
+{
+    MT_GRID_STRIDE(e, lines * len) {
+        const int64_t line = e / len, r = e % len, o = line / inner, i = line % inner;
+        const int64_t place = places[e] % len;
+        values[(o * len + r) * inner + i] = in[(o * len + place) * inner + i];
+        indices[(o * len + r) * inner + i] = place;
+    }
+}
+
+// One block per piece, P = the piece's length rounded up to a power of two (at least 2: the
+// places before the values keep them 8-byte aligned).
+template <class T, class I>
+void launch_bitonic(const T* in, T* values, I* indices, int64_t lines, int64_t len, int64_t inner,
+                    int64_t run, bool descending)
+{
+    int P = 2;
+    while (P < std::min(len, run)) P *= 2;
+    const int threads = std::min(P / 2, 1024);
+    const int64_t pieces = lines * ((len + run - 1) / run);
+    const unsigned grid = unsigned(std::min<int64_t>(pieces, int64_t(1) << 30));
+    MT_LAUNCH(grid, threads, size_t(P) * (sizeof(int) + sizeof(T)), 0, bitonic_sort_kernel<T, I>)(
+        in, values, indices, lines, len, inner, run, P, descending);
+    MT_CUDA_CHECK_LAUNCH("sort");
+}
+
+// The merge sort of the contiguous (lines, len) keys: bitonic runs of kBitonicMax into
+// (keys2, places) (the runs' places written anew: the staged ones are r anyway), then merge
+// passes that double the run width, ping-ponging between the two pairs of buffers. On return
+// keys / places are the pair that holds the sorted lines.
+template <class T>
+void merge_sort_lines(Tensor& keys, Tensor& places, int64_t lines, int64_t len, bool descending)
+{
+    Tensor keys2 = empty(keys->shape, keys->dtype, keys->device());
+    Tensor places2 = empty(places->shape, DType::Int32, places->device());
+    launch_bitonic<T, Place>(keys->data_as<T>(), keys2->data_as<T>(), places->data_as<Place>(), lines, len, 1,
+                      kBitonicMax, descending);
+    std::swap(keys, keys2);
+    for (int64_t width = kBitonicMax; width < len; width *= 2) {
+        MT_LAUNCH(blocks_for(lines * len), kThreads, 0, 0, merge_pass_kernel<T>)(
+            keys->data_as<T>(), places->data_as<Place>(), keys2->data_as<T>(), places2->data_as<Place>(), lines,
+            len, width, descending);
+        MT_CUDA_CHECK_LAUNCH("sort");
+        std::swap(keys, keys2);
+        std::swap(places, places2);
+    }
+}
+
+#if !MT_CUDA_EMULATED
+// MINITORCH_CUDA_SORT=merge: the nvcc build sorts long lines by the merge sort too.
+bool merge_sort_forced()
+{
+    static const bool forced = [] {
+        const char* env = std::getenv("MINITORCH_CUDA_SORT");
+        return env && std::strcmp(env, "merge") == 0;
+    }();
+    return forced;
+}
+
+// Thread mapping: one thread per element j of the copy sorted by value: line[j] = the line
+// the element came from (its place in the copy is places[j] = line * len + r).
+__global__ void line_of_kernel(const Place* places, uint32_t* line, int64_t n, int64_t len)
+{
+    MT_GRID_STRIDE(j, n) line[j] = uint32_t(places[j] / len);
+}
+
+// DeviceRadixSort: keys (and the places with them) into keys_out, places_out, ascending or
+// descending; stable, -0.0 and +0.0 taken as equal, as `<` does. With temp == nullptr it
+// only says how many temporary bytes it needs. end_bit: the key bits that matter.
+template <class K>
+cudaError_t cub_sort(void* temp, size_t& temp_bytes, const K* keys, K* keys_out, const Place* places,
+                     Place* places_out, int n, bool descending, int end_bit)
+{
+    return descending ? cub::DeviceRadixSort::SortPairsDescending(temp, temp_bytes, keys, keys_out, places, places_out,
+                                                                  n, 0, end_bit, cudaStream_t(0))
+                      : cub::DeviceRadixSort::SortPairs(temp, temp_bytes, keys, keys_out, places, places_out, n, 0,
+                                                        end_bit, cudaStream_t(0));
+}
+
+// One DeviceRadixSort, its temporary storage from minitorch's allocator (on stream 0, as
+// every kernel here).
+template <class K>
+void cub_sort_pairs(const K* keys, K* keys_out, const Place* places, Place* places_out, int n, bool descending,
+                    Device dev, int end_bit = int(sizeof(K) * 8))
+{
+    size_t temp_bytes = 0;
+    MT_CUDA_CHECK(cub_sort<K>(nullptr, temp_bytes, keys, keys_out, places, places_out, n, descending, end_bit));
+    Tensor temp = empty({int64_t(temp_bytes) + 1}, DType::UInt8, dev);
+    MT_CUDA_CHECK(
+        cub_sort<K>(temp->data_as<uint8_t>(), temp_bytes, keys, keys_out, places, places_out, n, descending, end_bit));
+}
+
+// CUB's radix sort of the contiguous (lines, len) keys, every line on its own, as two stable
+// sorts of the whole copy: by value, carrying each element's
+// place in the copy; then by line, carrying the same places. The second sort is stable, so
+// within each line the elements stay in the order of the first: by value, equal values by
+// place. Both sorts spread over the whole GPU however few the lines (a flat tensor of a
+// million values is one line: then the first is all), and the second looks only at the bits
+// of a line number. (Not DeviceSegmentedRadixSort: one block per line, and its kernel spills
+// registers for float keys on sm_80 or sm_90, whichever int type the places are.)
+template <class T>
+void cub_sort_lines(Tensor& keys, Tensor& places, int64_t lines, int64_t len, bool descending)
+{
+    const Device dev = keys->device();
+    const int n = int(lines * len);
+    Tensor sorted = empty(keys->shape, keys->dtype, dev), at = arange(0, double(n), 1, DType::Int32, dev);
+    cub_sort_pairs<T>(keys->data_as<T>(), sorted->data_as<T>(), at->data_as<Place>(), places->data_as<Place>(), n,
+                      descending, dev);
+    keys = sorted;  // its lines are mixed until the second sort: only the places are read after it
+    if (lines == 1) return;
+    Tensor line = empty({n}, DType::Int32, dev), line_sorted = empty({n}, DType::Int32, dev);
+    MT_LAUNCH(blocks_for(n), kThreads, 0, 0, line_of_kernel)(places->data_as<Place>(), line->data_as<uint32_t>(), n,
+                                                               len);
+    MT_CUDA_CHECK_LAUNCH("sort");
+    int line_bits = 1;
+    while ((int64_t(1) << line_bits) < lines) ++line_bits;
+    cub_sort_pairs<uint32_t>(line->data_as<uint32_t>(), line_sorted->data_as<uint32_t>(), places->data_as<Place>(),
+                             at->data_as<Place>(), n, false, dev, line_bits);
+    places = at;
+}
+#endif
+
+// Sorts the contiguous (lines, len) keys and their places by CUB where it can, and says
+// whether it did. It cannot in the emulated build, is not wanted with MINITORCH_CUDA_SORT=merge,
+// counts in int (the places in a copy of more than INT_MAX values would not fit), and is not
+// used for bool lines: CUB's kernels for 1-byte keys with int values spill registers on sm_80
+// (so they are not even instantiated). The merge sort takes those.
+template <class T>
+bool sorted_by_cub(Tensor& keys, Tensor& places, int64_t lines, int64_t len, bool descending)
+{
+#if !MT_CUDA_EMULATED
+    if constexpr (!std::is_same_v<T, bool>) {
+        if (!merge_sort_forced() && lines * len <= INT_MAX) {
+            cub_sort_lines<T>(keys, places, lines, len, descending);
+            return true;
+        }
+    }
+#endif
+    (void)keys, (void)places, (void)lines, (void)len, (void)descending;
+    return false;
+}
+
+// Lines longer than kBitonicMax: copied contiguous (NaNs made one NaN), sorted by CUB or the
+// merge sort, written back through the sorted places.
+template <class T>
+void sort_long_lines(const Tensor& values, const Tensor& indices, const Tensor& in, bool descending)
+{
+    const int64_t outer = in->shape[0], len = in->shape[1], inner = in->shape[2], lines = outer * inner;
+    const Device dev = in->device();
+    MT_CHECK(len <= INT_MAX, "sort: the dimension being sorted can not have more than INT_MAX (", INT_MAX,
+             ") elements on CUDA, got ", len);
+    Tensor keys = empty({lines, len}, in->dtype, dev), places = empty({lines, len}, DType::Int32, dev);
+    MT_LAUNCH(blocks_for(lines * len), kThreads, 0, 0, stage_lines_kernel<T>)(
+        in->data_as<T>(), keys->data_as<T>(), lines, len, inner);
+    MT_CUDA_CHECK_LAUNCH("sort");
+    if (!sorted_by_cub<T>(keys, places, lines, len, descending))
+        merge_sort_lines<T>(keys, places, lines, len, descending);
+    MT_LAUNCH(blocks_for(lines * len), kThreads, 0, 0, write_lines_kernel<T>)(
+        in->data_as<T>(), places->data_as<Place>(), values->data_as<T>(), indices->data_as<int64_t>(), lines, len,
+        inner);
+    MT_CUDA_CHECK_LAUNCH("sort");
 }
 
 }  // namespace
@@ -122,21 +353,12 @@ void sort(const Tensor& values, const Tensor& indices, const Tensor& in, bool de
     if (!values->numel()) return;
     dispatch(in->dtype, [&](auto tag) {
         using T = typename decltype(tag)::type;
-        if (len <= kBitonicMax) {
-            int P = 2;  // at least 2: the places before the values keep them 8-byte aligned
-            while (P < len) P *= 2;
-            const int threads = std::min(P / 2, 1024);
-            const int64_t lines = outer * inner;
-            const unsigned grid = unsigned(std::min<int64_t>(lines, int64_t(1) << 30));
-            MT_LAUNCH(grid, threads, size_t(P) * (sizeof(int) + sizeof(T)), 0, bitonic_sort_kernel<T>)(
-                in->data_as<T>(), values->data_as<T>(), indices->data_as<int64_t>(), lines, len, inner, P,
-                descending);
-            return;
-        }
-        MT_LAUNCH(blocks_for(outer * len * inner), kThreads, 0, 0, rank_sort_kernel<T>)(
-            in->data_as<T>(), values->data_as<T>(), indices->data_as<int64_t>(), outer, len, inner, descending);
+        if (len <= kBitonicMax)
+            launch_bitonic<T, int64_t>(in->data_as<T>(), values->data_as<T>(), indices->data_as<int64_t>(), outer * inner, len,
+                              inner, len, descending);
+        else
+            sort_long_lines<T>(values, indices, in, descending);
     });
-    MT_CUDA_CHECK_LAUNCH("sort");
 }
 
 }  // namespace minitorch::cuda
