@@ -129,15 +129,16 @@ __global__ void bitonic_sort_kernel(const T* in, T* values, I* indices, int64_t 
 // (CUB's sorts, the merge passes' binary searches) reads each line as one block of memory
 // instead of every pass striding by inner. Thread mapping: one thread per element e = (line,
 // r) of the copy. keys[e] = in[o, r, i] with every NaN (any sign or payload) made the one
-// positive quiet NaN: a radix sort orders the bits, and a NaN with its sign bit set would
-// otherwise come below -inf.
+// positive quiet NaN, and -0.0 made +0.0: a radix sort orders the bits, so a NaN with its
+// sign bit set would otherwise come below -inf, and -0.0 before an equal +0.0 that comes
+// earlier in the line (the stable sort keeps equal values in their order).
 template <class T>
 __global__ void stage_lines_kernel(const T* in, T* keys, int64_t lines, int64_t len, int64_t inner)
 {
     MT_GRID_STRIDE(e, lines * len) {
         const int64_t line = e / len, r = e % len, o = line / inner, i = line % inner;
         const T v = in[(o * len + r) * inner + i];
-        if constexpr (std::is_floating_point<T>::value) keys[e] = is_nan(v) ? T(NAN) : v;
+        if constexpr (std::is_floating_point<T>::value) keys[e] = is_nan(v) ? T(NAN) : (v == T(0) ? T(0) : v);
         else keys[e] = v;
     }
 }
