@@ -30,7 +30,7 @@ MemoryAccounting& memory_accounting();  // allocator.cu's counters (memory_stats
 std::array<size_t, 2> mem_get_info();   // (free, total) bytes of device memory, as cudaMemGetInfo
 CudaDeviceProperties device_properties();  // of device 0 (runtime.cu)
 long emulator_diagnostics();    // misuse reports of the emulator so far (always 0 on a GPU)
-// The emulator's thread order ("forward", "reverse", "random:SEED"); set returns false
+// The emulator's thread order ("forward", "reverse", "random:SEED", "warps", "warps-reverse"); set returns false
 // for any other text, and on a GPU build, where there is no emulator ("" there).
 bool set_emulator_schedule(const std::string& spec);
 std::string emulator_schedule();

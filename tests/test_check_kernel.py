@@ -185,7 +185,7 @@ def test_several_outputs_fresh_inputs_and_a_launch_function():
 
 def test_graders_mistakes_are_value_errors_not_failures():
     ok = RawKernel(SLIDING_AVERAGE.replace("BARRIER", "__syncthreads();"), "average3")
-    with pytest.raises(ValueError, match="'forward', 'reverse' or 'random:SEED'"):
+    with pytest.raises(ValueError, match="'forward', 'reverse', 'random:SEED'"):
         check_average3(ok, schedules=["backwards"])
     with pytest.raises(ValueError, match=r"output\(s\) \['y'\] are not among the arguments \['x', 'out'\]"):
         check_average3(ok, outputs="y")

@@ -125,8 +125,8 @@ void bind_cuda(py::module_& m)
         const CudaBackend* emu = emulator_backend();
         if (!emu) throw std::runtime_error("emulator_schedule: this minitorch was built without the CUDA emulator");
         if (!emu->set_emulator_schedule(spec))
-            throw ValueError("emulator_schedule: expected 'forward', 'reverse' or 'random:SEED' (SEED a "
-                             "non-negative integer), got '" + spec + "'");
+            throw ValueError("emulator_schedule: expected 'forward', 'reverse', 'random:SEED' (SEED a "
+                             "non-negative integer), 'warps' or 'warps-reverse', got '" + spec + "'");
     });
     m.def("_cuda_get_emulator_schedule", [] {
         const CudaBackend* emu = emulator_backend();

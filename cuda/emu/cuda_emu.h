@@ -20,6 +20,14 @@
 //   emu::set_schedule()) is the order of the threads within a round. A kernel that
 //   lacks a barrier depends on that order, so running it under several schedules makes
 //   the missing barrier show.
+//   Under those, warps advance in step (one round per warp operation), so a warp that
+//   reads shared memory another warp wrote before a shared warp operation (__syncwarp,
+//   a shuffle, wmma) always sees the write, barrier or not. MINITORCH_EMU_SCHEDULE=warps
+//   (or warps-reverse) runs one warp at a time instead, in increasing (decreasing) warp
+//   order: a warp runs, lanes in order, completing its own warp operations, until all
+//   its threads wait at __syncthreads() or have returned; then the next warp; then the
+//   barrier is released. There, a reader warp missing its __syncthreads() runs wholly
+//   before (warps-reverse, for a lower writer) or after the writer warp.
 //   Since no two blocks overlap, `__shared__` is simply a function-local `static`.
 //
 // What it reports (stderr; counted by emu::diagnostic_count())
@@ -596,11 +604,13 @@ __attribute__((format(printf, 1, 2))) inline void report(const char* format, ...
 }
 
 struct Schedule {
-    enum Kind { Forward, Reverse, Random } kind = Forward;
+    // Warps and WarpsReverse run one warp at a time (see run_block_by_warps).
+    enum Kind { Forward, Reverse, Random, Warps, WarpsReverse } kind = Forward;
     uint64_t seed = 1;
 };
 
-// Reads "forward", "reverse" or "random:SEED" into s; false (s unchanged) for anything else.
+// Reads "forward", "reverse", "random:SEED", "warps" or "warps-reverse" into s; false
+// (s unchanged) for anything else.
 inline bool parse_schedule(const char* text, Schedule& s)
 {
     if (!std::strcmp(text, "forward")) {
@@ -609,6 +619,14 @@ inline bool parse_schedule(const char* text, Schedule& s)
     }
     if (!std::strcmp(text, "reverse")) {
         s = Schedule{Schedule::Reverse, 1};
+        return true;
+    }
+    if (!std::strcmp(text, "warps")) {
+        s = Schedule{Schedule::Warps, 1};
+        return true;
+    }
+    if (!std::strcmp(text, "warps-reverse")) {
+        s = Schedule{Schedule::WarpsReverse, 1};
         return true;
     }
     if (!std::strncmp(text, "random:", 7) && text[7] >= '0' && text[7] <= '9') {
@@ -630,7 +648,8 @@ inline Schedule& schedule()
         Schedule parsed;
         const char* text = std::getenv("MINITORCH_EMU_SCHEDULE");
         if (text && *text && !parse_schedule(text, parsed))
-            report("MINITORCH_EMU_SCHEDULE=%s not understood (want forward, reverse or random:SEED); using forward",
+            report("MINITORCH_EMU_SCHEDULE=%s not understood (want forward, reverse, random:SEED, warps or "
+                   "warps-reverse); using forward",
                    text);
         return parsed;
     }();
@@ -863,63 +882,143 @@ inline unsigned source_lane(WarpOp op, unsigned lane, int arg, unsigned width)
     }
 }
 
-// Completes each warp operation whose lanes have all arrived (lanes of the mask that
-// exited, or that the block does not have, are not waited for). True if any completed.
+// Completes each warp operation of the warp starting at thread `first` whose lanes have
+// all arrived (lanes of the mask that exited, or that the block does not have, are not
+// waited for). True if any completed.
+inline bool complete_warp_ops_of(Runner& r, unsigned first)
+{
+    bool progressed = false;
+    Fiber* w = &r.fibers[first];
+    const unsigned lanes = std::min(32u, r.count - first);
+    for (unsigned i = 0; i < lanes; ++i) {
+        if (w[i].state != State::AtWarpOp) continue;
+        const WarpOp op = w[i].op;
+        const unsigned mask = w[i].mask;
+        auto joined = [&](const Fiber& g) { return g.state == State::AtWarpOp && g.op == op && g.mask == mask; };
+        bool complete = true;
+        for (unsigned j = 0; j < lanes && complete; ++j)
+            if ((mask >> j & 1u) && w[j].state != State::Exited && !joined(w[j])) complete = false;
+        if (!complete) continue;
+
+        uint32_t ballot = 0, members = 0;
+        for (unsigned j = 0; j < lanes; ++j)
+            if (joined(w[j])) {
+                members |= 1u << j;
+                if (w[j].value) ballot |= 1u << j;
+            }
+        for (unsigned j = 0; j < lanes; ++j) {
+            Fiber& g = w[j];
+            if (!joined(g)) continue;
+            switch (op) {
+            case WarpOp::Sync: break;
+            case WarpOp::Ballot: g.result = ballot; break;
+            case WarpOp::Any: g.result = ballot != 0; break;
+            case WarpOp::All: g.result = ballot == members; break;
+            default: {
+                const unsigned src = source_lane(op, j, g.arg, unsigned(g.width));
+                if (src < lanes && (members >> src & 1u)) {
+                    g.result = w[src].value;
+                } else {
+                    g.result = ~uint64_t(0);  // NaN as a float or double, -1 as an integer
+                    report("block (%u,%u,%u) warp %u: lane %u shuffles from lane %u, which is not taking part "
+                           "(undefined on a GPU)",
+                           blockIdx.x, blockIdx.y, blockIdx.z, g.warp, j, src);
+                }
+            }
+            }
+        }
+        for (unsigned j = 0; j < lanes; ++j)
+            if (joined(w[j])) w[j].state = State::Ready;  // after the loop above: it reads `joined`
+        progressed = true;
+    }
+    return progressed;
+}
+
+// The same for every warp of the block. True if any operation completed.
 inline bool complete_warp_ops(Runner& r)
 {
     bool progressed = false;
-    for (unsigned first = 0; first < r.count; first += 32) {
-        Fiber* w = &r.fibers[first];
-        const unsigned lanes = std::min(32u, r.count - first);
-        for (unsigned i = 0; i < lanes; ++i) {
-            if (w[i].state != State::AtWarpOp) continue;
-            const WarpOp op = w[i].op;
-            const unsigned mask = w[i].mask;
-            auto joined = [&](const Fiber& g) { return g.state == State::AtWarpOp && g.op == op && g.mask == mask; };
-            bool complete = true;
-            for (unsigned j = 0; j < lanes && complete; ++j)
-                if ((mask >> j & 1u) && w[j].state != State::Exited && !joined(w[j])) complete = false;
-            if (!complete) continue;
-
-            uint32_t ballot = 0, members = 0;
-            for (unsigned j = 0; j < lanes; ++j)
-                if (joined(w[j])) {
-                    members |= 1u << j;
-                    if (w[j].value) ballot |= 1u << j;
-                }
-            for (unsigned j = 0; j < lanes; ++j) {
-                Fiber& g = w[j];
-                if (!joined(g)) continue;
-                switch (op) {
-                case WarpOp::Sync: break;
-                case WarpOp::Ballot: g.result = ballot; break;
-                case WarpOp::Any: g.result = ballot != 0; break;
-                case WarpOp::All: g.result = ballot == members; break;
-                default: {
-                    const unsigned src = source_lane(op, j, g.arg, unsigned(g.width));
-                    if (src < lanes && (members >> src & 1u)) {
-                        g.result = w[src].value;
-                    } else {
-                        g.result = ~uint64_t(0);  // NaN as a float or double, -1 as an integer
-                        report("block (%u,%u,%u) warp %u: lane %u shuffles from lane %u, which is not taking part "
-                               "(undefined on a GPU)",
-                               blockIdx.x, blockIdx.y, blockIdx.z, g.warp, j, src);
-                    }
-                }
-                }
-            }
-            for (unsigned j = 0; j < lanes; ++j)
-                if (joined(w[j])) w[j].state = State::Ready;  // after the loop above: it reads `joined`
-            progressed = true;
-        }
-    }
+    for (unsigned first = 0; first < r.count; first += 32)
+        if (complete_warp_ops_of(r, first)) progressed = true;
     return progressed;
+}
+
+enum class BarrierOutcome { Done, Released, Deadlock };
+
+// Called when no thread of the block can run and no warp operation can complete: every
+// thread has exited (Done), or waits at __syncthreads(), which is released (Released,
+// after reporting threads at different barriers or exited before it), or some wait in
+// warp operations that can never complete (Deadlock, reported).
+inline BarrierOutcome release_barrier(Runner& r)
+{
+    unsigned live = 0, at_barrier = 0;
+    const Fiber *first = nullptr, *other = nullptr;  // two different barriers, if any
+    for (unsigned t = 0; t < r.count; ++t) {
+        const Fiber& f = r.fibers[t];
+        if (f.state == State::Exited) continue;
+        ++live;
+        if (f.state != State::AtBarrier) continue;
+        ++at_barrier;
+        if (!first)
+            first = &f;
+        else if (!other && (f.barrier_line != first->barrier_line ||
+                             std::strcmp(f.barrier_file, first->barrier_file) != 0))
+            other = &f;
+    }
+    if (live == 0) return BarrierOutcome::Done;
+    if (at_barrier == live) {
+        if (other)
+            report("block (%u,%u,%u): threads wait at different __syncthreads() calls (%s:%d and %s:%d)",
+                   blockIdx.x, blockIdx.y, blockIdx.z, first->barrier_file, first->barrier_line,
+                   other->barrier_file, other->barrier_line);
+        if (live < r.count)
+            report("block (%u,%u,%u): %u of %u threads exited before reaching __syncthreads() at %s:%d", blockIdx.x,
+                   blockIdx.y, blockIdx.z, r.count - live, r.count, first->barrier_file, first->barrier_line);
+        for (unsigned t = 0; t < r.count; ++t)
+            if (r.fibers[t].state == State::AtBarrier) r.fibers[t].state = State::Ready;
+        MT_EMU_COUNT_BARRIER();
+        return BarrierOutcome::Released;
+    }
+    char where[256] = "";
+    if (first) std::snprintf(where, sizeof where, " at %s:%d", first->barrier_file, first->barrier_line);
+    report("block (%u,%u,%u): deadlock: %u threads wait at __syncthreads()%s, %u in warp operations that can "
+           "never complete; the launch fails",
+           blockIdx.x, blockIdx.y, blockIdx.z, at_barrier, where, live - at_barrier);
+    return BarrierOutcome::Deadlock;
+}
+
+// The "warps" and "warps-reverse" schedules: the warps of the block take turns. The
+// current warp's threads run (in lane order) round after round, its warp operations
+// completing as soon as its own lanes have arrived, until each of them waits at
+// __syncthreads() or has returned; then the next warp runs. Once all have stopped, the
+// barrier is released and the next turn starts again from the first warp. So a warp
+// reading shared memory another warp writes sees, without a __syncthreads() between,
+// either none or all of the writes (on a GPU the warps run side by side, in any
+// order); the other schedules keep warps in step, one round per warp operation.
+inline bool run_block_by_warps(Runner& r, bool reverse)
+{
+    const unsigned warps = (r.count + 31) / 32;
+    for (;;) {
+        for (unsigned k = 0; k < warps; ++k) {
+            const unsigned first = (reverse ? warps - 1 - k : k) * 32, lanes = std::min(32u, r.count - first);
+            do {
+                for (unsigned t = first; t < first + lanes; ++t)
+                    if (r.fibers[t].state == State::Ready) resume(r.fibers[t]);
+            } while (complete_warp_ops_of(r, first));
+        }
+        // No thread can run: a warp operation depends only on its own warp's lanes.
+        const BarrierOutcome outcome = release_barrier(r);
+        if (outcome == BarrierOutcome::Done) return true;
+        if (outcome == BarrierOutcome::Deadlock) return false;
+    }
 }
 
 // Runs every thread of the current block to the end. False after a deadlock.
 inline bool run_block(Runner& r, std::mt19937_64& rng)
 {
     for (unsigned t = 0; t < r.count; ++t) start(r.fibers[t]);
+    if (schedule().kind == Schedule::Warps || schedule().kind == Schedule::WarpsReverse)
+        return run_block_by_warps(r, schedule().kind == Schedule::WarpsReverse);
     for (;;) {
         if (schedule().kind == Schedule::Random) std::shuffle(r.order.begin(), r.order.end(), rng);
         for (unsigned t : r.order)
@@ -927,40 +1026,9 @@ inline bool run_block(Runner& r, std::mt19937_64& rng)
         // Every thread has stopped: at a barrier, in a warp operation, or for good.
         if (complete_warp_ops(r)) continue;
 
-        unsigned live = 0, at_barrier = 0;
-        const Fiber *first = nullptr, *other = nullptr;  // two different barriers, if any
-        for (unsigned t = 0; t < r.count; ++t) {
-            const Fiber& f = r.fibers[t];
-            if (f.state == State::Exited) continue;
-            ++live;
-            if (f.state != State::AtBarrier) continue;
-            ++at_barrier;
-            if (!first)
-                first = &f;
-            else if (!other && (f.barrier_line != first->barrier_line ||
-                                 std::strcmp(f.barrier_file, first->barrier_file) != 0))
-                other = &f;
-        }
-        if (live == 0) return true;
-        if (at_barrier == live) {
-            if (other)
-                report("block (%u,%u,%u): threads wait at different __syncthreads() calls (%s:%d and %s:%d)",
-                       blockIdx.x, blockIdx.y, blockIdx.z, first->barrier_file, first->barrier_line,
-                       other->barrier_file, other->barrier_line);
-            if (live < r.count)
-                report("block (%u,%u,%u): %u of %u threads exited before reaching __syncthreads() at %s:%d", blockIdx.x,
-                       blockIdx.y, blockIdx.z, r.count - live, r.count, first->barrier_file, first->barrier_line);
-            for (unsigned t = 0; t < r.count; ++t)
-                if (r.fibers[t].state == State::AtBarrier) r.fibers[t].state = State::Ready;
-            MT_EMU_COUNT_BARRIER();
-            continue;
-        }
-        char where[256] = "";
-        if (first) std::snprintf(where, sizeof where, " at %s:%d", first->barrier_file, first->barrier_line);
-        report("block (%u,%u,%u): deadlock: %u threads wait at __syncthreads()%s, %u in warp operations that can "
-               "never complete; the launch fails",
-               blockIdx.x, blockIdx.y, blockIdx.z, at_barrier, where, live - at_barrier);
-        return false;
+        const BarrierOutcome outcome = release_barrier(r);
+        if (outcome == BarrierOutcome::Done) return true;
+        if (outcome == BarrierOutcome::Deadlock) return false;
     }
 }
 
@@ -1054,16 +1122,21 @@ inline void run_grid(dim3 grid, dim3 block, size_t shared_bytes, void (*body)(co
 // How many reports (see the top of this file) have been made so far.
 inline long diagnostic_count() { return detail::diagnostics.load(); }
 
-// Sets the order of the threads in each round of later launches ("forward", "reverse" or
-// "random:SEED"); false, with nothing changed, for any other text.
+// Sets the order of the threads in each round of later launches ("forward", "reverse",
+// "random:SEED", "warps" or "warps-reverse"); false, with nothing changed, for any other text.
 inline bool set_schedule(const char* text) { return text && detail::parse_schedule(text, detail::schedule()); }
 
 // The schedule in effect, written as set_schedule() reads it.
 inline std::string schedule_name()
 {
     const detail::Schedule& s = detail::schedule();
-    if (s.kind == detail::Schedule::Random) return "random:" + std::to_string(s.seed);
-    return s.kind == detail::Schedule::Reverse ? "reverse" : "forward";
+    switch (s.kind) {
+    case detail::Schedule::Random: return "random:" + std::to_string(s.seed);
+    case detail::Schedule::Reverse: return "reverse";
+    case detail::Schedule::Warps: return "warps";
+    case detail::Schedule::WarpsReverse: return "warps-reverse";
+    default: return "forward";
+    }
 }
 
 // MT_DYNAMIC_SHARED(T, name): the launch's dynamic shared memory, seen as T.

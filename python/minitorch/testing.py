@@ -305,7 +305,8 @@ def check_kernel(kernel, launch, make_inputs: Callable[[np.random.Generator], di
             and returns the expected output: one array, a tuple with one per name in
             `outputs`, or a dict by name. Compute it in float64.
         outputs: the name(s) of the arguments the kernel writes and that are checked.
-        schedules: emulator schedules to try, in order ("forward", "reverse", "random:SEED").
+        schedules: emulator schedules to try, in order ("forward", "reverse", "random:SEED", "warps",
+            "warps-reverse").
         trials: runs per schedule, each with new inputs.
         rtol, atol: as in :func:`assert_close`; the defaults follow the output's dtype
             (float32: 1.3e-6 and 1e-5). Loosen them for long sums.

@@ -79,7 +79,7 @@ def program(tmp_path_factory) -> Path:
     return build(tmp_path_factory.mktemp("cuda_emu"))
 
 
-@pytest.mark.parametrize("schedule", ["forward", "reverse", "random:1"])
+@pytest.mark.parametrize("schedule", ["forward", "reverse", "random:1", "warps", "warps-reverse"])
 def test_kernels_correct_under_every_schedule(program, schedule):
     result = run(program, schedule)
     passed, failed = check_lines(result)

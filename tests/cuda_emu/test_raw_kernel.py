@@ -284,7 +284,7 @@ def test_schedule_context_manager_restores_and_decorates():
 
     assert inside() == "reverse" and get_emulator_schedule() == before
     for bad in ["backwards", "random:", "random:-1", "random:x", ""]:
-        with pytest.raises(ValueError, match="forward', 'reverse' or 'random:SEED'"):
+        with pytest.raises(ValueError, match="forward', 'reverse', 'random:SEED'"):
             emulator_schedule(bad)
 
 

@@ -3,8 +3,10 @@ of its reports, for minitorch's own kernels and students' RawKernels together.
 
 The emulator runs the threads of a block one after another until each reaches a
 ``__syncthreads()`` (or a warp function, or the end); the schedule is the order in which
-they take turns: ``"forward"`` (thread 0 first), ``"reverse"`` or ``"random:SEED"``. A
-kernel that is missing a barrier gets different answers under different schedules.
+they take turns: ``"forward"`` (thread 0 first), ``"reverse"`` or ``"random:SEED"``; or
+``"warps"`` / ``"warps-reverse"``, where the warps take turns instead, each running
+until it waits at ``__syncthreads()`` or ends. A kernel that is missing a barrier gets
+different answers under different schedules.
 
 Every RawKernel library has its own copy of the emulator, so a launch first tells it
 the schedule in effect (see ``emulated_backend.py``); minitorch's own kernels follow
@@ -19,7 +21,7 @@ import re
 
 from .. import _C
 
-_SPEC = re.compile(r"forward|reverse|random:(\d+)")
+_SPEC = re.compile(r"forward|reverse|random:(\d+)|warps|warps-reverse")
 _current: str | None = None  # set by emulator_schedule when _C cannot hold it
 _raw_reports = 0  # reports made during RawKernel launches (each library counts its own)
 
@@ -27,8 +29,8 @@ _raw_reports = 0  # reports made during RawKernel launches (each library counts 
 def _check_spec(spec: str) -> str:
     match = _SPEC.fullmatch(spec) if isinstance(spec, str) else None
     if match is None or (match.group(1) is not None and int(match.group(1)) >= 2**64):
-        raise ValueError(f"emulator_schedule: expected 'forward', 'reverse' or 'random:SEED' "
-                         f"(SEED a non-negative integer below 2**64), got {spec!r}")
+        raise ValueError(f"emulator_schedule: expected 'forward', 'reverse', 'random:SEED' "
+                         f"(SEED a non-negative integer below 2**64), 'warps' or 'warps-reverse', got {spec!r}")
     return spec
 
 
@@ -41,7 +43,8 @@ def _require_emulator() -> None:
 
 
 def get_emulator_schedule() -> str | None:
-    """The thread order the emulator uses now ("forward", "reverse" or "random:SEED").
+    """The thread order the emulator uses now ("forward", "reverse", "random:SEED", "warps" or
+    "warps-reverse").
 
     None unless the emulator is on (:func:`minitorch.cuda.emulate`). The default comes
     from the environment variable ``MINITORCH_EMU_SCHEDULE`` ("forward" when it is unset
@@ -76,7 +79,7 @@ class emulator_schedule(contextlib.ContextDecorator):  # noqa: N801  (used like 
             kernel((1,), (64,), (x, y))   # threads run 63, 62, ..., 0 between barriers
 
     Args:
-        spec: "forward", "reverse" or "random:SEED".
+        spec: "forward", "reverse", "random:SEED", "warps" or "warps-reverse".
 
     Raises:
         ValueError: for any other spec.
