@@ -26,8 +26,9 @@
 //   (or warps-reverse) runs one warp at a time instead, in increasing (decreasing) warp
 //   order: a warp runs, lanes in order, completing its own warp operations, until all
 //   its threads wait at __syncthreads() or have returned; then the next warp; then the
-//   barrier is released. There, a reader warp missing its __syncthreads() runs wholly
-//   before (warps-reverse, for a lower writer) or after the writer warp.
+//   barrier is released. So a warp reading another warp's writes with no
+//   __syncthreads() between runs wholly before the writer under one of the two
+//   (warps-reverse when the writer is the lower warp), and reads stale values.
 //   Since no two blocks overlap, `__shared__` is simply a function-local `static`.
 //
 // What it reports (stderr; counted by emu::diagnostic_count())
