@@ -42,44 +42,28 @@ __global__ void scan_kernel(const T* in, T* out, int64_t outer, int64_t len, int
 // dependent steps, on a GPU that holds a quarter of a million. So each line is cut into
 // `chunks` pieces of `chunk` values (in the scan's order: a reverse scan's piece 0 is the
 // line's end) and scanned in three launches:
-//   1. chunk_totals_kernel: each piece's sum (product) into totals (outer, chunks, inner);
+//   1. chunk_scan_kernel with totals: each piece's sum (product) into totals (outer, chunks, inner);
 //   2. scan_kernel over totals: the inclusive running total of the pieces, per line;
-//   3. chunk_scan_kernel: each piece scanned again, starting from the total of the pieces
-//      before it.
+//   3. chunk_scan_kernel with out and before: each piece scanned again, starting from the
+//      total of the pieces before it.
 // Thread mapping of 1 and 3: one thread per (o, piece, i), adjacent threads on adjacent i
 // (coalesced, as in scan_kernel). The input is read twice, but by 2^18 threads at once.
 // Totals are kept in Acc, and each output is still rounded once.
 template <class T>
-__global__ void chunk_totals_kernel(const T* in, ScanAcc<T>* totals, int64_t outer, int64_t len, int64_t inner,
-                                    int64_t chunks, int64_t chunk, bool prod, bool reverse)
+__global__ void chunk_scan_kernel(const T* in, T* out, const ScanAcc<T>* before, ScanAcc<T>* totals, int64_t outer,
+                                  int64_t len, int64_t inner, int64_t chunks, int64_t chunk, bool prod, bool reverse)
 {
     using Acc = ScanAcc<T>;
     MT_GRID_STRIDE(e, outer * chunks * inner) {
         const int64_t i = e % inner, piece = (e / inner) % chunks, o = e / (inner * chunks);
         const int64_t end = (piece + 1) * chunk < len ? (piece + 1) * chunk : len;
-        Acc acc = prod ? Acc(1) : Acc(0);
-        for (int64_t k = piece * chunk; k < end; ++k) {
-            const T v = in[(o * len + (reverse ? len - 1 - k : k)) * inner + i];
-            acc = prod ? acc * Acc(v) : acc + Acc(v);
-        }
-        totals[e] = acc;
-    }
-}
-
-template <class T>
-__global__ void chunk_scan_kernel(const T* in, T* out, const ScanAcc<T>* running, int64_t outer, int64_t len,
-                                  int64_t inner, int64_t chunks, int64_t chunk, bool prod, bool reverse)
-{
-    using Acc = ScanAcc<T>;
-    MT_GRID_STRIDE(e, outer * chunks * inner) {
-        const int64_t i = e % inner, piece = (e / inner) % chunks, o = e / (inner * chunks);
-        const int64_t end = (piece + 1) * chunk < len ? (piece + 1) * chunk : len;
-        Acc acc = piece > 0 ? running[e - inner] : (prod ? Acc(1) : Acc(0));  // the pieces before
+        Acc acc = before && piece > 0 ? before[e - inner] : (prod ? Acc(1) : Acc(0));  // the pieces before
         for (int64_t k = piece * chunk; k < end; ++k) {
             const int64_t at = (o * len + (reverse ? len - 1 - k : k)) * inner + i;
             acc = prod ? acc * Acc(in[at]) : acc + Acc(in[at]);
-            out[at] = static_cast<T>(acc);
+            if (out) out[at] = static_cast<T>(acc);
         }
+        if (totals) totals[e] = acc;
     }
 }
 
@@ -468,12 +452,12 @@ void chunked_scan(const T* in, T* out, int64_t outer, int64_t len, int64_t inner
                                 dev);
     A* running = totals->data_as<A>();
     const int64_t threads = outer * chunks * inner;
-    MT_LAUNCH(blocks_for(threads), kThreads, 0, 0, chunk_totals_kernel<T>)(in, running, outer, len, inner, chunks,
-                                                                           chunk, prod, reverse);
+    MT_LAUNCH(blocks_for(threads), kThreads, 0, 0, chunk_scan_kernel<T>)(in, nullptr, nullptr, running, outer, len,
+                                                                         inner, chunks, chunk, prod, reverse);
     MT_LAUNCH(blocks_for(outer * inner), kThreads, 0, 0, scan_kernel<A>)(running, running, outer, chunks, inner, prod,
                                                                          false);
-    MT_LAUNCH(blocks_for(threads), kThreads, 0, 0, chunk_scan_kernel<T>)(in, out, running, outer, len, inner, chunks,
-                                                                         chunk, prod, reverse);
+    MT_LAUNCH(blocks_for(threads), kThreads, 0, 0, chunk_scan_kernel<T>)(in, out, running, nullptr, outer, len, inner,
+                                                                         chunks, chunk, prod, reverse);
 }
 
 }  // namespace
