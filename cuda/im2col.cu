@@ -1,5 +1,7 @@
 // im2col.cu — CUDA kernels for im2col / col2im: a convolution as GEMMs (cpu/im2col.cpp is
-// the same on the CPU). Layouts are those of kernels.h.
+// the same on the CPU). Layouts are those of kernels.h. float16 / bfloat16 are read and
+// written in place (the table entries skip Widen's float32 staging copies): im2col only
+// moves values, and col2im sums in float32 registers.
 #include "common.cuh"
 
 namespace minitorch::cuda {
@@ -16,7 +18,7 @@ __global__ void im2col_kernel(const T* x, T* cols, Window2d w)
         const int64_t c = t / (w.KH * w.KW), kh = (t / w.KW) % w.KH, kw = t % w.KW;
         const int64_t oh = p / w.OW, ow = p % w.OW;
         const int64_t ih = oh * w.stride_h - w.pad_h + kh * w.dil_h, iw = ow * w.stride_w - w.pad_w + kw * w.dil_w;
-        cols[i] = (ih >= 0 && ih < w.H && iw >= 0 && iw < w.W) ? x[((n * w.C + c) * w.H + ih) * w.W + iw] : T(0);
+        cols[i] = (ih >= 0 && ih < w.H && iw >= 0 && iw < w.W) ? x[((n * w.C + c) * w.H + ih) * w.W + iw] : T(0.0f);
     }
 }
 
@@ -28,7 +30,7 @@ __global__ void col2im_kernel(const T* cols, T* gx, Window2d w)
     const int64_t pixels = w.OH * w.OW, taps = w.C * w.KH * w.KW;
     MT_GRID_STRIDE(i, w.N * w.C * w.H * w.W) {
         const int64_t iw = i % w.W, ih = (i / w.W) % w.H, c = (i / (w.W * w.H)) % w.C, n = i / (w.W * w.H * w.C);
-        T acc = 0;
+        Compute<T> acc = 0;
         for (int64_t kh = 0; kh < w.KH; ++kh) {
             const int64_t hs = ih + w.pad_h - kh * w.dil_h;  // = oh * stride_h
             if (hs < 0 || hs % w.stride_h) continue;
@@ -39,10 +41,10 @@ __global__ void col2im_kernel(const T* cols, T* gx, Window2d w)
                 if (ws < 0 || ws % w.stride_w) continue;
                 const int64_t ow = ws / w.stride_w;
                 if (ow >= w.OW) continue;
-                acc += cols[(n * taps + (c * w.KH + kh) * w.KW + kw) * pixels + oh * w.OW + ow];
+                acc += Compute<T>(cols[(n * taps + (c * w.KH + kh) * w.KW + kw) * pixels + oh * w.OW + ow]);
             }
         }
-        gx[i] += acc;
+        gx[i] = T(Compute<T>(gx[i]) + acc);
     }
 }
 
@@ -50,12 +52,20 @@ __global__ void col2im_kernel(const T* cols, T* gx, Window2d w)
 
 void im2col(const Tensor& cols, const Tensor& x, const Window2d& w)
 {
-    MT_FLOAT_LAUNCH(x->dtype, "im2col", cols->numel(), im2col_kernel, x->data_as<T>(), cols->data_as<T>(), w);
+    dispatch_floating16(x->dtype, "im2col", [&](auto tag) {
+        using T = typename decltype(tag)::type;
+        MT_LAUNCH(blocks_for(cols->numel()), kThreads, 0, 0, im2col_kernel<T>)(x->data_as<T>(), cols->data_as<T>(), w);
+    });
+    MT_CUDA_CHECK_LAUNCH("im2col");
 }
 
 void col2im(const Tensor& gx, const Tensor& cols, const Window2d& w)
 {
-    MT_FLOAT_LAUNCH(gx->dtype, "col2im", gx->numel(), col2im_kernel, cols->data_as<T>(), gx->data_as<T>(), w);
+    dispatch_floating16(gx->dtype, "col2im", [&](auto tag) {
+        using T = typename decltype(tag)::type;
+        MT_LAUNCH(blocks_for(gx->numel()), kThreads, 0, 0, col2im_kernel<T>)(cols->data_as<T>(), gx->data_as<T>(), w);
+    });
+    MT_CUDA_CHECK_LAUNCH("col2im");
 }
 
 }  // namespace minitorch::cuda

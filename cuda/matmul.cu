@@ -241,13 +241,16 @@ void matmul(const Tensor& out, const Tensor& a_in, const Tensor& b_in, bool sum_
 
 // float16 / bfloat16 operands of a plain GEMM are read as they are: by cuBLAS, or by the
 // teaching kernels (the emulated build's), which sum in float32; so is one product added
-// into out (sum_batches of two matrices). The weight gradient of a convolution (sum_batches
-// over batches, which adds them with a float kernel) and mixed dtypes compute in float32
-// through Widen, as every other kernel does.
+// into out (sum_batches of two matrices), and so are the teaching kernels' sums over
+// batches (the weight gradient of a convolution: one block sums every batch in float32
+// registers and rounds once). cuBLAS's sum over batches (a batched GEMM into scratch, then
+// a kernel adding the parts) and mixed dtypes compute in float32 through Widen, as every
+// other kernel does.
 void matmul_native16(const Tensor& out, const Tensor& a, const Tensor& b, bool sum_batches)
 {
-    const bool native = (!sum_batches || (a->dim() == 2 && b->dim() == 2)) && is_16bit(out->dtype) &&
-                        a->dtype == out->dtype && b->dtype == out->dtype;
+    const bool summed_by_block = MT_CUDA_EMULATED || g_impl != MatmulImpl::Cublas;
+    const bool native = (!sum_batches || summed_by_block || (a->dim() == 2 && b->dim() == 2)) &&
+                        is_16bit(out->dtype) && a->dtype == out->dtype && b->dtype == out->dtype;
     if (native) return matmul(out, a, b, sum_batches);
     using Matmul = void(const Tensor&, const Tensor&, const Tensor&, bool);
     detail::Widen<Matmul>::call<&matmul, &copy>(out, a, b, sum_batches);

@@ -134,7 +134,7 @@ void synchronize()
 
 // matmul: float16 / bfloat16 GEMMs run natively on cuBLAS (tensor cores), not upcast.
 // attention, batch and group norm, the LSTM and GRU cells, the elementwise kernels, dropout,
-// the class losses and the optimizer steps read float16 / bfloat16 themselves (no staging
+// the class losses, the optimizer steps and im2col / col2im read float16 / bfloat16 themselves (no staging
 // copies through Widen).
 MT_DEFINE_KERNEL_TABLE(filled.matmul = MT_COUNTED_KERNEL(matmul, matmul_native16);
                        filled.map = MT_COUNTED_KERNEL(map, map16);
@@ -165,7 +165,9 @@ MT_DEFINE_KERNEL_TABLE(filled.matmul = MT_COUNTED_KERNEL(matmul, matmul_native16
                        filled.adam_step = MT_COUNTED_KERNEL(adam_step, adam_step);
                        filled.sgd_multi_step = MT_COUNTED_KERNEL(sgd_multi_step, sgd_multi_step);
                        filled.adam_multi_step = MT_COUNTED_KERNEL(adam_multi_step, adam_multi_step);
-                       filled.amp_unscale = MT_COUNTED_KERNEL(amp_unscale, amp_unscale);)
+                       filled.amp_unscale = MT_COUNTED_KERNEL(amp_unscale, amp_unscale);
+                       filled.im2col = MT_COUNTED_KERNEL(im2col, im2col);
+                       filled.col2im = MT_COUNTED_KERNEL(col2im, col2im);)
 
 namespace {
 bool g_initialized = false;

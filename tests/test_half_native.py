@@ -434,18 +434,68 @@ def test_resnet_block_under_autocast_launches_what_float32_does_plus_its_casts()
         loss.backward()
 
     # Left out: autocast's casts ("to", their backward, and the gradient of the residual add,
-    # bf16 + float32, cast back to bf16) and the convolutions (cuDNN reads bf16 on a GPU; the
-    # emulated build's teaching im2col + GEMM stage it through float32, like matmul's).
-    skip = ("to", "ToCopyBackward0", "AddBackward0", "conv2d", "ConvolutionBackward0")
+    # bf16 + float32, cast back to bf16). The convolutions run im2col + GEMMs here (cuDNN off,
+    # so that a GPU runs the same kernels as the emulated build), which read bf16 in place.
+    skip = ("to", "ToCopyBackward0", "AddBackward0")
     launches = {}
     for autocast in (False, True):
-        step(autocast)
-        with profile(activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA]) as prof:
+        with minitorch.backends.cudnn.flags(enabled=False):
             step(autocast)
+            with profile(activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA]) as prof:
+                step(autocast)
         launches[autocast] = [(e.name, [k.name for k in e.kernels]) for e in prof.events()
                               if e.kernels and e.name not in skip]
     # every other op, the batch norms (mixed: bf16 input, float32 parameters) and their
     # backward included, launches the same kernels as in float32: no staging copies
     assert launches[True] == launches[False]
     assert sum(name == "batch_norm" for name, _ in launches[True]) == 2
+    assert sum(name == "conv2d" for name, _ in launches[True]) == 2
     assert block.bn1.running_mean.dtype == block.bn1.weight.grad.dtype == minitorch.float32
+
+
+CONVS = [  # (input shape, weight shape, keyword arguments)
+    pytest.param((2, 3, 7, 6), (4, 3, 3, 3), dict(padding=1), id="3x3"),
+    pytest.param((3, 4, 9, 8), (6, 2, 3, 2), dict(stride=2, dilation=(1, 2), groups=2), id="strided-groups"),
+    pytest.param((2, 5, 4, 4), (3, 5, 1, 1), dict(), id="1x1-direct"),
+    pytest.param((1, 1, 1, 1), (1, 1, 1, 1), dict(padding=1), id="one-pixel"),
+]
+
+
+@pytest.mark.parametrize("dt", HALVES)
+@pytest.mark.parametrize("xs, ws, kw", CONVS)
+def test_im2col_convolution_reads_16_bits_in_place(dt, xs, ws, kw):
+    """conv2d without cuDNN in 16 bits: im2col moves the values as they are, the GEMMs and
+    col2im sum in float32 and round once, so the output and the weight gradient are the
+    float32 convolution of the same values rounded (bit for bit where both run the teaching
+    GEMM), the input gradient within one 16-bit rounding of each summed column; and the
+    launches are those of float32, with no staging copies."""
+    rng = np.random.default_rng(41)
+    x, w = half_tensor(dt, rng.uniform(-2, 2, xs)), half_tensor(dt, rng.uniform(-1, 1, ws))
+    g = half_tensor(dt, rng.uniform(-1, 1, F.conv2d(x.float(), w.float(), **kw).shape))
+
+    def run(dtype, launches=None):
+        xi, wi, gi = x.to(dtype).detach().requires_grad_(), w.to(dtype).detach().requires_grad_(), g.to(dtype)
+
+        def conv():
+            F.conv2d(xi, wi, **kw).backward(gi)
+        if launches is None:
+            conv()
+            return F.conv2d(xi, wi, **kw), xi.grad, wi.grad
+        launches[dtype] = kernels(conv)
+
+    launches = {}
+    with minitorch.backends.cudnn.flags(enabled=False):
+        y16, gx16, gw16 = run(dt)
+        y32, gx32, gw32 = run(minitorch.float32)
+        run(dt, launches), run(minitorch.float32, launches)
+    assert y16.dtype == gx16.dtype == gw16.dtype == dt
+    if minitorch.cuda.is_emulated():
+        assert_same_bits(y16, y32.to(dt))
+        assert_same_bits(gw16, gw32.to(dt))
+    for got, want in ((y16, y32), (gx16, gx32), (gw16, gw32)):
+        np.testing.assert_allclose(got.detach().float().cpu().numpy(), want.detach().cpu().numpy(), rtol=2**-6,
+                                   atol=2**-6)
+    names = {d: [k.name.split("<")[0] for k in ks] for d, ks in launches.items()}
+    assert names[dt] == names[minitorch.float32], names
+    if kw.get("groups", 1) == 1:  # (grouped GEMMs pack the weight per sample, in float32 too)
+        assert "copy_kernel" not in names[dt], names
