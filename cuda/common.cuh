@@ -190,4 +190,15 @@ const ConvLibrary* cudnn_conv_library();
         MT_CUDA_CHECK_LAUNCH(name);                                                      \
     } while (0)
 
+// The same for a kernel that reads float16 / bfloat16 itself (T = Half, BFloat16 too;
+// it computes in Compute<T>).
+#define MT_FLOAT16_LAUNCH(dtype, name, count, kernel, ...)                               \
+    do {                                                                                 \
+        dispatch_floating16(dtype, name, [&](auto tag) {                                 \
+            using T = typename decltype(tag)::type;                                      \
+            MT_LAUNCH(blocks_for(count), kThreads, 0, 0, kernel<T>)(__VA_ARGS__);        \
+        });                                                                              \
+        MT_CUDA_CHECK_LAUNCH(name);                                                      \
+    } while (0)
+
 }  // namespace minitorch::cuda

@@ -23,27 +23,16 @@ __global__ void im2col_kernel(const T* x, T* cols, Window2d w)
 }
 
 // Thread mapping: one thread per INPUT pixel (n, c, ih, iw), summing every cols entry
-// that read it — a gather, so no two threads write the same place (no atomics).
+// that read it -- a gather, so no two threads write the same place (no atomics).
 template <class T>
 __global__ void col2im_kernel(const T* cols, T* gx, Window2d w)
 {
     const int64_t pixels = w.OH * w.OW, taps = w.C * w.KH * w.KW;
     MT_GRID_STRIDE(i, w.N * w.C * w.H * w.W) {
         const int64_t iw = i % w.W, ih = (i / w.W) % w.H, c = (i / (w.W * w.H)) % w.C, n = i / (w.W * w.H * w.C);
+        const T* rows = cols + (n * taps + c * w.KH * w.KW) * pixels;  // channel c's taps of sample n
         Compute<T> acc = 0;
-        for (int64_t kh = 0; kh < w.KH; ++kh) {
-            const int64_t hs = ih + w.pad_h - kh * w.dil_h;  // = oh * stride_h
-            if (hs < 0 || hs % w.stride_h) continue;
-            const int64_t oh = hs / w.stride_h;
-            if (oh >= w.OH) continue;
-            for (int64_t kw = 0; kw < w.KW; ++kw) {
-                const int64_t ws = iw + w.pad_w - kw * w.dil_w;
-                if (ws < 0 || ws % w.stride_w) continue;
-                const int64_t ow = ws / w.stride_w;
-                if (ow >= w.OW) continue;
-                acc += Compute<T>(cols[(n * taps + (c * w.KH + kh) * w.KW + kw) * pixels + oh * w.OW + ow]);
-            }
-        }
+        for_each_window_over(w, ih, iw, [&](int64_t o, int64_t t) { acc += Compute<T>(rows[t * pixels + o]); });
         gx[i] = T(Compute<T>(gx[i]) + acc);
     }
 }
@@ -52,20 +41,12 @@ __global__ void col2im_kernel(const T* cols, T* gx, Window2d w)
 
 void im2col(const Tensor& cols, const Tensor& x, const Window2d& w)
 {
-    dispatch_floating16(x->dtype, "im2col", [&](auto tag) {
-        using T = typename decltype(tag)::type;
-        MT_LAUNCH(blocks_for(cols->numel()), kThreads, 0, 0, im2col_kernel<T>)(x->data_as<T>(), cols->data_as<T>(), w);
-    });
-    MT_CUDA_CHECK_LAUNCH("im2col");
+    MT_FLOAT16_LAUNCH(x->dtype, "im2col", cols->numel(), im2col_kernel, x->data_as<T>(), cols->data_as<T>(), w);
 }
 
 void col2im(const Tensor& gx, const Tensor& cols, const Window2d& w)
 {
-    dispatch_floating16(gx->dtype, "col2im", [&](auto tag) {
-        using T = typename decltype(tag)::type;
-        MT_LAUNCH(blocks_for(gx->numel()), kThreads, 0, 0, col2im_kernel<T>)(cols->data_as<T>(), gx->data_as<T>(), w);
-    });
-    MT_CUDA_CHECK_LAUNCH("col2im");
+    MT_FLOAT16_LAUNCH(gx->dtype, "col2im", gx->numel(), col2im_kernel, cols->data_as<T>(), gx->data_as<T>(), w);
 }
 
 }  // namespace minitorch::cuda

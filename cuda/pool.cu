@@ -1,5 +1,7 @@
 // pool.cu — CUDA kernels for max and average pooling, forward and backward (cpu/pool.cpp is
-// the same on the CPU). Layouts are those of kernels.h.
+// the same on the CPU). Layouts are those of kernels.h. float16 / bfloat16 are read and
+// written in place, compared and summed in float32 registers (Compute<T>): no staging
+// copies through Widen.
 #include "common.cuh"
 
 namespace minitorch::cuda {
@@ -12,39 +14,55 @@ __global__ void max_pool_kernel(const T* x, T* y, int64_t* idx, Window2d w)
 {
     MT_GRID_STRIDE(i, w.N * w.C * w.OH * w.OW) {
         const int64_t ow = i % w.OW, oh = (i / w.OW) % w.OH, p = i / (w.OW * w.OH);
-        T best = T(-INFINITY);
+        Compute<T> best = -INFINITY;
         idx[i] = max_in_window(x + p * w.H * w.W, w, oh, ow, best);
-        y[i] = best;
+        y[i] = T(best);
     }
 }
 
-// Thread mapping: one thread per output gradient; windows may overlap, so atomicAdd.
+// Thread mapping: one thread per INPUT pixel (plane p, ih, iw), adding the gradient of
+// every window that picked it -- a gather, as col2im: no two threads write one place, so
+// no atomics, and the sum is the same, in the same order, on every run.
 template <class T>
 __global__ void max_pool_backward_kernel(const T* g, const int64_t* idx, T* gx, Window2d w)
 {
-    MT_GRID_STRIDE(i, w.N * w.C * w.OH * w.OW) {
-        const int64_t p = i / (w.OH * w.OW);
-        if (idx[i] >= 0 && idx[i] < w.H * w.W) atomicAdd(gx + p * w.H * w.W + idx[i], g[i]);  // never outside the plane
+    MT_GRID_STRIDE(i, w.N * w.C * w.H * w.W) {
+        const int64_t here = i % (w.H * w.W), p = i / (w.H * w.W);
+        const int64_t *idx_p = idx + p * w.OH * w.OW, ih = here / w.W, iw = here % w.W;
+        const T* g_p = g + p * w.OH * w.OW;
+        Compute<T> acc = 0;
+        for_each_window_over(w, ih, iw, [&](int64_t o, int64_t) {
+            if (idx_p[o] == here) acc += Compute<T>(g_p[o]);
+        });
+        gx[i] = T(Compute<T>(gx[i]) + acc);
     }
 }
 
+// Thread mapping: one thread per output element (plane p, oh, ow).
 template <class T>
 __global__ void avg_pool_kernel(const T* x, T* y, Window2d w)
 {
     MT_GRID_STRIDE(i, w.N * w.C * w.OH * w.OW) {
         const int64_t ow = i % w.OW, oh = (i / w.OW) % w.OH, p = i / (w.OW * w.OH);
-        y[i] = sum_in_window(x + p * w.H * w.W, w, oh, ow) / T(pool_window_size(w, oh, ow));
+        using Acc = Compute<T>;
+        y[i] = T(sum_in_window<T, Acc>(x + p * w.H * w.W, w, oh, ow) / Acc(pool_window_size(w, oh, ow)));
     }
 }
 
+// Thread mapping: one thread per INPUT pixel (plane p, ih, iw), as max_pool_backward_kernel:
+// each window that covers it hands it g / the window's size.
 template <class T>
 __global__ void avg_pool_backward_kernel(const T* g, T* gx, Window2d w)
 {
-    MT_GRID_STRIDE(i, w.N * w.C * w.OH * w.OW) {
-        const int64_t ow = i % w.OW, oh = (i / w.OW) % w.OH, p = i / (w.OW * w.OH);
-        const T v = g[i] / T(pool_window_size(w, oh, ow));
-        T* plane = gx + p * w.H * w.W;
-        for_each_in_window(w, oh, ow, [&](int64_t j) { atomicAdd(plane + j, v); return true; });
+    MT_GRID_STRIDE(i, w.N * w.C * w.H * w.W) {
+        const int64_t here = i % (w.H * w.W), p = i / (w.H * w.W);
+        const T* g_p = g + p * w.OH * w.OW;
+        using Acc = Compute<T>;
+        Acc acc = 0;
+        for_each_window_over(w, here / w.W, here % w.W, [&](int64_t o, int64_t) {
+            acc += Acc(g_p[o]) / Acc(pool_window_size(w, o / w.OW, o % w.OW));
+        });
+        gx[i] = T(Acc(gx[i]) + acc);
     }
 }
 
@@ -52,25 +70,25 @@ __global__ void avg_pool_backward_kernel(const T* g, T* gx, Window2d w)
 
 void max_pool2d(const Tensor& out, const Tensor& indices, const Tensor& x, const Window2d& w)
 {
-    MT_FLOAT_LAUNCH(x->dtype, "max_pool2d", out->numel(), max_pool_kernel, x->data_as<T>(), out->data_as<T>(),
-                    indices->data_as<int64_t>(), w);
+    MT_FLOAT16_LAUNCH(x->dtype, "max_pool2d", out->numel(), max_pool_kernel, x->data_as<T>(), out->data_as<T>(),
+                      indices->data_as<int64_t>(), w);
 }
 
 void max_pool2d_backward(const Tensor& gx, const Tensor& g, const Tensor& indices, const Window2d& w)
 {
-    MT_FLOAT_LAUNCH(gx->dtype, "max_pool2d_backward", g->numel(), max_pool_backward_kernel, g->data_as<T>(),
-                    indices->data_as<int64_t>(), gx->data_as<T>(), w);
+    MT_FLOAT16_LAUNCH(gx->dtype, "max_pool2d_backward", gx->numel(), max_pool_backward_kernel, g->data_as<T>(),
+                      indices->data_as<int64_t>(), gx->data_as<T>(), w);
 }
 
 void avg_pool2d(const Tensor& out, const Tensor& x, const Window2d& w)
 {
-    MT_FLOAT_LAUNCH(x->dtype, "avg_pool2d", out->numel(), avg_pool_kernel, x->data_as<T>(), out->data_as<T>(), w);
+    MT_FLOAT16_LAUNCH(x->dtype, "avg_pool2d", out->numel(), avg_pool_kernel, x->data_as<T>(), out->data_as<T>(), w);
 }
 
 void avg_pool2d_backward(const Tensor& gx, const Tensor& g, const Window2d& w)
 {
-    MT_FLOAT_LAUNCH(gx->dtype, "avg_pool2d_backward", g->numel(), avg_pool_backward_kernel, g->data_as<T>(),
-                    gx->data_as<T>(), w);
+    MT_FLOAT16_LAUNCH(gx->dtype, "avg_pool2d_backward", gx->numel(), avg_pool_backward_kernel, g->data_as<T>(),
+                      gx->data_as<T>(), w);
 }
 
 }  // namespace minitorch::cuda

@@ -134,7 +134,7 @@ void synchronize()
 
 // matmul: float16 / bfloat16 GEMMs run natively on cuBLAS (tensor cores), not upcast.
 // attention, batch and group norm, the LSTM and GRU cells, the elementwise kernels, dropout,
-// the class losses, the optimizer steps and im2col / col2im read float16 / bfloat16 themselves (no staging
+// the class losses, the optimizer steps, im2col / col2im and pooling read float16 / bfloat16 themselves (no staging
 // copies through Widen).
 MT_DEFINE_KERNEL_TABLE(filled.matmul = MT_COUNTED_KERNEL(matmul, matmul_native16);
                        filled.map = MT_COUNTED_KERNEL(map, map16);
@@ -167,7 +167,11 @@ MT_DEFINE_KERNEL_TABLE(filled.matmul = MT_COUNTED_KERNEL(matmul, matmul_native16
                        filled.adam_multi_step = MT_COUNTED_KERNEL(adam_multi_step, adam_multi_step);
                        filled.amp_unscale = MT_COUNTED_KERNEL(amp_unscale, amp_unscale);
                        filled.im2col = MT_COUNTED_KERNEL(im2col, im2col);
-                       filled.col2im = MT_COUNTED_KERNEL(col2im, col2im);)
+                       filled.col2im = MT_COUNTED_KERNEL(col2im, col2im);
+                       filled.max_pool2d = MT_COUNTED_KERNEL(max_pool2d, max_pool2d);
+                       filled.max_pool2d_backward = MT_COUNTED_KERNEL(max_pool2d_backward, max_pool2d_backward);
+                       filled.avg_pool2d = MT_COUNTED_KERNEL(avg_pool2d, avg_pool2d);
+                       filled.avg_pool2d_backward = MT_COUNTED_KERNEL(avg_pool2d_backward, avg_pool2d_backward);)
 
 namespace {
 bool g_initialized = false;

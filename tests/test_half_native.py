@@ -499,3 +499,44 @@ def test_im2col_convolution_reads_16_bits_in_place(dt, xs, ws, kw):
     assert names[dt] == names[minitorch.float32], names
     if kw.get("groups", 1) == 1:  # (grouped GEMMs pack the weight per sample, in float32 too)
         assert "copy_kernel" not in names[dt], names
+
+
+POOLS = [  # (function, input shape, keyword arguments)
+    pytest.param(F.max_pool2d, (2, 3, 8, 7), dict(kernel_size=2), id="max-2x2"),
+    pytest.param(F.max_pool2d, (2, 3, 9, 9), dict(kernel_size=3, stride=2, padding=1), id="max-3x3-overlapping"),
+    pytest.param(F.max_pool2d, (1, 2, 9, 8), dict(kernel_size=2, stride=2, dilation=2, ceil_mode=True), id="max-dilated"),
+    pytest.param(F.avg_pool2d, (2, 3, 8, 7), dict(kernel_size=2), id="avg-2x2"),
+    pytest.param(F.avg_pool2d, (2, 3, 9, 9), dict(kernel_size=3, stride=2, padding=1), id="avg-3x3-overlapping"),
+    pytest.param(F.avg_pool2d, (1, 2, 7, 7), dict(kernel_size=3, stride=2, ceil_mode=True), id="avg-ceil"),
+    pytest.param(F.adaptive_avg_pool2d, (2, 4, 5, 5), dict(output_size=1), id="adaptive-avg"),
+]
+
+
+@pytest.mark.parametrize("dt", HALVES)
+@pytest.mark.parametrize("pool, shape, kw", POOLS)
+def test_pooling_reads_16_bits_in_place(dt, pool, shape, kw):
+    """Pooling in 16 bits compares and sums in float32 and rounds once: forward and backward
+    are the float32 pooling of the same values rounded, bit for bit (the backward kernels
+    gather each input pixel's windows, so the sum's order is fixed), with the launches of
+    float32 and no staging copies."""
+    rng = np.random.default_rng(43)
+    x = half_tensor(dt, samples(shape, 44)[..., ::-1].copy() if pool is F.max_pool2d else rng.uniform(-2, 2, shape))
+    g = half_tensor(dt, rng.uniform(-1, 1, pool(x.float(), **kw).shape))
+
+    def run(dtype, launches=None):
+        xi, gi = x.to(dtype).detach().requires_grad_(), g.to(dtype)
+
+        def step():
+            pool(xi, **kw).backward(gi)
+        if launches is None:
+            step()
+            return pool(xi, **kw), xi.grad
+        launches[dtype] = [k.name.split("<")[0] for k in kernels(step)]
+
+    (y16, gx16), (y32, gx32) = run(dt), run(minitorch.float32)
+    assert y16.dtype == gx16.dtype == dt
+    assert_same_bits(y16.detach(), y32.detach().to(dt))
+    assert_same_bits(gx16, gx32.to(dt))
+    launches = {}
+    run(dt, launches), run(minitorch.float32, launches)
+    assert launches[dt] == launches[minitorch.float32] and "copy_kernel" not in launches[dt], launches

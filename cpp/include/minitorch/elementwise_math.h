@@ -364,26 +364,49 @@ MT_HOST_DEVICE inline void for_each_in_window(const Window2d& w, int64_t oh, int
     }
 }
 
+// The windows that cover input pixel (ih, iw) -- the other side of for_each_in_window,
+// for the kernels that gather one input pixel's gradient (pooling backward, col2im):
+// calls f(o, t) with o = oh * OW + ow the output pixel and t = kh * KW + kw the tap of its
+// window that lands on (ih, iw).
+template <class F>
+MT_HOST_DEVICE inline void for_each_window_over(const Window2d& w, int64_t ih, int64_t iw, F&& f)
+{
+    for (int64_t kh = 0; kh < w.KH; ++kh) {
+        const int64_t hs = ih + w.pad_h - kh * w.dil_h;  // = oh * stride_h
+        if (hs < 0 || hs % w.stride_h) continue;
+        const int64_t oh = hs / w.stride_h;
+        if (oh >= w.OH) continue;
+        for (int64_t kw = 0; kw < w.KW; ++kw) {
+            const int64_t ws = iw + w.pad_w - kw * w.dil_w;
+            if (ws < 0 || ws % w.stride_w) continue;
+            const int64_t ow = ws / w.stride_w;
+            if (ow < w.OW) f(oh * w.OW + ow, kh * w.KW + kw);
+        }
+    }
+}
+
 // Max pooling of one output pixel: the position of the window's largest value (the
 // first NaN wins, as in PyTorch; padding never does), with the value in `best`; -1
-// (and `best` untouched) when the window lies wholly in the padding.
-template <class T>
-MT_HOST_DEVICE inline int64_t max_in_window(const T* plane, const Window2d& w, int64_t oh, int64_t ow, T& best)
+// (and `best` untouched) when the window lies wholly in the padding. V: the type values
+// are compared in (float32 for float16 / bfloat16 planes).
+template <class T, class V>
+MT_HOST_DEVICE inline int64_t max_in_window(const T* plane, const Window2d& w, int64_t oh, int64_t ow, V& best)
 {
     int64_t best_i = -1;
     for_each_in_window(w, oh, ow, [&](int64_t i) {
-        const T v = plane[i];
+        const V v = static_cast<V>(plane[i]);
         if (best_i < 0 || v > best || is_nan(v)) best = v, best_i = i;
         return !is_nan(v);
     });
     return best_i;
 }
 
-template <class T>
-MT_HOST_DEVICE inline T sum_in_window(const T* plane, const Window2d& w, int64_t oh, int64_t ow)
+// The sum of one output pixel's window, added up in Acc (float32 for a 16-bit plane).
+template <class T, class Acc = T>
+MT_HOST_DEVICE inline Acc sum_in_window(const T* plane, const Window2d& w, int64_t oh, int64_t ow)
 {
-    T acc = 0;
-    for_each_in_window(w, oh, ow, [&](int64_t i) { acc += plane[i]; return true; });
+    Acc acc = 0;
+    for_each_in_window(w, oh, ow, [&](int64_t i) { acc += static_cast<Acc>(plane[i]); return true; });
     return acc;
 }
 

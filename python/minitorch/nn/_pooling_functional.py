@@ -74,7 +74,7 @@ def _adaptive_avg_pool(x, out: tuple, op: str):
     k = len(out)
     spatial = tuple(x.shape[x.dim() - k:])
     if all(o > 0 and s % o == 0 for s, o in zip(spatial, out)) and k == 2 and x.dim() == 4 \
-            and x.dtype in (_C.dtype.float32, _C.dtype.float64):
+            and x.dtype in (_C.dtype.float32, _C.dtype.float64, _C.dtype.float16, _C.dtype.bfloat16):
         steps = (spatial[0] // out[0], spatial[1] // out[1])
         return _C._avg_pool2d(x, steps, steps, (0, 0), False)
     y = x.float() if x.dtype in (_C.dtype.float16, _C.dtype.bfloat16) else x
