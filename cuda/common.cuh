@@ -176,25 +176,25 @@ void layer_norm16(const Tensor& out, const Tensor& mean, const Tensor& rstd, con
 void layer_norm_backward16(const Tensor& grad_in, const Tensor& grad_weight, const Tensor& grad_bias,
                            const Tensor& grad_out, const Tensor& in, const Tensor& mean, const Tensor& rstd,
                            const Tensor& weight);
+// scatter / index_put (indexing.cu): moves of any dtype in place; sums into float16 /
+// bfloat16 / narrow integers through Widen.
+void scatter16(WriteOp op, const Tensor& out, const Tensor& src, const Tensor& index, int64_t dim,
+               const IndexCheck& check);
+void index_put16(WriteOp op, bool read, const Tensor& self, const Tensor& values, const Tensor& indices,
+                 const char* op_name);
 // cuDNN's convolutions (cudnn_conv.cu); null when the build has no cudnn.h or is emulated.
 const ConvLibrary* cudnn_conv_library();
 
 // Launches kernel<T> for a floating dtype (the op's name in errors), one thread per
-// element of `count`; the arguments may use T.
-#define MT_FLOAT_LAUNCH(dtype, name, count, kernel, ...)                                 \
+// element of `count`; the arguments may use T. MT_FLOAT16_LAUNCH: the same for a kernel
+// that reads float16 / bfloat16 itself (T = Half, BFloat16 too; it computes in Compute<T>).
+#define MT_FLOAT_LAUNCH(dtype, name, count, kernel, ...) \
+    MT_DISPATCHED_LAUNCH_(dispatch_floating, dtype, name, count, kernel, __VA_ARGS__)
+#define MT_FLOAT16_LAUNCH(dtype, name, count, kernel, ...) \
+    MT_DISPATCHED_LAUNCH_(dispatch_floating16, dtype, name, count, kernel, __VA_ARGS__)
+#define MT_DISPATCHED_LAUNCH_(dispatcher, dtype, name, count, kernel, ...)                \
     do {                                                                                 \
-        dispatch_floating(dtype, name, [&](auto tag) {                                   \
-            using T = typename decltype(tag)::type;                                      \
-            MT_LAUNCH(blocks_for(count), kThreads, 0, 0, kernel<T>)(__VA_ARGS__);        \
-        });                                                                              \
-        MT_CUDA_CHECK_LAUNCH(name);                                                      \
-    } while (0)
-
-// The same for a kernel that reads float16 / bfloat16 itself (T = Half, BFloat16 too;
-// it computes in Compute<T>).
-#define MT_FLOAT16_LAUNCH(dtype, name, count, kernel, ...)                               \
-    do {                                                                                 \
-        dispatch_floating16(dtype, name, [&](auto tag) {                                 \
+        dispatcher(dtype, name, [&](auto tag) {                                          \
             using T = typename decltype(tag)::type;                                      \
             MT_LAUNCH(blocks_for(count), kThreads, 0, 0, kernel<T>)(__VA_ARGS__);        \
         });                                                                              \

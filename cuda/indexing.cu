@@ -6,6 +6,12 @@
 //
 // Indices are checked where they are read: a bad one is recorded for the next
 // synchronization (index_check.cu) and its element is skipped (gather writes 0 there).
+//
+// Kernels that only move elements (gather, index_select, put, read) run on an unsigned
+// type of the element's size, so every dtype -- float16 / bfloat16 and the narrow integers
+// included -- is read in place, with no staging copies. Adding (scatter_add, index_put with
+// accumulate, index_add) computes in the dtype: the storage-only dtypes reach it through
+// Widen (runtime.cu), summed in float32 and rounded once.
 #include "common.cuh"
 #include "minitorch/index_math.h"
 
@@ -27,7 +33,7 @@ __global__ void gather_rows_kernel(const T* in, T* out, const int64_t* index, in
             out[i] = in[k * row + j];
         } else {
             if (j == 0) faults.report(c, index[b], b);
-            out[i] = T(0);
+            out[i] = T{};  // zero bits: 0, +0.0, false
         }
     }
 }
@@ -83,16 +89,16 @@ __global__ void gather_kernel(T* out, const T* in, const int64_t* index, DimInde
             out[o] = in[s + k * g.self_dim_stride];
         } else {
             faults.report(c, index[x], i);
-            out[o] = T(0);
+            out[o] = T{};
         }
     }
 }
 
 // Thread mapping: one thread per element of index (= of src), grid-stride. Two threads
-// may name one place of out: Add adds atomically, Put lets any one win.
-template <class T>
+// may name one place of out: kAdd adds atomically, a put lets any one win.
+template <class T, bool kAdd>
 __global__ void scatter_kernel(T* out, const T* src, const int64_t* index, DimIndexing g, IndexCheck c,
-                               IndexFaults faults, bool add)
+                               IndexFaults faults)
 {
     MT_GRID_STRIDE(i, g.numel) {
         int64_t s, o, x, k;
@@ -102,7 +108,7 @@ __global__ void scatter_kernel(T* out, const T* src, const int64_t* index, DimIn
             continue;
         }
         T* place = out + s + k * g.self_dim_stride;
-        if (add) atomic_add_value(place, src[o]);
+        if constexpr (kAdd) atomic_add_value(place, src[o]);
         else *place = src[o];
     }
 }
@@ -110,9 +116,9 @@ __global__ void scatter_kernel(T* out, const T* src, const int64_t* index, DimIn
 // Thread mapping: one thread per element (b, r) of values, grid-stride: index position b
 // (its k indices, each checked), element r of the rest. read: values = self there;
 // otherwise writes (Put: any one of equal places wins) or adds atomically.
-template <class T>
+template <class T, bool kAdd>
 __global__ void index_put_kernel(T* self, T* values, const int64_t* indices, AdvancedIndexing g, const char* op,
-                                 IndexFaults faults, bool read, bool add)
+                                 IndexFaults faults, bool read)
 {
     MT_GRID_STRIDE(i, g.nb * g.rest_numel) {
         const int64_t b = i / g.rest_numel, r = i % g.rest_numel;
@@ -126,11 +132,11 @@ __global__ void index_put_kernel(T* self, T* values, const int64_t* indices, Adv
             else faults.report(c, indices[j * g.nb + b], b);
         }
         if (!ok) {
-            if (read) values[i] = T(0);
+            if (read) values[i] = T{};
             continue;
         }
         if (read) values[i] = self[off];
-        else if (add) atomic_add_value(self + off, values[i]);
+        else if constexpr (kAdd) atomic_add_value(self + off, values[i]);
         else self[off] = values[i];
     }
 }
@@ -281,13 +287,26 @@ bool cat_piece(const Tensor& t, int64_t dim, CatPiece& p)
     return true;
 }
 
+// Launches kernel<U> with U an unsigned type of out's element size (for kernels that only
+// move elements).
+template <class Launch>
+void by_element_size(const Tensor& out, Launch&& launch)
+{
+    switch (itemsize(out->dtype)) {
+        case 1: launch(uint8_t{}); break;
+        case 2: launch(uint16_t{}); break;
+        case 4: launch(uint32_t{}); break;
+        default: launch(uint64_t{}); break;
+    }
+}
+
 }  // namespace
 
 void gather_rows(const Tensor& out, const Tensor& in, const Tensor& index, const IndexCheck& check)
 {
     const int64_t n = index->numel(), row = n ? out->numel() / n : 0;
-    dispatch(in->dtype, [&](auto tag) {
-        using T = typename decltype(tag)::type;
+    by_element_size(in, [&](auto unsigned_tag) {
+        using T = decltype(unsigned_tag);
         MT_LAUNCH(blocks_for(n * row), kThreads, 0, 0, gather_rows_kernel<T>)(
             in->data_as<T>(), out->data_as<T>(), index->data_as<int64_t>(), n, row, check, index_faults(check.op));
     });
@@ -308,8 +327,8 @@ void scatter_add_rows(const Tensor& out, const Tensor& in, const Tensor& index, 
 void put_rows(const Tensor& out, const Tensor& in, const Tensor& index)
 {
     const int64_t n = index->numel(), row = n ? in->numel() / n : 0;
-    dispatch(in->dtype, [&](auto tag) {
-        using T = typename decltype(tag)::type;
+    by_element_size(in, [&](auto unsigned_tag) {
+        using T = decltype(unsigned_tag);
         MT_LAUNCH(blocks_for(n * row), kThreads, 0, 0, put_rows_kernel<T>)(in->data_as<T>(), out->data_as<T>(),
                                                                              index->data_as<int64_t>(), n, row);
     });
@@ -319,53 +338,79 @@ void put_rows(const Tensor& out, const Tensor& in, const Tensor& index)
 void gather(const Tensor& out, const Tensor& in, const Tensor& index, int64_t dim, const IndexCheck& check)
 {
     const DimIndexing g = dim_indexing(in, out, index, dim);
-    dispatch(in->dtype, [&](auto tag) {
-        using T = typename decltype(tag)::type;
+    by_element_size(in, [&](auto unsigned_tag) {
+        using T = decltype(unsigned_tag);
         MT_LAUNCH(blocks_for(g.numel), kThreads, 0, 0, gather_kernel<T>)(
             out->data_as<T>(), in->data_as<T>(), index->data_as<int64_t>(), g, check, index_faults(check.op));
     });
     MT_CUDA_CHECK_LAUNCH("gather");
 }
 
+// Put moves elements (any dtype, as unsigned); Add computes in the dtype (never a
+// storage-only one here: see the file's head).
 void scatter(WriteOp op, const Tensor& out, const Tensor& src, const Tensor& index, int64_t dim,
              const IndexCheck& check)
 {
     const DimIndexing g = dim_indexing(out, src, index, dim);
-    dispatch(out->dtype, [&](auto tag) {
-        using T = typename decltype(tag)::type;
-        MT_LAUNCH(blocks_for(g.numel), kThreads, 0, 0, scatter_kernel<T>)(
-            out->data_as<T>(), src->data_as<T>(), index->data_as<int64_t>(), g, check, index_faults(check.op),
-            op == WriteOp::Add);
-    });
+    const int64_t* ix = index->data_as<int64_t>();
+    if (op == WriteOp::Add) {
+        dispatch(out->dtype, [&](auto tag) {
+            using T = typename decltype(tag)::type;
+            MT_LAUNCH(blocks_for(g.numel), kThreads, 0, 0, scatter_kernel<T, true>)(
+                out->data_as<T>(), src->data_as<T>(), ix, g, check, index_faults(check.op));
+        });
+    } else {
+        by_element_size(out, [&](auto unsigned_tag) {
+            using T = decltype(unsigned_tag);
+            MT_LAUNCH(blocks_for(g.numel), kThreads, 0, 0, scatter_kernel<T, false>)(
+                out->data_as<T>(), src->data_as<T>(), ix, g, check, index_faults(check.op));
+        });
+    }
     MT_CUDA_CHECK_LAUNCH("scatter");
 }
 
+// read and Put move elements (any dtype); Add computes in the dtype, as scatter.
 void index_put(WriteOp op, bool read, const Tensor& self, const Tensor& values, const Tensor& indices,
                const char* op_name)
 {
     const AdvancedIndexing g = advanced_indexing(self, indices);
-    dispatch(self->dtype, [&](auto tag) {
-        using T = typename decltype(tag)::type;
-        MT_LAUNCH(blocks_for(g.nb * g.rest_numel), kThreads, 0, 0, index_put_kernel<T>)(
-            self->data_as<T>(), values->data_as<T>(), indices->data_as<int64_t>(), g, op_name,
-            index_faults(op_name), read, op == WriteOp::Add);
-    });
+    const int64_t* ix = indices->data_as<int64_t>();
+    if (op == WriteOp::Add && !read) {
+        dispatch(self->dtype, [&](auto tag) {
+            using T = typename decltype(tag)::type;
+            MT_LAUNCH(blocks_for(g.nb * g.rest_numel), kThreads, 0, 0, index_put_kernel<T, true>)(
+                self->data_as<T>(), values->data_as<T>(), ix, g, op_name, index_faults(op_name), read);
+        });
+    } else {
+        by_element_size(self, [&](auto unsigned_tag) {
+            using T = decltype(unsigned_tag);
+            MT_LAUNCH(blocks_for(g.nb * g.rest_numel), kThreads, 0, 0, index_put_kernel<T, false>)(
+                self->data_as<T>(), values->data_as<T>(), ix, g, op_name, index_faults(op_name), read);
+        });
+    }
     MT_CUDA_CHECK_LAUNCH("index_put");
 }
 
-namespace {
-
-// Launches kernel<U> with U an unsigned type of out's element size (cat only moves bytes).
-template <class Launch>
-void by_element_size(const Tensor& out, Launch&& launch)
+// The table's scatter / index_put entries: a sum into a storage-only dtype goes through
+// Widen (float32 sums, rounded once); everything else runs in place.
+void scatter16(WriteOp op, const Tensor& out, const Tensor& src, const Tensor& index, int64_t dim,
+               const IndexCheck& check)
 {
-    switch (itemsize(out->dtype)) {
-        case 1: launch(uint8_t{}); break;
-        case 2: launch(uint16_t{}); break;
-        case 4: launch(uint32_t{}); break;
-        default: launch(uint64_t{}); break;
-    }
+    if (op != WriteOp::Add || !is_storage_only(out->dtype)) return scatter(op, out, src, index, dim, check);
+    using Fn = void(WriteOp, const Tensor&, const Tensor&, const Tensor&, int64_t, const IndexCheck&);
+    detail::Widen<Fn>::call<&scatter, &copy>(op, out, src, index, dim, check);
 }
+
+void index_put16(WriteOp op, bool read, const Tensor& self, const Tensor& values, const Tensor& indices,
+                 const char* op_name)
+{
+    if (op != WriteOp::Add || read || !is_storage_only(self->dtype))
+        return index_put(op, read, self, values, indices, op_name);
+    using Fn = void(WriteOp, bool, const Tensor&, const Tensor&, const Tensor&, const char*);
+    detail::Widen<Fn>::call<&index_put, &copy>(op, read, self, values, indices, op_name);
+}
+
+namespace {
 
 // cat through cat_strided_kernel: every input read where it is, kCatPieces per launch.
 void cat_strided(const Tensor& out, const std::vector<Tensor>& inputs, int64_t dim)

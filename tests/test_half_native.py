@@ -540,3 +540,46 @@ def test_pooling_reads_16_bits_in_place(dt, pool, shape, kw):
     launches = {}
     run(dt, launches), run(minitorch.float32, launches)
     assert launches[dt] == launches[minitorch.float32] and "copy_kernel" not in launches[dt], launches
+
+
+MOVES = {  # indexing ops that only move elements: one kernel of the element's size, any dtype
+    "index_select": lambda m, i, r: m.index_select(0, r),
+    "index_select dim 1": lambda m, i, r: m.index_select(1, r % 9),
+    "getitem": lambda m, i, r: m[r],
+    "getitem 2 indices": lambda m, i, r: m[r, r % 9],
+    "gather": lambda m, i, r: m.gather(1, i),
+    "gather transposed": lambda m, i, r: m.t().gather(0, i.t() % 9),
+    "embedding": lambda m, i, r: F.embedding(i % 30, m),
+    "scatter": lambda m, i, r: m.scatter(1, i, m[:, :7].flip(1).contiguous()),
+    "index_copy": lambda m, i, r: m.index_copy(0, r[:5] % 5 * 6, m[:5].flip(0).contiguous()),
+    "index_put": lambda m, i, r: m.index_put((r[:4] % 4 * 7,), m[:4].flip(0).contiguous()),
+}
+
+
+@pytest.mark.parametrize("dt", HALVES + [pytest.param(minitorch.int8, id="int8"),
+                                        pytest.param(minitorch.uint8, id="uint8"),
+                                        pytest.param(minitorch.int16, id="int16"),
+                                        pytest.param(minitorch.int32, id="int32")])
+@pytest.mark.parametrize("name", list(MOVES))
+def test_indexing_moves_every_dtype_in_place(dt, name):
+    """gather / index_select / embedding / scatter / index_put move elements: the same bits as
+    the op on a wide copy, narrowed (NaN and -0.0 included), in the launches of float32 (the
+    kernels run on an unsigned type of the element's size), no staging copies."""
+    rng = np.random.default_rng(47)
+    wide = minitorch.float32 if dt.is_floating_point else minitorch.int64
+    values = samples((30, 9), 48) if dt.is_floating_point else rng.integers(-100, 100, (30, 9))
+    if dt == minitorch.uint8:
+        values = np.abs(values)
+    m = minitorch.tensor(np.asarray(values), device="cuda").to(dt)
+    i = minitorch.tensor(rng.integers(0, 9, (30, 7)), device="cuda")
+    r = minitorch.tensor(rng.integers(-30, 30, (12,)), device="cuda")
+    fn = MOVES[name]
+    got, want = fn(m, i, r), fn(m.to(wide), i, r).to(dt)
+    assert got.dtype == dt
+    if dt.is_floating_point:
+        assert_same_bits(got, want)
+    else:
+        np.testing.assert_array_equal(got.cpu().numpy(), want.cpu().numpy())
+    names = {d: [k.name.split("<")[0] for k in kernels(lambda d=d: fn(m.to(d), i, r))] for d in (dt, wide)}
+    cast = len(kernels(lambda: m.to(wide)))  # the wide side's own cast of m
+    assert names[dt] == names[wide][cast:], names  # (out-of-place scatter / index_put clone m on both sides)
