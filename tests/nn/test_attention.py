@@ -345,6 +345,25 @@ def test_gradcheck_mha_self_attention(device):
     assert gradcheck(lambda x, *ps: (m(x, x, x, need_weights=False)[0] * g).sum(), (x,) + tuple(m.parameters()))
 
 
+@pytest.mark.parametrize("batch_first", [False, True])
+def test_self_attention_projects_with_one_gemm_and_joins_the_gradients_with_one_cat(device, batch_first):
+    """m(x, x, x), batch_first or not: Q, K and V come from one linear of the packed
+    in_proj_weight (then split), and backward joins the three parts' gradients with one cat
+    (a split's backward), not three slice backwards into zeros; cross-attention splits the
+    packed weight once too."""
+    from minitorch.profiler import ProfilerActivity, profile
+    m = nn.MultiheadAttention(8, 2, batch_first=batch_first).to(device)
+    x = minitorch.randn(3, 5, 8, device=device)
+    y = minitorch.randn(*((3, 4, 8) if batch_first else (4, 5, 8)), device=device)  # 4 keys
+    # (in-projections + out_proj; splits: of Q|K|V, or of the packed weight and bias)
+    for args, linears, splits in (((x, x, x), 2, 1), ((x, y, y), 4, 2)):
+        with profile(activities=[ProfilerActivity.CPU]) as prof:
+            m(*args, need_weights=False)[0].sum().backward()
+        names = [e.name for e in prof.events()]
+        assert names.count("linear") == linears, names
+        assert "SliceBackward0" not in names and names.count("SplitWithSizesBackward0") == splits, names
+
+
 def test_mha_state_dict_init_and_repr():
     m = nn.MultiheadAttention(8, 2)
     assert list(m.state_dict()) == ["in_proj_weight", "in_proj_bias", "out_proj.weight", "out_proj.bias"]

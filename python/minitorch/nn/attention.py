@@ -106,16 +106,16 @@ class MultiheadAttention(Module):
             init.zeros_(self.in_proj_bias)
             init.zeros_(self.out_proj.bias)
 
-    def _project(self, query, key, value):
+    def _project(self, query, key, value, self_attention: bool):
+        """Q, K, V. The packed weight and bias are split (not sliced three times): backward
+        joins their gradients with one cat, as PyTorch's chunk does."""
         E = self.embed_dim
         b = self.in_proj_bias
-        bq, bk, bv = (None, None, None) if b is None else (b[:E], b[E:2 * E], b[2 * E:])
+        if self._qkv_same_embed_dim and self_attention:  # one matmul for Q, K and V
+            return F.linear(query, self.in_proj_weight, b).split(E, -1)
+        bq, bk, bv = (None, None, None) if b is None else b.split(E)
         if self._qkv_same_embed_dim:
-            w = self.in_proj_weight
-            if query is key and key is value:  # self-attention: one matmul for Q, K and V
-                qkv = F.linear(query, w, b)
-                return qkv[..., :E], qkv[..., E:2 * E], qkv[..., 2 * E:]
-            wq, wk, wv = w[:E], w[E:2 * E], w[2 * E:]
+            wq, wk, wv = self.in_proj_weight.split(E)
         else:
             wq, wk, wv = self.q_proj_weight, self.k_proj_weight, self.v_proj_weight
         return F.linear(query, wq, bq), F.linear(key, wk, bk), F.linear(value, wv, bv)
@@ -151,6 +151,7 @@ class MultiheadAttention(Module):
         """See the class docstring. ``is_causal`` is a hint that ``attn_mask`` is the causal
         mask (as in PyTorch, the mask must then be given)."""
         batched = self._check_shapes(query, key, value, key_padding_mask, attn_mask)
+        self_attention = query is key and key is value  # (asked before the transposes make three views)
         if is_causal and attn_mask is None:
             raise RuntimeError("Need attn_mask if specifying the is_causal hint. You may use the Transformer module "
                                "method `generate_square_subsequent_mask` to create this mask.")
@@ -182,7 +183,7 @@ class MultiheadAttention(Module):
             kpm = kpm.reshape(N, 1, 1, S)
             mask = kpm if mask is None else mask + kpm
 
-        q, k, v = self._project(query, key, value)
+        q, k, v = self._project(query, key, value, self_attention)
         q = q.reshape(L, N, H, hd).permute(1, 2, 0, 3)  # (N, H, L, hd)
         k = k.reshape(S, N, H, hd).permute(1, 2, 0, 3)
         v = v.reshape(S, N, H, hd).permute(1, 2, 0, 3)
