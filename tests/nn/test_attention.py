@@ -349,14 +349,14 @@ def test_gradcheck_mha_self_attention(device):
 def test_self_attention_projects_with_one_gemm_and_joins_the_gradients_with_one_cat(device, batch_first):
     """m(x, x, x), batch_first or not: Q, K and V come from one linear of the packed
     in_proj_weight (then split), and backward joins the three parts' gradients with one cat
-    (a split's backward), not three slice backwards into zeros; cross-attention splits the
-    packed weight once too."""
+    (a split's backward), not three slice backwards into zeros; m(x, y, y) projects K and V
+    with one linear; cross-attention on three tensors splits the packed weight once too."""
     from minitorch.profiler import ProfilerActivity, profile
     m = nn.MultiheadAttention(8, 2, batch_first=batch_first).to(device)
     x = minitorch.randn(3, 5, 8, device=device)
     y = minitorch.randn(*((3, 4, 8) if batch_first else (4, 5, 8)), device=device)  # 4 keys
-    # (in-projections + out_proj; splits: of Q|K|V, or of the packed weight and bias)
-    for args, linears, splits in (((x, x, x), 2, 1), ((x, y, y), 4, 2)):
+    # (in-projections + out_proj; splits: of Q|K|V, of K|V, of the packed weight and bias)
+    for args, linears, splits in (((x, x, x), 2, 1), ((x, y, y), 3, 3), ((x, y, y.clone()), 4, 2)):
         with profile(activities=[ProfilerActivity.CPU]) as prof:
             m(*args, need_weights=False)[0].sum().backward()
         names = [e.name for e in prof.events()]

@@ -106,18 +106,26 @@ class MultiheadAttention(Module):
             init.zeros_(self.in_proj_bias)
             init.zeros_(self.out_proj.bias)
 
-    def _project(self, query, key, value, self_attention: bool):
-        """Q, K, V. The packed weight and bias are split (not sliced three times): backward
-        joins their gradients with one cat, as PyTorch's chunk does."""
+    def _project(self, query, key, value, same_qk: bool, same_kv: bool):
+        """Q, K, V, with as few GEMMs as the inputs allow: one for self-attention (query is key
+        is value), two when key is value (a decoder's cross-attention on its memory), as
+        PyTorch does. The packed weight and bias are split, not sliced three times: backward
+        joins the parts' gradients with one cat."""
         E = self.embed_dim
-        b = self.in_proj_bias
-        if self._qkv_same_embed_dim and self_attention:  # one matmul for Q, K and V
-            return F.linear(query, self.in_proj_weight, b).split(E, -1)
-        bq, bk, bv = (None, None, None) if b is None else b.split(E)
-        if self._qkv_same_embed_dim:
-            wq, wk, wv = self.in_proj_weight.split(E)
-        else:
+        w, b = self.in_proj_weight, self.in_proj_bias
+
+        def split_bias(sizes):
+            return (None,) * len(sizes) if b is None else b.split(sizes)
+        if not self._qkv_same_embed_dim:
             wq, wk, wv = self.q_proj_weight, self.k_proj_weight, self.v_proj_weight
+        elif same_qk and same_kv:
+            return F.linear(query, w, b).split(E, -1)
+        elif same_kv:
+            (wq, wkv), (bq, bkv) = w.split([E, 2 * E]), split_bias([E, 2 * E])
+            return (F.linear(query, wq, bq),) + F.linear(key, wkv, bkv).split(E, -1)
+        else:
+            wq, wk, wv = w.split(E)
+        bq, bk, bv = split_bias([E, E, E])
         return F.linear(query, wq, bq), F.linear(key, wk, bk), F.linear(value, wv, bv)
 
     def _check_shapes(self, query, key, value, key_padding_mask, attn_mask) -> bool:
@@ -151,7 +159,7 @@ class MultiheadAttention(Module):
         """See the class docstring. ``is_causal`` is a hint that ``attn_mask`` is the causal
         mask (as in PyTorch, the mask must then be given)."""
         batched = self._check_shapes(query, key, value, key_padding_mask, attn_mask)
-        self_attention = query is key and key is value  # (asked before the transposes make three views)
+        same_qk, same_kv = query is key, key is value  # (asked before the transposes make three views)
         if is_causal and attn_mask is None:
             raise RuntimeError("Need attn_mask if specifying the is_causal hint. You may use the Transformer module "
                                "method `generate_square_subsequent_mask` to create this mask.")
@@ -183,7 +191,7 @@ class MultiheadAttention(Module):
             kpm = kpm.reshape(N, 1, 1, S)
             mask = kpm if mask is None else mask + kpm
 
-        q, k, v = self._project(query, key, value, self_attention)
+        q, k, v = self._project(query, key, value, same_qk, same_kv)
         q = q.reshape(L, N, H, hd).permute(1, 2, 0, 3)  # (N, H, L, hd)
         k = k.reshape(S, N, H, hd).permute(1, 2, 0, 3)
         v = v.reshape(S, N, H, hd).permute(1, 2, 0, 3)
