@@ -1,7 +1,9 @@
 """The fused activations of op_list.h (F.gelu both ways, F.silu, F.mish, F.hardswish,
-F.hardsigmoid): values against NumPy in float64 on every device and dtype, float64
+F.hardsigmoid, F.softplus; F.leaky_relu, F.elu and F.prelu, whose parameter is the op's
+second input): values against NumPy in float64 on every device and dtype, float64
 gradcheck of the first and (create_graph=True) second derivatives, layouts, size-0,
-the kinks of the piecewise ones, and one kernel forward and one backward on CUDA."""
+the kinks of the piecewise ones, and one kernel forward and one backward on CUDA (two for
+the ones with a parameter: g times the derivative)."""
 from __future__ import annotations
 
 import math
@@ -42,9 +44,18 @@ ACTS = {
                   lambda x: np.where(x < -3, 0.0, np.where(x <= 3, x / 3 + 0.5, 1.0))),
     "hardsigmoid": (F.hardsigmoid, lambda x: np.clip(x / 6 + 0.5, 0.0, 1.0),
                     lambda x: np.where((x > -3) & (x < 3), 1.0 / 6, 0.0)),
+    "softplus": (F.softplus, lambda x: np.where(x > 20, x, np.log1p(np.exp(np.minimum(x, 20)))),
+                 lambda x: np.where(x > 20, 1.0, _sigmoid(x))),
+    "leaky_relu": (lambda x: F.leaky_relu(x, 0.2), lambda x: np.where(x > 0, x, 0.2 * x),
+                   lambda x: np.where(x > 0, 1.0, 0.2)),
+    "elu": (lambda x: F.elu(x, 0.7), lambda x: np.where(x > 0, x, 0.7 * np.expm1(np.minimum(x, 0))),
+            lambda x: np.where(x > 0, 1.0, 0.7 * np.exp(np.minimum(x, 0)))),
+    "celu": (F.celu, lambda x: np.where(x > 0, x, np.expm1(np.minimum(x, 0))),
+             lambda x: np.where(x > 0, 1.0, np.exp(np.minimum(x, 0)))),
 }
 NAMES = list(ACTS)
-SMOOTH = ["gelu", "gelu_tanh", "silu", "mish"]
+SMOOTH = ["gelu", "gelu_tanh", "silu", "mish", "softplus"]
+TWO_KERNEL_BACKWARD = ["leaky_relu", "elu", "celu"]  # g * <act>_derivative(x, parameter)
 
 
 def _values(shape, seed=0, low=-6.0, high=6.0):
@@ -148,6 +159,9 @@ def test_grad_fn_names_and_internal_ops():
     assert F.silu(x).grad_fn.name() == "SiluBackward0"
     assert F.mish(x).grad_fn.name() == "MishBackward0"
     assert F.hardswish(x).grad_fn.name() == "HardswishBackward0"
+    assert F.softplus(x).grad_fn.name() == "SoftplusBackward0"  # PyTorch's names for these three too
+    assert F.leaky_relu(x).grad_fn.name() == "LeakyReluBackward0"
+    assert F.elu(x).grad_fn.name() == "EluBackward0"
     assert not hasattr(minitorch, "_gelu") or "_gelu" not in minitorch._C._elementwise_ops  # internal, as aten's
     with pytest.raises(ValueError, match="approximate"):
         F.gelu(x, approximate="erf")
@@ -172,18 +186,59 @@ def _kernels(fn):
     return [k.name for e in prof.events() for k in e.kernels]
 
 
-def assert_one_launch_each_way(fn):
-    """fn(x) on CUDA is one kernel launch, and its backward one more."""
+def assert_one_launch_each_way(fn, backward_launches=1):
+    """fn(x) on CUDA is one kernel launch, and its backward one more (or backward_launches)."""
     x = minitorch.randn(64, 257, device="cuda", requires_grad=True)
     g = minitorch.randn(64, 257, device="cuda")
     out = []
     forward = _kernels(lambda: out.append(fn(x)))
     assert len(forward) == 1, forward
     backward = _kernels(lambda: out[0].backward(g))
-    assert len(backward) == 1, backward
+    assert len(backward) == backward_launches, backward
 
 
 @needs_cuda
 @pytest.mark.parametrize("name", NAMES)
 def test_one_launch_forward_and_one_backward(name):
-    assert_one_launch_each_way(ACTS[name][0])
+    assert_one_launch_each_way(ACTS[name][0], 2 if name in TWO_KERNEL_BACKWARD else 1)
+
+
+@pytest.mark.parametrize("device", DEVICES)
+@pytest.mark.parametrize("shape, channels", [((4, 3, 5, 2), 3), ((6, 5), 5), ((7,), 1), ((2, 4, 3), 1)])
+def test_prelu_is_one_kernel_with_the_weight_gradient(device, shape, channels):
+    """F.prelu is _leaky_relu with the learned slope as its second input: values and both
+    gradients against NumPy (the weight's summed over everything but its channel), float64
+    gradcheck in x and the weight, and on CUDA one launch forward."""
+    rng = np.random.default_rng(5)
+    x_np, w_np = rng.uniform(-2, 2, shape), rng.uniform(0.05, 0.5, channels)
+    x = minitorch.tensor(x_np, device=device, requires_grad=True)
+    w = minitorch.tensor(w_np, device=device, requires_grad=True)
+    ws = w_np.reshape((channels,) + (1,) * (len(shape) - 2)) if channels > 1 else w_np.reshape(())
+    y = F.prelu(x, w)
+    np.testing.assert_allclose(to_numpy(y), np.where(x_np > 0, x_np, ws * x_np), rtol=1e-12)
+    g_np = rng.uniform(-1, 1, shape)
+    y.backward(minitorch.tensor(g_np, device=device))
+    np.testing.assert_allclose(to_numpy(x.grad), g_np * np.where(x_np > 0, 1.0, ws), rtol=1e-12)
+    per = g_np * np.minimum(x_np, 0)
+    want_w = per.sum() if channels == 1 else np.moveaxis(per, 1, 0).reshape(channels, -1).sum(1)
+    np.testing.assert_allclose(to_numpy(w.grad).reshape(-1), np.reshape(want_w, -1), rtol=1e-10)
+    x2 = minitorch.tensor(np.where(np.abs(x_np) < 0.05, 0.3, x_np), device=device, requires_grad=True)
+    assert gradcheck(F.prelu, (x2, minitorch.tensor(w_np, device=device, requires_grad=True)))
+    if device == "cuda":
+        assert len(_kernels(lambda: F.prelu(x, w))) == 1
+
+
+@pytest.mark.parametrize("device", DEVICES)
+def test_elu_family_and_logsigmoid_keep_their_formulas(device):
+    """selu (elu times a scale), celu with alpha != 1 (its own formula) and logsigmoid
+    (-softplus(-x)) against NumPy, on both sides of 0 and far out."""
+    x_np = np.array([-50.0, -3.0, -0.5, 0.0, 0.5, 3.0, 30.0])
+    x = minitorch.tensor(x_np, device=device)
+    alpha, scale = 1.6732632423543772848170429916717, 1.0507009873554804934193349852946
+    np.testing.assert_allclose(to_numpy(F.selu(x)), scale * np.where(x_np > 0, x_np, alpha * np.expm1(x_np)),
+                               rtol=1e-12)
+    np.testing.assert_allclose(to_numpy(F.celu(x, 0.5)), np.where(x_np > 0, x_np, 0.5 * np.expm1(x_np / 0.5)),
+                               rtol=1e-12)
+    np.testing.assert_allclose(to_numpy(F.logsigmoid(x)), -np.logaddexp(0, -x_np), rtol=1e-12)
+    np.testing.assert_allclose(to_numpy(F.softplus(x, beta=2, threshold=5)),
+                               np.where(2 * x_np > 5, x_np, np.logaddexp(0, 2 * x_np) / 2), rtol=1e-12)

@@ -226,6 +226,32 @@ MT_HOST_DEVICE inline T hardsigmoid_derivative(T x)
     return (x > T(-3) && x < T(3)) ? T(1) / T(6) : T(0);
 }
 
+// Softplus with PyTorch's defaults (beta 1, threshold 20): x itself above 20, where
+// log1p(exp(x)) equals x in float32 anyway; its derivative there is 1, else sigmoid(x),
+// written z / (z + 1) with z = exp(x) as PyTorch's softplus_backward does.
+template <class T>
+MT_HOST_DEVICE inline T softplus_of(T x)
+{
+    return x > T(20) ? x : math_log1p(math_exp(x));
+}
+template <class T>
+MT_HOST_DEVICE inline T softplus_derivative(T x)
+{
+    const T z = math_exp(x);
+    return x > T(20) ? T(1) : z / (z + T(1));
+}
+
+// Leaky ReLU and ELU, whose parameter (slope, alpha) is the op's second input b: a number
+// or, for PReLU, a learned tensor. A NaN x stays NaN (x > 0 is false: b * NaN).
+template <class T>
+MT_HOST_DEVICE inline T leaky_relu_of(T x, T slope) { return x > T(0) ? x : x * slope; }
+template <class T>
+MT_HOST_DEVICE inline T leaky_relu_derivative(T x, T slope) { return x > T(0) ? T(1) : slope; }
+template <class T>
+MT_HOST_DEVICE inline T elu_of(T x, T alpha) { return x > T(0) ? x : alpha * math_expm1(x); }
+template <class T>
+MT_HOST_DEVICE inline T elu_derivative(T x, T alpha) { return x > T(0) ? T(1) : alpha * math_exp(x); }
+
 // What each unary op computes on one element. The op has already promoted the input
 // (exp of an int64 runs in float32) and refused the dtypes the op does not take, so the
 // `if constexpr` branches for other types are never reached; they exist to compile.
@@ -267,6 +293,7 @@ MT_HOST_DEVICE MT_ALWAYS_INLINE T unary_op(UnaryOp op, T x)
         case UnaryOp::Mish: if constexpr (kFloat) return mish_of(x); else return x;
         case UnaryOp::Hardswish: if constexpr (kFloat) return hardswish_of(x); else return x;
         case UnaryOp::Hardsigmoid: if constexpr (kFloat) return hardsigmoid_of(x); else return x;
+        case UnaryOp::Softplus: if constexpr (kFloat) return softplus_of(x); else return x;
         // Integers are already whole: floor/ceil/round/trunc of an int64 is itself.
         case UnaryOp::Floor: if constexpr (kFloat) return math_floor(x); else return x;
         case UnaryOp::Ceil: if constexpr (kFloat) return math_ceil(x); else return x;
@@ -318,6 +345,11 @@ MT_HOST_DEVICE MT_ALWAYS_INLINE T binary_op(BinaryOp op, T a, T b)
         case BinaryOp::MishBackward: if constexpr (kFloat) return a * mish_derivative(b); else return a;
         case BinaryOp::HardswishBackward: if constexpr (kFloat) return a * hardswish_derivative(b); else return a;
         case BinaryOp::HardsigmoidBackward: if constexpr (kFloat) return a * hardsigmoid_derivative(b); else return a;
+        case BinaryOp::SoftplusBackward: if constexpr (kFloat) return a * softplus_derivative(b); else return a;
+        case BinaryOp::LeakyRelu: if constexpr (kFloat) return leaky_relu_of(a, b); else return a;
+        case BinaryOp::LeakyReluDerivative: if constexpr (kFloat) return leaky_relu_derivative(a, b); else return a;
+        case BinaryOp::Elu: if constexpr (kFloat) return elu_of(a, b); else return a;
+        case BinaryOp::EluDerivative: if constexpr (kFloat) return elu_derivative(a, b); else return a;
         case BinaryOp::Eq: return static_cast<T>(a == b);
         case BinaryOp::Ne: return static_cast<T>(a != b);
         case BinaryOp::Lt: return static_cast<T>(a < b);

@@ -39,6 +39,11 @@
 //   mish(x)        = x T,  T = tanh(softplus(x))      mish'   = T + x s (1 - T^2)
 //   hardswish(x)   = 0 (x <= -3), x (x+3)/6, x (x >= 3)      hardswish'   = 0, x/3 + 1/2, 1
 //   hardsigmoid(x) = 0 (x <= -3), x/6 + 1/2, 1 (x >= 3)      hardsigmoid' = 0, 1/6, 0
+//   softplus(x)    = log(1 + e^x), x above 20          softplus' = sigmoid(x), 1 above 20
+// The activations with a parameter are binary rows whose b is the parameter (a number, or
+// PReLU's learned weight): _leaky_relu(x, slope) = x (x > 0), slope x; _elu(x, alpha) = x
+// (x > 0), alpha (e^x - 1). Backward is two kernels, g * <act>_derivative(x, b); their
+// gradient for b (PReLU's weight) is g min(x, 0), and for ELU's alpha g (e^min(x, 0) - 1).
 #pragma once
 
 // clang-format off
@@ -74,6 +79,7 @@
     X(Mish,       _mish,       Float,     kSavesX,    mish_backward(g, x))                        \
     X(Hardswish,  _hardswish,  Float,     kSavesX,    hardswish_backward(g, x))                   \
     X(Hardsigmoid, _hardsigmoid, Float,   kSavesX,    hardsigmoid_backward(g, x))                 \
+    X(Softplus,   _softplus,   Float,     kSavesX,    softplus_backward(g, x))                    \
     X(Floor,      floor,       NoBool,    kSavesNone, zeros_like(g))                              \
     X(Ceil,       ceil,        NoBool,    kSavesNone, zeros_like(g))                              \
     X(Round,      round,       NoBool,    kSavesNone, zeros_like(g))                              \
@@ -119,6 +125,16 @@
       hardswish_backward(g, b), g * a * hardswish_second_derivative(b))                           \
     X(HardsigmoidBackward, _hardsigmoid_backward, Float, kSavesB, kSavesNone,                     \
       hardsigmoid_backward(g, b), zeros_like(g))                                                  \
+    X(SoftplusBackward, _softplus_backward, Float, kSavesB, kSavesA | kSavesB,                    \
+      softplus_backward(g, b), g * a * softplus_second_derivative(b))                             \
+    X(LeakyRelu,  _leaky_relu, Float,   kSavesA | kSavesB, kSavesA,                               \
+      g * leaky_relu_derivative(a, b), g * nonpositive_part(a))                                   \
+    X(LeakyReluDerivative, _leaky_relu_derivative, Float, kSavesNone, kSavesA,                    \
+      zeros_like(g), g * nonpositive(a))                                                          \
+    X(Elu,        _elu,        Float,   kSavesA | kSavesB, kSavesA,                               \
+      g * elu_derivative(a, b), g * expm1(nonpositive_part(a)))                                   \
+    X(EluDerivative, _elu_derivative, Float, kSavesA | kSavesB, kSavesA,                          \
+      g * elu_derivative(a, b) * nonpositive(a), g * nonpositive(a) * exp(nonpositive_part(a)))   \
     X(Eq,         eq,          Compare, kSavesNone, kSavesNone, not_differentiable, not_differentiable) \
     X(Ne,         ne,          Compare, kSavesNone, kSavesNone, not_differentiable, not_differentiable) \
     X(Lt,         lt,          Compare, kSavesNone, kSavesNone, not_differentiable, not_differentiable) \

@@ -368,6 +368,18 @@ Expr silu_backward(const Expr& g, const Expr& x) { return bin(BinaryOp::SiluBack
 Expr mish_backward(const Expr& g, const Expr& x) { return bin(BinaryOp::MishBackward, g, x); }
 Expr hardswish_backward(const Expr& g, const Expr& x) { return bin(BinaryOp::HardswishBackward, g, x); }
 Expr hardsigmoid_backward(const Expr& g, const Expr& x) { return bin(BinaryOp::HardsigmoidBackward, g, x); }
+// derivative of softplus, input x: g * sigmoid(x) (g above 20), one kernel: _softplus_backward(g, x)
+// derivative of leaky_relu, input x: g * (1 if x > 0 else slope), two kernels: g * _leaky_relu_derivative(x, slope)
+// derivative of leaky_relu, input slope (prelu's weight): g * min(x, 0)
+// derivative of elu, input x: g * (1 if x > 0 else alpha * e^x), two kernels: g * _elu_derivative(x, alpha)
+// derivative of elu, input alpha: g * (e^min(x, 0) - 1)
+Expr softplus_backward(const Expr& g, const Expr& x) { return bin(BinaryOp::SoftplusBackward, g, x); }
+Expr leaky_relu_derivative(const Expr& x, const Expr& slope) { return bin(BinaryOp::LeakyReluDerivative, x, slope); }
+Expr elu_derivative(const Expr& x, const Expr& alpha) { return bin(BinaryOp::EluDerivative, x, alpha); }
+Expr at_most(const Expr& x, double v) { return bin(BinaryOp::Le, x, v); }  // bool: x <= v
+Expr nonpositive(const Expr& x) { return at_most(x, 0.0); }
+Expr nonpositive_part(const Expr& x) { return bin(BinaryOp::Minimum, x, 0.0); }  // min(x, 0)
+Expr expm1(const Expr& x) { return un(UnaryOp::Expm1, x); }
 // ... and act''(x), which double backward (create_graph=True) needs, in tensor ops (so
 // that it has gradients too). Derived from the first derivatives listed in op_list.h.
 Expr tanh(const Expr& x) { return un(UnaryOp::Tanh, x); }
@@ -396,6 +408,12 @@ Expr mish_second_derivative(const Expr& x)
 {
     const Expr t = tanh(relu(x) + log1p(exp(-abs(x)))), s = sigmoid(x);
     return (1 - t * t) * s * (x * (1 - s - t * s * 2) + 2);
+}
+// softplus'' = s (1 - s), s = sigmoid(x), 0 above 20
+Expr softplus_second_derivative(const Expr& x)
+{
+    const Expr s = sigmoid(x);
+    return s * (1 - s) * at_most(x, 20);
 }
 // hardswish'' = 1/3 on (-3, 3), else 0
 Expr hardswish_second_derivative(const Expr& x)

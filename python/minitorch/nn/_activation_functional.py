@@ -104,7 +104,9 @@ def celu(input, alpha: float = 1.0, inplace: bool = False):
     """``max(0, x) + min(0, alpha * (exp(x / alpha) - 1))``."""
     if alpha == 0:
         raise _C.InputError("celu: alpha cannot be 0 (it divides x)")
-    # exp of min(x, 0) / alpha: the branch not taken never overflows (as in F.elu).
+    if alpha == 1:  # elu's formula exactly (one fused kernel)
+        return _C._elu(input, 1.0)
+    # exp of min(x, 0) / alpha: the branch not taken never overflows.
     return _C.where(input > 0, input, (input.clamp(max=0.0) * (1.0 / alpha)).expm1() * alpha)
 
 
@@ -126,7 +128,7 @@ def prelu(input, weight):
                                 f"numbers = {weight.numel()} and channel size = {channels} (input shape "
                                 f"{tuple(input.shape)})")
         slope = weight.reshape((channels,) + (1,) * (input.dim() - 2))
-    return _C.where(input > 0, input, input * slope)
+    return _C._leaky_relu(input, slope)  # one kernel; backward also gives the slope's gradient
 
 
 def glu(input, dim: int = -1):

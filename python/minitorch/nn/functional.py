@@ -97,20 +97,21 @@ def silu(input, inplace: bool = False):
 
 @_inplace_capable
 def leaky_relu(input, negative_slope: float = 0.01, inplace: bool = False):
-    """``x`` where ``x > 0``, else ``negative_slope * x``."""
-    return _C.where(input > 0, input, input * negative_slope)
+    """``x`` where ``x > 0``, else ``negative_slope * x`` (one fused kernel, ``_leaky_relu``)."""
+    return _C._leaky_relu(input, negative_slope)
 
 
 @_inplace_capable
 def elu(input, alpha: float = 1.0, inplace: bool = False):
-    """``x`` where ``x > 0``, else ``alpha * (exp(x) - 1)``."""
-    # expm1 of min(x, 0): exp of a large positive x in the branch not taken would be inf,
-    # and where's zero gradient times inf would be NaN.
-    return _C.where(input > 0, input, input.clamp(max=0.0).expm1() * alpha)
+    """``x`` where ``x > 0``, else ``alpha * (exp(x) - 1)`` (one fused kernel, ``_elu``)."""
+    return _C._elu(input, alpha)
 
 
 def softplus(input, beta: float = 1, threshold: float = 20):
-    """``log(1 + exp(beta x)) / beta``, and ``x`` itself where ``beta x > threshold``."""
+    """``log(1 + exp(beta x)) / beta``, and ``x`` itself where ``beta x > threshold``; with
+    the defaults one fused kernel (``_softplus``)."""
+    if beta == 1 and threshold == 20:
+        return _C._softplus(input)
     bx = input * beta
     soft = bx.clamp(max=threshold).exp().log1p() * (1.0 / beta)  # clamped: no inf in the unused branch
     return _C.where(bx > threshold, input, soft)
