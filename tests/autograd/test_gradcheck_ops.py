@@ -660,3 +660,31 @@ def test_clamp_gradient_at_the_bounds_follows_the_subgradient_rule(device):
         with np.errstate(invalid="ignore"):
             inside = (vals >= (-np.inf if lo is None else lo)) & (vals <= (np.inf if hi is None else hi))
         np.testing.assert_array_equal(x.grad.cpu().numpy(), inside.astype(np.float64), err_msg=f"clamp({lo}, {hi})")
+
+
+def test_clamp_with_an_empty_range_passes_no_gradient(device):
+    """min > max: every output is max and no x lies in [min, max], so no x gets a gradient
+    (also one equal to max, which y == x alone would let through)."""
+    x = minitorch.tensor(np.array([-1.0, 0.0, 0.5, 1.0, 2.0]), requires_grad=True, device=device)
+    y = x.clamp(1.0, 0.0)
+    np.testing.assert_array_equal(y.detach().cpu().numpy(), np.zeros(5))
+    y.sum().backward()
+    np.testing.assert_array_equal(x.grad.cpu().numpy(), np.zeros(5))
+
+
+def test_clamp_saves_no_mask_in_forward():
+    """clamp with grad launches only its own kernels forward (max / min; the mask of the
+    backward is computed there, from the saved input and output), and two backward."""
+    if not minitorch.cuda.is_available():
+        pytest.skip("needs the CUDA device (or its emulator)")
+    from minitorch.profiler import ProfilerActivity, profile
+    x = minitorch.randn(8, 9, device="cuda", requires_grad=True)
+    for bounds, forward in (((-1.0, 1.0), 2), ((0.0, None), 1)):
+        with profile(activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA]) as prof:
+            y = x.clamp(*bounds)
+        assert sum(len(e.kernels) for e in prof.events()) == forward
+        g = minitorch.ones_like(y)
+        with profile(activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA]) as prof:
+            y.backward(g)
+        assert [(e.name, len(e.kernels)) for e in prof.events() if e.kernels] == [("ClampBackward1", 2)]
+        x.grad = None
