@@ -498,11 +498,11 @@ struct WhereBackward : Node {
 // clamp with bounds that need no gradient: g where min <= x <= max, else 0. At a bound
 // the derivative is undefined; like PyTorch we pass the subgradient 1 there (so an
 // input sitting exactly on a bound still learns).
-// derivative of clamp, input input: g where min <= x <= max, else 0
 // "min <= x <= max" is read from the forward's input and output: x == y exactly there (a
 // NaN x or bound gives a NaN y, so no gradient, as PyTorch's comparisons give). Saving the
 // two costs no launch in forward; building a mask there cost five. Bounds given as numbers
 // with min > max hold no x at all (every y is max): no gradient anywhere.
+// derivative of clamp, input input: g where min <= x <= max, else 0
 struct ClampBackward : Node {
     Tensor x, y;
     bool empty_range = false;
