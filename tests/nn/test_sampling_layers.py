@@ -299,3 +299,30 @@ def test_grid_sample_and_affine_grid_errors():
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         F.affine_grid(rand((1, 2, 3)), (1, 1, 2, 2), align_corners=False)
+
+
+@pytest.mark.parametrize("shape, out", [((2, 3, 6, 8), (3, 2)), ((1, 2, 4, 4), (1, 1)), ((2, 1, 5, 3), (5, 3))])
+def test_adaptive_max_pool2d_of_equal_windows_is_max_pool2d(shape, out, device):
+    """Output sizes that divide the input's: equal windows side by side, max_pool2d's kernel
+    (one launch on CUDA): values, flat indices (the first maximum of each window) and the
+    gradient against NumPy, and gradcheck."""
+    x = rand(shape, 9, device, True)
+    vals, idx = F.adaptive_max_pool2d(x, out, return_indices=True)
+    xn = to_np(x)
+    kh, kw = shape[2] // out[0], shape[3] // out[1]
+    win = xn.reshape(shape[0], shape[1], out[0], kh, out[1], kw).transpose(0, 1, 2, 4, 3, 5)
+    win = win.reshape(shape[0], shape[1], out[0], out[1], kh * kw)
+    np.testing.assert_array_equal(to_np(vals), win.max(-1))
+    arg = win.argmax(-1)
+    oh, ow = np.meshgrid(np.arange(out[0]), np.arange(out[1]), indexing="ij")
+    np.testing.assert_array_equal(to_np(idx), (oh * kh + arg // kw) * shape[3] + ow * kw + arg % kw)
+    vals.sum().backward()
+    want = np.zeros(xn.shape).reshape(shape[0], shape[1], -1)
+    np.put_along_axis(want, to_np(idx).reshape(shape[0], shape[1], -1), 1.0, -1)
+    np.testing.assert_array_equal(to_np(x.grad), want.reshape(xn.shape))
+    assert gradcheck(lambda t: F.adaptive_max_pool2d(t, out), (rand(shape, 10, device, True),))
+    if device == "cuda":
+        from minitorch.profiler import ProfilerActivity, profile
+        with profile(activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA]) as prof:
+            F.adaptive_max_pool2d(x.detach(), out)
+        assert sum(len(e.kernels) for e in prof.events()) == 1
