@@ -29,7 +29,7 @@ from .loss import (CosineEmbeddingLoss, GaussianNLLLoss, HingeEmbeddingLoss, Hub
                    MultiLabelSoftMarginLoss, PoissonNLLLoss, SmoothL1Loss, SoftMarginLoss, TripletMarginLoss)
 from .distance import CosineSimilarity, PairwiseDistance
 from .module import Module
-from .normalization import GroupNorm, LayerNorm
+from .normalization import GroupNorm, LayerNorm, RMSNorm
 from .parameter import Parameter
 from .pooling import AdaptiveAvgPool2d, AvgPool2d, MaxPool2d
 from .sparse import Embedding
@@ -58,7 +58,7 @@ __all__ = [
     "LogSoftmax", "MSELoss", "Module", "ModuleList", "NLLLoss", "Parameter", "ReLU", "Sequential", "Sigmoid",
     "Softmax", "Tanh", "functional", "init",
     "BatchNorm1d", "BatchNorm2d", "BatchNorm3d", "Dropout1d", "Dropout2d", "ELU", "Embedding", "GELU", "GroupNorm",
-    "LayerNorm", "LeakyReLU", "ModuleDict", "ParameterList", "SiLU", "Softplus", "utils",
+    "LayerNorm", "RMSNorm", "LeakyReLU", "ModuleDict", "ParameterList", "SiLU", "Softplus", "utils",
     "MultiheadAttention", "GRU", "GRUCell", "LSTM", "LSTMCell", "RNN", "RNNBase", "RNNCell", "RNNCellBase",
     "TransformerEncoder", "TransformerEncoderLayer",
     "CELU", "GLU", "SELU", "Hardshrink", "Hardsigmoid", "Hardswish", "Hardtanh", "LogSigmoid", "Mish", "PReLU",

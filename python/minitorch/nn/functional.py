@@ -648,6 +648,34 @@ def _normalize_over(x, dims: tuple, eps: float):
     return centered * (var + eps).rsqrt()
 
 
+def rms_norm(input, normalized_shape, weight=None, eps: float | None = None):
+    """Root-mean-square normalisation over the last ``len(normalized_shape)`` dims:
+    ``x / sqrt(mean(x^2) + eps) * weight`` (no centring, no bias; LLaMA-style models).
+    ``eps`` defaults to the machine epsilon of the type it computes in; float16 / bfloat16
+    input computes in float32 and is rounded back once, as PyTorch does.
+
+    >>> F.rms_norm(minitorch.tensor([[3.0, 4.0]]), (2,), eps=0.0)
+    tensor([[0.8485, 1.1314]])
+    """
+    shape = _shape_tuple(normalized_shape, "normalized_shape", "rms_norm")
+    k = len(shape)
+    if input.dim() < k or tuple(input.shape[input.dim() - k:]) != shape:
+        raise ValueError(f"rms_norm: given normalized_shape={shape}, expected an input of shape (*, "
+                         f"{', '.join(map(str, shape))}), but got input of shape {tuple(input.shape)}")
+    _check_param_shape(weight, shape, "weight", "rms_norm", "normalized_shape")
+    if not input.is_floating_point():
+        raise TypeError(f"rms_norm: expected a floating point input, got {input.dtype}")
+    x = input.float() if input.dtype in (_C.dtype.float16, _C.dtype.bfloat16) else input
+    if eps is None:
+        from .. import finfo
+        eps = finfo(x.dtype).eps
+    dims = tuple(range(-k, 0))
+    out = x * ((x * x).mean(dims, keepdim=True) + float(eps)).rsqrt() if k else x * (x * x + float(eps)).rsqrt()
+    if weight is not None:
+        out = out * weight
+    return out.to(input.dtype) if out.dtype != input.dtype else out
+
+
 def layer_norm(input, normalized_shape, weight=None, bias=None, eps: float = 1e-5):
     """Normalises over the last ``len(normalized_shape)`` dims (mean 0, biased variance 1),
     then ``* weight + bias`` (both of shape ``normalized_shape``).

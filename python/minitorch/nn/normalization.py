@@ -1,4 +1,4 @@
-"""``LayerNorm`` and ``GroupNorm``: normalise each sample over its own features."""
+"""``LayerNorm``, ``RMSNorm`` and ``GroupNorm``: normalise each sample over its own features."""
 from __future__ import annotations
 
 from .. import _C
@@ -35,6 +35,35 @@ class LayerNorm(Module):
 
     def forward(self, x):
         return F.layer_norm(x, self.normalized_shape, self.weight, self.bias, self.eps)
+
+    def extra_repr(self) -> str:
+        return f"{self.normalized_shape}, eps={self.eps}, elementwise_affine={self.elementwise_affine}"
+
+
+class RMSNorm(Module):
+    """Root-mean-square normalisation over the last dims (those of ``normalized_shape``) of
+    each sample, then an elementwise ``weight`` (ones) of that shape; no bias (PyTorch's
+    ``nn.RMSNorm``). ``eps=None``: the machine epsilon of the type it computes in.
+
+    >>> norm = nn.RMSNorm(4)            # x: (batch, ..., 4)
+    """
+
+    def __init__(self, normalized_shape, eps: float | None = None, elementwise_affine: bool = True, device=None,
+                 dtype=None):
+        super().__init__()
+        self.normalized_shape = F._shape_tuple(normalized_shape, "normalized_shape", "RMSNorm")
+        self.eps = eps
+        self.elementwise_affine = elementwise_affine
+        self.register_parameter("weight", Parameter(_C._empty(self.normalized_shape, dtype, device))
+                                if elementwise_affine else None)
+        self.reset_parameters()
+
+    def reset_parameters(self) -> None:
+        if self.weight is not None:
+            init.ones_(self.weight)
+
+    def forward(self, x):
+        return F.rms_norm(x, self.normalized_shape, self.weight, self.eps)
 
     def extra_repr(self) -> str:
         return f"{self.normalized_shape}, eps={self.eps}, elementwise_affine={self.elementwise_affine}"
