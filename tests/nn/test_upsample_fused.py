@@ -109,6 +109,29 @@ def test_matches_composed_path_and_numpy(shape, size, scale, mode, dtype, device
         np.testing.assert_allclose(to_np(x.grad), ref_gx, **tol)
 
 
+@pytest.mark.parametrize("mode", MODES)
+def test_random_sizes_and_scales_match_numpy(mode, device):
+    """Many random input sizes, output sizes and scales (growing, shrinking, unchanged):
+    every input pixel's gradient gathers exactly the outputs that read it."""
+    rng = np.random.default_rng(10)
+    for _ in range(40):
+        shape = (1, 2, int(rng.integers(1, 10)), int(rng.integers(1, 10)))
+        if rng.random() < 0.5:
+            size, scale = (int(rng.integers(1, 14)), int(rng.integers(1, 14))), None
+        else:
+            size, scale = None, tuple(float(v) for v in rng.choice([0.3, 0.5, 0.75, 1.0, 1.3, 2.0, 2.5, 3.0], 2))
+            if min(math.floor(shape[2 + i] * scale[i]) for i in range(2)) < 1:
+                continue
+        align_corners = bool(rng.random() < 0.5) if mode == "bilinear" else None
+        x = minitorch.tensor(rand(shape, 11), device=device, requires_grad=True)
+        y = call(x, size, scale, mode, align_corners)
+        g = rand(tuple(y.shape), 12)
+        y.backward(minitorch.tensor(g, device=device))
+        ref_y, ref_gx = numpy_forward_and_grad(to_np(x), g, mode, size, scale, align_corners)
+        np.testing.assert_allclose(to_np(y), ref_y, rtol=1e-12, atol=1e-12)
+        np.testing.assert_allclose(to_np(x.grad), ref_gx, rtol=1e-12, atol=1e-12)
+
+
 def test_forward_is_bit_exact_with_composed_path_on_cpu():
     """The CPU kernel blends rows then columns in the composed path's order: the same bits."""
     for mode in MODES:
