@@ -134,7 +134,7 @@ void synchronize()
 
 // matmul: float16 / bfloat16 GEMMs run natively on cuBLAS (tensor cores), not upcast.
 // attention, batch and group norm, the LSTM and GRU cells, the elementwise kernels, dropout,
-// the class losses, the optimizer steps, im2col / col2im, pooling and the indexing kernels
+// the class losses, the optimizer steps, im2col / col2im, pooling, upsampling and the indexing kernels
 // that move elements read float16 / bfloat16 themselves (no staging copies through Widen).
 MT_DEFINE_KERNEL_TABLE(filled.matmul = MT_COUNTED_KERNEL(matmul, matmul_native16);
                        filled.map = MT_COUNTED_KERNEL(map, map16);
@@ -172,6 +172,8 @@ MT_DEFINE_KERNEL_TABLE(filled.matmul = MT_COUNTED_KERNEL(matmul, matmul_native16
                        filled.max_pool2d_backward = MT_COUNTED_KERNEL(max_pool2d_backward, max_pool2d_backward);
                        filled.avg_pool2d = MT_COUNTED_KERNEL(avg_pool2d, avg_pool2d);
                        filled.avg_pool2d_backward = MT_COUNTED_KERNEL(avg_pool2d_backward, avg_pool2d_backward);
+                       filled.upsample2d = MT_COUNTED_KERNEL(upsample2d, upsample2d);
+                       filled.upsample2d_backward = MT_COUNTED_KERNEL(upsample2d_backward, upsample2d_backward);
                        filled.gather_rows = MT_COUNTED_KERNEL(gather_rows, gather_rows);
                        filled.put_rows = MT_COUNTED_KERNEL(put_rows, put_rows);
                        filled.gather = MT_COUNTED_KERNEL(gather, gather);

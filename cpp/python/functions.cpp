@@ -378,6 +378,10 @@ void bind_functions(py::module_& m)
                             std::array<int64_t, 2> padding, bool ceil_mode) {
         return avg_pool2d(tensor_arg(x, "avg_pool2d"), k, stride, padding, ceil_mode);
     });
+    m.def("_upsample2d", [](py::handle x, std::array<int64_t, 2> size, const std::string& mode, bool align_corners,
+                            std::array<double, 2> scales) {
+        return upsample2d(tensor_arg(x, "interpolate"), size, mode, align_corners, scales);
+    });
     // ---- fused optimizer steps (minitorch.optim's SGD, Adam and AdamW call these) ----
     m.def("_sgd_step", [](py::handle param, py::handle grad, py::handle momentum_buffer, double lr, double momentum,
                           double dampening, double weight_decay, bool nesterov) {

@@ -153,6 +153,16 @@ Work avg_pool2d_backward(const Tensor& grad_input, const Tensor& grad_out, const
     return {n(grad_out) * double(w.KH * w.KW), bytes(grad_input, grad_out)};
 }
 
+// ---- upsampling: per output pixel, a copy (nearest) or three two-tap blends of 3 flops (bilinear)
+Work upsample2d(const Tensor& out, const Tensor& input, const Upsample2d& s)
+{
+    return {s.mode == UpsampleMode::Bilinear ? 9.0 * n(out) : 0.0, bytes(out, input)};
+}
+Work upsample2d_backward(const Tensor& grad_in, const Tensor& grad_out, const Upsample2d& s)
+{
+    return {s.mode == UpsampleMode::Bilinear ? 9.0 * n(grad_out) : n(grad_out), bytes(grad_in, grad_out)};  // nearest: an add each
+}
+
 // ---- normalization and softmax: per element of the input ------------------------------
 // layer_norm: mean (add), variance (subtract, square, add), normalize (multiply by rstd):
 // 5, plus 1 for the weight's multiply and 1 for the bias's add.

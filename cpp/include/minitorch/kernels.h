@@ -37,6 +37,19 @@ struct Window2d {
     int64_t groups = 1;                  // convolution only: channel groups (C and O divisible by it)
 };
 
+// F.interpolate's 2-D modes over (N, C, H, W) input to (N, C, OH, OW): output pixel
+// (oh, ow) reads the input rows and columns that minitorch/upsample_math.h's index rule
+// names (one tap per dim for nearest, two for bilinear). scale_h / scale_w are the
+// scale_factor the user gave (0: none, then the step is in / out), as PyTorch's kernels take.
+enum class UpsampleMode { Nearest, NearestExact, Bilinear };
+struct Upsample2d {
+    int64_t N = 0, C = 0, H = 0, W = 0;  // input
+    int64_t OH = 0, OW = 0;              // output
+    UpsampleMode mode = UpsampleMode::Nearest;
+    bool align_corners = false;          // bilinear only
+    double scale_h = 0, scale_w = 0;
+};
+
 // A quantized GEMM (cpu/qgemm.cpp, cuda/qgemm.cu): out (M, N) from uint8 a (M, K) and int8
 // b (N, K), both contiguous, as acc = sum_k (a[m][k] - a_zp) * (b[n][k] - b_zp[n]); out's dtype
 // picks the epilogue (minitorch/qgemm_math.h): int32 (acc itself), uint8 (requantized with
@@ -244,6 +257,13 @@ struct Attention {
 //             out and indices (N, C, OH, OW), indices are flat positions ih*W + iw in the
 //             plane (as PyTorch); padding never wins. avg: divides by the window's size
 //             within the padded input (padding counts as zeros).
+//  upsample2d  out (N, C, OH, OW) from input (N, C, H, W), both contiguous, by the spec's
+//             mode (F.interpolate's nearest, nearest-exact, bilinear); float16 / bfloat16
+//             compute in float32 and round once.
+//  upsample2d_backward  grad_in (N, C, H, W) = the gradient of upsample2d for grad_out
+//             (N, C, OH, OW), both contiguous; grad_in is written, not added to (no zero
+//             fill needed). Each input pixel gathers the output pixels that read it, in a
+//             fixed order: deterministic, no atomics.
 //  random     fill from the device's generator: Uniform [lo, hi), Normal(mean=lo, std=hi),
 //             Integer [lo, hi). dst contiguous.
 //  dropout    in one pass: keep = u >= p, mask = keep (bool), out = in * keep * (1 / (1 - p)),
@@ -379,6 +399,8 @@ struct Attention {
       (const Tensor& grad_input, const Tensor& grad_out, const Tensor& indices, const Window2d& w))  \
     X(avg_pool2d, (const Tensor& out, const Tensor& input, const Window2d& w))                       \
     X(avg_pool2d_backward, (const Tensor& grad_input, const Tensor& grad_out, const Window2d& w))    \
+    X(upsample2d, (const Tensor& out, const Tensor& input, const Upsample2d& spec))                  \
+    X(upsample2d_backward, (const Tensor& grad_in, const Tensor& grad_out, const Upsample2d& spec))  \
     X(random, (RandomOp op, const Tensor& dst, double lo, double hi))                                \
     X(dropout, (const Tensor& out, const Tensor& mask, const Tensor& in, double p))                  \
     X(dropout_backward, (const Tensor& grad_in, const Tensor& grad_out, const Tensor& mask, double scale)) \

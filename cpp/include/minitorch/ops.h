@@ -165,6 +165,11 @@ std::tuple<Tensor, Tensor> max_pool2d(const Tensor& x, std::array<int64_t, 2> ke
                                       std::array<int64_t, 2> padding, std::array<int64_t, 2> dilation, bool ceil_mode);
 Tensor avg_pool2d(const Tensor& x, std::array<int64_t, 2> kernel, std::array<int64_t, 2> stride,
                   std::array<int64_t, 2> padding, bool ceil_mode);
+// F.interpolate's 2-D modes (ops/upsample.cpp): x (N, C, H, W) resized to `size` (OH, OW) by
+// mode "nearest", "nearest-exact" or "bilinear"; scales: the scale_factor the user gave per
+// dim (0: none; then the source step is in / out), as PyTorch's upsample ops take them.
+Tensor upsample2d(const Tensor& x, std::array<int64_t, 2> size, const std::string& mode, bool align_corners,
+                  std::array<double, 2> scales);
 // The checked geometry of a pooling window over x (N, C, H, W) of any dtype (ops/conv.cpp;
 // the float pools and the quantized max pool share it).
 Window2d pool_geometry(const char* op, const Tensor& x, std::array<int64_t, 2> k, std::array<int64_t, 2> stride,

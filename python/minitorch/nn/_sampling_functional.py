@@ -8,6 +8,9 @@ on the sizes, so they are computed once with NumPy, following PyTorch's source-i
 exactly (including its float32 arithmetic), and the data is gathered with ``index_select``.
 The gradient is that of ``index_select`` and the weighted sum.
 
+On (N, C, H, W) input the modes nearest, nearest-exact and bilinear run instead as one
+fused op (``_C._upsample2d``: one kernel forward, one backward) with the same index rule.
+
 ``grid_sample`` reads the input at data-dependent points: it flattens each (H, W) plane and
 ``gather``s the four (or one) neighbours of every grid point; the weights are functions of
 the grid, so the gradient reaches both the input and the grid.
@@ -193,12 +196,27 @@ def interpolate(input, size=None, scale_factor=None, mode: str = "nearest", alig
     if mode == "area":
         from ._pooling_functional import _adaptive_avg_pool
         return _adaptive_avg_pool(input, tuple(out_size), "interpolate")
+    if input.dim() == 4 and mode in _FUSED_MODES:
+        # One kernel forward and one backward (ops/upsample.cpp), the same index rule as _taps.
+        return _C._upsample2d(input, tuple(out_size), mode, bool(align_corners),
+                              [0.0 if s is None else s for s in scales])
+    return _interpolate_composed(input, out_size, scales, mode, bool(align_corners))
+
+
+# The 4-D modes that run as the fused upsample2d op; the rest compose index_select and blends.
+_FUSED_MODES = ("nearest", "nearest-exact", "bilinear")
+
+
+def _interpolate_composed(input, out_size, scales, mode: str, align_corners: bool):
+    """interpolate's arguments, checked, resampled one dim at a time with index_select and
+    weighted sums: the path of every mode and rank, and the reference the fused op is tested
+    against (tests/nn/test_upsample_fused.py)."""
     kind = {"bilinear": "linear", "trilinear": "linear", "bicubic": "cubic"}.get(mode, mode)
     # Half precision computes in float32 (PyTorch's opmath) and rounds once at the end.
     x = input.float() if input.dtype in (_C.dtype.float16, _C.dtype.bfloat16) else input
     t = _opmath(x.dtype)
-    for i in range(dim):
-        idx, w = _taps(kind, input.shape[i + 2], out_size[i], bool(align_corners), scales[i], t)
+    for i in range(input.dim() - 2):
+        idx, w = _taps(kind, input.shape[i + 2], out_size[i], align_corners, scales[i], t)
         x = _resample_dim(x, i + 2, idx, w)
     return x.to(input.dtype) if x.dtype != input.dtype else x
 
