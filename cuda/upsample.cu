@@ -34,8 +34,9 @@ __global__ void upsample_kernel(const T* x, T* y, Upsample2d s)
 // gradient of every output pixel whose taps read it -- output rows [oh0, oh1) and columns
 // [ow0, ow1), found by binary search (upsample_outputs_reading) -- row by row, in a fixed
 // order. Every output in those ranges has a tap on this pixel (a zero weight still
-// multiplies, so an inf or NaN gradient spreads as in the composed path). No two threads write one place: no atomics, the same sum on every run, and no
-// zero fill first (grad_in is written).
+// multiplies, so an inf or NaN gradient spreads as in the composed path). No two threads
+// write one place: no atomics, the same sum on every run, and no zero fill first (grad_in
+// is written).
 template <class T>
 __global__ void upsample_backward_kernel(const T* g, T* gx, Upsample2d s)
 {
