@@ -131,7 +131,13 @@ Tensor index(const Tensor& t, py::handle idx)
                 auto* s = reinterpret_cast<PySliceObject*>(item.ptr());
                 auto step = slice_part(s->step);
                 MT_CHECK(!step || *step != 0, "index: slice step cannot be zero");
-                out = slice(out, d, slice_part(s->start), slice_part(s->stop), step ? *step : 1);
+                auto start = slice_part(s->start), stop = slice_part(s->stop);
+                // A slice of the whole dim (x[:, :50]'s ':') is skipped, as PyTorch's indexing
+                // does: no view and no backward node (whose backward would be a zero fill and
+                // a copy) for a dim that keeps everything.
+                const bool whole =
+                    (!start || *start == 0) && (!stop || *stop >= out->shape[d]) && (!step || *step == 1);
+                if (!whole) out = slice(out, d, start, stop, step ? *step : 1);
                 ++d, ++orig_d;
                 break;
             }

@@ -688,3 +688,41 @@ def test_clamp_saves_no_mask_in_forward():
             y.backward(g)
         assert [(e.name, len(e.kernels)) for e in prof.events() if e.kernels] == [("ClampBackward1", 2)]
         x.grad = None
+
+
+@pytest.mark.parametrize("p", [0, 1, 2, 3, 0.5, -1, -2.5])
+def test_pow_with_a_number_exponent_reads_it_on_the_host(device, p):
+    """x ** p with p a number: the gradient p x^(p-1) computed with p known on the host (x ** 2
+    is g * x * 2), equal to NumPy's at 0 too (x ** 0: 0; x ** 1: 1), and gradcheck."""
+    vals = np.array([0.0, 0.5, 1.5, 3.0]) if p != int(p) or p < 0 else np.array([0.0, -1.5, 0.5, 3.0])
+    if p < 0:
+        vals = vals[1:]
+    x = minitorch.tensor(vals, requires_grad=True, device=device)
+    (x ** p).sum().backward()
+    with np.errstate(divide="ignore", invalid="ignore"):
+        want = np.where(p == 0, 0.0, p * vals ** (p - 1) if p != 1 else np.ones_like(vals))
+    np.testing.assert_allclose(grad_of(x), want, rtol=1e-12)
+    safe = minitorch.tensor(vals[vals != 0] if vals[0] == 0 else vals, requires_grad=True, device=device)
+    assert gradcheck(lambda t: t ** p, (safe,))
+
+
+def test_number_pow_mean_and_whole_slices_launch_little():
+    """x ** 2's backward is two kernels (was six: a where and b - 1 on the device), a full
+    mean's backward one (was four: the count filled and copied), and x[:, :50] one slice
+    node (the ':' of the whole dim makes none, as in PyTorch)."""
+    if not minitorch.cuda.is_available():
+        pytest.skip("needs the CUDA device (or its emulator)")
+    from minitorch.profiler import ProfilerActivity, profile
+    x = minitorch.randn(32, 100, device="cuda", requires_grad=True)
+
+    def backward_kernels(y):
+        g = minitorch.ones_like(y)
+        with profile(activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA]) as prof:
+            y.backward(g)
+        return {e.name: len(e.kernels) for e in prof.events() if e.kernels}
+
+    assert backward_kernels(x ** 2)["PowBackward0"] == 2
+    assert backward_kernels(x.mean())["MeanBackward0"] == 1
+    y = x[:, :50]
+    assert y.grad_fn.name() == "SliceBackward0" and y.grad_fn.next_functions[0][0].name() == "AccumulateGrad"
+    assert x[:].grad_fn is not None and x[:, :].shape == x.shape

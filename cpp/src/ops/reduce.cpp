@@ -173,9 +173,11 @@ struct SumBackward : Node {
     std::vector<Tensor> apply(std::vector<Tensor>& g) override
     {
         const auto& m = input_meta[0];
-        Tensor r = unreduce(g[0], dims, keepdim);
-        if (count) r = binary(BinaryOp::Div, r, scalar_tensor(Scalar(double(count)), r->device()));
-        return {to_dtype(contiguous(expand(r, m.shape)), m.dtype)};
+        Tensor r = expand(unreduce(g[0], dims, keepdim), m.shape);
+        // mean: one kernel writes the whole gradient, dividing by the count as it goes (the
+        // count stays a number on the host: no fill, no copy of it to the device)
+        if (count) r = binary(BinaryOp::Div, r, scalar_tensor(Scalar(double(count)), Device{}));
+        return {to_dtype(contiguous(r), m.dtype)};
     }
 };
 
