@@ -468,3 +468,45 @@ def test_pool_fast_paths_values_and_gradients(device, kind, k, s, p, ceil_mode):
     out.backward(minitorch.tensor(g, device=device))
     np.testing.assert_allclose(to_numpy(xt.grad), _ref_pool_backward(x, g, kind, k, s, p, ceil_mode), rtol=1e-12,
                                atol=1e-12)
+
+
+def test_gathered_pooling_and_fold_backward_match_the_cpu_on_random_windows():
+    """The CUDA pooling backward and col2im (F.fold) gather, for each input pixel, the windows
+    that span it (elementwise_math.h's for_each_window_over); the CPU scatters each window.
+    The two must agree on random kernels, strides, paddings, dilations and ceil_mode, and on
+    a global pool (one window as big as the map: one visit per pixel)."""
+    import minitorch.nn.functional as F
+    if not minitorch.cuda.is_available():
+        pytest.skip("needs the CUDA device (or its emulator)")
+    rng = np.random.default_rng(61)
+    cases = [dict(kernel_size=(16, 12), stride=(16, 12), padding=0, dilation=1, ceil_mode=False, H=16, W=12)]
+    for _ in range(24):
+        k = (int(rng.integers(1, 5)), int(rng.integers(1, 5)))
+        cases.append(dict(kernel_size=k, stride=(int(rng.integers(1, 4)), int(rng.integers(1, 4))),
+                          padding=(int(rng.integers(0, k[0] // 2 + 1)), int(rng.integers(0, k[1] // 2 + 1))),
+                          dilation=(int(rng.integers(1, 3)), int(rng.integers(1, 3))),
+                          ceil_mode=bool(rng.integers(0, 2)), H=int(rng.integers(5, 12)), W=int(rng.integers(5, 12))))
+    for c in cases:
+        H, W = c.pop("H"), c.pop("W")
+        x_np = rng.uniform(-2, 2, (2, 3, H, W))
+        for pool in ("max", "avg"):
+            kw = dict(c) if pool == "max" else {k: v for k, v in c.items() if k != "dilation"}
+            if pool == "avg" and any(p * 2 > k for p, k in zip(np.broadcast_to(kw["padding"], 2), kw["kernel_size"])):
+                continue
+            fn = F.max_pool2d if pool == "max" else F.avg_pool2d
+            grads = []
+            for device in ("cpu", "cuda"):
+                x = minitorch.tensor(x_np, device=device, requires_grad=True)
+                y = fn(x, **kw)
+                y.backward(minitorch.tensor(np.linspace(-1, 1, y.numel()).reshape(tuple(y.shape)), device=device))
+                grads.append(x.grad.cpu().numpy())
+            np.testing.assert_allclose(grads[1], grads[0], rtol=1e-12, atol=1e-12, err_msg=f"{pool} {kw} {H}x{W}")
+        k, d, s, p = (tuple(int(v) for v in np.broadcast_to(c[n], 2))
+                      for n in ("kernel_size", "dilation", "stride", "padding"))
+        blocks = [(n + 2 * pp - dd * (kk - 1) - 1) // ss + 1 for n, kk, dd, ss, pp in zip((H, W), k, d, s, p)]
+        if min(blocks) <= 0:
+            continue
+        cols = rng.uniform(-1, 1, (2, 3 * k[0] * k[1], blocks[0] * blocks[1]))
+        out = [F.fold(minitorch.tensor(cols, device=dev), (H, W), k, dilation=d, padding=p, stride=s).cpu().numpy()
+               for dev in ("cpu", "cuda")]
+        np.testing.assert_allclose(out[1], out[0], rtol=1e-12, atol=1e-12, err_msg=f"fold {c} {H}x{W}")

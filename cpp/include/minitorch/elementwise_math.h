@@ -399,20 +399,28 @@ MT_HOST_DEVICE inline void for_each_in_window(const Window2d& w, int64_t oh, int
 // The windows that cover input pixel (ih, iw) -- the other side of for_each_in_window,
 // for the kernels that gather one input pixel's gradient (pooling backward, col2im):
 // calls f(o, t) with o = oh * OW + ow the output pixel and t = kh * KW + kw the tap of its
-// window that lands on (ih, iw).
+// window that lands on (ih, iw). Only the output rows whose window spans ih are visited
+// (oh * stride in [ih + pad - (KH - 1) * dil, ih + pad]), so a big window with a big
+// stride (a global average pool) costs one visit, not KH * KW.
+MT_HOST_DEVICE inline void window_rows_over(int64_t i, int64_t pad, int64_t k, int64_t stride, int64_t dil,
+                                            int64_t out, int64_t& o0, int64_t& o1)
+{
+    const int64_t s = i + pad, span = (k - 1) * dil;  // s = o * stride + tap * dil
+    o0 = s < span ? 0 : (s - span + stride - 1) / stride;
+    o1 = s / stride + 1 < out ? s / stride + 1 : out;
+}
 template <class F>
 MT_HOST_DEVICE inline void for_each_window_over(const Window2d& w, int64_t ih, int64_t iw, F&& f)
 {
-    for (int64_t kh = 0; kh < w.KH; ++kh) {
-        const int64_t hs = ih + w.pad_h - kh * w.dil_h;  // = oh * stride_h
-        if (hs < 0 || hs % w.stride_h) continue;
-        const int64_t oh = hs / w.stride_h;
-        if (oh >= w.OH) continue;
-        for (int64_t kw = 0; kw < w.KW; ++kw) {
-            const int64_t ws = iw + w.pad_w - kw * w.dil_w;
-            if (ws < 0 || ws % w.stride_w) continue;
-            const int64_t ow = ws / w.stride_w;
-            if (ow < w.OW) f(oh * w.OW + ow, kh * w.KW + kw);
+    int64_t oh0, oh1, ow0, ow1;
+    window_rows_over(ih, w.pad_h, w.KH, w.stride_h, w.dil_h, w.OH, oh0, oh1);
+    window_rows_over(iw, w.pad_w, w.KW, w.stride_w, w.dil_w, w.OW, ow0, ow1);
+    for (int64_t oh = oh0; oh < oh1; ++oh) {
+        const int64_t dh = ih + w.pad_h - oh * w.stride_h;  // = kh * dil_h when a tap lands on ih
+        if (dh % w.dil_h) continue;
+        for (int64_t ow = ow0; ow < ow1; ++ow) {
+            const int64_t dw = iw + w.pad_w - ow * w.stride_w;
+            if (dw % w.dil_w == 0) f(oh * w.OW + ow, dh / w.dil_h * w.KW + dw / w.dil_w);
         }
     }
 }
