@@ -648,6 +648,17 @@ def _normalize_over(x, dims: tuple, eps: float):
     return centered * (var + eps).rsqrt()
 
 
+def _normalized_shape(input, normalized_shape, op: str) -> tuple:
+    """``normalized_shape`` as a tuple, checked to be the trailing dims of ``input``
+    (layer_norm's and rms_norm's rule and message)."""
+    shape = _shape_tuple(normalized_shape, "normalized_shape", op)
+    k = len(shape)
+    if input.dim() < k or tuple(input.shape[input.dim() - k:]) != shape:
+        raise ValueError(f"{op}: given normalized_shape={shape}, expected an input of shape (*, "
+                         f"{', '.join(map(str, shape))}), but got input of shape {tuple(input.shape)}")
+    return shape
+
+
 def rms_norm(input, normalized_shape, weight=None, eps: float | None = None):
     """Root-mean-square normalisation over the last ``len(normalized_shape)`` dims:
     ``x / sqrt(mean(x^2) + eps) * weight`` (no centring, no bias; LLaMA-style models).
@@ -657,11 +668,8 @@ def rms_norm(input, normalized_shape, weight=None, eps: float | None = None):
     >>> F.rms_norm(minitorch.tensor([[3.0, 4.0]]), (2,), eps=0.0)
     tensor([[0.8485, 1.1314]])
     """
-    shape = _shape_tuple(normalized_shape, "normalized_shape", "rms_norm")
+    shape = _normalized_shape(input, normalized_shape, "rms_norm")
     k = len(shape)
-    if input.dim() < k or tuple(input.shape[input.dim() - k:]) != shape:
-        raise ValueError(f"rms_norm: given normalized_shape={shape}, expected an input of shape (*, "
-                         f"{', '.join(map(str, shape))}), but got input of shape {tuple(input.shape)}")
     _check_param_shape(weight, shape, "weight", "rms_norm", "normalized_shape")
     if not input.is_floating_point():
         raise TypeError(f"rms_norm: expected a floating point input, got {input.dtype}")
@@ -683,11 +691,8 @@ def layer_norm(input, normalized_shape, weight=None, bias=None, eps: float = 1e-
     >>> F.layer_norm(minitorch.tensor([[1.0, 3.0]]), (2,))
     tensor([[-1.0000,  1.0000]])
     """
-    shape = _shape_tuple(normalized_shape, "normalized_shape", "layer_norm")
+    shape = _normalized_shape(input, normalized_shape, "layer_norm")
     k = len(shape)
-    if input.dim() < k or tuple(input.shape[input.dim() - k:]) != shape:
-        raise ValueError(f"layer_norm: given normalized_shape={shape}, expected an input of shape (*, "
-                         f"{', '.join(map(str, shape))}), but got input of shape {tuple(input.shape)}")
     _check_param_shape(weight, shape, "weight", "layer_norm", "normalized_shape")
     _check_param_shape(bias, shape, "bias", "layer_norm", "normalized_shape")
     if k == 0:  # each element on its own: x - mean is 0
