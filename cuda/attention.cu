@@ -73,14 +73,16 @@ __device__ __forceinline__ float warp_max(float v)
         [](float a, float b) { return fmaxf(a, b); });
 }
 
-// rows [row0, row0 + count) of a (rows, width) matrix of T into dst[count][pitch] as D (float,
-// or T itself for the tensor cores), zeros past `rows` (all threads of the block take part).
+// rows [row0, row0 + count) of a (rows, width) matrix of T, row r at src + r * row_stride, into
+// dst[count][pitch] as D (float, or T itself for the tensor cores), zeros past `rows` (all threads
+// of the block take part).
 template <class D, class T, int pitch>
-__device__ void stage_rows(D (*dst)[pitch], const T* src, int64_t row0, int count, int64_t rows, int width)
+__device__ void stage_rows(D (*dst)[pitch], const T* src, int64_t row_stride, int64_t row0, int count, int64_t rows,
+                           int width)
 {
     for (int x = threadIdx.x; x < count * width; x += blockDim.x) {
         const int r = x / width, d = x % width;
-        dst[r][d] = row0 + r < rows ? D(src[(row0 + r) * width + d]) : D(0.f);
+        dst[r][d] = row0 + r < rows ? D(src[(row0 + r) * row_stride + d]) : D(0.f);
     }
 }
 
@@ -172,9 +174,9 @@ __device__ __forceinline__ int64_t keys_end(int64_t S, int64_t row_end, bool cau
 // holds output values d = lane, lane + 32, ... (up to 4) of each row, adding p_j * v[j][d]
 // with p_j broadcast by a shuffle.
 template <class T>
-__global__ void attention_kernel(const T* q, const T* k, const T* v, T* out, float* lse, AttentionMask<float> mask,
-                                 AttentionDropout drop, int64_t B, int64_t L, int64_t S, int E, int Ev, float scale,
-                                 bool causal)
+__global__ void attention_kernel(const T* q, const T* k, const T* v, T* out, float* lse, AttentionLayout lay,
+                                 AttentionMask<float> mask, AttentionDropout drop, int64_t B, int64_t L, int64_t S,
+                                 int E, int Ev, float scale, bool causal)
 {
     __shared__ float q_s[kFwdRows][kMaxHead];
     __shared__ float k_s[kTile][kPad];
@@ -184,15 +186,15 @@ __global__ void attention_kernel(const T* q, const T* k, const T* v, T* out, flo
     for (int64_t b = blockIdx.y; b < B; b += gridDim.y) {
         const float* mask_matrix = mask.data ? mask.matrix(b) : nullptr;
         __syncthreads();  // the previous pair's rows are no longer read
-        stage_rows<float, T, kMaxHead>(q_s, q + b * L * E, q0, kFwdRows, L, E);
+        stage_rows<float, T, kMaxHead>(q_s, q + lay.q.pair(b), lay.q.row_stride, q0, kFwdRows, L, E);
         float m[kFwdRowsPerWarp], l[kFwdRowsPerWarp], o[kFwdRowsPerWarp][kChunks];
         zero_rows(o);
 MT_UNROLL
         for (int r = 0; r < kFwdRowsPerWarp; ++r) m[r] = -INFINITY, l[r] = 0.f;
         for (int64_t k0 = 0; k0 < keys_end(S, q0 + kFwdRows, causal); k0 += kTile) {
             __syncthreads();  // every warp is done with the previous tile
-            stage_rows<float, T, kPad>(k_s, k + b * S * E, k0, kTile, S, E);
-            stage_rows<float, T, kMaxHead>(v_s, v + b * S * Ev, k0, kTile, S, Ev);
+            stage_rows<float, T, kPad>(k_s, k + lay.k.pair(b), lay.k.row_stride, k0, kTile, S, E);
+            stage_rows<float, T, kMaxHead>(v_s, v + lay.v.pair(b), lay.v.row_stride, k0, kTile, S, Ev);
             __syncthreads();  // the tile is staged
 MT_UNROLL
             for (int r = 0; r < kFwdRowsPerWarp; ++r) {
@@ -212,21 +214,23 @@ MT_UNROLL
             const int64_t i = q0 + warp * kFwdRowsPerWarp + r;
             if (i >= L) continue;
             // l = 0 (every key masked): NaN, as the composed formula
-            store_row(out + (b * L + i) * Ev, o[r], Ev, lane, [&](float x) { return x / l[r]; });
+            store_row(out + lay.out.row(b, i), o[r], Ev, lane, [&](float x) { return x / l[r]; });
             if (lane == 0) lse[b * L + i] = m[r] + logf(l[r]);
         }
     }
 }
 
-// Thread mapping: one warp per row of dO and O (B * L rows), lanes over the row's values.
+// Thread mapping: one warp per row r = b * L + i of dO and O (B * L rows), lanes over the row's values.
 template <class T>
-__global__ void attention_delta_kernel(const T* grad_out, const T* out, float* delta, int64_t rows, int Ev)
+__global__ void attention_delta_kernel(const T* grad_out, const T* out, float* delta, AttentionLayout lay, int64_t B,
+                                       int64_t L, int Ev)
 {
     const int lane = threadIdx.x % kWarp;
     const int64_t warps = blockDim.x / kWarp;
-    for (int64_t r = blockIdx.x * warps + threadIdx.x / kWarp; r < rows; r += gridDim.x * warps) {
+    for (int64_t r = blockIdx.x * warps + threadIdx.x / kWarp; r < B * L; r += gridDim.x * warps) {
+        const T *g = grad_out + lay.grad_out.row(r / L, r % L), *o = out + lay.out.row(r / L, r % L);
         float s = 0.f;
-        for (int d = lane; d < Ev; d += kWarp) s += float(grad_out[r * Ev + d]) * float(out[r * Ev + d]);
+        for (int d = lane; d < Ev; d += kWarp) s += float(g[d]) * float(o[d]);
         s = warp_sum(s);
         if (lane == 0) delta[r] = s;
     }
@@ -240,9 +244,9 @@ __global__ void attention_delta_kernel(const T* grad_out, const T* out, float* d
 // first key see none of its keys and are skipped.
 template <class T>
 __global__ void attention_dkdv_kernel(const T* q, const T* k, const T* v, const T* grad_out, const float* lse,
-                                      const float* delta, T* grad_k, T* grad_v, AttentionMask<float> mask,
-                                      AttentionDropout drop, int64_t B, int64_t L, int64_t S, int E, int Ev,
-                                      float scale, bool causal)
+                                      const float* delta, T* grad_k, T* grad_v, AttentionLayout lay,
+                                      AttentionMask<float> mask, AttentionDropout drop, int64_t B, int64_t L, int64_t S,
+                                      int E, int Ev, float scale, bool causal)
 {
     __shared__ float k_s[kBwdRows][kMaxHead];
     __shared__ float v_s[kBwdRows][kMaxHead];
@@ -254,16 +258,16 @@ __global__ void attention_dkdv_kernel(const T* q, const T* k, const T* v, const 
     for (int64_t b = blockIdx.y; b < B; b += gridDim.y) {
         const float* mask_matrix = mask.data ? mask.matrix(b) : nullptr;
         __syncthreads();
-        stage_rows<float, T, kMaxHead>(k_s, k + b * S * E, j0, kBwdRows, S, E);
-        stage_rows<float, T, kMaxHead>(v_s, v + b * S * Ev, j0, kBwdRows, S, Ev);
+        stage_rows<float, T, kMaxHead>(k_s, k + lay.k.pair(b), lay.k.row_stride, j0, kBwdRows, S, E);
+        stage_rows<float, T, kMaxHead>(v_s, v + lay.v.pair(b), lay.v.row_stride, j0, kBwdRows, S, Ev);
         float dk[kBwdRowsPerWarp][kChunks], dv[kBwdRowsPerWarp][kChunks];
         zero_rows(dk);
         zero_rows(dv);
         const int64_t i_begin = causal ? j0 / kTile * kTile : 0;
         for (int64_t i0 = i_begin; i0 < L; i0 += kTile) {
             __syncthreads();  // every warp is done with the previous tile
-            stage_rows<float, T, kPad>(q_s, q + b * L * E, i0, kTile, L, E);
-            stage_rows<float, T, kPad>(g_s, grad_out + b * L * Ev, i0, kTile, L, Ev);
+            stage_rows<float, T, kPad>(q_s, q + lay.q.pair(b), lay.q.row_stride, i0, kTile, L, E);
+            stage_rows<float, T, kPad>(g_s, grad_out + lay.grad_out.pair(b), lay.grad_out.row_stride, i0, kTile, L, Ev);
             if (threadIdx.x < kTile) {
                 const bool in = i0 + threadIdx.x < L;
                 lse_s[threadIdx.x] = in ? lse[b * L + i0 + threadIdx.x] : 0.f;
@@ -293,8 +297,8 @@ MT_UNROLL
         for (int r = 0; r < kBwdRowsPerWarp; ++r) {
             const int64_t j = j0 + warp * kBwdRowsPerWarp + r;
             if (j >= S) continue;
-            store_row(grad_v + (b * S + j) * Ev, dv[r], Ev, lane, [](float x) { return x; });
-            store_row(grad_k + (b * S + j) * E, dk[r], E, lane, [&](float x) { return x * scale; });
+            store_row(grad_v + lay.grad_v.row(b, j), dv[r], Ev, lane, [](float x) { return x; });
+            store_row(grad_k + lay.grad_k.row(b, j), dk[r], E, lane, [&](float x) { return x * scale; });
         }
     }
 }
@@ -306,8 +310,9 @@ MT_UNROLL
 // broadcast by a shuffle. Causal calls stop at the block's diagonal, as the forward.
 template <class T>
 __global__ void attention_dq_kernel(const T* q, const T* k, const T* v, const T* grad_out, const float* lse,
-                                    const float* delta, T* grad_q, AttentionMask<float> mask, AttentionDropout drop,
-                                    int64_t B, int64_t L, int64_t S, int E, int Ev, float scale, bool causal)
+                                    const float* delta, T* grad_q, AttentionLayout lay, AttentionMask<float> mask,
+                                    AttentionDropout drop, int64_t B, int64_t L, int64_t S, int E, int Ev, float scale,
+                                    bool causal)
 {
     __shared__ float q_s[kBwdRows][kMaxHead];
     __shared__ float g_s[kBwdRows][kMaxHead];  // dO
@@ -318,8 +323,9 @@ __global__ void attention_dq_kernel(const T* q, const T* k, const T* v, const T*
     for (int64_t b = blockIdx.y; b < B; b += gridDim.y) {
         const float* mask_matrix = mask.data ? mask.matrix(b) : nullptr;
         __syncthreads();
-        stage_rows<float, T, kMaxHead>(q_s, q + b * L * E, i0, kBwdRows, L, E);
-        stage_rows<float, T, kMaxHead>(g_s, grad_out + b * L * Ev, i0, kBwdRows, L, Ev);
+        stage_rows<float, T, kMaxHead>(q_s, q + lay.q.pair(b), lay.q.row_stride, i0, kBwdRows, L, E);
+        stage_rows<float, T, kMaxHead>(g_s, grad_out + lay.grad_out.pair(b), lay.grad_out.row_stride, i0, kBwdRows, L,
+                                       Ev);
         float dq[kBwdRowsPerWarp][kChunks], row_lse[kBwdRowsPerWarp], row_delta[kBwdRowsPerWarp];
         zero_rows(dq);
 MT_UNROLL
@@ -330,8 +336,8 @@ MT_UNROLL
         }
         for (int64_t k0 = 0; k0 < keys_end(S, i0 + kBwdRows, causal); k0 += kTile) {
             __syncthreads();  // every warp is done with the previous tile
-            stage_rows<float, T, kPad>(k_s, k + b * S * E, k0, kTile, S, E);
-            stage_rows<float, T, kPad>(v_s, v + b * S * Ev, k0, kTile, S, Ev);
+            stage_rows<float, T, kPad>(k_s, k + lay.k.pair(b), lay.k.row_stride, k0, kTile, S, E);
+            stage_rows<float, T, kPad>(v_s, v + lay.v.pair(b), lay.v.row_stride, k0, kTile, S, Ev);
             __syncthreads();  // the tile is staged
 MT_UNROLL
             for (int r = 0; r < kBwdRowsPerWarp; ++r) {
@@ -352,7 +358,7 @@ MT_UNROLL
         for (int r = 0; r < kBwdRowsPerWarp; ++r) {
             const int64_t i = i0 + warp * kBwdRowsPerWarp + r;
             if (i >= L) continue;
-            store_row(grad_q + (b * L + i) * E, dq[r], E, lane, [&](float x) { return x * scale; });
+            store_row(grad_q + lay.grad_q.row(b, i), dq[r], E, lane, [&](float x) { return x * scale; });
         }
     }
 }
@@ -460,9 +466,9 @@ __device__ __forceinline__ void mma_tile_products(float (*s_s)[kMmaTile], const 
 //                The warp's 16 x 16 slice of s_s (the scores are used up by then) is its scratch.
 // Shared memory: q, k, v tiles 3 x 8 KiB, S 4 KiB, P 2 KiB, O 16 KiB: 46 KiB of the 48.
 template <class T>
-__device__ void attention_mma_rows(const T* q, const T* k, const T* v, T* out, float* lse,
-                                   const AttentionMask<float>& mask, const AttentionDropout& drop, int64_t B,
-                                   int64_t L, int64_t S, int E, int Ev, float scale, bool causal)
+__device__ void attention_mma_rows(const T* q, const T* k, const T* v, T* out, float* lse, const AttentionLayout& lay,
+                                   const AttentionMask<float>& mask, const AttentionDropout& drop, int64_t B, int64_t L,
+                                   int64_t S, int E, int Ev, float scale, bool causal)
 {
     __shared__ __align__(32) T q_s[kMmaTile][kMaxHead];
     __shared__ __align__(32) T k_s[kMmaTile][kMaxHead];
@@ -477,15 +483,15 @@ __device__ void attention_mma_rows(const T* q, const T* k, const T* v, T* out, f
     for (int64_t b = blockIdx.y; b < B; b += gridDim.y) {
         const float* mask_matrix = mask.data ? mask.matrix(b) : nullptr;
         __syncthreads();  // the previous pair's q_s and o_s are no longer read
-        stage_rows<T, T, kMaxHead>(q_s, q + b * L * E, q0, kMmaTile, L, E);
+        stage_rows<T, T, kMaxHead>(q_s, q + lay.q.pair(b), lay.q.row_stride, q0, kMmaTile, L, E);
         for (int x = threadIdx.x; x < kMmaTile * Ev; x += blockDim.x) o_s[x / Ev][x % Ev] = 0.f;
         float m[kMmaRowsPerWarp], l[kMmaRowsPerWarp];
 MT_UNROLL
         for (int r = 0; r < kMmaRowsPerWarp; ++r) m[r] = -INFINITY, l[r] = 0.f;
         for (int64_t k0 = 0; k0 < keys_end(S, q0 + kMmaTile, causal); k0 += kMmaTile) {
             __syncthreads();  // every warp is done with the previous tile (k_s, v_s, s_s, p_s)
-            stage_rows<T, T, kMaxHead>(k_s, k + b * S * E, k0, kMmaTile, S, E);
-            stage_rows<T, T, kMaxHead>(v_s, v + b * S * Ev, k0, kMmaTile, S, Ev);
+            stage_rows<T, T, kMaxHead>(k_s, k + lay.k.pair(b), lay.k.row_stride, k0, kMmaTile, S, E);
+            stage_rows<T, T, kMaxHead>(v_s, v + lay.v.pair(b), lay.v.row_stride, k0, kMmaTile, S, Ev);
             __syncthreads();  // the tile is staged (and o_s zeroed)
             mma_tile_products(s_s, q_s, k_s, E);
             __syncthreads();  // every score of the tile is in s_s
@@ -521,7 +527,7 @@ MT_UNROLL
             const int64_t i = q0 + row;
             if (i >= L) continue;
             // l = 0 (every key masked): NaN, as the composed formula
-            for (int d = lane; d < Ev; d += kWarp) out[(b * L + i) * Ev + d] = T(o_s[row][d] / l[r]);
+            for (int d = lane; d < Ev; d += kWarp) out[lay.out.row(b, i) + d] = T(o_s[row][d] / l[r]);
             if (lane == 0) lse[b * L + i] = m[r] + logf(l[r]);
         }
     }
@@ -592,9 +598,9 @@ struct MmaBackwardTiles {
 // each goes out through the warp's scratch (a slice of t.s), dK times the scale.
 template <class T>
 __device__ void attention_mma_dkdv_rows(const T* q, const T* k, const T* v, const T* grad_out, const float* lse,
-                                        const float* delta, T* grad_k, T* grad_v, const AttentionMask<float>& mask,
-                                        const AttentionDropout& drop, int64_t B, int64_t L, int64_t S, int E, int Ev,
-                                        float scale, bool causal)
+                                        const float* delta, T* grad_k, T* grad_v, const AttentionLayout& lay,
+                                        const AttentionMask<float>& mask, const AttentionDropout& drop, int64_t B,
+                                        int64_t L, int64_t S, int E, int Ev, float scale, bool causal)
 {
     __shared__ MmaBackwardTiles<T> t;
     const int lane = threadIdx.x % kWarp, warp = threadIdx.x / kWarp;
@@ -604,15 +610,16 @@ __device__ void attention_mma_dkdv_rows(const T* q, const T* k, const T* v, cons
     for (int64_t b = blockIdx.y; b < B; b += gridDim.y) {
         const float* mask_matrix = mask.data ? mask.matrix(b) : nullptr;
         __syncthreads();  // the previous pair's t.k, t.v and scratch are no longer read
-        stage_rows<T, T, kMaxHead>(t.k, k + b * S * E, j0, kMmaTile, S, E);
-        stage_rows<T, T, kMaxHead>(t.v, v + b * S * Ev, j0, kMmaTile, S, Ev);
+        stage_rows<T, T, kMaxHead>(t.k, k + lay.k.pair(b), lay.k.row_stride, j0, kMmaTile, S, E);
+        stage_rows<T, T, kMaxHead>(t.v, v + lay.v.pair(b), lay.v.row_stride, j0, kMmaTile, S, Ev);
         Acc dv[kMmaOutTiles], dk[kMmaOutTiles];
 MT_UNROLL
         for (int f = 0; f < kMmaOutTiles; ++f) wmma::fill_fragment(dv[f], 0.f), wmma::fill_fragment(dk[f], 0.f);
         for (int64_t i0 = causal ? j0 : 0; i0 < L; i0 += kMmaTile) {
             __syncthreads();  // every warp is done with the previous tile
-            stage_rows<T, T, kMaxHead>(t.q, q + b * L * E, i0, kMmaTile, L, E);
-            stage_rows<T, T, kMaxHead>(t.g, grad_out + b * L * Ev, i0, kMmaTile, L, Ev);
+            stage_rows<T, T, kMaxHead>(t.q, q + lay.q.pair(b), lay.q.row_stride, i0, kMmaTile, L, E);
+            stage_rows<T, T, kMaxHead>(t.g, grad_out + lay.grad_out.pair(b), lay.grad_out.row_stride, i0, kMmaTile, L,
+                                       Ev);
             stage_row_stats(t.lse, t.delta, lse, delta, b, i0, L);
             __syncthreads();  // the tile is staged
             mma_tile_products(t.s, t.q, t.k, E, t.dp, t.g, t.v, Ev);
@@ -637,14 +644,14 @@ MT_UNROLL
                 const int64_t j = j0 + n / v_tiles * kMma;
                 const int d = n % v_tiles * kMma;
                 for_each_element(dv[f], scratch, lane, [&](int r, int c, float x) {
-                    if (j + r < S) grad_v[(b * S + j + r) * Ev + d + c] = T(x);
+                    if (j + r < S) grad_v[lay.grad_v.row(b, j + r) + d + c] = T(x);
                 });
             }
             if (n < 2 * k_tiles) {
                 const int64_t j = j0 + n / k_tiles * kMma;
                 const int d = n % k_tiles * kMma;
                 for_each_element(dk[f], scratch, lane, [&](int r, int c, float x) {
-                    if (j + r < S) grad_k[(b * S + j + r) * E + d + c] = T(x * scale);
+                    if (j + r < S) grad_k[lay.grad_k.row(b, j + r) + d + c] = T(x * scale);
                 });
             }
         }
@@ -656,9 +663,9 @@ MT_UNROLL
 // tiles w, w + 4, ... of the 32 x E dQ in accumulators, written out at the end times the scale.
 template <class T>
 __device__ void attention_mma_dq_rows(const T* q, const T* k, const T* v, const T* grad_out, const float* lse,
-                                      const float* delta, T* grad_q, const AttentionMask<float>& mask,
-                                      const AttentionDropout& drop, int64_t B, int64_t L, int64_t S, int E, int Ev,
-                                      float scale, bool causal)
+                                      const float* delta, T* grad_q, const AttentionLayout& lay,
+                                      const AttentionMask<float>& mask, const AttentionDropout& drop, int64_t B,
+                                      int64_t L, int64_t S, int E, int Ev, float scale, bool causal)
 {
     const int q_tiles = E / kMma;  // dQ's 16-wide column tiles
     const int lane = threadIdx.x % kWarp, warp = threadIdx.x / kWarp;
@@ -668,16 +675,16 @@ __device__ void attention_mma_dq_rows(const T* q, const T* k, const T* v, const 
     for (int64_t b = blockIdx.y; b < B; b += gridDim.y) {
         const float* mask_matrix = mask.data ? mask.matrix(b) : nullptr;
         __syncthreads();  // the previous pair's t.q, t.g and scratch are no longer read
-        stage_rows<T, T, kMaxHead>(t.q, q + b * L * E, i0, kMmaTile, L, E);
-        stage_rows<T, T, kMaxHead>(t.g, grad_out + b * L * Ev, i0, kMmaTile, L, Ev);
+        stage_rows<T, T, kMaxHead>(t.q, q + lay.q.pair(b), lay.q.row_stride, i0, kMmaTile, L, E);
+        stage_rows<T, T, kMaxHead>(t.g, grad_out + lay.grad_out.pair(b), lay.grad_out.row_stride, i0, kMmaTile, L, Ev);
         stage_row_stats(t.lse, t.delta, lse, delta, b, i0, L);
         Acc dq[kMmaOutTiles];
 MT_UNROLL
         for (int f = 0; f < kMmaOutTiles; ++f) wmma::fill_fragment(dq[f], 0.f);
         for (int64_t k0 = 0; k0 < keys_end(S, i0 + kMmaTile, causal); k0 += kMmaTile) {
             __syncthreads();  // every warp is done with the previous tile
-            stage_rows<T, T, kMaxHead>(t.k, k + b * S * E, k0, kMmaTile, S, E);
-            stage_rows<T, T, kMaxHead>(t.v, v + b * S * Ev, k0, kMmaTile, S, Ev);
+            stage_rows<T, T, kMaxHead>(t.k, k + lay.k.pair(b), lay.k.row_stride, k0, kMmaTile, S, E);
+            stage_rows<T, T, kMaxHead>(t.v, v + lay.v.pair(b), lay.v.row_stride, k0, kMmaTile, S, Ev);
             __syncthreads();  // the tile is staged
             mma_tile_products(t.s, t.q, t.k, E, t.dp, t.g, t.v, Ev);
             __syncthreads();  // S and dP are complete
@@ -699,7 +706,7 @@ MT_UNROLL
             const int64_t i = i0 + n / q_tiles * kMma;
             const int d = n % q_tiles * kMma;
             for_each_element(dq[f], scratch, lane, [&](int r, int c, float x) {
-                if (i + r < L) grad_q[(b * L + i + r) * E + d + c] = T(x * scale);
+                if (i + r < L) grad_q[lay.grad_q.row(b, i + r) + d + c] = T(x * scale);
             });
         }
     }
@@ -720,34 +727,34 @@ constexpr bool kHasMma = !std::is_same_v<T, BFloat16> || kBf16Mma;
 #endif
 
 template <class T>
-__global__ void attention_mma_kernel(const T* q, const T* k, const T* v, T* out, float* lse, AttentionMask<float> mask,
-                                     AttentionDropout drop, int64_t B, int64_t L, int64_t S, int E, int Ev, float scale,
-                                     bool causal)
+__global__ void attention_mma_kernel(const T* q, const T* k, const T* v, T* out, float* lse, AttentionLayout lay,
+                                     AttentionMask<float> mask, AttentionDropout drop, int64_t B, int64_t L, int64_t S,
+                                     int E, int Ev, float scale, bool causal)
 {
-    if constexpr (kHasMma<T>) attention_mma_rows(q, k, v, out, lse, mask, drop, B, L, S, E, Ev, scale, causal);
+    if constexpr (kHasMma<T>) attention_mma_rows(q, k, v, out, lse, lay, mask, drop, B, L, S, E, Ev, scale, causal);
     else MT_NO_MMA_ON_THIS_ARCH();
 }
 
 template <class T>
 __global__ void attention_mma_dkdv_kernel(const T* q, const T* k, const T* v, const T* grad_out, const float* lse,
-                                          const float* delta, T* grad_k, T* grad_v, AttentionMask<float> mask,
-                                          AttentionDropout drop, int64_t B, int64_t L, int64_t S, int E, int Ev,
-                                          float scale, bool causal)
+                                          const float* delta, T* grad_k, T* grad_v, AttentionLayout lay,
+                                          AttentionMask<float> mask, AttentionDropout drop, int64_t B, int64_t L,
+                                          int64_t S, int E, int Ev, float scale, bool causal)
 {
     if constexpr (kHasMma<T>)
-        attention_mma_dkdv_rows(q, k, v, grad_out, lse, delta, grad_k, grad_v, mask, drop, B, L, S, E, Ev, scale,
+        attention_mma_dkdv_rows(q, k, v, grad_out, lse, delta, grad_k, grad_v, lay, mask, drop, B, L, S, E, Ev, scale,
                                 causal);
     else MT_NO_MMA_ON_THIS_ARCH();
 }
 
 template <class T>
 __global__ void attention_mma_dq_kernel(const T* q, const T* k, const T* v, const T* grad_out, const float* lse,
-                                        const float* delta, T* grad_q, AttentionMask<float> mask,
+                                        const float* delta, T* grad_q, AttentionLayout lay, AttentionMask<float> mask,
                                         AttentionDropout drop, int64_t B, int64_t L, int64_t S, int E, int Ev,
                                         float scale, bool causal)
 {
     if constexpr (kHasMma<T>)
-        attention_mma_dq_rows(q, k, v, grad_out, lse, delta, grad_q, mask, drop, B, L, S, E, Ev, scale, causal);
+        attention_mma_dq_rows(q, k, v, grad_out, lse, delta, grad_q, lay, mask, drop, B, L, S, E, Ev, scale, causal);
     else MT_NO_MMA_ON_THIS_ARCH();
 }
 
@@ -782,12 +789,14 @@ unsigned tiles(int64_t n, int rows) { return unsigned((n + rows - 1) / rows); }
 void attention(const Tensor& out, const Tensor& lse, const Tensor& q, const Tensor& k, const Tensor& v,
                const Tensor& mask, const Attention& spec)
 {
-    const int64_t B = q->shape[0], L = q->shape[1], S = k->shape[1];
-    const int E = int(q->shape[2]), Ev = int(v->shape[2]);
+    const AttentionSizes n = attention_sizes(q, v);
+    const int64_t B = n.B, L = n.L, S = n.S;
+    const int E = int(n.E), Ev = int(n.Ev);
     MT_CHECK(E <= kMaxHead && Ev <= kMaxHead, "scaled_dot_product_attention: the fused kernel takes head dims up to ",
              kMaxHead, ", got ", E, " and ", Ev);
     if (B == 0 || L == 0) return;
     const AttentionMask<float> m = attention_mask<float>(mask);
+    const AttentionLayout lay = attention_layout(q, k, v, out);
     const AttentionDropout drop = attention_dropout(spec.dropout_p, spec.seed, spec.offset, L, S);
     const float scale = float(spec.scale);
     dispatch_attention(q->dtype, "scaled_dot_product_attention", [&](auto tag) {
@@ -796,12 +805,13 @@ void attention(const Tensor& out, const Tensor& lse, const Tensor& q, const Tens
         if constexpr (!std::is_same_v<T, float>) {
             if (tensor_cores(q->dtype, E, Ev)) {
                 MT_LAUNCH(dim3(tiles(L, kMmaTile), pair_blocks(B)), kWarps * kWarp, 0, 0, attention_mma_kernel<T>)(
-                    qd, kd, vd, out->data_as<T>(), lse->data_as<float>(), m, drop, B, L, S, E, Ev, scale, spec.causal);
+                    qd, kd, vd, out->data_as<T>(), lse->data_as<float>(), lay, m, drop, B, L, S, E, Ev, scale,
+                    spec.causal);
                 return;
             }
         }
         MT_LAUNCH(dim3(tiles(L, kFwdRows), pair_blocks(B)), kWarps * kWarp, 0, 0, attention_kernel<T>)(
-            qd, kd, vd, out->data_as<T>(), lse->data_as<float>(), m, drop, B, L, S, E, Ev, scale, spec.causal);
+            qd, kd, vd, out->data_as<T>(), lse->data_as<float>(), lay, m, drop, B, L, S, E, Ev, scale, spec.causal);
     });
     MT_CUDA_CHECK_LAUNCH("scaled_dot_product_attention");
 }
@@ -810,11 +820,13 @@ void attention_backward(const Tensor& grad_q, const Tensor& grad_k, const Tensor
                         const Tensor& q, const Tensor& k, const Tensor& v, const Tensor& out, const Tensor& lse,
                         const Tensor& mask, const Attention& spec)
 {
-    const int64_t B = q->shape[0], L = q->shape[1], S = k->shape[1];
-    const int E = int(q->shape[2]), Ev = int(v->shape[2]);
+    const AttentionSizes n = attention_sizes(q, v);
+    const int64_t B = n.B, L = n.L, S = n.S;
+    const int E = int(n.E), Ev = int(n.Ev);
     if (B == 0 || S == 0) return;
     Tensor delta = empty({B, L}, DType::Float32, q->device());
     const AttentionMask<float> m = attention_mask<float>(mask);
+    const AttentionLayout lay = attention_layout(q, k, v, out, grad_out, grad_q, grad_k, grad_v);
     const AttentionDropout drop = attention_dropout(spec.dropout_p, spec.seed, spec.offset, L, S);
     const float scale = float(spec.scale);
     dispatch_attention(q->dtype, "scaled_dot_product_attention_backward", [&](auto tag) {
@@ -823,31 +835,31 @@ void attention_backward(const Tensor& grad_q, const Tensor& grad_k, const Tensor
         const float *ld = lse->data_as<float>(), *dd = delta->data_as<float>();
         if (L > 0) {
             MT_LAUNCH(blocks_for(B * L * kWarp), kThreads, 0, 0, attention_delta_kernel<T>)(
-                gd, out->data_as<T>(), delta->data_as<float>(), B * L, Ev);
+                gd, out->data_as<T>(), delta->data_as<float>(), lay, B, L, Ev);
             MT_CUDA_CHECK_LAUNCH("scaled_dot_product_attention_backward (D)");
         }
         T *gq = grad_q->data_as<T>(), *gk = grad_k->data_as<T>(), *gv = grad_v->data_as<T>();
         if constexpr (!std::is_same_v<T, float>) {
             if (tensor_cores(q->dtype, E, Ev)) {
                 MT_LAUNCH(dim3(tiles(S, kMmaTile), pair_blocks(B)), kWarps * kWarp, 0, 0,
-                          attention_mma_dkdv_kernel<T>)(qd, kd, vd, gd, ld, dd, gk, gv, m, drop, B, L, S, E, Ev, scale,
-                                                        spec.causal);
+                          attention_mma_dkdv_kernel<T>)(qd, kd, vd, gd, ld, dd, gk, gv, lay, m, drop, B, L, S, E, Ev,
+                                                        scale, spec.causal);
                 MT_CUDA_CHECK_LAUNCH("scaled_dot_product_attention_backward (dK, dV)");
                 if (L > 0) {
                     MT_LAUNCH(dim3(tiles(L, kMmaTile), pair_blocks(B)), kWarps * kWarp, 0, 0,
-                              attention_mma_dq_kernel<T>)(qd, kd, vd, gd, ld, dd, gq, m, drop, B, L, S, E, Ev, scale,
-                                                          spec.causal);
+                              attention_mma_dq_kernel<T>)(qd, kd, vd, gd, ld, dd, gq, lay, m, drop, B, L, S, E,
+                                                          Ev, scale, spec.causal);
                     MT_CUDA_CHECK_LAUNCH("scaled_dot_product_attention_backward (dQ)");
                 }
                 return;
             }
         }
         MT_LAUNCH(dim3(tiles(S, kBwdRows), pair_blocks(B)), kWarps * kWarp, 0, 0, attention_dkdv_kernel<T>)(
-            qd, kd, vd, gd, ld, dd, gk, gv, m, drop, B, L, S, E, Ev, scale, spec.causal);
+            qd, kd, vd, gd, ld, dd, gk, gv, lay, m, drop, B, L, S, E, Ev, scale, spec.causal);
         MT_CUDA_CHECK_LAUNCH("scaled_dot_product_attention_backward (dK, dV)");
         if (L > 0) {
             MT_LAUNCH(dim3(tiles(L, kBwdRows), pair_blocks(B)), kWarps * kWarp, 0, 0, attention_dq_kernel<T>)(
-                qd, kd, vd, gd, ld, dd, gq, m, drop, B, L, S, E, Ev, scale, spec.causal);
+                qd, kd, vd, gd, ld, dd, gq, lay, m, drop, B, L, S, E, Ev, scale, spec.causal);
             MT_CUDA_CHECK_LAUNCH("scaled_dot_product_attention_backward (dQ)");
         }
     });

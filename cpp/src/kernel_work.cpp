@@ -227,12 +227,12 @@ Work qgemm(const Tensor& out, const Tensor& a, const Tensor& b, const QGemm& q)
 // calls count the full (L, S) square (an estimate: the kernels skip the tiles above the
 // diagonal). Bytes: q, k, v, out, lse and the mask's distinct elements once.
 namespace {
-double attention_scores(const Tensor& q, const Tensor& k) { return n(q) / double(q->shape[2]) * double(k->shape[1]); }
+double attention_scores(const Tensor& q, const Tensor& k) { return n(q) / double(q->size(-1)) * double(k->size(-2)); }
 }  // namespace
 Work attention(const Tensor& out, const Tensor& lse, const Tensor& q, const Tensor& k, const Tensor& v,
                const Tensor& mask, const Attention&)
 {
-    const double per_score = 2.0 * double(q->shape[2]) + 6 + 2.0 * double(v->shape[2]);
+    const double per_score = 2.0 * double(q->size(-1)) + 6 + 2.0 * double(v->size(-1));
     return {attention_scores(q, k) * per_score, bytes(out, lse, q, k, v, mask)};
 }
 // The backward recomputes each score (2E + 5), and adds dP = dO.v (2Ev), dS = P * (dP - D)
@@ -241,7 +241,7 @@ Work attention_backward(const Tensor& grad_q, const Tensor& grad_k, const Tensor
                         const Tensor& q, const Tensor& k, const Tensor& v, const Tensor& out, const Tensor& lse,
                         const Tensor& mask, const Attention&)
 {
-    const double per_score = 6.0 * double(q->shape[2]) + 7 + 4.0 * double(v->shape[2]);
+    const double per_score = 6.0 * double(q->size(-1)) + 7 + 4.0 * double(v->size(-1));
     return {attention_scores(q, k) * per_score, bytes(grad_q, grad_k, grad_v, grad_out, q, k, v, out, lse, mask)};
 }
 // softmax: max (compare), subtract and exp, sum (add), divide: 5 per element (log_softmax:

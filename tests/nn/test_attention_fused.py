@@ -4,8 +4,11 @@ reference (matmul, softmax, matmul: nn/_attention_functional.py) computed in flo
 the gradients of query, key and value, causal and not, cross attention (L != S, E != Ev), bool
 and additive masks broadcast from small shapes, head dims up to 128, float32 / float16 / bfloat16
 (and float64 on the CPU, with gradcheck and a double backward through the composed formula).
+Operands in any layout (head-split views of a packed projection, expanded, strided rows; a
+strided last dim or unfoldable batch dims are copied) give the same values and gradients.
 Structure on CUDA: F.scaled_dot_product_attention takes the fused path, launches a constant
-number of kernels (not one per tile or per row) and allocates no (B, H, L, S) buffer."""
+number of kernels (not one per tile or per row), allocates no (B, H, L, S) buffer, and a
+nanoGPT attention block launches no copy either way."""
 from __future__ import annotations
 
 import numpy as np
@@ -248,3 +251,136 @@ def test_multihead_attention_and_encoder_layer_use_it(batch_first):
             backends.cuda.enable_flash_sdp(True)
     for a, b in zip(*outs):
         np.testing.assert_allclose(a, b, atol=1e-4, rtol=1e-3)
+
+
+# ------------------------------------------------------------------ operands in any layout ----
+# The kernels read q, k, v as (B0, B1, rows, width) views with any strides but a contiguous last
+# dim (AttentionRows, attention_math.h), and write the output and gradients in the order of
+# their strides. Each layout below makes leaves (the tensors that get gradients) and the views
+# of them the op sees; values and gradients must match the composed reference on the views.
+
+def _leaf(shape, seed, device, dtype):
+    return make(shape, seed, device, dtype)
+
+
+def layout_inputs(layout, device, dtype):
+    """(leaves, (q, k, v), causal): B 2, H 2, L = S = 7 (5 keys for cross), E = Ev = 16."""
+    B, H, T, E = 2, 2, 7, 16
+    if layout == "head-split":  # nanoGPT: one (B, T, 3 * H * E) projection, split, heads moved forward
+        x = _leaf((B, T, 3 * H * E), 1, device, dtype)
+        q, k, v = (t.reshape(B, T, H, E).transpose(1, 2) for t in x.split(H * E, dim=2))
+        return [x], (q, k, v), True
+    if layout == "heads-outer":  # (H, B, T, E) seen as (B, H, T, E): the pair strides swap
+        leaves = [_leaf((H, B, T, E), s, device, dtype) for s in (1, 2, 3)]
+        return leaves, tuple(t.transpose(0, 1) for t in leaves), False
+    if layout == "expanded-kv":  # one key/value head shared by every query head (stride 0)
+        q = _leaf((B, H, T, E), 1, device, dtype)
+        k, v = _leaf((B, 1, 5, E), 2, device, dtype), _leaf((B, 1, 5, E), 3, device, dtype)
+        return [q, k, v], (q, k.expand(B, H, 5, E), v.expand(B, H, 5, E)), False
+    if layout == "every-other-row":  # a row stride of 2 * E
+        leaves = [_leaf((B, H, 2 * T, E), s, device, dtype) for s in (1, 2, 3)]
+        return leaves, tuple(t[:, :, ::2] for t in leaves), True
+    if layout == "strided-last-dim":  # the last dim strided: the op copies it
+        leaves = [_leaf((B, H, T, 2 * E), s, device, dtype) for s in (1, 2, 3)]
+        return leaves, tuple(t[..., ::2] for t in leaves), False
+    if layout == "five-dims":  # (A, B, H, T, E) whose first two dims do not fold: a copy of those
+        leaves = [_leaf((B, 3, H, T, E), s, device, dtype) for s in (1, 2, 3)]
+        return leaves, tuple(t.transpose(0, 1) for t in leaves), True
+    if layout == "three-dims":  # (B, T, E) and (T, E): one or no batch dim
+        a, b = _leaf((B, T, E), 1, device, dtype), _leaf((T, E), 2, device, dtype)
+        return [a, b], (a, a.transpose(1, 2).transpose(1, 2), b.expand(B, T, E)), True
+    raise ValueError(layout)
+
+
+LAYOUTS = ["head-split", "heads-outer", "expanded-kv", "every-other-row", "strided-last-dim", "five-dims",
+           "three-dims"]
+
+
+def check_layout(layout, device, dtype, atol, rtol):
+    leaves, qkv, causal = layout_inputs(layout, device, dtype)
+    scale = 0.25
+    want, g, _ = reference(*qkv, None, causal, scale)
+    out = _C._scaled_dot_product_attention(*qkv, None, causal, scale)
+    assert out.grad_fn.name() == "ScaledDotProductFlashAttentionBackward0"
+    np.testing.assert_allclose(to_np(out), want, atol=atol, rtol=rtol)
+    out.backward(minitorch.tensor(g, dtype=dtype, device=device))
+    # the leaves' gradients, from the reference's graph on float64 copies of the same views
+    ref_leaves = [minitorch.tensor(to_np(t), dtype=minitorch.float64, requires_grad=True) for t in leaves]
+    ref_qkv = layout_inputs_from(layout, ref_leaves)
+    (_attention(*ref_qkv, None, 0.0, causal, scale)[0] * minitorch.tensor(g)).sum().backward()
+    for t, r in zip(leaves, ref_leaves):
+        assert t.grad.dtype == dtype and t.grad.shape == t.shape
+        np.testing.assert_allclose(to_np(t.grad), to_np(r.grad), atol=atol, rtol=rtol, err_msg=layout)
+
+
+def layout_inputs_from(layout, leaves):
+    """The views of layout_inputs, of other leaves (the reference's float64 copies)."""
+    B, H, T, E = 2, 2, 7, 16
+    if layout == "head-split":
+        return tuple(t.reshape(B, T, H, E).transpose(1, 2) for t in leaves[0].split(H * E, dim=2))
+    if layout in ("heads-outer", "five-dims"):
+        return tuple(t.transpose(0, 1) for t in leaves)
+    if layout == "expanded-kv":
+        q, k, v = leaves
+        return q, k.expand(B, H, 5, E), v.expand(B, H, 5, E)
+    if layout == "every-other-row":
+        return tuple(t[:, :, ::2] for t in leaves)
+    if layout == "strided-last-dim":
+        return tuple(t[..., ::2] for t in leaves)
+    a, b = leaves
+    return a, a.transpose(1, 2).transpose(1, 2), b.expand(B, T, E)
+
+
+@pytest.mark.parametrize("device", DEVICES)
+@pytest.mark.parametrize("layout", LAYOUTS)
+def test_operands_in_any_layout_match_composed(device, layout):
+    check_layout(layout, device, minitorch.float32, 2e-5, 2e-4)
+
+
+@needs_cuda
+@pytest.mark.parametrize("dtype, tol", [(minitorch.float16, 2e-2), (minitorch.bfloat16, 8e-2)], ids=["f16", "bf16"])
+@pytest.mark.parametrize("layout", ["head-split", "heads-outer", "expanded-kv", "every-other-row"])
+def test_16bit_operands_in_any_layout_on_tensor_cores(dtype, tol, layout):
+    """E = 16: the tensor-core kernels, whose tiles are staged from strided rows too."""
+    check_layout(layout, "cuda", dtype, tol, tol)
+
+
+@needs_cuda
+def test_head_split_attention_block_copies_nothing():
+    """A nanoGPT attention block: qkv projection, split, heads moved forward, attention, heads
+    moved back, output projection. The attention reads q, k, v where the projection wrote them,
+    and writes its output (and the backward its gradients) in (N, T, H, D) order, so neither
+    direction launches a copy: only the two GEMMs, the split's backward (a cat) and the
+    attention kernels."""
+    N, T, H, D = 2, 9, 2, 16
+    rng = np.random.default_rng(1)
+    x, w_qkv, w_out = (minitorch.tensor(rng.standard_normal(shape) * scale, dtype=minitorch.float32, device="cuda",
+                                        requires_grad=True)
+                       for shape, scale in (((N, T, H * D), 1.0), ((3 * H * D, H * D), 0.2), ((H * D, H * D), 0.2)))
+
+    def block():
+        q, k, v = (t.reshape(N, T, H, D).transpose(1, 2) for t in F.linear(x, w_qkv).split(H * D, dim=2))
+        y = F.scaled_dot_product_attention(q, k, v, is_causal=True)
+        return F.linear(y.transpose(1, 2).reshape(N, T, H * D), w_out)
+
+    out = [None]
+    g = make((N, T, H * D), 4, "cuda", minitorch.float32, requires_grad=False)
+    fwd = kernel_names(lambda: out.__setitem__(0, block()))
+    bwd = kernel_names(lambda: out[0].backward(g))
+    assert not [n for n in fwd + bwd if "copy" in n], (fwd, bwd)
+    assert len([n for n in fwd if "attention" in n]) == 1 and len([n for n in bwd if "attention" in n]) == 3
+    assert len(fwd) == 3 and len(bwd) == 8, (fwd, bwd)  # bwd: 4 GEMMs, 3 attention kernels, 1 cat
+    # and the values: the same block composed
+    y_fused = to_np(out[0])
+    grads = [to_np(t.grad) for t in (x, w_qkv, w_out)]
+    for t in (x, w_qkv, w_out):
+        t.grad = None
+    backends.cuda.enable_flash_sdp(False)
+    try:
+        composed = block()
+        composed.backward(g)
+    finally:
+        backends.cuda.enable_flash_sdp(True)
+    np.testing.assert_allclose(y_fused, to_np(composed), atol=1e-5, rtol=1e-4)
+    for a, t in zip(grads, (x, w_qkv, w_out)):
+        np.testing.assert_allclose(a, to_np(t.grad), atol=1e-4, rtol=1e-4)

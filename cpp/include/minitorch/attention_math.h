@@ -1,8 +1,12 @@
 // attention_math.h — what the fused attention kernels of both devices share (cpu/attention.cpp,
 // cuda/attention.cu): how an attention mask is read in place, without materializing it.
 //
-// The kernels see the problem flattened to B independent (batch, head) pairs: query (B, L, E),
-// key (B, S, E), value (B, S, Ev), all contiguous. The additive mask arrives as a (batch...,
+// The kernels see the problem as B independent (batch, head) pairs: query (B, L, E), key
+// (B, S, E), value (B, S, Ev), where each operand is a (B0, B1, rows, width) view, B = B0 * B1,
+// with any strides but a contiguous last dim (AttentionRows): so the head split of a packed
+// projection, q = x.reshape(N, T, H, D).transpose(1, 2), is read where it lies, and the output
+// and gradients are written in the layout the caller's next op reads without a copy. The
+// additive mask arrives as a (batch...,
 // L, S) view expanded from the user's smaller mask (stride 0 along broadcast dims), so a
 // (L, S) or (N, 1, 1, S) mask is never copied out to B * L * S values: AttentionMask turns the
 // flat pair index b back into the view's batch coordinates and strides.
@@ -19,6 +23,50 @@
 #include "minitorch/tensor.h"
 
 namespace minitorch {
+
+// Where row i of pair b of one operand starts (elements from its data pointer): the operand is a
+// (B0, B1, rows, width) view, pair b is (b / B1, b % B1), and a row's width values are contiguous.
+struct AttentionRows {
+    int64_t inner = 1;  // B1
+    int64_t outer_stride = 0, inner_stride = 0, row_stride = 0;
+
+    MT_HOST_DEVICE int64_t pair(int64_t b) const { return b / inner * outer_stride + b % inner * inner_stride; }
+    MT_HOST_DEVICE int64_t row(int64_t b, int64_t i) const { return pair(b) + i * row_stride; }
+};
+
+// The rows of a (B0, B1, rows, width) operand (the op checks the shape and the last stride).
+inline AttentionRows attention_rows(const Tensor& t)
+{
+    return {t->shape[1], t->strides[0], t->strides[1], t->strides[2]};
+}
+
+// The operands' rows of one call: forward q, k, v, out; the backward adds dO and the gradients.
+struct AttentionLayout {
+    AttentionRows q, k, v, out, grad_out, grad_q, grad_k, grad_v;
+};
+
+inline AttentionLayout attention_layout(const Tensor& q, const Tensor& k, const Tensor& v, const Tensor& out,
+                                        const Tensor& grad_out = {}, const Tensor& grad_q = {},
+                                        const Tensor& grad_k = {}, const Tensor& grad_v = {})
+{
+    AttentionLayout lay{attention_rows(q), attention_rows(k), attention_rows(v), attention_rows(out), {}, {}, {}, {}};
+    if (grad_out) lay.grad_out = attention_rows(grad_out);
+    if (grad_q) {
+        lay.grad_q = attention_rows(grad_q), lay.grad_k = attention_rows(grad_k);
+        lay.grad_v = attention_rows(grad_v);
+    }
+    return lay;
+}
+
+// The sizes of a call: B = B0 * B1 pairs, L queries, S keys, head dims E and Ev.
+struct AttentionSizes {
+    int64_t B, L, S, E, Ev;
+};
+
+inline AttentionSizes attention_sizes(const Tensor& q, const Tensor& v)
+{
+    return {q->shape[0] * q->shape[1], q->shape[2], v->shape[2], q->shape[3], v->shape[3]};
+}
 
 // Element (b, i, j) of the additive mask (scores[b, i, j] += mask(b, i, j)), of type A.
 template <class A>

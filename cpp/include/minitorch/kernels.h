@@ -301,20 +301,23 @@ struct Attention {
 //             null): w = grad_out[n] (None: (N,), any stride), grad_out (Sum) or grad_out / count
 //             (Mean), and 0 for rows whose target is ignored or out of range.
 //  attention  out (B, L, Ev) = softmax(q k^T * scale + mask) v for each of the B (batch, head)
-//             pairs of q (B, L, E), k (B, S, E), v (B, S, Ev), all contiguous, one floating
-//             dtype (a GPU reads float16/bfloat16 itself), E and Ev <= 128; mask null or an
-//             additive (batch..., L, S) view of the compute type (lse's dtype), any strides
-//             (attention_math.h); spec.causal masks j > i. Online softmax: no (L, S) matrix is
-//             stored. lse (B, L) receives each row's logsumexp of the scores (float32, float64
-//             for float64 inputs), for the backward. A row with every key masked gives NaN.
-//             spec.dropout_p > 0: the weights P are multiplied by the dropout factors Z (0 or
-//             1 / (1 - p), AttentionDropout) before they meet v; lse stays that of P.
-//  attention_backward  grad_q, grad_k, grad_v (shapes of q, k, v, contiguous) from grad_out
-//             (B, L, Ev) contiguous and the forward's q, k, v, out, lse and mask: P = exp(scores
-//             - lse) is recomputed tile by tile, D = rowsum(grad_out * out), dS = P * (dP - D)
-//             with dP = grad_out v^T; grad_v = P^T grad_out, grad_q = dS k * scale,
-//             grad_k = dS^T q * scale. With dropout (the same spec): grad_v = (P * Z)^T grad_out
-//             and dS = P * (dP * Z - D), Z drawn again from the spec's seed and offset.
+//             pairs of q (B, L, E), k (B, S, E), v (B, S, Ev), one floating dtype (a GPU reads
+//             float16/bfloat16 itself), E and Ev <= 128. Each operand, out too, is a (B0, B1,
+//             rows, width) view, B = B0 * B1, of any strides but a contiguous last dim
+//             (AttentionRows, attention_math.h). mask null or an additive (batch..., L, S) view
+//             of the compute type (lse's dtype), any strides; spec.causal masks j > i. Online
+//             softmax: no (L, S) matrix is stored. lse (B, L) contiguous receives each row's
+//             logsumexp of the scores (float32, float64 for float64 inputs), for the backward.
+//             A row with every key masked gives NaN. spec.dropout_p > 0: the weights P are
+//             multiplied by the dropout factors Z (0 or 1 / (1 - p), AttentionDropout) before
+//             they meet v; lse stays that of P.
+//  attention_backward  grad_q, grad_k, grad_v (the shapes of q, k, v) from grad_out (B0, B1, L,
+//             Ev), all laid out as the forward's operands, and the forward's q, k, v, out, lse
+//             and mask: P = exp(scores - lse) is recomputed tile by tile, D = rowsum(grad_out *
+//             out), dS = P * (dP - D) with dP = grad_out v^T; grad_v = P^T grad_out, grad_q =
+//             dS k * scale, grad_k = dS^T q * scale. With dropout (the same spec): grad_v =
+//             (P * Z)^T grad_out and dS = P * (dP * Z - D), Z drawn again from the spec's seed
+//             and offset.
 //  ---- indexing by tensors along one dim, or by several index tensors (cpu/indexing.cpp,
 //  cuda/indexing.cu). Indices are checked as check_index does (a GPU records the first bad
 //  one and writes or reads nothing for it); `check` names the op and the indexed size.

@@ -29,15 +29,6 @@ T score(const T* qi, const T* kj, int64_t E, T scale, const T* mask_ij)
     return dot * scale + (mask_ij ? *mask_ij : T(0));
 }
 
-struct Dims {
-    int64_t B, L, S, E, Ev;
-};
-
-Dims dims_of(const Tensor& q, const Tensor& v)
-{
-    return {q->shape[0], q->shape[1], v->shape[1], q->shape[2], v->shape[2]};
-}
-
 // Keys query row i sees: all S, or 0..i when causal.
 int64_t keys_seen(int64_t i, int64_t S, bool causal) { return causal ? std::min(S, i + 1) : S; }
 
@@ -46,12 +37,13 @@ int64_t keys_seen(int64_t i, int64_t S, bool causal) { return causal ? std::min(
 void attention(const Tensor& out, const Tensor& lse, const Tensor& q, const Tensor& k, const Tensor& v,
                const Tensor& mask, const Attention& spec)
 {
-    const Dims n = dims_of(q, v);
+    const AttentionSizes n = attention_sizes(q, v);
     dispatch_floating(q->dtype, "scaled_dot_product_attention", [&](auto tag) {
         using T = typename decltype(tag)::type;
         const T *qd = q->data_as<T>(), *kd = k->data_as<T>(), *vd = v->data_as<T>();
         T *od = out->data_as<T>(), *ld = lse->data_as<T>();
         const AttentionMask<T> m = attention_mask<T>(mask);
+        const AttentionLayout lay = attention_layout(q, k, v, out);
         const T scale = T(spec.scale), neg_inf = -std::numeric_limits<T>::infinity();
         const AttentionDropout drop = attention_dropout(spec.dropout_p, spec.seed, spec.offset, n.L, n.S);
         const T keep_scale = T(1) / (T(1) - T(spec.dropout_p));
@@ -60,23 +52,24 @@ void attention(const Tensor& out, const Tensor& lse, const Tensor& q, const Tens
             std::vector<T> acc(size_t(n.Ev));
             for (int64_t r = r0; r < r1; ++r) {
                 const int64_t b = r / n.L, i = r % n.L;
-                const T* qi = qd + r * n.E;
+                const T* qi = qd + lay.q.row(b, i);
                 const T* mrow = m.data ? m.matrix(b) + i * m.stride_l : nullptr;
                 T mx = neg_inf, l = 0;
                 std::fill(acc.begin(), acc.end(), T(0));
                 for (int64_t j = 0; j < keys_seen(i, n.S, spec.causal); ++j) {
-                    const T s = score(qi, kd + (b * n.S + j) * n.E, n.E, scale, mrow ? mrow + j * m.stride_s : nullptr);
+                    const T s = score(qi, kd + lay.k.row(b, j), n.E, scale, mrow ? mrow + j * m.stride_s : nullptr);
                     if (s == neg_inf) continue;  // masked out: adds nothing (and keeps mx = -inf rows NaN-free)
                     const T mx_new = std::max(mx, s);
                     const T alpha = std::exp(mx - mx_new), p = std::exp(s - mx_new);
                     l = l * alpha + p;  // the un-dropped weights: lse is that of the softmax
                     const T w = !drop.on ? p : drop.keep(b, i, j) ? p * keep_scale : T(0);
-                    const T* vj = vd + (b * n.S + j) * n.Ev;
+                    const T* vj = vd + lay.v.row(b, j);
                     for (int64_t d = 0; d < n.Ev; ++d) acc[size_t(d)] = acc[size_t(d)] * alpha + w * vj[d];
                     mx = mx_new;
                 }
                 // l = 0 (every key masked): NaN, as the composed formula
-                for (int64_t d = 0; d < n.Ev; ++d) od[r * n.Ev + d] = acc[size_t(d)] / l;
+                T* oi = od + lay.out.row(b, i);
+                for (int64_t d = 0; d < n.Ev; ++d) oi[d] = acc[size_t(d)] / l;
                 ld[r] = mx + std::log(l);
             }
         });
@@ -89,42 +82,46 @@ void attention_backward(const Tensor& grad_q, const Tensor& grad_k, const Tensor
                         const Tensor& q, const Tensor& k, const Tensor& v, const Tensor& out, const Tensor& lse,
                         const Tensor& mask, const Attention& spec)
 {
-    const Dims n = dims_of(q, v);
+    const AttentionSizes n = attention_sizes(q, v);
     dispatch_floating(q->dtype, "scaled_dot_product_attention_backward", [&](auto tag) {
         using T = typename decltype(tag)::type;
         const T *qd = q->data_as<T>(), *kd = k->data_as<T>(), *vd = v->data_as<T>();
         const T *od = out->data_as<T>(), *gd = grad_out->data_as<T>(), *ld = lse->data_as<T>();
         T *gq = grad_q->data_as<T>(), *gk = grad_k->data_as<T>(), *gv = grad_v->data_as<T>();
         const AttentionMask<T> m = attention_mask<T>(mask);
+        const AttentionLayout lay = attention_layout(q, k, v, out, grad_out, grad_q, grad_k, grad_v);
         const T scale = T(spec.scale);
         const AttentionDropout drop = attention_dropout(spec.dropout_p, spec.seed, spec.offset, n.L, n.S);
         const T keep_scale = T(1) / (T(1) - T(spec.dropout_p));
         const int64_t per_pair = std::max<int64_t>(1, n.L * n.S * (n.E + n.Ev));
         parallel_for(n.B, std::max<int64_t>(1, kGrainSize / per_pair), [&](int64_t b0, int64_t b1) {
             for (int64_t b = b0; b < b1; ++b) {
-                std::fill(gq + b * n.L * n.E, gq + (b + 1) * n.L * n.E, T(0));
-                std::fill(gk + b * n.S * n.E, gk + (b + 1) * n.S * n.E, T(0));
-                std::fill(gv + b * n.S * n.Ev, gv + (b + 1) * n.S * n.Ev, T(0));
+                for (int64_t i = 0; i < n.L; ++i) std::fill_n(gq + lay.grad_q.row(b, i), n.E, T(0));
+                for (int64_t j = 0; j < n.S; ++j) {
+                    std::fill_n(gk + lay.grad_k.row(b, j), n.E, T(0));
+                    std::fill_n(gv + lay.grad_v.row(b, j), n.Ev, T(0));
+                }
                 for (int64_t i = 0; i < n.L; ++i) {
-                    const int64_t r = b * n.L + i;
-                    const T *qi = qd + r * n.E, *gi = gd + r * n.Ev, *oi = od + r * n.Ev;
+                    const int64_t r = b * n.L + i;  // lse's row
+                    const T *qi = qd + lay.q.row(b, i), *gi = gd + lay.grad_out.row(b, i), *oi = od + lay.out.row(b, i);
+                    T* gqi = gq + lay.grad_q.row(b, i);
                     const T* mrow = m.data ? m.matrix(b) + i * m.stride_l : nullptr;
                     T D = 0;  // rowsum(dO * O): the softmax backward's sum(dP * P) without P
                     for (int64_t d = 0; d < n.Ev; ++d) D += gi[d] * oi[d];
                     for (int64_t j = 0; j < keys_seen(i, n.S, spec.causal); ++j) {
-                        const T *kj = kd + (b * n.S + j) * n.E, *vj = vd + (b * n.S + j) * n.Ev;
+                        const T *kj = kd + lay.k.row(b, j), *vj = vd + lay.v.row(b, j);
                         const T p = std::exp(score(qi, kj, n.E, scale, mrow ? mrow + j * m.stride_s : nullptr) - ld[r]);
                         T dp = 0;
                         for (int64_t d = 0; d < n.Ev; ++d) dp += gi[d] * vj[d];
                         // dropout: the weight that met v was p * z, so dV takes p * z and dP gets z
                         const T z = !drop.on ? T(1) : drop.keep(b, i, j) ? keep_scale : T(0);
                         const T ds = p * (dp * z - D);
-                        T* gvj = gv + (b * n.S + j) * n.Ev;
-                        T* gkj = gk + (b * n.S + j) * n.E;
+                        T* gvj = gv + lay.grad_v.row(b, j);
+                        T* gkj = gk + lay.grad_k.row(b, j);
                         for (int64_t d = 0; d < n.Ev; ++d) gvj[d] += p * z * gi[d];
                         for (int64_t d = 0; d < n.E; ++d) {
                             gkj[d] += ds * scale * qi[d];
-                            gq[r * n.E + d] += ds * scale * kj[d];
+                            gqi[d] += ds * scale * kj[d];
                         }
                     }
                 }

@@ -5,8 +5,10 @@
 // cuda/attention.cu) with an online softmax: the (L, S) scores are never stored, only one
 // logsumexp per query row. F.scaled_dot_product_attention takes this path on CUDA (and the
 // composed formula, attention_ops below and nn/_attention_functional.py, everywhere else).
+#include <algorithm>
 #include <cmath>
 #include <limits>
+#include <vector>
 
 #include "minitorch/attention_math.h"
 #include "minitorch/autograd.h"
@@ -21,6 +23,36 @@ using autograd::Node;
 
 // The lse and mask dtype: float32, or float64 for float64 inputs.
 DType attention_acc(DType t) { return t == DType::Float64 ? DType::Float64 : DType::Float32; }
+
+// The kernels' view of an operand (batch..., rows, width): (B0, B1, rows, width), B1 the last batch
+// dim, with the last dim contiguous (AttentionRows, attention_math.h). A view wherever the batch
+// dims fold into two (always, for up to two of them): the head-split q, k, v of a packed
+// projection are read where they lie. A copy only for a strided last dim or unfoldable batch dims.
+Tensor as_pairs(const Tensor& t, const Shape& batch)
+{
+    const int64_t B1 = batch.empty() ? 1 : batch.back(), rows = t->size(-2), width = t->size(-1);
+    int64_t B = 1;
+    for (int64_t s : batch) B *= s;
+    const Tensor u = width == 1 || t->strides.back() == 1 ? t : contiguous(t);
+    return reshape(u, {B1 ? B / B1 : 1, B1, rows, width});
+}
+
+// An uninitialized (B0, B1, rows, width) tensor laid out in the order of `like`'s strides (as
+// PyTorch's empty_like keeps a dense layout), its last dim innermost. So the output of a call
+// on the head-split views (N, H, T, D) of an (N, T, H * D) projection is (N, T, H, D) in memory,
+// and the y.transpose(1, 2).reshape(N, T, H * D) after it is a view, as is that reshape's
+// backward on the gradients of q, k and v.
+Tensor empty_like_order(const Shape& shape, const Tensor& like)
+{
+    std::vector<int64_t> order = {0, 1, 2};
+    std::stable_sort(order.begin(), order.end(),
+                     [&](int64_t a, int64_t b) { return like->strides[size_t(a)] > like->strides[size_t(b)]; });
+    Tensor dense = empty({shape[size_t(order[0])], shape[size_t(order[1])], shape[size_t(order[2])], shape[3]},
+                         like->dtype, like->device());
+    std::vector<int64_t> back = {0, 0, 0, 3};  // dim d of the result is dim back[d] of dense
+    for (int64_t d = 0; d < 3; ++d) back[size_t(order[size_t(d)])] = d;
+    return permute(dense, back);
+}
 
 // The composed formula in ordinary ops, on tensors of the op's shapes (q (..., L, E), ...):
 // the readable reference and, differentiated by the engine, the double backward.
@@ -54,7 +86,7 @@ Tensor attention_ops(const Tensor& q, const Tensor& k, const Tensor& v, const Te
 // derivative of scaled_dot_product_attention, input key: dS^T q * scale
 // derivative of scaled_dot_product_attention, input value: P^T dO (with dropout, P * Z in place of P: Z = keep / (1 - p) drawn again from the saved seed and offset, and dP = (dO v^T) * Z)
 struct AttentionBackward : Node {
-    Tensor q, k, v, out, lse, mask;  // q, k, v, out: (B, L or S, E or Ev) contiguous; lse (B, L)
+    Tensor q, k, v, out, lse, mask;  // q, k, v, out: (B0, B1, L or S, E or Ev) (as_pairs); lse (B, L)
     Attention spec;
     std::string name() const override { return "ScaledDotProductFlashAttentionBackward0"; }
     std::vector<Tensor> apply(std::vector<Tensor>& grads) override
@@ -71,10 +103,11 @@ struct AttentionBackward : Node {
                 });
         }
         const Device dev = q->device();
-        Tensor gq = empty(q->shape, q->dtype, dev), gk = empty(k->shape, k->dtype, dev);
-        Tensor gv = empty(v->shape, v->dtype, dev);
-        if (q->numel() && k->shape[1]) {
-            Tensor g = contiguous(to_dtype(reshape(grads[0], out->shape), out->dtype));
+        Tensor gq = empty_like_order(q->shape, q), gk = empty_like_order(k->shape, k);
+        Tensor gv = empty_like_order(v->shape, v);
+        if (q->numel() && k->shape[2]) {
+            Tensor g = to_dtype(reshape(grads[0], out->shape), out->dtype);
+            if (g->shape[3] > 1 && g->strides[3] != 1) g = contiguous(g);
             kernels(dev).attention_backward(gq, gk, gv, g, q, k, v, out, lse, mask, spec);
         } else {
             for (const Tensor* t : {&gq, &gk, &gv}) fill_(*t, 0.0);
@@ -110,7 +143,7 @@ Tensor scaled_dot_product_attention(const Tensor& query, const Tensor& key, cons
     check_same_device(op, query, key);
     check_same_device(op, query, value);
     MT_CHECK(!(attn_mask && is_causal), op, ": Explicit attn_mask should not be set when is_causal=True");
-    const int64_t L = query->size(-2), S = key->size(-2), E = query->size(-1), Ev = value->size(-1);
+    const int64_t L = query->size(-2), S = key->size(-2), Ev = value->size(-1);
     int64_t B = 1;
     for (int64_t s : batch) B *= s;
     const Device dev = query->device();
@@ -133,12 +166,12 @@ Tensor scaled_dot_product_attention(const Tensor& query, const Tensor& key, cons
                  " cannot be broadcast to the attention scores' shape ", full);
         mask = expand(mask, full);
     }
-    Tensor qc, kc, vc, out3, lse;  // set by forward, saved by setup
+    Tensor qc, kc, vc, out3, lse;  // set by forward, saved by setup; (B0, B1, rows, width)
     auto forward = [&] {
-        qc = contiguous(reshape(query, {B, L, E}));
-        kc = contiguous(reshape(key, {B, S, E}));
-        vc = contiguous(reshape(value, {B, S, Ev}));
-        out3 = empty({B, L, Ev}, query->dtype, dev);
+        qc = as_pairs(query, batch);
+        kc = as_pairs(key, batch);
+        vc = as_pairs(value, batch);
+        out3 = empty_like_order({qc->shape[0], qc->shape[1], L, Ev}, qc);
         lse = empty({B, L}, acc, dev);
         if (B * L > 0 && S > 0) kernels(dev).attention(out3, lse, qc, kc, vc, mask, spec);
         else if (B * L > 0)  // no keys: 0, as the composed matmul of nothing
