@@ -167,11 +167,14 @@ class MultiheadAttention(Module):
             query, key, value = query.unsqueeze(1), key.unsqueeze(1), value.unsqueeze(1)
             if key_padding_mask is not None:
                 key_padding_mask = key_padding_mask.unsqueeze(0)
-        elif self.batch_first:
-            query, key, value = query.transpose(0, 1), key.transpose(0, 1), value.transpose(0, 1)
-        L, N, E = query.shape
-        S, H, hd = key.shape[0], self.num_heads, self.head_dim
-        _check(key.shape[1] == N, f"key's batch size {key.shape[1]} does not match query's {N}")
+        # The inputs stay as they are laid out, (N, L, E) with batch_first, else (L, N, E): the
+        # projections run on them in place, and the heads are split and joined by views, which
+        # the fused attention reads and writes as they lie (no transposed copy either way).
+        first = batched and self.batch_first
+        b_dim, s_dim = (0, 1) if first else (1, 0)
+        N, L, E = query.shape[b_dim], query.shape[s_dim], query.shape[2]
+        S, H, hd = key.shape[s_dim], self.num_heads, self.head_dim
+        _check(key.shape[b_dim] == N, f"key's batch size {key.shape[b_dim]} does not match query's {N}")
 
         # One additive mask broadcastable to the scores (N, H, L, S).
         mask = _additive(attn_mask, query.dtype, "attn_mask")
@@ -191,20 +194,20 @@ class MultiheadAttention(Module):
             kpm = kpm.reshape(N, 1, 1, S)
             mask = kpm if mask is None else mask + kpm
 
+        def heads(t, T):  # (N, H, T, hd)
+            return t.reshape(N, T, H, hd).transpose(1, 2) if first else t.reshape(T, N, H, hd).permute(1, 2, 0, 3)
+
         q, k, v = self._project(query, key, value, same_qk, same_kv)
-        q = q.reshape(L, N, H, hd).permute(1, 2, 0, 3)  # (N, H, L, hd)
-        k = k.reshape(S, N, H, hd).permute(1, 2, 0, 3)
-        v = v.reshape(S, N, H, hd).permute(1, 2, 0, 3)
+        q, k, v = heads(q, L), heads(k, S), heads(v, S)
         dropout = self.dropout if self.training else 0.0
         if need_weights:
             out, weights = _attention(q, k, v, mask, dropout)
         else:  # as PyTorch: without weights, F.scaled_dot_product_attention (the fused kernels on CUDA)
             out, weights = F.scaled_dot_product_attention(q, k, v, mask, dropout), None
-        out = self.out_proj(out.permute(2, 0, 1, 3).reshape(L, N, E))  # heads joined: (L, N, E)
+        # heads joined: (N, L, E) with batch_first, else (L, N, E)
+        out = self.out_proj(out.transpose(1, 2).reshape(N, L, E) if first else out.permute(2, 0, 1, 3).reshape(L, N, E))
         if not batched:
             out = out.squeeze(1)
-        elif self.batch_first:
-            out = out.transpose(0, 1)
         if not need_weights:
             return out, None
         if average_attn_weights:
