@@ -3,6 +3,8 @@
 // float16 / bfloat16 are read in place (the table's layer_norm16 entries): every value is
 // converted to C = Compute<T> (float32) as it is loaded, the row's statistics and outputs are
 // computed in C and rounded to T once, when stored -- the bits staging through float32 gave.
+// Without a mean tensor the same kernels are the RMS norm: no centring (the mean is 0), so
+// rstd = 1 / sqrt(mean(x^2) + eps), and the backward loses its mean(gw) term.
 #include <algorithm>
 
 #include "common.cuh"
@@ -28,13 +30,19 @@ __global__ void layer_norm_kernel(const T* x, const T* w, const T* b, T* y, T* m
     for (int64_t r = blockIdx.x * warps + threadIdx.x / kWarp; r < rows; r += gridDim.x * warps) {
         const T* xr = x + r * D;
         using A = LayerNormAcc;
-        A s = 0;
-        for (int64_t j = lane; j < D; j += kWarp) s += A(C(xr[j]));
-        const A ma = warp_sum(s) / A(D);
+        A ma = 0;  // the RMS norm (no mean tensor) does not centre
+        if (mean) {
+            A s = 0;
+            for (int64_t j = lane; j < D; j += kWarp) s += A(C(xr[j]));
+            ma = warp_sum(s) / A(D);
+        }
         A v = 0;
         for (int64_t j = lane; j < D; j += kWarp) v += (A(C(xr[j])) - ma) * (A(C(xr[j])) - ma);
         const C m = C(ma), rs = C(A(1) / sqrt(warp_sum(v) / A(D) + A(eps)));
-        if (lane == 0) mean[r] = T(m), rstd[r] = T(rs);
+        if (lane == 0) {
+            if (mean) mean[r] = T(m);
+            rstd[r] = T(rs);
+        }
         for (int64_t j = lane; j < D; j += kWarp) {
             C out = (C(xr[j]) - m) * rs;
             if (w) out = out * C(w[j]);
@@ -55,14 +63,15 @@ __global__ void layer_norm_backward_kernel(const T* g, const T* x, const T* mean
     using C = Compute<T>;
     for (int64_t r = blockIdx.x * warps + threadIdx.x / kWarp; r < rows; r += gridDim.x * warps) {
         const T *gr = g + r * D, *xr = x + r * D;
-        const C m = C(mean[r]), rs = C(rstd[r]);
+        const C m = mean ? C(mean[r]) : C(0), rs = C(rstd[r]);
         LayerNormAcc s1 = 0, s2 = 0;
         for (int64_t j = lane; j < D; j += kWarp) {
             const C gw = w ? C(gr[j]) * C(w[j]) : C(gr[j]);
             s1 += gw;
             s2 += gw * (C(xr[j]) - m) * rs;
         }
-        const C m1 = C(warp_sum(s1) / LayerNormAcc(D)), m2 = C(warp_sum(s2) / LayerNormAcc(D));
+        // the RMS norm's xhat does not move with the row's mean: no mean(gw) term
+        const C m1 = mean ? C(warp_sum(s1) / LayerNormAcc(D)) : C(0), m2 = C(warp_sum(s2) / LayerNormAcc(D));
         for (int64_t j = lane; j < D; j += kWarp) {
             const C gw = w ? C(gr[j]) * C(w[j]) : C(gr[j]);
             gx[r * D + j] = T(rs * (gw - m1 - (C(xr[j]) - m) * rs * m2));
@@ -86,7 +95,7 @@ __global__ void layer_norm_params_kernel(const T* g, const T* x, const T* mean, 
         using C = Compute<T>;
         LayerNormAcc sw = 0, sb = 0;
         for (int64_t r = 0; r < rows; ++r) {
-            sw += layer_norm_weight_term(C(g[r * D + j]), C(x[r * D + j]), C(mean[r]), C(rstd[r]));
+            sw += layer_norm_weight_term(C(g[r * D + j]), C(x[r * D + j]), mean ? C(mean[r]) : C(0), C(rstd[r]));
             sb += C(g[r * D + j]);
         }
         if (gw) gw[j] = T(sw);
@@ -116,7 +125,7 @@ __global__ void layer_norm_params_partial_kernel(const T* g, const T* x, const T
     LayerNormAcc sw = 0, sb = 0;
     if (j < D) {
         for (int64_t r = r0 + ty; r < r1; r += kRowLanes) {
-            sw += layer_norm_weight_term(C(g[r * D + j]), C(x[r * D + j]), C(mean[r]), C(rstd[r]));
+            sw += layer_norm_weight_term(C(g[r * D + j]), C(x[r * D + j]), mean ? C(mean[r]) : C(0), C(rstd[r]));
             sb += C(g[r * D + j]);
         }
     }
@@ -153,12 +162,12 @@ T* data_or_null(const Tensor& t)
 void layer_norm(const Tensor& out, const Tensor& mean, const Tensor& rstd, const Tensor& in, const Tensor& weight,
                 const Tensor& bias, double eps)
 {
-    const int64_t rows = mean->numel(), D = rows ? in->numel() / rows : 0;
+    const int64_t rows = rstd->numel(), D = rows ? in->numel() / rows : 0;
     dispatch_floating16(in->dtype, "layer_norm", [&](auto tag) {
         using T = typename decltype(tag)::type;
         MT_LAUNCH(blocks_for(rows * kWarp), kThreads, 0, 0, layer_norm_kernel<T>)(
-            in->data_as<T>(), data_or_null<T>(weight), data_or_null<T>(bias), out->data_as<T>(), mean->data_as<T>(),
-            rstd->data_as<T>(), rows, D, eps);
+            in->data_as<T>(), data_or_null<T>(weight), data_or_null<T>(bias), out->data_as<T>(),
+            data_or_null<T>(mean), rstd->data_as<T>(), rows, D, eps);
     });
     MT_CUDA_CHECK_LAUNCH("layer_norm");
 }
@@ -167,17 +176,17 @@ void layer_norm_backward(const Tensor& grad_in, const Tensor& grad_weight, const
                          const Tensor& grad_out, const Tensor& in, const Tensor& mean, const Tensor& rstd,
                          const Tensor& weight)
 {
-    const int64_t rows = mean->numel(), D = rows ? in->numel() / rows : 0;
+    const int64_t rows = rstd->numel(), D = rows ? in->numel() / rows : 0;
     dispatch_floating16(in->dtype, "layer_norm_backward", [&](auto tag) {
         using T = typename decltype(tag)::type;
         if (grad_in) {
             MT_LAUNCH(blocks_for(rows * kWarp), kThreads, 0, 0, layer_norm_backward_kernel<T>)(
-                grad_out->data_as<T>(), in->data_as<T>(), mean->data_as<T>(), rstd->data_as<T>(),
+                grad_out->data_as<T>(), in->data_as<T>(), data_or_null<T>(mean), rstd->data_as<T>(),
                 data_or_null<T>(weight), grad_in->data_as<T>(), rows, D);
             MT_CUDA_CHECK_LAUNCH("layer_norm_backward");
         }
         if (!grad_weight && !grad_bias) return;
-        const T *g = grad_out->data_as<T>(), *x = in->data_as<T>(), *mu = mean->data_as<T>(), *rs = rstd->data_as<T>();
+        const T *g = grad_out->data_as<T>(), *x = in->data_as<T>(), *mu = data_or_null<T>(mean), *rs = rstd->data_as<T>();
         T *gw = data_or_null<T>(grad_weight), *gb = data_or_null<T>(grad_bias);
         if (rows < 2 * kMinRowsPerChunk) {
             MT_LAUNCH(blocks_for(D), kThreads, 0, 0, layer_norm_params_kernel<T>)(g, x, mu, rs, gw, gb, rows, D);

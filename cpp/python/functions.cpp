@@ -249,6 +249,9 @@ void bind_functions(py::module_& m)
         return layer_norm(tensor_arg(x, "layer_norm"), D, w.is_none() ? nullptr : tensor_arg(w, "layer_norm", "weight"),
                           b.is_none() ? nullptr : tensor_arg(b, "layer_norm", "bias"), eps);
     });
+    m.def("_rms_norm", [](py::handle x, int64_t D, py::handle w, double eps) {
+        return rms_norm(tensor_arg(x, "rms_norm"), D, w.is_none() ? nullptr : tensor_arg(w, "rms_norm", "weight"), eps);
+    });
     m.def("_group_norm", [](py::handle x, int64_t num_groups, py::handle w, py::handle b, double eps) {
         return group_norm(tensor_arg(x, "group_norm"), num_groups,
                           w.is_none() ? nullptr : tensor_arg(w, "group_norm", "weight"),

@@ -1,7 +1,9 @@
 """F.rms_norm and nn.RMSNorm (PyTorch 2.4+'s, for LLaMA-style models): values against NumPy
 on every device, multi-dim normalized_shape, no weight, eps=None (the machine epsilon of the
 computing type), float16 / bfloat16 computed in float32 and rounded once, float64 gradcheck
-of the input and the weight, the module's parameter, repr and state_dict, and the errors."""
+of the input and the weight, the module's parameter, repr and state_dict, and the errors.
+The fused op (the layer norm's kernels without the centring) against the composed formula,
+forward, backward and double backward; one kernel forward and two backward on CUDA."""
 from __future__ import annotations
 
 import numpy as np
@@ -84,3 +86,86 @@ def test_errors():
         F.rms_norm(x, (4,), minitorch.ones(3))
     with pytest.raises(TypeError, match="rms_norm: expected a floating point input"):
         F.rms_norm(minitorch.ones(3, 4, dtype=minitorch.int64), (4,))
+
+
+# ---- the fused op (ops/nn.cpp: the layer norm's kernels without the centring) ----
+
+def test_fused_matches_the_composed_formula_forward_backward(device):
+    """Values and the gradients of input and weight against _rms_norm_composed (the readable
+    formula), on a strided input with two normalized dims."""
+    from minitorch.nn.functional import _rms_norm_composed
+    rng = np.random.default_rng(5)
+    base = rng.uniform(-2, 2, (4, 3, 6))
+    g, w_np = rng.standard_normal((6, 4, 3)), rng.uniform(0.5, 1.5, (4, 3))
+    results = []
+    for fn in (lambda x, w: F.rms_norm(x, (4, 3), w, 1e-5), lambda x, w: _rms_norm_composed(x, (4, 3), w, 1e-5)):
+        x0 = minitorch.tensor(base, device=device, dtype=minitorch.float32, requires_grad=True)
+        w = minitorch.tensor(w_np, device=device, dtype=minitorch.float32, requires_grad=True)
+        y = fn(x0.permute(2, 0, 1), w)  # (6, 4, 3), strided
+        y.backward(minitorch.tensor(g, device=device, dtype=minitorch.float32))
+        results.append((to_numpy(y), to_numpy(x0.grad), to_numpy(w.grad), y.grad_fn.name()))
+    (*fused, name), (*composed, _) = results
+    assert name == "FusedRmsNormBackward0"
+    for a, b in zip(fused, composed):
+        np.testing.assert_allclose(a, b, rtol=1e-5, atol=1e-5)
+
+
+def test_double_backward_matches_the_composed_formula(device):
+    from minitorch.nn.functional import _rms_norm_composed
+    rng = np.random.default_rng(6)
+    x = minitorch.tensor(rng.uniform(-2, 2, (3, 5)), device=device, requires_grad=True)
+    w = minitorch.tensor(rng.uniform(0.5, 1.5, (5,)), device=device, requires_grad=True)
+    out = []
+    for fn in (F.rms_norm, _rms_norm_composed):
+        y = fn(x, (5,), w, 1e-6)
+        gx, gw = minitorch.autograd.grad((y * y * y).sum(), (x, w), create_graph=True)
+        ggx, ggw = minitorch.autograd.grad((gx * gx).sum() + (gw * gx[0]).sum(), (x, w))
+        out.append([to_numpy(t) for t in (gx, gw, ggx, ggw)])
+    for a, b in zip(*out):
+        np.testing.assert_allclose(a, b, rtol=1e-9, atol=1e-9)
+    assert gradcheck(lambda x, w: F.rms_norm(x, (5,), w, 1e-6), (x, w))
+
+
+@pytest.mark.parametrize("dt", [minitorch.float16, minitorch.bfloat16], ids=str)
+def test_16_bit_gradients_follow_float32(device, dt):
+    rng = np.random.default_rng(7)
+    x_np, w_np, g_np = rng.uniform(-3, 3, (6, 32)), rng.uniform(0.5, 1.5, 32), rng.standard_normal((6, 32))
+    grads = []
+    for t in (dt, minitorch.float32):
+        x = minitorch.tensor(x_np, device=device).to(t).requires_grad_()
+        w = minitorch.tensor(w_np, device=device).to(t).requires_grad_()
+        F.rms_norm(x, (32,), w).backward(minitorch.tensor(g_np, device=device).to(t))
+        assert x.grad.dtype == t and w.grad.dtype == t
+        grads.append((to_numpy(x.grad.float()), to_numpy(w.grad.float())))
+    tol = 2e-2 if dt == minitorch.float16 else 8e-2
+    for a, b in zip(*grads):
+        np.testing.assert_allclose(a, b, rtol=tol, atol=tol * np.abs(b).max())
+
+
+def test_a_weight_of_another_dtype_promotes_as_pytorch():
+    """PyTorch normalizes in the input's dtype, then multiplies by the weight: a bfloat16
+    input with a float32 weight gives float32."""
+    x = minitorch.tensor(np.random.default_rng(8).uniform(-2, 2, (2, 8))).to(minitorch.bfloat16)
+    w = minitorch.full((8,), 0.5)
+    y = F.rms_norm(x, (8,), w)
+    assert y.dtype == minitorch.float32
+    np.testing.assert_array_equal(to_numpy(y), to_numpy(F.rms_norm(x, (8,)).float() * 0.5))
+
+
+def test_one_kernel_forward_two_backward_on_cuda():
+    if not minitorch.cuda.is_available():
+        pytest.skip("needs CUDA (or the emulator)")
+    from minitorch.profiler import ProfilerActivity, profile
+    x = minitorch.randn(64, 96, device="cuda", requires_grad=True)
+    w = minitorch.ones(96, device="cuda", requires_grad=True)
+    g = minitorch.randn(64, 96, device="cuda")
+
+    def kernels(fn):
+        with profile(activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA]) as p:
+            fn()
+        return [k.name for e in p.events() for k in e.kernels]
+    y = [None]
+    fwd = kernels(lambda: y.__setitem__(0, F.rms_norm(x, (96,), w)))
+    bwd = kernels(lambda: y[0].backward(g))
+    assert len(fwd) == 1 and "layer_norm" in fwd[0], fwd
+    assert len(bwd) == 2 and all("layer_norm" in n for n in bwd), bwd  # grad_in; the weight's column sums

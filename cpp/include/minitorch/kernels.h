@@ -200,10 +200,12 @@ struct Attention {
 //  layer_norm  out = (x - mean) * rstd * weight + bias for each row of in (rows, D), all
 //             contiguous, one floating dtype; weight and bias (D,) or null; mean and rstd
 //             (rows,) receive each row's mean and 1 / sqrt(var + eps) (biased var) for backward.
+//             mean null: the RMS norm, the mean taken as 0 (rstd = 1 / sqrt(mean(x^2) + eps)).
 //  layer_norm_backward  grad_in (rows, D) = rstd * (gw - mean(gw) - xhat * mean(gw * xhat)),
 //             gw = grad_out * weight (grad_out alone without weight), xhat = (x - mean) * rstd;
 //             grad_weight, grad_bias (D,) = sums over rows of grad_out * xhat and of grad_out
-//             (either, and grad_in, may be null when not needed).
+//             (either, and grad_in, may be null when not needed). mean null: the RMS norm's,
+//             xhat = x * rstd and no mean(gw) term.
 //  batch_norm  out (N, C, S) = (x - mean) * rstd * weight + bias per channel c of in (N, C, S),
 //             all contiguous, one floating dtype; weight, bias (C,) or null. training: mean
 //             and rstd (C,) receive the batch statistics (biased var), and running_mean /

@@ -187,6 +187,9 @@ Tensor nll_loss(const Tensor& logp, const Tensor& target, int reduction, int64_t
 // Layer norm over the last D values of x (the normalized_shape's elements); weight and
 // bias have D elements (any shape) or are null.
 Tensor layer_norm(const Tensor& x, int64_t D, const Tensor& weight, const Tensor& bias, double eps);
+// RMS norm over the last D values of x: x / sqrt(mean(x^2) + eps) * weight (weight D
+// elements or null); the layer norm's kernels without the centring.
+Tensor rms_norm(const Tensor& x, int64_t D, const Tensor& weight, double eps);
 // Dropout of each element with probability p (0 < p < 1), the rest scaled by 1 / (1 - p),
 // one kernel each way (ops/nn.cpp); float32 / float64. The mask is drawn as rand() >= p.
 Tensor dropout(const Tensor& x, double p);

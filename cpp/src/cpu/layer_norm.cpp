@@ -2,6 +2,8 @@
 // of a contiguous (rows, D) tensor (kernels.h). Each row's mean and variance are taken
 // in two passes (the mean first, then the squared deviations), in LayerNormAcc (double,
 // as on a GPU: layer_norm_math.h), so a row far from zero loses no precision to cancellation.
+// Without a mean tensor the same kernels are the RMS norm: no centring (the mean is 0), so
+// rstd = 1 / sqrt(mean(x^2) + eps), and the backward loses its mean(gw) term.
 #include <cmath>
 #include <vector>
 
@@ -14,24 +16,27 @@ namespace minitorch::cpu {
 void layer_norm(const Tensor& out, const Tensor& mean, const Tensor& rstd, const Tensor& in, const Tensor& weight,
                 const Tensor& bias, double eps)
 {
-    const int64_t rows = mean->numel(), D = rows ? in->numel() / rows : 0;
+    const int64_t rows = rstd->numel(), D = rows ? in->numel() / rows : 0;
     dispatch_floating(in->dtype, "layer_norm", [&](auto tag) {
         using T = typename decltype(tag)::type;
         const T* x = in->data_as<T>();
         const T* w = weight ? weight->data_as<T>() : nullptr;
         const T* b = bias ? bias->data_as<T>() : nullptr;
-        T *y = out->data_as<T>(), *mu = mean->data_as<T>(), *rs = rstd->data_as<T>();
+        T *y = out->data_as<T>(), *mu = mean ? mean->data_as<T>() : nullptr, *rs = rstd->data_as<T>();
         parallel_for(rows, std::max<int64_t>(1, kGrainSize / std::max<int64_t>(4 * D, 1)), [&](int64_t r0, int64_t r1) {
             for (int64_t r = r0; r < r1; ++r) {
                 const T* xr = x + r * D;
                 using A = LayerNormAcc;
-                A s = 0;
-                for (int64_t j = 0; j < D; ++j) s += A(xr[j]);
-                const A m = s / A(D);
+                A m = 0;  // the RMS norm (no mean tensor) does not centre
+                if (mu) {
+                    for (int64_t j = 0; j < D; ++j) m += A(xr[j]);
+                    m /= A(D);
+                }
                 A v = 0;
                 for (int64_t j = 0; j < D; ++j) v += (A(xr[j]) - m) * (A(xr[j]) - m);
                 const T mr = T(m), rr = T(A(1) / std::sqrt(v / A(D) + A(eps)));
-                mu[r] = mr, rs[r] = rr;
+                if (mu) mu[r] = mr;
+                rs[r] = rr;
                 T* yr = y + r * D;
                 for (int64_t j = 0; j < D; ++j) {
                     T v2 = (xr[j] - mr) * rr;
@@ -48,11 +53,13 @@ void layer_norm_backward(const Tensor& grad_in, const Tensor& grad_weight, const
                          const Tensor& grad_out, const Tensor& in, const Tensor& mean, const Tensor& rstd,
                          const Tensor& weight)
 {
-    const int64_t rows = mean->numel(), D = rows ? in->numel() / rows : 0;
+    const int64_t rows = rstd->numel(), D = rows ? in->numel() / rows : 0;
     dispatch_floating(in->dtype, "layer_norm_backward", [&](auto tag) {
         using T = typename decltype(tag)::type;
-        const T *g = grad_out->data_as<T>(), *x = in->data_as<T>(), *mu = mean->data_as<T>(), *rs = rstd->data_as<T>();
+        const T *g = grad_out->data_as<T>(), *x = in->data_as<T>(), *rs = rstd->data_as<T>();
         const T* w = weight ? weight->data_as<T>() : nullptr;
+        const T* mu_or_null = mean ? mean->data_as<T>() : nullptr;  // null: the RMS norm, mean 0
+        auto mu = [&](int64_t r) { return mu_or_null ? mu_or_null[r] : T(0); };
         if (grad_in) {
             T* gx = grad_in->data_as<T>();
             parallel_for(rows, std::max<int64_t>(1, kGrainSize / std::max<int64_t>(4 * D, 1)), [&](int64_t r0, int64_t r1) {
@@ -62,12 +69,13 @@ void layer_norm_backward(const Tensor& grad_in, const Tensor& grad_weight, const
                     for (int64_t j = 0; j < D; ++j) {
                         const T gw = w ? gr[j] * w[j] : gr[j];
                         s1 += gw;
-                        s2 += gw * (xr[j] - mu[r]) * rs[r];
+                        s2 += gw * (xr[j] - mu(r)) * rs[r];
                     }
-                    const T m1 = T(s1 / LayerNormAcc(D)), m2 = T(s2 / LayerNormAcc(D));
+                    // the RMS norm's xhat does not move with the row's mean: no mean(gw) term
+                    const T m1 = mu_or_null ? T(s1 / LayerNormAcc(D)) : T(0), m2 = T(s2 / LayerNormAcc(D));
                     for (int64_t j = 0; j < D; ++j) {
                         const T gw = w ? gr[j] * w[j] : gr[j];
-                        const T xhat = (xr[j] - mu[r]) * rs[r];
+                        const T xhat = (xr[j] - mu(r)) * rs[r];
                         gx[r * D + j] = rs[r] * (gw - m1 - xhat * m2);
                     }
                 }
@@ -82,7 +90,7 @@ void layer_norm_backward(const Tensor& grad_in, const Tensor& grad_weight, const
                 for (int64_t r = 0; r < rows; ++r) {
                     const T *gr = g + r * D, *xr = x + r * D;
                     for (int64_t j = j0; j < j1; ++j) {
-                        sw[j] += layer_norm_weight_term(gr[j], xr[j], mu[r], rs[r]);
+                        sw[j] += layer_norm_weight_term(gr[j], xr[j], mu(r), rs[r]);
                         sb[j] += gr[j];
                     }
                 }

@@ -7,6 +7,7 @@
 //   nll_loss        -row[target], the same kernels on log-probabilities
 //   layer_norm      (x - mean) / sqrt(var + eps) * w + b over each row of the last D
 //                   values, one kernel each way (kernels layer_norm, layer_norm_backward)
+//   rms_norm        x / sqrt(mean(x^2) + eps) * w, the same kernels without the mean
 // linear's forward and backward are written with the ordinary ops; the others call
 // their own kernels (kernels.h: softmax, softmax_backward, class_loss, class_loss_backward).
 
@@ -174,17 +175,23 @@ Tensor loss_common(const Tensor& input, const Tensor& target, int reduction, int
 // derivative of layer_norm, input input: rstd * (gw - mean(gw) - xhat * mean(gw * xhat)), gw = g * weight, xhat = (x - mean) * rstd (per row)
 // derivative of layer_norm, input weight: sum over rows of g * xhat
 // derivative of layer_norm, input bias: sum over rows of g
+// derivative of rms_norm, input input: rstd * (gw - xhat * mean(gw * xhat)), gw = g * weight, xhat = x * rstd, rstd = 1 / sqrt(mean(x^2) + eps) (per row)
+// derivative of rms_norm, input weight: sum over rows of g * xhat
 struct LayerNormBackward : Node {
-    Tensor x, mean, rstd, weight;  // x as (rows, D), contiguous
+    Tensor x, mean, rstd, weight;  // x as (rows, D), contiguous; mean null for the RMS norm
     double eps = 1e-5;
-    std::string name() const override { return "NativeLayerNormBackward0"; }
+    bool rms = false;  // rms_norm: inputs (x, weight), no centring
+    std::string name() const override { return rms ? "FusedRmsNormBackward0" : "NativeLayerNormBackward0"; }
     std::vector<Tensor> apply(std::vector<Tensor>& grads) override
     {
         if (autograd::is_grad_enabled()) return gradient_ops(grads[0]);
         Tensor g = contiguous(reshape(grads[0], x->shape));
-        return norm_backward_grads(*this, x, x->dtype, [&](const Tensor& gx, const Tensor& gw, const Tensor& gb) {
-            kernels(x->device()).layer_norm_backward(gx, gw, gb, g, x, mean, rstd, weight);
-        });
+        std::vector<Tensor> out =
+            norm_backward_grads(*this, x, x->dtype, [&](const Tensor& gx, const Tensor& gw, const Tensor& gb) {
+                kernels(x->device()).layer_norm_backward(gx, gw, gb, g, x, mean, rstd, weight);
+            });
+        if (rms) out.pop_back();  // no bias
+        return out;
     }
     void release() override { x.reset(), mean.reset(), rstd.reset(), weight.reset(); }
 
@@ -198,7 +205,7 @@ struct LayerNormBackward : Node {
         auto mul = [](const Tensor& a, const Tensor& b) { return binary(BinaryOp::Mul, a, b); };
         auto sub = [](const Tensor& a, const Tensor& b) { return binary(BinaryOp::Sub, a, b); };
         Tensor xp = reshape(autograd::input_proxy(*this, 0, reshape(x, input_meta[0].shape)), rows_d);
-        Tensor xc = sub(xp, mean_rows(xp));
+        Tensor xc = rms ? xp : sub(xp, mean_rows(xp));
         Tensor var = mean_rows(mul(xc, xc));
         Tensor r = unary(UnaryOp::Rsqrt, binary(BinaryOp::Add, var, scalar_tensor(Scalar(eps), x->device())));
         Tensor xhat = mul(xc, r);
@@ -208,10 +215,11 @@ struct LayerNormBackward : Node {
             Tensor gwt = weight ? mul(g, reshape(autograd::input_proxy(*this, 1, reshape(weight, input_meta[1].shape)),
                                                  {rows_d[1]}))
                                 : g;
-            gx = mul(r, sub(sub(gwt, mean_rows(gwt)), mul(xhat, mean_rows(mul(gwt, xhat)))));
+            gx = mul(r, sub(rms ? gwt : sub(gwt, mean_rows(gwt)), mul(xhat, mean_rows(mul(gwt, xhat)))));
             gx = reshape(gx, input_meta[0].shape);
         }
         if (needs_input_grad(1)) gw = reshape(sum(mul(g, xhat), {0}, false, std::nullopt), input_meta[1].shape);
+        if (rms) return {gx, gw};
         if (needs_input_grad(2)) gb = reshape(sum(g, {0}, false, std::nullopt), input_meta[2].shape);
         return {gx, gw, gb};
     }
@@ -236,19 +244,22 @@ std::vector<Tensor> norm_backward_grads(const autograd::Node& node, const Tensor
     return {in_shape(gx, 0), in_shape(gw, 1), in_shape(gb, 2)};
 }
 
-Tensor layer_norm(const Tensor& x, int64_t D, const Tensor& weight, const Tensor& bias, double eps)
+namespace {
+
+// layer_norm and rms_norm: one kernel each way; rms_norm passes no bias and no mean (the
+// kernels then skip the centring).
+Tensor norm_rows(const char* op, const Tensor& x, int64_t D, const Tensor& weight, const Tensor& bias, double eps,
+                 bool rms)
 {
-    MT_PROFILE_OP("layer_norm", x, weight, bias);
-    MT_CHECK_TYPE(is_floating(x->dtype), "layer_norm: expected a floating tensor, got ", x->dtype);
-    MT_CHECK(D > 0 && x->numel() % D == 0, "layer_norm: input of shape ", x->shape, " cannot be normalized over its last ",
-             D, " values");
+    MT_CHECK_TYPE(is_floating(x->dtype), op, ": expected a floating tensor, got ", x->dtype);
+    MT_CHECK(D > 0 && x->numel() % D == 0, op, ": input of shape ", x->shape, " cannot be normalized over its last ", D,
+             " values");
     for (const Tensor* p : {&weight, &bias})
-        if (*p) MT_CHECK((*p)->numel() == D, "layer_norm: weight and bias must have ", D, " elements, got shape ",
-                         (*p)->shape);
-    if (weight) check_layer_dtypes("layer_norm", x, weight, bias);
-    else if (bias) check_layer_dtypes("layer_norm", x, bias, nullptr);
-    if (weight) check_same_device("layer_norm", x, weight);
-    if (bias) check_same_device("layer_norm", x, bias);
+        if (*p) MT_CHECK((*p)->numel() == D, op, ": weight and bias must have ", D, " elements, got shape ", (*p)->shape);
+    if (weight) check_layer_dtypes(op, x, weight, bias);
+    else if (bias) check_layer_dtypes(op, x, bias, nullptr);
+    if (weight) check_same_device(op, x, weight);
+    if (bias) check_same_device(op, x, bias);
     const int64_t rows = x->numel() / D;
     Tensor xc, mean, rstd, w;
     auto forward = [&] {
@@ -256,18 +267,35 @@ Tensor layer_norm(const Tensor& x, int64_t D, const Tensor& weight, const Tensor
         w = weight ? contiguous(reshape(weight, {D})) : nullptr;
         Tensor b = bias ? contiguous(reshape(bias, {D})) : nullptr;
         Tensor out = empty({rows, D}, x->dtype, x->device());
-        mean = empty({rows}, x->dtype, x->device());
+        if (!rms) mean = empty({rows}, x->dtype, x->device());
         rstd = empty({rows}, x->dtype, x->device());
         if (rows) kernels(x->device()).layer_norm(out, mean, rstd, xc, w, b, eps);
         return reshape(out, x->shape);
     };
-    return autograd::record_op<LayerNormBackward>({&x, &weight, &bias}, forward, [&](LayerNormBackward& n, const Tensor&) {
+    auto setup = [&](LayerNormBackward& n, const Tensor&) {
         n.x = autograd::save(n, xc);
         n.eps = eps;
-        n.mean = autograd::save(n, mean);
+        n.rms = rms;
+        if (mean) n.mean = autograd::save(n, mean);
         n.rstd = autograd::save(n, rstd);
         if (w) n.weight = autograd::save(n, w);
-    });
+    };
+    if (rms) return autograd::record_op<LayerNormBackward>({&x, &weight}, forward, setup);
+    return autograd::record_op<LayerNormBackward>({&x, &weight, &bias}, forward, setup);
+}
+
+}  // namespace
+
+Tensor layer_norm(const Tensor& x, int64_t D, const Tensor& weight, const Tensor& bias, double eps)
+{
+    MT_PROFILE_OP("layer_norm", x, weight, bias);
+    return norm_rows("layer_norm", x, D, weight, bias, eps, false);
+}
+
+Tensor rms_norm(const Tensor& x, int64_t D, const Tensor& weight, double eps)
+{
+    MT_PROFILE_OP("rms_norm", x, weight);
+    return norm_rows("rms_norm", x, D, weight, nullptr, eps, true);
 }
 
 namespace {

@@ -669,19 +669,27 @@ def rms_norm(input, normalized_shape, weight=None, eps: float | None = None):
     tensor([[0.8485, 1.1314]])
     """
     shape = _normalized_shape(input, normalized_shape, "rms_norm")
-    k = len(shape)
     _check_param_shape(weight, shape, "weight", "rms_norm", "normalized_shape")
     if not input.is_floating_point():
         raise TypeError(f"rms_norm: expected a floating point input, got {input.dtype}")
-    x = input.float() if input.dtype in (_C.dtype.float16, _C.dtype.bfloat16) else input
     if eps is None:
         from .. import finfo
-        eps = finfo(x.dtype).eps
-    dims = tuple(range(-k, 0))
-    out = x * ((x * x).mean(dims, keepdim=True) + float(eps)).rsqrt() if k else x * (x * x + float(eps)).rsqrt()
-    if weight is not None:
-        out = out * weight
-    return out.to(input.dtype) if out.dtype != input.dtype else out
+        eps = finfo(_C.dtype.float32 if input.dtype in (_C.dtype.float16, _C.dtype.bfloat16) else input.dtype).eps
+    if weight is not None and weight.dtype != input.dtype:  # the promoted product, composed
+        return _rms_norm_composed(input, shape, weight, float(eps))
+    # One fused C++ op: the layer norm's kernels without the centring, one kernel each way;
+    # 16-bit values are computed in float32 inside and rounded once.
+    return _C._rms_norm(input, math.prod(shape), weight, float(eps))
+
+
+def _rms_norm_composed(input, shape: tuple, weight, eps: float):
+    """rms_norm in ordinary ops (the readable formula; the tests' reference, and the path for
+    a weight of another dtype than the input, whose product promotes as PyTorch's does)."""
+    x = input.float() if input.dtype in (_C.dtype.float16, _C.dtype.bfloat16) else input
+    dims = tuple(range(-len(shape), 0))
+    out = x * ((x * x).mean(dims, keepdim=True) + eps).rsqrt() if shape else x * (x * x + eps).rsqrt()
+    out = out.to(input.dtype) if out.dtype != input.dtype else out
+    return out * weight if weight is not None else out
 
 
 def layer_norm(input, normalized_shape, weight=None, bias=None, eps: float = 1e-5):

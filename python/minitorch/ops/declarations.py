@@ -347,7 +347,7 @@ OPS: tuple[Op, ...] = (
     _f("prelu", dtypes=FLOATING, autocast=LOWER), _f("softmin", dtypes=FLOATING, autocast=FP32),
     _f("layer_norm", CPP, source="cpp/src/ops/nn.cpp", autocast=FP32),
     _f("group_norm", CPP, source="cpp/src/ops/group_norm.cpp", autocast=FP32), _f("normalize"),
-    _f("rms_norm", dtypes=FLOATING),  # composed; 16-bit input computes in float32 inside
+    _f("rms_norm", CPP, source="cpp/src/ops/nn.cpp", dtypes=FLOATING),  # 16-bit input computes in float32 inside
     _f("batch_norm", CPP, source="cpp/src/ops/batch_norm.cpp"),
     _f("cosine_similarity", autocast=FP32),
     _f("cross_entropy", CPP, source="cpp/src/ops/nn.cpp", autocast=FP32_ALL),
