@@ -252,6 +252,45 @@ MT_HOST_DEVICE inline T elu_of(T x, T alpha) { return x > T(0) ? x : alpha * mat
 template <class T>
 MT_HOST_DEVICE inline T elu_derivative(T x, T alpha) { return x > T(0) ? T(1) : alpha * math_exp(x); }
 
+// The per-element losses (op_list.h). Binary cross-entropy of a probability p, each log
+// clamped at -100 as PyTorch's (p = 0 or 1 costs 100, not inf), and its derivative in p,
+// (p - y) / max(p (1 - p), 1e-12) (PyTorch's EPSILON); of a logit x, the stable form and
+// sigmoid(x) - y; Huber's d^2 / 2 inside [-delta, delta], linear outside, and d clamped.
+template <class T>
+MT_HOST_DEVICE inline T clamped_log_of(T v)
+{
+    const T l = math_log(v);
+    return l < T(-100) ? T(-100) : l;  // NaN stays NaN
+}
+template <class T>
+MT_HOST_DEVICE inline T bce_of(T p, T y)
+{
+    T l1m = math_log1p(-p);
+    l1m = l1m < T(-100) ? T(-100) : l1m;
+    return (y - T(1)) * l1m - y * clamped_log_of(p);
+}
+template <class T>
+MT_HOST_DEVICE inline T bce_derivative_of(T p, T y)
+{
+    const T q = (T(1) - p) * p;
+    return (p - y) / (q > T(1e-12) ? q : T(1e-12));
+}
+template <class T>
+MT_HOST_DEVICE inline T bce_with_logits_of(T x, T y)
+{
+    return (x > T(0) ? x : T(0)) - x * y + math_log1p(math_exp(-math_fabs(x)));
+}
+template <class T>
+MT_HOST_DEVICE inline T bce_with_logits_derivative_of(T x, T y) { return sigmoid_of(x) - y; }
+template <class T>
+MT_HOST_DEVICE inline T huber_of(T d, T delta)
+{
+    const T m = math_fabs(d);
+    return m <= delta ? T(0.5) * d * d : delta * (m - T(0.5) * delta);
+}
+template <class T>
+MT_HOST_DEVICE inline T huber_derivative_of(T d, T delta) { return d < -delta ? -delta : (d > delta ? delta : d); }
+
 // What each unary op computes on one element. The op has already promoted the input
 // (exp of an int64 runs in float32) and refused the dtypes the op does not take, so the
 // `if constexpr` branches for other types are never reached; they exist to compile.
@@ -350,6 +389,13 @@ MT_HOST_DEVICE MT_ALWAYS_INLINE T binary_op(BinaryOp op, T a, T b)
         case BinaryOp::LeakyReluDerivative: if constexpr (kFloat) return leaky_relu_derivative(a, b); else return a;
         case BinaryOp::Elu: if constexpr (kFloat) return elu_of(a, b); else return a;
         case BinaryOp::EluDerivative: if constexpr (kFloat) return elu_derivative(a, b); else return a;
+        // The losses: a is the input (probability, logit, difference), b the target or delta.
+        case BinaryOp::BinaryCrossEntropy: if constexpr (kFloat) return bce_of(a, b); else return a;
+        case BinaryOp::BceDerivative: if constexpr (kFloat) return bce_derivative_of(a, b); else return a;
+        case BinaryOp::BinaryCrossEntropyWithLogits: if constexpr (kFloat) return bce_with_logits_of(a, b); else return a;
+        case BinaryOp::BceWithLogitsDerivative: if constexpr (kFloat) return bce_with_logits_derivative_of(a, b); else return a;
+        case BinaryOp::HuberLoss: if constexpr (kFloat) return huber_of(a, b); else return a;
+        case BinaryOp::HuberDerivative: if constexpr (kFloat) return huber_derivative_of(a, b); else return a;
         case BinaryOp::Eq: return static_cast<T>(a == b);
         case BinaryOp::Ne: return static_cast<T>(a != b);
         case BinaryOp::Lt: return static_cast<T>(a < b);

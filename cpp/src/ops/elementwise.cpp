@@ -325,6 +325,7 @@ MT_EXPR_OPERATOR(==, Eq)
 MT_EXPR_OPERATOR(<, Lt)
 MT_EXPR_OPERATOR(>, Gt)
 MT_EXPR_OPERATOR(>=, Ge)
+MT_EXPR_OPERATOR(<=, Le)
 #undef MT_EXPR_OPERATOR
 Expr operator-(const Expr& x) { return un(UnaryOp::Neg, x); }
 Expr sign(const Expr& x) { return un(UnaryOp::Sign, x); }
@@ -441,6 +442,27 @@ Expr softplus_second_derivative(const Expr& x)
 Expr hardswish_second_derivative(const Expr& x)
 {
     return where(logical_and(x > -3, x < 3), 1.0 / 3, zeros_like(x));
+}
+
+// The per-element losses (op_list.h). Backward is g * <loss>_derivative(a, b), two kernels;
+// the derivatives' own gradients (double backward) are written in tensor ops.
+// derivative of binary_cross_entropy, input input: g * (p - y) / max(p (1 - p), 1e-12), two kernels: g * _bce_derivative(p, y)
+// derivative of binary_cross_entropy, input target: g * (max(log(1 - p), -100) - max(log p, -100))
+// derivative of binary_cross_entropy_with_logits, input input: g * (sigmoid(x) - y), two kernels: g * _bce_with_logits_derivative(x, y)
+// derivative of binary_cross_entropy_with_logits, input target: -g * x
+// derivative of huber_loss, input input: g * clamp(d, -delta, delta), d = input - target (smooth_l1_loss: / beta), two kernels: g * _huber_derivative(d, delta)
+Expr bce_derivative(const Expr& p, const Expr& y) { return bin(BinaryOp::BceDerivative, p, y); }
+Expr bce_with_logits_derivative(const Expr& x, const Expr& y) { return bin(BinaryOp::BceWithLogitsDerivative, x, y); }
+Expr huber_derivative(const Expr& d, const Expr& delta) { return bin(BinaryOp::HuberDerivative, d, delta); }
+Expr clamped_log(const Expr& p) { return bin(BinaryOp::Maximum, log(p), -100.0); }
+Expr clamped_log1m(const Expr& p) { return bin(BinaryOp::Maximum, log1p(-p), -100.0); }
+Expr bce_denominator(const Expr& p) { return bin(BinaryOp::Maximum, p * (1 - p), 1e-12); }
+// d/dp (p - y) / q, q = max(p (1 - p), 1e-12): (1 - (p - y) (1 - 2p) / q) / q where q = p (1 - p),
+// 1 / q where the floor holds q
+Expr bce_second_derivative(const Expr& p, const Expr& y)
+{
+    const Expr q = bce_denominator(p);
+    return (1 - (p - y) * (1 - p * 2) * (p * (1 - p) > 1e-12) / q) / q;
 }
 
 Expr unary_gradient(UnaryOp op, const Expr& g, const Expr& x, const Expr& y)

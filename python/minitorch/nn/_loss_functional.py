@@ -79,10 +79,10 @@ def smooth_l1_loss(input, target, reduction: str = "mean", beta: float = 1.0):
         raise ValueError(f"smooth_l1_loss: beta must be non-negative, got {beta}")
     F._reduction(reduction, "smooth_l1_loss")
     input, target = _broadcast_pair(input, target)
-    d = (input - target).abs()
     if beta == 0.0:
-        return F._reduce(d, reduction, "smooth_l1_loss")
-    loss = _C.where(d < beta, d * d * (0.5 / beta), d - 0.5 * beta)
+        return F._reduce((input - target).abs(), reduction, "smooth_l1_loss")
+    # huber_loss with delta = beta, over beta: one kernel each (_huber_loss, op_list.h)
+    loss = _C._huber_loss(input - target, float(beta)) * (1.0 / beta)
     return F._reduce(loss, reduction, "smooth_l1_loss")
 
 
@@ -97,9 +97,8 @@ def huber_loss(input, target, reduction: str = "mean", delta: float = 1.0):
         raise ValueError(f"huber_loss: delta must be positive, got {delta}")
     F._reduction(reduction, "huber_loss")
     input, target = _broadcast_pair(input, target)
-    d = (input - target).abs()
-    loss = _C.where(d <= delta, d * d * 0.5, (d - 0.5 * delta) * delta)
-    return F._reduce(loss, reduction, "huber_loss")
+    # one kernel per element (_huber_loss, op_list.h), backward g * clamp(d, -delta, delta)
+    return F._reduce(_C._huber_loss(input - target, float(delta)), reduction, "huber_loss")
 
 
 def margin_ranking_loss(input1, input2, target, margin: float = 0, reduction: str = "mean"):

@@ -16,7 +16,6 @@ import numpy as np
 
 from .. import _C
 from ..autograd import no_grad
-from ..autograd.function import Function
 from ..ops._args import numpy_names as _numpy_names
 from ..ops.inplace import write_into as _write_into
 
@@ -282,50 +281,32 @@ def l1_loss(input, target, reduction: str = "mean"):
 
 def binary_cross_entropy(input, target, weight=None, size_average=None, reduce=None, reduction: str = "mean"):
     """BCE of probabilities ``input`` in [0, 1]; logs are clamped at -100 like PyTorch.
-    ``weight`` (broadcastable to the input) rescales each element's loss."""
+    ``weight`` (broadcastable to the input) rescales each element's loss. One kernel per
+    element (``_binary_cross_entropy``, op_list.h) and one for the reduction; backward
+    ``g * (p - y) / max(p (1 - p), 1e-12)``, two kernels."""
     reduction = _legacy_reduction(size_average, reduce, reduction)
     _check_same_shape(input, target, "binary_cross_entropy")
-    log_p = input.log().clamp(min=-100.0)
-    log_1mp = (1 - input).log().clamp(min=-100.0)
-    loss = -(target * log_p + (1 - target) * log_1mp)
+    loss = _C._binary_cross_entropy(input, target)
     return _reduce(loss if weight is None else loss * weight, reduction, "binary_cross_entropy")
-
-
-# derivative of binary_cross_entropy_with_logits (per element), input x: g * (sigmoid(x) - t)
-# derivative of binary_cross_entropy_with_logits (per element), input t: g * (-x)
-class _BCEWithLogits(Function):
-    """Per-element BCE of logits with the exact gradient ``sigmoid(x) - t``.
-
-    Forward is the stable ``max(x, 0) - x*t + log(1 + exp(-|x|))``; composing it from
-    relu/abs would give a wrong gradient at x = 0 (both kinks have derivative 0 there).
-    """
-
-    @staticmethod
-    def forward(ctx, x, t):
-        ctx.save_for_backward(x, t)
-        return x.relu() - x * t + (1 + (-x.abs()).exp()).log()
-
-    @staticmethod
-    def backward(ctx, g):
-        x, t = ctx.saved_tensors
-        gx = g * (x.sigmoid() - t) if ctx.needs_input_grad[0] else None
-        gt = g * (-x) if ctx.needs_input_grad[1] else None
-        return gx, gt
 
 
 def binary_cross_entropy_with_logits(input, target, weight=None, size_average=None, reduce=None,
                                      reduction: str = "mean", pos_weight=None):
     """BCE of logits, stable for large |x|, gradient ``sigmoid(x) - target``. ``weight``
     rescales each element's loss; ``pos_weight`` (per class, broadcast over the last dim)
-    rescales the positive term: ``-(pos_weight t log s(x) + (1 - t) log(1 - s(x)))``."""
+    rescales the positive term: ``-(pos_weight t log s(x) + (1 - t) log(1 - s(x)))``.
+
+    Each element's loss is one kernel (``_binary_cross_entropy_with_logits``, op_list.h:
+    ``max(x, 0) - x t + log(1 + exp(-|x|))``, whose gradient is exact at x = 0 where a
+    composition of relu and abs would have a kink), then one for the reduction."""
     reduction = _legacy_reduction(size_average, reduce, reduction)
     _check_same_shape(input, target, "binary_cross_entropy_with_logits")
-    loss = _BCEWithLogits.apply(input, target)
+    loss = _C._binary_cross_entropy_with_logits(input, target)
     if pos_weight is not None:
         from .. import ones_like as _ones_like
 
         # -log s(x) = bce(x, 1): the positive term's share of the loss, scaled by pos_weight - 1 more
-        loss = loss + (pos_weight - 1) * target * _BCEWithLogits.apply(input, _ones_like(input))
+        loss = loss + (pos_weight - 1) * target * _C._binary_cross_entropy_with_logits(input, _ones_like(input))
     if weight is not None:
         loss = loss * weight
     return _reduce(loss, reduction, "binary_cross_entropy_with_logits")
