@@ -114,3 +114,17 @@ def test_optimizer_step_is_one_launch_per_parameter(make):
         ks = kernels(opt.step)
         if step > 0:  # the first step also creates the state (zero-filled moments)
             assert len(ks) <= len(params), (step, [k.name for k in ks])
+
+
+@pytest.mark.parametrize("op, most", [("var", 3), ("std", 7), ("norm", 5)])
+def test_moment_and_norm_backward_use_host_numbers(op, most):
+    """The backward formulas' constants (2 / (N - correction), 0, ...) are host numbers, not
+    device tensors: no fill or copy kernels, only the formula's arithmetic."""
+    x = minitorch.randn(32, 10, device="cuda", requires_grad=True)
+    y = {"var": lambda: x.var(1), "std": lambda: x.std(1), "norm": lambda: x.norm(dim=1)}[op]()
+    g = minitorch.randn(32, device="cuda")
+    with profile(activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA]) as prof:
+        y.backward(g)
+    ks = [k.name for e in prof.events() if e.name != "AccumulateGrad" for k in e.kernels]
+    assert not [n for n in ks if n.startswith(("fill", "copy"))], ks
+    assert len(ks) <= most, ks

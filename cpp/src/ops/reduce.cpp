@@ -326,7 +326,9 @@ Tensor argmin(const Tensor& t, std::optional<int64_t> dim, bool keepdim)
 
 namespace {
 
-Tensor scalar_like(double v, const Tensor& like) { return scalar_tensor(Scalar(v), like->device()); }
+// A number for a formula: a host 0-dim tensor, which binary() reads as a value (no device fill, as
+// PyTorch's wrapped numbers)
+Tensor scalar_like(double v, const Tensor&) { return scalar_tensor(Scalar(v), Device{}); }
 Tensor mul(const Tensor& a, const Tensor& b) { return binary(BinaryOp::Mul, a, b); }
 
 // The statistic `spec` of every line over dims (and the lines' means when want_mean): the
