@@ -128,3 +128,17 @@ def test_moment_and_norm_backward_use_host_numbers(op, most):
     ks = [k.name for e in prof.events() if e.name != "AccumulateGrad" for k in e.kernels]
     assert not [n for n in ks if n.startswith(("fill", "copy"))], ks
     assert len(ks) <= most, ks
+
+
+@pytest.mark.parametrize("op, most", [("sort", 3), ("topk", 3), ("max", 3), ("where", 2)])
+def test_index_picking_backward_is_a_few_launches(op, most):
+    """sort / topk: one scatter of g into zeros (not flat-offset arithmetic and an index_add);
+    max(dim): a where against the positions; where: one where per input, its 0 a host number."""
+    x = minitorch.randn(32, 10, device="cuda", requires_grad=True)
+    y = {"sort": lambda: x.sort(1)[0], "topk": lambda: x.topk(3, 1)[0], "max": lambda: x.max(1)[0],
+         "where": lambda: minitorch.where(x > 0, x, x.detach())}[op]()
+    g = minitorch.randn(*y.shape, device="cuda")
+    with profile(activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA]) as prof:
+        y.backward(g)
+    ks = [k.name for e in prof.events() if e.name != "AccumulateGrad" for k in e.kernels]
+    assert len(ks) <= most, ks

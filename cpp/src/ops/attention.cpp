@@ -156,8 +156,8 @@ Tensor scaled_dot_product_attention(const Tensor& query, const Tensor& key, cons
         MT_CHECK_TYPE(attn_mask->dtype == DType::Bool || is_floating(attn_mask->dtype), op,
                       ": Expected attn_mask dtype to be bool or float, but got ", attn_mask->dtype);
         mask = attn_mask->dtype == DType::Bool
-                   ? where(attn_mask, scalar_tensor(Scalar(0.0), dev, acc),
-                           scalar_tensor(Scalar(-std::numeric_limits<double>::infinity()), dev, acc))
+                   ? where(attn_mask, scalar_tensor(Scalar(0.0), Device{}, acc),
+                           scalar_tensor(Scalar(-std::numeric_limits<double>::infinity()), Device{}, acc))
                    : attn_mask;
         mask = to_dtype(mask, acc);  // where() of two scalars may pick the default dtype
         Shape full = batch;

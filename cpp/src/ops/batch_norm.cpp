@@ -59,7 +59,7 @@ struct BatchNormBackward : Node {
             m = mean_nc(xp);
             Tensor xc = sub(xp, m);
             r = unary(UnaryOp::Rsqrt,
-                      binary(BinaryOp::Add, mean_nc(mul(xc, xc)), scalar_tensor(Scalar(eps), x->device())));
+                      binary(BinaryOp::Add, mean_nc(mul(xc, xc)), scalar_tensor(Scalar(eps), Device{})));
         } else {
             m = reshape(to_dtype(mean, x->dtype), c11), r = reshape(to_dtype(rstd, x->dtype), c11);
         }

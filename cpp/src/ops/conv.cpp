@@ -260,7 +260,7 @@ Tensor conv2d_ops(const Tensor& x, const Tensor& weight, const Tensor& bias, con
         Shape s(4, 1);
         s[at] = n;
         Tensor a = arange(0, double(n), 1, DType::Int64, dev);
-        return reshape(binary(BinaryOp::Mul, a, scalar_tensor(Scalar(step), dev)), s);
+        return reshape(binary(BinaryOp::Mul, a, scalar_tensor(Scalar(step), Device{})), s);
     };
     // (KH, KW, OH, OW): where each window element sits in the padded plane
     Tensor idx = binary(BinaryOp::Add,

@@ -305,7 +305,7 @@ const Tensor& in_formula(const Expr& e)
                           "does not save");
     return e.t;
 }
-Tensor num(double v, const Tensor& like) { return scalar_tensor(Scalar(v), like->device()); }
+Tensor num(double v, const Tensor&) { return scalar_tensor(Scalar(v), Device{}); }  // a host number, as host_num
 // A number in a binary op stays on the host (host_number above): one launch, no fill.
 Tensor host_num(double v) { return scalar_tensor(Scalar(v), Device{}); }
 Expr bin(BinaryOp op, const Expr& a, const Expr& b) { return {binary(op, in_formula(a), in_formula(b))}; }

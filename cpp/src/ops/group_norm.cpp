@@ -47,7 +47,7 @@ struct GroupNormBackward : Node {
         Tensor xp = reshape(autograd::input_proxy(*this, 0, reshape(x, input_meta[0].shape)), ngd);
         Tensor xc = sub(xp, mean_row(xp));
         Tensor r = unary(UnaryOp::Rsqrt,
-                         binary(BinaryOp::Add, mean_row(mul(xc, xc)), scalar_tensor(Scalar(eps), x->device())));
+                         binary(BinaryOp::Add, mean_row(mul(xc, xc)), scalar_tensor(Scalar(eps), Device{})));
         Tensor xhat = mul(xc, r);  // (N, G, D)
         Tensor g = reshape(to_dtype(grad, x->dtype), ncs);
         Tensor gx, gw, gb;

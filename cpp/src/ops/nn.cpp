@@ -125,7 +125,7 @@ struct ClassLossBackward : Node {
         const autograd::TensorMeta& m = input_meta[0];
         const int64_t N = m.shape[0], C = m.shape[1];
         const Device dev = m.device;
-        Tensor valid = binary(BinaryOp::Ne, target, scalar_tensor(Scalar(spec.check.ignore), dev));
+        Tensor valid = binary(BinaryOp::Ne, target, scalar_tensor(Scalar(spec.check.ignore), Device{}));
         Tensor t = where(valid, target, scalar_tensor(Scalar(int64_t(0)), dev));
         Tensor onehot = to_dtype(binary(BinaryOp::Eq, reshape(t, {N, 1}),
                                         reshape(arange(0, double(C), 1, DType::Int64, dev), {1, C})),
@@ -207,7 +207,7 @@ struct LayerNormBackward : Node {
         Tensor xp = reshape(autograd::input_proxy(*this, 0, reshape(x, input_meta[0].shape)), rows_d);
         Tensor xc = rms ? xp : sub(xp, mean_rows(xp));
         Tensor var = mean_rows(mul(xc, xc));
-        Tensor r = unary(UnaryOp::Rsqrt, binary(BinaryOp::Add, var, scalar_tensor(Scalar(eps), x->device())));
+        Tensor r = unary(UnaryOp::Rsqrt, binary(BinaryOp::Add, var, scalar_tensor(Scalar(eps), Device{})));
         Tensor xhat = mul(xc, r);
         Tensor g = reshape(to_dtype(grad, x->dtype), rows_d);
         Tensor gx, gw, gb;
@@ -312,7 +312,7 @@ struct DropoutBackward : Node {
         const Tensor& g = grads[0];
         // (g * scale) * mask: the order of the two products of `x * mask * scale` composed.
         if (autograd::is_grad_enabled())
-            return {binary(BinaryOp::Mul, binary(BinaryOp::Mul, g, scalar_tensor(Scalar(scale), g->device())), mask)};
+            return {binary(BinaryOp::Mul, binary(BinaryOp::Mul, g, scalar_tensor(Scalar(scale), Device{})), mask)};
         Tensor gc = contiguous(g);
         Tensor gx = empty(gc->shape, gc->dtype, gc->device());
         if (gx->numel()) kernels(gc->device()).dropout_backward(gx, gc, mask, scale);

@@ -214,7 +214,7 @@ struct MaxDimBackward : Node {
         pos_shape[dim] = m.shape[dim];
         Tensor pos = reshape(arange(0, double(m.shape[dim]), 1, DType::Int64, m.device), pos_shape);
         Tensor hit = binary(BinaryOp::Eq, pos, indices);
-        return {binary(BinaryOp::Mul, gk, hit)};
+        return {where(hit, gk, scalar_tensor(Scalar(0.0), Device{}, gk->dtype))};  // a host 0: no fill
     }
     void release() override { indices.reset(); }
 };

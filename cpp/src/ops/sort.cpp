@@ -19,23 +19,14 @@ std::tuple<Tensor, Tensor> sort_forward(const Tensor& t, int64_t dim, bool desce
     return {values, indices};
 }
 
-// A tensor of `shape` holding g[..., k, ...] at position indices[..., k, ...] along dim,
-// 0 elsewhere: the positions become flat offsets (index * inner + o * R * inner + i) and
-// index_add writes g there in one pass.
+// A tensor of `like`'s shape holding g[..., k, ...] at position indices[..., k, ...] along dim,
+// 0 elsewhere: one scatter (put) into zeros -- the indices of one line of a sort or a topk are
+// distinct, so no two values land on one place. The scatter op is differentiable (its
+// backward gathers), which create_graph needs.
 Tensor scatter_along(const Tensor& g, const Tensor& indices, int64_t dim, const autograd::TensorMeta& like)
 {
     if (like.shape.empty()) return to_dtype(g, like.dtype);  // a 0-dim sort is the identity
-    SoftmaxRows in = softmax_rows(like.shape, dim), out = softmax_rows(indices->shape, dim);
-    const Device dev = like.device;
-    Tensor o = reshape(arange(0, double(out.outer), 1, DType::Int64, dev), {out.outer, 1, 1});
-    Tensor i = reshape(arange(0, double(out.inner), 1, DType::Int64, dev), {1, 1, out.inner});
-    Tensor base = binary(BinaryOp::Add, binary(BinaryOp::Mul, o, scalar_tensor(Scalar(in.C * in.inner), dev)), i);
-    Tensor idx = reshape(indices, {out.outer, out.C, out.inner});
-    Tensor flat = binary(BinaryOp::Add, binary(BinaryOp::Mul, idx, scalar_tensor(Scalar(in.inner), dev)), base);
-    const int64_t n = in.outer * in.C * in.inner;
-    Tensor grad = index_add(zeros({n}, like.dtype, dev), 0, reshape(flat, {flat->numel()}),
-                            reshape(to_dtype(g, like.dtype), {g->numel()}), 1.0);
-    return reshape(grad, like.shape);
+    return scatter(zeros(like.shape, like.dtype, like.device), dim, indices, to_dtype(g, like.dtype), false);
 }
 
 // derivative of sort / topk, input input: g scattered back along dim to the positions in indices (0 where topk dropped a value)
