@@ -66,6 +66,28 @@ __device__ MaxSum<A> shfl_xor(MaxSum<A> a, int lane_mask)
     return {__shfl_xor_sync(kFullMask, a.m, lane_mask), __shfl_xor_sync(kFullMask, a.s, lane_mask)};
 }
 
+// A class loss's row with label smoothing: the running max and sum, and sum_c w[c] x[c] and
+// sum_c w[c] in double (weighted_row_loss, softmax_math.h).
+template <class A>
+struct MaxSumDot {
+    A m, s;
+    double wx, ws;
+    static __device__ MaxSumDot empty() { return {A(-INFINITY), A(0), 0.0, 0.0}; }
+};
+template <class A>
+__device__ MaxSumDot<A> merge(MaxSumDot<A> a, MaxSumDot<A> b)
+{
+    softmax_merge(a.m, a.s, b.m, b.s);
+    a.wx += b.wx, a.ws += b.ws;
+    return a;
+}
+template <class A>
+__device__ MaxSumDot<A> shfl_xor(MaxSumDot<A> a, int lane_mask)
+{
+    return {__shfl_xor_sync(kFullMask, a.m, lane_mask), __shfl_xor_sync(kFullMask, a.s, lane_mask),
+            __shfl_xor_sync(kFullMask, a.wx, lane_mask), __shfl_xor_sync(kFullMask, a.ws, lane_mask)};
+}
+
 // N sums.
 template <class A, int N>
 struct Sums {
@@ -89,13 +111,6 @@ __device__ Sums<A, N> shfl_xor(Sums<A, N> a, int lane_mask)
     for (int k = 0; k < N; ++k) a.v[k] = __shfl_xor_sync(kFullMask, a.v[k], lane_mask);
     return a;
 }
-
-// Nothing to reduce: the op only writes (the losses' backward).
-struct NoState {
-    static __device__ NoState empty() { return {}; }
-};
-__device__ NoState merge(NoState, NoState) { return {}; }
-__device__ NoState shfl_xor(NoState, int) { return {}; }
 
 // Every lane ends with the whole warp's state: a butterfly, lane i combining with lane
 // i ^ 16, then i ^ 8, ..., i ^ 1. Both lanes of a pair merge the same two states (merge
@@ -231,24 +246,33 @@ struct SoftmaxBackwardOp {
 };
 
 // A class loss's per-row losses (inner == 1, row = sample). From logits, the row is
-// reduced to its logsumexp; from log-probabilities nothing is read but the target's
-// entry (add does nothing, and its loop compiles away). finish checks the target,
-// reporting one out of range as check_index does, and writes the row's loss (and lse).
-// x is stored as T and computed in C; the losses are stored as Out: T when they are the
-// result (reduction none), C when the total sums them (so a 16-bit loss is rounded once).
+// reduced to its logsumexp (and, with label smoothing, sum_c w[c] x[c]); from
+// log-probabilities nothing is read but the target's entry (add does nothing, and its loop
+// compiles away). finish checks the target, reporting one out of range as check_index does,
+// and writes the row's loss (and lse). x is stored as T and computed in C; the losses are
+// stored as Out: T when they are the result (reduction none), C when the total sums them (so
+// a 16-bit loss is rounded once). w (class weights) null: all 1.
 template <class T, class Out, bool FROM_LOGITS>
 struct ClassLossOp {
     using C = Compute<T>;
-    using State = MaxSum<C>;
+    using State = MaxSumDot<C>;
     const T* x;
     const int64_t* target;
     Out* loss;
     double* lse;  // null unless FROM_LOGITS (row_logsumexp)
+    const T* w;
+    double smoothing;
     IndexCheck check;
     IndexFaults faults;
-    __device__ void add(State& st, const Row&, int64_t at) const
+    __device__ void add(State& st, const Row& row, int64_t at) const
     {
-        if constexpr (FROM_LOGITS) softmax_merge(st.m, st.s, C(x[at]), C(1));
+        if constexpr (FROM_LOGITS) {
+            softmax_merge(st.m, st.s, C(x[at]), C(1));
+            if (smoothing > 0) {
+                const double wc = w ? double(C(w[at - row.base])) : 1.0;
+                st.wx += wc * double(C(x[at])), st.ws += wc;
+            }
+        }
     }
     __device__ void write(const State&, const Row&, int64_t) const {}
     __device__ void finish(const State& st, const Row& row) const
@@ -256,8 +280,16 @@ struct ClassLossOp {
         const int64_t t = target[row.index];
         int64_t resolved;
         if (!resolve_index(t, check, resolved)) faults.report(check, t, row.index);
-        if constexpr (FROM_LOGITS) lse[row.index] = row_logsumexp(st.m, st.s);
-        loss[row.index] = Out(class_row_loss(x + row.base, target_class(t, check), FROM_LOGITS, st.m, st.s));
+        const double row_lse = FROM_LOGITS ? row_logsumexp(st.m, st.s) : 0.0;
+        if constexpr (FROM_LOGITS) lse[row.index] = row_lse;
+        const int64_t cls = target_class(t, check);
+        const C nll = class_row_loss(x + row.base, cls, FROM_LOGITS, st.m, st.s);
+        if (!w && smoothing == 0) {  // the plain loss, in C
+            loss[row.index] = Out(nll);
+            return;
+        }
+        const double w_cls = cls >= 0 && w ? double(C(w[cls])) : 1.0;
+        loss[row.index] = Out(weighted_row_loss(double(nll), cls, w_cls, smoothing, check.size, row_lse, st.ws, st.wx));
     }
 };
 
@@ -270,6 +302,7 @@ struct LossTotalOp {
     using State = Sums<C, 2>;  // the losses' sum, the rows counted
     const C* loss;
     const int64_t* target;
+    const T* w;  // class weights: a row counts w[t] in the mean (null: 1)
     IndexCheck check;
     bool mean;
     T* out;
@@ -277,7 +310,8 @@ struct LossTotalOp {
     __device__ void add(State& st, const Row&, int64_t at) const
     {
         st.v[0] += loss[at];
-        st.v[1] += target_class(target[at], check) >= 0 ? C(1) : C(0);
+        const int64_t cls = target_class(target[at], check);
+        st.v[1] += cls < 0 ? C(0) : w ? C(w[cls]) : C(1);
     }
     __device__ void write(const State&, const Row&, int64_t) const {}
     __device__ void finish(const State& st, const Row&) const
@@ -288,11 +322,12 @@ struct LossTotalOp {
 };
 
 // A class loss's gradient, one element at a time (inner == 1, row = sample); stored as T,
-// computed in C.
+// computed in C. w: the class weights (null: 1); with label smoothing and weights the row is
+// first reduced to sum_c w[c] (the same for every row; nothing is read otherwise).
 template <class T>
 struct ClassLossBackwardOp {
     using C = Compute<T>;
-    using State = NoState;
+    using State = Sums<double, 1>;
     T* gx;
     const T* g;
     int64_t g_stride;
@@ -300,14 +335,20 @@ struct ClassLossBackwardOp {
     const double* lse;  // null from log-probabilities
     const T* count;
     const int64_t* target;
+    const T* w;
     ClassLoss spec;
-    __device__ void add(State&, const Row&, int64_t) const {}
-    __device__ void write(const State&, const Row& row, int64_t at) const
+    __device__ void add(State& st, const Row& row, int64_t at) const
     {
-        const int64_t cls = target_class(target[row.index], spec.check);
-        const C w = class_row_weight<T, C>(spec, g, g_stride, count, row.index, cls);
-        gx[at] = T(class_loss_grad(spec.from_logits, x ? C(x[at]) : C(0), lse ? lse[row.index] : 0.0, at - row.base,
-                                   cls, w));
+        if (w && spec.smoothing > 0) st.v[0] += double(C(w[at - row.base]));
+    }
+    __device__ void write(const State& st, const Row& row, int64_t at) const
+    {
+        const double wsum = w ? st.v[0] : double(spec.check.size);
+        const int64_t cls = target_class(target[row.index], spec.check), c = at - row.base;
+        const C r = class_row_weight<T, C>(spec, g, g_stride, count, row.index, cls);
+        const C w_cls = cls >= 0 && w ? C(w[cls]) : C(1), w_c = w ? C(w[c]) : C(1);
+        gx[at] = T(class_loss_grad(spec.from_logits, x ? C(x[at]) : C(0), lse ? lse[row.index] : 0.0, c, cls, r, w_cls,
+                                   w_c, spec.smoothing, spec.check.size, wsum));
     }
     __device__ void finish(const State&, const Row&) const {}
 };
@@ -339,7 +380,7 @@ void softmax_backward(const Tensor& grad_in, const Tensor& grad_out, const Tenso
 }
 
 void class_loss(const Tensor& out, const Tensor& lse, const Tensor& count, const Tensor& input, const Tensor& target,
-                const ClassLoss& spec)
+                const Tensor& weight, const ClassLoss& spec)
 {
     const int64_t N = target->numel(), C = spec.check.size;
     const bool total = spec.reduction != ClassLoss::None;
@@ -357,11 +398,12 @@ void class_loss(const Tensor& out, const Tensor& lse, const Tensor& count, const
             if (N == 0) return;
             const IndexFaults faults = index_faults(spec.check.op);
             if (spec.from_logits) {
-                const ClassLossOp<T, Out, true> op{x, t, per_row->data_as<Out>(), lse->data_as<double>(), spec.check,
-                                                   faults};
+                const ClassLossOp<T, Out, true> op{x, t, per_row->data_as<Out>(), lse->data_as<double>(),
+                                                   data_or_null<T>(weight), spec.smoothing, spec.check, faults};
                 launch_rows(op, SoftmaxRows{N, C, 1}, spec.check.op);
             } else {  // nothing to reduce: one thread per row
-                const ClassLossOp<T, Out, false> op{x, t, per_row->data_as<Out>(), nullptr, spec.check, faults};
+                const ClassLossOp<T, Out, false> op{x, t, per_row->data_as<Out>(), nullptr, data_or_null<T>(weight),
+                                                    0.0, spec.check, faults};
                 MT_LAUNCH(blocks_for(N), kThreads, 0, 0, thread_rows_kernel<ClassLossOp<T, Out, false>>)(op, N, C,
                                                                                                        int64_t(1));
                 MT_CUDA_CHECK_LAUNCH(spec.check.op);
@@ -370,8 +412,8 @@ void class_loss(const Tensor& out, const Tensor& lse, const Tensor& count, const
         if (total) run(Tag<A>{});
         else run(Tag<T>{});
         if (total) {  // one block sums all rows (an empty batch too: 0, or NaN for the mean)
-            const LossTotalOp<T> op{per_row->data_as<A>(), t, spec.check, spec.reduction == ClassLoss::Mean,
-                                    out->data_as<T>(), data_or_null<T>(count)};
+            const LossTotalOp<T> op{per_row->data_as<A>(), t, data_or_null<T>(weight), spec.check,
+                                    spec.reduction == ClassLoss::Mean, out->data_as<T>(), data_or_null<T>(count)};
             MT_LAUNCH(1, kRowBlockThreads, 0, 0, block_rows_kernel<LossTotalOp<T>>)(op, int64_t(1), N);
             MT_CUDA_CHECK_LAUNCH(spec.check.op);
         }
@@ -379,7 +421,7 @@ void class_loss(const Tensor& out, const Tensor& lse, const Tensor& count, const
 }
 
 void class_loss_backward(const Tensor& grad_input, const Tensor& grad_out, const Tensor& input, const Tensor& lse,
-                         const Tensor& count, const Tensor& target, const ClassLoss& spec)
+                         const Tensor& count, const Tensor& target, const Tensor& weight, const ClassLoss& spec)
 {
     const int64_t N = target->numel(), C = spec.check.size;
     dispatch_floating16(grad_input->dtype, spec.check.op, [&](auto tag) {
@@ -387,7 +429,7 @@ void class_loss_backward(const Tensor& grad_input, const Tensor& grad_out, const
         const int64_t g_stride = grad_out->dim() == 1 ? grad_out->strides[0] : 0;
         const ClassLossBackwardOp<T> op{grad_input->data_as<T>(), grad_out->data_as<T>(), g_stride,
                                         data_or_null<T>(input), data_or_null<double>(lse), data_or_null<T>(count),
-                                        target->data_as<int64_t>(), spec};
+                                        target->data_as<int64_t>(), data_or_null<T>(weight), spec};
         launch_rows(op, SoftmaxRows{N, C, 1}, spec.check.op);
     });
 }

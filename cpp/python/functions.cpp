@@ -305,13 +305,22 @@ void bind_functions(py::module_& m)
                              tensor_arg(w_hh, "rnn_layer", "w_hh"), relu, reverse);
         },
         py::arg("xw"), py::arg("h0"), py::arg("w_hh"), py::arg("relu") = false, py::arg("reverse") = false);
-    m.def("_cross_entropy", [](py::handle x, py::handle t, int reduction, int64_t ignore_index) {
-        return cross_entropy(tensor_arg(x, "cross_entropy"), tensor_arg(t, "cross_entropy", "target"), reduction,
-                             ignore_index);
-    });
-    m.def("_nll_loss", [](py::handle x, py::handle t, int reduction, int64_t ignore_index) {
-        return nll_loss(tensor_arg(x, "nll_loss"), tensor_arg(t, "nll_loss", "target"), reduction, ignore_index);
-    });
+    m.def(
+        "_cross_entropy",
+        [](py::handle x, py::handle t, int reduction, int64_t ignore_index, py::handle w, double label_smoothing) {
+            return cross_entropy(tensor_arg(x, "cross_entropy"), tensor_arg(t, "cross_entropy", "target"), reduction,
+                                 ignore_index, w.is_none() ? nullptr : tensor_arg(w, "cross_entropy", "weight"),
+                                 label_smoothing);
+        },
+        py::arg("input"), py::arg("target"), py::arg("reduction"), py::arg("ignore_index"), py::arg("weight") = py::none(),
+        py::arg("label_smoothing") = 0.0);
+    m.def(
+        "_nll_loss",
+        [](py::handle x, py::handle t, int reduction, int64_t ignore_index, py::handle w) {
+            return nll_loss(tensor_arg(x, "nll_loss"), tensor_arg(t, "nll_loss", "target"), reduction, ignore_index,
+                            w.is_none() ? nullptr : tensor_arg(w, "nll_loss", "weight"));
+        },
+        py::arg("input"), py::arg("target"), py::arg("reduction"), py::arg("ignore_index"), py::arg("weight") = py::none());
     // ---- rearranging, statistics and top k (python/minitorch/ops/shape.py, reduction.py and
     // sorting.py parse PyTorch's argument forms: dims as lists, correction from unbiased,
     // p from 'fro') ----

@@ -256,16 +256,17 @@ Work softmax_backward(const Tensor& grad_in, const Tensor& grad_out, const Tenso
 // cross_entropy: the row's logsumexp (compare, subtract, exp, add: 4 per logit); both
 // losses: pick the target and add into the reduction (2 per row).
 Work class_loss(const Tensor& out, const Tensor& lse, const Tensor& count, const Tensor& input, const Tensor& target,
-                const ClassLoss& spec)
+                const Tensor& weight, const ClassLoss& spec)
 {
-    return {(spec.from_logits ? 4 * n(input) : 0.0) + 2 * n(target), bytes(out, lse, count, input, target)};
+    return {(spec.from_logits ? (spec.smoothing > 0 ? 6 : 4) * n(input) : 0.0) + 2 * n(target),
+            bytes(out, lse, count, input, target, weight)};
 }
 // softmax(input) - onehot, times the row's weight: subtract lse, exp, subtract, multiply.
 Work class_loss_backward(const Tensor& grad_input, const Tensor& grad_out, const Tensor& input, const Tensor& lse,
-                         const Tensor& count, const Tensor& target, const ClassLoss& spec)
+                         const Tensor& count, const Tensor& target, const Tensor& weight, const ClassLoss& spec)
 {
     return {spec.from_logits ? 4 * n(grad_input) : n(target),
-            bytes(grad_input, grad_out, input, lse, count, target)};
+            bytes(grad_input, grad_out, input, lse, count, target, weight)};
 }
 
 // ---- fused layers and optimizer steps ---------------------------------------------------

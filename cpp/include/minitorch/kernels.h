@@ -137,6 +137,7 @@ struct ClassLoss {
     IndexCheck check;          // the op's name, C (the classes) and ignore_index; is_target
     int reduction = Mean;
     bool from_logits = true;   // cross_entropy: input holds logits; nll_loss: log-probabilities
+    double smoothing = 0;      // cross_entropy's label_smoothing (from logits only)
 };
 
 // One fused attention call (kernels attention, attention_backward): the scores' scale and
@@ -292,16 +293,20 @@ struct Attention {
 //  softmax_backward  grad_in from grad_out and the forward's out, all contiguous, one shape, not
 //             empty: softmax y * (g - sum(g * y)), log_softmax g - exp(y) * sum(g), sums along dim.
 //  class_loss  cross_entropy (spec.from_logits) or nll_loss of input (N, C) and int64 target
-//             (N,), both contiguous. Per row: logsumexp(row) - row[t] (from logits; the row's
-//             logsumexp goes to lse (N,) float64, else lse is null) or -row[t]; 0 where t is
-//             ignore_index.
+//             (N,), both contiguous, with class weights w (C,) of input's dtype (null: all 1).
+//             Per row: w[t] (logsumexp(row) - row[t]) (from logits; the row's logsumexp goes to
+//             lse (N,) float64, else lse is null) or -w[t] row[t]; with spec.smoothing = e (from
+//             logits), (1 - e) times that plus e / C sum_c w[c] (logsumexp(row) - row[c]) (class
+//             _row_loss, softmax_math.h); 0 where t is ignore_index.
 //             Reduction None: out (N,) holds them; Sum / Mean: out () their sum, or their sum
-//             over the count of rows not ignored (NaN when none), and count () that count (Mean
-//             only, else null). A target out of range is an IndexError, raised as check_index does.
-//  class_loss_backward  grad_input (N, C) contiguous = (softmax(input) - onehot(t)) * w (from
-//             logits; input and lse as class_loss saw them) or -onehot(t) * w (input and lse
-//             null): w = grad_out[n] (None: (N,), any stride), grad_out (Sum) or grad_out / count
-//             (Mean), and 0 for rows whose target is ignored or out of range.
+//             over the rows' weights w[t] summed over the rows not ignored (their count without
+//             weights; NaN when none), and count () that sum (Mean only, else null). A target out
+//             of range is an IndexError, raised as check_index does.
+//  class_loss_backward  grad_input (N, C) contiguous = r (softmax(input) - onehot(t)) w[t] (from
+//             logits; input and lse as class_loss saw them) or -r onehot(t) w[t] (input and lse
+//             null), with the smoothing's share as class_loss_grad (softmax_math.h) has it: r =
+//             grad_out[n] (None: (N,), any stride), grad_out (Sum) or grad_out / count (Mean),
+//             and 0 for rows whose target is ignored or out of range.
 //  attention  out (B, L, Ev) = softmax(q k^T * scale + mask) v for each of the B (batch, head)
 //             pairs of q (B, L, E), k (B, S, E), v (B, S, Ev), one floating dtype (a GPU reads
 //             float16/bfloat16 itself), E and Ev <= 128. Each operand, out too, is a (B0, B1,
@@ -424,10 +429,10 @@ struct Attention {
     X(softmax_backward,                                                                              \
       (const Tensor& grad_in, const Tensor& grad_out, const Tensor& out, int64_t dim, bool log))     \
     X(class_loss, (const Tensor& out, const Tensor& lse, const Tensor& count, const Tensor& input,   \
-                   const Tensor& target, const ClassLoss& spec))                                     \
+                   const Tensor& target, const Tensor& weight, const ClassLoss& spec))               \
     X(class_loss_backward, (const Tensor& grad_input, const Tensor& grad_out, const Tensor& input,   \
                             const Tensor& lse, const Tensor& count, const Tensor& target,            \
-                            const ClassLoss& spec))                                                  \
+                            const Tensor& weight, const ClassLoss& spec))                            \
     X(attention, (const Tensor& out, const Tensor& lse, const Tensor& q, const Tensor& k,            \
                   const Tensor& v, const Tensor& mask, const Attention& spec))                       \
     X(attention_backward, (const Tensor& grad_q, const Tensor& grad_k, const Tensor& grad_v,         \

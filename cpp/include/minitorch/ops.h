@@ -182,8 +182,10 @@ Tensor log_softmax(const Tensor& x, int64_t dim);
 Tensor softmax(const Tensor& x, int64_t dim);
 // Mean / sum / per-sample negative log-likelihood of log_softmax(logits) at the targets.
 // logits (N, C), target (N,) int64; reduction: 0 none, 1 mean, 2 sum.
-Tensor cross_entropy(const Tensor& logits, const Tensor& target, int reduction, int64_t ignore_index);
-Tensor nll_loss(const Tensor& logp, const Tensor& target, int reduction, int64_t ignore_index);
+Tensor cross_entropy(const Tensor& logits, const Tensor& target, int reduction, int64_t ignore_index,
+                     const Tensor& weight = nullptr, double label_smoothing = 0);
+Tensor nll_loss(const Tensor& logp, const Tensor& target, int reduction, int64_t ignore_index,
+                const Tensor& weight = nullptr);
 // Layer norm over the last D values of x (the normalized_shape's elements); weight and
 // bias have D elements (any shape) or are null.
 Tensor layer_norm(const Tensor& x, int64_t D, const Tensor& weight, const Tensor& bias, double eps);

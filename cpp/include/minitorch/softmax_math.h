@@ -79,6 +79,18 @@ MT_HOST_DEVICE inline double row_logsumexp(T m, T s)
     return double(m) + double(math_log(s));
 }
 
+// A row's loss with class weights w (all 1 without them) and label smoothing e (cross_entropy's
+// general form, PyTorch's): (1 - e) w[cls] nll + e / C sum_c w[c] (lse - x[c]), where nll is
+// class_row_loss's and the smoothing's sum is wsum lse - wx with wsum = sum_c w[c] and wx =
+// sum_c w[c] x[c], both taken in double in the row's pass; 0 for a row that does not count.
+MT_HOST_DEVICE inline double weighted_row_loss(double nll, int64_t cls, double w_cls, double e, int64_t C, double lse,
+                                               double wsum, double wx)
+{
+    if (cls < 0) return 0.0;
+    const double picked = w_cls * nll;
+    return e > 0 ? (1 - e) * picked + e / double(C) * (wsum * lse - wx) : picked;
+}
+
 // The weight of row n in the loss's gradient: g[n] (reduction none, g (N,) with stride
 // g_stride), g (sum) or g / count (mean), where g is the loss's gradient; 0 for a row
 // that does not count (so a mean over no rows has gradient 0, as in PyTorch). g and count
@@ -97,8 +109,13 @@ MT_HOST_DEVICE inline A class_row_weight(const ClassLoss& spec, const T* g, int6
 // row_logsumexp), -onehot * w from log-probabilities; exactly 0 for a row that does not
 // count. lse is split into T's high part and the rest, so (x - hi) - lo keeps the
 // exponent's precision in float32 arithmetic.
+//
+// With class weights (w_cls = w[cls], w_c = w[c]) and label smoothing e (from logits), the
+// derivative of weighted_row_loss: (softmax * ((1 - e) w_cls + e wsum / C) - (1 - e) w_cls
+// onehot - e w_c / C) * w, wsum = sum_c w[c]; -onehot * w_cls * w from log-probabilities.
 template <class T>
-MT_HOST_DEVICE inline T class_loss_grad(bool from_logits, T x, double lse, int64_t c, int64_t cls, T w)
+MT_HOST_DEVICE inline T class_loss_grad(bool from_logits, T x, double lse, int64_t c, int64_t cls, T w, T w_cls = T(1),
+                                        T w_c = T(1), double e = 0, int64_t C = 1, double wsum = 0)
 {
     if (cls < 0) return T(0);
     T p = T(0);
@@ -106,7 +123,10 @@ MT_HOST_DEVICE inline T class_loss_grad(bool from_logits, T x, double lse, int64
         const T hi = static_cast<T>(lse), lo = static_cast<T>(lse - double(hi));
         p = math_exp((x - hi) - lo);
     }
-    return (p - T(c == cls ? 1 : 0)) * w;
+    const T hit = T(c == cls ? 1 : 0);
+    if (e == 0) return (p - hit) * w_cls * w;
+    const T keep = T(1 - e), spread = T(e / double(C));
+    return (p * (keep * w_cls + spread * T(wsum)) - keep * w_cls * hit - spread * w_c) * w;
 }
 
 }  // namespace minitorch

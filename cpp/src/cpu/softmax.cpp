@@ -168,7 +168,7 @@ void softmax_backward(const Tensor& grad_in, const Tensor& grad_out, const Tenso
 }
 
 void class_loss(const Tensor& out, const Tensor& lse, const Tensor& count, const Tensor& input, const Tensor& target,
-                const ClassLoss& spec)
+                const Tensor& weight, const ClassLoss& spec)
 {
     const int64_t N = target->numel(), C = spec.check.size;
     const int64_t* t = target->data_as<int64_t>();
@@ -181,6 +181,13 @@ void class_loss(const Tensor& out, const Tensor& lse, const Tensor& count, const
     dispatch_floating(input->dtype, spec.check.op, [&](auto tag) {
         using T = typename decltype(tag)::type;
         const T* x = input->data_as<T>();
+        const T* w = weight ? weight->data_as<T>() : nullptr;
+        auto w_of = [&](int64_t cls) { return cls < 0 ? T(0) : w ? w[cls] : T(1); };
+        double wsum = double(C);  // sum_c w[c], the same for every row
+        if (w) {
+            wsum = 0;
+            for (int64_t c = 0; c < C; ++c) wsum += double(w[c]);
+        }
         std::vector<T> losses(total ? N : 0);  // the per-row losses, when they are summed
         T* per_row = total ? losses.data() : out->data_as<T>();
         for_each_sample(N, C, [&](int64_t n) {
@@ -194,14 +201,24 @@ void class_loss(const Tensor& out, const Tensor& lse, const Tensor& count, const
                     for (int64_t c = 0; c < C; ++c) softmax_merge(m, s, x[base + c], T(1));
                 }
             }
-            if (lse) lse->data_as<double>()[n] = row_logsumexp(m, s);
-            per_row[n] = class_row_loss(x + base, target_class(t[n], spec.check), spec.from_logits, m, s);
+            const double row_lse = row_logsumexp(m, s);
+            if (lse) lse->data_as<double>()[n] = row_lse;
+            const int64_t cls = target_class(t[n], spec.check);
+            const T nll = class_row_loss(x + base, cls, spec.from_logits, m, s);
+            if (!w && spec.smoothing == 0) {  // the plain loss, in T
+                per_row[n] = nll;
+                return;
+            }
+            double wx = 0;  // sum_c w[c] x[c], for the smoothing
+            if (spec.smoothing > 0)
+                for (int64_t c = 0; c < C; ++c) wx += double(w ? w[c] : T(1)) * double(x[base + c]);
+            per_row[n] = T(weighted_row_loss(double(nll), cls, double(w_of(cls)), spec.smoothing, C, row_lse, wsum, wx));
         });
         if (!total) return;
-        T sum = 0, counted = 0;
+        T sum = 0, counted = 0;  // counted: the rows' weights w[t] (1 each without weights)
         for (int64_t n = 0; n < N; ++n) {
             sum += per_row[n];
-            counted += target_class(t[n], spec.check) >= 0 ? T(1) : T(0);
+            counted += w_of(target_class(t[n], spec.check));
         }
         out->data_as<T>()[0] = spec.reduction == ClassLoss::Mean ? sum / counted : sum;  // 0 / 0: NaN, as PyTorch
         if (count) count->data_as<T>()[0] = counted;
@@ -209,7 +226,7 @@ void class_loss(const Tensor& out, const Tensor& lse, const Tensor& count, const
 }
 
 void class_loss_backward(const Tensor& grad_input, const Tensor& grad_out, const Tensor& input, const Tensor& lse,
-                         const Tensor& count, const Tensor& target, const ClassLoss& spec)
+                         const Tensor& count, const Tensor& target, const Tensor& weight, const ClassLoss& spec)
 {
     const int64_t N = target->numel(), C = spec.check.size;
     const int64_t* t = target->data_as<int64_t>();
@@ -219,12 +236,20 @@ void class_loss_backward(const Tensor& grad_input, const Tensor& grad_out, const
         const T* x = input ? input->data_as<T>() : nullptr;
         const double* l = lse ? lse->data_as<double>() : nullptr;
         const T* k = count ? count->data_as<T>() : nullptr;
+        const T* w = weight ? weight->data_as<T>() : nullptr;
+        double wsum = double(C);
+        if (w) {
+            wsum = 0;
+            for (int64_t c = 0; c < C; ++c) wsum += double(w[c]);
+        }
         T* gx = grad_input->data_as<T>();
         for_each_sample(N, C, [&](int64_t n) {
             const int64_t base = n * C, cls = target_class(t[n], spec.check);
-            const T w = class_row_weight(spec, g, grad_stride(grad_out), k, n, cls);
+            const T r = class_row_weight(spec, g, grad_stride(grad_out), k, n, cls);
+            const T w_cls = cls >= 0 && w ? w[cls] : T(1);
             for (int64_t c = 0; c < C; ++c)
-                gx[base + c] = class_loss_grad(spec.from_logits, x ? x[base + c] : T(0), l ? l[n] : 0.0, c, cls, w);
+                gx[base + c] = class_loss_grad(spec.from_logits, x ? x[base + c] : T(0), l ? l[n] : 0.0, c, cls, r,
+                                               w_cls, w ? w[c] : T(1), spec.smoothing, C, wsum);
         });
     });
 }

@@ -99,12 +99,14 @@ Tensor softmax_forward(const Tensor& x, int64_t dim, bool log)
     return out;
 }
 
-// Loss over targets, one kernel: (softmax - onehot) * w_row, w_row = g (sum), g / count
-// (mean) or g[row] (none), 0 for ignored rows. Saves the logits and one logsumexp per row.
-// derivative of cross_entropy, input input: (softmax(x) - onehot(target)) * g * row weight (1/count for mean)
-// derivative of nll_loss, input input: -onehot(target) * g * row weight (1/count for mean)
+// Loss over targets, one kernel: (softmax - onehot) * w[t] * r, r = g (sum), g / count
+// (mean) or g[row] (none), 0 for ignored rows; with label smoothing e, softmax * ((1 - e) w[t]
+// + e sum(w) / C) - (1 - e) w[t] onehot - e w / C in place of (softmax - onehot) w[t]. Saves
+// the logits and one logsumexp per row.
+// derivative of cross_entropy, input input: (softmax(x) - onehot(target)) * weight[target] * g * r (r: 1, or 1 / sum of the counted rows' weights for mean); label_smoothing e: (softmax(x) * ((1 - e) weight[target] + e sum(weight) / C) - (1 - e) weight[target] onehot(target) - e weight / C) * g * r
+// derivative of nll_loss, input input: -onehot(target) * weight[target] * g * r (r as cross_entropy's)
 struct ClassLossBackward : Node {
-    Tensor input, lse, count, target;  // input and lse: cross_entropy only; count: mean only
+    Tensor input, lse, count, target, weight;  // input, lse: cross_entropy only; count: mean only; weight or null
     ClassLoss spec;
     std::string name() const override { return spec.from_logits ? "CrossEntropyLossBackward0" : "NllLossBackward0"; }
     std::vector<Tensor> apply(std::vector<Tensor>& g) override
@@ -113,13 +115,15 @@ struct ClassLossBackward : Node {
         const autograd::TensorMeta& x = input_meta[0];
         Tensor gx = empty(x.shape, x.dtype, x.device);
         if (gx->numel())
-            kernels(x.device).class_loss_backward(gx, to_dtype(g[0], x.dtype), input, lse, count, target, spec);
+            kernels(x.device).class_loss_backward(gx, to_dtype(g[0], x.dtype), input, lse, count, target, weight,
+                                                  spec);
         return {gx, nullptr};
     }
-    void release() override { input.reset(), lse.reset(), count.reset(), target.reset(); }
+    void release() override { input.reset(), lse.reset(), count.reset(), target.reset(), weight.reset(); }
 
-    // The kernel's formula in ops, for create_graph: (softmax(x) - onehot) * row weight,
-    // with x an input_proxy so that the softmax leads back to the logits.
+    // The kernel's formula in ops, for create_graph: (softmax(x) - onehot) * w[t] * row weight
+    // (and the smoothing's terms), with x an input_proxy so that the softmax leads back to the
+    // logits.
     Tensor gradient_ops(const Tensor& g) const
     {
         const autograd::TensorMeta& m = input_meta[0];
@@ -132,14 +136,26 @@ struct ClassLossBackward : Node {
                                  m.dtype);
         Tensor row = binary(BinaryOp::Mul, to_dtype(valid, m.dtype), to_dtype(g, m.dtype));  // (N,): g is () or (N,)
         if (spec.reduction == ClassLoss::Mean) row = binary(BinaryOp::Div, row, count);
-        Tensor base = spec.from_logits
-                          ? binary(BinaryOp::Sub, softmax(autograd::input_proxy(*this, 0, input), 1), onehot)
-                          : unary(UnaryOp::Neg, onehot);
-        return binary(BinaryOp::Mul, base, reshape(row, {N, 1}));
+        auto mul = [](const Tensor& a, const Tensor& b) { return binary(BinaryOp::Mul, a, b); };
+        auto num = [&](double v) { return scalar_tensor(Scalar(v), Device{}, m.dtype); };
+        const Tensor w_cls = weight ? reshape(index_select(weight, 0, t), {N, 1}) : num(1.0);
+        if (!spec.from_logits) return mul(mul(unary(UnaryOp::Neg, onehot), w_cls), reshape(row, {N, 1}));
+        const Tensor p = softmax(autograd::input_proxy(*this, 0, input), 1);
+        Tensor base = mul(binary(BinaryOp::Sub, p, onehot), w_cls);
+        if (spec.smoothing > 0) {
+            const double e = spec.smoothing;
+            const Tensor wsum = weight ? sum(weight, {}, false, std::nullopt) : num(double(C));
+            const Tensor w = weight ? reshape(weight, {1, C}) : num(1.0);
+            Tensor coef = binary(BinaryOp::Add, mul(w_cls, num(1 - e)), mul(wsum, num(e / double(C))));
+            base = binary(BinaryOp::Sub, binary(BinaryOp::Sub, mul(p, coef), mul(mul(onehot, w_cls), num(1 - e))),
+                          mul(w, num(e / double(C))));
+        }
+        return mul(base, reshape(row, {N, 1}));
     }
 };
 
-Tensor loss_common(const Tensor& input, const Tensor& target, int reduction, int64_t ignore_index, bool from_logits)
+Tensor loss_common(const Tensor& input, const Tensor& target, int reduction, int64_t ignore_index, bool from_logits,
+                   const Tensor& weight, double smoothing)
 {
     const char* op = from_logits ? "cross_entropy" : "nll_loss";
     MT_CHECK(input->dim() == 2, op, ": expected input of shape (N, C), got ", input->shape);
@@ -149,8 +165,18 @@ Tensor loss_common(const Tensor& input, const Tensor& target, int reduction, int
              input->shape[0], ",) for input of shape ", input->shape, ", got ", target->shape);
     MT_CHECK(reduction >= 0 && reduction <= 2, op, ": unknown reduction ", reduction);
     check_same_device(op, input, target);
-    const int64_t N = input->shape[0];
-    const ClassLoss spec{IndexCheck{op, input->shape[1], false, true, ignore_index}, reduction, from_logits};
+    MT_CHECK(smoothing >= 0 && smoothing <= 1 && (from_logits || smoothing == 0), op,
+             ": label_smoothing must be between 0.0 and 1.0, got ", smoothing);
+    const int64_t N = input->shape[0], C = input->shape[1];
+    if (weight) {
+        check_same_device(op, input, weight);
+        MT_CHECK(weight->dim() == 1 && weight->shape[0] == C, op, ": expected weight of shape (", C,
+                 ",) (one per class), got ", weight->shape);
+        MT_CHECK_TYPE(is_floating(weight->dtype), op, ": expected a floating weight, got ", weight->dtype);
+    }
+    const ClassLoss spec{IndexCheck{op, C, false, true, ignore_index}, reduction, from_logits, smoothing};
+    // The weights take no gradient (as PyTorch's): a detached copy in the input's dtype.
+    const Tensor w = weight ? contiguous(to_dtype(make_alias(weight), input->dtype)) : nullptr;
     Tensor x, t, lse, count;  // set by forward, saved by setup
     auto forward = [&] {
         // One kernel for the per-row losses (checking the targets where they live: on a GPU
@@ -161,7 +187,7 @@ Tensor loss_common(const Tensor& input, const Tensor& target, int reduction, int
         if (from_logits) lse = empty({N}, DType::Float64, device);  // see row_logsumexp
         if (reduction == ClassLoss::Mean) count = empty({}, x->dtype, device);
         Tensor out = empty(reduction == ClassLoss::None ? Shape{N} : Shape{}, x->dtype, device);
-        kernels(device).class_loss(out, lse, count, x, t, spec);
+        kernels(device).class_loss(out, lse, count, x, t, w, spec);
         return out;
     };
     return autograd::record_op<ClassLossBackward>({&input, &target}, forward, [&](ClassLossBackward& n, const Tensor&) {
@@ -169,6 +195,7 @@ Tensor loss_common(const Tensor& input, const Tensor& target, int reduction, int
         if (from_logits) n.input = autograd::save(n, x), n.lse = autograd::save(n, lse);
         if (count) n.count = autograd::save(n, count);
         n.target = autograd::save(n, t);
+        n.weight = w;
     });
 }
 
@@ -390,18 +417,19 @@ Tensor softmax(const Tensor& x, int64_t dim)
                                                 });
 }
 
-Tensor cross_entropy(const Tensor& logits, const Tensor& target, int reduction, int64_t ignore_index)
+Tensor cross_entropy(const Tensor& logits, const Tensor& target, int reduction, int64_t ignore_index,
+                     const Tensor& weight, double label_smoothing)
 {
     MT_PROFILE_OP("cross_entropy", logits, target);
     MT_CHECK_TYPE(is_floating(logits->dtype), "cross_entropy: expected floating logits, got ", logits->dtype);
-    return loss_common(logits, target, reduction, ignore_index, true);
+    return loss_common(logits, target, reduction, ignore_index, true, weight, label_smoothing);
 }
 
-Tensor nll_loss(const Tensor& logp, const Tensor& target, int reduction, int64_t ignore_index)
+Tensor nll_loss(const Tensor& logp, const Tensor& target, int reduction, int64_t ignore_index, const Tensor& weight)
 {
     MT_PROFILE_OP("nll_loss", logp, target);
     MT_CHECK_TYPE(is_floating(logp->dtype), "nll_loss: expected floating log-probabilities, got ", logp->dtype);
-    return loss_common(logp, target, reduction, ignore_index, false);
+    return loss_common(logp, target, reduction, ignore_index, false, weight, 0.0);
 }
 
 }  // namespace minitorch

@@ -204,7 +204,8 @@ def cross_entropy(input, target, weight=None, size_average=None, ignore_index: i
     int64 class indices (N,) / (N, d1, ...) / (), or class probabilities of ``input``'s
     shape (float). ``weight`` (C,) rescales each class; ``ignore_index`` labels count for
     nothing; ``label_smoothing`` mixes the target with the uniform distribution:
-    ``(1 - eps) * target + eps / C``. The plain case is one fused C++ op.
+    ``(1 - eps) * target + eps / C``. Class targets are one fused C++ op (weights and
+    smoothing included); class probabilities compose log_softmax and a sum.
     """
     reduction = _legacy_reduction(size_average, reduce, reduction)
     _reduction(reduction, "cross_entropy")
@@ -228,28 +229,36 @@ def cross_entropy(input, target, weight=None, size_average=None, ignore_index: i
         total = -prod.sum()
         return total if reduction == "sum" else total / (input.numel() // max(C, 1) if input.numel() else float("nan"))
     x, t, loss_shape = _classes_last(input, target, "cross_entropy")
-    if weight is None and label_smoothing == 0:
-        loss = _C._cross_entropy(x, t, _reduction(reduction, "cross_entropy"), ignore_index)
-    else:
-        logp = log_softmax(x, 1)
-        if weight is None:
-            loss = _C._nll_loss(logp, t, _reduction(reduction, "cross_entropy"), ignore_index)
-        else:
-            loss = _weighted_nll(logp, t, weight, ignore_index, reduction)
-        if label_smoothing > 0:
-            # PyTorch's: (1 - eps) * nll + eps / C * smooth, smooth = -sum_c w_c logp_c per row,
-            # averaged like the nll (over the weights of the rows kept, or their count).
-            keep = (t != ignore_index).to(logp.dtype)
-            smooth = -(logp * weight.to(logp.dtype)).sum(1) if weight is not None else -logp.sum(1)
-            smooth = smooth * keep
-            if reduction == "sum":
-                smooth = smooth.sum()
-            elif reduction == "mean":
-                denom = (weight.to(logp.dtype)[_C.where(t != ignore_index, t, 0)] * keep).sum() \
-                    if weight is not None else keep.sum()
-                smooth = smooth.sum() / denom
-            loss = loss * (1 - label_smoothing) + smooth * (label_smoothing / C)
+    # One fused C++ op, class weights and label smoothing included (kernels class_loss and
+    # class_loss_backward): one kernel for the rows' losses, one for their mean or sum.
+    loss = _C._cross_entropy(x, t, _reduction(reduction, "cross_entropy"), ignore_index, weight,
+                             float(label_smoothing))
     return loss.reshape(loss_shape) if reduction == "none" else loss
+
+
+def _cross_entropy_composed(x, t, weight, ignore_index: int, reduction: str, label_smoothing: float):
+    """cross_entropy of (M, C) logits in ordinary ops: log_softmax, the weighted NLL and the
+    smoothing's share, as PyTorch defines them (the tests' reference for the fused op)."""
+    C = x.shape[1]
+    logp = log_softmax(x, 1)
+    if weight is None:
+        loss = _C._nll_loss(logp, t, _reduction(reduction, "cross_entropy"), ignore_index)
+    else:
+        loss = _weighted_nll(logp, t, weight, ignore_index, reduction)
+    if label_smoothing > 0:
+        # (1 - eps) * nll + eps / C * smooth, smooth = -sum_c w_c logp_c per row, averaged like
+        # the nll (over the weights of the rows kept, or their count).
+        keep = (t != ignore_index).to(logp.dtype)
+        smooth = -(logp * weight.to(logp.dtype)).sum(1) if weight is not None else -logp.sum(1)
+        smooth = smooth * keep
+        if reduction == "sum":
+            smooth = smooth.sum()
+        elif reduction == "mean":
+            denom = (weight.to(logp.dtype)[_C.where(t != ignore_index, t, 0)] * keep).sum() \
+                if weight is not None else keep.sum()
+            smooth = smooth.sum() / denom
+        loss = loss * (1 - label_smoothing) + smooth * (label_smoothing / C)
+    return loss
 
 
 def nll_loss(input, target, weight=None, size_average=None, ignore_index: int = -100, reduce=None,
@@ -262,10 +271,7 @@ def nll_loss(input, target, weight=None, size_average=None, ignore_index: int = 
     if input.dim() > 0:
         _check_weight(weight, input.shape[0 if input.dim() == 1 else 1], "nll_loss")
     x, t, loss_shape = _classes_last(input, target, "nll_loss")
-    if weight is None:
-        loss = _C._nll_loss(x, t, _reduction(reduction, "nll_loss"), ignore_index)
-    else:
-        loss = _weighted_nll(x, t, weight, ignore_index, reduction)
+    loss = _C._nll_loss(x, t, _reduction(reduction, "nll_loss"), ignore_index, weight)  # one fused op
     return loss.reshape(loss_shape) if reduction == "none" else loss
 
 
