@@ -878,17 +878,12 @@ def pad(input, pad, mode: str = "constant", value: float | None = None):
 
 
 def _norm_along(x, dim, eps: float, p: float = 2.0, keepdim: bool = True):
-    """``max(||x||_p, eps)`` along ``dim``; the clamp sits before the root so that a zero
-    vector gets a zero gradient instead of 0 * inf."""
-    if p == 2.0:
-        return (x * x).sum(dim, keepdim=keepdim).clamp(min=eps * eps).sqrt()
-    if p == 1.0:
-        return x.abs().sum(dim, keepdim=keepdim).clamp(min=eps)
-    if p == math.inf:
-        return x.abs().max(dim, keepdim=keepdim).values.clamp(min=eps)
+    """``max(||x||_p, eps)`` along ``dim``, as PyTorch composes it: the fused vector norm (one
+    reduction kernel; its backward gives a zero vector a zero gradient, not 0 * inf), then the
+    clamp, below which no gradient flows."""
     if p <= 0:
         raise ValueError(f"normalize: p must be positive, got {p}")
-    return (x.abs() ** p).sum(dim, keepdim=keepdim).clamp(min=eps**p) ** (1.0 / p)
+    return x.norm(p, dim, keepdim=keepdim).clamp(min=eps)
 
 
 def normalize(input, p: float = 2.0, dim: int = 1, eps: float = 1e-12, out=None):
