@@ -167,6 +167,16 @@ void softmax_backward(const Tensor& grad_in, const Tensor& grad_out, const Tenso
     });
 }
 
+// sum_c w[c] in double (C without class weights): the smoothing's total, for every row.
+template <class T>
+double class_weight_sum(const T* w, int64_t C)
+{
+    if (!w) return double(C);
+    double sum = 0;
+    for (int64_t c = 0; c < C; ++c) sum += double(w[c]);
+    return sum;
+}
+
 void class_loss(const Tensor& out, const Tensor& lse, const Tensor& count, const Tensor& input, const Tensor& target,
                 const Tensor& weight, const ClassLoss& spec)
 {
@@ -183,11 +193,7 @@ void class_loss(const Tensor& out, const Tensor& lse, const Tensor& count, const
         const T* x = input->data_as<T>();
         const T* w = weight ? weight->data_as<T>() : nullptr;
         auto w_of = [&](int64_t cls) { return cls < 0 ? T(0) : w ? w[cls] : T(1); };
-        double wsum = double(C);  // sum_c w[c], the same for every row
-        if (w) {
-            wsum = 0;
-            for (int64_t c = 0; c < C; ++c) wsum += double(w[c]);
-        }
+        const double wsum = class_weight_sum(w, C);  // the same for every row
         std::vector<T> losses(total ? N : 0);  // the per-row losses, when they are summed
         T* per_row = total ? losses.data() : out->data_as<T>();
         for_each_sample(N, C, [&](int64_t n) {
@@ -237,11 +243,7 @@ void class_loss_backward(const Tensor& grad_input, const Tensor& grad_out, const
         const double* l = lse ? lse->data_as<double>() : nullptr;
         const T* k = count ? count->data_as<T>() : nullptr;
         const T* w = weight ? weight->data_as<T>() : nullptr;
-        double wsum = double(C);
-        if (w) {
-            wsum = 0;
-            for (int64_t c = 0; c < C; ++c) wsum += double(w[c]);
-        }
+        const double wsum = class_weight_sum(w, C);
         T* gx = grad_input->data_as<T>();
         for_each_sample(N, C, [&](int64_t n) {
             const int64_t base = n * C, cls = target_class(t[n], spec.check);
