@@ -180,7 +180,7 @@ void layer_norm_backward16(const Tensor& grad_in, const Tensor& grad_weight, con
 // bfloat16 / narrow integers through Widen.
 void scatter16(WriteOp op, const Tensor& out, const Tensor& src, const Tensor& index, int64_t dim,
                const IndexCheck& check);
-void index_put16(WriteOp op, bool read, const Tensor& self, const Tensor& values, const Tensor& indices,
+void index_put16(WriteOp op, bool read, const Tensor& self, const Tensor& values, const std::vector<Tensor>& indices,
                  const char* op_name);
 // cuDNN's convolutions (cudnn_conv.cu); null when the build has no cudnn.h or is emulated.
 const ConvLibrary* cudnn_conv_library();

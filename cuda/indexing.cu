@@ -117,27 +117,28 @@ __global__ void scatter_kernel(T* out, const T* src, const int64_t* index, DimIn
 // (its k indices, each checked), element r of the rest. read: values = self there;
 // otherwise writes (Put: any one of equal places wins) or adds atomically.
 template <class T, bool kAdd>
-__global__ void index_put_kernel(T* self, T* values, const int64_t* indices, AdvancedIndexing g, const char* op,
-                                 IndexFaults faults, bool read)
+__global__ void index_put_kernel(T* self, T* values, AdvancedIndexing g, const char* op, IndexFaults faults, bool read)
 {
     MT_GRID_STRIDE(i, g.nb * g.rest_numel) {
         const int64_t b = i / g.rest_numel, r = i % g.rest_numel;
-        int64_t off = g.rest_offset(r);
+        int64_t off, v_off;
+        g.rest_offsets(r, off, v_off);
+        v_off += b * g.value_stride;
         bool ok = true;
         for (int j = 0; j < g.k && ok; ++j) {
             const IndexCheck c = advanced_check(g, j, op);
             int64_t k;
-            ok = resolve_index(indices[j * g.nb + b], c, k);
+            ok = resolve_index(g.index(j, b), c, k);
             if (ok) off += k * g.stride[j];
-            else faults.report(c, indices[j * g.nb + b], b);
+            else faults.report(c, g.index(j, b), b);
         }
         if (!ok) {
-            if (read) values[i] = T{};
+            if (read) values[v_off] = T{};
             continue;
         }
-        if (read) values[i] = self[off];
-        else if constexpr (kAdd) atomic_add_value(self + off, values[i]);
-        else self[off] = values[i];
+        if (read) values[v_off] = self[off];
+        else if constexpr (kAdd) atomic_add_value(self + off, values[v_off]);
+        else self[off] = values[v_off];
     }
 }
 
@@ -370,22 +371,21 @@ void scatter(WriteOp op, const Tensor& out, const Tensor& src, const Tensor& ind
 }
 
 // read and Put move elements (any dtype); Add computes in the dtype, as scatter.
-void index_put(WriteOp op, bool read, const Tensor& self, const Tensor& values, const Tensor& indices,
+void index_put(WriteOp op, bool read, const Tensor& self, const Tensor& values, const std::vector<Tensor>& indices,
                const char* op_name)
 {
-    const AdvancedIndexing g = advanced_indexing(self, indices);
-    const int64_t* ix = indices->data_as<int64_t>();
+    const AdvancedIndexing g = advanced_indexing(self, values, indices);
     if (op == WriteOp::Add && !read) {
         dispatch(self->dtype, [&](auto tag) {
             using T = typename decltype(tag)::type;
             MT_LAUNCH(blocks_for(g.nb * g.rest_numel), kThreads, 0, 0, index_put_kernel<T, true>)(
-                self->data_as<T>(), values->data_as<T>(), ix, g, op_name, index_faults(op_name), read);
+                self->data_as<T>(), values->data_as<T>(), g, op_name, index_faults(op_name), read);
         });
     } else {
         by_element_size(self, [&](auto unsigned_tag) {
             using T = decltype(unsigned_tag);
             MT_LAUNCH(blocks_for(g.nb * g.rest_numel), kThreads, 0, 0, index_put_kernel<T, false>)(
-                self->data_as<T>(), values->data_as<T>(), ix, g, op_name, index_faults(op_name), read);
+                self->data_as<T>(), values->data_as<T>(), g, op_name, index_faults(op_name), read);
         });
     }
     MT_CUDA_CHECK_LAUNCH("index_put");
@@ -401,12 +401,12 @@ void scatter16(WriteOp op, const Tensor& out, const Tensor& src, const Tensor& i
     detail::Widen<Fn>::call<&scatter, &copy>(op, out, src, index, dim, check);
 }
 
-void index_put16(WriteOp op, bool read, const Tensor& self, const Tensor& values, const Tensor& indices,
+void index_put16(WriteOp op, bool read, const Tensor& self, const Tensor& values, const std::vector<Tensor>& indices,
                  const char* op_name)
 {
     if (op != WriteOp::Add || read || !is_storage_only(self->dtype))
         return index_put(op, read, self, values, indices, op_name);
-    using Fn = void(WriteOp, bool, const Tensor&, const Tensor&, const Tensor&, const char*);
+    using Fn = void(WriteOp, bool, const Tensor&, const Tensor&, const std::vector<Tensor>&, const char*);
     detail::Widen<Fn>::call<&index_put, &copy>(op, read, self, values, indices, op_name);
 }
 

@@ -229,6 +229,11 @@ void bind_functions(py::module_& m)
     m.def("_index_put", [](const Tensor& t, const std::vector<Tensor>& indices, const Tensor& values, bool accumulate) {
         return index_put(t, indices, values, accumulate);
     });
+    m.def("_index_put_", [](const Tensor& t, const std::vector<Tensor>& indices, const Tensor& values, bool accumulate) {
+        minitorch::index_put_(t, indices, values, accumulate);
+        return t;
+    });
+    m.def("_index", [](const Tensor& t, const std::vector<Tensor>& indices) { return minitorch::index(t, indices); });
     m.def("_masked_fill", [](const Tensor& t, const Tensor& mask, const Tensor& value) { return masked_fill(t, mask, value); });
     m.def("_masked_select", [](const Tensor& t, const Tensor& mask) { return masked_select(t, mask); });
     m.def("_nonzero", [](const Tensor& t) { return nonzero(t); });

@@ -1,8 +1,9 @@
 // indexing.cpp — t[...] with ints, slices (with steps), None and ...; every result
 // is a view (select / slice / unsqueeze), so writes through it reach the base. One int64
 // tensor (or list) picks rows with index_select. Everything beyond -- boolean masks,
-// several index tensors, tensors mixed with slices -- is NumPy's advanced indexing,
-// written in Python over index_select / index_copy (python/minitorch/ops/indexing.py).
+// several index tensors, tensors mixed with slices -- is NumPy's advanced indexing:
+// python/minitorch/ops/indexing.py applies the basic items as views and hands the index
+// tensors to the index / index_put_ ops (one kernel each, ops/indexing.cpp).
 #include "bindings.h"
 #include "minitorch/autograd.h"
 

@@ -350,10 +350,13 @@ Work scatter(WriteOp op, const Tensor& out, const Tensor& src, const Tensor& ind
     const double places = indexed_bytes(out, n(index));  // the elements of out written (and read, to add)
     return {op == WriteOp::Add ? n(index) : 0.0, bytes(src, index) + (op == WriteOp::Add ? 2 : 1) * places};
 }
-Work index_put(WriteOp op, bool read, const Tensor& self, const Tensor& values, const Tensor& indices, const char*)
+Work index_put(WriteOp op, bool read, const Tensor& self, const Tensor& values, const std::vector<Tensor>& indices,
+               const char*)
 {
     const bool adds = !read && op == WriteOp::Add;
-    return {adds ? n(values) : 0.0, (adds ? 3 : 2) * bytes(values) + bytes(indices)};
+    double index_bytes = 0;  // one int64 per position per index tensor (a broadcast one is read once)
+    for (const Tensor& i : indices) index_bytes += i->strides[0] ? 8.0 * double(values->shape[0]) : 8.0;
+    return {adds ? n(values) : 0.0, (adds ? 3 : 2) * bytes(values) + index_bytes};
 }
 
 }  // namespace minitorch::work

@@ -3,6 +3,7 @@
 // (cpu/indexing.cpp, cuda/indexing.cu). Strides and offsets are in elements.
 #pragma once
 #include <cstdint>
+#include <vector>
 
 #include "minitorch/elementwise_math.h"  // MT_HOST_DEVICE, resolve_index
 #include "minitorch/kernels.h"
@@ -51,37 +52,54 @@ inline DimIndexing dim_indexing(const Tensor& self, const Tensor& other, const T
 }
 
 // index_put: k index tensors on self's first k dims (sizes and strides), the rest of self's
-// dims walked row-major. Position (b, r) of values is at b * rest_numel + r.
+// dims walked row-major. Element (b, r) of values -- index position b, element r of the
+// rest -- is at b * value_stride + value_offset(r): values may be any view of shape
+// (nb, rest...), an expanded number too (every stride 0).
+//
+// Index j of position b is row[j][b * step[j]]: each index tensor is a 1-D view of nb
+// positions (contiguous; every k-th value of nonzero()'s (n, k) result; or one index
+// broadcast to all nb with step 0), so no index tensor is copied to be stacked.
 struct AdvancedIndexing {
     int k = 0, rest_ndim = 0;
-    int64_t nb = 0, rest_numel = 1;
-    int64_t size[kMaxDims] = {}, stride[kMaxDims] = {};            // the indexed dims
-    int64_t rest_shape[kMaxDims] = {}, rest_stride[kMaxDims] = {};  // the others
+    int64_t nb = 0, rest_numel = 1, value_stride = 0;
+    int64_t size[kMaxDims] = {}, stride[kMaxDims] = {};  // the indexed dims
+    const int64_t* row[kMaxDims] = {};
+    int64_t step[kMaxDims] = {};
+    int64_t rest_shape[kMaxDims] = {}, rest_stride[kMaxDims] = {}, value_rest_stride[kMaxDims] = {};
 
-    MT_HOST_DEVICE int64_t rest_offset(int64_t r) const
+    MT_HOST_DEVICE int64_t index(int j, int64_t b) const { return row[j][b * step[j]]; }
+
+    // Element r of the rest (row-major): its offset in self and in values' row.
+    MT_HOST_DEVICE void rest_offsets(int64_t r, int64_t& self_off, int64_t& value_off) const
     {
-        int64_t off = 0;
+        self_off = value_off = 0;
         for (int d = rest_ndim - 1; d >= 0; --d) {
-            off += (r % rest_shape[d]) * rest_stride[d];
+            const int64_t i = r % rest_shape[d];
+            self_off += i * rest_stride[d];
+            value_off += i * value_rest_stride[d];
             r /= rest_shape[d];
         }
-        return off;
     }
 };
 
-inline AdvancedIndexing advanced_indexing(const Tensor& self, const Tensor& indices)
+// indices: k 1-D int64 tensors of nb positions each (any stride); values (nb, rest...).
+inline AdvancedIndexing advanced_indexing(const Tensor& self, const Tensor& values, const std::vector<Tensor>& indices)
 {
     AdvancedIndexing g;
-    g.k = int(indices->shape[0]);
-    g.nb = indices->shape[1];
+    g.k = int(indices.size());
+    g.nb = values->shape[0];
+    g.value_stride = values->strides[0];
     g.rest_ndim = int(self->dim()) - g.k;
     for (int j = 0; j < g.k; ++j) {
         g.size[j] = self->shape[size_t(j)];
         g.stride[j] = self->strides[size_t(j)];
+        g.row[j] = indices[size_t(j)]->data_as<int64_t>();
+        g.step[j] = indices[size_t(j)]->strides[0];
     }
     for (int d = 0; d < g.rest_ndim; ++d) {
         g.rest_shape[d] = self->shape[size_t(g.k + d)];
         g.rest_stride[d] = self->strides[size_t(g.k + d)];
+        g.value_rest_stride[d] = values->strides[size_t(1 + d)];
         g.rest_numel *= g.rest_shape[d];
     }
     return g;

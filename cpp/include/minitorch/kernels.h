@@ -335,11 +335,13 @@ struct Attention {
 //             itself. Where two elements name one place, Put keeps the last on the CPU and any
 //             one on a GPU; Add adds both (atomics on a GPU).
 //  index_put  NumPy's advanced indexing with k index tensors on the first k dims of self:
-//             place(b, r) = self[indices[0, b], ..., indices[k-1, b], r] for each of the nb
+//             place(b, r) = self[indices[0][b], ..., indices[k-1][b], r] for each of the nb
 //             broadcast index positions b and the rest r (self's other dims, row-major);
-//             values (nb, rest) contiguous, indices (k, nb) contiguous int64, negatives
-//             wrapped. Put / Add write values there (self not overlapping itself); with
-//             `read`, values[b, r] = place(b, r) instead. `op_name` names the op in errors.
+//             indices k 1-D int64 tensors of nb values, any stride (0: one index for all),
+//             negatives wrapped; values (nb, rest...) any strides (expanded too, unless
+//             read). Put / Add write values there (self any strides, not overlapping
+//             itself); with `read`, values[b, r] = place(b, r) instead. `op_name` names the
+//             op in errors.
 //  cat        out (contiguous) = inputs joined along dim; inputs of out's dtype, any strides,
 //             sizes as out's but along dim; empty inputs take no room. Moves bytes: never
 //             upcast (16-bit tensors are joined as they are).
@@ -444,7 +446,7 @@ struct Attention {
     X(scatter, (WriteOp op, const Tensor& out, const Tensor& src, const Tensor& index, int64_t dim,  \
                 const IndexCheck& check))                                                            \
     X(index_put, (WriteOp op, bool read, const Tensor& self, const Tensor& values,                   \
-                  const Tensor& indices, const char* op_name))                                       \
+                  const std::vector<Tensor>& indices, const char* op_name))                          \
     X(cat, (const Tensor& out, const std::vector<Tensor>& inputs, int64_t dim))                      \
     X(nonzero, (const Tensor& out, const Tensor& count, const Tensor& in))                           \
     X(scan_extreme, (bool is_max, const Tensor& values, const Tensor& indices, const Tensor& in))     \

@@ -138,6 +138,11 @@ Tensor nonzero(const Tensor& t);
 // stand for their nonzero() columns) on t's first dims, broadcast together; values broadcast
 // to the shape of t[indices].
 Tensor index_put(const Tensor& t, const std::vector<Tensor>& indices, const Tensor& values, bool accumulate);
+// The same written into t where it lies (any strides; x[i] = v): one kernel.
+void index_put_(const Tensor& t, const std::vector<Tensor>& indices, const Tensor& values, bool accumulate);
+// t[indices] (NumPy's advanced indexing, the same indices): shape of the broadcast indices,
+// then t's dims after the indexed ones. One kernel, the indices checked in it.
+Tensor index(const Tensor& t, const std::vector<Tensor>& indices);
 
 // ---- running sums and products (ops/scan.cpp); integers run in int64 unless dtype ----
 Tensor cumsum(const Tensor& t, int64_t dim, std::optional<DType> dtype);

@@ -143,11 +143,10 @@ void scatter(WriteOp op, const Tensor& out, const Tensor& src, const Tensor& ind
     });
 }
 
-void index_put(WriteOp op, bool read, const Tensor& self, const Tensor& values, const Tensor& indices,
+void index_put(WriteOp op, bool read, const Tensor& self, const Tensor& values, const std::vector<Tensor>& indices,
                const char* op_name)
 {
-    const AdvancedIndexing g = advanced_indexing(self, indices);
-    const int64_t* idx = indices->data_as<int64_t>();
+    const AdvancedIndexing g = advanced_indexing(self, values, indices);
     dispatch(self->dtype, [&](auto tag) {
         using T = typename decltype(tag)::type;
         T* base = self->data_as<T>();
@@ -155,12 +154,14 @@ void index_put(WriteOp op, bool read, const Tensor& self, const Tensor& values, 
         // Serial: index positions may repeat (Put keeps the last, Add adds all).
         for (int64_t b = 0; b < g.nb; ++b) {
             int64_t off = 0;
-            for (int j = 0; j < g.k; ++j) off += checked(idx[j * g.nb + b], advanced_check(g, j, op_name), b) * g.stride[j];
-            T* v = vals + b * g.rest_numel;
+            for (int j = 0; j < g.k; ++j) off += checked(g.index(j, b), advanced_check(g, j, op_name), b) * g.stride[j];
+            T* v = vals + b * g.value_stride;
             for (int64_t r = 0; r < g.rest_numel; ++r) {
-                T& place = base[off + g.rest_offset(r)];
-                if (read) v[r] = place;
-                else place = op == WriteOp::Add ? static_cast<T>(place + v[r]) : v[r];
+                int64_t at, v_at;
+                g.rest_offsets(r, at, v_at);
+                T& place = base[off + at];
+                if (read) v[v_at] = place;
+                else place = op == WriteOp::Add ? static_cast<T>(place + v[v_at]) : v[v_at];
             }
         }
     });

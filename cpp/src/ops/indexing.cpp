@@ -110,20 +110,31 @@ struct MaskedSelectBackward : autograd::Node {
     void release() override { positions.reset(); }
 };
 
+// index: self[indices], NumPy's advanced indexing on self's first k dims
+// derivative of index, input self: zeros with g added at the indexed places (index_put with accumulate)
+struct IndexBackward : autograd::Node {
+    std::vector<Tensor> indices;  // k 1-D int64 views of nb positions, as the kernel takes them
+    std::string name() const override { return "IndexBackward0"; }
+    std::vector<Tensor> apply(std::vector<Tensor>& g) override;
+    void release() override { indices.clear(); }
+};
+
 // index_put: out = self; out[indices] = values (or += values with accumulate)
 // derivative of index_put, input self: g, with the indexed places set to zero unless accumulate
 // derivative of index_put, input values: g[indices]
 struct IndexPutBackward : autograd::Node {
-    Tensor indices;  // (k, nb) int64, as the kernel takes them
+    std::vector<Tensor> indices;  // as IndexBackward's
     bool accumulate = false;
     std::string name() const override { return "IndexPutBackward0"; }
     std::vector<Tensor> apply(std::vector<Tensor>& g) override;
-    void release() override { indices.reset(); }
+    void release() override { indices.clear(); }
 };
 
 // The k index tensors (int64, or bool masks, which stand for their nonzero() columns),
-// broadcast and stacked as (k, nb); bshape receives their broadcast shape.
-Tensor stacked_indices(const char* op, const Tensor& self, const std::vector<Tensor>& indices, Shape& bshape)
+// broadcast against each other, each as a 1-D view of the nb broadcast positions: a view,
+// not a copy, unless broadcasting spreads an index over several dims (x[i[:, None], j]).
+// bshape receives the broadcast shape.
+std::vector<Tensor> index_rows(const char* op, const Tensor& self, const std::vector<Tensor>& indices, Shape& bshape)
 {
     std::vector<Tensor> idx;
     for (const Tensor& given : indices) {
@@ -143,7 +154,7 @@ Tensor stacked_indices(const char* op, const Tensor& self, const std::vector<Ten
         for (int64_t k = 0; k < i->dim(); ++k)
             MT_CHECK_INDEX(i->shape[k] == self->shape[d + k], op, ": the shape of the mask ", i->shape,
                            " at index ", k, " does not match the shape of the indexed tensor ", self->shape);
-        Tensor pos = nonzero(i);  // (n, i.dim())
+        Tensor pos = nonzero(i);  // (n, i.dim()): column k indexes dim d + k
         for (int64_t k = 0; k < i->dim(); ++k) idx.push_back(select(pos, 1, k));
     }
     MT_CHECK_INDEX(int64_t(idx.size()) <= self->dim(), op, ": too many indices for tensor of dimension ", self->dim(),
@@ -154,29 +165,51 @@ Tensor stacked_indices(const char* op, const Tensor& self, const std::vector<Ten
     int64_t nb = 1;
     for (int64_t s : bshape) nb *= s;
     std::vector<Tensor> rows;
-    for (const Tensor& i : idx) rows.push_back(reshape(expand(i, bshape), {1, nb}));
-    return rows.size() == 1 ? contiguous(rows[0]) : cat(rows, 0);
+    for (const Tensor& i : idx) rows.push_back(reshape(expand(i, bshape), {nb}));
+    return rows;
 }
 
-// self[indices] for stacked indices (k, nb): (nb, rest) contiguous.
-Tensor index_get(const Tensor& self, const Tensor& indices, const char* op)
+// The shape of self[rows]: (nb, self's dims after the k indexed ones).
+Shape indexed_shape(const Tensor& self, const std::vector<Tensor>& rows)
 {
-    const int64_t k = indices->shape[0], nb = indices->shape[1];
-    Shape shape{nb};
-    for (int64_t d = k; d < self->dim(); ++d) shape.push_back(self->shape[d]);
-    Tensor out = empty(shape, self->dtype, self->device());
-    if (out->numel()) kernels(self->device()).index_put(WriteOp::Put, true, self, out, indices, op);
+    Shape shape{rows[0]->shape[0]};
+    for (int64_t d = int64_t(rows.size()); d < self->dim(); ++d) shape.push_back(self->shape[d]);
+    return shape;
+}
+
+// self[rows] as an (nb, rest) contiguous tensor: one kernel.
+Tensor index_get(const Tensor& self, const std::vector<Tensor>& rows, const char* op)
+{
+    Tensor out = empty(indexed_shape(self, rows), self->dtype, self->device());
+    if (out->numel()) kernels(self->device()).index_put(WriteOp::Put, true, self, out, rows, op);
     return out;
 }
 
-// A copy of self with values (nb, rest, contiguous) written or added at the stacked indices.
-Tensor index_put_stacked(const Tensor& self, const Tensor& indices, const Tensor& values, bool accumulate)
+// values (of self[rows]'s shape, any strides) written or added into self where it lies.
+void index_write(const Tensor& self, const std::vector<Tensor>& rows, const Tensor& values, bool accumulate,
+                 const char* op)
+{
+    if (values->numel())
+        kernels(self->device()).index_put(accumulate ? WriteOp::Add : WriteOp::Put, false, self, values, rows, op);
+}
+
+// A copy of self with values written or added at the indexed places.
+Tensor index_put_rows(const Tensor& self, const std::vector<Tensor>& rows, const Tensor& values, bool accumulate)
 {
     Tensor out = clone(self);
-    if (values->numel())
-        kernels(self->device()).index_put(accumulate ? WriteOp::Add : WriteOp::Put, false, out, values, indices,
-                                          "index_put");
+    index_write(out, rows, values, accumulate, "index_put");
     return out;
+}
+
+std::vector<Tensor> IndexBackward::apply(std::vector<Tensor>& g)
+{
+    const auto& m = input_meta[0];
+    Tensor grad = zeros(m.shape, g[0]->dtype, m.device);
+    const Shape shape = indexed_shape(grad, indices);
+    if (autograd::is_grad_enabled())  // create_graph: the accumulation as an op (its gradient is index)
+        return {index_put(grad, indices, reshape(g[0], shape), true)};
+    index_write(grad, indices, reshape(g[0], shape), true, "index");  // zero fill + one kernel
+    return {grad};
 }
 
 std::vector<Tensor> IndexPutBackward::apply(std::vector<Tensor>& g)
@@ -184,12 +217,27 @@ std::vector<Tensor> IndexPutBackward::apply(std::vector<Tensor>& g)
     Tensor gs, gv;
     if (needs_input_grad(0))
         gs = accumulate ? g[0]
-                        : index_put_stacked(g[0], indices,
-                                            zeros(index_get(g[0], indices, "index_put")->shape, g[0]->dtype,
-                                                  g[0]->device()),
-                                            false);
-    if (needs_input_grad(1)) gv = reshape(index_get(contiguous(g[0]), indices, "index_put"), input_meta[1].shape);
+                        : index_put_rows(g[0], indices,
+                                         expand(zeros({}, g[0]->dtype, g[0]->device()), indexed_shape(g[0], indices)),
+                                         false);
+    if (needs_input_grad(1)) gv = reshape(index_get(g[0], indices, "index_put"), input_meta[1].shape);
     return {gs, gv};
+}
+
+// values broadcast to the shape of self[indices] (bshape, then self's dims after the k
+// indexed ones), PyTorch's rule: leading size-1 dims of values dropped, then expand.
+Tensor broadcast_values(const char* op, const Tensor& self, const Tensor& values, const Shape& bshape, size_t k)
+{
+    Shape target = bshape;
+    for (int64_t d = int64_t(k); d < self->dim(); ++d) target.push_back(self->shape[d]);
+    Tensor v = values;
+    while (v->dim() > int64_t(target.size()) && v->shape[0] == 1) v = select(v, 0, 0);
+    bool fits = v->dim() <= int64_t(target.size());
+    for (int64_t d = 1; fits && d <= v->dim(); ++d)
+        fits = v->shape[v->dim() - d] == 1 || v->shape[v->dim() - d] == target[target.size() - d];
+    MT_CHECK(fits, op, ": shape mismatch: value tensor of shape ", values->shape,
+             " cannot be broadcast to indexing result of shape ", target);
+    return expand(v, target);  // recorded: the values' gradient sums over what was broadcast
 }
 
 }  // namespace
@@ -315,6 +363,22 @@ Tensor masked_select(const Tensor& t, const Tensor& mask)
     });
 }
 
+Tensor index(const Tensor& t, const std::vector<Tensor>& indices)
+{
+    MT_PROFILE_OP("index", t, indices);
+    Shape bshape;
+    const std::vector<Tensor> rows = index_rows("index", t, indices, bshape);
+    auto forward = [&] {
+        Shape shape = bshape;
+        for (int64_t d = int64_t(rows.size()); d < t->dim(); ++d) shape.push_back(t->shape[d]);
+        return reshape(index_get(t, rows, "index"), shape);
+    };
+    return autograd::record_op<IndexBackward>({&t}, forward, [&](IndexBackward& n, const Tensor&) {
+        n.indices = rows;
+        n.has_saved = true;
+    });
+}
+
 Tensor index_put(const Tensor& t, const std::vector<Tensor>& indices, const Tensor& values, bool accumulate)
 {
     MT_PROFILE_OP("index_put", t, indices, values);
@@ -322,29 +386,34 @@ Tensor index_put(const Tensor& t, const std::vector<Tensor>& indices, const Tens
     MT_CHECK_TYPE(values->dtype == t->dtype, "index_put: values (", values->dtype, ") must have self's dtype (",
                   t->dtype, ")");
     Shape bshape;
-    Tensor idx = stacked_indices("index_put", t, indices, bshape);
-    // values broadcast to the shape of self[indices]: the index shape, then self's other dims.
-    Shape target = bshape, rest;
-    for (int64_t d = idx->shape[0]; d < t->dim(); ++d) rest.push_back(t->shape[d]);
-    target.insert(target.end(), rest.begin(), rest.end());
-    Tensor v = values;
-    while (v->dim() > int64_t(target.size()) && v->shape[0] == 1) v = select(v, 0, 0);
-    bool fits = v->dim() <= int64_t(target.size());
-    for (int64_t d = 1; fits && d <= v->dim(); ++d)
-        fits = v->shape[v->dim() - d] == 1 || v->shape[v->dim() - d] == target[target.size() - d];
-    MT_CHECK(fits, "index_put_: shape mismatch: value tensor of shape ", values->shape,
-             " cannot be broadcast to indexing result of shape ", target);
-    v = expand(v, target);  // recorded: the values' gradient sums over what was broadcast
-    auto forward = [&] {
-        Shape rows{idx->shape[1]};
-        rows.insert(rows.end(), rest.begin(), rest.end());
-        return index_put_stacked(t, idx, reshape(contiguous(v), rows), accumulate);
-    };
+    const std::vector<Tensor> rows = index_rows("index_put", t, indices, bshape);
+    Tensor v = broadcast_values("index_put_", t, values, bshape, rows.size());
+    auto forward = [&] { return index_put_rows(t, rows, reshape(v, indexed_shape(t, rows)), accumulate); };
     return autograd::record_op<IndexPutBackward>({&t, &v}, forward, [&](IndexPutBackward& n, const Tensor&) {
-        n.indices = idx;
+        n.indices = rows;
         n.accumulate = accumulate;
         n.has_saved = true;
     });
+}
+
+void index_put_(const Tensor& t, const std::vector<Tensor>& indices, const Tensor& values, bool accumulate)
+{
+    MT_PROFILE_OP(profiler::inplace("index_put"), t, indices, values);
+    check_same_device("index_put_", t, values);
+    check_no_internal_overlap(t, "index_put_");
+    MT_CHECK_TYPE(values->dtype == t->dtype, "index_put_: values (", values->dtype, ") must have self's dtype (",
+                  t->dtype, ")");
+    if (autograd::inplace_in_graph(t, {&values})) {  // x[i] = v inside a graph: rebase (autograd.h)
+        autograd::check_rebase(t, "index_put_");
+        autograd::rebase_history(t, index_put(t, indices, values, accumulate), "index_put_");
+        return;
+    }
+    Shape bshape;
+    const std::vector<Tensor> rows = index_rows("index_put_", t, indices, bshape);
+    Tensor v = reshape(broadcast_values("index_put_", t, values, bshape, rows.size()), indexed_shape(t, rows));
+    if (v->storage == t->storage) v = clone(v);  // x[i] = x[j:k] must not read what it wrote
+    index_write(t, rows, v, accumulate, "index_put_");
+    autograd::bump_version(t);
 }
 
 }  // namespace minitorch

@@ -231,6 +231,7 @@ OPS: tuple[Op, ...] = (
     _py("movedim", python="shape", aliases=("moveaxis",)),
     _py("unflatten", python="shape"),
     _py("narrow", python="join"),
+    _py("select", python="join"),
     _py("split", python="join"),
     _py("split_with_sizes", python="join", function=False),
     _py("chunk", python="join"),

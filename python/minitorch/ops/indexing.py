@@ -7,9 +7,11 @@ per device with its own backward (``cpp/src/ops/indexing.cpp``, ``index_select.c
   ``nonzero`` are ``_C`` calls; this module checks the Python-level arguments and turns
   numbers into 0-dim tensors.
 - ``x[mask]``, ``x[idx0, idx1]``, ``x[:, idx]`` (NumPy's advanced indexing; the C++
-  ``__getitem__`` sends only these here) move the indexed
-  dims to the front, fold them into one dim and index its rows with ``index_select`` /
-  ``index_copy``.
+  ``__getitem__`` sends only these here) apply the slices and ``None`` as views, move the
+  indexed dims to the front (a view) and call ``_C._index`` / ``_C._index_put_``: one
+  kernel that reads the index tensors where they lie and checks them itself (on a GPU
+  the error comes at the next synchronization, as in PyTorch), so nothing waits for the
+  GPU but a mask's ``nonzero``.
 - ``take_along_dim`` is a ``gather`` of its operands broadcast against each other;
   ``repeat_interleave`` an ``index_select`` of repeated positions.
 - ``nonzero`` / ``masked_select`` size their result by the number of True values, so
@@ -30,14 +32,6 @@ from .._C import Tensor
 from .._tensor import _wrap
 from .creation import full, tensor
 from ._args import numpy_names
-
-
-def _contiguous_strides(shape) -> list:
-    strides, step = [0] * len(shape), 1
-    for d in range(len(shape) - 1, -1, -1):
-        strides[d] = step
-        step *= shape[d]
-    return strides
 
 
 def _check_index_tensor(op: str, index) -> None:
@@ -221,10 +215,13 @@ def _expand_items(x: Tensor, idx) -> list:
 
 
 def _split_mask(mask: Tensor, dims_shape) -> list:
+    """A bool mask over len(dims_shape) dims as one int64 index per dim: the columns of
+    nonzero(mask), as views (the kernel reads every k-th value)."""
     if tuple(mask.shape) != tuple(dims_shape):
         raise IndexError(f"index: the shape of the mask {tuple(mask.shape)} does not match the shape of the "
                          f"indexed tensor {tuple(dims_shape)}")
-    return list(nonzero(mask, as_tuple=True)) if mask.ndim else None
+    pos = _C._nonzero(mask)
+    return [pos[:, k] for k in range(mask.ndim)]
 
 
 def _plan(x: Tensor, idx):
@@ -238,7 +235,8 @@ def _plan(x: Tensor, idx):
             view = view.unsqueeze(d)
             d += 1
         elif isinstance(it, slice):
-            view = view[(slice(None),) * d + (it,)]
+            if it != slice(None):  # ':' keeps the dim as it is: no view needed
+                view = view[(slice(None),) * d + (it,)]
             d += 1
         elif isinstance(it, Tensor) and it.dtype == _C.dtype.bool:
             if it.ndim == 0:  # x[True] adds a dim of size 1 (x[False] of size 0)
@@ -257,82 +255,53 @@ def _plan(x: Tensor, idx):
     return view, adv
 
 
-def _fold(view: Tensor, adv: dict):
-    """Moves the advanced dims of `view` to the front and folds them into one. Returns
-    (folded, flat positions, broadcast index shape, order, rest shape, front)."""
+def _to_front(view: Tensor, adv: dict):
+    """``view`` with its advanced dims moved to the front (a view), their index tensors in
+    that order, the order of the dims, and where NumPy puts the broadcast index dims in the
+    result: advanced dims next to each other keep their place; apart, they go first."""
     dims = sorted(adv)
-    shapes = [tuple(adv[d].shape) for d in dims]
-    bshape = tuple(np.broadcast_shapes(*shapes)) if shapes else ()
-    flat = None
-    sizes = [view.shape[d] for d in dims]
-    strides = _contiguous_strides(sizes)
-    for d, size, stride in zip(dims, sizes, strides):
-        i = adv[d]
-        if i.numel() and bool(((i < -size) | (i >= size)).any()):
-            bad = i[(i < -size) | (i >= size)].flatten()[0].item()
-            raise IndexError(f"index {bad} is out of bounds for dimension {d} with size {size}")
-        i = _C.where(i < 0, i + size, i) if i.numel() else i
-        term = i.expand(bshape) * stride
-        flat = term if flat is None else flat + term
-    rest = [d for d in range(view.ndim) if d not in adv]
-    order = dims + rest
-    moved = view.permute(*order)
-    rest_shape = tuple(view.shape[d] for d in rest)
-    n = 1
-    for s in sizes:
-        n *= s
-    folded = moved.reshape((n,) + rest_shape)
-    # NumPy's rule: advanced dims next to each other keep their place; apart, they go first.
+    order = dims + [d for d in range(view.ndim) if d not in adv]
+    moved = view if order == list(range(view.ndim)) else view.permute(*order)
     adjacent = dims == list(range(dims[0], dims[0] + len(dims)))
-    front = 0 if not adjacent else dims[0]
-    return folded, flat.reshape(-1), bshape, order, rest_shape, front
-
-
-def _unfold(rows: Tensor, view: Tensor, order: list) -> Tensor:
-    """The reverse of _fold: the folded rows back in ``view``'s shape and dim order."""
-    inverse = [0] * len(order)
-    for k, d in enumerate(order):
-        inverse[d] = k
-    return rows.view(tuple(view.shape[d] for d in order)).permute(*inverse)
+    return moved, [adv[d] for d in dims], order, dims[0] if adjacent else 0
 
 
 def getitem(x: Tensor, idx) -> Tensor:
-    """``x[idx]`` for advanced indices (called by Tensor.__getitem__)."""
+    """``x[idx]`` for advanced indices (called by Tensor.__getitem__): the indexed dims are
+    moved to the front (a view) and read by one kernel (``_C._index``), which checks the
+    indices where they are (on a GPU, reported at the next synchronization)."""
     view, adv = _plan(x, idx)
-    folded, flat, bshape, _, rest_shape, front = _fold(view, adv)
-    out = folded.index_select(0, flat).view(bshape + rest_shape)
+    moved, indices, _, front = _to_front(view, adv)
+    out = _C._index(moved, indices)
     if front:
-        nb = len(bshape)
+        nb = out.ndim - (moved.ndim - len(indices))
         perm = list(range(nb, nb + front)) + list(range(nb)) + list(range(nb + front, out.ndim))
         out = out.permute(*perm)
     return out
 
 
 def setitem(x: Tensor, idx, value) -> None:
-    """``x[idx] = value`` for advanced indices (called by Tensor.__setitem__): the new
-    values are written with index_copy into a copy, which is copied back into x (so a
-    view x writes through to its base)."""
+    """``x[idx] = value`` for advanced indices (called by Tensor.__setitem__): the indexed
+    dims are moved to the front (a view of x) and ``value`` is written there in place by
+    one kernel (``_C._index_put_``); inside a graph the write is recorded (rebased)."""
     if isinstance(idx, Tensor) and idx.dtype not in (_C.dtype.bool, _C.dtype.uint8) or isinstance(idx, list) and idx and \
             not isinstance(idx[0], bool):
         idx = (idx,)
     view, adv = _plan(x, idx)
-    folded, flat, bshape, order, rest_shape, front = _fold(view, adv)
+    moved, indices, _, front = _to_front(view, adv)
+    del view  # moved may be a view of x: a write inside a graph wants no other views alive
     if not isinstance(value, Tensor):
         value = tensor(value, dtype=x.dtype, device=x.device)
     value = value.to(x.dtype)
-    target = bshape + rest_shape
     if front:  # value is laid out as the result of x[idx] is: bring the index dims to the front
+        bshape = tuple(np.broadcast_shapes(*[tuple(i.shape) for i in indices]))
+        rest_shape = tuple(moved.shape[len(indices):])
         nb = len(bshape)
         shown = tuple(rest_shape[:front]) + bshape + tuple(rest_shape[front:])
         value = _broadcast_value(value, shown)
         perm = list(range(front, front + nb)) + list(range(front)) + list(range(front + nb, len(shown)))
         value = value.permute(*perm)
-    else:
-        value = _broadcast_value(value, target)
-    rows = value.reshape((flat.numel(),) + rest_shape)
-    new = _unfold(_C._index_copy(folded, 0, flat, rows), view, order)
-    del folded  # may be a view of x: inside a graph, copy_ refuses while other views are alive
-    view.copy_(new)
+    _C._index_put_(moved, indices, value, False)
 
 
 def _broadcast_value(value: Tensor, shape: tuple) -> Tensor:
@@ -347,24 +316,29 @@ def _broadcast_value(value: Tensor, shape: tuple) -> Tensor:
 
 def index_put(input: Tensor, indices, values: Tensor, accumulate: bool = False) -> Tensor:
     """A copy of ``input`` with ``values`` written at ``input[indices]`` (``indices`` a
-    tuple of index tensors, int64 or bool masks, on the first dims); with
-    ``accumulate=True`` they are added instead. One kernel (``ops/indexing.cpp``); a tuple
-    with ``None`` or slices goes through the folded rows of advanced indexing."""
+    tuple of index tensors, int64 or bool masks; ``None`` stands for a whole dim, as ``:``);
+    with ``accumulate=True`` they are added instead. One kernel (``ops/indexing.cpp``);
+    with ``None`` among the indices the indexed dims are moved to the front first (a view)."""
     if not isinstance(indices, (tuple, list)):
         raise TypeError("index_put(): argument 'indices' must be a tuple of Tensors")
     indices = tuple(indices)
+    for i in indices:
+        if i is not None and not isinstance(i, Tensor):
+            raise TypeError(f"index_put(): indices must be Tensors or None, got {type(i).__name__}")
     if not isinstance(values, Tensor):
         values = full((), values, dtype=input.dtype, device=input.device)
     if indices and all(isinstance(i, Tensor) for i in indices):
         idx = [_to_index_tensor(i, input.device) for i in indices]
         return _C._index_put(input, idx, values.to(input.dtype), bool(accumulate))
-    view, adv = _plan(input, indices)
-    if accumulate and view.ndim and tuple(view.shape) != tuple(input.shape):
-        raise _C.InputError("index_put: accumulate=True takes index tensors only (no None or slices)")
-    folded, flat, bshape, order, rest_shape, front = _fold(view, adv)
-    vals = _broadcast_value(values.to(input.dtype), bshape + rest_shape).reshape((flat.numel(),) + rest_shape)
-    rows = _C._index_add(folded, 0, flat, vals, 1.0) if accumulate else _C._index_copy(folded, 0, flat, vals)
-    return _unfold(rows, view, order).contiguous()
+    view, adv = _plan(input, tuple(slice(None) if i is None else i for i in indices))
+    if not adv:
+        raise _C.InputError("index_put: expected at least one index tensor")
+    moved, idx, order, _ = _to_front(view, adv)
+    out = _C._index_put(moved, idx, values.to(input.dtype), bool(accumulate))
+    inverse = [0] * len(order)
+    for k, d in enumerate(order):
+        inverse[d] = k
+    return out.permute(*inverse).contiguous()
 
 
 @numpy_names

@@ -115,6 +115,18 @@ def narrow(self, dim: int, start: int, length: int) -> Tensor:
     return self[(slice(None),) * d + (slice(start, start + length),)]
 
 
+def select(self, dim: int, index: int) -> Tensor:
+    """The view at ``index`` along ``dim``, that dim removed: ``x.select(1, 2)`` is ``x[:, 2]``."""
+    if self.ndim == 0:
+        raise IndexError("select() cannot be applied to a 0-dim tensor.")
+    d = _wrap(int_arg("select", "dim", dim), self.ndim, "select")
+    i = int_arg("select", "index", index)
+    n = self.shape[d]
+    if not -n <= i < n:
+        raise IndexError(f"select(): index {i} out of range for tensor of size {list(self.shape)} at dimension {d}")
+    return self[(slice(None),) * d + (i,)]
+
+
 @numpy_names
 def diff(self, n: int = 1, dim: int = -1, prepend=None, append=None) -> Tensor:
     """The n-th forward difference along ``dim``: ``out[i] = x[i + 1] - x[i]``, applied ``n``
