@@ -498,15 +498,18 @@ void launch_ternary(TernaryOp op, const Tensor& out, const Tensor& a, const Tens
     T* o = reinterpret_cast<T*>(s.base[0]);
     const uint32_t n = uint32_t(s.numel);
     switch (op) {
-        case TernaryOp::Lerp:
-            MT_LAUNCH(blocks_for(n), kThreads, 0, 0, ternary_dense_kernel<T, TernaryOp::Lerp>)(o, x, y, z, n, v);
-            break;
-        case TernaryOp::Addcmul:
-            MT_LAUNCH(blocks_for(n), kThreads, 0, 0, ternary_dense_kernel<T, TernaryOp::Addcmul>)(o, x, y, z, n, v);
-            break;
-        case TernaryOp::Addcdiv:
-            MT_LAUNCH(blocks_for(n), kThreads, 0, 0, ternary_dense_kernel<T, TernaryOp::Addcdiv>)(o, x, y, z, n, v);
-            break;
+#define MT_TERNARY_CASE(Op)                                                                                \
+    case TernaryOp::Op:                                                                                    \
+        MT_LAUNCH(blocks_for(n), kThreads, 0, 0, ternary_dense_kernel<T, TernaryOp::Op>)(o, x, y, z, n, v); \
+        break;
+        MT_TERNARY_CASE(Lerp)
+        MT_TERNARY_CASE(Addcmul)
+        MT_TERNARY_CASE(Addcdiv)
+        MT_TERNARY_CASE(Clamp)
+        MT_TERNARY_CASE(ClampBackward)
+        MT_TERNARY_CASE(LeakyReluBackward)
+        MT_TERNARY_CASE(EluBackward)
+#undef MT_TERNARY_CASE
     }
 }
 

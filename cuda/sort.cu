@@ -83,10 +83,11 @@ using Place = int32_t;
 // with bit j clear, in ascending order where bit k of p is clear and descending where it is
 // set. Every stage touches each element once; a barrier separates the stages (log2(P)
 // (log2(P) + 1) / 2 of them). After the last, the piece is in order: it is written back to
-// its own place in values (the places written, as I, are places in the whole line).
+// its own place in values (the places written, as I, are places in the whole line), the
+// first out_len of each line only (topk: values and indices are (outer, out_len, inner)).
 template <class T, class I>
 __global__ void bitonic_sort_kernel(const T* in, T* values, I* indices, int64_t lines, int64_t len,
-                                    int64_t inner, int64_t run, int P, bool descending)
+                                    int64_t out_len, int64_t inner, int64_t run, int P, bool descending)
 {
     MT_DYNAMIC_SHARED(unsigned char, smem);
     int* at = reinterpret_cast<int*>(smem);           // P places first: P * 4 bytes keep
@@ -117,9 +118,10 @@ __global__ void bitonic_sort_kernel(const T* in, T* values, I* indices, int64_t 
                 }
                 __syncthreads();
             }
-        for (int r = threadIdx.x; r < n; r += blockDim.x) {
-            values[base + r * inner] = keys[r];
-            indices[base + r * inner] = I(start + at[r]);
+        const int64_t out = o * out_len * inner + i + start * inner;
+        for (int r = threadIdx.x; r < n && start + r < out_len; r += blockDim.x) {
+            values[out + r * inner] = keys[r];
+            indices[out + r * inner] = I(start + at[r]);
         }
     }
 }
@@ -180,23 +182,24 @@ __global__ void merge_pass_kernel(const T* keys, const Place* places, T* keys_ou
 // sorted order is the element that was at place = places[line, r], so values[o, r, i] =
 // in[o, place, i] (the original value: a NaN keeps its own bits) and indices[o, r, i] = place.
 // (The merge sort's places are places in the line, CUB's places in the whole copy, line * len
-// + place: % len gives the place in the line from either.)
+// + place: % len gives the place in the line from either.) Only the first out_len of each
+// line are written (topk): e = (line, r) with r < out_len.
 template <class T>
 __global__ void write_lines_kernel(const T* in, const Place* places, T* values, int64_t* indices, int64_t lines,
-                                   int64_t len, int64_t inner)
+                                   int64_t len, int64_t out_len, int64_t inner)
 {
-    MT_GRID_STRIDE(e, lines * len) {
-        const int64_t line = e / len, r = e % len, o = line / inner, i = line % inner;
-        const int64_t place = places[e] % len;
-        values[(o * len + r) * inner + i] = in[(o * len + place) * inner + i];
-        indices[(o * len + r) * inner + i] = place;
+    MT_GRID_STRIDE(e, lines * out_len) {
+        const int64_t line = e / out_len, r = e % out_len, o = line / inner, i = line % inner;
+        const int64_t place = places[line * len + r] % len;
+        values[(o * out_len + r) * inner + i] = in[(o * len + place) * inner + i];
+        indices[(o * out_len + r) * inner + i] = place;
     }
 }
 
 // One block per piece, P = the piece's length rounded up to a power of two (at least 2: the
 // places before the values keep them 8-byte aligned).
 template <class T, class I>
-void launch_bitonic(const T* in, T* values, I* indices, int64_t lines, int64_t len, int64_t inner,
+void launch_bitonic(const T* in, T* values, I* indices, int64_t lines, int64_t len, int64_t out_len, int64_t inner,
                     int64_t run, bool descending)
 {
     int P = 2;
@@ -205,7 +208,7 @@ void launch_bitonic(const T* in, T* values, I* indices, int64_t lines, int64_t l
     const int64_t pieces = lines * ((len + run - 1) / run);
     const unsigned grid = unsigned(std::min<int64_t>(pieces, int64_t(1) << 30));
     MT_LAUNCH(grid, threads, size_t(P) * (sizeof(int) + sizeof(T)), 0, bitonic_sort_kernel<T, I>)(
-        in, values, indices, lines, len, inner, run, P, descending);
+        in, values, indices, lines, len, out_len, inner, run, P, descending);
     MT_CUDA_CHECK_LAUNCH("sort");
 }
 
@@ -218,8 +221,8 @@ void merge_sort_lines(Tensor& keys, Tensor& places, int64_t lines, int64_t len, 
 {
     Tensor keys2 = empty(keys->shape, keys->dtype, keys->device());
     Tensor places2 = empty(places->shape, DType::Int32, places->device());
-    launch_bitonic<T, Place>(keys->data_as<T>(), keys2->data_as<T>(), places->data_as<Place>(), lines, len, 1,
-                      kBitonicMax, descending);
+    launch_bitonic<T, Place>(keys->data_as<T>(), keys2->data_as<T>(), places->data_as<Place>(), lines, len, len, 1,
+                             kBitonicMax, descending);
     std::swap(keys, keys2);
     for (int64_t width = kBitonicMax; width < len; width *= 2) {
         MT_LAUNCH(blocks_for(lines * len), kThreads, 0, 0, merge_pass_kernel<T>)(
@@ -331,6 +334,7 @@ template <class T>
 void sort_long_lines(const Tensor& values, const Tensor& indices, const Tensor& in, bool descending)
 {
     const int64_t outer = in->shape[0], len = in->shape[1], inner = in->shape[2], lines = outer * inner;
+    const int64_t out_len = values->shape[1];
     const Device dev = in->device();
     MT_CHECK(len <= INT_MAX, "sort: the dimension being sorted can not have more than INT_MAX (", INT_MAX,
              ") elements on CUDA, got ", len);
@@ -340,9 +344,9 @@ void sort_long_lines(const Tensor& values, const Tensor& indices, const Tensor& 
     MT_CUDA_CHECK_LAUNCH("sort");
     if (!sorted_by_cub<T>(keys, places, lines, len, descending))
         merge_sort_lines<T>(keys, places, lines, len, descending);
-    MT_LAUNCH(blocks_for(lines * len), kThreads, 0, 0, write_lines_kernel<T>)(
+    MT_LAUNCH(blocks_for(lines * out_len), kThreads, 0, 0, write_lines_kernel<T>)(
         in->data_as<T>(), places->data_as<Place>(), values->data_as<T>(), indices->data_as<int64_t>(), lines, len,
-        inner);
+        out_len, inner);
     MT_CUDA_CHECK_LAUNCH("sort");
 }
 
@@ -355,8 +359,8 @@ void sort(const Tensor& values, const Tensor& indices, const Tensor& in, bool de
     dispatch(in->dtype, [&](auto tag) {
         using T = typename decltype(tag)::type;
         if (len <= kBitonicMax)
-            launch_bitonic<T, int64_t>(in->data_as<T>(), values->data_as<T>(), indices->data_as<int64_t>(), outer * inner, len,
-                              inner, len, descending);
+            launch_bitonic<T, int64_t>(in->data_as<T>(), values->data_as<T>(), indices->data_as<int64_t>(), outer * inner,
+                                       len, values->shape[1], inner, len, descending);
         else
             sort_long_lines<T>(values, indices, in, descending);
     });

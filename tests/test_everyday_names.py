@@ -263,6 +263,40 @@ def test_clamp_min_max_match_numpy(device, dtype, pair, seed, layout):
     assert_tensor_equal(x.clamp_max(max=2), np.minimum(arr, 2).astype(dtype))
 
 
+@pytest.mark.parametrize("device", DEVICES)
+@pytest.mark.parametrize("dtype", [np.float32, np.float64, np.int64], ids=dtype_id)
+@settings(max_examples=15)
+@given(pair=broadcastable_pairs(max_dims=3), seed=seeds, layout=st.sampled_from(LAYOUTS))
+def test_clamp_with_both_bounds_matches_numpy(device, dtype, pair, seed, layout):
+    """clamp(x, lo, hi) is one ternary kernel: numbers (the CPU loop with both bounds as
+    values) and tensors (broadcast) give NumPy's minimum(maximum(x, lo), hi)."""
+    shape, bound_shape = pair
+    if np.broadcast_shapes(shape, bound_shape) != tuple(shape):
+        bound_shape = ()
+    arr = random_array(seed, shape, dtype, -5, 5)
+    lo = random_array(seed + 1, bound_shape, dtype, -3, 0)
+    hi = random_array(seed + 2, bound_shape, dtype, 0, 3)
+    x = make_tensor(arr, layout, device)
+    got = x.clamp(minitorch.tensor(lo, device=device), minitorch.tensor(hi, device=device))
+    assert_tensor_equal(got, np.minimum(np.maximum(arr, lo), hi))
+    assert_tensor_equal(x.clamp(-2, 3), np.clip(arr, -2, 3).astype(dtype))
+    assert_tensor_equal(minitorch.clamp(x, min=3, max=-2), np.full(arr.shape, -2, dtype))  # min > max: every y is max
+
+
+@pytest.mark.parametrize("device", DEVICES)
+def test_clamp_with_both_bounds_nan_and_16_bit(device):
+    arr = np.array([-3.0, -0.25, np.nan, 0.5, 4.0])
+    x = minitorch.tensor(arr, device=device)
+    assert_tensor_equal(x.clamp(-1, 1), np.clip(arr, -1, 1))  # a NaN x stays NaN
+    assert np.isnan(x.clamp(float("nan"), 1).cpu().numpy()).all()  # a NaN bound gives NaN, as PyTorch
+    for dt in (minitorch.float16, minitorch.bfloat16):
+        got = x.to(dt).clamp(-1, 0.75)
+        assert got.dtype == dt
+        np.testing.assert_array_equal(got.float().cpu().numpy(), np.clip(arr, -1, 0.75).astype(np.float32))
+    assert minitorch.tensor([1, 5, 9], device=device).clamp(2, 6).tolist() == [2, 5, 6]
+    assert minitorch.tensor([1, 5, 9], device=device).clamp(2.5, 6).dtype == minitorch.float32
+
+
 def test_clamp_min_max_need_a_bound():
     with pytest.raises(TypeError, match="clamp_min.*not None"):
         minitorch.zeros(2).clamp_min(None)

@@ -65,6 +65,25 @@ def test_sort_along_a_strided_dim_and_empty(shape, dim):
         np.testing.assert_array_equal(got_v.cpu().numpy(), want_v.numpy())
 
 
+@pytest.mark.parametrize("shape, dim, k", [((3, 5000), 1, 9), ((5000, 3), 0, 4), ((2, 4500, 3), 1, 4500),
+                                          ((2, 300, 3), 1, 7), ((4, 6), 1, 0)])
+def test_topk_writes_only_the_first_k(shape, dim, k):
+    """topk is the sort kernel writing k of each line (short lines: the bitonic kernel; long
+    ones: the merge sort or CUB, then k written back), also along a middle dim; ties and NaN
+    in the order of the CPU's partial sort."""
+    a = np.random.default_rng(4).integers(-20, 20, shape).astype(np.float32)  # many ties
+    a.flat[::97] = np.nan
+    x = minitorch.tensor(a)
+    for largest in (True, False):
+        wv, wi = x.topk(k, dim=dim, largest=largest)
+        v, i = x.to("cuda").topk(k, dim=dim, largest=largest)
+        assert tuple(v.shape) == tuple(wv.shape) and v.is_contiguous() and i.is_contiguous()
+        np.testing.assert_array_equal(i.cpu().numpy(), wi.numpy())
+        np.testing.assert_array_equal(v.cpu().numpy(), wv.numpy())
+        full_v, full_i = x.sort(dim=dim, descending=largest)  # the CPU's topk is its sort's first k
+        np.testing.assert_array_equal(wi.numpy(), np.take(full_i.numpy(), np.arange(k), axis=dim))
+
+
 def test_topk_and_argsort_ride_on_the_sort():
     x = minitorch.tensor(np.random.default_rng(2).standard_normal((8, 500)).astype(np.float32))
     v, i = x.to("cuda").topk(7, dim=1)

@@ -528,6 +528,14 @@ MT_HOST_DEVICE MT_ALWAYS_INLINE T ternary_op(TernaryOp op, T a, T b, T c, T valu
         }
         case TernaryOp::Addcmul: return a + value * b * c;
         case TernaryOp::Addcdiv: return a + value * b / c;
+        // clamp(x, min, max) as maximum then minimum, NaN in any operand giving NaN
+        case TernaryOp::Clamp: return binary_op(BinaryOp::Minimum, binary_op(BinaryOp::Maximum, a, b), c);
+        // g where x == y (y = clamp(x)): x inside the bounds, a bound included
+        case TernaryOp::ClampBackward: return b == c ? a : T(0);
+        case TernaryOp::LeakyReluBackward: return a * leaky_relu_derivative(b, c);
+        case TernaryOp::EluBackward:
+            if constexpr (std::is_floating_point_v<T>) return a * elu_derivative(b, c);
+            else return a;
     }
     return a;
 }

@@ -24,8 +24,10 @@ enum class RandomOp { Uniform, Normal, Integer };
 enum class ScanOp { Sum, Prod };
 // What the scatter and index_put kernels do at each named place: write or add.
 enum class WriteOp { Put, Add };
-// The three-input elementwise ops of the kernel `ternary` (formulas: elementwise_math.h).
-enum class TernaryOp { Lerp, Addcmul, Addcdiv };
+// The three-input elementwise ops of the kernel `ternary` (formulas: elementwise_math.h):
+// the ops lerp / addcmul / addcdiv, clamp with both bounds, and the one-kernel backward of
+// clamp, leaky_relu and elu (g, x and the bound or parameter), which their nodes call.
+enum class TernaryOp { Lerp, Addcmul, Addcdiv, Clamp, ClampBackward, LeakyReluBackward, EluBackward };
 
 // Geometry of a 2-D sliding window (convolution or pooling) over (N, C, H, W) input:
 // output pixel (oh, ow) reads input rows oh*stride_h - pad_h + kh*dil_h (likewise w).
@@ -170,7 +172,8 @@ struct Attention {
 //             one, or 16-bit beside a float32 out.)
 //  where      out[i] = cond[i] ? a[i] : b[i]; all expanded to out's shape, a/b/out one dtype.
 //  ternary    out[i] = op(a[i], b[i], c[i], value): lerp(a, end b, weight c), a + value * b * c,
-//             a + value * b / c; all expanded to out's shape, one dtype (with float16 / bfloat16
+//             a + value * b / c, clamp(a, b, c), the backward ones g = a, x = b (and c the
+//             output, slope or alpha); all expanded to out's shape, one dtype (with float16 / bfloat16
 //             an operand may be a float32 scalar); out may be a (in place). A GPU reads a
 //             0-dim CPU operand (a Python number) on the host, as zip does.
 //  reduce     in: contiguous (outer, R, inner), R >= 1. Reduces the middle dim: values[o, i]
@@ -237,9 +240,10 @@ struct Attention {
 //  gru_cell_backward  grad_xw, grad_hw (N, 3H) and grad_h_direct (N, H) (the part of h_prev's
 //             gradient that does not pass through W_hh; may be grad_h3 itself) from grad_h +
 //             grad_h2 + grad_h3 (the last two may be null), act and h_prev.
-//  sort       values, indices (int64) (outer, R, inner) = each line in[o, :, i] sorted, in
-//             ascending (or descending) order; all contiguous. Stable: equal values keep their
-//             order. NaN sorts above every number (last ascending, first descending), as PyTorch.
+//  sort       values, indices (int64) (outer, K, inner) = the first K (K <= R) of each line
+//             in[o, :, i] (outer, R, inner) sorted, in ascending (or descending) order; all
+//             contiguous (K < R: topk). Stable: equal values keep their order. NaN sorts above
+//             every number (last ascending, first descending), as PyTorch.
 //  remap      out (contiguous) = in rearranged as `map` says (flip, roll, tril/triu, repeat): one
 //             pass, in read through its own strides; any dtype (it moves bytes: 16-bit too).
 //  reduce_stats  out[o, i] = the statistic `spec` of the line in[o, :, i] of a contiguous

@@ -42,7 +42,8 @@
 //   softplus(x)    = log(1 + e^x), x above 20          softplus' = sigmoid(x), 1 above 20
 // The activations with a parameter are binary rows whose b is the parameter (a number, or
 // PReLU's learned weight): _leaky_relu(x, slope) = x (x > 0), slope x; _elu(x, alpha) = x
-// (x > 0), alpha (e^x - 1). Backward is two kernels, g * <act>_derivative(x, b); their
+// (x > 0), alpha (e^x - 1). Backward is one kernel, <act>_backward(g, x, b) = g * <act>'(x)
+// (a `ternary` kernel; with create_graph, the two ops g * _<act>_derivative(x, b)); their
 // gradient for b (PReLU's weight) is g min(x, 0), and for ELU's alpha g (e^min(x, 0) - 1).
 // The losses of one element, each with its derivative row as the activations have
 // (backward g * <loss>_derivative(a, b)): _binary_cross_entropy(p, y) = -(y log p + (1 - y)
@@ -135,11 +136,11 @@
     X(SoftplusBackward, _softplus_backward, Float, kSavesB, kSavesA | kSavesB,                    \
       softplus_backward(g, b), g * a * softplus_second_derivative(b))                             \
     X(LeakyRelu,  _leaky_relu, Float,   kSavesA | kSavesB, kSavesA,                               \
-      g * leaky_relu_derivative(a, b), g * nonpositive_part(a))                                   \
+      leaky_relu_backward(g, a, b), g * nonpositive_part(a))                                      \
     X(LeakyReluDerivative, _leaky_relu_derivative, Float, kSavesNone, kSavesA,                    \
       zeros_like(g), g * nonpositive(a))                                                          \
     X(Elu,        _elu,        Float,   kSavesA | kSavesB, kSavesA,                               \
-      g * elu_derivative(a, b), g * expm1(nonpositive_part(a)))                                   \
+      elu_backward(g, a, b), g * expm1(nonpositive_part(a)))                                      \
     X(EluDerivative, _elu_derivative, Float, kSavesA | kSavesB, kSavesA,                          \
       g * elu_derivative(a, b) * nonpositive(a), g * nonpositive(a) * exp(nonpositive_part(a)))   \
     X(BinaryCrossEntropy, _binary_cross_entropy, Float, kSavesA | kSavesB, kSavesA,                 \

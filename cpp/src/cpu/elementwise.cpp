@@ -19,10 +19,10 @@ void arith_avx2_f32(int op, int layout, float* out, const float* a, const float*
 void arith_avx2_f64(int op, int layout, double* out, const double* a, const double* b, int64_t n);
 void cheap_map_avx2_f32(int op, float* out, const float* x, int64_t n);
 void cheap_map_avx2_f64(int op, double* out, const double* x, int64_t n);
-void ternary_avx2_f32(int op, float* out, const float* a, const float* b, const float* c, bool c_scalar, float value,
-                      int64_t n);
-void ternary_avx2_f64(int op, double* out, const double* a, const double* b, const double* c, bool c_scalar,
-                      double value, int64_t n);
+void ternary_avx2_f32(int op, float* out, const float* a, const float* b, const float* c, bool b_scalar, bool c_scalar,
+                      float value, int64_t n);
+void ternary_avx2_f64(int op, double* out, const double* a, const double* b, const double* c, bool b_scalar,
+                      bool c_scalar, double value, int64_t n);
 #endif
 
 namespace {
@@ -400,31 +400,34 @@ namespace {
 
 // Contiguous runs of the ternary ops: zip_loops.h's loops, on AVX2 where the CPU has it.
 template <class T>
-void ternary_run(TernaryOp op, T* out, const T* a, const T* b, const T* c, bool c_scalar, T value, int64_t n)
+void ternary_run(TernaryOp op, T* out, const T* a, const T* b, const T* c, bool b_scalar, bool c_scalar, T value,
+                 int64_t n)
 {
 #if defined(__x86_64__)
     if constexpr (std::is_same_v<T, float> || std::is_same_v<T, double>) {
         if (cpu_has_avx2()) {
-            if constexpr (std::is_same_v<T, float>) return ternary_avx2_f32(int(op), out, a, b, c, c_scalar, value, n);
-            else return ternary_avx2_f64(int(op), out, a, b, c, c_scalar, value, n);
+            if constexpr (std::is_same_v<T, float>)
+                return ternary_avx2_f32(int(op), out, a, b, c, b_scalar, c_scalar, value, n);
+            else return ternary_avx2_f64(int(op), out, a, b, c, b_scalar, c_scalar, value, n);
         }
     }
 #endif
-    ternary_contiguous<T>(op, out, a, b, c, c_scalar, value, n);
+    ternary_contiguous<T>(op, out, a, b, c, b_scalar, c_scalar, value, n);
 }
 
 // out[i] = ternary_op(op, a[i], b[i], c[i], value): contiguous runs (c an array or one
-// broadcast value) through ternary_run, anything else element by element with the op a
-// compile-time constant.
+// broadcast value; b too where c is one value) through ternary_run, anything else element
+// by element with the op a compile-time constant.
 template <class T, TernaryOp Op>
 void run_ternary(const StridedPlan<4>& plan, T value)
 {
     plan.run([value](const std::array<char*, 4>& p, const std::array<int64_t, 4>& s, int64_t n) {
         constexpr int64_t e = sizeof(T);
-        if (s[0] == e && s[1] == e && s[2] == e && (s[3] == e || s[3] == 0))
+        const bool b_scalar = s[2] == 0 && s[3] == 0;
+        if (s[0] == e && s[1] == e && (s[2] == e || b_scalar) && (s[3] == e || s[3] == 0))
             return ternary_run<T>(Op, reinterpret_cast<T*>(p[0]), reinterpret_cast<const T*>(p[1]),
-                                  reinterpret_cast<const T*>(p[2]), reinterpret_cast<const T*>(p[3]), s[3] == 0,
-                                  value, n);
+                                  reinterpret_cast<const T*>(p[2]), reinterpret_cast<const T*>(p[3]), b_scalar,
+                                  s[3] == 0, value, n);
         for (int64_t i = 0; i < n; ++i)
             *reinterpret_cast<T*>(p[0] + i * s[0]) =
                 ternary_op(Op, *reinterpret_cast<const T*>(p[1] + i * s[1]), *reinterpret_cast<const T*>(p[2] + i * s[2]),
@@ -441,9 +444,16 @@ void ternary(TernaryOp op, const Tensor& out, const Tensor& a, const Tensor& b, 
         using T = typename decltype(tag)::type;
         if constexpr (!std::is_same_v<T, bool>) {  // the ops refuse bool
             switch (op) {
-                case TernaryOp::Lerp: return run_ternary<T, TernaryOp::Lerp>(plan, value.to<T>());
-                case TernaryOp::Addcmul: return run_ternary<T, TernaryOp::Addcmul>(plan, value.to<T>());
-                case TernaryOp::Addcdiv: return run_ternary<T, TernaryOp::Addcdiv>(plan, value.to<T>());
+#define MT_TERNARY_CASE(Op) \
+    case TernaryOp::Op: return run_ternary<T, TernaryOp::Op>(plan, value.to<T>());
+                MT_TERNARY_CASE(Lerp)
+                MT_TERNARY_CASE(Addcmul)
+                MT_TERNARY_CASE(Addcdiv)
+                MT_TERNARY_CASE(Clamp)
+                MT_TERNARY_CASE(ClampBackward)
+                MT_TERNARY_CASE(LeakyReluBackward)
+                MT_TERNARY_CASE(EluBackward)
+#undef MT_TERNARY_CASE
             }
         }
     });

@@ -27,16 +27,16 @@ void cheap_map_avx2_f64(int op, double* out, const double* x, int64_t n)
     cheap_map_contiguous<double, 4>(CheapMap(op), out, x, n);
 }
 
-void ternary_avx2_f32(int op, float* out, const float* a, const float* b, const float* c, bool c_scalar, float value,
-                      int64_t n)
+void ternary_avx2_f32(int op, float* out, const float* a, const float* b, const float* c, bool b_scalar, bool c_scalar,
+                      float value, int64_t n)
 {
-    ternary_contiguous<float>(TernaryOp(op), out, a, b, c, c_scalar, value, n);
+    ternary_contiguous<float>(TernaryOp(op), out, a, b, c, b_scalar, c_scalar, value, n);
 }
 
-void ternary_avx2_f64(int op, double* out, const double* a, const double* b, const double* c, bool c_scalar,
-                      double value, int64_t n)
+void ternary_avx2_f64(int op, double* out, const double* a, const double* b, const double* c, bool b_scalar,
+                      bool c_scalar, double value, int64_t n)
 {
-    ternary_contiguous<double>(TernaryOp(op), out, a, b, c, c_scalar, value, n);
+    ternary_contiguous<double>(TernaryOp(op), out, a, b, c, b_scalar, c_scalar, value, n);
 }
 
 }  // namespace minitorch::cpu

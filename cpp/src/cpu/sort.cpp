@@ -32,7 +32,7 @@ bool less_nan_last(T a, T b)
 void sort(const Tensor& values, const Tensor& indices, const Tensor& in, bool descending)
 {
     // The op passes all three as 3-D (outer, len, inner) views.
-    const int64_t outer = in->shape[0], len = in->shape[1], inner = in->shape[2];
+    const int64_t outer = in->shape[0], len = in->shape[1], inner = in->shape[2], k = values->shape[1];
     dispatch(in->dtype, [&](auto tag) {
         using T = typename decltype(tag)::type;
         const T* src = in->data_as<T>();
@@ -46,15 +46,19 @@ void sort(const Tensor& values, const Tensor& indices, const Tensor& in, bool de
                 const int64_t o = line / inner, i = line % inner;
                 const T* s = src + o * len * inner + i;  // element r is s[r * inner]
                 std::iota(order.begin(), order.end(), 0);
-                // stable_sort keeps equal values in their original order (PyTorch's stable=True).
-                if (descending)
-                    std::stable_sort(order.begin(), order.end(),
-                                     [&](int64_t x, int64_t y) { return less_nan_last(s[y * inner], s[x * inner]); });
-                else
-                    std::stable_sort(order.begin(), order.end(),
-                                     [&](int64_t x, int64_t y) { return less_nan_last(s[x * inner], s[y * inner]); });
-                const int64_t base = o * len * inner + i;
-                for (int64_t r = 0; r < len; ++r) {
+                // Equal values keep their original order (PyTorch's stable=True): ties are
+                // broken by place, so the order is total and a partial sort (topk's first k,
+                // O(len log k)) gives the same first k as the full sort.
+                auto before = [&](int64_t x, int64_t y) {
+                    const T a = s[x * inner], b = s[y * inner];
+                    if (descending ? less_nan_last(b, a) : less_nan_last(a, b)) return true;
+                    if (descending ? less_nan_last(a, b) : less_nan_last(b, a)) return false;
+                    return x < y;
+                };
+                if (k < len) std::partial_sort(order.begin(), order.begin() + k, order.end(), before);
+                else std::sort(order.begin(), order.end(), before);
+                const int64_t base = o * k * inner + i;
+                for (int64_t r = 0; r < k; ++r) {
                     val[base + r * inner] = s[order[r] * inner];
                     pos[base + r * inner] = order[r];
                 }

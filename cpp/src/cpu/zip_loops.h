@@ -116,12 +116,19 @@ void cheap_map_contiguous(CheapMap op, T* out, const T* x, int64_t n)
 }
 
 // out = ternary_op(Op, a, b, c, value) over n contiguous elements; c an array, or one value
-// (c_scalar: lerp's number weight). Plain loops that the compiler vectorises to the file's
-// vector width; `omp simd` because out may be a itself (p.lerp_(q, w)), which is safe here:
-// each element is read and written at one index.
+// (c_scalar: lerp's number weight), b too when c is (b_scalar: clamp's two number bounds).
+// Plain loops that the compiler vectorises to the file's vector width; `omp simd` because
+// out may be a itself (p.lerp_(q, w)), which is safe here: each element is read and
+// written at one index.
 template <class T, TernaryOp Op>
-void ternary_loop(T* out, const T* a, const T* b, const T* c, bool c_scalar, T value, int64_t n)
+void ternary_loop(T* out, const T* a, const T* b, const T* c, bool b_scalar, bool c_scalar, T value, int64_t n)
 {
+    if (b_scalar) {
+        const T bv = *b, cv = *c;
+#pragma omp simd
+        for (int64_t i = 0; i < n; ++i) out[i] = ternary_op(Op, a[i], bv, cv, value);
+        return;
+    }
     if (c_scalar) {
         const T cv = *c;
 #pragma omp simd
@@ -133,12 +140,20 @@ void ternary_loop(T* out, const T* a, const T* b, const T* c, bool c_scalar, T v
 }
 
 template <class T>
-void ternary_contiguous(TernaryOp op, T* out, const T* a, const T* b, const T* c, bool c_scalar, T value, int64_t n)
+void ternary_contiguous(TernaryOp op, T* out, const T* a, const T* b, const T* c, bool b_scalar, bool c_scalar,
+                        T value, int64_t n)
 {
     switch (op) {
-        case TernaryOp::Lerp: return ternary_loop<T, TernaryOp::Lerp>(out, a, b, c, c_scalar, value, n);
-        case TernaryOp::Addcmul: return ternary_loop<T, TernaryOp::Addcmul>(out, a, b, c, c_scalar, value, n);
-        case TernaryOp::Addcdiv: return ternary_loop<T, TernaryOp::Addcdiv>(out, a, b, c, c_scalar, value, n);
+#define MT_TERNARY_CASE(Op) \
+    case TernaryOp::Op: return ternary_loop<T, TernaryOp::Op>(out, a, b, c, b_scalar, c_scalar, value, n);
+        MT_TERNARY_CASE(Lerp)
+        MT_TERNARY_CASE(Addcmul)
+        MT_TERNARY_CASE(Addcdiv)
+        MT_TERNARY_CASE(Clamp)
+        MT_TERNARY_CASE(ClampBackward)
+        MT_TERNARY_CASE(LeakyReluBackward)
+        MT_TERNARY_CASE(EluBackward)
+#undef MT_TERNARY_CASE
     }
 }
 

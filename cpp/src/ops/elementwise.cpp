@@ -392,13 +392,25 @@ Expr mish_backward(const Expr& g, const Expr& x) { return bin(BinaryOp::MishBack
 Expr hardswish_backward(const Expr& g, const Expr& x) { return bin(BinaryOp::HardswishBackward, g, x); }
 Expr hardsigmoid_backward(const Expr& g, const Expr& x) { return bin(BinaryOp::HardsigmoidBackward, g, x); }
 // derivative of softplus, input x: g * sigmoid(x) (g above 20), one kernel: _softplus_backward(g, x)
-// derivative of leaky_relu, input x: g * (1 if x > 0 else slope), two kernels: g * _leaky_relu_derivative(x, slope)
+// derivative of leaky_relu, input x: g * (1 if x > 0 else slope), one kernel: _leaky_relu_backward(g, x, slope)
 // derivative of leaky_relu, input slope (prelu's weight): g * min(x, 0)
-// derivative of elu, input x: g * (1 if x > 0 else alpha * e^x), two kernels: g * _elu_derivative(x, alpha)
+// derivative of elu, input x: g * (1 if x > 0 else alpha * e^x), one kernel: _elu_backward(g, x, alpha)
 // derivative of elu, input alpha: g * (e^min(x, 0) - 1)
 Expr softplus_backward(const Expr& g, const Expr& x) { return bin(BinaryOp::SoftplusBackward, g, x); }
 Expr leaky_relu_derivative(const Expr& x, const Expr& slope) { return bin(BinaryOp::LeakyReluDerivative, x, slope); }
 Expr elu_derivative(const Expr& x, const Expr& alpha) { return bin(BinaryOp::EluDerivative, x, alpha); }
+// g * act'(x, b) in one ternary kernel; while a graph is built (create_graph) as the two
+// binary ops, whose own gradients double backward needs.
+Expr leaky_relu_backward(const Expr& g, const Expr& x, const Expr& slope)
+{
+    if (autograd::is_grad_enabled()) return g * leaky_relu_derivative(x, slope);
+    return {ternary(TernaryOp::LeakyReluBackward, in_formula(g), in_formula(x), in_formula(slope), Scalar(0.0))};
+}
+Expr elu_backward(const Expr& g, const Expr& x, const Expr& alpha)
+{
+    if (autograd::is_grad_enabled()) return g * elu_derivative(x, alpha);
+    return {ternary(TernaryOp::EluBackward, in_formula(g), in_formula(x), in_formula(alpha), Scalar(0.0))};
+}
 Expr at_most(const Expr& x, double v) { return bin(BinaryOp::Le, x, v); }  // bool: x <= v
 Expr nonpositive(const Expr& x) { return at_most(x, 0.0); }
 Expr nonpositive_part(const Expr& x) { return bin(BinaryOp::Minimum, x, 0.0); }  // min(x, 0)
@@ -544,7 +556,8 @@ struct WhereBackward : Node {
 // "min <= x <= max" is read from the forward's input and output: x == y exactly there (a
 // NaN x or bound gives a NaN y, so no gradient, as PyTorch's comparisons give). Saving the
 // two costs no launch in forward; building a mask there cost five. Bounds given as numbers
-// with min > max hold no x at all (every y is max): no gradient anywhere.
+// with min > max hold no x at all (every y is max): no gradient anywhere. One kernel
+// (ternary _clamp_backward(g, x, y)); with create_graph, eq and where (ops with gradients).
 // derivative of clamp, input input: g where min <= x <= max, else 0
 struct ClampBackward : Node {
     Tensor x, y;
@@ -554,7 +567,9 @@ struct ClampBackward : Node {
     {
         const auto& m = input_meta[0];
         if (empty_range) return {zeros(m.shape, m.dtype, m.device)};
-        return {to_input(*this, 0, {where(binary(BinaryOp::Eq, x, y), grads[0], host_num(0.0))})};
+        if (autograd::is_grad_enabled())
+            return {to_input(*this, 0, {where(binary(BinaryOp::Eq, x, y), grads[0], host_num(0.0))})};
+        return {to_input(*this, 0, {ternary(TernaryOp::ClampBackward, grads[0], x, y, Scalar(0.0))})};
     }
     void release() override { x.reset(), y.reset(); }
 };
@@ -603,7 +618,9 @@ Tensor clamp(const Tensor& x, const Tensor* lo, const Tensor* hi)
     bool bounds_need_grad = (lo && (*lo)->requires_grad) || (hi && (*hi)->requires_grad);
     // Tensor bounds that need gradients: compose maximum/minimum (they record themselves).
     if (bounds_need_grad) return clamp_forward(x, lo, hi);
-    return autograd::record_op<ClampBackward>({&x}, [&] { return clamp_forward(x, lo, hi); },
+    // Two bounds: one kernel (ternary clamp), not maximum then minimum.
+    auto forward = [&] { return lo && hi ? ternary(TernaryOp::Clamp, x, *lo, *hi, Scalar(0.0)) : clamp_forward(x, lo, hi); };
+    return autograd::record_op<ClampBackward>({&x}, forward,
                                               [&](ClampBackward& n, const Tensor& y) {
         n.x = autograd::save(n, x);
         n.y = autograd::save(n, y);

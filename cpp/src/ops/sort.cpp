@@ -8,14 +8,19 @@ namespace minitorch {
 
 namespace {
 
-std::tuple<Tensor, Tensor> sort_forward(const Tensor& t, int64_t dim, bool descending)
+// The first k (all: k < 0) of each line along dim, sorted: one kernel call, which writes
+// only those (topk makes no copies of a slice).
+std::tuple<Tensor, Tensor> sort_forward(const Tensor& t, int64_t dim, bool descending, int64_t k = -1)
 {
-    Tensor values = empty(t->shape, t->dtype, t->device());
-    Tensor indices = empty(t->shape, DType::Int64, t->device());
-    if (!t->numel()) return {values, indices};
+    Shape shape = t->shape;
+    if (k >= 0 && t->dim()) shape[size_t(dim)] = k;
+    Tensor values = empty(shape, t->dtype, t->device());
+    Tensor indices = empty(shape, DType::Int64, t->device());
+    if (!values->numel()) return {values, indices};
     SoftmaxRows r = softmax_rows(t->shape, t->dim() ? dim : 0);  // (outer, R, inner) around dim
-    Shape lines{r.outer, r.C, r.inner};
-    kernels(t->device()).sort(view(values, lines), view(indices, lines), view(contiguous(t), lines), descending);
+    const Shape lines{r.outer, r.C, r.inner}, out_lines{r.outer, k >= 0 && t->dim() ? k : r.C, r.inner};
+    kernels(t->device()).sort(view(values, out_lines), view(indices, out_lines), view(contiguous(t), lines),
+                              descending);
     return {values, indices};
 }
 
@@ -61,12 +66,7 @@ std::tuple<Tensor, Tensor> topk(const Tensor& t, int64_t k, int64_t dim, bool la
     dim = wrap_dim(dim, t->dim(), "topk");
     const int64_t n = t->dim() ? t->shape[dim] : 1;
     MT_CHECK(k >= 0 && k <= n, "topk: selected index k (", k, ") out of range for dimension ", dim, " of size ", n);
-    auto forward = [&] {
-        auto [values, indices] = sort_forward(t, dim, largest);
-        if (k == n || !t->dim()) return std::tuple<Tensor, Tensor>{values, indices};
-        return std::tuple<Tensor, Tensor>{contiguous(slice(values, dim, 0, k, 1)),
-                                          contiguous(slice(indices, dim, 0, k, 1))};
-    };
+    auto forward = [&] { return sort_forward(t, dim, largest, k); };
     return autograd::record_op<SortBackward>({&t}, forward, [&](SortBackward& n, const std::tuple<Tensor, Tensor>& r) {
         n.dim = dim;
         n.is_topk = true;

@@ -18,8 +18,19 @@ const char* ternary_name(TernaryOp op)
         case TernaryOp::Lerp: return "lerp";
         case TernaryOp::Addcmul: return "addcmul";
         case TernaryOp::Addcdiv: return "addcdiv";
+        case TernaryOp::Clamp: return "clamp";
+        case TernaryOp::ClampBackward: return "clamp_backward";
+        case TernaryOp::LeakyReluBackward: return "leaky_relu_backward";
+        case TernaryOp::EluBackward: return "elu_backward";
     }
     return "?";
+}
+
+// The kernels that other ops call for one pass (clamp with two bounds; the backward of
+// clamp, leaky_relu and elu): those ops record their own gradient, so these record none.
+bool internal_kernel(TernaryOp op)
+{
+    return op != TernaryOp::Lerp && op != TernaryOp::Addcmul && op != TernaryOp::Addcdiv;
 }
 
 // PyTorch's promotion over three operands (result_type's rule, ops/elementwise.cpp): the
@@ -131,6 +142,10 @@ struct TernaryBackward : autograd::Node {
             case TernaryOp::Lerp: return "LerpBackward1";
             case TernaryOp::Addcmul: return "AddcmulBackward0";
             case TernaryOp::Addcdiv: return "AddcdivBackward0";
+        case TernaryOp::Clamp:
+        case TernaryOp::ClampBackward:
+        case TernaryOp::LeakyReluBackward:
+        case TernaryOp::EluBackward: break;  // never recorded (internal_kernel)
         }
         return "TernaryBackward";
     }
@@ -185,9 +200,10 @@ bool same_elements(const Tensor& x, const Tensor& self)
 
 Tensor ternary(TernaryOp op, const Tensor& a_in, const Tensor& b_in, const Tensor& c_in, Scalar value)
 {
-    MT_PROFILE_OP(ternary_name(op), a_in, b_in, c_in);
     const Placed p = place(a_in, b_in, c_in);
     const Tensor &a = p.a, &b = p.b, &c = p.c;
+    if (internal_kernel(op)) return ternary_forward(op, a, b, c, value);  // in its caller's profile event
+    MT_PROFILE_OP(ternary_name(op), a_in, b_in, c_in);
     return autograd::record_op<TernaryBackward>({&a, &b, &c}, [&] { return ternary_forward(op, a, b, c, value); },
                                                 [&](TernaryBackward& n, const Tensor&) {
         n.op = op;

@@ -342,8 +342,10 @@ def _dropout_mask(input, p: float, training: bool, mask_shape: tuple):
         return input
     if p == 1.0:
         return input * 0.0
+    # The scale goes into the small mask first: one pass over the input forward, and one
+    # (g * mask) backward, instead of a multiply by the bool mask and another by the scale.
     keep = _C._rand(mask_shape, input.dtype, input.device) >= p
-    return input * keep * (1.0 / (1.0 - p))
+    return input * (keep.to(input.dtype) * (1.0 / (1.0 - p)))
 
 
 def dropout1d(input, p: float = 0.5, training: bool = True, inplace: bool = False):
