@@ -502,13 +502,7 @@ void launch_ternary(TernaryOp op, const Tensor& out, const Tensor& a, const Tens
     case TernaryOp::Op:                                                                                    \
         MT_LAUNCH(blocks_for(n), kThreads, 0, 0, ternary_dense_kernel<T, TernaryOp::Op>)(o, x, y, z, n, v); \
         break;
-        MT_TERNARY_CASE(Lerp)
-        MT_TERNARY_CASE(Addcmul)
-        MT_TERNARY_CASE(Addcdiv)
-        MT_TERNARY_CASE(Clamp)
-        MT_TERNARY_CASE(ClampBackward)
-        MT_TERNARY_CASE(LeakyReluBackward)
-        MT_TERNARY_CASE(EluBackward)
+        MT_TERNARY_OPS(MT_TERNARY_CASE)
 #undef MT_TERNARY_CASE
     }
 }

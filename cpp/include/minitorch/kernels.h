@@ -27,7 +27,11 @@ enum class WriteOp { Put, Add };
 // The three-input elementwise ops of the kernel `ternary` (formulas: elementwise_math.h):
 // the ops lerp / addcmul / addcdiv, clamp with both bounds, and the one-kernel backward of
 // clamp, leaky_relu and elu (g, x and the bound or parameter), which their nodes call.
-enum class TernaryOp { Lerp, Addcmul, Addcdiv, Clamp, ClampBackward, LeakyReluBackward, EluBackward };
+// MT_TERNARY_OPS(X) lists them once, for the enum and for the kernels' switches.
+#define MT_TERNARY_OPS(X) X(Lerp) X(Addcmul) X(Addcdiv) X(Clamp) X(ClampBackward) X(LeakyReluBackward) X(EluBackward)
+#define MT_TERNARY_ENUM(Op) Op,
+enum class TernaryOp { MT_TERNARY_OPS(MT_TERNARY_ENUM) };
+#undef MT_TERNARY_ENUM
 
 // Geometry of a 2-D sliding window (convolution or pooling) over (N, C, H, W) input:
 // output pixel (oh, ow) reads input rows oh*stride_h - pad_h + kh*dil_h (likewise w).

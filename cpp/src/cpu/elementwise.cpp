@@ -446,13 +446,7 @@ void ternary(TernaryOp op, const Tensor& out, const Tensor& a, const Tensor& b, 
             switch (op) {
 #define MT_TERNARY_CASE(Op) \
     case TernaryOp::Op: return run_ternary<T, TernaryOp::Op>(plan, value.to<T>());
-                MT_TERNARY_CASE(Lerp)
-                MT_TERNARY_CASE(Addcmul)
-                MT_TERNARY_CASE(Addcdiv)
-                MT_TERNARY_CASE(Clamp)
-                MT_TERNARY_CASE(ClampBackward)
-                MT_TERNARY_CASE(LeakyReluBackward)
-                MT_TERNARY_CASE(EluBackward)
+                MT_TERNARY_OPS(MT_TERNARY_CASE)
 #undef MT_TERNARY_CASE
             }
         }

@@ -146,13 +146,7 @@ void ternary_contiguous(TernaryOp op, T* out, const T* a, const T* b, const T* c
     switch (op) {
 #define MT_TERNARY_CASE(Op) \
     case TernaryOp::Op: return ternary_loop<T, TernaryOp::Op>(out, a, b, c, b_scalar, c_scalar, value, n);
-        MT_TERNARY_CASE(Lerp)
-        MT_TERNARY_CASE(Addcmul)
-        MT_TERNARY_CASE(Addcdiv)
-        MT_TERNARY_CASE(Clamp)
-        MT_TERNARY_CASE(ClampBackward)
-        MT_TERNARY_CASE(LeakyReluBackward)
-        MT_TERNARY_CASE(EluBackward)
+        MT_TERNARY_OPS(MT_TERNARY_CASE)
 #undef MT_TERNARY_CASE
     }
 }
