@@ -8,7 +8,7 @@ from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
 import minitorch
-from conftest import make_tensor, to_numpy
+from conftest import CUDA_SKIP_REASON, make_tensor, to_numpy
 from minitorch.nn import functional as F
 from minitorch.testing import gradcheck
 
@@ -470,14 +470,13 @@ def test_pool_fast_paths_values_and_gradients(device, kind, k, s, p, ceil_mode):
                                atol=1e-12)
 
 
+@pytest.mark.skipif(not minitorch.cuda.is_available(), reason=CUDA_SKIP_REASON)
 def test_gathered_pooling_and_fold_backward_match_the_cpu_on_random_windows():
     """The CUDA pooling backward and col2im (F.fold) gather, for each input pixel, the windows
     that span it (elementwise_math.h's for_each_window_over); the CPU scatters each window.
     The two must agree on random kernels, strides, paddings, dilations and ceil_mode, and on
     a global pool (one window as big as the map: one visit per pixel)."""
     import minitorch.nn.functional as F
-    if not minitorch.cuda.is_available():
-        pytest.skip("needs the CUDA device (or its emulator)")
     rng = np.random.default_rng(61)
     cases = [dict(kernel_size=(16, 12), stride=(16, 12), padding=0, dilation=1, ceil_mode=False, H=16, W=12)]
     for _ in range(24):

@@ -346,9 +346,8 @@ def test_fused_step_errors(device):
         np.testing.assert_array_equal(to_numpy(t), np.full((2, 3), float(t is p), np.float32))
 
 
+@pytest.mark.skipif(not minitorch.cuda.is_available(), reason=CUDA_SKIP_REASON)
 def test_fused_step_device_mismatch():
-    if not minitorch.cuda.is_available():
-        pytest.skip(CUDA_SKIP_REASON)
     p = minitorch.ones(3)
     with pytest.raises(RuntimeError, match="sgd_step: expected all tensors to be on the same device"):
         sgd_call(p, minitorch.ones(3, device="cuda"))
