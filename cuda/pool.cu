@@ -20,9 +20,10 @@ __global__ void max_pool_kernel(const T* x, T* y, int64_t* idx, Window2d w)
     }
 }
 
-// Thread mapping: one thread per INPUT pixel (plane p, ih, iw), adding the gradient of
+// Thread mapping: one thread per INPUT pixel (plane p, ih, iw), summing the gradient of
 // every window that picked it -- a gather, as col2im: no two threads write one place, so
-// no atomics, and the sum is the same, in the same order, on every run.
+// no atomics, and the sum is the same, in the same order, on every run. Every pixel is
+// written (0 where no window picked it), so gx needs no zero fill first.
 template <class T>
 __global__ void max_pool_backward_kernel(const T* g, const int64_t* idx, T* gx, Window2d w)
 {
@@ -34,7 +35,7 @@ __global__ void max_pool_backward_kernel(const T* g, const int64_t* idx, T* gx, 
         for_each_window_over(w, ih, iw, [&](int64_t o, int64_t) {
             if (idx_p[o] == here) acc += Compute<T>(g_p[o]);
         });
-        gx[i] = T(Compute<T>(gx[i]) + acc);
+        gx[i] = T(acc);
     }
 }
 
@@ -62,7 +63,7 @@ __global__ void avg_pool_backward_kernel(const T* g, T* gx, Window2d w)
         for_each_window_over(w, here / w.W, here % w.W, [&](int64_t o, int64_t) {
             acc += Acc(g_p[o]) / Acc(pool_window_size(w, o / w.OW, o % w.OW));
         });
-        gx[i] = T(Acc(gx[i]) + acc);
+        gx[i] = T(acc);
     }
 }
 

@@ -131,6 +131,15 @@ def test_accumulate_adds_repeated_places(device):
         assert acc.cpu().to(minitorch.float64).tolist() == want.tolist()
 
 
+def test_a_0_dim_value_from_another_device_is_a_number(device):
+    x = minitorch.zeros(4, device=device)
+    x[T(np.array([0, 2]), device)] = minitorch.tensor(3.0)  # on the CPU
+    assert x.tolist() == [3.0, 0.0, 3.0, 0.0]
+    if device != "cpu":  # more than one value must be on x's device, as PyTorch's index_put_ says
+        with pytest.raises(RuntimeError, match="same device"):
+            x[T(np.array([0, 2]), device)] = minitorch.tensor([1.0, 2.0])
+
+
 def test_value_that_aliases_the_target(device):
     a = arr((4, 3))
     x = T(a, device)
@@ -240,3 +249,30 @@ def test_a_mask_is_nonzero_and_one_launch(cuda):
     m = x > 0
     ks = launches(lambda: x[m])
     assert ks.count("index_put_kernel") == 1 and "copy_kernel" not in ks, ks
+
+
+@needs_cuda
+def test_index_put_in_place_is_one_launch(cuda):
+    acc = minitorch.zeros(10, 4, device=cuda)
+    i = minitorch.randint(0, 10, (32,), device=cuda)
+    v = minitorch.randn(32, 4, device=cuda)
+    assert launches(lambda: acc.index_put_((i,), v, accumulate=True)) == ["index_put_kernel"]  # no copy of acc
+    cols = i[:3] % 4
+    assert launches(lambda: acc.index_put_((None, cols), 1.0)) == ["index_put_kernel"]
+
+
+def test_index_put_in_place_follows_the_in_place_rules(device):
+    a = arr((3, 4))
+    x = T(a, device)
+    assert x.index_put_((None, T(np.array([3, 1]), device)), T(np.array(0.5), device)) is x
+    a[:, [3, 1]] = 0.5
+    assert_close(x, a)
+    leaf = T(a, device, True)
+    with pytest.raises(RuntimeError, match="leaf"):
+        leaf.index_put_((T(np.array([0]), device),), T(np.array(1.0), device))
+    h = leaf * 1.0  # inside a graph: recorded, and its gradient passes the unwritten places
+    h.index_put_((T(np.array([1]), device), T(np.array([2]), device)), T(np.array(7.0), device))
+    h.sum().backward()
+    want = np.ones((3, 4))
+    want[1, 2] = 0.0
+    assert_close(leaf.grad, want)

@@ -115,6 +115,25 @@ def test_clamp_with_two_bounds_is_one_launch_each_way(fn, made):
     assert len(kernels(lambda: out[0].backward(g))) == 1
 
 
+@pytest.mark.parametrize("pool", [
+    lambda x: F.max_pool2d(x, 3, 2, 1),
+    lambda x: F.avg_pool2d(x, 2),
+    lambda x: F.avg_pool2d(x, 3, 2, 1, ceil_mode=True),
+    lambda x: F.adaptive_avg_pool2d(x, 1),
+    lambda x: F.adaptive_max_pool2d(x, 1),
+], ids=["max", "avg", "avg padded", "global avg", "global max"])
+def test_pooling_backward_is_one_launch(pool):
+    """The pooling backward kernels gather every input pixel's gradient (0 where no window
+    reaches it) and write it: no zero fill before them."""
+    x = minitorch.randn(2, 8, 9, 9, device="cuda", requires_grad=True)
+    y = pool(x)
+    g = minitorch.randn(*y.shape, device="cuda")
+    with profile(activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA]) as prof:
+        y.backward(g)
+    node = [e for e in prof.events() if e.kernels and e.name != "AccumulateGrad"]
+    assert len(node) == 1 and len(node[0].kernels) == 1, [(e.name, [k.name for k in e.kernels]) for e in node]
+
+
 @pytest.mark.parametrize("make", [
     lambda ps: minitorch.optim.SGD(ps, lr=0.1),
     lambda ps: minitorch.optim.SGD(ps, lr=0.1, momentum=0.9, nesterov=True, weight_decay=1e-4),

@@ -267,7 +267,8 @@ struct Attention {
 //  max_pool2d / avg_pool2d (+ _backward)  over each (n, c) plane, all contiguous. max:
 //             out and indices (N, C, OH, OW), indices are flat positions ih*W + iw in the
 //             plane (as PyTorch); padding never wins. avg: divides by the window's size
-//             within the padded input (padding counts as zeros).
+//             within the padded input (padding counts as zeros). The _backward kernels write
+//             all of grad_input (N, C, H, W), zeros included: the caller need not fill it.
 //  upsample2d  out (N, C, OH, OW) from input (N, C, H, W), both contiguous, by the spec's
 //             mode (F.interpolate's nearest, nearest-exact, bilinear); float16 / bfloat16
 //             compute in float32 and round once.

@@ -261,11 +261,13 @@ void max_pool2d_backward(const Tensor& grad_input, const Tensor& grad_out, const
         const int64_t* idx = indices->data_as<int64_t>();
         parallel_for(w.N * w.C, plane_grain(w), [&, window = w](int64_t p0, int64_t p1) {
             const Window2d& w = window;  // the lambda's own copy: the int64 stores below cannot alias it
-            for (int64_t p = p0; p < p1; ++p)
+            for (int64_t p = p0; p < p1; ++p) {
+                std::fill(gx + p * w.H * w.W, gx + (p + 1) * w.H * w.W, T(0));  // the kernel writes all of gx
                 for (int64_t o = 0; o < w.OH * w.OW; ++o) {
                     const int64_t i = idx[p * w.OH * w.OW + o];
                     if (i >= 0 && i < w.H * w.W) gx[p * w.H * w.W + i] += g[p * w.OH * w.OW + o];
                 }
+            }
         });
     });
 }
@@ -304,6 +306,7 @@ void avg_pool2d_backward(const Tensor& grad_input, const Tensor& grad_out, const
             const Window2d& w = window;  // the lambda's own copy: the int64 stores below cannot alias it
             for (int64_t p = p0; p < p1; ++p) {
                 T* plane = gx + p * w.H * w.W;
+                std::fill(plane, plane + w.H * w.W, T(0));  // the kernel writes all of gx: zero, then scatter
                 if (with_small_width(w, [&](auto kw) {
                         avg_pool_plane_padded_backward<decltype(kw)::value>(plane, g + p * w.OH * w.OW, w);
                     }))

@@ -383,7 +383,7 @@ struct MaxPool2dBackward : Node {
                                 reshape(g[0], {w.N, w.C, w.OH * w.OW}), true);
             return {reshape(gx, m.shape)};
         }
-        Tensor gx = zeros(input_meta[0].shape, g[0]->dtype, input_meta[0].device);
+        Tensor gx = empty(input_meta[0].shape, g[0]->dtype, input_meta[0].device);  // the kernel writes it all
         kernels(gx->device()).max_pool2d_backward(gx, contiguous(g[0]), indices, w);
         return {gx};
     }
@@ -410,7 +410,7 @@ struct AvgPool2dBackward : Node {
     std::string name() const override { return "AvgPool2DBackward0"; }
     std::vector<Tensor> apply(std::vector<Tensor>& g) override
     {
-        Tensor gx = zeros(input_meta[0].shape, g[0]->dtype, input_meta[0].device);
+        Tensor gx = empty(input_meta[0].shape, g[0]->dtype, input_meta[0].device);  // the kernel writes it all
         kernels(gx->device()).avg_pool2d_backward(gx, contiguous(g[0]), w);
         if (autograd::needs_grad(g[0])) {  // create_graph, and g has a graph
             auto n = std::make_shared<AvgPool2dBackwardBackward>();

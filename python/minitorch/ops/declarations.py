@@ -253,7 +253,7 @@ OPS: tuple[Op, ...] = (
     _cpp("index_add", "index_select.cpp", python="indexing", inplace=GENERIC),
     _cpp("index_copy", "index_select.cpp", python="indexing", inplace=GENERIC),
     _cpp("index_fill", "index_select.cpp", python="indexing", inplace=GENERIC),
-    _cpp("index_put", "indexing.cpp", python="indexing", inplace=GENERIC),
+    _cpp("index_put", "indexing.cpp", python="indexing", inplace=NATIVE),
     _cpp("nonzero", "indexing.cpp", python="indexing", **NO_GRAD),
     _py("argwhere", python="indexing", **NO_GRAD),
     # everyday math and linear algebra, compositions of the ops above

@@ -292,6 +292,8 @@ def setitem(x: Tensor, idx, value) -> None:
     del view  # moved may be a view of x: a write inside a graph wants no other views alive
     if not isinstance(value, Tensor):
         value = tensor(value, dtype=x.dtype, device=x.device)
+    elif value.ndim == 0 and value.device != x.device:  # a 0-dim value is a number, as in PyTorch
+        value = value.to(x.device)
     value = value.to(x.dtype)
     if front:  # value is laid out as the result of x[idx] is: bring the index dims to the front
         bshape = tuple(np.broadcast_shapes(*[tuple(i.shape) for i in indices]))
@@ -314,31 +316,51 @@ def _broadcast_value(value: Tensor, shape: tuple) -> Tensor:
                             f"broadcast to indexing result of shape {shape}") from None
 
 
+def _put_args(op: str, input: Tensor, indices, values):
+    """index_put's arguments checked: the indexed view of ``input`` (the indexed dims moved to
+    the front when ``None`` stands for a whole dim), its index tensors, the values in
+    ``input``'s dtype, and the dim order of the view (None: ``input`` itself)."""
+    if not isinstance(indices, (tuple, list)):
+        raise TypeError(f"{op}(): argument 'indices' must be a tuple of Tensors")
+    indices = tuple(indices)
+    for i in indices:
+        if i is not None and not isinstance(i, Tensor):
+            raise TypeError(f"{op}(): indices must be Tensors or None, got {type(i).__name__}")
+    if not isinstance(values, Tensor):  # a number: copied to the device, no fill kernel
+        values = tensor(values, dtype=input.dtype, device=input.device)
+    elif values.ndim == 0 and values.device != input.device:  # a 0-dim value is a number, as in PyTorch
+        values = values.to(input.device)
+    values = values.to(input.dtype)
+    if indices and all(isinstance(i, Tensor) for i in indices):
+        return input, [_to_index_tensor(i, input.device) for i in indices], values, None
+    view, adv = _plan(input, tuple(slice(None) if i is None else i for i in indices))
+    if not adv:
+        raise _C.InputError(f"{op}: expected at least one index tensor")
+    moved, idx, order, _ = _to_front(view, adv)
+    return moved, idx, values, order
+
+
 def index_put(input: Tensor, indices, values: Tensor, accumulate: bool = False) -> Tensor:
     """A copy of ``input`` with ``values`` written at ``input[indices]`` (``indices`` a
     tuple of index tensors, int64 or bool masks; ``None`` stands for a whole dim, as ``:``);
     with ``accumulate=True`` they are added instead. One kernel (``ops/indexing.cpp``);
     with ``None`` among the indices the indexed dims are moved to the front first (a view)."""
-    if not isinstance(indices, (tuple, list)):
-        raise TypeError("index_put(): argument 'indices' must be a tuple of Tensors")
-    indices = tuple(indices)
-    for i in indices:
-        if i is not None and not isinstance(i, Tensor):
-            raise TypeError(f"index_put(): indices must be Tensors or None, got {type(i).__name__}")
-    if not isinstance(values, Tensor):
-        values = full((), values, dtype=input.dtype, device=input.device)
-    if indices and all(isinstance(i, Tensor) for i in indices):
-        idx = [_to_index_tensor(i, input.device) for i in indices]
-        return _C._index_put(input, idx, values.to(input.dtype), bool(accumulate))
-    view, adv = _plan(input, tuple(slice(None) if i is None else i for i in indices))
-    if not adv:
-        raise _C.InputError("index_put: expected at least one index tensor")
-    moved, idx, order, _ = _to_front(view, adv)
-    out = _C._index_put(moved, idx, values.to(input.dtype), bool(accumulate))
+    target, idx, values, order = _put_args("index_put", input, indices, values)
+    out = _C._index_put(target, idx, values, bool(accumulate))
+    if order is None:
+        return out
     inverse = [0] * len(order)
     for k, d in enumerate(order):
         inverse[d] = k
     return out.permute(*inverse).contiguous()
+
+
+def index_put_(self: Tensor, indices, values: Tensor, accumulate: bool = False) -> Tensor:
+    """``index_put`` written into ``self`` where it lies: one kernel (``_C._index_put_``),
+    no copy of ``self``. Inside a graph the write is recorded, as other in-place ops are."""
+    target, idx, values, _ = _put_args("index_put_", self, indices, values)
+    _C._index_put_(target, idx, values, bool(accumulate))
+    return self
 
 
 @numpy_names
