@@ -142,10 +142,10 @@ struct TernaryBackward : autograd::Node {
             case TernaryOp::Lerp: return "LerpBackward1";
             case TernaryOp::Addcmul: return "AddcmulBackward0";
             case TernaryOp::Addcdiv: return "AddcdivBackward0";
-        case TernaryOp::Clamp:
-        case TernaryOp::ClampBackward:
-        case TernaryOp::LeakyReluBackward:
-        case TernaryOp::EluBackward: break;  // never recorded (internal_kernel)
+            case TernaryOp::Clamp:
+            case TernaryOp::ClampBackward:
+            case TernaryOp::LeakyReluBackward:
+            case TernaryOp::EluBackward: break;  // never recorded (internal_kernel)
         }
         return "TernaryBackward";
     }
@@ -221,6 +221,9 @@ Tensor ternary(TernaryOp op, const Tensor& a_in, const Tensor& b_in, const Tenso
 
 void ternary_(TernaryOp op, const Tensor& self, const Tensor& b_in, const Tensor& c_in, Scalar value)
 {
+    // The internal kernels record no gradient (ternary() runs them unrecorded), so their
+    // in-place form would lose one inside a graph: only lerp_ / addcmul_ / addcdiv_ exist.
+    MT_CHECK_RUNTIME(!internal_kernel(op), "internal error: ", ternary_name(op), " has no in-place form");
     const char* base = ternary_name(op);
     const std::string name = std::string(base) + "_";
     MT_PROFILE_OP(profiler::inplace(base), self, b_in, c_in);
