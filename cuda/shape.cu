@@ -1,4 +1,4 @@
-// shape.cu — CUDA kernel for "remap" (flip, roll, tril/triu, repeat); what each output
+// shape.cu — CUDA kernel for "remap" (flip, roll, tril/triu, repeat, constant padding); what each output
 // element reads is remap_source (shape_math.h), shared with the CPU kernel.
 #include <cstdint>
 
@@ -16,14 +16,15 @@ struct OutShape {
 
 // Thread mapping: one thread per output element i (grid-stride); consecutive threads
 // write consecutive outputs (coalesced), and read wherever remap_source points: flip and
-// roll read runs of neighbours too, tril/triu the same element, repeat a repeating row.
+// roll read runs of neighbours too, tril/triu the same element, repeat a repeating row,
+// padding the row shifted by its left amount.
 // The copy moves bytes: one instance per element size serves every dtype.
 template <class Bytes>
 __global__ void remap_kernel(Bytes* out, const Bytes* in, Remap map, OutShape shape, int64_t n)
 {
     MT_GRID_STRIDE(i, n) {
         const int64_t at = remap_source(map, shape.size, i);
-        out[i] = at < 0 ? Bytes(0) : in[at];  // all-zero bytes are 0 in every dtype
+        out[i] = at < 0 ? Bytes(map.fill) : in[at];  // fill: 0 for tril/triu, the pad value
     }
 }
 

@@ -330,6 +330,11 @@ void bind_functions(py::module_& m)
     // sorting.py parse PyTorch's argument forms: dims as lists, correction from unbiased,
     // p from 'fro') ----
     m.def("_flip", [](const Tensor& t, const std::vector<int64_t>& dims) { return flip(t, dims); });
+    m.def("_constant_pad_nd", [](const Tensor& t, const std::vector<int64_t>& pad, py::handle value) {
+        auto s = scalar_arg(value);
+        MT_CHECK_TYPE(s.has_value(), "constant_pad_nd: value must be a number, not ", type_name(value));
+        return constant_pad_nd(t, pad, *s);
+    });
     m.def("_roll", [](const Tensor& t, const std::vector<int64_t>& shifts, const std::vector<int64_t>& dims) {
         return roll(t, shifts, dims);
     });

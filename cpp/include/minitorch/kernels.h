@@ -104,7 +104,9 @@ struct AdamStep {
 // reversed (in_size[d] - 1 - c) where flip[d]; the element is at sum of c * in_stride[d]
 // (elements, from in's data()). With `triangle` (+1 tril, -1 triu) an element of the last
 // two dims (row, col) is kept only where col - row <= diagonal (tril) or >= diagonal
-// (triu), and is 0 elsewhere. See shape_math.h for the per-element arithmetic.
+// (triu), and is 0 elsewhere. With `pad` (constant_pad_nd) c = o[d] - pad_left[d], and an
+// output element whose c lies outside [0, in_size[d]) on any dim is `fill`: the element's
+// bytes, widened to 64 bits (0 for tril/triu). See shape_math.h for the arithmetic.
 struct Remap {
     int ndim = 0;
     int64_t in_size[kMaxDims] = {};
@@ -113,6 +115,9 @@ struct Remap {
     bool flip[kMaxDims] = {};
     int triangle = 0;
     int64_t diagonal = 0;
+    bool pad = false;
+    int64_t pad_left[kMaxDims] = {};  // >= 0
+    uint64_t fill = 0;
 };
 
 // What reduce_stats computes on each line (stats_math.h has the arithmetic, for every

@@ -263,6 +263,9 @@ Tensor roll(const Tensor& t, const std::vector<int64_t>& shifts, const std::vect
 Tensor tril(const Tensor& t, int64_t diagonal);
 Tensor triu(const Tensor& t, int64_t diagonal);
 Tensor repeat(const Tensor& t, const std::vector<int64_t>& repeats);
+// t padded with `value`: pad = (left, right) of the last dim, then of the one before...;
+// negative amounts crop. One remap pass; its backward is a view of the gradient.
+Tensor constant_pad_nd(const Tensor& t, const std::vector<int64_t>& pad, const Scalar& value);
 
 // ---- statistics (ops/reduce.cpp): one reduce_stats kernel each; dims empty = all ----
 Tensor var(const Tensor& t, std::vector<int64_t> dims, double correction, bool keepdim);

@@ -1,4 +1,5 @@
-// shape_math.h — where one output element of remap (flip, roll, tril/triu, repeat) comes
+// shape_math.h — where one output element of remap (flip, roll, tril/triu, repeat, constant
+// padding) comes
 // from, written once for the CPU kernel (cpu/shape.cpp) and the CUDA kernel (cuda/shape.cu).
 #pragma once
 #include <cstdint>
@@ -9,7 +10,8 @@
 namespace minitorch {
 
 // The input element (in elements from in's data()) that output element i (row-major over
-// `shape`, m.ndim dims) reads, or -1 where tril/triu writes 0 instead. See Remap (kernels.h).
+// `shape`, m.ndim dims) reads, or -1 where it is m.fill instead (0 above/below tril's/triu's
+// diagonal, the padding of constant_pad_nd). See Remap (kernels.h).
 MT_HOST_DEVICE inline int64_t remap_source(const Remap& m, const int64_t* shape, int64_t i)
 {
     int64_t at = 0, col = 0;
@@ -22,7 +24,12 @@ MT_HOST_DEVICE inline int64_t remap_source(const Remap& m, const int64_t* shape,
             if (m.triangle > 0 ? above > 0 : above < 0) return -1;
         }
         int64_t c = o + m.shift[d];
-        if (c >= m.in_size[d]) c %= m.in_size[d];  // roll wraps; repeat's copies start over
+        if (m.pad) {
+            c = o - m.pad_left[d];
+            if (c < 0 || c >= m.in_size[d]) return -1;  // in the padding
+        } else if (c >= m.in_size[d]) {
+            c %= m.in_size[d];  // roll wraps; repeat's copies start over
+        }
         if (m.flip[d]) c = m.in_size[d] - 1 - c;
         at += c * m.in_stride[d];
     }

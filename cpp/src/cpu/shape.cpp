@@ -1,5 +1,6 @@
-// shape.cpp — CPU kernel for "remap" (flip, roll, tril/triu, repeat): each output element
-// is one input element (or 0 above/below tril's/triu's diagonal), found by remap_source.
+// shape.cpp — CPU kernel for "remap" (flip, roll, tril/triu, repeat, constant padding): each
+// output element is one input element, found by remap_source, or the fill value (0 above/
+// below tril's/triu's diagonal, the pad value in the padding).
 // The copy moves bytes, so one instance per element size serves every dtype.
 #include <cstdint>
 
@@ -19,7 +20,7 @@ void remap(const Tensor& out, const Tensor& in, const Remap& map)
         parallel_for(out->numel(), kGrainSize, [&](int64_t b, int64_t e) {
             for (int64_t i = b; i < e; ++i) {
                 const int64_t at = remap_source(map, shape, i);
-                dst[i] = at < 0 ? Bytes(0) : src[at];  // all-zero bytes are 0 in every dtype
+                dst[i] = at < 0 ? Bytes(map.fill) : src[at];
             }
         });
     });

@@ -1,11 +1,14 @@
-// shape.cpp — ops that rearrange elements: flip, roll, tril / triu, repeat. Each is one
-// pass of the remap kernel (kernels.h, shape_math.h): every output element reads one input
-// element, found through the input's own strides (no contiguous copy first). Backward:
-// flip and roll apply the inverse map, tril/triu the same mask, repeat sums the copies.
+// shape.cpp — ops that rearrange elements: flip, roll, tril / triu, repeat, constant_pad_nd.
+// Each is one pass of the remap kernel (kernels.h, shape_math.h): every output element reads
+// one input element, found through the input's own strides (no contiguous copy first), or
+// a fill value. Backward: flip and roll apply the inverse map, tril/triu the same mask,
+// repeat sums the copies, constant_pad_nd cuts the padding off again (a view).
 #include <algorithm>
+#include <cstring>
 
 #include "minitorch/autograd.h"
 #include "minitorch/ops.h"
+#include "minitorch/shape_math.h"
 
 namespace minitorch {
 
@@ -131,7 +134,76 @@ struct RepeatBackward : autograd::Node {
     }
 };
 
+// derivative of constant_pad_nd, input input: g with the padding cut off (a view of g; a crop, negative amounts, is the slice before the op, whose gradient pads g back with zeros)
+struct ConstantPadBackward : autograd::Node {
+    std::vector<int64_t> pad;  // (left, right) of the last dim first, all >= 0
+    std::string name() const override { return "ConstantPadNdBackward0"; }
+    std::vector<Tensor> apply(std::vector<Tensor>& g) override
+    {
+        Tensor r = g[0];
+        for (size_t i = 0; i < pad.size() / 2; ++i) {
+            const int64_t d = r->dim() - 1 - int64_t(i);
+            if (pad[2 * i] || pad[2 * i + 1]) r = slice(r, d, pad[2 * i], r->shape[d] - pad[2 * i + 1], 1);
+        }
+        return {r};
+    }
+};
+
+// The bits of `value` as one element of `dtype`, widened to 64 bits (Remap::fill): the
+// value goes through a 0-dim tensor, so it is converted as full() converts it.
+uint64_t element_bits(const Scalar& value, DType dtype)
+{
+    Tensor one = full({}, value, dtype, Device{});
+    uint64_t bits = 0;
+    dispatch_bytes(itemsize(dtype), [&](auto tag) {
+        using Bytes = typename decltype(tag)::type;
+        Bytes b;
+        std::memcpy(&b, one->data_as<Bytes>(), sizeof(Bytes));
+        bits = b;
+    });
+    return bits;
+}
+
 }  // namespace
+
+Tensor constant_pad_nd(const Tensor& t, const std::vector<int64_t>& pad, const Scalar& value)
+{
+    MT_PROFILE_OP("constant_pad_nd", t);
+    MT_CHECK(pad.size() % 2 == 0, "constant_pad_nd: padding length must be divisible by 2, got ", pad.size(), " (",
+             Shape(pad), ")");
+    const int64_t padded = int64_t(pad.size() / 2);
+    MT_CHECK(padded <= t->dim(), "constant_pad_nd: padding length too large: ", pad.size(), " values pad ", padded,
+             " dims, but input of shape ", t->shape, " has ", t->dim());
+    MT_CHECK(t->dim() <= kMaxDims, "constant_pad_nd: at most ", kMaxDims, " dims are supported, got ", t->dim());
+    // Negative amounts crop: a slice view of t, made before the op is recorded, so that its
+    // own backward (slice's) pads the gradient back with zeros.
+    Tensor x = t;
+    Shape shape = t->shape;
+    bool grows = false;
+    for (int64_t i = 0; i < padded; ++i) {
+        const int64_t d = t->dim() - 1 - i, left = pad[2 * i], right = pad[2 * i + 1], n = t->shape[d];
+        if (left < 0 || right < 0) {
+            MT_CHECK(n + std::min<int64_t>(left, 0) + std::min<int64_t>(right, 0) >= 0, "constant_pad_nd: cropping (",
+                     left, ", ", right, ") from dim ", d, " of size ", n, " of input of shape ", t->shape,
+                     " leaves a negative size");
+            x = slice(x, d, std::max<int64_t>(-left, 0), n - std::max<int64_t>(-right, 0), 1);
+        }
+        grows = grows || left > 0 || right > 0;
+        shape[d] = n + left + right;
+    }
+    std::vector<int64_t> grow;  // the non-negative part, recorded with the op
+    for (int64_t p : pad) grow.push_back(std::max<int64_t>(p, 0));
+    return autograd::record_op<ConstantPadBackward>(
+        {&x},
+        [&] {
+            Remap m = identity_map(x, "constant_pad_nd");
+            m.pad = true;
+            for (int64_t i = 0; i < padded; ++i) m.pad_left[x->dim() - 1 - i] = grow[2 * i];
+            m.fill = grows ? element_bits(value, x->dtype) : 0;
+            return run_remap(x, shape, m);
+        },
+        [&](ConstantPadBackward& n, const Tensor&) { n.pad = grow; });
+}
 
 Tensor flip(const Tensor& t, const std::vector<int64_t>& dims)
 {

@@ -810,9 +810,9 @@ _PAD_MODES = ("constant", "reflect", "replicate", "circular")
 
 
 def _pad_dim(x, dim: int, left: int, right: int, mode: str, value):
-    """Pads (or, with negative amounts, crops) one dim. Constant padding joins blocks of
-    ``value`` on either side (``cat``); the other modes gather along the dim with
-    index_select, positions -left .. n+right-1 mapped back into the input."""
+    """Pads (or, with negative amounts, crops) one dim in mode reflect, replicate or circular:
+    a gather along the dim with index_select, positions -left .. n+right-1 mapped back into
+    the input."""
     n = x.shape[dim]
     if left < 0 or right < 0:
         start, stop = max(-left, 0), n - max(-right, 0)
@@ -823,13 +823,6 @@ def _pad_dim(x, dim: int, left: int, right: int, mode: str, value):
         n, left, right = stop - start, max(left, 0), max(right, 0)
     if left == 0 and right == 0:
         return x
-    if mode == "constant":
-        from .. import cat
-
-        def block(size):
-            return _C._full(tuple(x.shape[:dim]) + (size,) + tuple(x.shape[dim + 1:]), value, x.dtype, x.device)
-
-        return cat(([block(left)] if left else []) + [x] + ([block(right)] if right else []), dim)
     if mode == "reflect" and (left >= n or right >= n):
         raise ValueError(f"pad: reflect padding ({left}, {right}) must be less than the size {n} of dimension {dim}")
     if n == 0:
@@ -873,6 +866,13 @@ def pad(input, pad, mode: str = "constant", value: float | None = None):
     if mode != "constant" and value not in (None, 0, 0.0):
         raise ValueError(f"pad: padding mode {mode!r} doesn't take a value argument")
     value = 0 if value is None else value
+    if mode == "constant":  # one remap pass for every padded dim (C++ constant_pad_nd)
+        for i in range(len(amounts) // 2):
+            d, left, right = input.dim() - 1 - i, amounts[2 * i], amounts[2 * i + 1]
+            if input.shape[d] + min(left, 0) + min(right, 0) < 0:
+                raise ValueError(f"pad: cropping ({left}, {right}) from dimension {d} of size {input.shape[d]} "
+                                 "leaves a negative size")
+        return _C._constant_pad_nd(input, list(amounts), value)
     out = input
     for i in range(len(amounts) // 2):
         out = _pad_dim(out, input.dim() - 1 - i, amounts[2 * i], amounts[2 * i + 1], mode, value)

@@ -245,6 +245,7 @@ OPS: tuple[Op, ...] = (
     _cpp("repeat", "shape.cpp", python="shape", function=False),
     _cpp("tril", "shape.cpp", python="shape"),
     _cpp("triu", "shape.cpp", python="shape"),
+    _cpp("constant_pad_nd", "shape.cpp", python="shape", method=False),
     _cpp("masked_fill", "indexing.cpp", python="indexing", inplace=GENERIC),
     _cpp("masked_select", "indexing.cpp", python="indexing"),
     _cpp("gather", "indexing.cpp", python="indexing"),

@@ -1,6 +1,6 @@
 """Ops that rearrange a tensor: ``movedim`` (a ``permute``) and ``unflatten`` (a ``view``) are
-views; ``flip``, ``repeat``, ``roll``, ``tril`` and ``triu`` are C++ ops (``cpp/src/ops/shape.cpp``,
-one remap kernel each) whose arguments are parsed here. ``tile``, ``rot90``, ``broadcast_to``,
+views; ``flip``, ``repeat``, ``roll``, ``tril``, ``triu`` and ``constant_pad_nd`` are C++ ops
+(``cpp/src/ops/shape.cpp``, one remap kernel each) whose arguments are parsed here. ``tile``, ``rot90``, ``broadcast_to``,
 ``atleast_1d/2d/3d``, ``diag``, ``diag_embed`` and ``diagonal`` are compositions of those and
 of ``where`` / ``index_select``, so their gradients are those ops'.
 Each function takes the tensor first and is both ``Tensor.<name>`` and ``minitorch.<name>``
@@ -100,6 +100,19 @@ def roll(self, shifts, dims=None) -> Tensor:
     tensor([4, 1, 2, 3])
     """
     return _C._roll(self, ints_arg("roll", "shifts", shifts), [] if dims is None else ints_arg("roll", "dims", dims))
+
+
+def constant_pad_nd(input, pad, value=0) -> Tensor:
+    """``input`` padded with ``value``: ``pad = (left, right)`` for the last dim, then for the
+    one before, and so on; negative amounts crop. One pass (``F.pad``'s constant mode).
+
+    >>> minitorch.constant_pad_nd(minitorch.tensor([[1, 2]]), (1, 0, 0, 1), 7)
+    tensor([[7, 1, 2],
+            [7, 7, 7]])
+    """
+    if not isinstance(input, Tensor):
+        raise TypeError(f"constant_pad_nd: input must be a Tensor, got {type(input).__name__}")
+    return _C._constant_pad_nd(input, ints_arg("constant_pad_nd", "pad", pad), value)
 
 
 def tril(self, diagonal: int = 0) -> Tensor:
