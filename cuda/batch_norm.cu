@@ -35,13 +35,16 @@ __device__ void block_sum2(A& a, A& b, A* shared)
 // over the channel's M = N * S values (value i is x[i / S, c, i % S]: adjacent threads read
 // adjacent values of a row). Shifted sums in double (batch_norm_math.h), reduced over the
 // block; thread 0 writes the channel's mean and rstd and updates the running statistics.
-// T: the input's type, P: the parameters' (running statistics), Cm: the compute type.
+// Thread 0 of block 0 also counts the batch (num_batches_tracked, when given): no launch
+// of its own for that. T: the input's type, P: the parameters' (running statistics), Cm:
+// the compute type.
 template <class T, class P, class Cm = BatchNormCompute<T>>
-__global__ void batch_norm_stats_kernel(const T* x, Cm* mean, Cm* rstd, P* rm, P* rv, int64_t N, int64_t C, int64_t S,
-                                        double momentum, double eps)
+__global__ void batch_norm_stats_kernel(const T* x, Cm* mean, Cm* rstd, P* rm, P* rv, int64_t* batches, int64_t N,
+                                        int64_t C, int64_t S, double momentum, double eps)
 {
     __shared__ A shared[2 * kWarpsPerBlock];
     const int64_t M = N * S;
+    if (batches && blockIdx.x == 0 && threadIdx.x == 0) *batches += 1;
     for (int64_t c = blockIdx.x; c < C; c += gridDim.x) {
         const A K = A(Cm(x[c * S]));
         A s = 0, q = 0;
@@ -136,8 +139,8 @@ unsigned channel_blocks(int64_t C) { return unsigned(C < 65535 ? (C > 0 ? C : 1)
 }  // namespace
 
 void batch_norm(const Tensor& out, const Tensor& mean, const Tensor& rstd, const Tensor& in, const Tensor& weight,
-                const Tensor& bias, const Tensor& running_mean, const Tensor& running_var, bool training,
-                double momentum, double eps)
+                const Tensor& bias, const Tensor& running_mean, const Tensor& running_var, const Tensor& batches,
+                bool training, double momentum, double eps)
 {
     const int64_t C = mean->numel(), N = in->shape[0], S = N * C != 0 ? in->numel() / (N * C) : 0;
     const DType p = batch_norm_param_dtype(in->dtype, {&weight, &bias, &running_mean, &running_var});
@@ -148,7 +151,7 @@ void batch_norm(const Tensor& out, const Tensor& mean, const Tensor& rstd, const
         if (training) {
             MT_LAUNCH(channel_blocks(C), kThreads, 0, 0, batch_norm_stats_kernel<T, P>)(
                 in->data_as<T>(), mean->data_as<Cm>(), rstd->data_as<Cm>(), data_or_null<P>(running_mean),
-                data_or_null<P>(running_var), N, C, S, momentum, eps);
+                data_or_null<P>(running_var), data_or_null<int64_t>(batches), N, C, S, momentum, eps);
             MT_CUDA_CHECK_LAUNCH("batch_norm (statistics)");
         } else {
             MT_LAUNCH(blocks_for(C), kThreads, 0, 0, batch_norm_eval_stats_kernel<P, Cm>)(

@@ -263,12 +263,19 @@ void bind_functions(py::module_& m)
                           b.is_none() ? nullptr : tensor_arg(b, "group_norm", "bias"), eps);
     });
     m.def("_dropout", [](py::handle x, double p) { return dropout(tensor_arg(x, "dropout"), p); });
-    m.def("_batch_norm", [](py::handle x, py::handle rm, py::handle rv, py::handle w, py::handle b, bool training,
-                            double momentum, double eps) {
-        auto opt = [](py::handle t, const char* name) { return t.is_none() ? nullptr : tensor_arg(t, "batch_norm", name); };
-        return batch_norm(tensor_arg(x, "batch_norm"), opt(rm, "running_mean"), opt(rv, "running_var"), opt(w, "weight"),
-                          opt(b, "bias"), training, momentum, eps);
-    });
+    m.def(
+        "_batch_norm",
+        [](py::handle x, py::handle rm, py::handle rv, py::handle w, py::handle b, bool training, double momentum,
+           double eps, py::handle nbt) {
+            auto opt = [](py::handle t, const char* name) {
+                return t.is_none() ? nullptr : tensor_arg(t, "batch_norm", name);
+            };
+            return batch_norm(tensor_arg(x, "batch_norm"), opt(rm, "running_mean"), opt(rv, "running_var"),
+                              opt(w, "weight"), opt(b, "bias"), training, momentum, eps,
+                              opt(nbt, "num_batches_tracked"));
+        },
+        py::arg("x"), py::arg("running_mean"), py::arg("running_var"), py::arg("weight"), py::arg("bias"),
+        py::arg("training"), py::arg("momentum"), py::arg("eps"), py::arg("num_batches_tracked") = py::none());
     m.def(
         "_scaled_dot_product_attention",
         [](py::handle q, py::handle k, py::handle v, py::handle mask, bool is_causal, double scale, double dropout_p,

@@ -185,8 +185,8 @@ Work layer_norm_backward(const Tensor& grad_in, const Tensor& grad_weight, const
 // + bias with scale = rstd * weight folded per channel (3): 6 per element; eval: 3. The
 // running statistics are per channel (negligible).
 Work batch_norm(const Tensor& out, const Tensor& mean, const Tensor& rstd, const Tensor& in, const Tensor& weight,
-                const Tensor& bias, const Tensor& running_mean, const Tensor& running_var, bool training, double,
-                double)
+                const Tensor& bias, const Tensor& running_mean, const Tensor& running_var, const Tensor&, bool training,
+                double, double)
 {
     return {n(in) * (training ? 6 : 3),
             bytes(out, mean, rstd, in, weight, bias) + 2 * bytes(running_mean, running_var)};

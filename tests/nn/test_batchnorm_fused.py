@@ -13,6 +13,7 @@ from minitorch import nn
 from minitorch.nn import functional as F
 from minitorch.profiler import profile
 from minitorch.testing import gradcheck
+from conftest import CUDA_SKIP_REASON
 
 
 def to_np(t) -> np.ndarray:
@@ -205,3 +206,38 @@ def test_one_node_per_call_and_errors(device):
         F.batch_norm(x, minitorch.zeros(4, device=device), None, training=True)
     with pytest.raises(TypeError):
         F.batch_norm(x, None, None, minitorch.ones(3, dtype=minitorch.float32, device=device), training=True)
+
+
+@pytest.mark.skipif(not minitorch.cuda.is_available(), reason=CUDA_SKIP_REASON)
+def test_training_step_counts_the_batch_inside_the_statistics_kernel():
+    """BatchNorm's num_batches_tracked += 1 rides in the statistics kernel: a training forward
+    is two launches (statistics, normalize), not three; a counter the kernel cannot write (a
+    float tensor) and momentum=None (whose factor needs the count first) still count."""
+    from minitorch.profiler import ProfilerActivity
+
+    x = minitorch.randn(8, 4, 5, 5, device="cuda")
+    bn = nn.BatchNorm2d(4).to("cuda")
+    with profile(activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA]) as prof:
+        bn(x)
+    kernels = [k.name.split("<")[0] for e in prof.events() for k in e.kernels]
+    assert kernels == ["batch_norm_stats_kernel", "batch_norm_apply_kernel"], kernels
+    assert bn.num_batches_tracked.item() == 1
+    bn.eval()
+    bn(x)
+    assert bn.num_batches_tracked.item() == 1  # eval counts nothing
+    odd = nn.BatchNorm2d(4).to("cuda")
+    odd.num_batches_tracked = minitorch.tensor(0.0, device="cuda")
+    odd(x), odd(x)
+    cumulative = nn.BatchNorm2d(4, momentum=None).to("cuda")
+    cumulative(x), cumulative(x)
+    assert odd.num_batches_tracked.item() == 2.0 and cumulative.num_batches_tracked.item() == 2
+
+
+def test_the_counter_argument_of_the_functional_form(device):
+    x = minitorch.randn(8, 3, device=device)
+    counter = minitorch.zeros((), dtype=minitorch.int64, device=device)
+    for _ in range(3):
+        F.batch_norm(x, None, None, training=True, _num_batches_tracked=counter)
+    F.batch_norm(x, minitorch.zeros(3, device=device), minitorch.ones(3, device=device), training=False,
+                 _num_batches_tracked=counter)
+    assert counter.item() == 3  # training calls only

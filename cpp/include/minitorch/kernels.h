@@ -223,7 +223,9 @@ struct Attention {
 //             all contiguous, one floating dtype; weight, bias (C,) or null. training: mean
 //             and rstd (C,) receive the batch statistics (biased var), and running_mean /
 //             running_var (C,), when not null, move toward the mean and the unbiased var
-//             (momentum); eval: mean and rstd come from running_mean / running_var.
+//             (momentum), and batches (0-dim int64, BatchNorm's num_batches_tracked), when
+//             not null, is incremented by 1; eval: mean and rstd come from running_mean /
+//             running_var.
 //             Formulas: batch_norm_math.h.
 //  batch_norm_backward  grad_in (N, C, S) (null when not needed) from grad_out, in, the saved
 //             mean and rstd and weight (or null); grad_weight, grad_bias (C,) (or null) =
@@ -398,7 +400,8 @@ struct Attention {
                             const Tensor& rstd, const Tensor& weight))                               \
     X(batch_norm, (const Tensor& out, const Tensor& mean, const Tensor& rstd, const Tensor& in,      \
                    const Tensor& weight, const Tensor& bias, const Tensor& running_mean,             \
-                   const Tensor& running_var, bool training, double momentum, double eps))           \
+                   const Tensor& running_var, const Tensor& batches, bool training, double momentum, \
+                   double eps))                                                                      \
     X(batch_norm_backward, (const Tensor& grad_in, const Tensor& grad_weight, const Tensor& grad_bias, \
                             const Tensor& grad_out, const Tensor& in, const Tensor& mean,            \
                             const Tensor& rstd, const Tensor& weight, bool training))                \

@@ -202,9 +202,11 @@ Tensor rms_norm(const Tensor& x, int64_t D, const Tensor& weight, double eps);
 Tensor dropout(const Tensor& x, double p);
 // Batch norm of x (N, C, *) per channel (ops/batch_norm.cpp): training uses the batch's
 // statistics and updates running_mean / running_var (C,) in place when given; eval uses them.
-// weight, bias (C,) or null.
+// weight, bias (C,) or null. num_batches_tracked (BatchNorm's counter, or null): training adds
+// 1 to it, in the statistics kernel when it is a one-element int64 tensor on x's device.
 Tensor batch_norm(const Tensor& x, const Tensor& running_mean, const Tensor& running_var, const Tensor& weight,
-                  const Tensor& bias, bool training, double momentum, double eps);
+                  const Tensor& bias, bool training, double momentum, double eps,
+                  const Tensor& num_batches_tracked = nullptr);
 // Group norm of x (N, C, *) (ops/group_norm.cpp): each sample's C channels in num_groups
 // groups of adjacent channels, each group normalized over its values, then weight and bias
 // (C,) (or null) per channel; one kernel each way.

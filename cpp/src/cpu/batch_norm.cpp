@@ -40,9 +40,10 @@ int64_t channel_grain(const Dims& d) { return std::max<int64_t>(1, kGrainSize / 
 }  // namespace
 
 void batch_norm(const Tensor& out, const Tensor& mean, const Tensor& rstd, const Tensor& in, const Tensor& weight,
-                const Tensor& bias, const Tensor& running_mean, const Tensor& running_var, bool training,
-                double momentum, double eps)
+                const Tensor& bias, const Tensor& running_mean, const Tensor& running_var, const Tensor& batches,
+                bool training, double momentum, double eps)
 {
+    if (training && batches) *batches->data_as<int64_t>() += 1;
     const Dims d = dims_of(in, mean);
     const int64_t M = d.N * d.S;
     const DType pd = batch_norm_param_dtype(in->dtype, {&weight, &bias, &running_mean, &running_var});

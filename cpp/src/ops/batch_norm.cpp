@@ -103,7 +103,7 @@ DType param_dtype(const Tensor& x, const Tensor& weight, const Tensor& bias, con
 }  // namespace
 
 Tensor batch_norm(const Tensor& x, const Tensor& running_mean, const Tensor& running_var, const Tensor& weight,
-                  const Tensor& bias, bool training, double momentum, double eps)
+                  const Tensor& bias, bool training, double momentum, double eps, const Tensor& num_batches_tracked)
 {
     MT_PROFILE_OP("batch_norm", x, weight, bias);
     MT_CHECK_TYPE(is_floating(x->dtype), "batch_norm: expected a floating tensor, got ", x->dtype);
@@ -141,6 +141,11 @@ Tensor batch_norm(const Tensor& x, const Tensor& running_mean, const Tensor& run
     if (!training) {
         eval_m = contiguous(to_dtype(running_mean, pdt)), eval_v = contiguous(to_dtype(running_var, pdt));
     }
+    // The batch counter rides along in the statistics kernel (no launch of its own) when the
+    // kernel runs and can write it; otherwise it is an add_ of its own below.
+    const Tensor& nbt = num_batches_tracked;
+    const bool count_in_kernel = nbt && training && x->numel() && nbt->dtype == DType::Int64 && nbt->numel() == 1 &&
+                                 nbt->is_contiguous() && nbt->device() == dev;
     Tensor xc, mean, rstd, w;
     auto forward = [&] {
         xc = contiguous(reshape(x, {N, C, S}));
@@ -150,8 +155,8 @@ Tensor batch_norm(const Tensor& x, const Tensor& running_mean, const Tensor& run
         mean = empty({C}, stat_dtype, dev);
         rstd = empty({C}, stat_dtype, dev);
         if (xc->numel())
-            kernels(dev).batch_norm(out, mean, rstd, xc, w, b, training ? rm : eval_m, training ? rv : eval_v, training,
-                                    momentum, eps);
+            kernels(dev).batch_norm(out, mean, rstd, xc, w, b, training ? rm : eval_m, training ? rv : eval_v,
+                                    count_in_kernel ? nbt : nullptr, training, momentum, eps);
         return reshape(out, x->shape);
     };
     Tensor out = autograd::record_op<BatchNormBackward>(
@@ -168,6 +173,10 @@ Tensor batch_norm(const Tensor& x, const Tensor& running_mean, const Tensor& run
                 if (t != r) kernels(dev).copy(r, t);
                 autograd::bump_version(r);
             }
+    if (nbt && training) {
+        if (count_in_kernel) autograd::bump_version(nbt);
+        else binary_(BinaryOp::Add, nbt, scalar_tensor(Scalar(int64_t(1)), Device{}));
+    }
     return out;
 }
 

@@ -67,16 +67,19 @@ class _BatchNorm(Module):
     def forward(self, x):
         self._check_input_dim(x)
         factor = 0.0 if self.momentum is None else self.momentum
+        counter = None  # num_batches_tracked, counted by the batch norm kernel itself
         if self.training and self.track_running_stats:
-            with no_grad():
-                self.num_batches_tracked.add_(1)
-            if self.momentum is None:  # cumulative moving average
+            if self.momentum is None:  # cumulative moving average: the factor needs the new count now
+                with no_grad():
+                    self.num_batches_tracked.add_(1)
                 factor = 1.0 / float(self.num_batches_tracked.item())
+            else:
+                counter = self.num_batches_tracked
         # Batch statistics while training, and also in eval() when there are no running ones.
         use_batch = self.training or self.running_mean is None
         track = not self.training or self.track_running_stats
         return F.batch_norm(x, self.running_mean if track else None, self.running_var if track else None,
-                            self.weight, self.bias, use_batch, factor, self.eps)
+                            self.weight, self.bias, use_batch, factor, self.eps, _num_batches_tracked=counter)
 
     def extra_repr(self) -> str:
         return (f"{self.num_features}, eps={self.eps}, momentum={self.momentum}, affine={self.affine}, "

@@ -735,13 +735,16 @@ def group_norm(input, num_groups: int, weight=None, bias=None, eps: float = 1e-5
 
 
 def batch_norm(input, running_mean, running_var, weight=None, bias=None, training: bool = False,
-               momentum: float = 0.1, eps: float = 1e-5):
+               momentum: float = 0.1, eps: float = 1e-5, *, _num_batches_tracked=None):
     """Normalises each channel of (N, C, *) input over the batch and spatial dims.
 
     ``training=True``: uses the batch's mean and biased variance, and (when given) updates
     ``running_mean``/``running_var`` in place: ``r = (1 - momentum) * r + momentum * stat``,
     with the *unbiased* variance, as PyTorch does. ``training=False``: uses the running
     statistics. Then ``* weight + bias`` per channel.
+
+    (``_num_batches_tracked``, not PyTorch's: BatchNorm's counter, which the statistics
+    kernel adds 1 to while training, instead of a launch of its own.)
     """
     if input.dim() < 2:
         raise ValueError(f"batch_norm: expected an input of shape (N, C, *), got {tuple(input.shape)}")
@@ -761,7 +764,7 @@ def batch_norm(input, running_mean, running_var, weight=None, bias=None, trainin
     # One fused C++ op (kernels batch_norm / batch_norm_backward): the statistics in one pass,
     # the running statistics updated in place in the same kernel, then one normalizing pass.
     return _C._batch_norm(input, running_mean, running_var, weight, bias, bool(training), float(momentum),
-                          float(eps))
+                          float(eps), _num_batches_tracked)
 
 
 # ---- embeddings ----
