@@ -17,12 +17,13 @@
 //
 // Few outputs and a long R (a full reduction has outer = inner = 1) would leave the GPU
 // almost idle, so `split_for` cuts R into S slices, one per blockIdx.y, sized so the
-// launch has about kFillBlocks blocks. Pass 1 writes one partial per (o, slice, i) to a
-// workspace laid out as (outer, S, inner); pass 2 reduces that workspace's middle dim
-// with the same kernels. Two launches rather than atomics: the order of every addition
-// is fixed, so results are the same run to run. Max/min partials carry their index, and
-// pass 2 combines them with the same NaN and tie rules, so a NaN or a tie in any slice
-// is found as it would be in one pass.
+// launch has about kFillBlocks blocks. Each block writes one partial per (o, slice, i) to a
+// workspace laid out as (outer, S, inner); the last block of the S that share a blockIdx.x
+// to finish then reduces that workspace's middle dim for their outputs, with the same
+// code (last_to_arrive), in the same launch. Partials rather than atomic additions: the
+// order of every addition is fixed, so results are the same run to run. Max/min partials
+// carry their index and are combined with the same NaN and tie rules, so a NaN or a tie
+// in any slice is found as it would be in one pass.
 //
 // Sums of float32 accumulate in double, as the CPU does, rather than in float with a
 // tree: a reduction reads 4 bytes per addition, so it is limited by memory bandwidth
@@ -41,6 +42,7 @@
 // a thread's loop counter within a slice is an int (split_for keeps slices below
 // kMaxChunk values).
 #include <algorithm>
+#include <vector>
 
 #include "common.cuh"
 #include "minitorch/stats_math.h"
@@ -187,17 +189,18 @@ __device__ typename Op::State group_merge(const Op& op, typename Op::State s, in
     return s;
 }
 
-// in (rows, R) contiguous, R cut into gridDim.y slices of `chunk` values (none empty); the
-// result of (row, slice) goes to out[row * gridDim.y + slice] (one slice: out[row]).
+// One pass over rows: in (rows, R) contiguous, R cut into `slices` slices of `chunk` values
+// (none empty); this block reduces slice `slice` of its rows, and the result of (row, slice)
+// goes to op.store(row * slices + slice) (one slice: row).
 // Thread mapping: the block's kBlock / group groups take rows blockIdx.x * (kBlock / group)
 // + g, then gridDim.x * (kBlock / group) further on, ...; thread t of a group reads
 // values t, t + group, ... of its row's slice. A group past the last row still joins
 // the block's barriers, holding the empty state.
 template <class Op>
-__global__ void reduce_rows_kernel(Op op, int64_t rows, int64_t R, int64_t chunk, int group)
+__device__ void rows_pass(const Op& op, int64_t rows, int64_t R, int64_t chunk, int group, int64_t slice,
+                          int64_t slices, typename Op::State* warp_states)
 {
-    __shared__ typename Op::State warp_states[kWarps];
-    const int64_t begin = int64_t(blockIdx.y) * chunk;
+    const int64_t begin = slice * chunk;
     const int len = int(R - begin < chunk ? R - begin : chunk);
     const int per_block = kBlock / group, lane = threadIdx.x % group;
     for (int64_t first = int64_t(blockIdx.x) * per_block; first < rows; first += int64_t(gridDim.x) * per_block) {
@@ -206,27 +209,76 @@ __global__ void reduce_rows_kernel(Op op, int64_t rows, int64_t R, int64_t chunk
         if (row < rows)
             for (int k = lane; k < len; k += group) op.take(s, base + k, begin + k);
         s = group_merge(op, s, group, warp_states);
-        if (lane == 0 && row < rows) op.store(row * gridDim.y + blockIdx.y, s);
+        if (lane == 0 && row < rows) op.store(row * slices + slice, s);
     }
 }
 
-// in (outer, R, inner) contiguous, R cut into gridDim.y slices of `chunk` values (none
-// empty); the result of (o, slice, i) goes to out[(o * gridDim.y + slice) * inner + i].
+// One pass over columns: in (outer, R, inner) contiguous, R cut as above; the result of
+// (o, slice, i) goes to op.store((o * slices + slice) * inner + i).
 // Thread mapping: one thread per output j = o * inner + i (grid-stride over
 // blockIdx.x * kBlock + threadIdx.x); it loops over its slice's rows, inner apart, so
 // neighbouring threads read neighbouring addresses. No shared memory, no barriers.
 template <class Op>
-__global__ void reduce_cols_kernel(Op op, int64_t outer, int64_t R, int64_t inner, int64_t chunk)
+__device__ void cols_pass(const Op& op, int64_t outer, int64_t R, int64_t inner, int64_t chunk, int64_t slice,
+                          int64_t slices)
 {
-    const int64_t begin = int64_t(blockIdx.y) * chunk;
+    const int64_t begin = slice * chunk;
     const int len = int(R - begin < chunk ? R - begin : chunk);
     MT_GRID_STRIDE(j, outer * inner) {
         const int64_t o = j / inner, i = j - o * inner;
         int64_t at = (o * R + begin) * inner + i;
         typename Op::State s = op.none();
         for (int k = 0; k < len; ++k, at += inner) op.take(s, at, begin + k);
-        op.store((o * gridDim.y + blockIdx.y) * inner + i, s);
+        op.store((o * slices + slice) * inner + i, s);
     }
+}
+
+// A split launch (gridDim.y slices) finishes itself: the blocks of one blockIdx.x -- the
+// same outputs, different slices -- count themselves in `arrivals[blockIdx.x]` as they
+// finish, and the last to arrive (blocks run in any order) reduces their partials. That
+// saves the second launch a split once needed; the partials are still combined in slice
+// order, so results stay the same run to run.
+// Every thread makes its partials visible to the whole GPU (__threadfence) before thread 0
+// counts the block in; the last block fences again before it reads the others' partials
+// (the CUDA guide's "last block" pattern), and sets the count back to 0 for the next launch
+// (every launch of minitorch runs on one stream, so launches never share the counters).
+__device__ bool last_to_arrive(unsigned* arrivals)
+{
+    __shared__ bool last;
+    __threadfence();
+    __syncthreads();  // every thread's partials are written and fenced before the count
+    if (threadIdx.x == 0) {
+        last = atomicAdd(&arrivals[blockIdx.x], 1u) == gridDim.y - 1;
+        if (last) arrivals[blockIdx.x] = 0;
+    }
+    __syncthreads();  // every thread has read `last` (below) only after thread 0 wrote it
+    const bool mine = last;
+    if (mine) __threadfence();
+    return mine;
+}
+
+// in (rows, R), split or not (see rows_pass). Split: `op` writes the partials and the last
+// block of each blockIdx.x reduces them with `finish` (its R is gridDim.y: the partials of
+// a row are contiguous); not split, `finish` and `arrivals` are unused.
+template <class Op, class Finish>
+__global__ void reduce_rows_kernel(Op op, Finish finish, unsigned* arrivals, int64_t rows, int64_t R, int64_t chunk,
+                                   int group)
+{
+    __shared__ typename Op::State warp_states[kWarps];
+    rows_pass(op, rows, R, chunk, group, blockIdx.y, gridDim.y, warp_states);
+    if (gridDim.y == 1 || !last_to_arrive(arrivals)) return;
+    __shared__ typename Finish::State finish_states[kWarps];
+    rows_pass(finish, rows, int64_t(gridDim.y), int64_t(gridDim.y), group, 0, 1, finish_states);
+}
+
+// in (outer, R, inner), split or not (see cols_pass); split, as reduce_rows_kernel.
+template <class Op, class Finish>
+__global__ void reduce_cols_kernel(Op op, Finish finish, unsigned* arrivals, int64_t outer, int64_t R, int64_t inner,
+                                   int64_t chunk)
+{
+    cols_pass(op, outer, R, inner, chunk, blockIdx.y, gridDim.y);
+    if (gridDim.y == 1 || !last_to_arrive(arrivals)) return;
+    cols_pass(finish, outer, int64_t(gridDim.y), inner, int64_t(gridDim.y), 0, 1);
 }
 
 // How R is cut: `slices` (the launch's gridDim.y) of `chunk` values, the last maybe shorter.
@@ -250,18 +302,45 @@ Split split_for(int64_t outer, int64_t R, int64_t inner)
     return {ceil_div(R, chunk), chunk};  // no empty slice
 }
 
-template <class Op>
-void launch(const Op& op, int64_t outer, int64_t R, int64_t inner, Split split)
+// The arrival counters of split launches (last_to_arrive): one per blockIdx.x, zeroed once
+// per device; each launch leaves them at 0 again.
+unsigned* arrival_counters()
 {
+    static std::vector<unsigned*> per_device;
+    int device = 0;
+    MT_CUDA_CHECK(cudaGetDevice(&device));
+    if (int(per_device.size()) <= device) per_device.resize(device + 1, nullptr);
+    if (!per_device[device]) {
+        MT_CUDA_CHECK(cudaMalloc(&per_device[device], kMaxBlocksX * sizeof(unsigned)));
+        MT_CUDA_CHECK(cudaMemset(per_device[device], 0, kMaxBlocksX * sizeof(unsigned)));
+    }
+    return per_device[device];
+}
+
+// One launch: `op` over (outer, R, inner) cut as `split`; split, `finish` reduces op's
+// partials ((outer, slices, inner) in the workspace) in the same launch.
+template <class Op, class Finish>
+void launch(const Op& op, const Finish& finish, int64_t outer, int64_t R, int64_t inner, Split split)
+{
+    unsigned* arrivals = split.slices > 1 ? arrival_counters() : nullptr;
     if (inner == 1) {
         const int group = split.chunk <= kWarpRowMax ? 32 : kBlock;
         const dim3 grid(unsigned(std::min(ceil_div(outer, kBlock / group), kMaxBlocksX)), unsigned(split.slices));
-        MT_LAUNCH(grid, kBlock, 0, 0, reduce_rows_kernel<Op>)(op, outer, R, split.chunk, group);
+        MT_LAUNCH(grid, kBlock, 0, 0, reduce_rows_kernel<Op, Finish>)(op, finish, arrivals, outer, R, split.chunk,
+                                                                       group);
     } else {
         const dim3 grid(unsigned(std::min(ceil_div(outer * inner, kBlock), kMaxBlocksX)), unsigned(split.slices));
-        MT_LAUNCH(grid, kBlock, 0, 0, reduce_cols_kernel<Op>)(op, outer, R, inner, split.chunk);
+        MT_LAUNCH(grid, kBlock, 0, 0, reduce_cols_kernel<Op, Finish>)(op, finish, arrivals, outer, R, inner,
+                                                                       split.chunk);
     }
     MT_CUDA_CHECK_LAUNCH("reduce");
+}
+
+// Not split: one pass, nothing to finish.
+template <class Op>
+void launch(const Op& op, int64_t outer, int64_t R, int64_t inner, Split split)
+{
+    launch(op, op, outer, R, inner, split);
 }
 
 // var / std / logsumexp / norm (reduce_stats): a thread keeps a StatState (stats_math.h)
@@ -307,7 +386,6 @@ void reduce(ReduceOp op, const Tensor& values, const Tensor& indices, const Tens
 {
     const int64_t outer = in->shape[0], R = in->shape[1], inner = in->shape[2];
     const Split split = split_for(outer, R, inner);
-    const Split whole{1, split.slices};  // pass 2 reads the (outer, slices, inner) partials
     auto workspace = [&](DType dtype) { return empty({outer, split.slices, inner}, dtype, in->device()); };
     dispatch_with16(in->dtype, [&](auto tag) {
         using T = typename decltype(tag)::type;
@@ -319,8 +397,8 @@ void reduce(ReduceOp op, const Tensor& values, const Tensor& indices, const Tens
             const int64_t count = op == ReduceOp::Mean ? R : 0;
             if (split.slices == 1) return launch(SumOp<A, T, T, P>{x, out, count}, outer, R, inner, split);
             Tensor partial = workspace(std::is_same_v<A, double> ? DType::Float64 : DType::Int64);
-            launch(SumOp<A, T, A, P>{x, partial->data_as<A>()}, outer, R, inner, split);
-            return launch(SumOp<A, A, T, P>{partial->data_as<A>(), out, count}, outer, split.slices, inner, whole);
+            return launch(SumOp<A, T, A, P>{x, partial->data_as<A>()}, SumOp<A, A, T, P>{partial->data_as<A>(), out, count},
+                          outer, R, inner, split);
         };
         if (op == ReduceOp::Sum || op == ReduceOp::Mean) return sum_or_prod(std::false_type{});
         if (op == ReduceOp::Prod) return sum_or_prod(std::true_type{});
@@ -329,9 +407,9 @@ void reduce(ReduceOp op, const Tensor& values, const Tensor& indices, const Tens
         int64_t* i = indices ? indices->data_as<int64_t>() : nullptr;
         if (split.slices == 1) return launch(BestOp<T>{x, nullptr, v, i, is_max}, outer, R, inner, split);
         Tensor pv = workspace(in->dtype), pi = workspace(DType::Int64);
-        launch(BestOp<T>{x, nullptr, pv->data_as<T>(), pi->data_as<int64_t>(), is_max}, outer, R, inner, split);
         const BestOp<T> merge_partials{pv->data_as<T>(), pi->data_as<int64_t>(), v, i, is_max};
-        return launch(merge_partials, outer, split.slices, inner, whole);
+        return launch(BestOp<T>{x, nullptr, pv->data_as<T>(), pi->data_as<int64_t>(), is_max}, merge_partials, outer,
+                      R, inner, split);
     });
 }
 
@@ -342,7 +420,6 @@ void reduce_stats(const Tensor& out, const Tensor& mean, const Tensor& in, const
 {
     const int64_t outer = in->shape[0], R = in->shape[1], inner = in->shape[2];
     const Split split = split_for(outer, R, inner);
-    const Split whole{1, split.slices};
     dispatch_with16(in->dtype, [&](auto tag) {
         using T = typename decltype(tag)::type;
         T* m = mean ? mean->data_as<T>() : nullptr;
@@ -352,8 +429,8 @@ void reduce_stats(const Tensor& out, const Tensor& mean, const Tensor& in, const
         constexpr int64_t kDoubles = sizeof(StatState) / sizeof(double);
         Tensor partial = empty({outer, split.slices, inner * kDoubles}, DType::Float64, in->device());
         auto* states = reinterpret_cast<StatState*>(partial->data_as<double>());
-        launch(StatOp<T>{spec, in->data_as<T>(), nullptr, states, nullptr, nullptr}, outer, R, inner, split);
-        launch(StatOp<T>{spec, nullptr, states, nullptr, out->data_as<T>(), m}, outer, split.slices, inner, whole);
+        launch(StatOp<T>{spec, in->data_as<T>(), nullptr, states, nullptr, nullptr},
+               StatOp<T>{spec, nullptr, states, nullptr, out->data_as<T>(), m}, outer, R, inner, split);
     });
 }
 

@@ -7,7 +7,8 @@ take one of these paths (cuda/reduce.cu), which the shapes below are chosen to r
 - rows (inner == 1): a warp per row (R <= 1024) or a block per row;
 - columns (inner > 1): a thread per output, looping over R;
 - split: few outputs and a long R, so R is cut into slices (blockIdx.y), one partial per
-  slice, and a second launch reduces the partials. A full reduction of 2**20 + 3 values
+  slice, and the last block of each column of slices to finish reduces the partials, in
+  the same launch. A full reduction of 2**20 + 3 values
   is 256 slices of 4097; (3, 70001).sum(1) is 17 slices of 4118 per row; (2000, 3).sum(0)
   is 61 slices of 33 rows.
 
@@ -28,7 +29,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import minitorch
-from conftest import DEVICES, assert_tensor_equal, make_tensor, random_array, to_numpy
+from conftest import CUDA_SKIP_REASON, DEVICES, assert_tensor_equal, make_tensor, random_array, to_numpy
 from minitorch.testing import gradcheck
 
 SUM_TOL = {
@@ -417,3 +418,40 @@ def test_float_sums_have_the_same_bits_on_sse_and_avx2():
         got_cap, results[cap] = json.loads(r.stdout)
         assert got_cap == cap.upper()
     assert results["sse"] == results["avx2"]
+
+
+# ---- structure: a split reduction is one launch (the profiler counts the same on a GPU) ----
+
+@pytest.mark.skipif(not minitorch.cuda.is_available(), reason=CUDA_SKIP_REASON)
+@pytest.mark.parametrize("shape, dim, kernel", [
+    ((BIG,), None, "reduce_rows_kernel"),       # 256 slices of one row
+    ((3, 70001), 1, "reduce_rows_kernel"),     # 17 slices of 3 rows
+    ((40, 100000), 1, "reduce_rows_kernel"),   # several blocks across (blockIdx.x), each with its slices
+    ((4096, 64), 0, "reduce_cols_kernel"),     # 128 slices of 64 columns
+    ((5000, 600), 0, "reduce_cols_kernel"),    # 3 blocks across, 156 slices
+])
+def test_split_reductions_finish_in_one_launch(shape, dim, kernel):
+    """The last block to finish reduces the slices' partials: one launch for a split sum,
+    max/argmax and var, and the arrival counters are back at 0 afterwards, so the same call
+    again gives the same bits."""
+    from minitorch.profiler import ProfilerActivity, profile
+
+    a = np.random.default_rng(7).standard_normal(shape).astype(np.float32)
+    a.flat[len(a.flat) // 3] = 50.0  # one clear maximum, in a middle slice
+    x = minitorch.tensor(a, device="cuda")
+    calls = {
+        "sum": lambda: x.sum() if dim is None else x.sum(dim),
+        "amax": lambda: x.amax() if dim is None else x.amax(dim),
+        "argmax": lambda: x.argmax() if dim is None else x.argmax(dim),
+        "var": lambda: x.var() if dim is None else x.var(dim),
+    }
+    want = {"sum": a.astype(np.float64).sum(axis=dim), "amax": a.max(axis=dim), "argmax": a.argmax(axis=dim),
+            "var": a.astype(np.float64).var(axis=dim, ddof=1)}
+    for name, call in calls.items():
+        with profile(activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA]) as prof:
+            first = call()
+        kernels = [k.name.split("<")[0] for e in prof.events() for k in e.kernels]
+        assert kernels == [kernel], (name, kernels)
+        np.testing.assert_allclose(to_numpy(first), want[name], rtol=1e-5, atol=1e-3, err_msg=name)
+        for _ in range(2):
+            assert_tensor_equal(call(), first)
