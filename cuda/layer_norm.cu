@@ -8,6 +8,7 @@
 #include <algorithm>
 
 #include "common.cuh"
+#include "last_block.cuh"
 #include "minitorch/layer_norm_math.h"
 #include "warp.cuh"
 
@@ -82,8 +83,9 @@ __global__ void layer_norm_backward_kernel(const T* g, const T* x, const T* mean
 // The parameter gradients sum over every row: gw[j] = sum_r g[r, j] xhat[r, j] and
 // gb[j] = sum_r g[r, j]. With few rows (or as the readable version) one thread per column
 // does it all; with many rows that leaves most of the GPU idle (D = 768 columns are 3
-// blocks), so the rows are cut into chunks: one launch writes each chunk's partial sums
-// to a small workspace, a second adds the chunks up.
+// blocks), so the rows are cut into chunks: each block writes its chunk's partial sums to
+// a small workspace, and the last block of a column tile to finish adds the chunks up, in
+// the same launch (last_block.cuh).
 
 // Thread mapping: one thread per column j, summing down the rows: adjacent threads read
 // adjacent columns of a row, so every step's loads coalesce.
@@ -103,51 +105,61 @@ __global__ void layer_norm_params_kernel(const T* g, const T* x, const T* mean, 
     }
 }
 
+// Column j's gradients from its chunks' partial sums (ws as the partial kernel writes it),
+// added in chunk order.
+template <class T>
+__device__ void column_total(const LayerNormAcc* ws, T* gw, T* gb, int64_t chunks, int64_t D, int64_t j)
+{
+    LayerNormAcc sw = 0, sb = 0;
+    for (int64_t c = 0; c < chunks; ++c) sw += ws[c * D + j], sb += ws[(chunks + c) * D + j];
+    if (gw) gw[j] = T(sw);
+    if (gb) gb[j] = T(sb);
+}
+
 constexpr int kColTile = kWarp;                    // columns per block: a row's 32 adjacent values
 constexpr int kRowLanes = kThreads / kColTile;     // threads per column, striding down the rows
 constexpr int64_t kMinRowsPerChunk = 8 * kRowLanes;  // below this, layer_norm_params_kernel alone
 constexpr int64_t kTargetBlocks = 1024;            // enough blocks to fill a large GPU a few times
 
-// Thread mapping: block (bx, by) owns columns [32 bx, 32 bx + 32) and the rows of chunk by,
-// [by chunk, (by + 1) chunk). Thread t takes column 32 bx + t % 32 and every 8th row of the
-// chunk from row t / 32 on, so each warp reads 32 adjacent values of one row. The 8 row
-// lanes' sums of a column meet in shared memory (a tile of 8 x 32); lane 0 writes the
-// chunk's partial sums: ws[by, j] (weight) and ws[chunks + by, j] (bias).
+// Thread mapping: block (bx, by) owns column tiles bx, bx + gridDim.x, ... (tile t: columns
+// [32 t, 32 t + 32)) and the rows of chunk by, [by chunk, (by + 1) chunk). Thread i takes
+// column 32 t + i % 32 and every 8th row of the chunk from row i / 32 on, so each warp
+// reads 32 adjacent values of one row. The 8 row lanes' sums of a column meet in shared
+// memory (a tile of 8 x 32); lane 0 writes the chunk's partial sums: ws[by, j] (weight)
+// and ws[chunks + by, j] (bias). The last block of column bx to arrive then adds up the
+// chunks of its tiles' columns, one thread per column.
 template <class T>
-__global__ void layer_norm_params_partial_kernel(const T* g, const T* x, const T* mean, const T* rstd,
-                                                 LayerNormAcc* ws, int64_t rows, int64_t D, int64_t chunk)
+__global__ void layer_norm_params_kernel_split(const T* g, const T* x, const T* mean, const T* rstd, LayerNormAcc* ws,
+                                               T* gw, T* gb, unsigned* arrivals, int64_t rows, int64_t D,
+                                               int64_t chunk)
 {
     __shared__ LayerNormAcc tile_w[kRowLanes][kColTile], tile_b[kRowLanes][kColTile];
     const int tx = threadIdx.x % kColTile, ty = threadIdx.x / kColTile;
-    const int64_t j = int64_t(blockIdx.x) * kColTile + tx;
+    const int64_t tiles = (D + kColTile - 1) / kColTile;
     const int64_t r0 = int64_t(blockIdx.y) * chunk, r1 = min(rows, r0 + chunk);
     using C = Compute<T>;
-    LayerNormAcc sw = 0, sb = 0;
-    if (j < D) {
-        for (int64_t r = r0 + ty; r < r1; r += kRowLanes) {
-            sw += layer_norm_weight_term(C(g[r * D + j]), C(x[r * D + j]), mean ? C(mean[r]) : C(0), C(rstd[r]));
-            sb += C(g[r * D + j]);
-        }
-    }
-    tile_w[ty][tx] = sw, tile_b[ty][tx] = sb;
-    __syncthreads();  // every row lane's sums are in the tile before lane 0 adds them up
-    if (ty == 0 && j < D) {
-        for (int k = 1; k < kRowLanes; ++k) sw += tile_w[k][tx], sb += tile_b[k][tx];
-        ws[int64_t(blockIdx.y) * D + j] = sw;
-        ws[int64_t(gridDim.y + blockIdx.y) * D + j] = sb;
-    }
-}
-
-// Thread mapping: one thread per column j (grid-stride), adding the column's partial sums
-// of every chunk; adjacent threads read adjacent columns.
-template <class T>
-__global__ void layer_norm_params_finish_kernel(const LayerNormAcc* ws, T* gw, T* gb, int64_t chunks, int64_t D)
-{
-    MT_GRID_STRIDE(j, D) {
+    for (int64_t tile = blockIdx.x; tile < tiles; tile += gridDim.x) {
+        const int64_t j = tile * kColTile + tx;
         LayerNormAcc sw = 0, sb = 0;
-        for (int64_t c = 0; c < chunks; ++c) sw += ws[c * D + j], sb += ws[(chunks + c) * D + j];
-        if (gw) gw[j] = T(sw);
-        if (gb) gb[j] = T(sb);
+        if (j < D) {
+            for (int64_t r = r0 + ty; r < r1; r += kRowLanes) {
+                sw += layer_norm_weight_term(C(g[r * D + j]), C(x[r * D + j]), mean ? C(mean[r]) : C(0), C(rstd[r]));
+                sb += C(g[r * D + j]);
+            }
+        }
+        tile_w[ty][tx] = sw, tile_b[ty][tx] = sb;
+        __syncthreads();  // every row lane's sums are in the tile before lane 0 adds them up
+        if (ty == 0 && j < D) {
+            for (int k = 1; k < kRowLanes; ++k) sw += tile_w[k][tx], sb += tile_b[k][tx];
+            ws[int64_t(blockIdx.y) * D + j] = sw;
+            ws[int64_t(gridDim.y + blockIdx.y) * D + j] = sb;
+        }
+        __syncthreads();  // lane 0 has read the tile before the next one overwrites it
+    }
+    if (!last_to_arrive(arrivals) || ty != 0) return;
+    for (int64_t tile = blockIdx.x; tile < tiles; tile += gridDim.x) {
+        const int64_t j = tile * kColTile + tx;
+        if (j < D) column_total(ws, gw, gb, gridDim.y, D, j);
     }
 }
 
@@ -198,11 +210,9 @@ void layer_norm_backward(const Tensor& grad_in, const Tensor& grad_weight, const
         const int64_t chunks = std::clamp<int64_t>(kTargetBlocks / tiles, 1, std::min<int64_t>(rows / kMinRowsPerChunk, 65535));
         const int64_t chunk = (rows + chunks - 1) / chunks;
         Tensor ws = empty({2 * chunks * D}, DType::Float64, in->device());  // LayerNormAcc partial sums
-        MT_LAUNCH(dim3(unsigned(tiles), unsigned(chunks)), kThreads, 0, 0, layer_norm_params_partial_kernel<T>)(
-            g, x, mu, rs, ws->data_as<LayerNormAcc>(), rows, D, chunk);
-        MT_CUDA_CHECK_LAUNCH("layer_norm_backward (weight, bias partial sums)");
-        MT_LAUNCH(blocks_for(D), kThreads, 0, 0, layer_norm_params_finish_kernel<T>)(
-            ws->data_as<LayerNormAcc>(), gw, gb, chunks, D);
+        const dim3 grid(unsigned(std::min(tiles, kArrivalCounters)), unsigned(chunks));
+        MT_LAUNCH(grid, kThreads, 0, 0, layer_norm_params_kernel_split<T>)(
+            g, x, mu, rs, ws->data_as<LayerNormAcc>(), gw, gb, arrival_counters(), rows, D, chunk);
         MT_CUDA_CHECK_LAUNCH("layer_norm_backward (weight, bias)");
     });
 }

@@ -20,7 +20,7 @@
 // launch has about kFillBlocks blocks. Each block writes one partial per (o, slice, i) to a
 // workspace laid out as (outer, S, inner); the last block of the S that share a blockIdx.x
 // to finish then reduces that workspace's middle dim for their outputs, with the same
-// code (last_to_arrive), in the same launch. Partials rather than atomic additions: the
+// code, in the same launch (last_block.cuh). Partials rather than atomic additions: the
 // order of every addition is fixed, so results are the same run to run. Max/min partials
 // carry their index and are combined with the same NaN and tie rules, so a NaN or a tie
 // in any slice is found as it would be in one pass.
@@ -42,9 +42,9 @@
 // a thread's loop counter within a slice is an int (split_for keeps slices below
 // kMaxChunk values).
 #include <algorithm>
-#include <vector>
 
 #include "common.cuh"
+#include "last_block.cuh"
 #include "minitorch/stats_math.h"
 #include "warp.cuh"
 
@@ -233,33 +233,10 @@ __device__ void cols_pass(const Op& op, int64_t outer, int64_t R, int64_t inner,
     }
 }
 
-// A split launch (gridDim.y slices) finishes itself: the blocks of one blockIdx.x -- the
-// same outputs, different slices -- count themselves in `arrivals[blockIdx.x]` as they
-// finish, and the last to arrive (blocks run in any order) reduces their partials. That
-// saves the second launch a split once needed; the partials are still combined in slice
-// order, so results stay the same run to run.
-// Every thread makes its partials visible to the whole GPU (__threadfence) before thread 0
-// counts the block in; the last block fences again before it reads the others' partials
-// (the CUDA guide's "last block" pattern), and sets the count back to 0 for the next launch
-// (every launch of minitorch runs on one stream, so launches never share the counters).
-__device__ bool last_to_arrive(unsigned* arrivals)
-{
-    __shared__ bool last;
-    __threadfence();
-    __syncthreads();  // every thread's partials are written and fenced before the count
-    if (threadIdx.x == 0) {
-        last = atomicAdd(&arrivals[blockIdx.x], 1u) == gridDim.y - 1;
-        if (last) arrivals[blockIdx.x] = 0;
-    }
-    __syncthreads();  // every thread has read `last` (below) only after thread 0 wrote it
-    const bool mine = last;
-    if (mine) __threadfence();
-    return mine;
-}
-
 // in (rows, R), split or not (see rows_pass). Split: `op` writes the partials and the last
-// block of each blockIdx.x reduces them with `finish` (its R is gridDim.y: the partials of
-// a row are contiguous); not split, `finish` and `arrivals` are unused.
+// block of each blockIdx.x to arrive (last_block.cuh) reduces them with `finish` (its R is
+// gridDim.y: the partials of a row are contiguous); not split, `finish` and `arrivals` are
+// unused.
 template <class Op, class Finish>
 __global__ void reduce_rows_kernel(Op op, Finish finish, unsigned* arrivals, int64_t rows, int64_t R, int64_t chunk,
                                    int group)
@@ -300,21 +277,6 @@ Split split_for(int64_t outer, int64_t R, int64_t inner)
     s = std::clamp(std::max(s, ceil_div(R, kMaxChunk)), int64_t(1), kMaxSlices);
     const int64_t chunk = ceil_div(R, s);
     return {ceil_div(R, chunk), chunk};  // no empty slice
-}
-
-// The arrival counters of split launches (last_to_arrive): one per blockIdx.x, zeroed once
-// per device; each launch leaves them at 0 again.
-unsigned* arrival_counters()
-{
-    static std::vector<unsigned*> per_device;
-    int device = 0;
-    MT_CUDA_CHECK(cudaGetDevice(&device));
-    if (int(per_device.size()) <= device) per_device.resize(device + 1, nullptr);
-    if (!per_device[device]) {
-        MT_CUDA_CHECK(cudaMalloc(&per_device[device], kMaxBlocksX * sizeof(unsigned)));
-        MT_CUDA_CHECK(cudaMemset(per_device[device], 0, kMaxBlocksX * sizeof(unsigned)));
-    }
-    return per_device[device];
 }
 
 // One launch: `op` over (outer, R, inner) cut as `split`; split, `finish` reduces op's
