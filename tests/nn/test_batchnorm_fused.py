@@ -61,7 +61,10 @@ def np_batch_norm_grads(x, g, w, eps, training=True, mean=None, var=None):
     return gx, (g * xhat).sum(axis=axes), g.sum(axis=axes)
 
 
-SHAPES = [(4, 3), (5, 3, 7), (3, 2, 5, 6), (2, 3, 2, 3, 4), (2, 4, 1, 1), (1, 2, 3, 3), (7, 1, 9)]
+SHAPES = [(4, 3), (5, 3, 7), (3, 2, 5, 6), (2, 3, 2, 3, 4), (2, 4, 1, 1), (1, 2, 3, 3), (7, 1, 9),
+          # few channels, many values: on a GPU each channel's values are cut into slices
+          # (cuda/batch_norm.cu channel_grid), whose last block to finish adds them up
+          (16, 3, 32, 32), (8, 1, 64, 64), (20000, 2), (3, 2, 9000)]
 
 
 @pytest.mark.parametrize("shape", SHAPES)
@@ -241,3 +244,24 @@ def test_the_counter_argument_of_the_functional_form(device):
     F.batch_norm(x, minitorch.zeros(3, device=device), minitorch.ones(3, device=device), training=False,
                  _num_batches_tracked=counter)
     assert counter.item() == 3  # training calls only
+
+
+@pytest.mark.skipif(not minitorch.cuda.is_available(), reason=CUDA_SKIP_REASON)
+@pytest.mark.parametrize("shape, slices", [((16, 3, 32, 32), 4), ((8, 1, 64, 64), 8), ((64, 256, 4, 4), 1)])
+def test_few_channels_are_cut_into_slices(shape, slices):
+    """Few channels would leave most of a GPU idle with a block per channel: each channel's
+    values are cut into slices (gridDim.y), and the statistics and the gradient sums are
+    still one launch each (the last block of a channel adds the slices up)."""
+    from minitorch.profiler import ProfilerActivity
+
+    x = minitorch.randn(*shape, device="cuda", requires_grad=True)
+    bn = nn.BatchNorm2d(shape[1]).to("cuda")
+    with profile(activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA]) as prof:
+        y = bn(x)
+        y.backward(minitorch.ones_like(y))
+    kernels = [k for e in prof.events() for k in e.kernels if "batch_norm" in k.name]
+    names = [k.name.split("<")[0] for k in kernels]
+    assert names == ["batch_norm_stats_kernel", "batch_norm_apply_kernel", "batch_norm_grad_sums_kernel",
+                     "batch_norm_grad_input_kernel"], names
+    for k in (kernels[0], kernels[2]):
+        assert k.grid[0] == shape[1] and k.grid[1] == slices, k.grid
