@@ -44,7 +44,7 @@ __device__ void block_sum2(A& a, A& b, A* shared)
 // and the channel's last block to arrive adds them up (last_block.cuh). The offset of value
 // i divides by S without a divide instruction when M fits in 31 bits (FastDivisor).
 struct ChannelValues {
-    int64_t C, S, M, chunk;
+    int64_t C = 0, S = 1, M = 0, chunk = 1;
     FastDivisor by_S;
     __device__ int64_t offset(int64_t c, int64_t i) const
     {
@@ -237,8 +237,9 @@ ChannelGrid channel_grid(int64_t N, int64_t C, int64_t S, Device device)
     if (2 * blocks <= kFillBlocks) slices = std::clamp<int64_t>(std::min(kFillBlocks / blocks, M / kMinSlice), 1, 65535);
     const int64_t chunk = std::max<int64_t>((M + slices - 1) / slices, 1);
     slices = std::max<int64_t>((M + chunk - 1) / chunk, 1);  // no empty slice
-    ChannelGrid g{dim3(unsigned(blocks), unsigned(slices)), ChannelValues{C, S, M, chunk, FastDivisor(uint32_t(
-                                                                           std::clamp<int64_t>(S, 1, INT32_MAX)))}};
+    ChannelGrid g;
+    g.grid = dim3(unsigned(blocks), unsigned(slices));
+    g.cv = ChannelValues{C, S, M, chunk, FastDivisor(uint32_t(std::clamp<int64_t>(S, 1, INT32_MAX)))};
     if (slices > 1) {
         g.partial = empty({2 * C * slices}, DType::Float64, device);
         g.arrivals = arrival_counters();
