@@ -536,6 +536,16 @@ MT_HOST_DEVICE MT_ALWAYS_INLINE T ternary_op(TernaryOp op, T a, T b, T c, T valu
         case TernaryOp::EluBackward:
             if constexpr (std::is_floating_point_v<T>) return a * elu_derivative(b, c);
             else return a;
+        // the per-element losses' backward, g * loss'(a, b), in one pass
+        case TernaryOp::BceBackward:
+            if constexpr (std::is_floating_point_v<T>) return a * bce_derivative_of(b, c);
+            else return a;
+        case TernaryOp::BceWithLogitsBackward:
+            if constexpr (std::is_floating_point_v<T>) return a * bce_with_logits_derivative_of(b, c);
+            else return a;
+        case TernaryOp::HuberBackward:
+            if constexpr (std::is_floating_point_v<T>) return a * huber_derivative_of(b, c);
+            else return a;
     }
     return a;
 }

@@ -28,7 +28,8 @@ enum class WriteOp { Put, Add };
 // the ops lerp / addcmul / addcdiv, clamp with both bounds, and the one-kernel backward of
 // clamp, leaky_relu and elu (g, x and the bound or parameter), which their nodes call.
 // MT_TERNARY_OPS(X) lists them once, for the enum and for the kernels' switches.
-#define MT_TERNARY_OPS(X) X(Lerp) X(Addcmul) X(Addcdiv) X(Clamp) X(ClampBackward) X(LeakyReluBackward) X(EluBackward)
+#define MT_TERNARY_OPS(X) X(Lerp) X(Addcmul) X(Addcdiv) X(Clamp) X(ClampBackward) X(LeakyReluBackward) X(EluBackward) \
+    X(BceBackward) X(BceWithLogitsBackward) X(HuberBackward)
 #define MT_TERNARY_ENUM(Op) Op,
 enum class TernaryOp { MT_TERNARY_OPS(MT_TERNARY_ENUM) };
 #undef MT_TERNARY_ENUM

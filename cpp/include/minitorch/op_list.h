@@ -45,13 +45,13 @@
 // (x > 0), alpha (e^x - 1). Backward is one kernel, <act>_backward(g, x, b) = g * <act>'(x)
 // (a `ternary` kernel; with create_graph, the two ops g * _<act>_derivative(x, b)); their
 // gradient for b (PReLU's weight) is g min(x, 0), and for ELU's alpha g (e^min(x, 0) - 1).
-// The losses of one element, each with its derivative row as the activations have
-// (backward g * <loss>_derivative(a, b)): _binary_cross_entropy(p, y) = -(y log p + (1 - y)
-// log(1 - p)), each log clamped at -100 (PyTorch's); _binary_cross_entropy_with_logits(x, y) =
-// max(x, 0) - x y + log(1 + e^-|x|), whose derivative sigmoid(x) - y is exact at x = 0 (a
-// composition of relu and abs has a kink there); _huber_loss(d, delta) = d^2 / 2 for |d| <= delta,
-// else delta (|d| - delta / 2), derivative d clamped to [-delta, delta] (smooth_l1 is
-// huber / beta).
+// The losses of one element, each with its derivative row as the activations have (backward
+// <loss>_backward(g, a, b) = g * <loss>_derivative(a, b), one ternary kernel; with
+// create_graph the two ops): _binary_cross_entropy(p, y) = -(y log p + (1 - y) log(1 - p)),
+// each log clamped at -100 (PyTorch's); _binary_cross_entropy_with_logits(x, y) = max(x, 0)
+// - x y + log(1 + e^-|x|), whose derivative sigmoid(x) - y is exact at x = 0 (a composition
+// of relu and abs has a kink there); _huber_loss(d, delta) = d^2 / 2 for |d| <= delta, else
+// delta (|d| - delta / 2), derivative d clamped to [-delta, delta] (smooth_l1 is huber / beta).
 #pragma once
 
 // clang-format off
@@ -144,15 +144,15 @@
     X(EluDerivative, _elu_derivative, Float, kSavesA | kSavesB, kSavesA,                          \
       g * elu_derivative(a, b) * nonpositive(a), g * nonpositive(a) * exp(nonpositive_part(a)))   \
     X(BinaryCrossEntropy, _binary_cross_entropy, Float, kSavesA | kSavesB, kSavesA,                 \
-      g * bce_derivative(a, b), g * (clamped_log1m(a) - clamped_log(a)))                          \
+      bce_backward(g, a, b), g * (clamped_log1m(a) - clamped_log(a)))                          \
     X(BceDerivative, _bce_derivative, Float, kSavesA | kSavesB, kSavesA,                          \
       g * bce_second_derivative(a, b), -g / bce_denominator(a))                                   \
     X(BinaryCrossEntropyWithLogits, _binary_cross_entropy_with_logits, Float, kSavesA | kSavesB,  \
-      kSavesA, g * bce_with_logits_derivative(a, b), -g * a)                                      \
+      kSavesA, bce_with_logits_backward(g, a, b), -g * a)                                      \
     X(BceWithLogitsDerivative, _bce_with_logits_derivative, Float, kSavesA, kSavesNone,           \
       sigmoid_backward(g, sigmoid(a)), -g)                                                        \
     X(HuberLoss,  _huber_loss, Float,   kSavesA | kSavesB, kSavesA | kSavesB,                     \
-      g * huber_derivative(a, b), g * (abs(a) - b) * (abs(a) > b))                                \
+      huber_backward(g, a, b), g * (abs(a) - b) * (abs(a) > b))                                \
     X(HuberDerivative, _huber_derivative, Float, kSavesA | kSavesB, kSavesA | kSavesB,            \
       g * (abs(a) <= b), g * sign(a) * (abs(a) > b))                                              \
     X(Eq,         eq,          Compare, kSavesNone, kSavesNone, not_differentiable, not_differentiable) \

@@ -456,16 +456,34 @@ Expr hardswish_second_derivative(const Expr& x)
     return where(logical_and(x > -3, x < 3), 1.0 / 3, zeros_like(x));
 }
 
-// The per-element losses (op_list.h). Backward is g * <loss>_derivative(a, b), two kernels;
-// the derivatives' own gradients (double backward) are written in tensor ops.
-// derivative of binary_cross_entropy, input input: g * (p - y) / max(p (1 - p), 1e-12), two kernels: g * _bce_derivative(p, y)
+// The per-element losses (op_list.h). Backward is g * <loss>'(a, b) in one ternary kernel;
+// while a graph is built (create_graph), the two ops g * _<loss>_derivative(a, b), whose
+// own gradients (double backward) are written in tensor ops.
+// derivative of binary_cross_entropy, input input: g * (p - y) / max(p (1 - p), 1e-12), one kernel: binary_cross_entropy_backward(g, p, y)
 // derivative of binary_cross_entropy, input target: g * (max(log(1 - p), -100) - max(log p, -100))
-// derivative of binary_cross_entropy_with_logits, input input: g * (sigmoid(x) - y), two kernels: g * _bce_with_logits_derivative(x, y)
+// derivative of binary_cross_entropy_with_logits, input input: g * (sigmoid(x) - y), one kernel: binary_cross_entropy_with_logits_backward(g, x, y)
 // derivative of binary_cross_entropy_with_logits, input target: -g * x
-// derivative of huber_loss, input input: g * clamp(d, -delta, delta), d = input - target (smooth_l1_loss: / beta), two kernels: g * _huber_derivative(d, delta)
+// derivative of huber_loss, input input: g * clamp(d, -delta, delta), d = input - target (smooth_l1_loss: / beta), one kernel: huber_loss_backward(g, d, delta)
 Expr bce_derivative(const Expr& p, const Expr& y) { return bin(BinaryOp::BceDerivative, p, y); }
 Expr bce_with_logits_derivative(const Expr& x, const Expr& y) { return bin(BinaryOp::BceWithLogitsDerivative, x, y); }
 Expr huber_derivative(const Expr& d, const Expr& delta) { return bin(BinaryOp::HuberDerivative, d, delta); }
+Expr loss_backward(TernaryOp op, const Expr& g, const Expr& a, const Expr& b, Expr (*derivative)(const Expr&, const Expr&))
+{
+    if (autograd::is_grad_enabled()) return g * derivative(a, b);
+    return {ternary(op, in_formula(g), in_formula(a), in_formula(b), Scalar(0.0))};
+}
+Expr bce_backward(const Expr& g, const Expr& p, const Expr& y)
+{
+    return loss_backward(TernaryOp::BceBackward, g, p, y, bce_derivative);
+}
+Expr bce_with_logits_backward(const Expr& g, const Expr& x, const Expr& y)
+{
+    return loss_backward(TernaryOp::BceWithLogitsBackward, g, x, y, bce_with_logits_derivative);
+}
+Expr huber_backward(const Expr& g, const Expr& d, const Expr& delta)
+{
+    return loss_backward(TernaryOp::HuberBackward, g, d, delta, huber_derivative);
+}
 Expr clamped_log(const Expr& p) { return bin(BinaryOp::Maximum, log(p), -100.0); }
 Expr clamped_log1m(const Expr& p) { return bin(BinaryOp::Maximum, log1p(-p), -100.0); }
 Expr bce_denominator(const Expr& p) { return bin(BinaryOp::Maximum, p * (1 - p), 1e-12); }

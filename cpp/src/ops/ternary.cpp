@@ -22,12 +22,16 @@ const char* ternary_name(TernaryOp op)
         case TernaryOp::ClampBackward: return "clamp_backward";
         case TernaryOp::LeakyReluBackward: return "leaky_relu_backward";
         case TernaryOp::EluBackward: return "elu_backward";
+        case TernaryOp::BceBackward: return "binary_cross_entropy_backward";
+        case TernaryOp::BceWithLogitsBackward: return "binary_cross_entropy_with_logits_backward";
+        case TernaryOp::HuberBackward: return "huber_loss_backward";
     }
     return "?";
 }
 
 // The kernels that other ops call for one pass (clamp with two bounds; the backward of
-// clamp, leaky_relu and elu): those ops record their own gradient, so these record none.
+// clamp, leaky_relu, elu and the per-element losses): those ops record their own gradient,
+// so these record none.
 bool internal_kernel(TernaryOp op)
 {
     return op != TernaryOp::Lerp && op != TernaryOp::Addcmul && op != TernaryOp::Addcdiv;
@@ -145,7 +149,10 @@ struct TernaryBackward : autograd::Node {
             case TernaryOp::Clamp:
             case TernaryOp::ClampBackward:
             case TernaryOp::LeakyReluBackward:
-            case TernaryOp::EluBackward: break;  // never recorded (internal_kernel)
+            case TernaryOp::EluBackward:
+            case TernaryOp::BceBackward:
+            case TernaryOp::BceWithLogitsBackward:
+            case TernaryOp::HuberBackward: break;  // never recorded (internal_kernel)
         }
         return "TernaryBackward";
     }

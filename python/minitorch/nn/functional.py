@@ -289,7 +289,7 @@ def binary_cross_entropy(input, target, weight=None, size_average=None, reduce=N
     """BCE of probabilities ``input`` in [0, 1]; logs are clamped at -100 like PyTorch.
     ``weight`` (broadcastable to the input) rescales each element's loss. One kernel per
     element (``_binary_cross_entropy``, op_list.h) and one for the reduction; backward
-    ``g * (p - y) / max(p (1 - p), 1e-12)``, two kernels."""
+    ``g * (p - y) / max(p (1 - p), 1e-12)``, one kernel."""
     reduction = _legacy_reduction(size_average, reduce, reduction)
     _check_same_shape(input, target, "binary_cross_entropy")
     loss = _C._binary_cross_entropy(input, target)
