@@ -533,19 +533,19 @@ MT_HOST_DEVICE MT_ALWAYS_INLINE T ternary_op(TernaryOp op, T a, T b, T c, T valu
         // g where x == y (y = clamp(x)): x inside the bounds, a bound included
         case TernaryOp::ClampBackward: return b == c ? a : T(0);
         case TernaryOp::LeakyReluBackward: return a * leaky_relu_derivative(b, c);
+        // g * f'(x, p) of ELU and of the per-element losses, for floating types only
         case TernaryOp::EluBackward:
-            if constexpr (std::is_floating_point_v<T>) return a * elu_derivative(b, c);
-            else return a;
-        // the per-element losses' backward, g * loss'(a, b), in one pass
         case TernaryOp::BceBackward:
-            if constexpr (std::is_floating_point_v<T>) return a * bce_derivative_of(b, c);
-            else return a;
         case TernaryOp::BceWithLogitsBackward:
-            if constexpr (std::is_floating_point_v<T>) return a * bce_with_logits_derivative_of(b, c);
-            else return a;
         case TernaryOp::HuberBackward:
-            if constexpr (std::is_floating_point_v<T>) return a * huber_derivative_of(b, c);
-            else return a;
+            if constexpr (std::is_floating_point_v<T>) {
+                if (op == TernaryOp::EluBackward) return a * elu_derivative(b, c);
+                if (op == TernaryOp::BceBackward) return a * bce_derivative_of(b, c);
+                if (op == TernaryOp::BceWithLogitsBackward) return a * bce_with_logits_derivative_of(b, c);
+                return a * huber_derivative_of(b, c);
+            } else {
+                return a;
+            }
     }
     return a;
 }
