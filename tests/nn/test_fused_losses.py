@@ -1,5 +1,5 @@
 """The per-element losses of op_list.h (F.binary_cross_entropy, F.binary_cross_entropy_with_logits,
-F.huber_loss, F.smooth_l1_loss): one kernel per element and one for the reduction, backward
+F.huber_loss, F.smooth_l1_loss, F.mse_loss, F.l1_loss): one kernel per element and one for the reduction, backward
 g times the loss's derivative (one ternary kernel). Values and the gradients of input and target
 against NumPy in float64 on every device, at the edges (p = 0 and 1, logits of +-100, x = 0,
 |d| = delta), float64 gradcheck of the first and (create_graph=True) second derivatives, the
@@ -43,6 +43,10 @@ LOSSES = {
     "smooth_l1": (lambda x, y: F.smooth_l1_loss(x, y, reduction="none", beta=0.5),
                   lambda x, y: _huber(x - y, 0.5) / 0.5,
                   lambda x, y: np.clip((x - y) / 0.5, -1, 1), lambda x, y: -np.clip((x - y) / 0.5, -1, 1)),
+    "mse": (lambda x, y: F.mse_loss(x, y, reduction="none"), lambda x, y: (x - y) ** 2,
+            lambda x, y: 2 * (x - y), lambda x, y: -2 * (x - y)),
+    "l1": (lambda x, y: F.l1_loss(x, y, reduction="none"), lambda x, y: np.abs(x - y),
+           lambda x, y: np.sign(x - y), lambda x, y: -np.sign(x - y)),
 }
 NAMES = list(LOSSES)
 
@@ -131,7 +135,7 @@ def _kernels(fn):
     return [k.name for e in prof.events() for k in e.kernels]
 
 
-@pytest.mark.parametrize("name, forward", [("bce_with_logits", 1), ("huber", 2), ("bce", 1)])
+@pytest.mark.parametrize("name, forward", [("bce_with_logits", 1), ("huber", 2), ("bce", 1), ("mse", 1), ("l1", 1)])
 def test_one_kernel_per_element_and_one_backward_on_cuda(name, forward):
     """Forward: the loss's kernel (after the difference for huber), then the mean; backward
     of the input: the mean's gradient, then g times the derivative in one ternary kernel."""
@@ -150,3 +154,25 @@ def test_one_kernel_per_element_and_one_backward_on_cuda(name, forward):
     assert len(loss_node) == 1 and per_node[loss_node[0]] == ["ternary_dense_kernel"], per_node
     bwd = [k for ks in per_node.values() for k in ks]
     assert len(bwd) == 3, bwd  # backward()'s seed 1.0, the mean's gradient (g / count), g * derivative
+
+
+@pytest.mark.parametrize("device", DEVICES)
+def test_mse_and_l1_broadcast_reduce_and_keep_integer_inputs_composed(device):
+    """The fused rows broadcast as the composed ops did (with PyTorch's warning), reduce as
+    asked, and integer inputs still take the composed path (its dtype rules)."""
+    rng = np.random.default_rng(4)
+    a, b = rng.standard_normal((3, 5)), rng.standard_normal(5)
+    x, y = minitorch.tensor(a, device=device), minitorch.tensor(b, device=device)
+    with pytest.warns(UserWarning, match="target size"):
+        got = F.mse_loss(x, y, reduction="sum")
+    np.testing.assert_allclose(got.item(), ((a - b) ** 2).sum(), rtol=1e-12)
+    with pytest.warns(UserWarning, match="target size"):
+        got = F.l1_loss(x, y)
+    np.testing.assert_allclose(got.item(), np.abs(a - b).mean(), rtol=1e-12)
+    xi = minitorch.tensor([1, 2, 3], device=device)
+    assert F.mse_loss(xi, xi * 2, reduction="sum").item() == 14
+    assert F.l1_loss(xi, xi * 2, reduction="none").tolist() == [1, 2, 3]
+    assert F.mse_loss(x, x * 0.5).grad_fn is None  # nothing requires a gradient
+    xg = minitorch.tensor(a, device=device, requires_grad=True)
+    assert F.mse_loss(xg, x, reduction="none").grad_fn.name() == "MseLossBackward0"
+    assert F.l1_loss(xg, x, reduction="none").grad_fn.name() == "L1LossBackward0"

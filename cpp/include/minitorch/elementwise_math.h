@@ -396,6 +396,8 @@ MT_HOST_DEVICE MT_ALWAYS_INLINE T binary_op(BinaryOp op, T a, T b)
         case BinaryOp::BceWithLogitsDerivative: if constexpr (kFloat) return bce_with_logits_derivative_of(a, b); else return a;
         case BinaryOp::HuberLoss: if constexpr (kFloat) return huber_of(a, b); else return a;
         case BinaryOp::HuberDerivative: if constexpr (kFloat) return huber_derivative_of(a, b); else return a;
+        case BinaryOp::MseLoss: if constexpr (kFloat) return (a - b) * (a - b); else return a;
+        case BinaryOp::L1Loss: if constexpr (kFloat) return a > b ? a - b : b - a; else return a;
         case BinaryOp::Eq: return static_cast<T>(a == b);
         case BinaryOp::Ne: return static_cast<T>(a != b);
         case BinaryOp::Lt: return static_cast<T>(a < b);
@@ -538,10 +540,14 @@ MT_HOST_DEVICE MT_ALWAYS_INLINE T ternary_op(TernaryOp op, T a, T b, T c, T valu
         case TernaryOp::BceBackward:
         case TernaryOp::BceWithLogitsBackward:
         case TernaryOp::HuberBackward:
+        case TernaryOp::MseLossBackward:
+        case TernaryOp::L1LossBackward:
             if constexpr (std::is_floating_point_v<T>) {
                 if (op == TernaryOp::EluBackward) return a * elu_derivative(b, c);
                 if (op == TernaryOp::BceBackward) return a * bce_derivative_of(b, c);
                 if (op == TernaryOp::BceWithLogitsBackward) return a * bce_with_logits_derivative_of(b, c);
+                if (op == TernaryOp::MseLossBackward) return a * (T(2) * (b - c));
+                if (op == TernaryOp::L1LossBackward) return a * T((c < b) - (b < c));  // sign(b - c)
                 return a * huber_derivative_of(b, c);
             } else {
                 return a;

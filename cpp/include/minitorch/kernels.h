@@ -29,7 +29,8 @@ enum class WriteOp { Put, Add };
 // clamp, leaky_relu and elu (g, x and the bound or parameter), which their nodes call.
 // MT_TERNARY_OPS(X) lists them once, for the enum and for the kernels' switches.
 #define MT_TERNARY_OPS(X) X(Lerp) X(Addcmul) X(Addcdiv) X(Clamp) X(ClampBackward) X(LeakyReluBackward) X(EluBackward) \
-    X(BceBackward) X(BceWithLogitsBackward) X(HuberBackward)
+    X(BceBackward) X(BceWithLogitsBackward) X(HuberBackward) \
+    X(MseLossBackward) X(L1LossBackward)
 #define MT_TERNARY_ENUM(Op) Op,
 enum class TernaryOp { MT_TERNARY_OPS(MT_TERNARY_ENUM) };
 #undef MT_TERNARY_ENUM

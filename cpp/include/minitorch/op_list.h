@@ -51,7 +51,9 @@
 // each log clamped at -100 (PyTorch's); _binary_cross_entropy_with_logits(x, y) = max(x, 0)
 // - x y + log(1 + e^-|x|), whose derivative sigmoid(x) - y is exact at x = 0 (a composition
 // of relu and abs has a kink there); _huber_loss(d, delta) = d^2 / 2 for |d| <= delta, else
-// delta (|d| - delta / 2), derivative d clamped to [-delta, delta] (smooth_l1 is huber / beta).
+// delta (|d| - delta / 2), derivative d clamped to [-delta, delta] (smooth_l1 is huber / beta);
+// _mse_loss(x, y) = (x - y)^2, derivative 2 (x - y); _l1_loss(x, y) = |x - y|, derivative
+// sign(x - y) (mse_loss and l1_loss before their reduction).
 #pragma once
 
 // clang-format off
@@ -152,9 +154,13 @@
     X(BceWithLogitsDerivative, _bce_with_logits_derivative, Float, kSavesA, kSavesNone,           \
       sigmoid_backward(g, sigmoid(a)), -g)                                                        \
     X(HuberLoss,  _huber_loss, Float,   kSavesA | kSavesB, kSavesA | kSavesB,                     \
-      huber_backward(g, a, b), g * (abs(a) - b) * (abs(a) > b))                                \
+      huber_backward(g, a, b), g * (abs(a) - b) * (abs(a) > b))                                   \
     X(HuberDerivative, _huber_derivative, Float, kSavesA | kSavesB, kSavesA | kSavesB,            \
       g * (abs(a) <= b), g * sign(a) * (abs(a) > b))                                              \
+    X(MseLoss,    _mse_loss,   Float, kSavesA | kSavesB, kSavesA | kSavesB,                       \
+      mse_backward(g, a, b), -mse_backward(g, a, b))                                              \
+    X(L1Loss,     _l1_loss,    Float, kSavesA | kSavesB, kSavesA | kSavesB,                       \
+      l1_backward(g, a, b), -l1_backward(g, a, b))                                                \
     X(Eq,         eq,          Compare, kSavesNone, kSavesNone, not_differentiable, not_differentiable) \
     X(Ne,         ne,          Compare, kSavesNone, kSavesNone, not_differentiable, not_differentiable) \
     X(Lt,         lt,          Compare, kSavesNone, kSavesNone, not_differentiable, not_differentiable) \

@@ -484,6 +484,20 @@ Expr huber_backward(const Expr& g, const Expr& d, const Expr& delta)
 {
     return loss_backward(TernaryOp::HuberBackward, g, d, delta, huber_derivative);
 }
+// derivative of mse_loss, input input: g * 2 (x - y), one kernel: mse_loss_backward(g, x, y)
+// derivative of mse_loss, input target: -g * 2 (x - y)
+// derivative of l1_loss, input input: g * sign(x - y), one kernel: l1_loss_backward(g, x, y)
+// derivative of l1_loss, input target: -g * sign(x - y)
+Expr mse_loss_derivative(const Expr& x, const Expr& y) { return (x - y) * 2.0; }
+Expr l1_loss_derivative(const Expr& x, const Expr& y) { return sign(x - y); }
+Expr mse_backward(const Expr& g, const Expr& x, const Expr& y)
+{
+    return loss_backward(TernaryOp::MseLossBackward, g, x, y, mse_loss_derivative);
+}
+Expr l1_backward(const Expr& g, const Expr& x, const Expr& y)
+{
+    return loss_backward(TernaryOp::L1LossBackward, g, x, y, l1_loss_derivative);
+}
 Expr clamped_log(const Expr& p) { return bin(BinaryOp::Maximum, log(p), -100.0); }
 Expr clamped_log1m(const Expr& p) { return bin(BinaryOp::Maximum, log1p(-p), -100.0); }
 Expr bce_denominator(const Expr& p) { return bin(BinaryOp::Maximum, p * (1 - p), 1e-12); }

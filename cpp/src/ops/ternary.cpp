@@ -25,6 +25,8 @@ const char* ternary_name(TernaryOp op)
         case TernaryOp::BceBackward: return "binary_cross_entropy_backward";
         case TernaryOp::BceWithLogitsBackward: return "binary_cross_entropy_with_logits_backward";
         case TernaryOp::HuberBackward: return "huber_loss_backward";
+        case TernaryOp::MseLossBackward: return "mse_loss_backward";
+        case TernaryOp::L1LossBackward: return "l1_loss_backward";
     }
     return "?";
 }
@@ -152,7 +154,9 @@ struct TernaryBackward : autograd::Node {
             case TernaryOp::EluBackward:
             case TernaryOp::BceBackward:
             case TernaryOp::BceWithLogitsBackward:
-            case TernaryOp::HuberBackward: break;  // never recorded (internal_kernel)
+            case TernaryOp::HuberBackward:
+            case TernaryOp::MseLossBackward:
+            case TernaryOp::L1LossBackward: break;  // never recorded (internal_kernel)
         }
         return "TernaryBackward";
     }

@@ -275,14 +275,25 @@ def nll_loss(input, target, weight=None, size_average=None, ignore_index: int = 
     return loss.reshape(loss_shape) if reduction == "none" else loss
 
 
+def _floating_pair(input, target) -> bool:
+    return (isinstance(input, _C.Tensor) and isinstance(target, _C.Tensor) and input.is_floating_point()
+            and target.is_floating_point())
+
+
 def mse_loss(input, target, reduction: str = "mean"):
+    """``(input - target)^2``, reduced. One kernel per element (``_mse_loss``, op_list.h)
+    and one for the reduction; backward ``g * 2 (input - target)``, one kernel."""
     _warn_if_broadcast(input, target)
-    return _reduce((input - target) ** 2, reduction, "mse_loss")
+    loss = _C._mse_loss(input, target) if _floating_pair(input, target) else (input - target) ** 2
+    return _reduce(loss, reduction, "mse_loss")
 
 
 def l1_loss(input, target, reduction: str = "mean"):
+    """``|input - target|``, reduced. One kernel per element (``_l1_loss``, op_list.h)
+    and one for the reduction; backward ``g * sign(input - target)``, one kernel."""
     _warn_if_broadcast(input, target)
-    return _reduce((input - target).abs(), reduction, "l1_loss")
+    loss = _C._l1_loss(input, target) if _floating_pair(input, target) else (input - target).abs()
+    return _reduce(loss, reduction, "l1_loss")
 
 
 def binary_cross_entropy(input, target, weight=None, size_average=None, reduce=None, reduction: str = "mean"):
