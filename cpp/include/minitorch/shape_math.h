@@ -1,6 +1,6 @@
 // shape_math.h — where one output element of remap (flip, roll, tril/triu, repeat, constant
-// padding) comes
-// from, written once for the CPU kernel (cpu/shape.cpp) and the CUDA kernel (cuda/shape.cu).
+// padding) comes from, written once for the CPU kernel (cpu/shape.cpp) and the CUDA kernel
+// (cuda/shape.cu).
 #pragma once
 #include <cstdint>
 

@@ -399,17 +399,22 @@ Expr hardsigmoid_backward(const Expr& g, const Expr& x) { return bin(BinaryOp::H
 Expr softplus_backward(const Expr& g, const Expr& x) { return bin(BinaryOp::SoftplusBackward, g, x); }
 Expr leaky_relu_derivative(const Expr& x, const Expr& slope) { return bin(BinaryOp::LeakyReluDerivative, x, slope); }
 Expr elu_derivative(const Expr& x, const Expr& alpha) { return bin(BinaryOp::EluDerivative, x, alpha); }
-// g * act'(x, b) in one ternary kernel; while a graph is built (create_graph) as the two
-// binary ops, whose own gradients double backward needs.
+// g * f'(x, b) (an activation's or a per-element loss's) in one ternary kernel `op`; while a
+// graph is built (create_graph) as the two ops g * derivative(x, b), whose own gradients
+// double backward needs.
+Expr fused_backward(TernaryOp op, const Expr& g, const Expr& x, const Expr& b,
+                    Expr (*derivative)(const Expr&, const Expr&))
+{
+    if (autograd::is_grad_enabled()) return g * derivative(x, b);
+    return {ternary(op, in_formula(g), in_formula(x), in_formula(b), Scalar(0.0))};
+}
 Expr leaky_relu_backward(const Expr& g, const Expr& x, const Expr& slope)
 {
-    if (autograd::is_grad_enabled()) return g * leaky_relu_derivative(x, slope);
-    return {ternary(TernaryOp::LeakyReluBackward, in_formula(g), in_formula(x), in_formula(slope), Scalar(0.0))};
+    return fused_backward(TernaryOp::LeakyReluBackward, g, x, slope, leaky_relu_derivative);
 }
 Expr elu_backward(const Expr& g, const Expr& x, const Expr& alpha)
 {
-    if (autograd::is_grad_enabled()) return g * elu_derivative(x, alpha);
-    return {ternary(TernaryOp::EluBackward, in_formula(g), in_formula(x), in_formula(alpha), Scalar(0.0))};
+    return fused_backward(TernaryOp::EluBackward, g, x, alpha, elu_derivative);
 }
 Expr at_most(const Expr& x, double v) { return bin(BinaryOp::Le, x, v); }  // bool: x <= v
 Expr nonpositive(const Expr& x) { return at_most(x, 0.0); }
@@ -467,22 +472,17 @@ Expr hardswish_second_derivative(const Expr& x)
 Expr bce_derivative(const Expr& p, const Expr& y) { return bin(BinaryOp::BceDerivative, p, y); }
 Expr bce_with_logits_derivative(const Expr& x, const Expr& y) { return bin(BinaryOp::BceWithLogitsDerivative, x, y); }
 Expr huber_derivative(const Expr& d, const Expr& delta) { return bin(BinaryOp::HuberDerivative, d, delta); }
-Expr loss_backward(TernaryOp op, const Expr& g, const Expr& a, const Expr& b, Expr (*derivative)(const Expr&, const Expr&))
-{
-    if (autograd::is_grad_enabled()) return g * derivative(a, b);
-    return {ternary(op, in_formula(g), in_formula(a), in_formula(b), Scalar(0.0))};
-}
 Expr bce_backward(const Expr& g, const Expr& p, const Expr& y)
 {
-    return loss_backward(TernaryOp::BceBackward, g, p, y, bce_derivative);
+    return fused_backward(TernaryOp::BceBackward, g, p, y, bce_derivative);
 }
 Expr bce_with_logits_backward(const Expr& g, const Expr& x, const Expr& y)
 {
-    return loss_backward(TernaryOp::BceWithLogitsBackward, g, x, y, bce_with_logits_derivative);
+    return fused_backward(TernaryOp::BceWithLogitsBackward, g, x, y, bce_with_logits_derivative);
 }
 Expr huber_backward(const Expr& g, const Expr& d, const Expr& delta)
 {
-    return loss_backward(TernaryOp::HuberBackward, g, d, delta, huber_derivative);
+    return fused_backward(TernaryOp::HuberBackward, g, d, delta, huber_derivative);
 }
 // derivative of mse_loss, input input: g * 2 (x - y), one kernel: mse_loss_backward(g, x, y)
 // derivative of mse_loss, input target: -g * 2 (x - y)
@@ -492,11 +492,11 @@ Expr mse_loss_derivative(const Expr& x, const Expr& y) { return (x - y) * 2.0; }
 Expr l1_loss_derivative(const Expr& x, const Expr& y) { return sign(x - y); }
 Expr mse_backward(const Expr& g, const Expr& x, const Expr& y)
 {
-    return loss_backward(TernaryOp::MseLossBackward, g, x, y, mse_loss_derivative);
+    return fused_backward(TernaryOp::MseLossBackward, g, x, y, mse_loss_derivative);
 }
 Expr l1_backward(const Expr& g, const Expr& x, const Expr& y)
 {
-    return loss_backward(TernaryOp::L1LossBackward, g, x, y, l1_loss_derivative);
+    return fused_backward(TernaryOp::L1LossBackward, g, x, y, l1_loss_derivative);
 }
 Expr clamped_log(const Expr& p) { return bin(BinaryOp::Maximum, log(p), -100.0); }
 Expr clamped_log1m(const Expr& p) { return bin(BinaryOp::Maximum, log1p(-p), -100.0); }
