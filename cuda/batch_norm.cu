@@ -8,7 +8,6 @@
 // functions directly, not through Widen), computed in float32 registers, with parameters
 // of their own dtype or float32 (mixed, as under autocast).
 #include <algorithm>
-#include <climits>
 
 #include "common.cuh"
 #include "fast_divisor.cuh"
@@ -42,33 +41,28 @@ __device__ void block_sum2(A& a, A& b, A* shared)
 // gridDim.y slices of `chunk` values (one slice when there are channels enough to fill the
 // GPU). Per channel, each slice's block writes its partial sums to partial[c, slice, 0..1]
 // and the channel's last block to arrive adds them up (last_block.cuh). The offset of value
-// i divides by S without a divide instruction when M fits in 31 bits (FastDivisor).
+// i divides by S without a divide instruction when M fits in 31 bits (DivideBy).
 struct ChannelValues {
     int64_t C = 0, S = 1, M = 0, chunk = 1;
-    FastDivisor by_S;
+    DivideBy by_S;
     __device__ int64_t offset(int64_t c, int64_t i) const
     {
-        const int64_t n = M < (int64_t(1) << 31) ? int64_t(by_S.div(uint32_t(i))) : i / S;
+        const int64_t n = by_S(i);
         return (n * C + c) * S + (i - n * S);
     }
 };
 
 // The channel of element i of a contiguous (N, C, S) tensor of n elements, (i / S) % C,
-// with two multiply-high divisions (FastDivisor) when n fits in 31 bits: 64-bit division
-// is a long instruction sequence on a GPU, which would cost more than the element's loads.
+// with two multiply-high divisions (DivideBy) when n fits in 31 bits: 64-bit division is a
+// long instruction sequence on a GPU, which would cost more than the element's loads.
 struct ChannelOf {
-    int64_t n, C, S;
-    FastDivisor by_S, by_C;
-    ChannelOf(int64_t n_, int64_t C_, int64_t S_)
-        : n(n_), C(C_), S(S_), by_S(uint32_t(std::clamp<int64_t>(S_, 1, INT32_MAX))),
-          by_C(uint32_t(std::clamp<int64_t>(C_, 1, INT32_MAX)))
-    {
-    }
+    int64_t C;
+    DivideBy by_S, by_C;
+    ChannelOf(int64_t n, int64_t C_, int64_t S) : C(C_), by_S(S, n), by_C(C_, n) {}
     __device__ int64_t operator()(int64_t i) const
     {
-        if (n >= (int64_t(1) << 31)) return (i / S) % C;
-        const uint32_t row = by_S.div(uint32_t(i));
-        return int64_t(row - by_C.div(row) * uint32_t(C));
+        const int64_t row = by_S(i);
+        return row - by_C(row) * C;
     }
 };
 
@@ -239,7 +233,7 @@ ChannelGrid channel_grid(int64_t N, int64_t C, int64_t S, Device device)
     slices = std::max<int64_t>((M + chunk - 1) / chunk, 1);  // no empty slice
     ChannelGrid g;
     g.grid = dim3(unsigned(blocks), unsigned(slices));
-    g.cv = ChannelValues{C, S, M, chunk, FastDivisor(uint32_t(std::clamp<int64_t>(S, 1, INT32_MAX)))};
+    g.cv = ChannelValues{C, S, M, chunk, DivideBy(S, M)};
     if (slices > 1) {
         g.partial = empty({2 * C * slices}, DType::Float64, device);
         g.arrivals = arrival_counters();

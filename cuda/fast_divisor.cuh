@@ -28,4 +28,23 @@ struct FastDivisor {
     }
 };
 
+// i / d for 0 <= i < limit: a FastDivisor when limit fits in 31 bits (its n < 2^31), else
+// the 64-bit division. `limit` is known for a whole launch, so every thread takes the same
+// branch.
+struct DivideBy {
+    int64_t d = 1;
+    bool fast = true;
+    FastDivisor by;
+
+    DivideBy() = default;
+    DivideBy(int64_t divisor, int64_t limit)
+        : d(divisor < 1 ? 1 : divisor), fast(limit < (int64_t(1) << 31)), by(uint32_t(fast ? d : 1))
+    {
+    }
+    __host__ __device__ __forceinline__ int64_t operator()(int64_t i) const
+    {
+        return fast ? int64_t(by.div(uint32_t(i))) : i / d;
+    }
+};
+
 }  // namespace minitorch::cuda
