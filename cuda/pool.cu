@@ -3,17 +3,45 @@
 // written in place, compared and summed in float32 registers (Compute<T>): no staging
 // copies through Widen.
 #include "common.cuh"
+#include "fast_divisor.cuh"
 
 namespace minitorch::cuda {
 
 namespace {
 
+// A flat index's place, without a 64-bit division per element (fast_divisor.cuh): over the
+// output, plane p and (oh, ow); over the input, plane p and (ih, iw). Made on the host.
+struct Places {
+    DivideBy row, plane;  // by the row's length (OW or W) and the plane's (OH OW or H W)
+    int64_t width, rows;  // OW, OH (or W, H)
+
+    static Places output(const Window2d& w)
+    {
+        const int64_t n = w.N * w.C * w.OH * w.OW;
+        return {DivideBy(w.OW, n), DivideBy(w.OH * w.OW, n), w.OW, w.OH};
+    }
+    static Places input(const Window2d& w)
+    {
+        const int64_t n = w.N * w.C * w.H * w.W;
+        return {DivideBy(w.W, n), DivideBy(w.H * w.W, n), w.W, w.H};
+    }
+    // i -> plane p, row r, column c
+    __host__ __device__ __forceinline__ void of(int64_t i, int64_t& p, int64_t& r, int64_t& c) const
+    {
+        const int64_t q = row(i);
+        p = plane(i);
+        c = i - q * width;
+        r = q - p * rows;
+    }
+};
+
 // Thread mapping: one thread per output element (plane p, oh, ow).
 template <class T>
-__global__ void max_pool_kernel(const T* x, T* y, int64_t* idx, Window2d w)
+__global__ void max_pool_kernel(const T* x, T* y, int64_t* idx, Window2d w, Places at)
 {
     MT_GRID_STRIDE(i, w.N * w.C * w.OH * w.OW) {
-        const int64_t ow = i % w.OW, oh = (i / w.OW) % w.OH, p = i / (w.OW * w.OH);
+        int64_t p, oh, ow;
+        at.of(i, p, oh, ow);
         Compute<T> best = -INFINITY;
         idx[i] = max_in_window(x + p * w.H * w.W, w, oh, ow, best);
         y[i] = T(best);
@@ -25,11 +53,13 @@ __global__ void max_pool_kernel(const T* x, T* y, int64_t* idx, Window2d w)
 // no atomics, and the sum is the same, in the same order, on every run. Every pixel is
 // written (0 where no window picked it), so gx needs no zero fill first.
 template <class T>
-__global__ void max_pool_backward_kernel(const T* g, const int64_t* idx, T* gx, Window2d w)
+__global__ void max_pool_backward_kernel(const T* g, const int64_t* idx, T* gx, Window2d w, Places at)
 {
     MT_GRID_STRIDE(i, w.N * w.C * w.H * w.W) {
-        const int64_t here = i % (w.H * w.W), p = i / (w.H * w.W);
-        const int64_t *idx_p = idx + p * w.OH * w.OW, ih = here / w.W, iw = here % w.W;
+        int64_t p, ih, iw;
+        at.of(i, p, ih, iw);
+        const int64_t here = ih * w.W + iw;
+        const int64_t* idx_p = idx + p * w.OH * w.OW;
         const T* g_p = g + p * w.OH * w.OW;
         Compute<T> acc = 0;
         for_each_window_over(w, ih, iw, [&](int64_t o, int64_t) {
@@ -41,10 +71,11 @@ __global__ void max_pool_backward_kernel(const T* g, const int64_t* idx, T* gx, 
 
 // Thread mapping: one thread per output element (plane p, oh, ow).
 template <class T>
-__global__ void avg_pool_kernel(const T* x, T* y, Window2d w)
+__global__ void avg_pool_kernel(const T* x, T* y, Window2d w, Places at)
 {
     MT_GRID_STRIDE(i, w.N * w.C * w.OH * w.OW) {
-        const int64_t ow = i % w.OW, oh = (i / w.OW) % w.OH, p = i / (w.OW * w.OH);
+        int64_t p, oh, ow;
+        at.of(i, p, oh, ow);
         using Acc = Compute<T>;
         y[i] = T(sum_in_window<T, Acc>(x + p * w.H * w.W, w, oh, ow) / Acc(pool_window_size(w, oh, ow)));
     }
@@ -53,15 +84,18 @@ __global__ void avg_pool_kernel(const T* x, T* y, Window2d w)
 // Thread mapping: one thread per INPUT pixel (plane p, ih, iw), as max_pool_backward_kernel:
 // each window that covers it hands it g / the window's size.
 template <class T>
-__global__ void avg_pool_backward_kernel(const T* g, T* gx, Window2d w)
+__global__ void avg_pool_backward_kernel(const T* g, T* gx, Window2d w, Places at, DivideBy by_ow)
 {
     MT_GRID_STRIDE(i, w.N * w.C * w.H * w.W) {
-        const int64_t here = i % (w.H * w.W), p = i / (w.H * w.W);
+        int64_t p, ih, iw;
+        at.of(i, p, ih, iw);
         const T* g_p = g + p * w.OH * w.OW;
         using Acc = Compute<T>;
         Acc acc = 0;
-        for_each_window_over(w, here / w.W, here % w.W, [&](int64_t o, int64_t) {
-            acc += Acc(g_p[o]) / Acc(pool_window_size(w, o / w.OW, o % w.OW));
+        // The window's place comes from the walk itself (o = oh * OW + ow): divide it back.
+        for_each_window_over(w, ih, iw, [&](int64_t o, int64_t) {
+            const int64_t oh = by_ow(o);
+            acc += Acc(g_p[o]) / Acc(pool_window_size(w, oh, o - oh * w.OW));
         });
         gx[i] = T(acc);
     }
@@ -72,24 +106,25 @@ __global__ void avg_pool_backward_kernel(const T* g, T* gx, Window2d w)
 void max_pool2d(const Tensor& out, const Tensor& indices, const Tensor& x, const Window2d& w)
 {
     MT_FLOAT16_LAUNCH(x->dtype, "max_pool2d", out->numel(), max_pool_kernel, x->data_as<T>(), out->data_as<T>(),
-                      indices->data_as<int64_t>(), w);
+                      indices->data_as<int64_t>(), w, Places::output(w));
 }
 
 void max_pool2d_backward(const Tensor& gx, const Tensor& g, const Tensor& indices, const Window2d& w)
 {
     MT_FLOAT16_LAUNCH(gx->dtype, "max_pool2d_backward", gx->numel(), max_pool_backward_kernel, g->data_as<T>(),
-                      indices->data_as<int64_t>(), gx->data_as<T>(), w);
+                      indices->data_as<int64_t>(), gx->data_as<T>(), w, Places::input(w));
 }
 
 void avg_pool2d(const Tensor& out, const Tensor& x, const Window2d& w)
 {
-    MT_FLOAT16_LAUNCH(x->dtype, "avg_pool2d", out->numel(), avg_pool_kernel, x->data_as<T>(), out->data_as<T>(), w);
+    MT_FLOAT16_LAUNCH(x->dtype, "avg_pool2d", out->numel(), avg_pool_kernel, x->data_as<T>(), out->data_as<T>(), w,
+                      Places::output(w));
 }
 
 void avg_pool2d_backward(const Tensor& gx, const Tensor& g, const Window2d& w)
 {
     MT_FLOAT16_LAUNCH(gx->dtype, "avg_pool2d_backward", gx->numel(), avg_pool_backward_kernel, g->data_as<T>(),
-                      gx->data_as<T>(), w);
+                      gx->data_as<T>(), w, Places::input(w), DivideBy(w.OW, w.OH * w.OW));
 }
 
 }  // namespace minitorch::cuda

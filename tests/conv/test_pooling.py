@@ -509,3 +509,24 @@ def test_gathered_pooling_and_fold_backward_match_the_cpu_on_random_windows():
         out = [F.fold(minitorch.tensor(cols, device=dev), (H, W), k, dilation=d, padding=p, stride=s).cpu().numpy()
                for dev in ("cpu", "cuda")]
         np.testing.assert_allclose(out[1], out[0], rtol=1e-12, atol=1e-12, err_msg=f"fold {c} {H}x{W}")
+
+
+@pytest.mark.parametrize("shape, k, s, p, d", [
+    ((2, 3, 9, 7), 3, 2, 1, 1),            # a ResNet stem's pool
+    ((1, 2, 11, 10), (3, 2), (2, 3), (1, 1), (2, 3)),  # dilated: taps skip rows and columns
+    ((1, 1, 6, 13), (2, 4), 1, (1, 2), (3, 1)),
+    ((3, 1, 5, 5), 5, 5, 0, 1),            # one window per plane
+])
+def test_pool_gradients_on_the_device_equal_the_cpus(device, shape, k, s, p, d):
+    """The device's backward kernels gather each input pixel's gradient over the windows that
+    cover it (dilation and stride decide which taps land on it); the CPU's scatters per window."""
+    xa = _distinct(shape, 7)
+    ga = np.random.default_rng(8).standard_normal(F.max_pool2d(minitorch.tensor(xa), k, s, p, d).shape)
+    for pool in (lambda x: F.max_pool2d(x, k, s, p, d), lambda x: F.avg_pool2d(x, k, s, p if d == 1 else 0)):
+        grads = []
+        for dev in ("cpu", device):
+            x = minitorch.tensor(xa, device=dev, requires_grad=True)
+            out = pool(x)
+            out.backward(minitorch.tensor(ga[tuple(slice(0, n) for n in out.shape)], device=dev))
+            grads.append(x.grad.cpu().numpy())
+        np.testing.assert_allclose(grads[1], grads[0], rtol=1e-12, atol=1e-12)

@@ -450,12 +450,28 @@ MT_HOST_DEVICE inline void for_each_in_window(const Window2d& w, int64_t oh, int
 // window that lands on (ih, iw). Only the output rows whose window spans ih are visited
 // (oh * stride in [ih + pad - (KH - 1) * dil, ih + pad]), so a big window with a big
 // stride (a global average pool) costs one visit, not KH * KW.
+// a / b for a >= 0 and b > 0: in 32 bits when both fit. A GPU has no divide instruction:
+// a 64-bit `/` is a long software sequence, the 32-bit one a fraction of it, and these
+// divisions run per thread (per covering window) in the gathering kernels below.
+MT_HOST_DEVICE inline int64_t div_nonneg(int64_t a, int64_t b)
+{
+    return ((a | b) >> 31) == 0 ? int64_t(uint32_t(a) / uint32_t(b)) : a / b;
+}
 MT_HOST_DEVICE inline void window_rows_over(int64_t i, int64_t pad, int64_t k, int64_t stride, int64_t dil,
                                             int64_t out, int64_t& o0, int64_t& o1)
 {
     const int64_t s = i + pad, span = (k - 1) * dil;  // s = o * stride + tap * dil
-    o0 = s < span ? 0 : (s - span + stride - 1) / stride;
-    o1 = s / stride + 1 < out ? s / stride + 1 : out;
+    const int64_t last = div_nonneg(s, stride);
+    o0 = s < span ? 0 : div_nonneg(s - span + stride - 1, stride);
+    o1 = last + 1 < out ? last + 1 : out;
+}
+// The tap k with d = k * dil, or -1 when d is not a multiple of dil (d >= 0); no division
+// for the usual dil = 1.
+MT_HOST_DEVICE inline int64_t tap_at(int64_t d, int64_t dil)
+{
+    if (dil == 1) return d;
+    const int64_t k = div_nonneg(d, dil);
+    return k * dil == d ? k : -1;
 }
 template <class F>
 MT_HOST_DEVICE inline void for_each_window_over(const Window2d& w, int64_t ih, int64_t iw, F&& f)
@@ -464,11 +480,11 @@ MT_HOST_DEVICE inline void for_each_window_over(const Window2d& w, int64_t ih, i
     window_rows_over(ih, w.pad_h, w.KH, w.stride_h, w.dil_h, w.OH, oh0, oh1);
     window_rows_over(iw, w.pad_w, w.KW, w.stride_w, w.dil_w, w.OW, ow0, ow1);
     for (int64_t oh = oh0; oh < oh1; ++oh) {
-        const int64_t dh = ih + w.pad_h - oh * w.stride_h;  // = kh * dil_h when a tap lands on ih
-        if (dh % w.dil_h) continue;
+        const int64_t kh = tap_at(ih + w.pad_h - oh * w.stride_h, w.dil_h);  // the row's tap on ih
+        if (kh < 0) continue;
         for (int64_t ow = ow0; ow < ow1; ++ow) {
-            const int64_t dw = iw + w.pad_w - ow * w.stride_w;
-            if (dw % w.dil_w == 0) f(oh * w.OW + ow, dh / w.dil_h * w.KW + dw / w.dil_w);
+            const int64_t kw = tap_at(iw + w.pad_w - ow * w.stride_w, w.dil_w);
+            if (kw >= 0) f(oh * w.OW + ow, kh * w.KW + kw);
         }
     }
 }
