@@ -184,6 +184,8 @@ void index_put16(WriteOp op, bool read, const Tensor& self, const Tensor& values
                  const char* op_name);
 // cuDNN's convolutions (cudnn_conv.cu); null when the build has no cudnn.h or is emulated.
 const ConvLibrary* cudnn_conv_library();
+// cuDNN's recurrent layers (cudnn_rnn.cu); null likewise.
+const RnnLibrary* cudnn_rnn_library();
 
 // Launches kernel<T> for a floating dtype (the op's name in errors), one thread per
 // element of `count`; the arguments may use T. MT_FLOAT16_LAUNCH: the same for a kernel

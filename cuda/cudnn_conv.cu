@@ -12,13 +12,10 @@
 // float16 and bfloat16 tensors go in as they are (tensor cores, float32 sums); float32
 // may use TF32 tensor cores when backends.cudnn.allow_tf32 says so (PyTorch's default).
 //
-// cuDNN is loaded with dlopen at its first use (libcudnn.so.9: the toolkit's, one on
-// LD_LIBRARY_PATH, or the nvidia-cudnn-cu13 wheel's, whose path Python passes in), so
-// minitorch builds, imports and convolves without it: conv.cpp then runs im2col + GEMMs.
-// A case cuDNN does not support (CUDNN_STATUS_NOT_SUPPORTED / BAD_PARAM: bfloat16 on an old
-// GPU, sizes past int32) also returns false and runs im2col; any other failure is an error.
-#include <dlfcn.h>
-
+// cuDNN is loaded at its first use (cudnn.cuh), so minitorch builds, imports and convolves
+// without it: conv.cpp then runs im2col + GEMMs. A case cuDNN does not support
+// (CUDNN_STATUS_NOT_SUPPORTED / BAD_PARAM: bfloat16 on an old GPU, sizes past int32) also
+// returns false and runs im2col; any other failure is an error.
 #include <algorithm>
 #include <array>
 #include <map>
@@ -26,34 +23,15 @@
 #include <string>
 #include <vector>
 
-#include "common.cuh"
-#include "dlopen_first.h"
-
-#if !MT_CUDA_EMULATED && __has_include(<cudnn.h>)
-#define MT_WITH_CUDNN 1
-#include <cudnn.h>
-#else
-#define MT_WITH_CUDNN 0
-#endif
+#include "cudnn.cuh"
 
 namespace minitorch::cuda {
 
 std::shared_ptr<Storage> allocate(size_t nbytes, Device device);  // allocator.cu
 
-namespace {
-std::string g_library_path;  // the wheel's libcudnn.so.9, set by Python ("" otherwise)
-}
-
-void cudnn_set_library_path(const std::string& path) { g_library_path = path; }
-
 #if !MT_WITH_CUDNN
 
-long cudnn_version() { return 0; }
-std::string cudnn_unavailable_reason()
-{
-    return MT_CUDA_EMULATED ? "the emulated CUDA build has no cuDNN (convolutions run im2col + GEMMs)"
-                            : "minitorch was built without cudnn.h (convolutions run im2col + GEMMs)";
-}
+std::string cudnn_unavailable_reason();  // cudnn.cu
 std::array<int64_t, 4> cudnn_forward_output_shape(const Window2d&, int64_t)
 {
     throw std::runtime_error("backends.cudnn: " + cudnn_unavailable_reason());
@@ -64,124 +42,12 @@ const ConvLibrary* cudnn_conv_library() { return nullptr; }
 
 namespace {
 
-// The cuDNN functions minitorch calls, looked up in the library once (their types are
-// taken from cudnn.h, so a signature cannot drift from the header's).
-struct Cudnn {
-    void* lib = nullptr;
-    std::string loaded_from;
-#define MT_CUDNN_FUNCTIONS(X)                                                                           \
-    X(cudnnGetVersion) X(cudnnGetErrorString) X(cudnnCreate) X(cudnnDestroy) X(cudnnSetStream)        \
-    X(cudnnCreateTensorDescriptor) X(cudnnSetTensor4dDescriptor) X(cudnnDestroyTensorDescriptor)        \
-    X(cudnnCreateFilterDescriptor) X(cudnnSetFilter4dDescriptor) X(cudnnDestroyFilterDescriptor)        \
-    X(cudnnCreateConvolutionDescriptor) X(cudnnSetConvolution2dDescriptor)                              \
-    X(cudnnSetConvolutionMathType) X(cudnnSetConvolutionGroupCount) X(cudnnDestroyConvolutionDescriptor) \
-    X(cudnnGetConvolution2dForwardOutputDim)                                                            \
-    X(cudnnGetConvolutionForwardAlgorithm_v7) X(cudnnFindConvolutionForwardAlgorithm)                   \
-    X(cudnnGetConvolutionForwardWorkspaceSize) X(cudnnConvolutionForward)                               \
-    X(cudnnGetConvolutionBackwardDataAlgorithm_v7) X(cudnnFindConvolutionBackwardDataAlgorithm)         \
-    X(cudnnGetConvolutionBackwardDataWorkspaceSize) X(cudnnConvolutionBackwardData)                     \
-    X(cudnnGetConvolutionBackwardFilterAlgorithm_v7) X(cudnnFindConvolutionBackwardFilterAlgorithm)     \
-    X(cudnnGetConvolutionBackwardFilterWorkspaceSize) X(cudnnConvolutionBackwardFilter)
-#define MT_CUDNN_MEMBER(f) decltype(&::f) f = nullptr;
-    MT_CUDNN_FUNCTIONS(MT_CUDNN_MEMBER)
-#undef MT_CUDNN_MEMBER
-};
+using cudnn::data_type;
+using cudnn::to_int;
+using cudnn::Unsupported;
+using Cudnn = cudnn::Library;
 
-std::mutex g_mutex;                // guards loading, the handle and the algorithm cache
-std::string g_unavailable;         // why cuDNN cannot be used ("" while it can)
-bool g_broken = false;             // loaded, but a part of it failed at run time (see check)
-
-// The library, loaded once (null, with g_unavailable saying why, when it cannot be).
-const Cudnn* library()
-{
-    static std::unique_ptr<Cudnn> loaded;
-    static bool tried = false;
-    if (tried) return loaded.get();
-    tried = true;
-    auto c = std::make_unique<Cudnn>();
-    Opened opened = dlopen_first({g_library_path, "libcudnn.so.9"});
-    c->lib = opened.lib;
-    c->loaded_from = opened.name;
-    if (!c->lib) {
-        g_unavailable = "cuDNN 9 was not found (tried " + opened.tried +
-                        "); install it with `pip install nvidia-cudnn-cu13` or put the CUDA toolkit's lib "
-                        "folder on LD_LIBRARY_PATH (convolutions run im2col + GEMMs meanwhile)";
-        return nullptr;
-    }
-#define MT_CUDNN_BIND(f)                                                                          \
-    c->f = reinterpret_cast<decltype(c->f)>(dlsym(c->lib, #f));                                   \
-    if (!c->f) {                                                                                  \
-        g_unavailable = c->loaded_from + " has no " #f " (a cuDNN older than 9?)";                \
-        return nullptr;                                                                           \
-    }
-    MT_CUDNN_FUNCTIONS(MT_CUDNN_BIND)
-#undef MT_CUDNN_BIND
-    loaded = std::move(c);
-    return loaded.get();
-}
-
-// Thrown inside this file for a case cuDNN does not take: the caller returns false.
-struct Unsupported {};
-
-// Statuses that mean "not this case" (the NOT_SUPPORTED and BAD_PARAM categories: a shape,
-// a layout, an unaligned view) fall back to im2col for this call. One of cuDNN's
-// sub-libraries failing to load (a partial wheel, mixed versions) falls back for good,
-// with unavailable_reason() saying why. Anything else is an error.
-void check(const Cudnn& c, cudnnStatus_t status, const char* what)
-{
-    if (status == CUDNN_STATUS_SUCCESS) return;
-    const int category = CUDNN_STATUS_CATEGORY(int(status));
-    if (category == CUDNN_STATUS_NOT_SUPPORTED || category == CUDNN_STATUS_BAD_PARAM) throw Unsupported{};
-    if (status == CUDNN_STATUS_SUBLIBRARY_LOADING_FAILED || status == CUDNN_STATUS_SUBLIBRARY_VERSION_MISMATCH) {
-        g_broken = true;
-        g_unavailable = detail::str(c.loaded_from, ": ", what, " failed: ", c.cudnnGetErrorString(status),
-                                    " (a part of cuDNN did not load; reinstall nvidia-cudnn-cu13)");
-        throw Unsupported{};
-    }
-    throw std::runtime_error(detail::str("cuDNN: ", what, " failed: ", c.cudnnGetErrorString(status), " (status ",
-                                         int(status), ")"));
-}
-
-// One handle for the process, on the stream every minitorch kernel runs on (stream 0).
-// Creating it needs a GPU; when that fails, cuDNN is marked unusable and im2col runs.
-cudnnHandle_t handle(const Cudnn& c)
-{
-    static cudnnHandle_t h = nullptr;
-    static bool tried = false;
-    if (tried) return h;
-    tried = true;
-    cudnnHandle_t made = nullptr;
-    const cudnnStatus_t st = c.cudnnCreate(&made);
-    if (st != CUDNN_STATUS_SUCCESS) {
-        g_unavailable = detail::str("cudnnCreate failed: ", c.cudnnGetErrorString(st));
-        return nullptr;
-    }
-    const cudnnStatus_t set = c.cudnnSetStream(made, cudaStream_t(0));
-    if (set != CUDNN_STATUS_SUCCESS) {
-        g_unavailable = detail::str("cudnnSetStream failed: ", c.cudnnGetErrorString(set));
-        c.cudnnDestroy(made);
-        return nullptr;
-    }
-    h = made;
-    return h;
-}
-
-cudnnDataType_t data_type(DType t)
-{
-    switch (t) {
-        case DType::Float32: return CUDNN_DATA_FLOAT;
-        case DType::Float64: return CUDNN_DATA_DOUBLE;
-        case DType::Float16: return CUDNN_DATA_HALF;
-        case DType::BFloat16: return CUDNN_DATA_BFLOAT16;
-        default: throw Unsupported{};
-    }
-}
-
-int to_int(int64_t v)
-{
-    if (v > INT32_MAX) throw Unsupported{};  // cuDNN's 4-D descriptors take int sizes
-    return int(v);
-}
+constexpr cudnn::Checker<cudnn::Part::Conv> check;  // this file's part of cuDNN
 
 // The three descriptors and the convolution's, destroyed together (RAII).
 struct Descriptors {
@@ -375,10 +241,10 @@ bool run_pass(const Tensor& out, const Tensor& a, const Tensor& b, const Window2
 {
     using Ops = PassOps<P>;
     if (!cudnn_switches().enabled) return false;
-    std::lock_guard<std::mutex> lock(g_mutex);
-    const Cudnn* c = library();
-    if (!c || g_broken) return false;
-    const cudnnHandle_t h = handle(*c);
+    std::lock_guard<std::mutex> lock(cudnn::mutex());
+    const Cudnn* c = cudnn::library();
+    if (!c || cudnn::broken(cudnn::Part::Conv)) return false;
+    const cudnnHandle_t h = cudnn::handle(*c);
     if (!h) return false;
     try {
         const DType dtype = out->dtype;
@@ -447,27 +313,13 @@ bool backward_weight(const Tensor& gw, const Tensor& g, const Tensor& x, const W
 
 }  // namespace
 
-long cudnn_version()
-{
-    std::lock_guard<std::mutex> lock(g_mutex);
-    const Cudnn* c = library();
-    return c && !g_broken ? long(c->cudnnGetVersion()) : 0;
-}
-
-std::string cudnn_unavailable_reason()
-{
-    std::lock_guard<std::mutex> lock(g_mutex);
-    library();
-    return g_unavailable;
-}
-
 // cuDNN's own output size for a convolution (descriptors only: no GPU needed), so tests
 // can check that minitorch describes padding, stride and dilation to it as it means them.
 std::array<int64_t, 4> cudnn_forward_output_shape(const Window2d& win, int64_t O)
 {
-    std::lock_guard<std::mutex> lock(g_mutex);
-    const Cudnn* c = library();
-    if (!c) throw std::runtime_error("backends.cudnn: " + g_unavailable);
+    std::lock_guard<std::mutex> lock(cudnn::mutex());
+    const Cudnn* c = cudnn::library();
+    if (!c) throw std::runtime_error("backends.cudnn: " + cudnn::unavailable(cudnn::Part::Conv));
     try {
         Descriptors d(*c, win, O, DType::Float32);
         int n = 0, ch = 0, h = 0, w = 0;

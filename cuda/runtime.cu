@@ -192,6 +192,7 @@ bool init()
         if (device_count() == 0) return false;
         if (!register_kernels(DeviceType::CUDA, &kernel_table())) return false;
         register_conv_library(DeviceType::CUDA, cudnn_conv_library());
+        register_rnn_library(DeviceType::CUDA, cudnn_rnn_library());
         register_allocator(DeviceType::CUDA, &allocate);
         g_initialized = true;
         return true;

@@ -317,6 +317,34 @@ void bind_functions(py::module_& m)
                              tensor_arg(w_hh, "rnn_layer", "w_hh"), relu, reverse);
         },
         py::arg("xw"), py::arg("h0"), py::arg("w_hh"), py::arg("relu") = false, py::arg("reverse") = false);
+    // One recurrent layer on cuDNN (ops/rnn.cpp's cudnn_rnn_layer): None where the device has
+    // no RNN library or it declines the case; nn.LSTM / GRU / RNN then run their own kernels.
+    m.def(
+        "_cudnn_rnn_layer",
+        [](py::handle x, py::handle hx, py::handle cx, py::sequence weights, const std::string& mode,
+           bool bidirectional) -> py::object {
+            const char* op = "cudnn_rnn_layer";
+            RnnMode m;
+            if (mode == "LSTM") m = RnnMode::Lstm;
+            else if (mode == "GRU") m = RnnMode::Gru;
+            else if (mode == "RNN_TANH") m = RnnMode::RnnTanh;
+            else if (mode == "RNN_RELU") m = RnnMode::RnnRelu;
+            else throw ValueError("cudnn_rnn_layer: expected mode 'LSTM', 'GRU', 'RNN_TANH' or 'RNN_RELU', got '" +
+                                  mode + "'");
+            std::vector<Tensor> ws;
+            for (py::handle w : weights) ws.push_back(tensor_arg(w, op, "weights"));
+            auto out = cudnn_rnn_layer(tensor_arg(x, op, "input"), tensor_arg(hx, op, "hx"),
+                                       cx.is_none() ? Tensor() : tensor_arg(cx, op, "cx"), ws, m, bidirectional);
+            if (!out) return py::none();
+            return py::cast(*out);
+        },
+        py::arg("input"), py::arg("hx"), py::arg("cx"), py::arg("weights"), py::arg("mode"),
+        py::arg("bidirectional") = false);
+    m.def("_has_rnn_library", [](py::handle device) { return rnn_library(device_arg(device)) != nullptr; });
+    // Tests: the reference RnnLibrary on the CPU (on) or no library there (off, the default).
+    m.def("_set_reference_rnn_library", [](bool on) {
+        register_rnn_library(DeviceType::CPU, on ? reference_rnn_library() : nullptr);
+    });
     m.def(
         "_cross_entropy",
         [](py::handle x, py::handle t, int reduction, int64_t ignore_index, py::handle w, double label_smoothing) {

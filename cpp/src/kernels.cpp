@@ -47,10 +47,13 @@ void manual_seed_all_devices(uint64_t seed)
 namespace {
 thread_local bool t_in_conv = false;
 const ConvLibrary* g_conv_libraries[kDeviceTypes] = {};
+const RnnLibrary* g_rnn_libraries[kDeviceTypes] = {};
 }
 
 void register_conv_library(DeviceType type, const ConvLibrary* library) { g_conv_libraries[int(type)] = library; }
 const ConvLibrary* conv_library(Device device) { return g_conv_libraries[int(device.type)]; }
+void register_rnn_library(DeviceType type, const RnnLibrary* library) { g_rnn_libraries[int(type)] = library; }
+const RnnLibrary* rnn_library(Device device) { return g_rnn_libraries[int(device.type)]; }
 CudnnSwitches& cudnn_switches()
 {
     static CudnnSwitches switches;

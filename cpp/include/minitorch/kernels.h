@@ -672,6 +672,44 @@ struct ConvLibrary {
 };
 void register_conv_library(DeviceType type, const ConvLibrary* library);
 const ConvLibrary* conv_library(Device device);  // null: the device has none
+// A device's recurrent-layer library (cuDNN's RNN API on a GPU, cuda/cudnn_rnn.cu; the CPU
+// and the emulator have none). ops/rnn.cpp's cudnn_rnn_layer asks it first and otherwise
+// nn.LSTM / GRU / RNN run minitorch's per-step kernels (lstm_layer, gru_layer, rnn_layer).
+// One call runs one layer over the whole sequence, both directions when bidirectional.
+enum class RnnMode { RnnRelu = 0, RnnTanh = 1, Lstm = 2, Gru = 3 };  // cuDNN's numbering
+struct RnnShape {
+    RnnMode mode = RnnMode::Lstm;
+    bool bidirectional = false;
+    bool bias = true;
+    int64_t T = 0, N = 0, I = 0, H = 0;  // steps, batch, input size, hidden size
+    DType dtype = DType::Float32;
+    int64_t directions() const { return bidirectional ? 2 : 1; }
+    int64_t gates() const { return mode == RnnMode::Lstm ? 4 : mode == RnnMode::Gru ? 3 : 1; }
+};
+// What a forward keeps for its backward (the library's copy of the weights, its reserve space).
+struct RnnSaved {
+    virtual ~RnnSaved() = default;
+};
+struct RnnLibrary {
+    // x (T, N, I), hx / cx (D, N, H) contiguous (cx only for an LSTM); weights per direction
+    // w_ih (G H, I), w_hh (G H, H) and, with bias, b_ih, b_hh (G H), in PyTorch's gate order.
+    // Writes y (T, N, D H), hy and cy (D, N, H) whole; `training` keeps what backward needs.
+    // Null when the library does not take this case (nothing was written).
+    std::shared_ptr<RnnSaved> (*forward)(const RnnShape& s, const Tensor& y, const Tensor& hy, const Tensor& cy,
+                                         const Tensor& x, const Tensor& hx, const Tensor& cx,
+                                         const std::vector<Tensor>& weights, bool training);
+    // Writes dx, dhx, dcx whole from dy, dhy, dcy (contiguous); returns the weights'
+    // gradients in forward's order (views of one buffer), or none when !weights_needed.
+    std::vector<Tensor> (*backward)(const RnnShape& s, RnnSaved& saved, const Tensor& dx, const Tensor& dhx,
+                                    const Tensor& dcx, const Tensor& x, const Tensor& hx, const Tensor& cx,
+                                    const Tensor& y, const Tensor& dy, const Tensor& dhy, const Tensor& dcy,
+                                    bool weights_needed);
+};
+void register_rnn_library(DeviceType type, const RnnLibrary* library);
+const RnnLibrary* rnn_library(Device device);  // null: the device has none
+// The reference RnnLibrary (cpu/rnn_reference.cpp): the same contract kept with minitorch's
+// own layer ops. Registered for the CPU by tests only, so cudnn_rnn_layer runs without a GPU.
+const RnnLibrary* reference_rnn_library();
 // minitorch.backends.cudnn's switches, PyTorch's names and defaults.
 struct CudnnSwitches {
     bool enabled = true;         // use cuDNN where it loads

@@ -225,6 +225,14 @@ std::tuple<Tensor, Tensor> gru_layer(const Tensor& xw, const Tensor& h0, const T
 // A whole Elman RNN layer: xw (T, N, H) = x W_ih^T + b_ih + b_hh, h0 (N, H), w_hh (H, H);
 // h' = tanh (or relu) of xw[t] + h W_hh^T. Returns the outputs (T, N, H) and h_n (N, H).
 std::tuple<Tensor, Tensor> rnn_layer(const Tensor& xw, const Tensor& h0, const Tensor& w_hh, bool relu, bool reverse);
+// One whole layer on the device's recurrent-layer library (kernels.h's RnnLibrary: cuDNN
+// on a GPU), both directions when bidirectional: x (T, N, I), hx and (LSTM only, else null)
+// cx (D, N, H), weights per direction w_ih, w_hh and optionally b_ih, b_hh in PyTorch's
+// shapes and gate order. Returns {y (T, N, D H), h_n (D, N, H)[, c_n]}, or nothing when the
+// device has no such library or it declines the case (the caller runs the layers above).
+std::optional<std::vector<Tensor>> cudnn_rnn_layer(const Tensor& x, const Tensor& hx, const Tensor& cx,
+                                                   const std::vector<Tensor>& weights, RnnMode mode,
+                                                   bool bidirectional);
 // Fused attention (ops/attention.cpp): softmax(query key^T * scale + mask) value over the last
 // two dims, query (..., L, E), key (..., S, E), value (..., S, Ev) of one batch shape; attn_mask
 // null, bool (True = attend) or additive, broadcastable to (..., L, S); never with is_causal.

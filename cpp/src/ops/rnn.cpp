@@ -10,6 +10,9 @@
 //                own, as h' = act(xw + h W_hh^T) is a GEMM that adds into xw's step (the
 //                matmul kernel's accumulate) and one map; its backward is one zip
 //                (_tanh_backward or _threshold_backward) and one accumulating GEMM per step
+//   cudnn_rnn_layer  a whole layer of any of the three, both directions, on the device's
+//                RnnLibrary (cuDNN's RNN API on a GPU, cuda/cudnn_rnn.cu), as PyTorch runs
+//                its RNNs on a GPU; nn's layers try it first and fall back to the ops above
 //
 // Why a whole layer is one op: written step by step, autograd records a matmul node and a
 // cell node per step, and backward then runs, per step, the cell's backward, two GEMMs (dh
@@ -219,6 +222,39 @@ struct RnnLayerBackward : Node {
     void release() override { hs.reset(), w_hh.reset(); }
 };
 
+// The backward of cudnn_rnn_layer is the library's (cuDNN's, cuda/cudnn_rnn.cu):
+// derivative of cudnn_rnn_layer, input x: cudnnRNNBackwardData_v8's dx
+// derivative of cudnn_rnn_layer, input hx: cudnnRNNBackwardData_v8's dhx
+// derivative of cudnn_rnn_layer, input cx: cudnnRNNBackwardData_v8's dcx
+// derivative of cudnn_rnn_layer, input weights: cudnnRNNBackwardWeights_v8, added into a zeroed buffer of cuDNN's weight-space layout (after the data pass); each weight's gradient is a view of it
+struct CudnnRnnBackward : Node {
+    RnnShape shape;
+    const RnnLibrary* library = nullptr;
+    std::shared_ptr<RnnSaved> saved;  // the library's weight space and reserve space
+    Tensor x, hx, cx, y;
+    size_t n_weights = 0;
+    std::string name() const override { return "CudnnRnnBackward0"; }
+    bool supports_double_backward() const override { return false; }
+    std::vector<Tensor> apply(std::vector<Tensor>& grads) override
+    {
+        const Device dev = x->device();
+        const bool lstm = shape.mode == RnnMode::Lstm;
+        Tensor dy = contiguous(grads[0]), dhy = contiguous(grads[1]);
+        Tensor dcy = lstm ? contiguous(grads[2]) : nullptr;
+        Tensor dx = empty(x->shape, x->dtype, dev), dhx = empty(hx->shape, hx->dtype, dev);
+        Tensor dcx = lstm ? empty(cx->shape, cx->dtype, dev) : nullptr;
+        bool weights_needed = false;
+        for (size_t k = 0; k < n_weights; ++k) weights_needed = weights_needed || needs_input_grad(3 + k);
+        std::vector<Tensor> dw =
+            library->backward(shape, *saved, dx, dhx, dcx, x, hx, cx, y, dy, dhy, dcy, weights_needed);
+        std::vector<Tensor> out{needs_input_grad(0) ? dx : nullptr, needs_input_grad(1) ? dhx : nullptr,
+                                lstm && needs_input_grad(2) ? dcx : nullptr};
+        for (size_t k = 0; k < n_weights; ++k) out.push_back(weights_needed && needs_input_grad(3 + k) ? dw[k] : nullptr);
+        return out;
+    }
+    void release() override { saved.reset(), x.reset(), hx.reset(), cx.reset(), y.reset(); }
+};
+
 }  // namespace
 
 std::tuple<Tensor, Tensor> lstm_cell(const Tensor& gates, const Tensor& c_prev)
@@ -382,6 +418,76 @@ std::tuple<Tensor, Tensor> rnn_layer(const Tensor& xw, const Tensor& h0, const T
         autograd::record(node, std::vector<Tensor>{xw, h0, w_hh}, {out, h_n});
     }
     return {out, h_n};
+}
+
+std::optional<std::vector<Tensor>> cudnn_rnn_layer(const Tensor& x, const Tensor& hx, const Tensor& cx,
+                                                   const std::vector<Tensor>& weights, RnnMode mode, bool bidirectional)
+{
+    MT_PROFILE_OP("cudnn_rnn_layer", x, hx, cx);
+    const bool lstm = mode == RnnMode::Lstm;
+    RnnShape s;
+    s.mode = mode;
+    s.bidirectional = bidirectional;
+    const int64_t D = s.directions(), G = s.gates();
+    MT_CHECK(x->dim() == 3 && x->shape[0] > 0, "cudnn_rnn_layer: expected input of shape (T, N, I) with T > 0, got ",
+             x->shape);
+    MT_CHECK(hx->dim() == 3 && hx->shape[0] == D && hx->shape[1] == x->shape[1],
+             "cudnn_rnn_layer: with input of shape ", x->shape, " expected hx of shape (", D, ", ", x->shape[1],
+             ", H), got ", hx->shape);
+    s.T = x->shape[0], s.N = x->shape[1], s.I = x->shape[2], s.H = hx->shape[2], s.dtype = x->dtype;
+    MT_CHECK(lstm == bool(cx) && (!cx || cx->shape == hx->shape), "cudnn_rnn_layer: expected cx ",
+             lstm ? "of hx's shape " : "to be None (only an LSTM has a cell state), ", "got ",
+             cx ? cx->shape : Shape{});
+    MT_CHECK(weights.size() == size_t(2 * D) || weights.size() == size_t(4 * D), "cudnn_rnn_layer: expected ", 2 * D,
+             " or ", 4 * D, " weights (w_ih, w_hh[, b_ih, b_hh] per direction), got ", weights.size());
+    s.bias = weights.size() == size_t(4 * D);
+    const size_t per = s.bias ? 4 : 2;
+    for (size_t k = 0; k < weights.size(); ++k) {
+        const Tensor& w = weights[k];
+        const Shape want = k % per == 0 ? Shape{G * s.H, s.I} : k % per == 1 ? Shape{G * s.H, s.H} : Shape{G * s.H};
+        MT_CHECK(w->shape == want, "cudnn_rnn_layer: expected weight ", k, " of shape ", want, ", got ", w->shape);
+    }
+    std::vector<const Tensor*> all{&x, &hx};
+    if (cx) all.push_back(&cx);
+    for (const Tensor& w : weights) all.push_back(&w);
+    for (const Tensor* t : all) {
+        MT_CHECK_TYPE((*t)->dtype == x->dtype && is_floating(x->dtype),
+                      "cudnn_rnn_layer: expected tensors of one floating dtype, got ", x->dtype, " and ", (*t)->dtype);
+        check_same_device("cudnn_rnn_layer", x, *t);
+    }
+    const Device dev = x->device();
+    const RnnLibrary* library = rnn_library(dev);
+    if (!library || s.N * s.H == 0) return std::nullopt;
+    bool training = false;  // a node to record: cuDNN then keeps its reserve space
+    if (autograd::is_grad_enabled())
+        for (const Tensor* t : all) training = training || (*t)->requires_grad;
+    Tensor xc, hxc, cxc;
+    const Tensor y = empty({s.T, s.N, D * s.H}, s.dtype, dev), hy = empty(hx->shape, s.dtype, dev);
+    const Tensor cy = lstm ? empty(cx->shape, s.dtype, dev) : nullptr;
+    std::shared_ptr<RnnSaved> saved;
+    {
+        autograd::NoGradGuard guard;  // layouts and the library's own copies: the node records the inputs
+        xc = contiguous(x), hxc = contiguous(hx), cxc = cx ? contiguous(cx) : nullptr;
+        saved = library->forward(s, y, hy, cy, xc, hxc, cxc, weights, training);
+    }
+    if (!saved) return std::nullopt;
+    std::vector<Tensor> outputs{y, hy};
+    if (lstm) outputs.push_back(cy);
+    if (training) {
+        auto node = std::make_shared<CudnnRnnBackward>();
+        node->shape = s;
+        node->library = library;
+        node->saved = saved;
+        node->x = autograd::save(*node, xc);
+        node->hx = autograd::save(*node, hxc);
+        node->cx = autograd::save(*node, cxc);
+        node->y = autograd::save(*node, y);
+        node->n_weights = weights.size();
+        std::vector<Tensor> inputs{x, hx, cx};
+        inputs.insert(inputs.end(), weights.begin(), weights.end());
+        autograd::record(node, inputs, outputs);
+    }
+    return outputs;
 }
 
 }  // namespace minitorch

@@ -26,6 +26,7 @@ import warnings
 import minitorch as _mt  # stack / cat, looked up when called
 
 from .. import _C
+from ..amp import autocast_mode as _amp
 from ..ops.creation import zeros
 from . import functional as F
 from . import init
@@ -319,6 +320,12 @@ class RNNBase(Module):
         for layer in range(self.num_layers):
             if layer > 0 and self.dropout > 0 and self.training:
                 x = F.dropout(x, self.dropout, True)
+            done = self._cudnn_layer(x, states, layer, num_directions)
+            if done is not None:
+                x, last = done
+                for k, s in enumerate(last):
+                    finals[k].extend(s[d] for d in range(num_directions))
+                continue
             outs = []
             for d, suffix in enumerate(("", "_reverse")[:num_directions]):
                 idx = layer * num_directions + d
@@ -332,6 +339,30 @@ class RNNBase(Module):
         if unbatched:
             finals = [f.squeeze(1) for f in finals]
         return output, finals
+
+    def _cudnn_layer(self, x, states: list, layer: int, num_directions: int):
+        """The whole layer, both directions, on cuDNN's RNN API (``_C._cudnn_rnn_layer``;
+        cuda/cudnn_rnn.cu), as PyTorch runs RNNs on a GPU: returns (output, [final states as
+        (D, N, hidden)]), or None where cuDNN is off, missing or declines (then the layer runs
+        minitorch's own kernels, ``_direction``)."""
+        if not _C._has_rnn_library(x.device) or not _C._get_cudnn_switch("enabled"):
+            return None
+        weights = []
+        for suffix in ("", "_reverse")[:num_directions]:
+            key = f"l{layer}{suffix}"
+            weights += [getattr(self, f"weight_ih_{key}"), getattr(self, f"weight_hh_{key}")]
+            if self.bias:
+                weights += [getattr(self, f"bias_ih_{key}"), getattr(self, f"bias_hh_{key}")]
+        rows = slice(layer * num_directions, (layer + 1) * num_directions)
+        hc = [s[rows] for s in states]
+        if _amp.is_autocast_enabled("cuda"):  # the layer runs in the autocast dtype, as PyTorch's does
+            dtype = _amp.get_autocast_dtype("cuda")
+            x, hc, weights = (_amp._cast(v, "cuda", dtype) for v in (x, hc, weights))
+        out = _C._cudnn_rnn_layer(x, hc[0], hc[1] if self.mode == "LSTM" else None, weights, self.mode,
+                                  num_directions == 2)
+        if out is None:
+            return None
+        return out[0], out[1:]
 
     def _direction(self, x, states: list, key: str, reverse: bool):
         """One layer in one direction over time-major ``x`` (L, N, in): returns the
