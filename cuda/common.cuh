@@ -9,7 +9,7 @@
 
 #include "api.h"
 #include "emu/cuda_compat.h"
-#include "fast_divisor.cuh"
+#include "minitorch/fast_divisor.h"
 #include "launch_profiler.cuh"  // MT_LAUNCH records launches for minitorch.profiler
 #include "minitorch/elementwise_math.h"
 #include "minitorch/error.h"

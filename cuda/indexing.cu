@@ -23,11 +23,11 @@ namespace {
 // grid-stride. Each thread checks its row's index (the column-0 thread reports a bad one;
 // the whole row gets zeros).
 template <class T>
-__global__ void gather_rows_kernel(const T* in, T* out, const int64_t* index, int64_t n, int64_t row, IndexCheck c,
-                                   IndexFaults faults)
+__global__ void gather_rows_kernel(const T* in, T* out, const int64_t* index, int64_t n, int64_t row, DivideBy by_row,
+                                   IndexCheck c, IndexFaults faults)
 {
     MT_GRID_STRIDE(i, n * row) {
-        const int64_t b = i / row, j = i % row;
+        const int64_t b = by_row(i), j = i - b * row;
         int64_t k;
         if (resolve_index(index[b], c, k)) {
             out[i] = in[k * row + j];
@@ -58,10 +58,10 @@ __device__ __forceinline__ void atomic_add_value(T* place, T v)
 // index_add_ on a GPU: the sum's order, so its last bits, may vary from run to run).
 template <class T>
 __global__ void scatter_add_rows_kernel(const T* in, T* out, const int64_t* index, int64_t n, int64_t row,
-                                        IndexCheck c, IndexFaults faults)
+                                        DivideBy by_row, IndexCheck c, IndexFaults faults)
 {
     MT_GRID_STRIDE(i, n * row) {
-        const int64_t b = i / row, j = i % row;
+        const int64_t b = by_row(i), j = i - b * row;
         int64_t k;
         if (resolve_index(index[b], c, k)) atomicAdd(out + k * row + j, in[i]);
         else if (j == 0) faults.report(c, index[b], b);
@@ -71,9 +71,12 @@ __global__ void scatter_add_rows_kernel(const T* in, T* out, const int64_t* inde
 // Thread mapping: one thread per element of in. Two rows naming one index race, and
 // either may win (as PyTorch's index_copy_ on a GPU).
 template <class T>
-__global__ void put_rows_kernel(const T* in, T* out, const int64_t* index, int64_t n, int64_t row)
+__global__ void put_rows_kernel(const T* in, T* out, const int64_t* index, int64_t n, int64_t row, DivideBy by_row)
 {
-    MT_GRID_STRIDE(i, n * row) { out[index[i / row] * row + i % row] = in[i]; }
+    MT_GRID_STRIDE(i, n * row) {
+        const int64_t b = by_row(i);
+        out[index[b] * row + (i - b * row)] = in[i];
+    }
 }
 
 // Thread mapping: one thread per element of index (= of out), grid-stride; reads one
@@ -120,7 +123,7 @@ template <class T, bool kAdd>
 __global__ void index_put_kernel(T* self, T* values, AdvancedIndexing g, const char* op, IndexFaults faults, bool read)
 {
     MT_GRID_STRIDE(i, g.nb * g.rest_numel) {
-        const int64_t b = i / g.rest_numel, r = i % g.rest_numel;
+        const int64_t b = g.by_rest_numel(i), r = i - b * g.rest_numel;
         int64_t off, v_off;
         g.rest_offsets(r, off, v_off);
         v_off += b * g.value_stride;
@@ -309,7 +312,8 @@ void gather_rows(const Tensor& out, const Tensor& in, const Tensor& index, const
     by_element_size(in, [&](auto unsigned_tag) {
         using T = decltype(unsigned_tag);
         MT_LAUNCH(blocks_for(n * row), kThreads, 0, 0, gather_rows_kernel<T>)(
-            in->data_as<T>(), out->data_as<T>(), index->data_as<int64_t>(), n, row, check, index_faults(check.op));
+            in->data_as<T>(), out->data_as<T>(), index->data_as<int64_t>(), n, row, DivideBy(row, n * row), check,
+            index_faults(check.op));
     });
     MT_CUDA_CHECK_LAUNCH("gather_rows");
 }
@@ -320,7 +324,8 @@ void scatter_add_rows(const Tensor& out, const Tensor& in, const Tensor& index, 
     dispatch_floating(out->dtype, "scatter_add_rows", [&](auto tag) {
         using T = typename decltype(tag)::type;
         MT_LAUNCH(blocks_for(n * row), kThreads, 0, 0, scatter_add_rows_kernel<T>)(
-            in->data_as<T>(), out->data_as<T>(), index->data_as<int64_t>(), n, row, check, index_faults(check.op));
+            in->data_as<T>(), out->data_as<T>(), index->data_as<int64_t>(), n, row, DivideBy(row, n * row), check,
+            index_faults(check.op));
     });
     MT_CUDA_CHECK_LAUNCH("scatter_add_rows");
 }
@@ -330,8 +335,8 @@ void put_rows(const Tensor& out, const Tensor& in, const Tensor& index)
     const int64_t n = index->numel(), row = n ? in->numel() / n : 0;
     by_element_size(in, [&](auto unsigned_tag) {
         using T = decltype(unsigned_tag);
-        MT_LAUNCH(blocks_for(n * row), kThreads, 0, 0, put_rows_kernel<T>)(in->data_as<T>(), out->data_as<T>(),
-                                                                             index->data_as<int64_t>(), n, row);
+        MT_LAUNCH(blocks_for(n * row), kThreads, 0, 0, put_rows_kernel<T>)(
+            in->data_as<T>(), out->data_as<T>(), index->data_as<int64_t>(), n, row, DivideBy(row, n * row));
     });
     MT_CUDA_CHECK_LAUNCH("put_rows");
 }

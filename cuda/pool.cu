@@ -3,41 +3,20 @@
 // written in place, compared and summed in float32 registers (Compute<T>): no staging
 // copies through Widen.
 #include "common.cuh"
-#include "fast_divisor.cuh"
+#include "minitorch/fast_divisor.h"
 
 namespace minitorch::cuda {
 
 namespace {
 
-// A flat index's place, without a 64-bit division per element (fast_divisor.cuh): over the
-// output, plane p and (oh, ow); over the input, plane p and (ih, iw). Made on the host.
-struct Places {
-    DivideBy row, plane;  // by the row's length (OW or W) and the plane's (OH OW or H W)
-    int64_t width, rows;  // OW, OH (or W, H)
-
-    static Places output(const Window2d& w)
-    {
-        const int64_t n = w.N * w.C * w.OH * w.OW;
-        return {DivideBy(w.OW, n), DivideBy(w.OH * w.OW, n), w.OW, w.OH};
-    }
-    static Places input(const Window2d& w)
-    {
-        const int64_t n = w.N * w.C * w.H * w.W;
-        return {DivideBy(w.W, n), DivideBy(w.H * w.W, n), w.W, w.H};
-    }
-    // i -> plane p, row r, column c
-    __host__ __device__ __forceinline__ void of(int64_t i, int64_t& p, int64_t& r, int64_t& c) const
-    {
-        const int64_t q = row(i);
-        p = plane(i);
-        c = i - q * width;
-        r = q - p * rows;
-    }
-};
+// Where a flat index lies (plane, row, column) over the output and over the input, without
+// a 64-bit division per element (PlaneIndex, fast_divisor.h).
+PlaneIndex over_output(const Window2d& w) { return PlaneIndex(w.OW, w.OH, w.N * w.C * w.OH * w.OW); }
+PlaneIndex over_input(const Window2d& w) { return PlaneIndex(w.W, w.H, w.N * w.C * w.H * w.W); }
 
 // Thread mapping: one thread per output element (plane p, oh, ow).
 template <class T>
-__global__ void max_pool_kernel(const T* x, T* y, int64_t* idx, Window2d w, Places at)
+__global__ void max_pool_kernel(const T* x, T* y, int64_t* idx, Window2d w, PlaneIndex at)
 {
     MT_GRID_STRIDE(i, w.N * w.C * w.OH * w.OW) {
         int64_t p, oh, ow;
@@ -53,7 +32,7 @@ __global__ void max_pool_kernel(const T* x, T* y, int64_t* idx, Window2d w, Plac
 // no atomics, and the sum is the same, in the same order, on every run. Every pixel is
 // written (0 where no window picked it), so gx needs no zero fill first.
 template <class T>
-__global__ void max_pool_backward_kernel(const T* g, const int64_t* idx, T* gx, Window2d w, Places at)
+__global__ void max_pool_backward_kernel(const T* g, const int64_t* idx, T* gx, Window2d w, PlaneIndex at)
 {
     MT_GRID_STRIDE(i, w.N * w.C * w.H * w.W) {
         int64_t p, ih, iw;
@@ -71,7 +50,7 @@ __global__ void max_pool_backward_kernel(const T* g, const int64_t* idx, T* gx, 
 
 // Thread mapping: one thread per output element (plane p, oh, ow).
 template <class T>
-__global__ void avg_pool_kernel(const T* x, T* y, Window2d w, Places at)
+__global__ void avg_pool_kernel(const T* x, T* y, Window2d w, PlaneIndex at)
 {
     MT_GRID_STRIDE(i, w.N * w.C * w.OH * w.OW) {
         int64_t p, oh, ow;
@@ -84,7 +63,7 @@ __global__ void avg_pool_kernel(const T* x, T* y, Window2d w, Places at)
 // Thread mapping: one thread per INPUT pixel (plane p, ih, iw), as max_pool_backward_kernel:
 // each window that covers it hands it g / the window's size.
 template <class T>
-__global__ void avg_pool_backward_kernel(const T* g, T* gx, Window2d w, Places at, DivideBy by_ow)
+__global__ void avg_pool_backward_kernel(const T* g, T* gx, Window2d w, PlaneIndex at, DivideBy by_ow)
 {
     MT_GRID_STRIDE(i, w.N * w.C * w.H * w.W) {
         int64_t p, ih, iw;
@@ -106,25 +85,25 @@ __global__ void avg_pool_backward_kernel(const T* g, T* gx, Window2d w, Places a
 void max_pool2d(const Tensor& out, const Tensor& indices, const Tensor& x, const Window2d& w)
 {
     MT_FLOAT16_LAUNCH(x->dtype, "max_pool2d", out->numel(), max_pool_kernel, x->data_as<T>(), out->data_as<T>(),
-                      indices->data_as<int64_t>(), w, Places::output(w));
+                      indices->data_as<int64_t>(), w, over_output(w));
 }
 
 void max_pool2d_backward(const Tensor& gx, const Tensor& g, const Tensor& indices, const Window2d& w)
 {
     MT_FLOAT16_LAUNCH(gx->dtype, "max_pool2d_backward", gx->numel(), max_pool_backward_kernel, g->data_as<T>(),
-                      indices->data_as<int64_t>(), gx->data_as<T>(), w, Places::input(w));
+                      indices->data_as<int64_t>(), gx->data_as<T>(), w, over_input(w));
 }
 
 void avg_pool2d(const Tensor& out, const Tensor& x, const Window2d& w)
 {
     MT_FLOAT16_LAUNCH(x->dtype, "avg_pool2d", out->numel(), avg_pool_kernel, x->data_as<T>(), out->data_as<T>(), w,
-                      Places::output(w));
+                      over_output(w));
 }
 
 void avg_pool2d_backward(const Tensor& gx, const Tensor& g, const Window2d& w)
 {
     MT_FLOAT16_LAUNCH(gx->dtype, "avg_pool2d_backward", gx->numel(), avg_pool_backward_kernel, g->data_as<T>(),
-                      gx->data_as<T>(), w, Places::input(w), DivideBy(w.OW, w.OH * w.OW));
+                      gx->data_as<T>(), w, over_input(w), DivideBy(w.OW, w.OH * w.OW));
 }
 
 }  // namespace minitorch::cuda

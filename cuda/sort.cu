@@ -135,10 +135,11 @@ __global__ void bitonic_sort_kernel(const T* in, T* values, I* indices, int64_t 
 // sign bit set would otherwise come below -inf, and -0.0 before an equal +0.0 that comes
 // earlier in the line (the stable sort keeps equal values in their order).
 template <class T>
-__global__ void stage_lines_kernel(const T* in, T* keys, int64_t lines, int64_t len, int64_t inner)
+__global__ void stage_lines_kernel(const T* in, T* keys, int64_t lines, int64_t len, int64_t inner, DivideBy by_len,
+                                   DivideBy by_inner)
 {
     MT_GRID_STRIDE(e, lines * len) {
-        const int64_t line = e / len, r = e % len, o = line / inner, i = line % inner;
+        const int64_t line = by_len(e), r = e - line * len, o = by_inner(line), i = line - o * inner;
         const T v = in[(o * len + r) * inner + i];
         if constexpr (std::is_floating_point<T>::value) keys[e] = is_nan(v) ? T(NAN) : (v == T(0) ? T(0) : v);
         else keys[e] = v;
@@ -186,11 +187,12 @@ __global__ void merge_pass_kernel(const T* keys, const Place* places, T* keys_ou
 // line are written (topk): e = (line, r) with r < out_len.
 template <class T>
 __global__ void write_lines_kernel(const T* in, const Place* places, T* values, int64_t* indices, int64_t lines,
-                                   int64_t len, int64_t out_len, int64_t inner)
+                                   int64_t len, int64_t out_len, int64_t inner, DivideBy by_out_len, DivideBy by_inner,
+                                   DivideBy by_len)
 {
     MT_GRID_STRIDE(e, lines * out_len) {
-        const int64_t line = e / out_len, r = e % out_len, o = line / inner, i = line % inner;
-        const int64_t place = places[line * len + r] % len;
+        const int64_t line = by_out_len(e), r = e - line * out_len, o = by_inner(line), i = line - o * inner;
+        const int64_t at = places[line * len + r], place = at - by_len(at) * len;
         values[(o * out_len + r) * inner + i] = in[(o * len + place) * inner + i];
         indices[(o * out_len + r) * inner + i] = place;
     }
@@ -247,9 +249,9 @@ bool merge_sort_forced()
 
 // Thread mapping: one thread per element j of the copy sorted by value: line[j] = the line
 // the element came from (its place in the copy is places[j] = line * len + r).
-__global__ void line_of_kernel(const Place* places, uint32_t* line, int64_t n, int64_t len)
+__global__ void line_of_kernel(const Place* places, uint32_t* line, int64_t n, DivideBy by_len)
 {
-    MT_GRID_STRIDE(j, n) line[j] = uint32_t(places[j] / len);
+    MT_GRID_STRIDE(j, n) line[j] = uint32_t(by_len(places[j]));
 }
 
 // DeviceRadixSort: keys (and the places with them) into keys_out, places_out, ascending or
@@ -298,7 +300,7 @@ void cub_sort_lines(Tensor& keys, Tensor& places, int64_t lines, int64_t len, bo
     if (lines == 1) return;
     Tensor line = empty({n}, DType::Int32, dev), line_sorted = empty({n}, DType::Int32, dev);
     MT_LAUNCH(blocks_for(n), kThreads, 0, 0, line_of_kernel)(places->data_as<Place>(), line->data_as<uint32_t>(), n,
-                                                               len);
+                                                               DivideBy(len, n));
     MT_CUDA_CHECK_LAUNCH("sort");
     int line_bits = 1;
     while ((int64_t(1) << line_bits) < lines) ++line_bits;
@@ -340,13 +342,13 @@ void sort_long_lines(const Tensor& values, const Tensor& indices, const Tensor& 
              ") elements on CUDA, got ", len);
     Tensor keys = empty({lines, len}, in->dtype, dev), places = empty({lines, len}, DType::Int32, dev);
     MT_LAUNCH(blocks_for(lines * len), kThreads, 0, 0, stage_lines_kernel<T>)(
-        in->data_as<T>(), keys->data_as<T>(), lines, len, inner);
+        in->data_as<T>(), keys->data_as<T>(), lines, len, inner, DivideBy(len, lines * len), DivideBy(inner, lines));
     MT_CUDA_CHECK_LAUNCH("sort");
     if (!sorted_by_cub<T>(keys, places, lines, len, descending))
         merge_sort_lines<T>(keys, places, lines, len, descending);
     MT_LAUNCH(blocks_for(lines * out_len), kThreads, 0, 0, write_lines_kernel<T>)(
         in->data_as<T>(), places->data_as<Place>(), values->data_as<T>(), indices->data_as<int64_t>(), lines, len,
-        out_len, inner);
+        out_len, inner, DivideBy(out_len, lines * out_len), DivideBy(inner, lines), DivideBy(len, lines * len));
     MT_CUDA_CHECK_LAUNCH("sort");
 }
 

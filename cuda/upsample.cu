@@ -14,11 +14,12 @@ namespace {
 // and column's taps (a few flops: cheaper than reading tables) and blends rows first, then
 // columns, as the CPU kernel and the composed path do.
 template <class T>
-__global__ void upsample_kernel(const T* x, T* y, Upsample2d s)
+__global__ void upsample_kernel(const T* x, T* y, Upsample2d s, PlaneIndex at)
 {
     using A = Compute<T>;
     MT_GRID_STRIDE(i, s.N * s.C * s.OH * s.OW) {
-        const int64_t ow = i % s.OW, oh = (i / s.OW) % s.OH, p = i / (s.OW * s.OH);
+        int64_t p, oh, ow;
+        at.of(i, p, oh, ow);
         const UpsampleTaps<A> th = upsample_taps<A>(s.mode, s.H, s.OH, s.align_corners, s.scale_h, oh);
         const UpsampleTaps<A> tw = upsample_taps<A>(s.mode, s.W, s.OW, s.align_corners, s.scale_w, ow);
         const T* plane = x + p * s.H * s.W;
@@ -38,11 +39,12 @@ __global__ void upsample_kernel(const T* x, T* y, Upsample2d s)
 // write one place: no atomics, the same sum on every run, and no zero fill first (grad_in
 // is written).
 template <class T>
-__global__ void upsample_backward_kernel(const T* g, T* gx, Upsample2d s)
+__global__ void upsample_backward_kernel(const T* g, T* gx, Upsample2d s, PlaneIndex at)
 {
     using A = Compute<T>;
     MT_GRID_STRIDE(i, s.N * s.C * s.H * s.W) {
-        const int64_t iw = i % s.W, ih = (i / s.W) % s.H, p = i / (s.W * s.H);
+        int64_t p, ih, iw;
+        at.of(i, p, ih, iw);
         int64_t oh0, oh1, ow0, ow1;
         upsample_outputs_reading<A>(s.mode, s.H, s.OH, s.align_corners, s.scale_h, ih, oh0, oh1);
         upsample_outputs_reading<A>(s.mode, s.W, s.OW, s.align_corners, s.scale_w, iw, ow0, ow1);
@@ -66,13 +68,14 @@ __global__ void upsample_backward_kernel(const T* g, T* gx, Upsample2d s)
 
 void upsample2d(const Tensor& out, const Tensor& x, const Upsample2d& s)
 {
-    MT_FLOAT16_LAUNCH(x->dtype, "upsample2d", out->numel(), upsample_kernel, x->data_as<T>(), out->data_as<T>(), s);
+    MT_FLOAT16_LAUNCH(x->dtype, "upsample2d", out->numel(), upsample_kernel, x->data_as<T>(), out->data_as<T>(), s,
+                      PlaneIndex(s.OW, s.OH, s.N * s.C * s.OH * s.OW));
 }
 
 void upsample2d_backward(const Tensor& gx, const Tensor& g, const Upsample2d& s)
 {
     MT_FLOAT16_LAUNCH(gx->dtype, "upsample2d_backward", gx->numel(), upsample_backward_kernel, g->data_as<T>(),
-                      gx->data_as<T>(), s);
+                      gx->data_as<T>(), s, PlaneIndex(s.W, s.H, s.N * s.C * s.H * s.W));
 }
 
 }  // namespace minitorch::cuda

@@ -1,5 +1,5 @@
 """Strided<N> (cuda/common.cuh) turns a flat index into byte offsets; below 2^31 elements it
-divides by each dim's size with FastDivisor (cuda/fast_divisor.cuh: a multiply-high and a
+divides by each dim's size with FastDivisor (minitorch/fast_divisor.h: a multiply-high and a
 shift). Broadcast and strided elementwise ops on the emulated device, with dims of awkward
 sizes (primes, powers of two and their neighbours, 1), must equal the CPU's answers.
 """

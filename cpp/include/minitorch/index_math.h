@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "minitorch/elementwise_math.h"  // MT_HOST_DEVICE, resolve_index
+#include "minitorch/fast_divisor.h"
 #include "minitorch/kernels.h"
 
 namespace minitorch {
@@ -20,13 +21,15 @@ struct DimIndexing {
     int64_t self_stride[kMaxDims] = {};   // the indexed tensor (0 along dim: added from the index)
     int64_t other_stride[kMaxDims] = {};
     int64_t index_stride[kMaxDims] = {};
+    DivideBy by[kMaxDims];  // by each dim's size (fast_divisor.h: no 64-bit division per element)
 
+    // Element i's coordinates, innermost first; the outermost is what is left of i.
     MT_HOST_DEVICE void offsets(int64_t i, int64_t& self, int64_t& other, int64_t& index) const
     {
         self = other = index = 0;
         for (int d = ndim - 1; d >= 0; --d) {
-            const int64_t c = i % shape[d];
-            i /= shape[d];
+            const int64_t q = d > 0 ? by[d](i) : 0, c = i - q * shape[d];
+            i = q;
             self += c * self_stride[d];
             other += c * other_stride[d];
             index += c * index_stride[d];
@@ -47,6 +50,7 @@ inline DimIndexing dim_indexing(const Tensor& self, const Tensor& other, const T
         g.self_stride[d] = d == dim ? 0 : self->strides[size_t(d)];
         g.other_stride[d] = other->strides[size_t(d)];
         g.index_stride[d] = index->strides[size_t(d)];
+        g.by[d] = DivideBy(g.shape[d], g.numel);
     }
     return g;
 }
@@ -66,6 +70,8 @@ struct AdvancedIndexing {
     const int64_t* row[kMaxDims] = {};
     int64_t step[kMaxDims] = {};
     int64_t rest_shape[kMaxDims] = {}, rest_stride[kMaxDims] = {}, value_rest_stride[kMaxDims] = {};
+    DivideBy by_rest[kMaxDims];  // by each rest dim's size
+    DivideBy by_rest_numel;      // a flat element (b, r) of values -> b
 
     MT_HOST_DEVICE int64_t index(int j, int64_t b) const { return row[j][b * step[j]]; }
 
@@ -74,10 +80,10 @@ struct AdvancedIndexing {
     {
         self_off = value_off = 0;
         for (int d = rest_ndim - 1; d >= 0; --d) {
-            const int64_t i = r % rest_shape[d];
+            const int64_t q = d > 0 ? by_rest[d](r) : 0, i = r - q * rest_shape[d];
             self_off += i * rest_stride[d];
             value_off += i * value_rest_stride[d];
-            r /= rest_shape[d];
+            r = q;
         }
     }
 };
@@ -102,6 +108,8 @@ inline AdvancedIndexing advanced_indexing(const Tensor& self, const Tensor& valu
         g.value_rest_stride[d] = values->strides[size_t(1 + d)];
         g.rest_numel *= g.rest_shape[d];
     }
+    for (int d = 0; d < g.rest_ndim; ++d) g.by_rest[d] = DivideBy(g.rest_shape[d], g.rest_numel);
+    g.by_rest_numel = DivideBy(g.rest_numel, g.nb * g.rest_numel);
     return g;
 }
 
