@@ -40,11 +40,12 @@ long host_waits();              // times the host waited for the GPU (copies to 
 std::array<uint64_t, 2> rng_state();
 void set_rng_state(uint64_t seed, uint64_t offset);
 
-// cuDNN (cudnn_conv.cu), loaded with dlopen at its first use. library_path: the
+// cuDNN (cudnn.cu), loaded with dlopen at its first use. library_path: the
 // nvidia-cudnn-cu13 wheel's libcudnn.so.9, tried first ("" for none).
 void cudnn_set_library_path(const std::string& path);
 long cudnn_version();                     // e.g. 91900 for 9.19.0; 0 when it cannot be loaded
 std::string cudnn_unavailable_reason();   // "" while cuDNN can be used
+std::string cudnn_rnn_unavailable_reason();  // the same for its RNN API (cudnn_rnn.cu)
 // cuDNN's output shape (N, O, OH, OW) for a convolution of that geometry (no GPU needed).
 std::array<int64_t, 4> cudnn_forward_output_shape(const Window2d& w, int64_t out_channels);
 

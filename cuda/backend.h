@@ -72,6 +72,7 @@ struct CudaBackend {
     void (*cudnn_set_library_path)(const std::string&);
     long (*cudnn_version)();
     std::string (*cudnn_unavailable_reason)();
+    std::string (*cudnn_rnn_unavailable_reason)();
     std::array<int64_t, 4> (*cudnn_forward_output_shape)(const Window2d&, int64_t);
     void (*set_matmul_impl)(CudaMatmulImpl);
     CudaMatmulImpl (*matmul_impl)();

@@ -24,6 +24,11 @@ std::string cudnn_unavailable_reason()
     return MT_CUDA_EMULATED ? "the emulated CUDA build has no cuDNN (convolutions run im2col + GEMMs)"
                             : "minitorch was built without cudnn.h (convolutions run im2col + GEMMs)";
 }
+std::string cudnn_rnn_unavailable_reason()
+{
+    return MT_CUDA_EMULATED ? "the emulated CUDA build has no cuDNN (recurrent layers run minitorch's kernels)"
+                            : "minitorch was built without cudnn.h (recurrent layers run minitorch's kernels)";
+}
 
 #else
 
@@ -156,6 +161,13 @@ std::string cudnn_unavailable_reason()
     std::lock_guard<std::mutex> lock(cudnn::mutex());
     cudnn::library();
     return cudnn::unavailable(cudnn::Part::Conv);
+}
+
+std::string cudnn_rnn_unavailable_reason()
+{
+    std::lock_guard<std::mutex> lock(cudnn::mutex());
+    cudnn::library();
+    return cudnn::unavailable(cudnn::Part::Rnn);
 }
 
 #endif  // MT_WITH_CUDNN

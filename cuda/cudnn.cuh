@@ -27,8 +27,7 @@ namespace minitorch::cuda::cudnn {
 
 #define MT_CUDNN_FUNCTIONS(X)                                                                           \
     X(cudnnGetVersion) X(cudnnGetErrorString) X(cudnnCreate) X(cudnnDestroy) X(cudnnSetStream)        \
-    X(cudnnCreateTensorDescriptor) X(cudnnSetTensor4dDescriptor) X(cudnnSetTensorNdDescriptor)          \
-    X(cudnnDestroyTensorDescriptor)                                                                     \
+    X(cudnnCreateTensorDescriptor) X(cudnnSetTensor4dDescriptor) X(cudnnDestroyTensorDescriptor)        \
     X(cudnnCreateFilterDescriptor) X(cudnnSetFilter4dDescriptor) X(cudnnDestroyFilterDescriptor)        \
     X(cudnnCreateConvolutionDescriptor) X(cudnnSetConvolution2dDescriptor)                              \
     X(cudnnSetConvolutionMathType) X(cudnnSetConvolutionGroupCount) X(cudnnDestroyConvolutionDescriptor) \
@@ -43,6 +42,7 @@ namespace minitorch::cuda::cudnn {
 // The RNN API's functions (cuDNN's "adv" part), looked up apart: a library without them
 // still convolves, and the recurrent layers run minitorch's own kernels.
 #define MT_CUDNN_RNN_FUNCTIONS(X)                                                                  \
+    X(cudnnSetTensorNdDescriptor)                                                                  \
     X(cudnnCreateDropoutDescriptor) X(cudnnSetDropoutDescriptor) X(cudnnDestroyDropoutDescriptor)  \
     X(cudnnCreateRNNDescriptor) X(cudnnSetRNNDescriptor_v8) X(cudnnDestroyRNNDescriptor)           \
     X(cudnnCreateRNNDataDescriptor) X(cudnnSetRNNDataDescriptor) X(cudnnDestroyRNNDataDescriptor)  \

@@ -225,6 +225,7 @@ const CudaBackend& backend()
         b.cudnn_set_library_path = &cudnn_set_library_path;
         b.cudnn_version = &cudnn_version;
         b.cudnn_unavailable_reason = &cudnn_unavailable_reason;
+        b.cudnn_rnn_unavailable_reason = &cudnn_rnn_unavailable_reason;
         b.cudnn_forward_output_shape = &cudnn_forward_output_shape;
         b.set_matmul_impl = &set_matmul_impl;
         b.matmul_impl = &matmul_impl;

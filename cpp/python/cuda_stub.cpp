@@ -207,6 +207,11 @@ void bind_cuda(py::module_& m)
     m.def("_cudnn_unavailable_reason", [] {
         return active() ? active()->cudnn_unavailable_reason() : std::string("minitorch was built without the GPU backend");
     });
+    // Why nn.LSTM / GRU / RNN do not run on cuDNN's RNN API ("" while they can).
+    m.def("_cudnn_rnn_unavailable_reason", [] {
+        return active() ? active()->cudnn_rnn_unavailable_reason()
+                        : std::string("minitorch was built without the GPU backend");
+    });
     m.def("_cudnn_output_shape", [](std::array<int64_t, 4> x_shape, std::array<int64_t, 4> w_shape,
                                     std::array<int64_t, 2> stride, std::array<int64_t, 2> pad,
                                     std::array<int64_t, 2> dil) {

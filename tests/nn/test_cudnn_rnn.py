@@ -22,8 +22,8 @@ from minitorch.profiler import ProfilerActivity, profile
 
 GPU_BUILD = minitorch.cuda.is_compiled() and not minitorch.cuda.is_emulated()
 REAL_GPU = GPU_BUILD and minitorch.cuda.is_available()
-on_cudnn = pytest.mark.skipif(not (REAL_GPU and backends.cudnn.is_available()),
-                              reason="needs a GPU and cuDNN (the emulator has no cuDNN)")
+on_cudnn = pytest.mark.skipif(not (REAL_GPU and _C._cudnn_rnn_unavailable_reason() == ""),
+                              reason="needs a GPU and cuDNN's RNN API (the emulator has no cuDNN)")
 
 MODULES = {
     "LSTM": lambda *a, **k: nn.LSTM(*a, **k),
@@ -247,3 +247,34 @@ def test_16_bit_and_autocast_close_to_float32(dtype):
     np.testing.assert_allclose(got.float().cpu().numpy(), want.cpu().numpy(), atol=3e-2)
     got.float().sum().backward()
     assert all(p.grad is not None for p in m.parameters())
+
+
+def test_backward_twice_with_retain_graph_and_an_in_place_weight_change(reference_library):
+    m, x, states = _case("GRU", True, True, layers=1)
+    out, h = m(x, states[0])
+    assert out.grad_fn.name() == "CudnnRnnBackward0"
+    out.sum().backward(retain_graph=True)
+    first = m.weight_hh_l0.grad.numpy().copy()
+    out.sum().backward()
+    np.testing.assert_allclose(m.weight_hh_l0.grad.numpy(), 2 * first, rtol=1e-12)
+    # A weight changed in place between forward and backward is reported, as on the layers' own path.
+    out, h = m(x, states[0])
+    with minitorch.no_grad():
+        m.weight_hh_l0_reverse.mul_(2)
+    with pytest.raises(RuntimeError, match="modified by an inplace operation"):
+        out.sum().backward()
+
+
+def test_a_layer_with_steps_of_its_own_keeps_them(reference_library):
+    # The dynamic quantized LSTM runs nn.LSTM's checks with its own (quantized) steps: the
+    # library must not run the float weights in their place.
+    import minitorch.ao.quantization as tq
+    minitorch.manual_seed(0)
+    q = tq.quantize_dynamic(nn.Sequential(nn.LSTM(4, 6, num_layers=2, bidirectional=True)), {nn.LSTM})
+    x = minitorch.randn(5, 3, 4)
+    got, (h, c) = q(x)
+    _C._set_reference_rnn_library(False)
+    want, (h2, c2) = q(x)
+    for a, b in ((got, want), (h, h2), (c, c2)):
+        np.testing.assert_array_equal(a.numpy(), b.numpy())
+    assert got.grad_fn is None or got.grad_fn.name() != "CudnnRnnBackward0"

@@ -94,7 +94,9 @@ std::vector<Tensor> backward(const RnnShape& s, RnnSaved& base, const Tensor& dx
     std::vector<Tensor> inputs;
     for (const Tensor& t : saved.leaves)
         if (t) inputs.push_back(t);
-    std::vector<Tensor> g = autograd::run_backward(roots, grads, false, &inputs, true);
+    // retain_graph: the outer node may run twice (backward(retain_graph=True)), as cuDNN's can;
+    // the inner graph goes when the node releases its saved state.
+    std::vector<Tensor> g = autograd::run_backward(roots, grads, true, &inputs, true);
     size_t k = 0;
     auto write = [&](const Tensor& dst) {  // the next gradient into dst (zeros when unused)
         const Tensor& src = g[k++];

@@ -232,6 +232,8 @@ struct CudnnRnnBackward : Node {
     const RnnLibrary* library = nullptr;
     std::shared_ptr<RnnSaved> saved;  // the library's weight space and reserve space
     Tensor x, hx, cx, y;
+    std::vector<Tensor> weights;  // not read (the library keeps its copy): saved so that an
+                                  // in-place change before backward is reported, as elsewhere
     size_t n_weights = 0;
     std::string name() const override { return "CudnnRnnBackward0"; }
     bool supports_double_backward() const override { return false; }
@@ -252,7 +254,7 @@ struct CudnnRnnBackward : Node {
         for (size_t k = 0; k < n_weights; ++k) out.push_back(weights_needed && needs_input_grad(3 + k) ? dw[k] : nullptr);
         return out;
     }
-    void release() override { saved.reset(), x.reset(), hx.reset(), cx.reset(), y.reset(); }
+    void release() override { saved.reset(), x.reset(), hx.reset(), cx.reset(), y.reset(), weights.clear(); }
 };
 
 }  // namespace
@@ -436,7 +438,7 @@ std::optional<std::vector<Tensor>> cudnn_rnn_layer(const Tensor& x, const Tensor
              ", H), got ", hx->shape);
     s.T = x->shape[0], s.N = x->shape[1], s.I = x->shape[2], s.H = hx->shape[2], s.dtype = x->dtype;
     MT_CHECK(lstm == bool(cx) && (!cx || cx->shape == hx->shape), "cudnn_rnn_layer: expected cx ",
-             lstm ? "of hx's shape " : "to be None (only an LSTM has a cell state), ", "got ",
+             lstm ? "of hx's shape, " : "to be None (only an LSTM has a cell state), ", "got ",
              cx ? cx->shape : Shape{});
     MT_CHECK(weights.size() == size_t(2 * D) || weights.size() == size_t(4 * D), "cudnn_rnn_layer: expected ", 2 * D,
              " or ", 4 * D, " weights (w_ih, w_hh[, b_ih, b_hh] per direction), got ", weights.size());
@@ -483,6 +485,7 @@ std::optional<std::vector<Tensor>> cudnn_rnn_layer(const Tensor& x, const Tensor
         node->cx = autograd::save(*node, cxc);
         node->y = autograd::save(*node, y);
         node->n_weights = weights.size();
+        for (const Tensor& w : weights) node->weights.push_back(autograd::save(*node, w));
         std::vector<Tensor> inputs{x, hx, cx};
         inputs.insert(inputs.end(), weights.begin(), weights.end());
         autograd::record(node, inputs, outputs);

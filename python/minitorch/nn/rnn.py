@@ -347,6 +347,8 @@ class RNNBase(Module):
         minitorch's own kernels, ``_direction``)."""
         if not _C._has_rnn_library(x.device) or not _C._get_cudnn_switch("enabled"):
             return None
+        if "_direction" in self.__dict__ or type(self)._direction is not RNNBase._direction:
+            return None  # a layer with steps of its own (the dynamic quantized LSTM's) runs them
         weights = []
         for suffix in ("", "_reverse")[:num_directions]:
             key = f"l{layer}{suffix}"
@@ -355,9 +357,10 @@ class RNNBase(Module):
                 weights += [getattr(self, f"bias_ih_{key}"), getattr(self, f"bias_hh_{key}")]
         rows = slice(layer * num_directions, (layer + 1) * num_directions)
         hc = [s[rows] for s in states]
-        if _amp.is_autocast_enabled("cuda"):  # the layer runs in the autocast dtype, as PyTorch's does
-            dtype = _amp.get_autocast_dtype("cuda")
-            x, hc, weights = (_amp._cast(v, "cuda", dtype) for v in (x, hc, weights))
+        device_type = x.device.type
+        if _amp.is_autocast_enabled(device_type):  # the layer runs in the autocast dtype, as PyTorch's does
+            dtype = _amp.get_autocast_dtype(device_type)
+            x, hc, weights = (_amp._cast(v, device_type, dtype) for v in (x, hc, weights))
         out = _C._cudnn_rnn_layer(x, hc[0], hc[1] if self.mode == "LSTM" else None, weights, self.mode,
                                   num_directions == 2)
         if out is None:
