@@ -61,6 +61,12 @@ struct Layout {
 using LayoutKey = std::array<int64_t, 7>;  // the RnnShape without T, N; the TF32 switch
 std::map<LayoutKey, Layout> g_layouts;
 
+// A parameter's place in a buffer of the weight space's layout (the weights or their gradients).
+Tensor slot(const Tensor& space, const Shape& shape, int64_t offset)
+{
+    return as_strided(space, shape, contiguous_strides(shape), offset);
+}
+
 // What a forward keeps for its backward.
 struct Saved : RnnSaved {
     Tensor weights;                 // the weight space, 1-D of the layer's dtype
@@ -214,8 +220,7 @@ std::shared_ptr<RnnSaved> forward(const RnnShape& s, const Tensor& y, const Tens
         for (size_t k = 0; k < weights.size(); ++k) {  // one copy per parameter (see the top)
             const Shape& shape = weights[k]->shape;
             saved->shapes.push_back(shape);
-            const Strides strides = shape.size() == 2 ? Strides{shape[1], 1} : Strides{1};
-            copy_(as_strided(saved->weights, shape, strides, layout.offsets[k]), weights[k]);
+            copy_(slot(saved->weights, shape, layout.offsets[k]), weights[k]);
         }
         saved->seq_lengths = full({s.N}, Scalar(int64_t(s.T)), DType::Int32, dev);
         const cudnnForwardMode_t mode = training ? CUDNN_FWD_MODE_TRAINING : CUDNN_FWD_MODE_INFERENCE;
@@ -288,9 +293,7 @@ std::vector<Tensor> backward(const RnnShape& s, RnnSaved& base, const Tensor& dx
         }
         std::vector<Tensor> grads;
         for (size_t k = 0; k < saved.shapes.size(); ++k) {
-            const Shape& shape = saved.shapes[k];
-            const Strides strides = shape.size() == 2 ? Strides{shape[1], 1} : Strides{1};
-            grads.push_back(as_strided(dw, shape, strides, saved.offsets[k]));
+            grads.push_back(slot(dw, saved.shapes[k], saved.offsets[k]));
         }
         return grads;
     } catch (const Unsupported&) {

@@ -115,8 +115,7 @@ std::vector<Tensor> backward(const RnnShape& s, RnnSaved& base, const Tensor& dx
     int64_t offset = 0;
     for (size_t i = k; i < inputs.size(); ++i) {
         const Shape& shape = inputs[i]->shape;
-        const Strides strides = shape.size() == 2 ? Strides{shape[1], 1} : Strides{1};
-        Tensor view = as_strided(flat, shape, strides, offset);
+        Tensor view = as_strided(flat, shape, contiguous_strides(shape), offset);
         if (g[i]) copy_(view, g[i]);
         out.push_back(view);
         offset += inputs[i]->numel();
