@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 import minitorch
-from conftest import to_numpy as _to_numpy
+from conftest import CUDA_SKIP_REASON, to_numpy as _to_numpy
 from minitorch.ops.inplace import INPLACE_OPS
 
 DTYPES = [minitorch.float32, minitorch.float64, minitorch.float16, minitorch.bfloat16, minitorch.int64, minitorch.bool]
@@ -155,7 +155,7 @@ def test_a_graders_replacement_method_is_what_the_in_place_form_runs(monkeypatch
     assert calls == [1] and x.tolist() == [0.0, 1.0]
 
 
-@pytest.mark.skipif(not minitorch.cuda.is_available(), reason="needs CUDA or the emulator")
+@pytest.mark.skipif(not minitorch.cuda.is_available(), reason=CUDA_SKIP_REASON)
 def test_unary_forms_launch_one_kernel_on_cuda():
     from minitorch.profiler import ProfilerActivity, profile
     x = minitorch.randn(8, 6, device="cuda")

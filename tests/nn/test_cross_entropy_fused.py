@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from conftest import DEVICES, to_numpy
+from conftest import CUDA_SKIP_REASON, DEVICES, to_numpy
 
 import minitorch
 from minitorch import autograd
@@ -117,7 +117,7 @@ def test_bad_weight_and_smoothing_raise():
 
 def test_two_launches_forward_one_backward_on_cuda():
     if not minitorch.cuda.is_available():
-        pytest.skip("needs CUDA (or the emulator)")
+        pytest.skip(CUDA_SKIP_REASON)
     x = minitorch.randn(64, 100, device="cuda", requires_grad=True)
     t = minitorch.randint(0, 100, (64,), device="cuda")
     w = minitorch.rand(100, device="cuda")

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from conftest import DEVICES, to_numpy
+from conftest import CUDA_SKIP_REASON, DEVICES, to_numpy
 
 import minitorch
 from minitorch import autograd
@@ -140,7 +140,7 @@ def test_one_kernel_per_element_and_one_backward_on_cuda(name, forward):
     """Forward: the loss's kernel (after the difference for huber), then the mean; backward
     of the input: the mean's gradient, then g times the derivative in one ternary kernel."""
     if not minitorch.cuda.is_available():
-        pytest.skip("needs CUDA (or the emulator)")
+        pytest.skip(CUDA_SKIP_REASON)
     fn = LOSSES[name][0]
     x = minitorch.rand(64, 33, device="cuda", requires_grad=True)
     y = minitorch.rand(64, 33, device="cuda")

@@ -14,7 +14,7 @@ from minitorch import nn
 from minitorch.nn import functional as F
 from minitorch.testing import gradcheck
 
-from conftest import to_numpy
+from conftest import CUDA_SKIP_REASON, to_numpy
 
 
 def reference(x, k, w=None, eps=None):
@@ -154,7 +154,7 @@ def test_a_weight_of_another_dtype_promotes_as_pytorch():
 
 def test_one_kernel_forward_two_backward_on_cuda():
     if not minitorch.cuda.is_available():
-        pytest.skip("needs CUDA (or the emulator)")
+        pytest.skip(CUDA_SKIP_REASON)
     from minitorch.profiler import ProfilerActivity, profile
     x = minitorch.randn(64, 96, device="cuda", requires_grad=True)
     w = minitorch.ones(96, device="cuda", requires_grad=True)

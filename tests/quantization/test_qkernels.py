@@ -14,6 +14,8 @@ import pytest
 import minitorch
 from minitorch.ops import quantized as Q
 
+from conftest import CUDA_SKIP_REASON
+
 G = np.load(pathlib.Path(__file__).with_name("golden.npz"))
 f = minitorch.from_numpy
 ROOT = pathlib.Path(__file__).resolve().parents[2]
@@ -148,7 +150,7 @@ def test_quantized_conv2d_matches_pytorch(cn, wn):
 
 def test_quantized_conv2d_on_emulated_cuda():
     if not minitorch.cuda.is_available():
-        pytest.skip("needs a CUDA device or the emulator")
+        pytest.skip(CUDA_SKIP_REASON)
     c = "conv_g1"
     qx = minitorch.quantize_per_tensor(f(G[f"{c}/x"][:1, :, :4, :4]), 0.03, 100, minitorch.quint8)
     qw = minitorch.quantize_per_tensor(f(G[f"{c}/w"][:2]), 0.01, 0, minitorch.qint8)
