@@ -195,3 +195,27 @@ def test_the_cache_sees_in_place_changes_and_no_grad():
     np.testing.assert_allclose(b.detach().float().numpy(), a.detach().float().numpy() + 3.0, rtol=2**-7, atol=2**-6)
     b.float().sum().backward()
     assert lin.weight.grad is not None
+
+
+def test_regions_reuse_their_op_wrappers(monkeypatch):
+    """A training loop opens a region every step: the wrappers are made once and put back
+    in place on each entry; outside any region the plain ops are back; an op replaced
+    between regions gets a wrapper of its own."""
+    plain = minitorch.matmul, F.linear, minitorch.Tensor.__matmul__
+    with minitorch.autocast("cpu"):
+        first = minitorch.matmul, F.linear, minitorch.Tensor.__matmul__
+    assert (minitorch.matmul, F.linear, minitorch.Tensor.__matmul__) == plain
+    with minitorch.autocast("cpu"):
+        second = minitorch.matmul, F.linear, minitorch.Tensor.__matmul__
+    assert all(a is b and a is not p for a, b, p in zip(first, second, plain))
+
+    def my_matmul(a, b):
+        return plain[0](a, b) * 2
+
+    monkeypatch.setattr(minitorch, "matmul", my_matmul)
+    x = minitorch.ones(2, 2)
+    with minitorch.autocast("cpu"):
+        assert minitorch.matmul is not first[0] and minitorch.matmul._autocast_original is my_matmul
+        y = minitorch.matmul(x, x)
+    assert y.dtype == minitorch.bfloat16 and y.float().tolist() == [[4.0, 4.0], [4.0, 4.0]]
+    assert minitorch.matmul is my_matmul

@@ -191,31 +191,39 @@ def _wrap(fn, policy: str, cpu_too: bool):
     return op
 
 
+@functools.lru_cache(maxsize=None)
 def _op_lists():
-    """(owner, [name], policy, also on the CPU) for each form of each op that ops/declarations.py
-    gives an autocast policy; owner is a module or the Tensor class."""
+    """(owner, name, policy, also on the CPU) for each form of each op that ops/declarations.py
+    gives an autocast policy; owner is a module or the Tensor class. Computed once: the
+    declarations do not change while the program runs."""
     from .. import _C as C
     from ..nn import functional as F
     from ..ops.registry import autocast_lists
     import minitorch
 
     owners = {"minitorch": minitorch, "Tensor": C.Tensor, "nn.functional": F}
-    return [(owners[owner], [name], policy, cpu_too) for owner, name, policy, cpu_too in autocast_lists()]
+    return tuple((owners[owner], name, policy, cpu_too) for owner, name, policy, cpu_too in autocast_lists())
 
 
 _wrapped: list = []  # (owner, name, the original) while installed
+# (owner, name) -> (the original, its wrapper). A training loop opens a region every step:
+# making each wrapper once (functools.wraps copies several attributes) keeps the entry
+# of a region to one setattr per op. A wrapper is made again if the op was replaced.
+_made: dict = {}
 
 
 def _install() -> None:
     """Puts the wrappers in place of the listed ops (a thread outside any region still
     gets the plain op: its wrapper finds no active dtype)."""
-    for owner, names, policy, cpu_too in _op_lists():
-        for name in names:
-            fn = owner.__dict__.get(name) if isinstance(owner, type) else getattr(owner, name, None)
-            if fn is None or hasattr(fn, "_autocast_original"):
-                continue
-            _wrapped.append((owner, name, fn))
-            setattr(owner, name, _wrap(fn, policy, cpu_too))
+    for owner, name, policy, cpu_too in _op_lists():
+        fn = owner.__dict__.get(name) if isinstance(owner, type) else getattr(owner, name, None)
+        if fn is None or hasattr(fn, "_autocast_original"):
+            continue
+        made = _made.get((owner, name))
+        if made is None or made[0] is not fn:
+            made = _made[(owner, name)] = (fn, _wrap(fn, policy, cpu_too))
+        _wrapped.append((owner, name, fn))
+        setattr(owner, name, made[1])
 
 
 def _uninstall() -> None:
