@@ -485,6 +485,35 @@ void bind_functions(py::module_& m)
     }, py::arg("params"), py::arg("grads"), py::arg("exp_avgs"), py::arg("exp_avg_sqs"), py::kw_only(), py::arg("lr"),
        py::arg("beta1"), py::arg("beta2"), py::arg("eps"), py::arg("weight_decay"), py::arg("decoupled"),
        py::arg("step"), "One Adam (decoupled: AdamW) step on every param and its moments in place; step from 1.");
+    // How SGD/Adam split a group for the multi-tensor step, in one call: a Python loop that
+    // read each parameter's grad, device, dtype and layout cost ~4 us a parameter.
+    m.def("_multi_tensor_groups", [](py::sequence params) {
+        struct Group {
+            Device device;
+            DType dtype;
+            py::list params, grads;
+        };
+        std::vector<Group> groups;
+        py::list reference;
+        for (py::handle h : params) {
+            const Tensor& p = tensor_arg(h, "multi_tensor_groups", "params");
+            if (!p->grad) continue;
+            if (!is_floating(p->dtype) || !p->is_contiguous()) {
+                reference.append(h);
+                continue;
+            }
+            auto same = [&](const Group& g) { return g.device == p->device() && g.dtype == p->dtype; };
+            auto it = std::find_if(groups.begin(), groups.end(), same);
+            if (it == groups.end()) it = groups.insert(groups.end(), Group{p->device(), p->dtype, py::list(), py::list()});
+            it->params.append(h);
+            it->grads.append(py::cast(p->grad));
+        }
+        py::list out;
+        for (Group& g : groups) out.append(py::make_tuple(g.params, g.grads));
+        return py::make_tuple(out, reference);
+    }, py::arg("params"),
+       "([(params, grads)] one pair per device and dtype, in first-seen order; [params for the reference step: "
+       "not floating or not contiguous]), leaving out the params without a grad.");
     m.def("_amp_foreach_non_finite_check_and_unscale_", [](py::sequence grads, py::handle found_inf,
                                                            py::handle inv_scale) {
         const char* op = "_amp_foreach_non_finite_check_and_unscale_";

@@ -219,10 +219,41 @@ def test_fused_and_foreach_together_is_an_error():
 
 
 def test_fused_true_needs_floating_params():
+    w = nn.Parameter(minitorch.ones(3))
+    w.grad = minitorch.ones(3)
     p = minitorch.tensor([1, 2, 3])
     p.grad = minitorch.tensor([1, 1, 1])
-    with pytest.raises(RuntimeError, match="requires all the params to be floating point"):
-        SGD([p], lr=1, fused=True).step()
+    for cls in (SGD, Adam):
+        with pytest.raises(RuntimeError, match="requires all the params to be floating point"):
+            cls([w, p], lr=1, fused=True).step()
+        assert w.tolist() == [1.0, 1.0, 1.0]  # refused before any parameter moved
+
+
+def test_multi_tensor_groups_split_by_device_and_dtype():
+    """The optimizers' split of a group: one (params, grads) pair per device and dtype in
+    first-seen order, the params without a grad left out, and the reference step for a
+    strided view or an integer tensor."""
+    def param(dtype, device="cpu", grad=True):
+        p = minitorch.zeros(3, dtype=dtype, device=device)
+        if grad:
+            p.grad = minitorch.ones(3, dtype=dtype, device=device)
+        return p
+
+    f32, f64, f32b, none, f64b = param(minitorch.float32), param(minitorch.float64), param(minitorch.float32), \
+        param(minitorch.float32, grad=False), param(minitorch.float64)
+    view = minitorch.zeros(3, 2)[:, 0]
+    view.grad = minitorch.ones(3)
+    ints = param(minitorch.int64)
+    params = [f32, view, f64, none, f32b, ints, f64b]
+    if minitorch.cuda.is_available():
+        params.append(param(minitorch.float32, "cuda"))
+    groups, reference = _C._multi_tensor_groups(params)
+    assert [[id(p) for p in ps] for ps, _ in groups][:2] == [[id(f32), id(f32b)], [id(f64), id(f64b)]]
+    assert all(g is p.grad for ps, gs in groups for p, g in zip(ps, gs))
+    assert len(groups) == (3 if minitorch.cuda.is_available() else 2)
+    assert [id(p) for p in reference] == [id(view), id(ints)]
+    with pytest.raises(TypeError, match="multi_tensor_groups: argument 'params' must be a Tensor"):
+        _C._multi_tensor_groups([f32, 3])
 
 
 @pytest.mark.parametrize("name", ["sgd", "adam"])

@@ -37,35 +37,41 @@ class Adam(Optimizer):
     def step(self, closure=None):
         loss = self._evaluate(closure)
         for g in self.param_groups:
-            for p in g["params"]:
-                if p.grad is None:
-                    continue
-                state = self.state.setdefault(id(p), {})
-                if not state:
-                    state["step"] = 0
-                    state["exp_avg"] = zeros_like(p)
-                    state["exp_avg_sq"] = zeros_like(p)
-                if g.get("amsgrad") and "max_exp_avg_sq" not in state:
-                    state["max_exp_avg_sq"] = zeros_like(p)
             if g.get("amsgrad") or g.get("maximize"):  # only the reference step has these
                 for p in g["params"]:
                     if p.grad is not None:
-                        self._reference_step(g, p, self.state[id(p)])
+                        self._reference_step(g, p, self._state(g, p))
                 continue
-            # Parameters whose step counts differ (one had no gradient for a while) get
-            # different bias corrections, so the step count is part of the bucket.
-            buckets = _fused_buckets(g, g["params"], lambda p: self._reference_step(g, p, self.state[id(p)]),
-                                     key=lambda p: self.state[id(p)]["step"])
-            for params in buckets.values():
-                self._fused_step(g, params)
+            def reference(p, g=g):
+                self._reference_step(g, p, self._state(g, p))
+
+            for params, grads in _fused_buckets(g, g["params"], reference):
+                states = [self._state(g, p) for p in params]
+                steps = {s["step"] for s in states}
+                if len(steps) == 1:
+                    self._fused_step(g, params, grads, states)
+                    continue
+                # Parameters whose step counts differ (one had no gradient for a while) get
+                # different bias corrections: one multi-tensor step per step count.
+                parts = [[i for i, s in enumerate(states) if s["step"] == t] for t in sorted(steps)]
+                for part in parts:  # (split before any step: a step moves the counts)
+                    self._fused_step(g, [params[i] for i in part], [grads[i] for i in part], [states[i] for i in part])
         return loss
 
-    def _fused_step(self, g: dict, params: list) -> None:
+    def _state(self, g: dict, p) -> dict:
+        """p's state, made on its first step: the step count and the two moments."""
+        state = self.state.get(id(p))
+        if not state:
+            state = self.state[id(p)] = {"step": 0, "exp_avg": zeros_like(p), "exp_avg_sq": zeros_like(p)}
+        if g.get("amsgrad") and "max_exp_avg_sq" not in state:
+            state["max_exp_avg_sq"] = zeros_like(p)
+        return state
+
+    def _fused_step(self, g: dict, params: list, grads: list, states: list) -> None:
         """One multi-tensor step over ``params`` (one device, dtype and step count)."""
         (b1, b2) = g["betas"]
-        states = [self.state[id(p)] for p in params]
         t = states[0]["step"] + 1
-        _C._adam_step_foreach(params, [p.grad for p in params], [s["exp_avg"] for s in states],
+        _C._adam_step_foreach(params, grads, [s["exp_avg"] for s in states],
                               [s["exp_avg_sq"] for s in states], lr=g["lr"], beta1=b1, beta2=b2, eps=g["eps"],
                               weight_decay=g["weight_decay"], decoupled=self.decoupled, step=int(t))
         for s in states:  # counted once the step has succeeded

@@ -128,31 +128,22 @@ def _check_fused_args(foreach: bool | None, fused: bool | None) -> None:
         raise RuntimeError("`fused` and `foreach` cannot be `True` together.")
 
 
-def _use_fused(group: dict, p) -> bool:
-    """Whether parameter ``p`` of ``group`` takes the fused step (the rule is in this
-    module's docstring)."""
+def _fused_buckets(group: dict, params, reference_step) -> list:
+    """Splits ``params`` (those with a gradient) into the fused step's buckets, one
+    ``(params, grads)`` pair per device and dtype, running ``reference_step(p)`` for each
+    parameter that takes the reference step (the rule is in this module's docstring)."""
     fused = group.get("fused")
     if fused is False or (fused is None and group.get("foreach") is False):
-        return False
-    if not p.dtype.is_floating_point:
-        if fused:
-            raise RuntimeError("`fused=True` requires all the params to be floating point Tensors, "
-                               f"but got {p.dtype}")
-        return False
-    return p.is_contiguous()
-
-
-def _fused_buckets(group: dict, params, reference_step, key=None) -> dict:
-    """Splits ``params`` (those with a gradient) into the fused step's buckets, one per
-    device and dtype (and ``key(p)`` if given), running ``reference_step(p)`` at once for
-    a parameter that takes the reference step."""
-    buckets: dict = {}
-    for p in params:
-        if p.grad is None:
-            continue
-        if _use_fused(group, p):
-            k = (str(p.device), str(p.dtype)) + ((key(p),) if key else ())
-            buckets.setdefault(k, []).append(p)
-        else:
-            reference_step(p)
+        for p in params:
+            if p.grad is not None:
+                reference_step(p)
+        return []
+    buckets, reference = _C._multi_tensor_groups(params)
+    if fused:  # checked before any parameter changes
+        for p in reference:
+            if not p.dtype.is_floating_point:
+                raise RuntimeError("`fused=True` requires all the params to be floating point Tensors, "
+                                   f"but got {p.dtype}")
+    for p in reference:
+        reference_step(p)
     return buckets

@@ -34,16 +34,15 @@ class SGD(Optimizer):
     def step(self, closure=None):
         loss = self._evaluate(closure)
         for g in self.param_groups:
-            buckets = _fused_buckets(g, g["params"], lambda p: self._reference_step(g, p))
-            for params in buckets.values():
-                self._fused_step(g, params)
+            for params, grads in _fused_buckets(g, g["params"], lambda p: self._reference_step(g, p)):
+                self._fused_step(g, params, grads)
         return loss
 
-    def _fused_step(self, g: dict, params: list) -> None:
-        """One multi-tensor step over ``params`` (one device and dtype)."""
+    def _fused_step(self, g: dict, params: list, grads: list) -> None:
+        """One multi-tensor step over ``params`` (one device and dtype) and their ``grads``."""
         momentum = g["momentum"]
         bufs = [self.state.get(id(p), {}).get("momentum_buffer") if momentum != 0 else None for p in params]
-        bufs = _C._sgd_step_foreach(params, [p.grad for p in params], bufs, lr=g["lr"], momentum=momentum,
+        bufs = _C._sgd_step_foreach(params, grads, bufs, lr=g["lr"], momentum=momentum,
                                     dampening=g["dampening"], weight_decay=g["weight_decay"], nesterov=g["nesterov"])
         for p, buf in zip(params, bufs):
             if buf is not None:
