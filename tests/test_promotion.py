@@ -235,3 +235,18 @@ def test_dtype_objects():
     assert minitorch.long is minitorch.int64
     assert minitorch.float32.is_floating_point and not minitorch.int64.is_floating_point
     assert [d.itemsize for d in (BOOL, I64, F32, F64)] == [1, 8, 4, 8]
+
+
+@pytest.mark.parametrize("device", DEVICES)
+def test_dtype_and_device_are_shared_objects(device):
+    """As in PyTorch, ``x.dtype is minitorch.float32`` holds, and every tensor of a device
+    reads the same device object (both are read around nearly every op: no new object
+    per read)."""
+    names = ["bool", "uint8", "int8", "int16", "int32", "int64", "float16", "bfloat16", "float32", "float64"]
+    for name in names:
+        dt = getattr(minitorch, name)
+        x = minitorch.zeros(2, dtype=dt, device=device)
+        assert x.dtype is dt and x[:1].dtype is dt, name
+    a, b = minitorch.zeros(1, device=device), minitorch.ones(3, dtype=minitorch.int64, device=device)
+    assert a.device is b.device and a.device == minitorch.device(device) and hash(a.device) == hash(b.device)
+    assert str(a.device) == ("cpu" if device == "cpu" else "cuda:0")

@@ -8,6 +8,11 @@ namespace minitorch::python {
 
 void bind_errors(py::module_& m);
 void bind_types(py::module_& m);     // dtype, device
+// One Python object per dtype, and per device for the CPU and the first 16 GPUs, made by
+// bind_types and kept for the life of the process: Tensor.dtype / .device return these
+// instead of a new object per read (Python code reads them around nearly every op).
+py::object dtype_object(DType t);
+py::object device_object(const Device& d);
 void bind_tensor(py::module_& m);    // the Tensor class and its methods
 void bind_functions(py::module_& m); // creation, math, threads, seeds
 void bind_numpy(py::module_& m);

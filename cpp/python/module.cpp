@@ -40,10 +40,31 @@ void bind_errors(py::module_& m)
     });
 }
 
+namespace {
+constexpr int kCachedCudaDevices = 16;
+PyObject* g_dtype_objects[kDTypes] = {};
+PyObject* g_cpu_object = nullptr;
+PyObject* g_cuda_objects[kCachedCudaDevices] = {};
+}  // namespace
+
+py::object dtype_object(DType t)
+{
+    PyObject* o = g_dtype_objects[int(t)];
+    return o ? py::reinterpret_borrow<py::object>(o) : py::cast(t);
+}
+
+py::object device_object(const Device& d)
+{
+    PyObject* o = nullptr;
+    if (d.is_cpu() && d.index == 0) o = g_cpu_object;
+    if (d.type == DeviceType::CUDA && d.index >= 0 && d.index < kCachedCudaDevices) o = g_cuda_objects[d.index];
+    return o ? py::reinterpret_borrow<py::object>(o) : py::cast(d);
+}
+
 void bind_types(py::module_& m)
 {
-    py::enum_<DType>(m, "dtype")
-        .value("bool", DType::Bool)
+    py::enum_<DType> dtype_enum(m, "dtype");
+    dtype_enum.value("bool", DType::Bool)
         .value("int64", DType::Int64)
         .value("float32", DType::Float32)
         .value("float64", DType::Float64)
@@ -84,6 +105,15 @@ void bind_types(py::module_& m)
             return d.is_cpu() ? std::string("device(type='cpu')")
                               : "device(type='cuda', index=" + std::to_string(d.index) + ")";
         });
+
+    // The shared objects (released: they live as long as the process, past the module).
+    // Each dtype's object is the enum's own (minitorch.float32), so `x.dtype is minitorch.float32`
+    // holds, as in PyTorch.
+    for (int t = 0; t < kDTypes; ++t)
+        g_dtype_objects[t] = py::object(dtype_enum.attr(dtype_name(DType(t)))).release().ptr();
+    g_cpu_object = py::cast(Device{}).release().ptr();
+    for (int i = 0; i < kCachedCudaDevices; ++i)
+        g_cuda_objects[i] = py::cast(Device{DeviceType::CUDA, i}).release().ptr();
 }
 
 }  // namespace minitorch::python
