@@ -1,9 +1,9 @@
 // batch_norm.cu — CUDA kernels of the fused batch norm (kernels.h), forward and backward,
 // on a contiguous (N, C, S) tensor; the CPU versions are cpu/batch_norm.cpp and the
-// formulas are batch_norm_math.h. Each direction is two launches: a per-channel reduction
-// (a block per channel, or per slice of a channel when there are few channels: the last
-// block of a channel adds the slices up, last_block.cuh) and an elementwise pass (one
-// thread per element).
+// formulas are batch_norm_math.h. Training forward and backward are two launches each: a
+// per-channel reduction (a block per channel, or per slice of a channel when there are few
+// channels: the last block of a channel adds the slices up, last_block.cuh) and an
+// elementwise pass (one thread per element). The eval forward is one elementwise pass.
 // float16 / bfloat16 inputs are read and written in place (the table's entries call these
 // functions directly, not through Widen), computed in float32 registers, with parameters
 // of their own dtype or float32 (mixed, as under autocast).
@@ -125,13 +125,23 @@ __global__ void batch_norm_stats_kernel(const T* x, Cm* mean, Cm* rstd, P* rm, P
     }
 }
 
-// Thread mapping: one thread per channel (eval mode: the running statistics are the stats).
-template <class P, class Cm>
-__global__ void batch_norm_eval_stats_kernel(const P* rm, const P* rv, Cm* mean, Cm* rstd, int64_t n, double eps)
+// Eval mode, in one launch. Thread mapping: one thread per element i of (N, C, S),
+// grid-stride, c = channel_of(i); the statistics are the running ones, and each thread
+// works out its channel's rstd again (cheaper than a launch that would do it once per
+// channel). Thread c < C also saves channel c's mean and rstd for the backward.
+template <class T, class P, class Cm = BatchNormCompute<T>>
+__global__ void batch_norm_eval_kernel(const T* x, const P* rm, const P* rv, const P* w, const P* b, T* y, Cm* mean,
+                                       Cm* rstd, int64_t n, int64_t C, double eps, ChannelOf channel_of)
 {
-    MT_GRID_STRIDE(c, n) {
+    MT_GRID_STRIDE(i, n) {
+        const int64_t c = channel_of(i);
+        const Cm r = batch_norm_eval_rstd<Cm>(rv[c], eps);
+        const Cm scale = w ? r * Cm(w[c]) : r;
+        y[i] = T((Cm(x[i]) - Cm(rm[c])) * scale + (b ? Cm(b[c]) : Cm(0)));
+    }
+    MT_GRID_STRIDE(c, C) {
         mean[c] = Cm(rm[c]);
-        rstd[c] = Cm(A(1) / sqrt(A(Cm(rv[c])) + A(eps)));
+        rstd[c] = batch_norm_eval_rstd<Cm>(rv[c], eps);
     }
 }
 
@@ -253,19 +263,20 @@ void batch_norm(const Tensor& out, const Tensor& mean, const Tensor& rstd, const
         using T = typename decltype(tag)::type;
         using P = typename decltype(ptag)::type;
         using Cm = BatchNormCompute<T>;
-        if (training) {
-            ChannelGrid cg = channel_grid(N, C, S, in->device());
-            MT_LAUNCH(cg.grid, kThreads, 0, 0, batch_norm_stats_kernel<T, P>)(
-                in->data_as<T>(), mean->data_as<Cm>(), rstd->data_as<Cm>(), data_or_null<P>(running_mean),
-                data_or_null<P>(running_var), data_or_null<int64_t>(batches), data_or_null<A>(cg.partial), cg.arrivals,
-                cg.cv, momentum, eps);
-            MT_CUDA_CHECK_LAUNCH("batch_norm (statistics)");
-        } else {
-            MT_LAUNCH(blocks_for(C), kThreads, 0, 0, batch_norm_eval_stats_kernel<P, Cm>)(
-                running_mean->data_as<P>(), running_var->data_as<P>(), mean->data_as<Cm>(), rstd->data_as<Cm>(), C,
-                eps);
-            MT_CUDA_CHECK_LAUNCH("batch_norm (running statistics)");
+        if (!training) {
+            MT_LAUNCH(blocks_for(std::max(in->numel(), C)), kThreads, 0, 0, batch_norm_eval_kernel<T, P>)(
+                in->data_as<T>(), running_mean->data_as<P>(), running_var->data_as<P>(), data_or_null<P>(weight),
+                data_or_null<P>(bias), out->data_as<T>(), mean->data_as<Cm>(), rstd->data_as<Cm>(), in->numel(), C,
+                eps, ChannelOf(in->numel(), C, S));
+            MT_CUDA_CHECK_LAUNCH("batch_norm (eval)");
+            return;
         }
+        ChannelGrid cg = channel_grid(N, C, S, in->device());
+        MT_LAUNCH(cg.grid, kThreads, 0, 0, batch_norm_stats_kernel<T, P>)(
+            in->data_as<T>(), mean->data_as<Cm>(), rstd->data_as<Cm>(), data_or_null<P>(running_mean),
+            data_or_null<P>(running_var), data_or_null<int64_t>(batches), data_or_null<A>(cg.partial), cg.arrivals,
+            cg.cv, momentum, eps);
+        MT_CUDA_CHECK_LAUNCH("batch_norm (statistics)");
         MT_LAUNCH(blocks_for(in->numel()), kThreads, 0, 0, batch_norm_apply_kernel<T, P>)(
             in->data_as<T>(), mean->data_as<Cm>(), rstd->data_as<Cm>(), data_or_null<P>(weight),
             data_or_null<P>(bias), out->data_as<T>(), in->numel(), ChannelOf(in->numel(), C, S));

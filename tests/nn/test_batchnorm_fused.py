@@ -236,6 +236,37 @@ def test_training_step_counts_the_batch_inside_the_statistics_kernel():
     assert odd.num_batches_tracked.item() == 2.0 and cumulative.num_batches_tracked.item() == 2
 
 
+@pytest.mark.skipif(not minitorch.cuda.is_available(), reason=CUDA_SKIP_REASON)
+@pytest.mark.parametrize("dtype", ["float32", "bfloat16"])
+def test_eval_forward_is_one_affine_kernel(dtype):
+    """Eval mode reads the running statistics: one elementwise launch, whose threads also
+    save each channel's mean and rstd, so the backward (dx = w * rstd * g) still works;
+    a 16-bit input with float32 parameters (autocast's mixed batch norm) too."""
+    from minitorch.profiler import ProfilerActivity
+
+    dt = getattr(minitorch, dtype)
+    x0, g0 = rand((6, 5, 4, 3), 20), rand((6, 5, 4, 3), 21)
+    bn = nn.BatchNorm2d(5).to("cuda").eval()
+    with minitorch.no_grad():
+        bn.running_mean.copy_(minitorch.tensor(rand((5,), 22), device="cuda"))
+        bn.running_var.copy_(minitorch.tensor(rand((5,), 23, 0.5, 2.0), device="cuda"))
+        bn.weight.copy_(minitorch.tensor(rand((5,), 24), device="cuda"))
+    x = minitorch.tensor(x0, dtype=minitorch.float32, device="cuda").to(dt).requires_grad_()
+    with profile(activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA]) as prof:
+        y = bn(x)
+    kernels = [k.name.split("<")[0] for e in prof.events() for k in e.kernels]
+    assert kernels == ["batch_norm_eval_kernel"], kernels
+    y.backward(minitorch.tensor(g0, dtype=minitorch.float32, device="cuda").to(dt))
+    xs = to_np(x.float()).astype(np.float64)
+    rm, rv, w = (to_np(t).astype(np.float64).reshape(1, 5, 1, 1) for t in (bn.running_mean, bn.running_var, bn.weight))
+    tol = dict(rtol=1e-5, atol=1e-5) if dtype == "float32" else dict(rtol=2**-7, atol=2**-6)
+    np.testing.assert_allclose(to_np(y.float()), (xs - rm) / np.sqrt(rv + 1e-5) * w, **tol)
+    gs = to_np(minitorch.tensor(g0, dtype=minitorch.float32).to(dt).float()).astype(np.float64)
+    np.testing.assert_allclose(to_np(x.grad.float()), gs * w / np.sqrt(rv + 1e-5), **tol)
+    empty = bn(minitorch.zeros(0, 5, 4, 3, device="cuda"))
+    assert tuple(empty.shape) == (0, 5, 4, 3)
+
+
 def test_the_counter_argument_of_the_functional_form(device):
     x = minitorch.randn(8, 3, device=device)
     counter = minitorch.zeros((), dtype=minitorch.int64, device=device)

@@ -74,6 +74,16 @@ MT_HOST_DEVICE inline void batch_norm_stats(BatchNormAcc K, BatchNormAcc s, Batc
     var_unbiased = M > 1 ? var * BatchNormAcc(M) / BatchNormAcc(M - 1) : var;
 }
 
+// eval: a channel's rstd from its running variance, 1 / sqrt(var + eps), in the compute type
+// C (float for a float32 or 16-bit input). The one-pass CUDA eval kernel works it out again
+// for each element, where float math costs nothing beside the memory traffic (a double
+// division per element would, on GPUs with slow float64).
+template <class C, class P>
+MT_HOST_DEVICE inline C batch_norm_eval_rstd(P running_var, double eps)
+{
+    return C(1) / math_sqrt(C(running_var) + C(eps));
+}
+
 // PyTorch's running update: running = (1 - momentum) * running + momentum * stat.
 template <class T>
 MT_HOST_DEVICE inline T batch_norm_running(T running, BatchNormAcc stat, double momentum)

@@ -69,7 +69,7 @@ void batch_norm(const Tensor& out, const Tensor& mean, const Tensor& rstd, const
         if (!training) {
             for (int64_t c = 0; c < d.C; ++c) {
                 mu[c] = C(rm[c]);
-                rs[c] = C(A(1) / std::sqrt(A(C(rv[c])) + A(eps)));
+                rs[c] = batch_norm_eval_rstd<C>(rv[c], eps);
             }
         } else if (d.S >= kLanes) {
             parallel_for(d.C, channel_grain(d), [&](int64_t c0, int64_t c1) {
