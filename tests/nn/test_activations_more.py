@@ -11,7 +11,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import minitorch
-from conftest import TORCH_SKIP_REASON, nonempty_shapes, seeds
+from conftest import CUDA_SKIP_REASON, TORCH_SKIP_REASON, nonempty_shapes, seeds
 from minitorch import nn
 from minitorch.nn import functional as F
 from minitorch.testing import gradcheck
@@ -153,6 +153,27 @@ def test_channel_dropout_zeroes_whole_channels(device, kind, shape, p):
     out.sum().backward()  # the gradient is the same mask, scaled
     g = to_np(xt.grad).reshape(per_channel.shape)
     np.testing.assert_allclose(g, np.where(kept[..., None], 1 / (1 - p), 0.0) * np.ones_like(g), rtol=1e-6)
+
+
+@pytest.mark.skipif(not minitorch.cuda.is_available(), reason=CUDA_SKIP_REASON)
+@pytest.mark.parametrize("dtype", ["float32", "bfloat16"])
+def test_channel_dropout_launches_on_cuda(dtype):
+    """The channel mask comes scaled from the fused dropout kernel (applied to ones): three
+    launches forward (ones, dropout, the product), one backward (g times the mask)."""
+    from minitorch.profiler import ProfilerActivity, profile
+
+    minitorch.manual_seed(0)
+    x = minitorch.rand(8, 16, 5, 5, device="cuda", dtype=getattr(minitorch, dtype)).add(1.0).requires_grad_()
+    acts = [ProfilerActivity.CPU, ProfilerActivity.CUDA]
+    with profile(activities=acts) as fwd:
+        y = F.dropout2d(x, 0.25)
+    with profile(activities=acts) as bwd:
+        y.float().sum().backward()
+    assert [e.key for e in fwd.events() if e.kernel_count] == ["full", "dropout", "mul"]
+    assert sum(e.kernel_count for e in bwd.events() if e.key == "MulBackward0") == 1
+    ratio = (y.float() / x.float()).detach().cpu().numpy().reshape(8, 16, -1)
+    assert np.all((ratio == 0).all(-1) | np.isclose(ratio, 4 / 3, rtol=1e-2).all(-1))
+    assert y.dtype == x.dtype and 0 < (ratio == 0).all(-1).sum() < 128
 
 
 def test_channel_dropout_eval_and_edge_probabilities(device):
