@@ -396,7 +396,7 @@ def test_batch_norm_launches_as_many_kernels_as_float32(dt, make, shape):
     # module .to(dt)) read and write the 16 bits in place: no staging copies around the kernels
     x32 = minitorch.tensor(samples(shape, 29, -2, 2), device="cuda")
     n32 = batch_norm_launches(make(6).to("cuda"), x32)
-    assert n32[1:] == [2, 2], n32
+    assert n32[1:] == [2, 1], n32  # backward: sums, dx; eval: one affine kernel
     assert batch_norm_launches(make(6).to("cuda"), x32.to(dt)) == n32
     assert batch_norm_launches(make(6).to("cuda").to(dt), x32.to(dt)) == n32
 
