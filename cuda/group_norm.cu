@@ -1,12 +1,16 @@
 // group_norm.cu — CUDA kernels of the fused group norm, forward and backward, on a
 // contiguous (N, C, S) tensor with G groups (kernels.h; formulas in group_norm_math.h); the
 // CPU versions are cpu/group_norm.cpp. Forward is one launch; backward is two (the planes'
-// sums, then dx) and a third for dw, db when they are needed. float16 / bfloat16 are read in
+// sums, then dx) and a third for dw, db when they are needed. Few long rows (a small batch)
+// are cut into slices instead, so that the whole GPU works on them (see "few long rows"
+// below): forward two launches, backward up to four. float16 / bfloat16 are read in
 // place: every value is converted to C = GroupNormCompute<T> (float32) as it is loaded and
 // rounded to T once, when stored; the saved mean and rstd are GroupNormAcc (double).
 #include <algorithm>
 
 #include "common.cuh"
+#include "last_block.cuh"
+#include "minitorch/fast_divisor.h"
 #include "minitorch/group_norm_math.h"
 #include "warp.cuh"
 
@@ -139,6 +143,177 @@ __global__ void group_norm_params_kernel(const A* sg, const A* sgx, T* gw, T* gb
     }
 }
 
+// ---- few long rows: sliced statistics and sums, elementwise writes ----
+//
+// A block per (n, g) row (or per (n, c) plane) keeps N * G blocks busy: a GroupNorm(32) at
+// batch 2 is 64 blocks, half of an H100's SMs with one block each, however long its rows
+// (a diffusion UNet's are thousands of values). Then each row is cut into slices of `chunk`
+// values, a block each, about kFillBlocks blocks in all (as batch_norm.cu cuts channels):
+// the slices' sums meet in the row's last block to arrive (last_block.cuh), and the values
+// are written by an elementwise kernel, one thread per value.
+constexpr int64_t kFillBlocks = 1024;         // about a full wave on an H100: 132 SMs x 8 blocks
+constexpr int64_t kMinSlice = 16 * kThreads;  // values per slice: at least 16 per thread
+
+// How many slices each of `items` reductions of `len` values is cut into: 1 (no cut) when
+// there are items enough to fill the GPU, or too few values to share.
+int64_t slices_for(int64_t items, int64_t len)
+{
+    if (items < 1 || 2 * items > kFillBlocks || items > kArrivalCounters) return 1;
+    return std::clamp<int64_t>(std::min(kFillBlocks / items, len / kMinSlice), 1, 65535);
+}
+
+// A cut of `len` values into slices of `chunk` (no empty slice).
+struct Slices {
+    int64_t count = 1, chunk = 1;
+    Slices(int64_t items, int64_t len)
+    {
+        const int64_t want = slices_for(items, len);
+        chunk = std::max<int64_t>((len + want - 1) / want, 1);
+        count = std::max<int64_t>((len + chunk - 1) / chunk, 1);
+    }
+};
+
+// The sums (a, b) of the slices' partials of reduction `item`: partial[item, slice, 0..1], read
+// in slice order by the block's threads (thread t takes slices t, t + kThreads, ...), so the
+// result does not depend on which block came last. Every thread of the last block calls it.
+__device__ void slices_total(A& a, A& b, const A* partial, int64_t item, A* shared)
+{
+    a = 0, b = 0;
+    for (int64_t y = threadIdx.x; y < gridDim.y; y += blockDim.x)
+        a += partial[2 * (item * gridDim.y + y)], b += partial[2 * (item * gridDim.y + y) + 1];
+    a = block_sum(a, shared), b = block_sum(b, shared);
+}
+
+// Element i of a contiguous (N, C, S) tensor of n values: its plane p = i / S (n * C + c),
+// its row p / Cg (n * G + g) and its channel p % C, by multiply-high divisions (DivideBy).
+struct PlaneOf {
+    int64_t C;
+    DivideBy by_S, by_Cg, by_C;
+    PlaneOf(int64_t n, int64_t C_, int64_t Cg, int64_t S) : C(C_), by_S(S, n), by_Cg(Cg, n), by_C(C_, n) {}
+    __device__ void operator()(int64_t i, int64_t& row, int64_t& channel) const
+    {
+        const int64_t p = by_S(i);
+        row = by_Cg(p), channel = p - by_C(p) * C;
+    }
+};
+
+// Thread mapping: block (r, y) takes slice y of row r, values [y chunk, (y + 1) chunk); its
+// threads stride over the slice (adjacent threads, adjacent values). The shifted sums (K: the
+// row's first value, in every slice) go to partial[r, y]; thread 0 of the row's last block
+// writes the row's mean and rstd from all its slices.
+template <class T>
+__global__ void group_norm_sliced_stats_kernel(const T* x, A* mean, A* rstd, A* partial, unsigned* arrivals,
+                                               int64_t D, int64_t chunk, double eps)
+{
+    __shared__ A shared[kBlockWarps];
+    using C = GroupNormCompute<T>;
+    const int64_t r = blockIdx.x, begin = int64_t(blockIdx.y) * chunk, end = min(D, begin + chunk);
+    const T* xr = x + r * D;
+    const A K = A(C(xr[0]));
+    A s = 0, q = 0;
+    for (int64_t j = begin + threadIdx.x; j < end; j += blockDim.x) {
+        const A dv = A(C(xr[j])) - K;
+        s += dv, q += dv * dv;
+    }
+    s = block_sum(s, shared), q = block_sum(q, shared);
+    A* mine = partial + 2 * (r * gridDim.y + blockIdx.y);
+    if (threadIdx.x == 0) mine[0] = s, mine[1] = q;
+    if (!last_to_arrive(arrivals)) return;
+    slices_total(s, q, partial, r, shared);
+    if (threadIdx.x == 0) group_norm_stats(K, s, q, D, eps, mean[r], rstd[r]);
+}
+
+// Thread mapping: one thread per value i of (N, C, S), grid-stride; row and channel from
+// PlaneOf. The formula of group_norm_kernel's write.
+template <class T>
+__global__ void group_norm_apply_kernel(const T* x, const T* w, const T* b, T* y, const A* mean, const A* rstd,
+                                        int64_t n, PlaneOf plane_of)
+{
+    using C = GroupNormCompute<T>;
+    MT_GRID_STRIDE(i, n) {
+        int64_t r, c;
+        plane_of(i, r, c);
+        C hi, lo;
+        group_norm_split(mean[r], hi, lo);
+        const C rc = C(rstd[r]);
+        const C scale = w ? rc * C(w[c]) : rc;
+        y[i] = T((C(x[i]) - hi) * scale + ((b ? C(b[c]) : C(0)) - lo * scale));
+    }
+}
+
+// Thread mapping: block (p, y) takes slice y of plane p's S values, as
+// group_norm_sliced_stats_kernel does a row's; thread 0 of the plane's last block writes
+// sg[p] and sgx[p] (group_norm_plane_sums_kernel's formula).
+template <class T>
+__global__ void group_norm_sliced_plane_sums_kernel(const T* g, const T* x, const A* mean, const A* rstd, A* sg,
+                                                    A* sgx, A* partial, unsigned* arrivals, int64_t Cg, int64_t S,
+                                                    int64_t chunk)
+{
+    __shared__ A shared[kBlockWarps];
+    using C = GroupNormCompute<T>;
+    const int64_t p = blockIdx.x, begin = int64_t(blockIdx.y) * chunk, end = min(S, begin + chunk);
+    const T *gp = g + p * S, *xp = x + p * S;
+    C hi, lo;
+    group_norm_split(mean[p / Cg], hi, lo);
+    A s = 0, sd = 0;
+    for (int64_t j = begin + threadIdx.x; j < end; j += blockDim.x) {
+        s += A(C(gp[j]));
+        sd += A(C(gp[j])) * A(C(xp[j]) - hi);
+    }
+    s = block_sum(s, shared), sd = block_sum(sd, shared);
+    A* mine = partial + 2 * (p * gridDim.y + blockIdx.y);
+    if (threadIdx.x == 0) mine[0] = s, mine[1] = sd;
+    if (!last_to_arrive(arrivals)) return;
+    slices_total(s, sd, partial, p, shared);
+    if (threadIdx.x == 0) sg[p] = s, sgx[p] = (sd - A(lo) * s) * rstd[p / Cg];
+}
+
+// Thread mapping: one warp per (n, g) row (8 rows per block, grid-stride); lane l adds the
+// w-weighted sums of the row's planes l, l + 32, ... Writes the row's constants of dx in
+// the compute type C: coeffs[r] = (hi, rstd, cx, cc), dx = rstd w[c] g + cx (x - hi) + cc.
+template <class T>
+__global__ void group_norm_row_coeffs_kernel(const A* mean, const A* rstd, const T* w, const A* sg, const A* sgx,
+                                             GroupNormCompute<T>* coeffs, int64_t rows, int64_t G, int64_t Cg,
+                                             int64_t D)
+{
+    using C = GroupNormCompute<T>;
+    const int lane = threadIdx.x % kWarp;
+    for (int64_t r = blockIdx.x * int64_t(kBlockWarps) + threadIdx.x / kWarp; r < rows;
+         r += int64_t(gridDim.x) * kBlockWarps) {
+        const int64_t c0 = (r % G) * Cg;
+        A ws1 = 0, ws2 = 0;
+        for (int64_t k = lane; k < Cg; k += kWarp) {
+            const A wk = w ? A(C(w[c0 + k])) : A(1);
+            ws1 += wk * sg[r * Cg + k], ws2 += wk * sgx[r * Cg + k];
+        }
+        ws1 = warp_sum(ws1), ws2 = warp_sum(ws2);
+        if (lane != 0) continue;
+        A kx, kc;
+        group_norm_row_coeffs(rstd[r], ws1, ws2, D, kx, kc);
+        C hi, lo;
+        group_norm_split(mean[r], hi, lo);
+        C* out = coeffs + 4 * r;
+        out[0] = hi, out[1] = C(rstd[r]), out[2] = C(kx), out[3] = C(kc - kx * A(lo));
+    }
+}
+
+// Thread mapping: one thread per value i of (N, C, S), grid-stride; row and channel from
+// PlaneOf. The formula of group_norm_backward_kernel's write, from the row's constants.
+template <class T>
+__global__ void group_norm_sliced_backward_kernel(const T* g, const T* x, const T* w,
+                                                  const GroupNormCompute<T>* coeffs, T* gx, int64_t n,
+                                                  PlaneOf plane_of)
+{
+    using C = GroupNormCompute<T>;
+    MT_GRID_STRIDE(i, n) {
+        int64_t r, c;
+        plane_of(i, r, c);
+        const C hi = coeffs[4 * r], rs = coeffs[4 * r + 1], cx = coeffs[4 * r + 2], cc = coeffs[4 * r + 3];
+        const C kg = w ? rs * C(w[c]) : rs;
+        gx[i] = T(kg * C(g[i]) + cx * (C(x[i]) - hi) + cc);
+    }
+}
+
 template <class T>
 T* data_or_null(const Tensor& t)
 {
@@ -160,6 +335,22 @@ void group_norm(const Tensor& out, const Tensor& mean, const Tensor& rstd, const
                 const Tensor& bias, double eps)
 {
     const Dims d = dims_of(in, mean);
+    const int64_t rows = d.N * d.G, D = d.Cg * d.S;
+    if (const Slices cut(rows, D); cut.count > 1) {  // few long rows
+        Tensor partial = empty({2 * rows * cut.count}, DType::Float64, in->device());
+        dispatch_floating16(in->dtype, "group_norm", [&](auto tag) {
+            using T = typename decltype(tag)::type;
+            MT_LAUNCH(dim3(unsigned(rows), unsigned(cut.count)), kThreads, 0, 0, group_norm_sliced_stats_kernel<T>)(
+                in->data_as<T>(), mean->data_as<A>(), rstd->data_as<A>(), partial->data_as<A>(), arrival_counters(),
+                D, cut.chunk, eps);
+            MT_CUDA_CHECK_LAUNCH("group_norm (statistics)");
+            MT_LAUNCH(blocks_for(in->numel()), kThreads, 0, 0, group_norm_apply_kernel<T>)(
+                in->data_as<T>(), data_or_null<T>(weight), data_or_null<T>(bias), out->data_as<T>(),
+                mean->data_as<A>(), rstd->data_as<A>(), in->numel(), PlaneOf(in->numel(), d.G * d.Cg, d.Cg, d.S));
+        });
+        MT_CUDA_CHECK_LAUNCH("group_norm");
+        return;
+    }
     dispatch_floating16(in->dtype, "group_norm", [&](auto tag) {
         using T = typename decltype(tag)::type;
         MT_LAUNCH(grid_for(d.N * d.G), kThreads, 0, 0, group_norm_kernel<T>)(
@@ -174,19 +365,37 @@ void group_norm_backward(const Tensor& grad_in, const Tensor& grad_weight, const
                          const Tensor& weight)
 {
     const Dims d = dims_of(in, mean);
-    const int64_t planes = d.N * d.G * d.Cg;
+    const int64_t planes = d.N * d.G * d.Cg, rows = d.N * d.G;
     Tensor ws = empty({2 * planes}, DType::Float64, in->device());  // sg, then sgx, per plane
     A *sg = ws->data_as<A>(), *sgx = sg + planes;
     dispatch_floating16(in->dtype, "group_norm_backward", [&](auto tag) {
         using T = typename decltype(tag)::type;
         const T *g = grad_out->data_as<T>(), *x = in->data_as<T>();
         const A *mu = mean->data_as<A>(), *rs = rstd->data_as<A>();
-        MT_LAUNCH(grid_for((planes + kBlockWarps - 1) / kBlockWarps), kThreads, 0, 0, group_norm_plane_sums_kernel<T>)(
-            g, x, mu, rs, sg, sgx, planes, d.Cg, d.S);
+        if (const Slices cut(planes, d.S); cut.count > 1) {  // few long planes
+            Tensor partial = empty({2 * planes * cut.count}, DType::Float64, in->device());
+            MT_LAUNCH(dim3(unsigned(planes), unsigned(cut.count)), kThreads, 0, 0,
+                      group_norm_sliced_plane_sums_kernel<T>)(g, x, mu, rs, sg, sgx, partial->data_as<A>(),
+                                                              arrival_counters(), d.Cg, d.S, cut.chunk);
+        } else {
+            MT_LAUNCH(grid_for((planes + kBlockWarps - 1) / kBlockWarps), kThreads, 0, 0,
+                      group_norm_plane_sums_kernel<T>)(g, x, mu, rs, sg, sgx, planes, d.Cg, d.S);
+        }
         MT_CUDA_CHECK_LAUNCH("group_norm_backward (plane sums)");
-        if (grad_in) {
-            MT_LAUNCH(grid_for(d.N * d.G), kThreads, 0, 0, group_norm_backward_kernel<T>)(
-                g, x, mu, rs, data_or_null<T>(weight), sg, sgx, grad_in->data_as<T>(), d.N * d.G, d.G, d.Cg, d.S);
+        if (grad_in && Slices(rows, d.Cg * d.S).count > 1) {  // few long rows: dx elementwise
+            using C = GroupNormCompute<T>;
+            Tensor coeffs = empty({4 * rows}, DType::Float64, in->device());  // 4 C per row (C: at most a double)
+            MT_LAUNCH(grid_for((rows + kBlockWarps - 1) / kBlockWarps), kThreads, 0, 0,
+                      group_norm_row_coeffs_kernel<T>)(mu, rs, data_or_null<T>(weight), sg, sgx,
+                                                       coeffs->data_as<C>(), rows, d.G, d.Cg, d.Cg * d.S);
+            MT_CUDA_CHECK_LAUNCH("group_norm_backward (row constants)");
+            MT_LAUNCH(blocks_for(in->numel()), kThreads, 0, 0, group_norm_sliced_backward_kernel<T>)(
+                g, x, data_or_null<T>(weight), coeffs->data_as<C>(), grad_in->data_as<T>(), in->numel(),
+                PlaneOf(in->numel(), d.G * d.Cg, d.Cg, d.S));
+            MT_CUDA_CHECK_LAUNCH("group_norm_backward");
+        } else if (grad_in) {
+            MT_LAUNCH(grid_for(rows), kThreads, 0, 0, group_norm_backward_kernel<T>)(
+                g, x, mu, rs, data_or_null<T>(weight), sg, sgx, grad_in->data_as<T>(), rows, d.G, d.Cg, d.S);
             MT_CUDA_CHECK_LAUNCH("group_norm_backward");
         }
         if (grad_weight || grad_bias) {

@@ -55,6 +55,21 @@ def np_group_norm_grads(x, groups, w, gy, eps):
     return gx.reshape(x.shape), (gy * xhat).sum(axis=axes), gy.sum(axis=axes)
 
 
+def run_group_norm(device, dtype, x, groups, w, b, gy):
+    """y = F.group_norm of the NumPy arrays as `dtype` tensors on `device`, after y.backward(gy):
+    (y, x, weight, bias) tensors (None for a missing weight or bias)."""
+    mdt = getattr(minitorch, dtype)
+
+    def t(a):
+        return None if a is None else minitorch.tensor(a, device=device).to(mdt).requires_grad_()
+
+    xt, wt, bt = t(x), t(w), t(b)
+    y = F.group_norm(xt, groups, wt, bt, eps=1e-5)
+    y.backward(minitorch.tensor(gy, device=device).to(mdt))
+    assert y.dtype == mdt and y.grad_fn.name() == "NativeGroupNormBackward0"
+    return y, xt, wt, bt
+
+
 CASES = [((3, 6), 3), ((3, 6), 1), ((2, 4, 5), 2), ((1, 6, 7), 6), ((2, 8, 3, 4), 4), ((2, 8, 3, 4), 1),
          ((2, 6, 2, 3, 2), 3), ((2, 4, 1, 1), 2), ((1, 3, 1, 5), 3), ((4, 32, 2, 2), 8)]
 
@@ -69,15 +84,7 @@ def test_values_and_grads_match_numpy(device, shape, groups, affine, dtype):
     w = rand((c,), seed + 1) if affine in ("both", "weight") else None
     b = rand((c,), seed + 2) if affine in ("both", "bias") else None
     gy = rand(shape, seed + 3)
-    mdt = getattr(minitorch, dtype)
-
-    def t(a):
-        return None if a is None else minitorch.tensor(a, device=device).to(mdt).requires_grad_()
-
-    xt, wt, bt = t(x), t(w), t(b)
-    y = F.group_norm(xt, groups, wt, bt, eps=1e-5)
-    y.backward(minitorch.tensor(gy, device=device).to(mdt))
-    assert y.dtype == mdt and y.grad_fn.name() == "NativeGroupNormBackward0"
+    y, xt, wt, bt = run_group_norm(device, dtype, x, groups, w, b, gy)
     tol = dict(rtol=1e-4, atol=1e-4) if dtype == "float32" else dict(rtol=1e-10, atol=1e-10)
     np.testing.assert_allclose(to_np(y), np_group_norm(x, groups, w, b, 1e-5), **tol)
     gx, gw, gb = np_group_norm_grads(x, groups, w, gy, 1e-5)
@@ -254,3 +261,63 @@ def test_launch_counts(affine):
     assert len(node) == 1, [e.name for e in prof.events()]
     bwd = [k.name for k in node[0].kernels]
     assert len(bwd) == (3 if affine else 2) and all("group_norm" in k for k in bwd), bwd
+
+
+# ---- few long rows (small batches): sliced statistics and sums, elementwise writes ----
+
+SLICED = [((2, 4, 64, 64), 2), ((1, 2, 128, 128), 1), ((1, 2, 128, 128), 2), ((1, 6, 64, 64), 3)]
+
+
+@pytest.mark.parametrize("shape,groups", SLICED)
+@pytest.mark.parametrize("affine", [True, False])
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_few_long_rows_match_numpy(device, shape, groups, affine, dtype):
+    """Rows of 8192+ values, few of them: on cuda each row (and each long plane, in the
+    backward) is cut into slices whose sums meet in the row's last block; the values are those
+    of the NumPy formulas, as for the other shapes (the data sits far from zero, too)."""
+    seed = sum(shape) + groups
+    c = shape[1]
+    x, gy = rand(shape, seed) + 3.0, rand(shape, seed + 3)
+    w, b = (rand((c,), seed + 1), rand((c,), seed + 2)) if affine else (None, None)
+    y, xt, wt, bt = run_group_norm(device, dtype, x, groups, w, b, gy)
+    tol = dict(rtol=1e-4, atol=1e-4) if dtype == "float32" else dict(rtol=1e-10, atol=1e-10)
+    np.testing.assert_allclose(to_np(y), np_group_norm(x, groups, w, b, 1e-5), **tol)
+    gx, gw, gb = np_group_norm_grads(x, groups, w, gy, 1e-5)
+    np.testing.assert_allclose(to_np(xt.grad), gx, **tol)
+    if affine:
+        wide = dict(rtol=tol["rtol"], atol=tol["atol"] * 100)  # sums of thousands of terms
+        np.testing.assert_allclose(to_np(wt.grad), gw, **wide)
+        np.testing.assert_allclose(to_np(bt.grad), gb, **wide)
+
+
+def test_few_long_rows_in_16_bits(device):
+    shape, groups = (1, 4, 64, 64), 2
+    xt = minitorch.tensor(rand(shape, 40), device=device).to(minitorch.bfloat16).requires_grad_()
+    wt = minitorch.tensor(rand((4,), 41), device=device).to(minitorch.bfloat16).requires_grad_()
+    gy = minitorch.tensor(rand(shape, 42), device=device).to(minitorch.bfloat16)
+    y = F.group_norm(xt, groups, wt)
+    y.backward(gy)
+    x, w, g = (to_np(a).astype(np.float64) for a in (xt, wt, gy))
+    np.testing.assert_allclose(to_np(y), np_group_norm(x, groups, w, None, 1e-5), rtol=8e-2, atol=8e-2)
+    np.testing.assert_allclose(to_np(xt.grad), np_group_norm_grads(x, groups, w, g, 1e-5)[0], rtol=8e-2, atol=8e-2)
+
+
+@pytest.mark.skipif(not minitorch.cuda.is_available(), reason=CUDA_SKIP_REASON)
+def test_few_long_rows_launches():
+    """Two rows of 32768 values: the statistics in slices (one launch) and an elementwise write;
+    backward: the planes' sums in slices, each row's dx constants, an elementwise dx, dw and db."""
+    gn = nn.GroupNorm(2, 4).to("cuda")
+    x = minitorch.randn(1, 4, 128, 128, device="cuda", requires_grad=True)
+    y = None
+
+    def forward():
+        nonlocal y
+        y = gn(x)
+
+    assert [k.split("<")[0] for k in _kernels(forward)] == ["group_norm_sliced_stats_kernel", "group_norm_apply_kernel"]
+    with profile(activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA]) as prof:
+        y.backward(minitorch.ones_like(y))
+    node = [e for e in prof.events() if e.name == "NativeGroupNormBackward0"]
+    assert [k.name.split("<")[0] for k in node[0].kernels] == [
+        "group_norm_sliced_plane_sums_kernel", "group_norm_row_coeffs_kernel", "group_norm_sliced_backward_kernel",
+        "group_norm_params_kernel"]
