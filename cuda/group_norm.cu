@@ -200,10 +200,11 @@ struct PlaneOf {
 // Thread mapping: block (r, y) takes slice y of row r, values [y chunk, (y + 1) chunk); its
 // threads stride over the slice (adjacent threads, adjacent values). The shifted sums (K: the
 // row's first value, in every slice) go to partial[r, y]; thread 0 of the row's last block
-// writes the row's mean and rstd from all its slices.
+// writes the row's mean and rstd from all its slices, and the constants the write needs in
+// the compute type, consts[r] = (hi, lo, rstd): no double math per value in the write.
 template <class T>
-__global__ void group_norm_sliced_stats_kernel(const T* x, A* mean, A* rstd, A* partial, unsigned* arrivals,
-                                               int64_t D, int64_t chunk, double eps)
+__global__ void group_norm_sliced_stats_kernel(const T* x, A* mean, A* rstd, GroupNormCompute<T>* consts,
+                                               A* partial, unsigned* arrivals, int64_t D, int64_t chunk, double eps)
 {
     __shared__ A shared[kBlockWarps];
     using C = GroupNormCompute<T>;
@@ -220,22 +221,24 @@ __global__ void group_norm_sliced_stats_kernel(const T* x, A* mean, A* rstd, A* 
     if (threadIdx.x == 0) mine[0] = s, mine[1] = q;
     if (!last_to_arrive(arrivals)) return;
     slices_total(s, q, partial, r, shared);
-    if (threadIdx.x == 0) group_norm_stats(K, s, q, D, eps, mean[r], rstd[r]);
+    if (threadIdx.x != 0) return;
+    group_norm_stats(K, s, q, D, eps, mean[r], rstd[r]);
+    GroupNormCompute<T>* out = consts + 3 * r;
+    group_norm_split(mean[r], out[0], out[1]);
+    out[2] = GroupNormCompute<T>(rstd[r]);
 }
 
 // Thread mapping: one thread per value i of (N, C, S), grid-stride; row and channel from
-// PlaneOf. The formula of group_norm_kernel's write.
+// PlaneOf. The formula of group_norm_kernel's write, from the row's constants (hi, lo, rstd).
 template <class T>
-__global__ void group_norm_apply_kernel(const T* x, const T* w, const T* b, T* y, const A* mean, const A* rstd,
-                                        int64_t n, PlaneOf plane_of)
+__global__ void group_norm_apply_kernel(const T* x, const T* w, const T* b, T* y,
+                                        const GroupNormCompute<T>* consts, int64_t n, PlaneOf plane_of)
 {
     using C = GroupNormCompute<T>;
     MT_GRID_STRIDE(i, n) {
         int64_t r, c;
         plane_of(i, r, c);
-        C hi, lo;
-        group_norm_split(mean[r], hi, lo);
-        const C rc = C(rstd[r]);
+        const C hi = consts[3 * r], lo = consts[3 * r + 1], rc = consts[3 * r + 2];
         const C scale = w ? rc * C(w[c]) : rc;
         y[i] = T((C(x[i]) - hi) * scale + ((b ? C(b[c]) : C(0)) - lo * scale));
     }
@@ -338,15 +341,17 @@ void group_norm(const Tensor& out, const Tensor& mean, const Tensor& rstd, const
     const int64_t rows = d.N * d.G, D = d.Cg * d.S;
     if (const Slices cut(rows, D); cut.count > 1) {  // few long rows
         Tensor partial = empty({2 * rows * cut.count}, DType::Float64, in->device());
+        Tensor consts = empty({3 * rows}, DType::Float64, in->device());  // 3 C per row (C: at most a double)
         dispatch_floating16(in->dtype, "group_norm", [&](auto tag) {
             using T = typename decltype(tag)::type;
+            using C = GroupNormCompute<T>;
             MT_LAUNCH(dim3(unsigned(rows), unsigned(cut.count)), kThreads, 0, 0, group_norm_sliced_stats_kernel<T>)(
-                in->data_as<T>(), mean->data_as<A>(), rstd->data_as<A>(), partial->data_as<A>(), arrival_counters(),
-                D, cut.chunk, eps);
+                in->data_as<T>(), mean->data_as<A>(), rstd->data_as<A>(), consts->data_as<C>(), partial->data_as<A>(),
+                arrival_counters(), D, cut.chunk, eps);
             MT_CUDA_CHECK_LAUNCH("group_norm (statistics)");
             MT_LAUNCH(blocks_for(in->numel()), kThreads, 0, 0, group_norm_apply_kernel<T>)(
                 in->data_as<T>(), data_or_null<T>(weight), data_or_null<T>(bias), out->data_as<T>(),
-                mean->data_as<A>(), rstd->data_as<A>(), in->numel(), PlaneOf(in->numel(), d.G * d.Cg, d.Cg, d.S));
+                consts->data_as<C>(), in->numel(), PlaneOf(in->numel(), d.G * d.Cg, d.Cg, d.S));
         });
         MT_CUDA_CHECK_LAUNCH("group_norm");
         return;

@@ -75,9 +75,10 @@ MT_HOST_DEVICE inline void batch_norm_stats(BatchNormAcc K, BatchNormAcc s, Batc
 }
 
 // eval: a channel's rstd from its running variance, 1 / sqrt(var + eps), in the compute type
-// C (float for a float32 or 16-bit input). The one-pass CUDA eval kernel works it out again
-// for each element, where float math costs nothing beside the memory traffic (a double
-// division per element would, on GPUs with slow float64).
+// C: float for a float32 or 16-bit input, double for a float64 one. The one-pass CUDA eval
+// kernel works it out again for each element, where float math costs nothing beside the
+// memory traffic (a double division per element of a float32 input would, on GPUs with
+// slow float64; a float64 input pays it, as its every other operation does).
 template <class C, class P>
 MT_HOST_DEVICE inline C batch_norm_eval_rstd(P running_var, double eps)
 {
