@@ -3,9 +3,11 @@
 On a real GPU, in one run and beside PyTorch when a CUDA build of torch is installed
 (FP32 on both sides, TF32 off):
 
-1. the op table of the CUDA-speed issue — full and leading-dim sums, softmax,
+1. the op tables of the CUDA-speed issues — full and leading-dim sums, softmax,
    cross_entropy, conv2d, a small CNN's forward+backward, an MLP's Adam step,
-   elementwise ops, a large matmul — as ms per call and the minitorch / PyTorch ratio
+   elementwise ops, a large matmul, gather / cat / index_select / embedding backward,
+   layer_norm and BatchNorm2d forward+backward, causal attention, an LSTM, sort, cumsum and
+   the small CNN under bf16 autocast — as ms per call and the minitorch / PyTorch ratio
    (below 1 means minitorch is faster), plus the full sum's bandwidth;
 2. training steps of the lectures' models: the MNIST MLP and a small CNN, batch 64;
 3. GFLOP/s of the naive, tiled and cuBLAS matmul kernels (the lectures' comparison);
@@ -87,18 +89,46 @@ def train_step(lib, model, opt, x, y):
     return step
 
 
-def forward_backward(lib, model, x, y):
+def forward_backward(lib, model, x, y, autocast=None):
+    """model's forward and backward on (x, y); under autocast(autocast) when given a dtype."""
     def step():
         model.zero_grad()
-        lib.nn.functional.cross_entropy(model(x), y).backward()
+        if autocast is None:
+            logits = model(x)
+        else:
+            with lib.autocast(device_type=DEVICE, dtype=autocast):
+                logits = model(x)
+        lib.nn.functional.cross_entropy(logits.float(), y).backward()
     return step
 
 
-def workloads(lib, quick: bool):
-    """(name, make) pairs: make() builds the inputs on the GPU and returns the call to time."""
+def backward_of(lib, fn, *leaves):
+    """A call that runs fn() (on leaves that require grad) and its backward with a fixed
+    upstream gradient of ones; the leaves' gradients are dropped each time, so every call
+    does the same work (no accumulation into grads from earlier calls)."""
+    out = fn()
+    g = lib.ones_like(out[0] if isinstance(out, tuple) else out)
+
+    def step():
+        for t in leaves:
+            t.grad = None
+        y = fn()
+        (y[0] if isinstance(y, tuple) else y).backward(g)
+    return step
+
+
+def workloads(lib, quick: bool, tiny: bool = False):
+    """(name, make) pairs: make() builds the inputs on the GPU and returns the call to time.
+    quick: smaller sizes; tiny: sizes for the tests, which check that every row runs."""
     F = lib.nn.functional
-    n24 = 1 << (20 if quick else 24)
-    side = 1024 if quick else 4096
+
+    def pick(full, small, smallest):
+        return smallest if tiny else small if quick else full
+
+    n24 = 1 << pick(24, 20, 10)
+    side = pick(4096, 1024, 64)
+    batch = pick(64, 8, 1)
+    hw = pick(56, 56, 8)  # the conv and batch-norm rows' height and width
 
     def randn(*shape):
         return lib.randn(*shape, device=DEVICE)
@@ -123,18 +153,18 @@ def workloads(lib, quick: bool):
         return lambda: F.cross_entropy(x, y)
 
     def conv():
-        x, w, b = randn(8 if quick else 64, 64, 56, 56), randn(64, 64, 3, 3), randn(64)
+        x, w, b = randn(batch, 64, hw, hw), randn(64, 64, 3, 3), randn(64)
         return lambda: F.conv2d(x, w, b, padding=1)
 
     def cnn():
         model = small_cnn(lib).to(DEVICE)
-        return forward_backward(lib, model, randn(256, 1, 28, 28), labels(256))
+        return forward_backward(lib, model, randn(pick(256, 256, 1), 1, 28, 28), labels(pick(256, 256, 1)))
 
     def mlp_adam():
-        hidden = 1024 if quick else 4096
+        hidden = pick(4096, 1024, 32)
         model = mlp(lib, [784, hidden, hidden, 10]).to(DEVICE)
         opt = lib.optim.Adam(model.parameters(), lr=1e-3)
-        return train_step(lib, model, opt, randn(1024, 784), labels(1024))
+        return train_step(lib, model, opt, randn(pick(1024, 1024, 8), 784), labels(pick(1024, 1024, 8)))
 
     def add():
         a, b = randn(n24), randn(n24)
@@ -157,18 +187,54 @@ def workloads(lib, quick: bool):
         return lambda: x.gather(1, idx)
 
     def cat8():
-        ts = [randn(1024, 1024) for _ in range(8)]
+        ts = [randn(pick(1024, 1024, 64), pick(1024, 1024, 64)) for _ in range(8)]
         return lambda: lib.cat(ts, 0)
 
     def index_select():
         x, idx = randn(side, 1000), lib.randint(0, 1000, (1000,), device=DEVICE)
         return lambda: x.index_select(1, idx)
 
-    vocab = 5000 if quick else 50000
+    # The rest of the GPU-speed issue's op table: fused norms, attention, the LSTM, sort,
+    # scan, and a CNN under bf16 autocast.
+    def grad_randn(*shape):
+        return randn(*shape).requires_grad_()
+
+    def layer_norm():
+        x, w, b = grad_randn(pick(8192, 1024, 8), 1024), grad_randn(1024), grad_randn(1024)
+        return backward_of(lib, lambda: F.layer_norm(x, (1024,), w, b), x, w, b)
+
+    def batch_norm():
+        bn = lib.nn.BatchNorm2d(64).to(DEVICE)
+        x = grad_randn(batch, 64, hw, hw)
+        return backward_of(lib, lambda: bn(x), x, bn.weight, bn.bias)
+
+    def attention():
+        q, k, v = (grad_randn(pick(32, 4, 1), 8, pick(256, 256, 16), 64) for _ in range(3))
+        return backward_of(lib, lambda: F.scaled_dot_product_attention(q, k, v, is_causal=True), q, k, v)
+
+    def lstm():
+        layer = lib.nn.LSTM(pick(128, 128, 8), pick(256, 256, 16), batch_first=True).to(DEVICE)
+        x = grad_randn(pick(64, 64, 2), pick(28, 28, 4), pick(128, 128, 8))
+        return backward_of(lib, lambda: layer(x), x, *layer.parameters())
+
+    def sort():
+        x = randn(side, 1000)
+        return lambda: x.sort(dim=-1)
+
+    def cumsum():
+        x = randn(side, side)
+        return lambda: x.cumsum(1)
+
+    def cnn_bf16():
+        model = small_cnn(lib).to(DEVICE)
+        n = pick(256, 256, 1)
+        return forward_backward(lib, model, randn(n, 1, 28, 28), labels(n), autocast=lib.bfloat16)
+
+    vocab = pick(50000, 5000, 100)
 
     def embedding_bwd():
         w = randn(vocab, 512).requires_grad_()
-        tokens = lib.randint(0, vocab, (64, 128), device=DEVICE)
+        tokens = lib.randint(0, vocab, (pick(64, 64, 4), pick(128, 128, 8)), device=DEVICE)
         out = F.embedding(tokens, w)
         g = lib.ones_like(out)
         return lambda: out.backward(g, retain_graph=True)
@@ -178,9 +244,9 @@ def workloads(lib, quick: bool):
         (f"x.sum(0), {side}x{side}", sum0),
         (f"softmax(dim=-1), {side}x1000", softmax),
         (f"cross_entropy fwd, {side}x1000", cross_entropy),
-        (f"conv2d fwd 64->64 3x3, b{8 if quick else 64} 56x56", conv),
+        (f"conv2d fwd 64->64 3x3, b{batch} {hw}x{hw}", conv),
         ("small CNN (1->32->64) fwd+bwd, b256", cnn),
-        (f"MLP 784-{1024 if quick else 4096}x2-10 Adam step, b1024", mlp_adam),
+        (f"MLP 784-{pick(4096, 1024, 32)}x2-10 Adam step, b1024", mlp_adam),
         (f"a + b, 2^{n24.bit_length() - 1}", add),
         (f"a * b broadcast, {side}x{side} * {side}", mul_broadcast),
         (f"exp, 2^{n24.bit_length() - 1}", exp),
@@ -189,23 +255,31 @@ def workloads(lib, quick: bool):
         ("cat of 8 x 1024^2 (dim 0)", cat8),
         (f"index_select(dim=1), {side}x1000", index_select),
         (f"embedding bwd, {vocab}x512, 64x128 tokens", embedding_bwd),
+        (f"layer_norm fwd+bwd, {pick(8192, 1024, 8)}x1024", layer_norm),
+        (f"BatchNorm2d fwd+bwd, {batch}x64x{hw}x{hw}", batch_norm),
+        (f"sdpa causal fwd+bwd, b{pick(32, 4, 1)} h8 T{pick(256, 256, 16)} d64", attention),
+        ("LSTM fwd+bwd, b64 T28 128->256", lstm),
+        (f"sort(dim=-1), {side}x1000", sort),
+        (f"cumsum(dim=1), {side}x{side}", cumsum),
+        ("small CNN fwd+bwd, autocast(bf16), b256", cnn_bf16),
     ], n24
 
 
-def training_steps(lib):
-    """The lectures' models on MNIST-shaped batches of 64: one SGD step each."""
+def training_steps(lib, tiny: bool = False):
+    """The lectures' models on MNIST-shaped batches of 64 (tiny: 2, for the tests): one SGD step each."""
+    n = 2 if tiny else 64
     def randn(*shape):
         return lib.randn(*shape, device=DEVICE)
 
     def mnist_mlp():
         model = mlp(lib, [784, 128, 10]).to(DEVICE)
         opt = lib.optim.SGD(model.parameters(), lr=0.1)
-        return train_step(lib, model, opt, randn(64, 784), lib.randint(0, 10, (64,), device=DEVICE))
+        return train_step(lib, model, opt, randn(n, 784), lib.randint(0, 10, (n,), device=DEVICE))
 
     def cnn():
         model = small_cnn(lib, 8, 16).to(DEVICE)
         opt = lib.optim.SGD(model.parameters(), lr=0.1)
-        return train_step(lib, model, opt, randn(64, 1, 28, 28), lib.randint(0, 10, (64,), device=DEVICE))
+        return train_step(lib, model, opt, randn(n, 1, 28, 28), lib.randint(0, 10, (n,), device=DEVICE))
 
     return [("MNIST MLP 784-128-10 SGD step, b64", mnist_mlp), ("small CNN (1->8->16) SGD step, b64", cnn)]
 
