@@ -294,3 +294,24 @@ def test_scalars_keep_float32_precision_forward_and_backward(device):
     w.grad = None
     (w * minitorch.tensor(1e-8, device=device) * 4096.0).sum().backward()
     np.testing.assert_allclose(values(w.grad), 4096 * 1e-8, rtol=2**-10)
+
+
+@pytest.mark.parametrize("device", DEVICES)
+@pytest.mark.parametrize("name", ["float16", "bfloat16"])
+def test_rand_stays_below_one_in_16_bits(device, name):
+    """rand draws in float32 and rounds; a draw within half a step of 1 would round up to 1.0
+    (0.2% of bfloat16 draws), so it becomes the largest value below 1 instead: rand, rand_like,
+    uniform_ and the dropout masks built on it stay in [0, 1), as PyTorch's do. Every other
+    value is the float32 draw rounded."""
+    dt = getattr(minitorch, name)
+    minitorch.manual_seed(0)
+    x = minitorch.rand(200000, dtype=dt, device=device).float().cpu().numpy()
+    minitorch.manual_seed(0)
+    y = minitorch.rand(200000, device=device).to(dt).float().cpu().numpy()
+    top = 1 - (2.0 ** -8 if name == "bfloat16" else 2.0 ** -11)
+    assert x.max() == top and x.min() >= 0
+    np.testing.assert_array_equal(x, np.where(y == 1.0, top, y))
+    assert (y == 1.0).any()  # the case does happen with this seed
+    assert minitorch.rand(0, dtype=dt, device=device).shape == (0,)
+    u = minitorch.empty(50000, dtype=dt, device=device).uniform_(-1.0, 1.0).float().cpu().numpy()
+    assert u.min() >= -1.0 and u.max() < 1.0

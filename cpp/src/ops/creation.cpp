@@ -76,10 +76,36 @@ Tensor eye(int64_t n, int64_t m, DType dtype, Device device)
 void manual_seed(uint64_t seed) { manual_seed_all_devices(seed); }
 
 namespace {
+// The largest value of the 16-bit type T below hi: T(hi) rounded, then stepped down (bits - 1
+// for a positive value, the smallest negative one after +0, bits + 1 for a negative value).
+template <class T>
+double largest_below(double hi)
+{
+    T v = T(hi);
+    while (double(float(v)) >= hi) {
+        const bool negative = v.bits & 0x8000u, zero = (v.bits & 0x7fffu) == 0;
+        v.bits = zero ? uint16_t(0x8001u) : negative ? uint16_t(v.bits + 1) : uint16_t(v.bits - 1);
+    }
+    return double(float(v));
+}
+
 // Each device draws with its own generator (the CPU: a Mersenne Twister; a GPU: the
 // counter-based stream), so one seed gives reproducible, but device-specific, values.
 Tensor random_tensor(RandomOp op, const Shape& shape, DType dtype, Device device, double lo, double hi)
 {
+    const bool half = dtype == DType::Float16 || dtype == DType::BFloat16;
+    if (op == RandomOp::Uniform && half) {
+        // Drawn in float32, then rounded: a draw within half a step of hi rounds up to hi
+        // (1 - 2^-9 is 1.0 in bfloat16), so those become the largest 16-bit value below hi,
+        // and rand() stays in [0, 1) as PyTorch's does.
+        Tensor u = empty(shape, DType::Float32, device);
+        if (!u->numel()) return empty(shape, dtype, device);
+        kernels(device).random(op, u, lo, hi);
+        Tensor t = to_dtype(u, dtype);
+        const double top = dtype == DType::Float16 ? largest_below<Half>(hi) : largest_below<BFloat16>(hi);
+        binary_(BinaryOp::Minimum, t, scalar_tensor(Scalar(top), Device{}));
+        return t;
+    }
     Tensor t = empty(shape, dtype, device);
     if (t->numel()) kernels(device).random(op, t, lo, hi);
     return t;
