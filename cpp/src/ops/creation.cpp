@@ -93,17 +93,19 @@ double largest_below(double hi)
 // counter-based stream), so one seed gives reproducible, but device-specific, values.
 Tensor random_tensor(RandomOp op, const Shape& shape, DType dtype, Device device, double lo, double hi)
 {
-    const bool half = dtype == DType::Float16 || dtype == DType::BFloat16;
-    if (op == RandomOp::Uniform && half) {
-        // Drawn in float32, then rounded: a draw within half a step of hi rounds up to hi
+    if ((dtype == DType::Float16 || dtype == DType::BFloat16) && op != RandomOp::Integer) {
+        // Drawn in float32 (the values Widen's staging gave, without its copy of the empty
+        // output), then rounded. A uniform draw within half a step of hi rounds up to hi
         // (1 - 2^-9 is 1.0 in bfloat16), so those become the largest 16-bit value below hi,
         // and rand() stays in [0, 1) as PyTorch's does.
         Tensor u = empty(shape, DType::Float32, device);
         if (!u->numel()) return empty(shape, dtype, device);
         kernels(device).random(op, u, lo, hi);
         Tensor t = to_dtype(u, dtype);
-        const double top = dtype == DType::Float16 ? largest_below<Half>(hi) : largest_below<BFloat16>(hi);
-        binary_(BinaryOp::Minimum, t, scalar_tensor(Scalar(top), Device{}));
+        if (op == RandomOp::Uniform) {
+            const double top = dtype == DType::Float16 ? largest_below<Half>(hi) : largest_below<BFloat16>(hi);
+            binary_(BinaryOp::Minimum, t, scalar_tensor(Scalar(top), Device{}));
+        }
         return t;
     }
     Tensor t = empty(shape, dtype, device);
