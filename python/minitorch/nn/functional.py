@@ -342,13 +342,7 @@ def dropout(input, p: float = 0.5, training: bool = True, inplace: bool = False)
 
 def _feature_dropout(input, p: float, training: bool):
     """Zeroes whole channels: one keep/drop draw per (sample, channel), broadcast over the rest."""
-    mask_shape = tuple(input.shape[:2]) + (1,) * (input.dim() - 2)
-    if training and 0.0 < p < 1.0 and isinstance(input, _C.Tensor) and input.dtype.is_floating_point:
-        # The small mask, already scaled (0 or 1 / (1 - p)), is the fused dropout of ones:
-        # three launches (ones, dropout, the product) instead of five (rand, >=, to, *, *).
-        scaled_mask = _C._dropout(_C._full(mask_shape, 1.0, input.dtype, input.device), p)
-        return input * scaled_mask
-    return _dropout_mask(input, p, training, mask_shape)
+    return _dropout_mask(input, p, training, tuple(input.shape[:2]) + (1,) * (input.dim() - 2))
 
 
 def _dropout_mask(input, p: float, training: bool, mask_shape: tuple):
@@ -361,6 +355,10 @@ def _dropout_mask(input, p: float, training: bool, mask_shape: tuple):
         return input * 0.0
     # The scale goes into the small mask first: one pass over the input forward, and one
     # (g * mask) backward, instead of a multiply by the bool mask and another by the scale.
+    if isinstance(input, _C.Tensor) and input.dtype.is_floating_point:
+        # The scaled mask (0 or 1 / (1 - p)) is the fused dropout of ones: three launches
+        # (ones, dropout, the product) instead of five (rand, >=, to, *, *).
+        return input * _C._dropout(_C._full(mask_shape, 1.0, input.dtype, input.device), p)
     keep = _C._rand(mask_shape, input.dtype, input.device) >= p
     return input * (keep.to(input.dtype) * (1.0 / (1.0 - p)))
 
