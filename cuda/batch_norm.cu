@@ -71,9 +71,7 @@ struct ChannelOf {
 // up as one block sum. Every thread of the channel's last block calls it.
 __device__ void channel_total(A& a, A& b, const A* partial, int64_t c, A* shared)
 {
-    a = 0, b = 0;
-    for (int64_t y = threadIdx.x; y < gridDim.y; y += blockDim.x)
-        a += partial[2 * (c * gridDim.y + y)], b += partial[2 * (c * gridDim.y + y) + 1];
+    add_slice_partials(a, b, partial, c);
     block_sum2(a, b, shared);
 }
 
@@ -125,6 +123,14 @@ __global__ void batch_norm_stats_kernel(const T* x, Cm* mean, Cm* rstd, P* rm, P
     }
 }
 
+// y of one value x of channel c from the channel's mean and rstd, for both kernels that write y.
+template <class T, class P, class Cm>
+__device__ T normalized(Cm x, Cm mean, Cm rstd, const P* w, const P* b, int64_t c)
+{
+    const Cm scale = w ? rstd * Cm(w[c]) : rstd;
+    return T((x - mean) * scale + (b ? Cm(b[c]) : Cm(0)));
+}
+
 // Eval mode, in one launch. Thread mapping: one thread per element i of (N, C, S),
 // grid-stride, c = channel_of(i); the statistics are the running ones, and each thread
 // works out its channel's rstd again (cheaper than a launch that would do it once per
@@ -135,9 +141,7 @@ __global__ void batch_norm_eval_kernel(const T* x, const P* rm, const P* rv, con
 {
     MT_GRID_STRIDE(i, n) {
         const int64_t c = channel_of(i);
-        const Cm r = batch_norm_eval_rstd<Cm>(rv[c], eps);
-        const Cm scale = w ? r * Cm(w[c]) : r;
-        y[i] = T((Cm(x[i]) - Cm(rm[c])) * scale + (b ? Cm(b[c]) : Cm(0)));
+        y[i] = normalized<T>(Cm(x[i]), Cm(rm[c]), batch_norm_eval_rstd<Cm>(rv[c], eps), w, b, c);
     }
     MT_GRID_STRIDE(c, C) {
         mean[c] = Cm(rm[c]);
@@ -152,8 +156,7 @@ __global__ void batch_norm_apply_kernel(const T* x, const Cm* mean, const Cm* rs
 {
     MT_GRID_STRIDE(i, n) {
         const int64_t c = channel_of(i);
-        const Cm scale = w ? rstd[c] * Cm(w[c]) : rstd[c];
-        y[i] = T((Cm(x[i]) - mean[c]) * scale + (b ? Cm(b[c]) : Cm(0)));
+        y[i] = normalized<T>(Cm(x[i]), mean[c], rstd[c], w, b, c);
     }
 }
 
@@ -220,9 +223,6 @@ T* data_or_null(const Tensor& t)
     return t ? t->data_as<T>() : nullptr;
 }
 
-constexpr int64_t kFillBlocks = 1024;  // about a full wave on an H100: 132 SMs x 8 blocks
-constexpr int64_t kMinSlice = 16 * kThreads;  // values per slice: at least 16 per thread
-
 // The grid of a per-channel reduction: a block per channel (up to 65535, then they take
 // several), and, when that is too few blocks to fill the GPU, each channel's M values cut
 // into slices (gridDim.y) of `chunk` values, about kFillBlocks blocks in all. `partial`
@@ -237,15 +237,12 @@ struct ChannelGrid {
 ChannelGrid channel_grid(int64_t N, int64_t C, int64_t S, Device device)
 {
     const int64_t M = N * S, blocks = std::clamp<int64_t>(C, 1, 65535);
-    int64_t slices = 1;
-    if (2 * blocks <= kFillBlocks) slices = std::clamp<int64_t>(std::min(kFillBlocks / blocks, M / kMinSlice), 1, 65535);
-    const int64_t chunk = std::max<int64_t>((M + slices - 1) / slices, 1);
-    slices = std::max<int64_t>((M + chunk - 1) / chunk, 1);  // no empty slice
+    const Split cut = split_to_fill(blocks, M, kMinSlice);
     ChannelGrid g;
-    g.grid = dim3(unsigned(blocks), unsigned(slices));
-    g.cv = ChannelValues{C, S, M, chunk, DivideBy(S, M)};
-    if (slices > 1) {
-        g.partial = empty({2 * C * slices}, DType::Float64, device);
+    g.grid = dim3(unsigned(blocks), unsigned(cut.slices));
+    g.cv = ChannelValues{C, S, M, cut.chunk, DivideBy(S, M)};
+    if (cut.slices > 1) {
+        g.partial = empty({2 * C * cut.slices}, DType::Float64, device);
         g.arrivals = arrival_counters();
     }
     return g;

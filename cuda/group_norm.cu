@@ -37,6 +37,49 @@ __device__ A block_sum(A v, A* partial)
 // Grid size for one block (or warp) per item, grid-stride beyond it.
 unsigned grid_for(int64_t items) { return unsigned(std::clamp<int64_t>(items, 1, 65535)); }
 
+// A row's forward constants in the compute type C: its mean as hi + lo (group_norm_split)
+// and its rstd; value() is y of one value x of channel c.
+template <class C>
+struct RowNorm {
+    C hi, lo, rstd;
+    __device__ static RowNorm of(A mean, A rstd)
+    {
+        RowNorm n;
+        group_norm_split(mean, n.hi, n.lo);
+        n.rstd = C(rstd);
+        return n;
+    }
+    template <class T>
+    __device__ T value(C x, const T* w, const T* b, int64_t c) const
+    {
+        const C scale = w ? rstd * C(w[c]) : rstd;
+        return T((x - hi) * scale + ((b ? C(b[c]) : C(0)) - lo * scale));
+    }
+};
+
+// A row's dx constants in C, from its mean, rstd and its planes' w-weighted sums ws1, ws2
+// (group_norm_row_coeffs): dx = rstd w[c] g + cx (x - hi) + cc, the - lo folded into cc.
+template <class C>
+struct RowGrad {
+    C hi, rstd, cx, cc;
+    __device__ static RowGrad of(A mean, A rstd, A ws1, A ws2, int64_t D)
+    {
+        A kx, kc;
+        group_norm_row_coeffs(rstd, ws1, ws2, D, kx, kc);
+        C lo;
+        RowGrad r;
+        group_norm_split(mean, r.hi, lo);
+        r.rstd = C(rstd), r.cx = C(kx), r.cc = C(kc - kx * A(lo));
+        return r;
+    }
+    template <class T>
+    __device__ T dx(C g, C x, const T* w, int64_t c) const
+    {
+        const C kg = w ? rstd * C(w[c]) : rstd;
+        return T(kg * g + cx * (x - hi) + cc);
+    }
+};
+
 // Thread mapping: one block of kThreads per (n, g) row of D = Cg * S contiguous values
 // (grid-stride over the rows); thread t takes the row's values t, t + kThreads, ... so a
 // warp reads 32 adjacent values at a time. Two passes over the row (cached after the
@@ -61,15 +104,9 @@ __global__ void group_norm_kernel(const T* x, const T* w, const T* b, T* y, A* m
         A m, rsd;
         group_norm_stats(K, s, q, D, eps, m, rsd);
         if (threadIdx.x == 0) mean[r] = m, rstd[r] = rsd;
-        C hi, lo;
-        group_norm_split(m, hi, lo);
-        const C rc = C(rsd);
+        const RowNorm<C> row = RowNorm<C>::of(m, rsd);
         const int64_t c0 = (r % G) * Cg;
-        for (int64_t j = threadIdx.x; j < D; j += blockDim.x) {
-            const int64_t c = c0 + j / S;
-            const C scale = w ? rc * C(w[c]) : rc;
-            y[r * D + j] = T((C(xr[j]) - hi) * scale + ((b ? C(b[c]) : C(0)) - lo * scale));
-        }
+        for (int64_t j = threadIdx.x; j < D; j += blockDim.x) y[r * D + j] = row.value(C(xr[j]), w, b, c0 + j / S);
     }
 }
 
@@ -117,15 +154,9 @@ __global__ void group_norm_backward_kernel(const T* g, const T* x, const A* mean
             ws1 += wk * sg[r * Cg + k], ws2 += wk * sgx[r * Cg + k];
         }
         ws1 = block_sum(ws1, partial), ws2 = block_sum(ws2, partial);
-        A kx, kc;
-        group_norm_row_coeffs(rstd[r], ws1, ws2, D, kx, kc);
-        C hi, lo;
-        group_norm_split(mean[r], hi, lo);
-        const C rs = C(rstd[r]), cx = C(kx), cc = C(kc - kx * A(lo));
-        for (int64_t j = threadIdx.x; j < D; j += blockDim.x) {
-            const C kg = w ? rs * C(w[c0 + j / S]) : rs;
-            gx[r * D + j] = T(kg * C(g[r * D + j]) + cx * (C(x[r * D + j]) - hi) + cc);
-        }
+        const RowGrad<C> row = RowGrad<C>::of(mean[r], rstd[r], ws1, ws2, D);
+        for (int64_t j = threadIdx.x; j < D; j += blockDim.x)
+            gx[r * D + j] = row.dx(C(g[r * D + j]), C(x[r * D + j]), w, c0 + j / S);
     }
 }
 
@@ -148,39 +179,15 @@ __global__ void group_norm_params_kernel(const A* sg, const A* sgx, T* gw, T* gb
 // A block per (n, g) row (or per (n, c) plane) keeps N * G blocks busy: a GroupNorm(32) at
 // batch 2 is 64 blocks, half of an H100's SMs with one block each, however long its rows
 // (a diffusion UNet's are thousands of values). Then each row is cut into slices of `chunk`
-// values, a block each, about kFillBlocks blocks in all (as batch_norm.cu cuts channels):
-// the slices' sums meet in the row's last block to arrive (last_block.cuh), and the values
-// are written by an elementwise kernel, one thread per value.
-constexpr int64_t kFillBlocks = 1024;         // about a full wave on an H100: 132 SMs x 8 blocks
-constexpr int64_t kMinSlice = 16 * kThreads;  // values per slice: at least 16 per thread
+// values, a block each, about kFillBlocks blocks in all (split_to_fill, as batch_norm.cu
+// cuts channels): the slices' sums meet in the row's last block to arrive (last_block.cuh),
+// and the values are written by an elementwise kernel, one thread per value.
 
-// How many slices each of `items` reductions of `len` values is cut into: 1 (no cut) when
-// there are items enough to fill the GPU, or too few values to share.
-int64_t slices_for(int64_t items, int64_t len)
-{
-    if (items < 1 || 2 * items > kFillBlocks || items > kArrivalCounters) return 1;
-    return std::clamp<int64_t>(std::min(kFillBlocks / items, len / kMinSlice), 1, 65535);
-}
-
-// A cut of `len` values into slices of `chunk` (no empty slice).
-struct Slices {
-    int64_t count = 1, chunk = 1;
-    Slices(int64_t items, int64_t len)
-    {
-        const int64_t want = slices_for(items, len);
-        chunk = std::max<int64_t>((len + want - 1) / want, 1);
-        count = std::max<int64_t>((len + chunk - 1) / chunk, 1);
-    }
-};
-
-// The sums (a, b) of the slices' partials of reduction `item`: partial[item, slice, 0..1], read
-// in slice order by the block's threads (thread t takes slices t, t + kThreads, ...), so the
-// result does not depend on which block came last. Every thread of the last block calls it.
+// The sums (a, b) of the slices' partials of reduction `item` (add_slice_partials), in every
+// thread of the block. Every thread of the last block calls it.
 __device__ void slices_total(A& a, A& b, const A* partial, int64_t item, A* shared)
 {
-    a = 0, b = 0;
-    for (int64_t y = threadIdx.x; y < gridDim.y; y += blockDim.x)
-        a += partial[2 * (item * gridDim.y + y)], b += partial[2 * (item * gridDim.y + y) + 1];
+    add_slice_partials(a, b, partial, item);
     a = block_sum(a, shared), b = block_sum(b, shared);
 }
 
@@ -201,9 +208,9 @@ struct PlaneOf {
 // threads stride over the slice (adjacent threads, adjacent values). The shifted sums (K: the
 // row's first value, in every slice) go to partial[r, y]; thread 0 of the row's last block
 // writes the row's mean and rstd from all its slices, and the constants the write needs in
-// the compute type, consts[r] = (hi, lo, rstd): no double math per value in the write.
+// the compute type, rows[r]: no double math per value in the write.
 template <class T>
-__global__ void group_norm_sliced_stats_kernel(const T* x, A* mean, A* rstd, GroupNormCompute<T>* consts,
+__global__ void group_norm_sliced_stats_kernel(const T* x, A* mean, A* rstd, RowNorm<GroupNormCompute<T>>* rows,
                                                A* partial, unsigned* arrivals, int64_t D, int64_t chunk, double eps)
 {
     __shared__ A shared[kBlockWarps];
@@ -223,24 +230,19 @@ __global__ void group_norm_sliced_stats_kernel(const T* x, A* mean, A* rstd, Gro
     slices_total(s, q, partial, r, shared);
     if (threadIdx.x != 0) return;
     group_norm_stats(K, s, q, D, eps, mean[r], rstd[r]);
-    GroupNormCompute<T>* out = consts + 3 * r;
-    group_norm_split(mean[r], out[0], out[1]);
-    out[2] = GroupNormCompute<T>(rstd[r]);
+    rows[r] = RowNorm<C>::of(mean[r], rstd[r]);
 }
 
 // Thread mapping: one thread per value i of (N, C, S), grid-stride; row and channel from
-// PlaneOf. The formula of group_norm_kernel's write, from the row's constants (hi, lo, rstd).
+// PlaneOf; y from the row's constants, as group_norm_kernel writes it.
 template <class T>
 __global__ void group_norm_apply_kernel(const T* x, const T* w, const T* b, T* y,
-                                        const GroupNormCompute<T>* consts, int64_t n, PlaneOf plane_of)
+                                        const RowNorm<GroupNormCompute<T>>* rows, int64_t n, PlaneOf plane_of)
 {
-    using C = GroupNormCompute<T>;
     MT_GRID_STRIDE(i, n) {
         int64_t r, c;
         plane_of(i, r, c);
-        const C hi = consts[3 * r], lo = consts[3 * r + 1], rc = consts[3 * r + 2];
-        const C scale = w ? rc * C(w[c]) : rc;
-        y[i] = T((C(x[i]) - hi) * scale + ((b ? C(b[c]) : C(0)) - lo * scale));
+        y[i] = rows[r].value(GroupNormCompute<T>(x[i]), w, b, c);
     }
 }
 
@@ -272,12 +274,12 @@ __global__ void group_norm_sliced_plane_sums_kernel(const T* g, const T* x, cons
 }
 
 // Thread mapping: one warp per (n, g) row (8 rows per block, grid-stride); lane l adds the
-// w-weighted sums of the row's planes l, l + 32, ... Writes the row's constants of dx in
-// the compute type C: coeffs[r] = (hi, rstd, cx, cc), dx = rstd w[c] g + cx (x - hi) + cc.
+// w-weighted sums of the row's planes l, l + 32, ... Writes the row's dx constants in the
+// compute type, coeffs[r] (RowGrad).
 template <class T>
 __global__ void group_norm_row_coeffs_kernel(const A* mean, const A* rstd, const T* w, const A* sg, const A* sgx,
-                                             GroupNormCompute<T>* coeffs, int64_t rows, int64_t G, int64_t Cg,
-                                             int64_t D)
+                                             RowGrad<GroupNormCompute<T>>* coeffs, int64_t rows, int64_t G,
+                                             int64_t Cg, int64_t D)
 {
     using C = GroupNormCompute<T>;
     const int lane = threadIdx.x % kWarp;
@@ -290,13 +292,7 @@ __global__ void group_norm_row_coeffs_kernel(const A* mean, const A* rstd, const
             ws1 += wk * sg[r * Cg + k], ws2 += wk * sgx[r * Cg + k];
         }
         ws1 = warp_sum(ws1), ws2 = warp_sum(ws2);
-        if (lane != 0) continue;
-        A kx, kc;
-        group_norm_row_coeffs(rstd[r], ws1, ws2, D, kx, kc);
-        C hi, lo;
-        group_norm_split(mean[r], hi, lo);
-        C* out = coeffs + 4 * r;
-        out[0] = hi, out[1] = C(rstd[r]), out[2] = C(kx), out[3] = C(kc - kx * A(lo));
+        if (lane == 0) coeffs[r] = RowGrad<C>::of(mean[r], rstd[r], ws1, ws2, D);
     }
 }
 
@@ -304,16 +300,14 @@ __global__ void group_norm_row_coeffs_kernel(const A* mean, const A* rstd, const
 // PlaneOf. The formula of group_norm_backward_kernel's write, from the row's constants.
 template <class T>
 __global__ void group_norm_sliced_backward_kernel(const T* g, const T* x, const T* w,
-                                                  const GroupNormCompute<T>* coeffs, T* gx, int64_t n,
+                                                  const RowGrad<GroupNormCompute<T>>* coeffs, T* gx, int64_t n,
                                                   PlaneOf plane_of)
 {
     using C = GroupNormCompute<T>;
     MT_GRID_STRIDE(i, n) {
         int64_t r, c;
         plane_of(i, r, c);
-        const C hi = coeffs[4 * r], rs = coeffs[4 * r + 1], cx = coeffs[4 * r + 2], cc = coeffs[4 * r + 3];
-        const C kg = w ? rs * C(w[c]) : rs;
-        gx[i] = T(kg * C(g[i]) + cx * (C(x[i]) - hi) + cc);
+        gx[i] = coeffs[r].dx(C(g[i]), C(x[i]), w, c);
     }
 }
 
@@ -339,19 +333,19 @@ void group_norm(const Tensor& out, const Tensor& mean, const Tensor& rstd, const
 {
     const Dims d = dims_of(in, mean);
     const int64_t rows = d.N * d.G, D = d.Cg * d.S;
-    if (const Slices cut(rows, D); cut.count > 1) {  // few long rows
-        Tensor partial = empty({2 * rows * cut.count}, DType::Float64, in->device());
-        Tensor consts = empty({3 * rows}, DType::Float64, in->device());  // 3 C per row (C: at most a double)
+    if (const Split cut = split_to_fill(rows, D, kMinSlice); cut.slices > 1) {  // few long rows
+        Tensor partial = empty({2 * rows * cut.slices}, DType::Float64, in->device());
+        Tensor consts = empty({3 * rows}, DType::Float64, in->device());  // a RowNorm<C> per row: 3 C <= 3 doubles
         dispatch_floating16(in->dtype, "group_norm", [&](auto tag) {
             using T = typename decltype(tag)::type;
-            using C = GroupNormCompute<T>;
-            MT_LAUNCH(dim3(unsigned(rows), unsigned(cut.count)), kThreads, 0, 0, group_norm_sliced_stats_kernel<T>)(
-                in->data_as<T>(), mean->data_as<A>(), rstd->data_as<A>(), consts->data_as<C>(), partial->data_as<A>(),
+            using Row = RowNorm<GroupNormCompute<T>>;
+            MT_LAUNCH(dim3(unsigned(rows), unsigned(cut.slices)), kThreads, 0, 0, group_norm_sliced_stats_kernel<T>)(
+                in->data_as<T>(), mean->data_as<A>(), rstd->data_as<A>(), consts->data_as<Row>(), partial->data_as<A>(),
                 arrival_counters(), D, cut.chunk, eps);
             MT_CUDA_CHECK_LAUNCH("group_norm (statistics)");
             MT_LAUNCH(blocks_for(in->numel()), kThreads, 0, 0, group_norm_apply_kernel<T>)(
                 in->data_as<T>(), data_or_null<T>(weight), data_or_null<T>(bias), out->data_as<T>(),
-                consts->data_as<C>(), in->numel(), PlaneOf(in->numel(), d.G * d.Cg, d.Cg, d.S));
+                consts->data_as<Row>(), in->numel(), PlaneOf(in->numel(), d.G * d.Cg, d.Cg, d.S));
         });
         MT_CUDA_CHECK_LAUNCH("group_norm");
         return;
@@ -377,9 +371,9 @@ void group_norm_backward(const Tensor& grad_in, const Tensor& grad_weight, const
         using T = typename decltype(tag)::type;
         const T *g = grad_out->data_as<T>(), *x = in->data_as<T>();
         const A *mu = mean->data_as<A>(), *rs = rstd->data_as<A>();
-        if (const Slices cut(planes, d.S); cut.count > 1) {  // few long planes
-            Tensor partial = empty({2 * planes * cut.count}, DType::Float64, in->device());
-            MT_LAUNCH(dim3(unsigned(planes), unsigned(cut.count)), kThreads, 0, 0,
+        if (const Split cut = split_to_fill(planes, d.S, kMinSlice); cut.slices > 1) {  // few long planes
+            Tensor partial = empty({2 * planes * cut.slices}, DType::Float64, in->device());
+            MT_LAUNCH(dim3(unsigned(planes), unsigned(cut.slices)), kThreads, 0, 0,
                       group_norm_sliced_plane_sums_kernel<T>)(g, x, mu, rs, sg, sgx, partial->data_as<A>(),
                                                               arrival_counters(), d.Cg, d.S, cut.chunk);
         } else {
@@ -387,15 +381,15 @@ void group_norm_backward(const Tensor& grad_in, const Tensor& grad_weight, const
                       group_norm_plane_sums_kernel<T>)(g, x, mu, rs, sg, sgx, planes, d.Cg, d.S);
         }
         MT_CUDA_CHECK_LAUNCH("group_norm_backward (plane sums)");
-        if (grad_in && Slices(rows, d.Cg * d.S).count > 1) {  // few long rows: dx elementwise
-            using C = GroupNormCompute<T>;
-            Tensor coeffs = empty({4 * rows}, DType::Float64, in->device());  // 4 C per row (C: at most a double)
+        if (grad_in && split_to_fill(rows, d.Cg * d.S, kMinSlice).slices > 1) {  // few long rows: dx elementwise
+            using Row = RowGrad<GroupNormCompute<T>>;
+            Tensor coeffs = empty({4 * rows}, DType::Float64, in->device());  // a RowGrad<C> per row: 4 C <= 4 doubles
             MT_LAUNCH(grid_for((rows + kBlockWarps - 1) / kBlockWarps), kThreads, 0, 0,
                       group_norm_row_coeffs_kernel<T>)(mu, rs, data_or_null<T>(weight), sg, sgx,
-                                                       coeffs->data_as<C>(), rows, d.G, d.Cg, d.Cg * d.S);
+                                                       coeffs->data_as<Row>(), rows, d.G, d.Cg, d.Cg * d.S);
             MT_CUDA_CHECK_LAUNCH("group_norm_backward (row constants)");
             MT_LAUNCH(blocks_for(in->numel()), kThreads, 0, 0, group_norm_sliced_backward_kernel<T>)(
-                g, x, data_or_null<T>(weight), coeffs->data_as<C>(), grad_in->data_as<T>(), in->numel(),
+                g, x, data_or_null<T>(weight), coeffs->data_as<Row>(), grad_in->data_as<T>(), in->numel(),
                 PlaneOf(in->numel(), d.G * d.Cg, d.Cg, d.S));
             MT_CUDA_CHECK_LAUNCH("group_norm_backward");
         } else if (grad_in) {

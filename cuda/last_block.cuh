@@ -15,6 +15,7 @@
 // next launch; every minitorch kernel runs on one stream, so launches never overlap on the
 // counters.
 #pragma once
+#include <algorithm>
 #include <cstdint>
 #include <vector>
 
@@ -55,6 +56,40 @@ __device__ inline bool last_to_arrive(unsigned* arrivals)
     const bool mine = last;
     if (mine) __threadfence();  // the others' partials are read only after their counts
     return mine;
+}
+
+// ---- how a reduction is cut into slices (reduce.cu, batch_norm.cu, group_norm.cu) ----
+
+constexpr int64_t kFillBlocks = 1024;         // about a full wave on an H100: 132 SMs x 8 blocks
+constexpr int64_t kMaxSlices = 65535;         // the gridDim.y limit
+constexpr int64_t kMinSlice = 16 * kThreads;  // values per slice of a block's reduction: 16 per thread
+
+// `slices` (a launch's gridDim.y) of `chunk` values, the last maybe shorter, none empty.
+struct Split {
+    int64_t slices = 1, chunk = 1;
+};
+
+// How to cut a launch of `blocks` blocks, each reducing `len` values: a launch of at most
+// kFillBlocks / 2 blocks gets slices, as many as bring it to about kFillBlocks blocks while
+// each slice keeps at least min_chunk values; and no slice holds more than max_chunk values.
+inline Split split_to_fill(int64_t blocks, int64_t len, int64_t min_chunk, int64_t max_chunk = INT64_MAX)
+{
+    int64_t s = 1;
+    if (2 * blocks <= kFillBlocks) s = std::min(kFillBlocks / std::max<int64_t>(blocks, 1), len / min_chunk);
+    const int64_t at_least = len > max_chunk ? (len - 1) / max_chunk + 1 : 1;  // slices of <= max_chunk
+    s = std::clamp(std::max(s, at_least), int64_t(1), kMaxSlices);
+    const int64_t chunk = std::max<int64_t>((len + s - 1) / s, 1);
+    return {std::max<int64_t>((len + chunk - 1) / chunk, 1), chunk};  // no empty slice
+}
+
+// A thread's share of the partial pairs of reduction `item`, partial[item, slice, 0..1] for
+// the gridDim.y slices: slices threadIdx.x, threadIdx.x + blockDim.x, ... added in slice
+// order into (a, b), so the block's sum of the shares does not depend on which block came last.
+__device__ inline void add_slice_partials(double& a, double& b, const double* partial, int64_t item)
+{
+    a = 0, b = 0;
+    for (int64_t y = threadIdx.x; y < gridDim.y; y += blockDim.x)
+        a += partial[2 * (item * gridDim.y + y)], b += partial[2 * (item * gridDim.y + y) + 1];
 }
 
 }  // namespace minitorch::cuda

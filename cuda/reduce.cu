@@ -55,10 +55,8 @@ namespace {
 constexpr int kBlock = 256;                // threads per block, every reduce launch
 constexpr int kWarps = kBlock / 32;
 constexpr int kWarpRowMax = 1024;          // rows up to this long get a warp, longer ones a block
-constexpr int64_t kFillBlocks = 1024;      // about a full wave on an H100: 132 SMs x 8 blocks
 constexpr int64_t kMaxChunk = int64_t(1) << 30;  // values per slice, so positions fit an int
 constexpr int64_t kMaxBlocksX = 4096;      // more outputs than that many blocks take: grid-stride
-constexpr int64_t kMaxSlices = 65535;      // the gridDim.y limit
 
 int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
 
@@ -258,25 +256,14 @@ __global__ void reduce_cols_kernel(Op op, Finish finish, unsigned* arrivals, int
     cols_pass(finish, outer, int64_t(gridDim.y), inner, int64_t(gridDim.y), 0, 1);
 }
 
-// How R is cut: `slices` (the launch's gridDim.y) of `chunk` values, the last maybe shorter.
-struct Split {
-    int64_t slices, chunk;
-};
-
-// A launch of at most kFillBlocks / 2 blocks gets slices, as many as bring it to
-// about kFillBlocks blocks while each slice keeps at least min_chunk values: 16 per thread
-// of a row block, 32 rows for a column thread (less would cost more in pass 2 than it saves).
+// How R is cut (last_block.cuh's split_to_fill): each slice keeps at least 16 values per
+// thread of a row block, 32 rows for a column thread (less would cost more in pass 2 than
+// it saves), and at most kMaxChunk.
 Split split_for(int64_t outer, int64_t R, int64_t inner)
 {
     const bool rows = inner == 1;
     const int64_t threads = rows ? outer * (R <= kWarpRowMax ? 32 : kBlock) : outer * inner;
-    const int64_t blocks = ceil_div(threads, kBlock);
-    const int64_t min_chunk = rows ? 16 * kBlock : 32;
-    int64_t s = 1;
-    if (2 * blocks <= kFillBlocks) s = std::min(kFillBlocks / blocks, R / min_chunk);
-    s = std::clamp(std::max(s, ceil_div(R, kMaxChunk)), int64_t(1), kMaxSlices);
-    const int64_t chunk = ceil_div(R, s);
-    return {ceil_div(R, chunk), chunk};  // no empty slice
+    return split_to_fill(ceil_div(threads, kBlock), R, rows ? 16 * kBlock : 32, kMaxChunk);
 }
 
 // One launch: `op` over (outer, R, inner) cut as `split`; split, `finish` reduces op's
