@@ -34,7 +34,8 @@ inline int64_t multi_tensor_chunk_size()
     return chunk;
 }
 
-// Depth = how many lists travel together (Adam: param, grad, exp_avg, exp_avg_sq).
+// Depth = how many lists travel together (Adam: param, grad, exp_avg, exp_avg_sq; RMSprop
+// up to five).
 template <class T, int Depth>
 struct TensorListMeta {
     T* ptr[Depth][kMultiMaxTensors];
@@ -43,7 +44,7 @@ struct TensorListMeta {
     int block_chunk[kMultiMaxBlocks];             // ... elements [chunk * chunk_size, + chunk_size)
     int64_t chunk_size;
 };
-static_assert(sizeof(TensorListMeta<double, 4>) < 4000, "kernel arguments must stay under 4 KB");
+static_assert(sizeof(TensorListMeta<double, 5>) < 4000, "kernel arguments must stay under 4 KB");
 
 // Fills TensorListMeta tables from `lists` (Depth lists of the same length, tensor k of
 // every list with the same number of elements, all contiguous and non-empty) and calls

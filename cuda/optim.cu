@@ -89,6 +89,31 @@ __global__ void sgd_multi_step_kernel(TensorListMeta<T, Depth> meta, SgdScalars<
     for (int64_t i = begin + threadIdx.x; i < end; i += blockDim.x) sgd_element(s, param, grad, buf, i);
 }
 
+// RMSprop: lists 0 param, 1 grad, 2 square_avg, then the momentum buffer (Momentum) and
+// grad_avg (Centered), in that order, where the step uses them.
+template <class T, bool Momentum, bool Centered>
+__global__ void rmsprop_multi_step_kernel(TensorListMeta<T, 3 + Momentum + Centered> meta,
+                                          RmspropScalars<Compute<T>> s)
+{
+    using C = Compute<T>;
+    int t;
+    int64_t begin, end;
+    multi_tensor_chunk(meta, t, begin, end);
+    T *param = meta.ptr[0][t], *square_avg = meta.ptr[2][t];
+    const T* grad = meta.ptr[1][t];
+    T* buf = nullptr;
+    T* grad_avg = nullptr;
+    if constexpr (Momentum) buf = meta.ptr[3][t];
+    if constexpr (Centered) grad_avg = meta.ptr[3 + Momentum][t];
+    for (int64_t i = begin + threadIdx.x; i < end; i += blockDim.x) {
+        C v = C(square_avg[i]), b = Momentum ? C(buf[i]) : C(0), m = Centered ? C(grad_avg[i]) : C(0);
+        param[i] = T(rmsprop_update(s, C(param[i]), C(grad[i]), v, Momentum ? &b : nullptr, Centered ? &m : nullptr));
+        square_avg[i] = T(v);
+        if constexpr (Momentum) buf[i] = T(b);
+        if constexpr (Centered) grad_avg[i] = T(m);
+    }
+}
+
 template <class T>
 __global__ void adam_multi_step_kernel(TensorListMeta<T, 4> meta, AdamScalars<Compute<T>> s)
 {
@@ -174,6 +199,40 @@ void adam_multi_step(const std::vector<Tensor>& params, const std::vector<Tensor
         });
     });
     MT_CUDA_CHECK_LAUNCH("adam_multi_step");
+}
+
+void rmsprop_multi_step(const std::vector<Tensor>& params, const std::vector<Tensor>& grads,
+                        const std::vector<Tensor>& square_avgs, const std::vector<Tensor>& momentum_buffers,
+                        const std::vector<Tensor>& grad_avgs, const RmspropStep& opt)
+{
+    dispatch_floating16(params[0]->dtype, "rmsprop_multi_step", [&](auto tag) {
+        using T = typename decltype(tag)::type;
+        const RmspropScalars<Compute<T>> s = rmsprop_scalars<Compute<T>>(opt);
+        // The lists the step uses, in the kernel's order; one instantiation per combination.
+        auto run = [&](auto momentum, auto centered, const auto& lists) {
+            constexpr bool M = decltype(momentum)::value, Cen = decltype(centered)::value;
+            multi_tensor_apply<T>(lists, [&](const TensorListMeta<T, 3 + M + Cen>& meta, int blocks) {
+                MT_LAUNCH(blocks, kThreads, 0, 0, rmsprop_multi_step_kernel<T, M, Cen>)(meta, s);
+            });
+        };
+        using Yes = std::true_type;
+        using No = std::false_type;
+        const bool momentum = !momentum_buffers.empty(), centered = !grad_avgs.empty();
+        if (momentum && centered) {
+            const std::vector<Tensor> lists[5] = {params, grads, square_avgs, momentum_buffers, grad_avgs};
+            run(Yes{}, Yes{}, lists);
+        } else if (momentum) {
+            const std::vector<Tensor> lists[4] = {params, grads, square_avgs, momentum_buffers};
+            run(Yes{}, No{}, lists);
+        } else if (centered) {
+            const std::vector<Tensor> lists[4] = {params, grads, square_avgs, grad_avgs};
+            run(No{}, Yes{}, lists);
+        } else {
+            const std::vector<Tensor> lists[3] = {params, grads, square_avgs};
+            run(No{}, No{}, lists);
+        }
+    });
+    MT_CUDA_CHECK_LAUNCH("rmsprop_multi_step");
 }
 
 }  // namespace minitorch::cuda

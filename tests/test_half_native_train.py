@@ -1,6 +1,6 @@
 """float16 / bfloat16 training ops read and written in place by the CUDA kernels (issue 31):
 dropout, the class losses (cross_entropy, nll_loss) and the optimizer steps (SGD, Adam, AdamW,
-GradScaler's unscale).
+RMSprop, GradScaler's unscale).
 
 Each kernel loads 16-bit values, computes in float32 registers and rounds once at the store,
 in one launch as in float32. So each test compares a 16-bit op with the same op on the
@@ -217,6 +217,9 @@ OPTIMIZERS = {
     "adam": lambda ps: optim.Adam(ps, lr=1e-2),
     "adam_wd": lambda ps: optim.Adam(ps, lr=1e-2, betas=(0.8, 0.99), weight_decay=0.1),
     "adamw": lambda ps: optim.AdamW(ps, lr=1e-2, weight_decay=0.1),
+    "rmsprop": lambda ps: optim.RMSprop(ps, lr=1e-2),
+    "rmsprop_all": lambda ps: optim.RMSprop(ps, lr=1e-2, alpha=0.9, momentum=0.9, centered=True, weight_decay=0.01,
+                                            maximize=True),
 }
 
 

@@ -485,6 +485,20 @@ void bind_functions(py::module_& m)
     }, py::arg("params"), py::arg("grads"), py::arg("exp_avgs"), py::arg("exp_avg_sqs"), py::kw_only(), py::arg("lr"),
        py::arg("beta1"), py::arg("beta2"), py::arg("eps"), py::arg("weight_decay"), py::arg("decoupled"),
        py::arg("step"), "One Adam (decoupled: AdamW) step on every param and its moments in place; step from 1.");
+    m.def("_rmsprop_step_foreach", [tensor_list](py::sequence params, py::sequence grads, py::sequence square_avgs,
+                                                 py::sequence momentum_buffers, py::sequence grad_avgs, double lr,
+                                                 double alpha, double eps, double weight_decay, double momentum,
+                                                 bool centered, bool maximize) {
+        const char* op = "rmsprop_step_foreach";
+        rmsprop_step_foreach(tensor_list(params, op, "params", false), tensor_list(grads, op, "grads", false),
+                             tensor_list(square_avgs, op, "square_avgs", false),
+                             tensor_list(momentum_buffers, op, "momentum_buffers", true),
+                             tensor_list(grad_avgs, op, "grad_avgs", true),
+                             RmspropStep{lr, alpha, eps, weight_decay, momentum, centered, maximize});
+    }, py::arg("params"), py::arg("grads"), py::arg("square_avgs"), py::arg("momentum_buffers"), py::arg("grad_avgs"),
+       py::kw_only(), py::arg("lr"), py::arg("alpha"), py::arg("eps"), py::arg("weight_decay"), py::arg("momentum"),
+       py::arg("centered"), py::arg("maximize"),
+       "One RMSprop step on every param and its state in place (momentum_buffers / grad_avgs: [] when unused).");
     // How SGD/Adam split a group for the multi-tensor step, in one call: a Python loop that
     // read each parameter's grad, device, dtype and layout cost ~4 us a parameter.
     m.def("_multi_tensor_groups", [](py::sequence params) {

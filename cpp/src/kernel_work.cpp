@@ -334,6 +334,24 @@ Work adam_multi_step(const std::vector<Tensor>& params, const std::vector<Tensor
     }
     return total;
 }
+// RMSprop: v = a*v + (1-a)*g*g (4), sqrt(v) + eps (2), p += (-lr*g) / avg (3); maximize (1),
+// weight decay (2), centered m = lerp(m, g) (3) and v - m*m (2), momentum buf = mu*buf +
+// g/avg (3) with p -= lr*buf (2) instead of the division step. State is read and written.
+Work rmsprop_multi_step(const std::vector<Tensor>& params, const std::vector<Tensor>& grads,
+                        const std::vector<Tensor>& square_avgs, const std::vector<Tensor>& momentum_buffers,
+                        const std::vector<Tensor>& grad_avgs, const RmspropStep& opt)
+{
+    const bool momentum = !momentum_buffers.empty(), centered = !grad_avgs.empty();
+    const double per_element = 9 + (opt.maximize ? 1 : 0) + (opt.weight_decay != 0 ? 2 : 0) + (centered ? 5 : 0) +
+                               (momentum ? 2 : 0);
+    Work total{};
+    for (size_t k = 0; k < params.size(); ++k) {
+        total.flops += per_element * n(params[k]);
+        total.bytes += 2 * bytes(params[k], square_avgs[k]) + bytes(grads[k]) +
+                       (momentum ? 2 * bytes(momentum_buffers[k]) : 0) + (centered ? 2 * bytes(grad_avgs[k]) : 0);
+    }
+    return total;
+}
 // grad *= inv_scale and the inf/NaN test.
 Work amp_unscale(const Tensor& grad, const Tensor& found_inf, const Tensor& inv_scale)
 {

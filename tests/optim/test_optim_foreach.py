@@ -1,5 +1,6 @@
 """The multi-tensor ("foreach") optimizer steps: one call updates all the parameters of a
-group that share a device and dtype (``_C._sgd_step_foreach`` / ``_C._adam_step_foreach``),
+group that share a device and dtype (``_C._sgd_step_foreach`` / ``_C._adam_step_foreach`` /
+``_C._rmsprop_step_foreach``),
 and on a GPU a few launches do it (``cuda/multi_tensor.cuh``): the values against the
 reference step, the launch counts through the profiler, the tables that fill up (more
 tensors or more chunks than one launch takes), and the errors."""
@@ -15,7 +16,7 @@ import pytest
 
 import minitorch
 from minitorch import _C, nn
-from minitorch.optim import SGD, Adam, AdamW
+from minitorch.optim import SGD, Adam, AdamW, RMSprop
 from minitorch.profiler import ProfilerActivity, profile
 
 from conftest import to_numpy
@@ -46,7 +47,11 @@ def set_grads(params, refs, step):
     lambda ps, **kw: SGD(ps, lr=0.1, momentum=0.9, nesterov=True, weight_decay=0.01, **kw),
     lambda ps, **kw: Adam(ps, lr=0.05, weight_decay=0.1, **kw),
     lambda ps, **kw: AdamW(ps, lr=0.05, **kw),
-], ids=["sgd", "sgd_momentum", "adam", "adamw"])
+    # RMSprop has no `fused` argument (PyTorch's has none): foreach=False is its reference step
+    lambda ps, fused=None: RMSprop(ps, lr=0.01, foreach=fused),
+    lambda ps, fused=None: RMSprop(ps, lr=0.01, alpha=0.9, momentum=0.5, centered=True, weight_decay=0.1,
+                                   maximize=True, foreach=fused),
+], ids=["sgd", "sgd_momentum", "adam", "adamw", "rmsprop", "rmsprop_all"])
 def test_foreach_matches_the_reference_step(make, device):
     """Params that skip a step take their first momentum step later, or run a different
     Adam step count than the others: the foreach step splits them into buckets."""
@@ -58,8 +63,13 @@ def test_foreach_matches_the_reference_step(make, device):
         ref.step()
     for p, q in zip(params, refs):
         np.testing.assert_allclose(to_numpy(p), to_numpy(q), rtol=1e-12, atol=1e-14)
-    if isinstance(opt, Adam):
+    if isinstance(opt, (Adam, RMSprop)):
         assert [opt.state[id(p)]["step"] for p in params] == [ref.state[id(q)]["step"] for q in refs]
+    for p, q in zip(params, refs):
+        state, ref_state = opt.state.get(id(p), {}), ref.state.get(id(q), {})
+        assert state.keys() == ref_state.keys()
+        for k in state.keys() - {"step"}:
+            np.testing.assert_allclose(to_numpy(state[k]), to_numpy(ref_state[k]), rtol=1e-12, atol=1e-14, err_msg=k)
 
 
 def kernels_of(prof, name):
@@ -69,6 +79,8 @@ def kernels_of(prof, name):
 @pytest.mark.parametrize("name, make", [
     ("sgd_step_foreach", lambda ps: SGD(ps, lr=0.1, momentum=0.9)),
     ("adamw_step_foreach", lambda ps: AdamW(ps, lr=0.1)),
+    ("rmsprop_step_foreach", lambda ps: RMSprop(ps, lr=0.1)),
+    ("rmsprop_step_foreach", lambda ps: RMSprop(ps, lr=0.1, momentum=0.9, centered=True)),  # five lists
 ])
 def test_one_call_and_few_launches_per_step(name, make, device):
     params = make_params(device)
@@ -135,6 +147,31 @@ def test_foreach_errors(device):
         _C._sgd_step_foreach([a, b], [z3 + 1, z3], [None, None], lr=1.0, momentum=0.0, dampening=0.0,
                              weight_decay=0.0, nesterov=False)
     np.testing.assert_array_equal(to_numpy(a), before)
+
+
+def test_rmsprop_foreach_errors(device):
+    a, b = minitorch.ones(3, device=device), minitorch.ones(2, device=device)
+    z3, z2 = minitorch.zeros(3, device=device), minitorch.zeros(2, device=device)
+
+    def step(ps, gs, vs, bufs, avgs, momentum=0.0, centered=False):
+        _C._rmsprop_step_foreach(ps, gs, vs, bufs, avgs, lr=0.1, alpha=0.9, eps=1e-8, weight_decay=0.0,
+                                 momentum=momentum, centered=centered, maximize=False)
+
+    with pytest.raises(ValueError, match="rmsprop_step_foreach: got 2 params but 0 momentum_buffers"):
+        step([a, b], [z3, z2], [z3.clone(), z2.clone()], [], [], momentum=0.9)
+    with pytest.raises(ValueError, match="rmsprop_step_foreach: got 1 params but 0 grad_avgs"):
+        step([a], [z3], [z3.clone()], [], [], centered=True)
+    with pytest.raises(ValueError, match="rmsprop_step_foreach: momentum_buffer of param 1 is None"):
+        step([a, b], [z3, z2], [z3.clone(), z2.clone()], [z3.clone(), None], [], momentum=0.9)
+    with pytest.raises(ValueError, match=r"square_avg of shape \(2,\) does not match the param of shape \(3,\)"):
+        step([a], [z3], [z2], [], [])
+    with pytest.raises(ValueError, match="grad_avg shares memory with square_avg"):
+        v = z3.clone()
+        step([a], [z3], [v], [], [v], centered=True)
+    np.testing.assert_array_equal(to_numpy(a), np.ones(3))  # nothing was updated
+    # unused lists are not read: momentum 0 and not centered ignore what they hold
+    step([a], [z3 + 1], [z3.clone()], [None], [None])
+    np.testing.assert_allclose(to_numpy(a), 1 - 0.1 * 1 / (np.sqrt(0.1) + 1e-8), rtol=1e-6)
 
 
 def test_sgd_foreach_returns_the_buffers_in_order(device):

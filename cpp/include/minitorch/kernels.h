@@ -100,6 +100,11 @@ struct AdamStep {
     bool decoupled = false;  // AdamW: p *= 1 - lr * weight_decay (Adam adds weight_decay * p to g)
     int64_t step = 1;        // this step's number t, from 1 (for the bias corrections)
 };
+struct RmspropStep {
+    double lr = 0, alpha = 0, eps = 0, weight_decay = 0, momentum = 0;
+    bool centered = false;  // subtract the square of the running mean gradient (grad_avg)
+    bool maximize = false;  // ascend: the gradient's sign is flipped first
+};
 
 // What remap reads for each output element (flip, roll, tril/triu, repeat): output
 // coordinate o[d] comes from input coordinate c = (o[d] + shift[d]) mod in_size[d],
@@ -301,6 +306,8 @@ struct Attention {
 //             optimizers' foreach path): lists of one length, entry k of each list matching
 //             params[k]; all non-empty, contiguous, one float dtype; momentum_buffers empty
 //             without momentum. The CUDA kernels update them all in a few launches.
+//  rmsprop_multi_step  RMSprop's step on many parameters the same way: square_avgs always,
+//             momentum_buffers (momentum > 0) and grad_avgs (centered) empty when not used.
 //  amp_unscale  GradScaler's check: grad (contiguous, float) *= inv_scale in place, and
 //             found_inf[0] = 1 when any element of grad was inf or NaN. found_inf and
 //             inv_scale are one-element float32 tensors on grad's device, read and written
@@ -446,6 +453,9 @@ struct Attention {
     X(adam_multi_step, (const std::vector<Tensor>& params, const std::vector<Tensor>& grads,         \
                         const std::vector<Tensor>& exp_avgs, const std::vector<Tensor>& exp_avg_sqs, \
                         const AdamStep& opt))                                                        \
+    X(rmsprop_multi_step, (const std::vector<Tensor>& params, const std::vector<Tensor>& grads,      \
+                           const std::vector<Tensor>& square_avgs, const std::vector<Tensor>& momentum_buffers, \
+                           const std::vector<Tensor>& grad_avgs, const RmspropStep& opt))            \
     X(softmax, (const Tensor& out, const Tensor& in, int64_t dim, bool log))                         \
     X(softmax_backward,                                                                              \
       (const Tensor& grad_in, const Tensor& grad_out, const Tensor& out, int64_t dim, bool log))     \

@@ -260,6 +260,11 @@ std::vector<Tensor> sgd_step_foreach(const std::vector<Tensor>& params, const st
                                      const std::vector<Tensor>& momentum_buffers, SgdStep opt);
 void adam_step_foreach(const std::vector<Tensor>& params, const std::vector<Tensor>& grads,
                        const std::vector<Tensor>& exp_avgs, const std::vector<Tensor>& exp_avg_sqs, const AdamStep& opt);
+// RMSprop's step: momentum_buffers are read only with momentum > 0, grad_avgs only when
+// centered (each then one per param; pass empty lists otherwise).
+void rmsprop_step_foreach(const std::vector<Tensor>& params, const std::vector<Tensor>& grads,
+                          const std::vector<Tensor>& square_avgs, const std::vector<Tensor>& momentum_buffers,
+                          const std::vector<Tensor>& grad_avgs, const RmspropStep& opt);
 // GradScaler's unscale (PyTorch's _amp_foreach_non_finite_check_and_unscale_): each grad
 // *= inv_scale in place, found_inf set to 1 if any of them held inf or NaN; one kernel
 // launch per grad. found_inf, inv_scale: one-element float32 tensors on the grads' device.

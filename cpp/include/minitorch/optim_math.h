@@ -1,10 +1,10 @@
 // optim_math.h — what one optimizer step computes on one element, written once for the
 // CPU kernels (cpu/optim.cpp) and the CUDA kernels (cuda/optim.cu), so both devices
-// follow the same formulas: PyTorch's torch.optim.SGD / Adam / AdamW update rules, the
+// follow the same formulas: PyTorch's torch.optim.SGD / Adam / AdamW / RMSprop update rules, the
 // same as the readable tensor-op steps in python/minitorch/optim (fused=False).
 //
-// The hyper-parameters arrive as doubles (SgdStep, AdamStep in kernels.h). The host turns
-// them into the parameter's float type once per step (sgd_scalars / adam_scalars, which
+// The hyper-parameters arrive as doubles (SgdStep, AdamStep, RmspropStep in kernels.h). The
+// host turns them into the parameter's float type once per step (sgd_scalars / adam_scalars, which
 // also compute Adam's bias corrections), so a kernel reads plain numbers and no scalar
 // tensors are made per step; every element is then computed in that float type.
 #pragma once
@@ -95,6 +95,52 @@ MT_HOST_DEVICE inline T adam_update(const AdamScalars<T>& s, T p, T g, T& m, T& 
     v = s.beta2 * v + s.one_minus_beta2 * (g * g);
     const T denom = math_sqrt(v) / s.bias_correction2_sqrt + s.eps;
     return p - s.step_size * (m / denom);
+}
+
+// ---- RMSprop ------------------------------------------------------------------------
+//   g = -g (maximize);  g = g + weight_decay * p
+//   v = alpha * v + (1 - alpha) * g * g                 (square_avg)
+//   centered:  m = lerp(m, g, 1 - alpha)                (grad_avg, PyTorch's lerp_)
+//              avg = sqrt(v - m * m) + eps              else avg = sqrt(v) + eps
+//   momentum:  buf = momentum * buf + g / avg;  p = p - lr * buf
+//   else       p = p - lr * g / avg
+// Each product is taken in PyTorch's order (addcmul / addcdiv multiply by their value first).
+
+template <class T>
+struct RmspropScalars {
+    T lr, alpha, one_minus_alpha, eps, weight_decay, momentum;
+    bool centered, maximize;
+};
+
+// On the host, once per step.
+template <class T>
+RmspropScalars<T> rmsprop_scalars(const RmspropStep& o)
+{
+    return {T(o.lr), T(o.alpha), T(1.0 - o.alpha), T(o.eps), T(o.weight_decay), T(o.momentum), o.centered, o.maximize};
+}
+
+// One element: updates square_avg v (and, where not null, the momentum buffer and
+// grad_avg) and returns the new parameter value.
+template <class T>
+MT_HOST_DEVICE inline T rmsprop_update(const RmspropScalars<T>& s, T p, T g, T& v, T* buf, T* grad_avg)
+{
+    if (s.maximize) g = -g;
+    if (s.weight_decay != T(0)) g = g + s.weight_decay * p;
+    v = s.alpha * v + s.one_minus_alpha * g * g;
+    T avg;
+    if (grad_avg) {
+        const T m = ternary_op(TernaryOp::Lerp, *grad_avg, g, s.one_minus_alpha, T(0));
+        *grad_avg = m;
+        avg = math_sqrt(v - m * m) + s.eps;
+    } else {
+        avg = math_sqrt(v) + s.eps;
+    }
+    if (buf) {
+        const T b = s.momentum * *buf + g / avg;
+        *buf = b;
+        return p - s.lr * b;
+    }
+    return p + (-s.lr * g) / avg;
 }
 
 // ---- GradScaler (minitorch.amp) ------------------------------------------------------

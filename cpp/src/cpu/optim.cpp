@@ -67,6 +67,30 @@ void adam_multi_step(const std::vector<Tensor>& params, const std::vector<Tensor
     for (size_t k = 0; k < params.size(); ++k) adam_step(params[k], grads[k], exp_avgs[k], exp_avg_sqs[k], opt);
 }
 
+// RMSprop has no single-parameter kernel: its loop is here, one parameter after another.
+// momentum_buffers / grad_avgs are empty when the step does not use them.
+void rmsprop_multi_step(const std::vector<Tensor>& params, const std::vector<Tensor>& grads,
+                        const std::vector<Tensor>& square_avgs, const std::vector<Tensor>& momentum_buffers,
+                        const std::vector<Tensor>& grad_avgs, const RmspropStep& opt)
+{
+    dispatch_floating(params[0]->dtype, "rmsprop_step", [&](auto tag) {
+        using T = typename decltype(tag)::type;
+        const RmspropScalars<T> s = rmsprop_scalars<T>(opt);
+        for (size_t k = 0; k < params.size(); ++k) {
+            T* p = params[k]->data_as<T>();
+            const T* g = grads[k]->data_as<T>();
+            T* v = square_avgs[k]->data_as<T>();
+            T* buf = momentum_buffers.empty() ? nullptr : momentum_buffers[k]->data_as<T>();
+            T* m = grad_avgs.empty() ? nullptr : grad_avgs[k]->data_as<T>();
+            parallel_for(params[k]->numel(), kGrainSize, [=](int64_t begin, int64_t end) {
+                const RmspropScalars<T> local = s;
+                for (int64_t i = begin; i < end; ++i)
+                    p[i] = rmsprop_update(local, p[i], g[i], v[i], buf ? buf + i : nullptr, m ? m + i : nullptr);
+            });
+        }
+    });
+}
+
 
 // grad: contiguous, float; found_inf, inv_scale: one float32 each.
 void amp_unscale(const Tensor& grad, const Tensor& found_inf, const Tensor& inv_scale)

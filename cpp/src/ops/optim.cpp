@@ -1,4 +1,4 @@
-// optim.cpp — the fused optimizer steps behind python/minitorch/optim (SGD, Adam, AdamW):
+// optim.cpp — the fused optimizer steps behind python/minitorch/optim (SGD, Adam, AdamW, RMSprop):
 // one kernel pass per parameter reads its gradient and state and writes the parameter and
 // state in place, instead of a chain of tensor ops with their temporaries. The formulas
 // are in minitorch/optim_math.h; the Python optimizers keep the same steps written with
@@ -109,11 +109,12 @@ void check_foreach_lists(const char* op, const std::vector<Tensor>& params,
 
 // One bucket of a foreach step: entry k of every list belongs to params[k].
 struct StepLists {
-    std::vector<Tensor> params, grads, state1, state2;
+    std::vector<Tensor> params, grads, state1, state2, state3;
 
-    void add(const Tensor& p, const Tensor& g, const Tensor& s1 = nullptr, const Tensor& s2 = nullptr)
+    void add(const Tensor& p, const Tensor& g, const Tensor& s1 = nullptr, const Tensor& s2 = nullptr,
+             const Tensor& s3 = nullptr)
     {
-        params.push_back(p), grads.push_back(g), state1.push_back(s1), state2.push_back(s2);
+        params.push_back(p), grads.push_back(g), state1.push_back(s1), state2.push_back(s2), state3.push_back(s3);
     }
 };
 
@@ -177,6 +178,43 @@ void adam_step_foreach(const std::vector<Tensor>& params, const std::vector<Tens
         autograd::bump_version(params[k]);
         autograd::bump_version(exp_avgs[k]);
         autograd::bump_version(exp_avg_sqs[k]);
+    }
+}
+
+void rmsprop_step_foreach(const std::vector<Tensor>& params, const std::vector<Tensor>& grads,
+                          const std::vector<Tensor>& square_avgs, const std::vector<Tensor>& momentum_buffers,
+                          const std::vector<Tensor>& grad_avgs, const RmspropStep& opt)
+{
+    const char* op = "rmsprop_step_foreach";
+    MT_PROFILE_OP(op);
+    autograd::NoGradGuard guard;
+    const bool momentum = opt.momentum > 0, centered = opt.centered;
+    std::vector<std::pair<const char*, const std::vector<Tensor>*>> lists{{"grads", &grads},
+                                                                          {"square_avgs", &square_avgs}};
+    if (momentum) lists.emplace_back("momentum_buffers", &momentum_buffers);
+    if (centered) lists.emplace_back("grad_avgs", &grad_avgs);
+    check_foreach_lists(op, params, lists);
+    StepLists step;
+    for (size_t k = 0; k < params.size(); ++k) {
+        std::vector<std::pair<const char*, Tensor>> state{{"square_avg", square_avgs[k]}};
+        if (momentum) state.emplace_back("momentum_buffer", momentum_buffers[k]);
+        if (centered) state.emplace_back("grad_avg", grad_avgs[k]);
+        for (const auto& [what, t] : state) MT_CHECK(t != nullptr, op, ": ", what, " of param ", k, " is None");
+        const Tensor g = checked_step_inputs(op, params[k], grads[k], state);
+        if (params[k]->numel())
+            step.add(params[k], g, square_avgs[k], momentum ? momentum_buffers[k] : nullptr,
+                     centered ? grad_avgs[k] : nullptr);
+    }
+    if (!step.params.empty())
+        kernels(params[0]->device())
+            .rmsprop_multi_step(step.params, step.grads, step.state1,
+                                momentum ? step.state2 : std::vector<Tensor>{},
+                                centered ? step.state3 : std::vector<Tensor>{}, opt);
+    for (size_t k = 0; k < params.size(); ++k) {
+        autograd::bump_version(params[k]);
+        autograd::bump_version(square_avgs[k]);
+        if (momentum) autograd::bump_version(momentum_buffers[k]);
+        if (centered) autograd::bump_version(grad_avgs[k]);
     }
 }
 
