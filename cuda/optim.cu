@@ -25,16 +25,17 @@ __device__ __forceinline__ void sgd_element(const SgdScalars<Compute<T>>& s, T* 
     if (buf) buf[i] = T(b);
 }
 
-// One element of an Adam / AdamW step, the same way.
+// One element of an Adam / AdamW step, the same way; max_exp_avg_sq null without AMSGrad.
 template <class T>
 __device__ __forceinline__ void adam_element(const AdamScalars<Compute<T>>& s, T* param, const T* grad, T* exp_avg,
-                                             T* exp_avg_sq, int64_t i)
+                                             T* exp_avg_sq, T* max_exp_avg_sq, int64_t i)
 {
     using C = Compute<T>;
-    C m = C(exp_avg[i]), v = C(exp_avg_sq[i]);
-    param[i] = T(adam_update(s, C(param[i]), C(grad[i]), m, v));
+    C m = C(exp_avg[i]), v = C(exp_avg_sq[i]), vmax = max_exp_avg_sq ? C(max_exp_avg_sq[i]) : C(0);
+    param[i] = T(adam_update(s, C(param[i]), C(grad[i]), m, v, max_exp_avg_sq ? &vmax : nullptr));
     exp_avg[i] = T(m);
     exp_avg_sq[i] = T(v);
+    if (max_exp_avg_sq) max_exp_avg_sq[i] = T(vmax);
 }
 
 // One SGD step. Thread mapping: one thread per element, grid-stride loop; thread i reads
@@ -53,7 +54,7 @@ template <class T>
 __global__ void adam_step_kernel(T* param, const T* grad, T* exp_avg, T* exp_avg_sq, int64_t n,
                                  AdamScalars<Compute<T>> s)
 {
-    MT_GRID_STRIDE(i, n) adam_element(s, param, grad, exp_avg, exp_avg_sq, i);
+    MT_GRID_STRIDE(i, n) adam_element(s, param, grad, exp_avg, exp_avg_sq, static_cast<T*>(nullptr), i);
 }
 
 // GradScaler's check and unscale. Thread mapping: one thread per element, grid-stride
@@ -76,7 +77,8 @@ __global__ void amp_unscale_kernel(T* grad, int64_t n, float* found_inf, const f
 // Thread mapping: block b works on one chunk of one tensor (the table in meta says which);
 // its threads stride through the chunk, thread i of the block taking elements begin + i,
 // begin + i + blockDim.x, ... . Each element is read and written by one thread only.
-// Lists: 0 param, 1 grad, 2 momentum buffer (SGD with momentum) or exp_avg, 3 exp_avg_sq.
+// Lists: 0 param, 1 grad, 2 momentum buffer (SGD with momentum) or exp_avg, 3 exp_avg_sq,
+// 4 max_exp_avg_sq (Adam with amsgrad: Depth 5).
 template <class T, int Depth>
 __global__ void sgd_multi_step_kernel(TensorListMeta<T, Depth> meta, SgdScalars<Compute<T>> s)
 {
@@ -114,16 +116,17 @@ __global__ void rmsprop_multi_step_kernel(TensorListMeta<T, 3 + Momentum + Cente
     }
 }
 
-template <class T>
-__global__ void adam_multi_step_kernel(TensorListMeta<T, 4> meta, AdamScalars<Compute<T>> s)
+template <class T, int Depth>
+__global__ void adam_multi_step_kernel(TensorListMeta<T, Depth> meta, AdamScalars<Compute<T>> s)
 {
     int t;
     int64_t begin, end;
     multi_tensor_chunk(meta, t, begin, end);
     T *param = meta.ptr[0][t], *exp_avg = meta.ptr[2][t], *exp_avg_sq = meta.ptr[3][t];
     const T* grad = meta.ptr[1][t];
+    T* max_exp_avg_sq = Depth > 4 ? meta.ptr[Depth - 1][t] : nullptr;
     for (int64_t i = begin + threadIdx.x; i < end; i += blockDim.x)
-        adam_element(s, param, grad, exp_avg, exp_avg_sq, i);
+        adam_element(s, param, grad, exp_avg, exp_avg_sq, max_exp_avg_sq, i);
 }
 
 }  // namespace
@@ -188,15 +191,25 @@ void sgd_multi_step(const std::vector<Tensor>& params, const std::vector<Tensor>
 }
 
 void adam_multi_step(const std::vector<Tensor>& params, const std::vector<Tensor>& grads,
-                     const std::vector<Tensor>& exp_avgs, const std::vector<Tensor>& exp_avg_sqs, const AdamStep& opt)
+                     const std::vector<Tensor>& exp_avgs, const std::vector<Tensor>& exp_avg_sqs,
+                     const std::vector<Tensor>& max_exp_avg_sqs, const AdamStep& opt)
 {
     dispatch_floating16(params[0]->dtype, "adam_multi_step", [&](auto tag) {
         using T = typename decltype(tag)::type;
         const AdamScalars<Compute<T>> s = adam_scalars<Compute<T>>(opt);
-        const std::vector<Tensor> lists[4] = {params, grads, exp_avgs, exp_avg_sqs};
-        multi_tensor_apply<T>(lists, [&](const TensorListMeta<T, 4>& meta, int blocks) {
-            MT_LAUNCH(blocks, kThreads, 0, 0, adam_multi_step_kernel<T>)(meta, s);
-        });
+        auto run = [&](const auto& lists) {
+            multi_tensor_apply<T>(lists, [&](const auto& meta, int blocks) {
+                constexpr int depth = sizeof(lists) / sizeof(lists[0]);
+                MT_LAUNCH(blocks, kThreads, 0, 0, adam_multi_step_kernel<T, depth>)(meta, s);
+            });
+        };
+        if (max_exp_avg_sqs.empty()) {
+            const std::vector<Tensor> lists[4] = {params, grads, exp_avgs, exp_avg_sqs};
+            run(lists);
+        } else {
+            const std::vector<Tensor> lists[5] = {params, grads, exp_avgs, exp_avg_sqs, max_exp_avg_sqs};
+            run(lists);
+        }
     });
     MT_CUDA_CHECK_LAUNCH("adam_multi_step");
 }

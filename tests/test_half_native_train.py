@@ -217,6 +217,8 @@ OPTIMIZERS = {
     "adam": lambda ps: optim.Adam(ps, lr=1e-2),
     "adam_wd": lambda ps: optim.Adam(ps, lr=1e-2, betas=(0.8, 0.99), weight_decay=0.1),
     "adamw": lambda ps: optim.AdamW(ps, lr=1e-2, weight_decay=0.1),
+    "adam_amsgrad_maximize": lambda ps: optim.Adam(ps, lr=1e-2, amsgrad=True, maximize=True, weight_decay=0.1),
+    "adamw_amsgrad": lambda ps: optim.AdamW(ps, lr=1e-2, amsgrad=True),
     "rmsprop": lambda ps: optim.RMSprop(ps, lr=1e-2),
     "rmsprop_all": lambda ps: optim.RMSprop(ps, lr=1e-2, alpha=0.9, momentum=0.9, centered=True, weight_decay=0.01,
                                             maximize=True),
@@ -299,7 +301,7 @@ def test_grad_scaler_unscale_of_16_bit_grads(device, dt):
 
 @pytest.mark.parametrize("device", DEVICES)
 @pytest.mark.parametrize("dt", HALVES)
-def test_amsgrad_takes_the_reference_step_in_16_bits(device, dt):
+def test_amsgrad_keeps_its_maximum_in_16_bits(device, dt):
     rng = np.random.default_rng(15)
     p = half(dt, rng.standard_normal(30), device).requires_grad_()
     p32 = p.detach().float().requires_grad_()

@@ -476,15 +476,20 @@ void bind_functions(py::module_& m)
        "One SGD step on every param in place (a few launches); returns the momentum buffers (None without momentum).");
     m.def("_adam_step_foreach", [tensor_list](py::sequence params, py::sequence grads, py::sequence exp_avgs,
                                               py::sequence exp_avg_sqs, double lr, double beta1, double beta2,
-                                              double eps, double weight_decay, bool decoupled, int64_t step) {
+                                              double eps, double weight_decay, bool decoupled, int64_t step,
+                                              py::sequence max_exp_avg_sqs, bool amsgrad, bool maximize) {
         const char* op = decoupled ? "adamw_step_foreach" : "adam_step_foreach";
         adam_step_foreach(tensor_list(params, op, "params", false), tensor_list(grads, op, "grads", false),
                           tensor_list(exp_avgs, op, "exp_avgs", false),
                           tensor_list(exp_avg_sqs, op, "exp_avg_sqs", false),
-                          AdamStep{lr, beta1, beta2, eps, weight_decay, decoupled, step});
+                          tensor_list(max_exp_avg_sqs, op, "max_exp_avg_sqs", true),
+                          AdamStep{lr, beta1, beta2, eps, weight_decay, decoupled, step, amsgrad, maximize});
     }, py::arg("params"), py::arg("grads"), py::arg("exp_avgs"), py::arg("exp_avg_sqs"), py::kw_only(), py::arg("lr"),
        py::arg("beta1"), py::arg("beta2"), py::arg("eps"), py::arg("weight_decay"), py::arg("decoupled"),
-       py::arg("step"), "One Adam (decoupled: AdamW) step on every param and its moments in place; step from 1.");
+       py::arg("step"), py::arg("max_exp_avg_sqs") = py::list(), py::arg("amsgrad") = false,
+       py::arg("maximize") = false,
+       "One Adam (decoupled: AdamW) step on every param and its moments in place; step from 1. amsgrad also "
+       "reads and writes max_exp_avg_sqs.");
     m.def("_rmsprop_step_foreach", [tensor_list](py::sequence params, py::sequence grads, py::sequence square_avgs,
                                                  py::sequence momentum_buffers, py::sequence grad_avgs, double lr,
                                                  double alpha, double eps, double weight_decay, double momentum,

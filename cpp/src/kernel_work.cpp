@@ -306,11 +306,11 @@ Work sgd_step(const Tensor& param, const Tensor& grad, const Tensor& momentum_bu
     return {per_element * n(param), 2 * bytes(param) + bytes(grad) + 2 * bytes(momentum_buffer)};
 }
 // m = b1*m + (1-b1)*g (3), v = b2*v + (1-b2)*g*g (4), p -= lr * (m/bc1) / (sqrt(v/bc2) + eps)
-// (7), weight decay (2).
+// (7), weight decay (2), maximize (1), amsgrad's max (1, its state read and written).
 Work adam_step(const Tensor& param, const Tensor& grad, const Tensor& exp_avg, const Tensor& exp_avg_sq,
                const AdamStep& opt)
 {
-    const double per_element = 14 + (opt.weight_decay != 0 ? 2 : 0);
+    const double per_element = 14 + (opt.weight_decay != 0 ? 2 : 0) + (opt.maximize ? 1 : 0) + (opt.amsgrad ? 1 : 0);
     return {per_element * n(param), 2 * bytes(param, exp_avg, exp_avg_sq) + bytes(grad)};
 }
 // The multi-tensor steps: the single steps' work, summed over the parameters.
@@ -325,12 +325,14 @@ Work sgd_multi_step(const std::vector<Tensor>& params, const std::vector<Tensor>
     return total;
 }
 Work adam_multi_step(const std::vector<Tensor>& params, const std::vector<Tensor>& grads,
-                     const std::vector<Tensor>& exp_avgs, const std::vector<Tensor>& exp_avg_sqs, const AdamStep& opt)
+                     const std::vector<Tensor>& exp_avgs, const std::vector<Tensor>& exp_avg_sqs,
+                     const std::vector<Tensor>& max_exp_avg_sqs, const AdamStep& opt)
 {
     Work total{};
     for (size_t k = 0; k < params.size(); ++k) {
         const Work w = adam_step(params[k], grads[k], exp_avgs[k], exp_avg_sqs[k], opt);
         total.flops += w.flops, total.bytes += w.bytes;
+        if (!max_exp_avg_sqs.empty()) total.bytes += 2 * bytes(max_exp_avg_sqs[k]);
     }
     return total;
 }

@@ -47,11 +47,13 @@ def set_grads(params, refs, step):
     lambda ps, **kw: SGD(ps, lr=0.1, momentum=0.9, nesterov=True, weight_decay=0.01, **kw),
     lambda ps, **kw: Adam(ps, lr=0.05, weight_decay=0.1, **kw),
     lambda ps, **kw: AdamW(ps, lr=0.05, **kw),
+    lambda ps, **kw: Adam(ps, lr=0.05, amsgrad=True, maximize=True, weight_decay=0.1, **kw),
+    lambda ps, **kw: AdamW(ps, lr=0.05, amsgrad=True, **kw),
     # RMSprop has no `fused` argument (PyTorch's has none): foreach=False is its reference step
     lambda ps, fused=None: RMSprop(ps, lr=0.01, foreach=fused),
     lambda ps, fused=None: RMSprop(ps, lr=0.01, alpha=0.9, momentum=0.5, centered=True, weight_decay=0.1,
                                    maximize=True, foreach=fused),
-], ids=["sgd", "sgd_momentum", "adam", "adamw", "rmsprop", "rmsprop_all"])
+], ids=["sgd", "sgd_momentum", "adam", "adamw", "adam_amsgrad_maximize", "adamw_amsgrad", "rmsprop", "rmsprop_all"])
 def test_foreach_matches_the_reference_step(make, device):
     """Params that skip a step take their first momentum step later, or run a different
     Adam step count than the others: the foreach step splits them into buckets."""
@@ -79,6 +81,7 @@ def kernels_of(prof, name):
 @pytest.mark.parametrize("name, make", [
     ("sgd_step_foreach", lambda ps: SGD(ps, lr=0.1, momentum=0.9)),
     ("adamw_step_foreach", lambda ps: AdamW(ps, lr=0.1)),
+    ("adam_step_foreach", lambda ps: Adam(ps, lr=0.1, amsgrad=True, maximize=True)),  # five lists
     ("rmsprop_step_foreach", lambda ps: RMSprop(ps, lr=0.1)),
     ("rmsprop_step_foreach", lambda ps: RMSprop(ps, lr=0.1, momentum=0.9, centered=True)),  # five lists
 ])
@@ -147,6 +150,22 @@ def test_foreach_errors(device):
         _C._sgd_step_foreach([a, b], [z3 + 1, z3], [None, None], lr=1.0, momentum=0.0, dampening=0.0,
                              weight_decay=0.0, nesterov=False)
     np.testing.assert_array_equal(to_numpy(a), before)
+
+
+def test_adam_amsgrad_foreach_errors(device):
+    a = minitorch.ones(3, device=device)
+    z3 = minitorch.zeros(3, device=device)
+    with pytest.raises(ValueError, match="adam_step_foreach: got 1 params but 0 max_exp_avg_sqs"):
+        _C._adam_step_foreach([a], [z3], [z3.clone()], [z3.clone()], lr=0.1, beta1=0.9, beta2=0.999, eps=1e-8,
+                              weight_decay=0.0, decoupled=False, step=1, amsgrad=True)
+    with pytest.raises(ValueError, match="adamw_step_foreach: max_exp_avg_sq of param 0 is None"):
+        _C._adam_step_foreach([a], [z3], [z3.clone()], [z3.clone()], lr=0.1, beta1=0.9, beta2=0.999, eps=1e-8,
+                              weight_decay=0.0, decoupled=True, step=1, max_exp_avg_sqs=[None], amsgrad=True)
+    with pytest.raises(ValueError, match="adam_step_foreach: got 1 params but 2 max_exp_avg_sqs"):
+        _C._adam_step_foreach([a], [z3], [z3.clone()], [z3.clone()], lr=0.1, beta1=0.9, beta2=0.999, eps=1e-8,
+                              weight_decay=0.0, decoupled=False, step=1, max_exp_avg_sqs=[z3.clone(), z3.clone()],
+                              amsgrad=True)
+    np.testing.assert_array_equal(to_numpy(a), np.ones(3))  # nothing was updated
 
 
 def test_rmsprop_foreach_errors(device):

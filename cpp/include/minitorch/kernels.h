@@ -99,6 +99,8 @@ struct AdamStep {
     double lr = 0, beta1 = 0, beta2 = 0, eps = 0, weight_decay = 0;
     bool decoupled = false;  // AdamW: p *= 1 - lr * weight_decay (Adam adds weight_decay * p to g)
     int64_t step = 1;        // this step's number t, from 1 (for the bias corrections)
+    bool amsgrad = false;    // divide by the running maximum of exp_avg_sq (max_exp_avg_sq)
+    bool maximize = false;   // ascend: the gradient's sign is flipped first
 };
 struct RmspropStep {
     double lr = 0, alpha = 0, eps = 0, weight_decay = 0, momentum = 0;
@@ -301,11 +303,13 @@ struct Attention {
 //  manual_seed  reseed the device's generator (minitorch.manual_seed reseeds every device).
 //  sgd_step   one SGD step on one parameter, in place, in one pass: param, grad and
 //             momentum_buffer (null without momentum) contiguous, one shape and float dtype.
-//  adam_step  one Adam / AdamW step the same way: param, exp_avg, exp_avg_sq updated in place.
+//  adam_step  one Adam / AdamW step the same way: param, exp_avg, exp_avg_sq updated in place
+//             (not amsgrad, whose extra state only the multi-step takes).
 //  sgd_multi_step / adam_multi_step  the same steps on many parameters at once (the
 //             optimizers' foreach path): lists of one length, entry k of each list matching
 //             params[k]; all non-empty, contiguous, one float dtype; momentum_buffers empty
-//             without momentum. The CUDA kernels update them all in a few launches.
+//             without momentum, max_exp_avg_sqs empty without amsgrad. The CUDA kernels
+//             update them all in a few launches.
 //  rmsprop_multi_step  RMSprop's step on many parameters the same way: square_avgs always,
 //             momentum_buffers (momentum > 0) and grad_avgs (centered) empty when not used.
 //  amp_unscale  GradScaler's check: grad (contiguous, float) *= inv_scale in place, and
@@ -452,7 +456,7 @@ struct Attention {
                        const std::vector<Tensor>& momentum_buffers, const SgdStep& opt))             \
     X(adam_multi_step, (const std::vector<Tensor>& params, const std::vector<Tensor>& grads,         \
                         const std::vector<Tensor>& exp_avgs, const std::vector<Tensor>& exp_avg_sqs, \
-                        const AdamStep& opt))                                                        \
+                        const std::vector<Tensor>& max_exp_avg_sqs, const AdamStep& opt))            \
     X(rmsprop_multi_step, (const std::vector<Tensor>& params, const std::vector<Tensor>& grads,      \
                            const std::vector<Tensor>& square_avgs, const std::vector<Tensor>& momentum_buffers, \
                            const std::vector<Tensor>& grad_avgs, const RmspropStep& opt))            \

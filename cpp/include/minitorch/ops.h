@@ -258,8 +258,10 @@ void adam_step(const Tensor& param, const Tensor& grad, const Tensor& exp_avg, c
 // buffers are returned in the params' order.
 std::vector<Tensor> sgd_step_foreach(const std::vector<Tensor>& params, const std::vector<Tensor>& grads,
                                      const std::vector<Tensor>& momentum_buffers, SgdStep opt);
+// Adam's max_exp_avg_sqs are read only with opt.amsgrad (one per param; empty otherwise).
 void adam_step_foreach(const std::vector<Tensor>& params, const std::vector<Tensor>& grads,
-                       const std::vector<Tensor>& exp_avgs, const std::vector<Tensor>& exp_avg_sqs, const AdamStep& opt);
+                       const std::vector<Tensor>& exp_avgs, const std::vector<Tensor>& exp_avg_sqs,
+                       const std::vector<Tensor>& max_exp_avg_sqs, const AdamStep& opt);
 // RMSprop's step: momentum_buffers are read only with momentum > 0, grad_avgs only when
 // centered (each then one per param; pass empty lists otherwise).
 void rmsprop_step_foreach(const std::vector<Tensor>& params, const std::vector<Tensor>& grads,

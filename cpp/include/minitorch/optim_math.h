@@ -50,9 +50,11 @@ MT_HOST_DEVICE inline T sgd_update(const SgdScalars<T>& s, T p, T g, T* buf)
 }
 
 // ---- Adam and AdamW -------------------------------------------------------------------
+//   g = -g (maximize)
 //   Adam:  g = g + weight_decay * p             AdamW:  p = p * (1 - lr * weight_decay)
 //   m = beta1 * m + (1 - beta1) * g             (exp_avg)
 //   v = beta2 * v + (1 - beta2) * g * g         (exp_avg_sq)
+//   amsgrad: vmax = max(vmax, v), read below in place of v   (max_exp_avg_sq)
 //   p = p - lr / (1 - beta1^t) * m / (sqrt(v) / sqrt(1 - beta2^t) + eps)
 // The two bias corrections (1 - beta^t) depend only on the step t: the host computes them.
 
@@ -62,7 +64,7 @@ struct AdamScalars {
     T decay;                  // AdamW's factor 1 - lr * weight_decay
     T step_size;              // lr / (1 - beta1^t)
     T bias_correction2_sqrt;  // sqrt(1 - beta2^t)
-    bool decoupled;
+    bool decoupled, maximize;
 };
 
 // On the host, once per step (the powers in double, as PyTorch computes them in Python).
@@ -80,20 +82,25 @@ AdamScalars<T> adam_scalars(const AdamStep& o)
             T(1.0 - o.lr * o.weight_decay),
             T(o.lr / bias_correction1),
             T(sqrt(bias_correction2)),
-            o.decoupled};
+            o.decoupled,
+            o.maximize};
 }
 
-// One element: updates the moments m and v, returns the new parameter value.
+// One element: updates the moments m and v (and vmax, AMSGrad's running maximum of v,
+// where not null), returns the new parameter value.
 template <class T>
-MT_HOST_DEVICE inline T adam_update(const AdamScalars<T>& s, T p, T g, T& m, T& v)
+MT_HOST_DEVICE inline T adam_update(const AdamScalars<T>& s, T p, T g, T& m, T& v, T* vmax = nullptr)
 {
+    if (s.maximize) g = -g;
     if (s.weight_decay != T(0)) {
         if (s.decoupled) p = p * s.decay;
         else g = g + p * s.weight_decay;
     }
     m = s.beta1 * m + s.one_minus_beta1 * g;
     v = s.beta2 * v + s.one_minus_beta2 * (g * g);
-    const T denom = math_sqrt(v) / s.bias_correction2_sqrt + s.eps;
+    T v_used = v;
+    if (vmax) v_used = *vmax = binary_op(BinaryOp::Maximum, *vmax, v);  // NaN propagates, as torch.maximum
+    const T denom = math_sqrt(v_used) / s.bias_correction2_sqrt + s.eps;
     return p - s.step_size * (m / denom);
 }
 

@@ -34,9 +34,12 @@ void sgd_step(const Tensor& param, const Tensor& grad, const Tensor& momentum_bu
     });
 }
 
-// param, grad, exp_avg, exp_avg_sq: contiguous, one shape and float dtype.
-void adam_step(const Tensor& param, const Tensor& grad, const Tensor& exp_avg, const Tensor& exp_avg_sq,
-               const AdamStep& opt)
+namespace {
+
+// param, grad, exp_avg, exp_avg_sq (and max_exp_avg_sq, null without amsgrad): contiguous,
+// one shape and float dtype.
+void adam_loop(const Tensor& param, const Tensor& grad, const Tensor& exp_avg, const Tensor& exp_avg_sq,
+               const Tensor& max_exp_avg_sq, const AdamStep& opt)
 {
     dispatch_floating(param->dtype, "adam_step", [&](auto tag) {
         using T = typename decltype(tag)::type;
@@ -45,11 +48,24 @@ void adam_step(const Tensor& param, const Tensor& grad, const Tensor& exp_avg, c
         const T* g = grad->data_as<T>();
         T* m = exp_avg->data_as<T>();
         T* v = exp_avg_sq->data_as<T>();
+        T* vmax = max_exp_avg_sq ? max_exp_avg_sq->data_as<T>() : nullptr;
         parallel_for(param->numel(), kGrainSize, [=](int64_t begin, int64_t end) {
             const AdamScalars<T> local = s;
-            for (int64_t i = begin; i < end; ++i) p[i] = adam_update(local, p[i], g[i], m[i], v[i]);
+            if (vmax) {
+                for (int64_t i = begin; i < end; ++i) p[i] = adam_update(local, p[i], g[i], m[i], v[i], vmax + i);
+            } else {
+                for (int64_t i = begin; i < end; ++i) p[i] = adam_update(local, p[i], g[i], m[i], v[i]);
+            }
         });
     });
+}
+
+}  // namespace
+
+void adam_step(const Tensor& param, const Tensor& grad, const Tensor& exp_avg, const Tensor& exp_avg_sq,
+               const AdamStep& opt)
+{
+    adam_loop(param, grad, exp_avg, exp_avg_sq, nullptr, opt);
 }
 
 // The foreach steps: on the CPU a kernel call costs no launch, so the lists are simply
@@ -62,9 +78,12 @@ void sgd_multi_step(const std::vector<Tensor>& params, const std::vector<Tensor>
 }
 
 void adam_multi_step(const std::vector<Tensor>& params, const std::vector<Tensor>& grads,
-                     const std::vector<Tensor>& exp_avgs, const std::vector<Tensor>& exp_avg_sqs, const AdamStep& opt)
+                     const std::vector<Tensor>& exp_avgs, const std::vector<Tensor>& exp_avg_sqs,
+                     const std::vector<Tensor>& max_exp_avg_sqs, const AdamStep& opt)
 {
-    for (size_t k = 0; k < params.size(); ++k) adam_step(params[k], grads[k], exp_avgs[k], exp_avg_sqs[k], opt);
+    for (size_t k = 0; k < params.size(); ++k)
+        adam_loop(params[k], grads[k], exp_avgs[k], exp_avg_sqs[k],
+                  max_exp_avg_sqs.empty() ? nullptr : max_exp_avg_sqs[k], opt);
 }
 
 // RMSprop has no single-parameter kernel: its loop is here, one parameter after another.

@@ -79,6 +79,7 @@ void adam_step(const Tensor& param, const Tensor& grad, const Tensor& exp_avg, c
     autograd::NoGradGuard guard;
     const char* op = opt.decoupled ? "adamw_step" : "adam_step";
     MT_CHECK(opt.step >= 1, op, ": step counts from 1, got ", opt.step);
+    MT_CHECK(!opt.amsgrad, op, ": amsgrad needs max_exp_avg_sq, which only the foreach step takes");
     Tensor g = checked_step_inputs(op, param, grad, {{"exp_avg", exp_avg}, {"exp_avg_sq", exp_avg_sq}});
     if (param->numel()) kernels(param->device()).adam_step(param, g, exp_avg, exp_avg_sq, opt);
     autograd::bump_version(param);
@@ -159,25 +160,35 @@ std::vector<Tensor> sgd_step_foreach(const std::vector<Tensor>& params, const st
 }
 
 void adam_step_foreach(const std::vector<Tensor>& params, const std::vector<Tensor>& grads,
-                       const std::vector<Tensor>& exp_avgs, const std::vector<Tensor>& exp_avg_sqs, const AdamStep& opt)
+                       const std::vector<Tensor>& exp_avgs, const std::vector<Tensor>& exp_avg_sqs,
+                       const std::vector<Tensor>& max_exp_avg_sqs, const AdamStep& opt)
 {
     const char* op = opt.decoupled ? "adamw_step_foreach" : "adam_step_foreach";
     MT_PROFILE_OP(op);
     autograd::NoGradGuard guard;
     MT_CHECK(opt.step >= 1, op, ": step counts from 1, got ", opt.step);
-    check_foreach_lists(op, params, {{"grads", &grads}, {"exp_avgs", &exp_avgs}, {"exp_avg_sqs", &exp_avg_sqs}});
-    StepLists lists;
+    std::vector<std::pair<const char*, const std::vector<Tensor>*>> lists{
+        {"grads", &grads}, {"exp_avgs", &exp_avgs}, {"exp_avg_sqs", &exp_avg_sqs}};
+    if (opt.amsgrad) lists.emplace_back("max_exp_avg_sqs", &max_exp_avg_sqs);
+    check_foreach_lists(op, params, lists);
+    StepLists step;
     for (size_t k = 0; k < params.size(); ++k) {
-        const Tensor g =
-            checked_step_inputs(op, params[k], grads[k], {{"exp_avg", exp_avgs[k]}, {"exp_avg_sq", exp_avg_sqs[k]}});
-        if (params[k]->numel()) lists.add(params[k], g, exp_avgs[k], exp_avg_sqs[k]);
+        std::vector<std::pair<const char*, Tensor>> state{{"exp_avg", exp_avgs[k]}, {"exp_avg_sq", exp_avg_sqs[k]}};
+        if (opt.amsgrad) state.emplace_back("max_exp_avg_sq", max_exp_avg_sqs[k]);
+        for (const auto& [what, t] : state) MT_CHECK(t != nullptr, op, ": ", what, " of param ", k, " is None");
+        const Tensor g = checked_step_inputs(op, params[k], grads[k], state);
+        if (params[k]->numel())
+            step.add(params[k], g, exp_avgs[k], exp_avg_sqs[k], opt.amsgrad ? max_exp_avg_sqs[k] : nullptr);
     }
-    if (!lists.params.empty())
-        kernels(params[0]->device()).adam_multi_step(lists.params, lists.grads, lists.state1, lists.state2, opt);
+    if (!step.params.empty())
+        kernels(params[0]->device())
+            .adam_multi_step(step.params, step.grads, step.state1, step.state2,
+                             opt.amsgrad ? step.state3 : std::vector<Tensor>{}, opt);
     for (size_t k = 0; k < params.size(); ++k) {
         autograd::bump_version(params[k]);
         autograd::bump_version(exp_avgs[k]);
         autograd::bump_version(exp_avg_sqs[k]);
+        if (opt.amsgrad) autograd::bump_version(max_exp_avg_sqs[k]);
     }
 }
 

@@ -12,7 +12,7 @@ class Adam(Optimizer):
     ``p -= lr * m_hat / (sqrt(v_hat) + eps)`` with bias-corrected ``m_hat, v_hat``.
     ``weight_decay`` adds ``wd * p`` to the gradient (L2); AdamW decays ``p`` directly.
     ``amsgrad=True`` divides by the running maximum of ``v_hat`` (Reddi et al.), and
-    ``maximize=True`` ascends; both take the tensor-op path.
+    ``maximize=True`` ascends.
 
     By default each parameter takes one fused kernel pass (``fused``/``foreach`` as in
     PyTorch; see ``minitorch.optim.optimizer``); ``fused=False`` runs the same formulas
@@ -37,11 +37,6 @@ class Adam(Optimizer):
     def step(self, closure=None):
         loss = self._evaluate(closure)
         for g in self.param_groups:
-            if g.get("amsgrad") or g.get("maximize"):  # only the reference step has these
-                for p in g["params"]:
-                    if p.grad is not None:
-                        self._reference_step(g, p, self._state(g, p))
-                continue
             def reference(p, g=g):
                 self._reference_step(g, p, self._state(g, p))
 
@@ -71,9 +66,12 @@ class Adam(Optimizer):
         """One multi-tensor step over ``params`` (one device, dtype and step count)."""
         (b1, b2) = g["betas"]
         t = states[0]["step"] + 1
+        amsgrad = bool(g.get("amsgrad"))
         _C._adam_step_foreach(params, grads, [s["exp_avg"] for s in states],
                               [s["exp_avg_sq"] for s in states], lr=g["lr"], beta1=b1, beta2=b2, eps=g["eps"],
-                              weight_decay=g["weight_decay"], decoupled=self.decoupled, step=int(t))
+                              weight_decay=g["weight_decay"], decoupled=self.decoupled, step=int(t),
+                              max_exp_avg_sqs=[s["max_exp_avg_sq"] for s in states] if amsgrad else [],
+                              amsgrad=amsgrad, maximize=bool(g.get("maximize")))
         for s in states:  # counted once the step has succeeded
             s["step"] = t
 
