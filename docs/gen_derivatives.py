@@ -105,6 +105,7 @@ def render() -> str:
         "Outputs of comparisons, logical and bitwise ops are bool or integer and carry no gradient.",
         "",
         "Helpers used by the elementwise rows (cpp/src/ops/elementwise.cpp): "
+        "`div_backward_divisor(g, a, b)` = `-g * a / (b * b)` in one kernel; "
         "`pow_grad_base(g, a, b)` = `g * b * a^(b-1)`, 0 where `b == 0`; "
         "`pow_grad_exponent(g, a, b, y)` = `g * y * log(a)`, 0 where `a == 0` and `b >= 0`; "
         "`share_of_a(a_wins, a, b)` = `a_wins + 0.5 * (a == b)` (ties split the gradient); "

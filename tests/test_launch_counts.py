@@ -153,10 +153,11 @@ def test_optimizer_step_is_one_launch_per_parameter(make):
             assert len(ks) <= len(params), (step, [k.name for k in ks])
 
 
-@pytest.mark.parametrize("op, most", [("var", 3), ("std", 7), ("norm", 5)])
+@pytest.mark.parametrize("op, most", [("var", 1), ("std", 2), ("norm", 1)])
 def test_moment_and_norm_backward_use_host_numbers(op, most):
     """The backward formulas' constants (2 / (N - correction), 0, ...) are host numbers, not
-    device tensors: no fill or copy kernels, only the formula's arithmetic."""
+    device tensors: no fill or copy kernels. var's and the 2-norm's gradient is one ternary
+    kernel over x; std's one more on the reduced shape (g / (2 std), 0 where std is 0)."""
     x = minitorch.randn(32, 10, device="cuda", requires_grad=True)
     y = {"var": lambda: x.var(1), "std": lambda: x.std(1), "norm": lambda: x.norm(dim=1)}[op]()
     g = minitorch.randn(32, device="cuda")
@@ -164,6 +165,37 @@ def test_moment_and_norm_backward_use_host_numbers(op, most):
         y.backward(g)
     ks = [k.name for e in prof.events() if e.name != "AccumulateGrad" for k in e.kernels]
     assert not [n for n in ks if n.startswith(("fill", "copy"))], ks
+    assert len(ks) <= most, ks
+
+
+def test_div_backward_is_one_kernel_per_input():
+    """g / b for the dividend, -g * a / b^2 for the divisor in one ternary kernel (not neg, two
+    multiplies and a division); a broadcast divisor adds its one reduction."""
+    a = minitorch.randn(32, 10, device="cuda", requires_grad=True)
+    for b_shape, most in (((32, 10), 2), ((1, 10), 3)):
+        b = (minitorch.rand(*b_shape, device="cuda") + 1).requires_grad_()
+        y = a / b
+        g = minitorch.randn(32, 10, device="cuda")
+        with profile(activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA]) as prof:
+            y.backward(g)
+        ks = [k.name for e in prof.events() if e.name == "DivBackward0" for k in e.kernels]
+        assert len(ks) == most, (b_shape, ks)
+
+
+@pytest.mark.parametrize("fn, most", [
+    (lambda x, y: F.normalize(x, dim=1), 6),
+    (lambda x, y: F.cosine_similarity(x, y), 13),
+], ids=["normalize", "cosine_similarity"])
+def test_unit_vector_backward_launches(fn, most):
+    """normalize and cosine_similarity compose a norm, a clamp and a division: each of their
+    backward formulas is one kernel (plus the reductions for the broadcast norms)."""
+    x = minitorch.randn(64, 32, device="cuda", requires_grad=True)
+    y = minitorch.randn(64, 32, device="cuda", requires_grad=True)
+    out = fn(x, y)
+    g = minitorch.randn(*out.shape, device="cuda")
+    with profile(activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA]) as prof:
+        out.backward(g)
+    ks = [k.name for e in prof.events() if e.name != "AccumulateGrad" for k in e.kernels]
     assert len(ks) <= most, ks
 
 

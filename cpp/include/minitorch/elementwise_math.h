@@ -551,6 +551,12 @@ MT_HOST_DEVICE MT_ALWAYS_INLINE T ternary_op(TernaryOp op, T a, T b, T c, T valu
         // g where x == y (y = clamp(x)): x inside the bounds, a bound included
         case TernaryOp::ClampBackward: return b == c ? a : T(0);
         case TernaryOp::LeakyReluBackward: return a * leaky_relu_derivative(b, c);
+        // div's gradient for its divisor: -g * x / y^2 (a = g, b = x, c = y)
+        case TernaryOp::DivBackwardDivisor: return (-a * b) / (c * c);
+        // the 2-norm's: x * (g / y), 0 where the norm y is 0 (a = g, b = x, c = y)
+        case TernaryOp::NormBackward: return c == T(0) ? T(0) : b * (a / c);
+        // var's: g * value * (x - mean), value = 2 / (N - correction) (a = g, b = x, c = mean)
+        case TernaryOp::VarBackward: return a * value * (b - c);
         // g * f'(x, p) of ELU and of the per-element losses, for floating types only
         case TernaryOp::EluBackward:
         case TernaryOp::BceBackward:

@@ -26,11 +26,12 @@ enum class ScanOp { Sum, Prod };
 enum class WriteOp { Put, Add };
 // The three-input elementwise ops of the kernel `ternary` (formulas: elementwise_math.h):
 // the ops lerp / addcmul / addcdiv, clamp with both bounds, and the one-kernel backward of
-// clamp, leaky_relu and elu (g, x and the bound or parameter), which their nodes call.
+// clamp, leaky_relu and elu (g, x and the bound or parameter), of the per-element losses,
+// of div's divisor, of the 2-norm and of var / std, which their nodes call.
 // MT_TERNARY_OPS(X) lists them once, for the enum and for the kernels' switches.
 #define MT_TERNARY_OPS(X) X(Lerp) X(Addcmul) X(Addcdiv) X(Clamp) X(ClampBackward) X(LeakyReluBackward) X(EluBackward) \
     X(BceBackward) X(BceWithLogitsBackward) X(HuberBackward) \
-    X(MseLossBackward) X(L1LossBackward)
+    X(MseLossBackward) X(L1LossBackward) X(DivBackwardDivisor) X(NormBackward) X(VarBackward)
 #define MT_TERNARY_ENUM(Op) Op,
 enum class TernaryOp { MT_TERNARY_OPS(MT_TERNARY_ENUM) };
 #undef MT_TERNARY_ENUM

@@ -105,7 +105,7 @@
     X(Add,        add,         Same,    kSavesNone,        kSavesNone,        g, g)               \
     X(Sub,        sub,         NoBool,  kSavesNone,        kSavesNone,        g, -g)              \
     X(Mul,        mul,         Same,    kSavesB,           kSavesA,           g * b, g * a)       \
-    X(Div,        div,         Float,   kSavesB,           kSavesA | kSavesB, g / b, -g * a / (b * b)) \
+    X(Div,        div,         Float,   kSavesB,           kSavesA | kSavesB, g / b, div_backward_divisor(g, a, b)) \
     X(Pow,        pow,         Same,    kSavesA | kSavesB, kSavesA | kSavesB | kSavesY,           \
       pow_grad_base(g, a, b), pow_grad_exponent(g, a, b, y))                                      \
     X(Maximum,    maximum,     Same,    kSavesA | kSavesB, kSavesA | kSavesB,                     \

@@ -356,6 +356,13 @@ double number_value(const Tensor* t)
     });
 }
 
+// div's gradient for its divisor b, -g * a / b^2, in one kernel (with create_graph as the
+// ops, whose own gradients double backward needs)
+Expr div_backward_divisor(const Expr& g, const Expr& a, const Expr& b)
+{
+    if (autograd::is_grad_enabled()) return -g * a / (b * b);
+    return {ternary(TernaryOp::DivBackwardDivisor, in_formula(g), in_formula(a), in_formula(b), Scalar(0.0))};
+}
 // d(a^b)/da = b a^(b-1), taken as 0 where b == 0 (avoids 0 * inf at a == 0). A number
 // exponent (x ** 2) is read on the host: 2 is g * a * 2, two kernels instead of six.
 Expr pow_grad_base(const Expr& g, const Expr& a, const Expr& b)

@@ -376,12 +376,21 @@ struct MomentsBackward : Node {
                                                                       : unreduce(mean_saved, dims, keepdim);
         const Tensor out = is_std ? unreduce(out_saved, dims, keepdim) : nullptr;
         Tensor gv = unreduce(g[0], dims, keepdim);
-        if (is_std) {
-            Tensor zero = scalar_like(0.0, x);
-            Tensor half = binary(BinaryOp::Div, gv, mul(out, scalar_like(2.0, x)));
-            gv = where(binary(BinaryOp::Eq, out, zero), zero, half);
+        const double scale = 2.0 / (double(count) - correction);
+        Tensor gx;
+        if (!autograd::is_grad_enabled()) {
+            // Two kernels: std's g / (2 std) (0 where std is 0) on the reduced shape, as the
+            // 2-norm's x * (g / y) with x = 1/2; then gv * scale * (x - mean) over x.
+            if (is_std) gv = ternary(TernaryOp::NormBackward, gv, scalar_like(0.5, x), out, Scalar(0.0));
+            gx = ternary(TernaryOp::VarBackward, gv, x, mean, Scalar(scale));
+        } else {  // create_graph: the ops, whose own gradients double backward needs
+            if (is_std) {
+                Tensor zero = scalar_like(0.0, x);
+                Tensor half = binary(BinaryOp::Div, gv, mul(out, scalar_like(2.0, x)));
+                gv = where(binary(BinaryOp::Eq, out, zero), zero, half);
+            }
+            gx = mul(mul(gv, scalar_like(scale, x)), binary(BinaryOp::Sub, x, mean));
         }
-        Tensor gx = mul(mul(gv, scalar_like(2.0 / (double(count) - correction), x)), binary(BinaryOp::Sub, x, mean));
         if (with_mean)
             gx = binary(BinaryOp::Add, gx,
                         binary(BinaryOp::Div, unreduce(g[1], dims, keepdim), scalar_like(double(count), x)));
@@ -449,6 +458,8 @@ struct NormBackward : Node {
         const Tensor gk = unreduce(g[0], dims, keepdim);
         const Tensor zero = scalar_like(0.0, x);
         if (p == 0) return {zeros(x->shape, x->dtype, x->device())};
+        // p = 2 in one kernel, x * (g / y) and 0 where y == 0 (with create_graph, the ops below)
+        if (p == 2 && !autograd::is_grad_enabled()) return {ternary(TernaryOp::NormBackward, gk, x, out, Scalar(0.0))};
         const Tensor sign = unary(UnaryOp::Sign, x);
         if (p == 1) return {mul(sign, gk)};
         const Tensor at_zero = binary(BinaryOp::Eq, out, zero);

@@ -27,6 +27,9 @@ const char* ternary_name(TernaryOp op)
         case TernaryOp::HuberBackward: return "huber_loss_backward";
         case TernaryOp::MseLossBackward: return "mse_loss_backward";
         case TernaryOp::L1LossBackward: return "l1_loss_backward";
+        case TernaryOp::DivBackwardDivisor: return "div_backward_divisor";
+        case TernaryOp::NormBackward: return "norm_backward";
+        case TernaryOp::VarBackward: return "var_backward";
     }
     return "?";
 }
@@ -156,7 +159,10 @@ struct TernaryBackward : autograd::Node {
             case TernaryOp::BceWithLogitsBackward:
             case TernaryOp::HuberBackward:
             case TernaryOp::MseLossBackward:
-            case TernaryOp::L1LossBackward: break;  // never recorded (internal_kernel)
+            case TernaryOp::L1LossBackward:
+            case TernaryOp::DivBackwardDivisor:
+            case TernaryOp::NormBackward:
+            case TernaryOp::VarBackward: break;  // never recorded (internal_kernel)
         }
         return "TernaryBackward";
     }
