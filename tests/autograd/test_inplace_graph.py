@@ -32,18 +32,81 @@ def test_inplace_ops_give_the_out_of_place_gradients(device):
         h = x * 2
         h += w          # C++ add_
         h *= h          # C++ mul_ of itself (its own backward reads h: computed from a copy)
-        h.sigmoid_()    # a generic in-place form
         h.clamp_(0.1, 0.9)
         h -= x          # x requires grad: recorded
+        h.sigmoid_()    # last: its node saves the written h (as PyTorch, a later write would be refused)
         return h
 
     def out_of_place(x, w):
         h = x * 2
         h = h + w
         h = h * h
-        return (h.sigmoid().clamp(0.1, 0.9)) - x
+        return (h.clamp(0.1, 0.9) - x).sigmoid()
 
     for a, b in zip(grads(inplace, x, w), grads(out_of_place, x, w)):
+        np.testing.assert_allclose(a, b, rtol=1e-12)
+
+
+@pytest.mark.parametrize("device", DEVICES)
+def test_a_write_after_an_inplace_op_that_saved_its_result_is_refused(device):
+    """relu_ and sigmoid_ save their result, which is the written tensor itself (as in
+    PyTorch): changing it again before backward is the usual version error."""
+    x = leaf((3, 4), device, 3)
+    for first in ("relu_", "sigmoid_", "exp_"):
+        h = x * 2
+        getattr(h, first)()
+        h += 1
+        with pytest.raises(RuntimeError, match="modified by an inplace operation"):
+            h.sum().backward()
+
+
+@pytest.mark.parametrize("device", DEVICES)
+def test_inplace_in_a_graph_writes_once(device):
+    """x += y, relu_, sigmoid_ inside a graph write into x with one kernel (x *= y, whose
+    backward reads x, and gelu-like ops that save their input, copy x first): no result
+    computed aside and copied back. Counted through the profiler."""
+    from minitorch.profiler import ProfilerActivity, profile
+    x = leaf((64, 8), device, 4)
+    y = leaf((8,), device, 5)
+    activities = [ProfilerActivity.CPU] + ([ProfilerActivity.CUDA] if device == "cuda" else [])
+    h, k, m = x * 2, x * 3, x * 4
+    with profile(activities=activities) as prof:
+        h += y
+        h.sub_(x)
+        h *= y
+        h.relu_()  # last write into h: relu_ saves it (a later write is refused, as in PyTorch)
+        F.relu(k, inplace=True)
+        m.sigmoid_()
+    names = [e.name for e in prof.events()]
+    assert names == ["add_", "sub_", "mul_", "relu_", "relu_", "sigmoid_"], names
+    if device == "cuda":  # h *= y: a copy of h (MulBackward0 reads it), then the write
+        assert [e.kernel_count for e in prof.events()] == [1, 1, 2, 1, 1, 1]
+    x.grad = y.grad = None
+    (h.sum() + k.sum() + m.sum()).backward()
+    ref = (((x * 2 + y - x) * y).relu().sum() + (x * 3).relu().sum() + (x * 4).sigmoid().sum())
+    gx, gy = minitorch.autograd.grad(ref, [x, y])
+    np.testing.assert_allclose(x.grad.cpu().numpy(), gx.cpu().numpy(), rtol=1e-12)
+    np.testing.assert_allclose(y.grad.cpu().numpy(), gy.cpu().numpy(), rtol=1e-12)
+
+
+@pytest.mark.parametrize("device", DEVICES)
+@pytest.mark.parametrize("op", ["tanh_", "sigmoid_", "exp_"])
+def test_double_backward_through_an_inplace_op_that_saved_its_result(device, op):
+    """The node of h.tanh_() saves the written h, linked back to that node: create_graph
+    differentiates through it as through h.tanh()."""
+    x = minitorch.tensor(np.linspace(-1, 1, 6), dtype=minitorch.float64, device=device, requires_grad=True)
+
+    def second(inplace):
+        h = x * 2
+        if inplace:
+            getattr(h, op)()
+        else:
+            h = getattr(h, op[:-1])()
+        (g,) = minitorch.autograd.grad((h * h).sum(), [x], create_graph=True)
+        (gg,) = minitorch.autograd.grad(g.sum(), [x])
+        return g.detach().cpu().numpy(), gg.cpu().numpy()
+
+    for a, b in zip(second(True), second(False)):
         np.testing.assert_allclose(a, b, rtol=1e-12)
 
 

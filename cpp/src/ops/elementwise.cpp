@@ -185,6 +185,10 @@ Tensor binary_forward(BinaryOp op, const Tensor& a, const Tensor& b)
     return out;
 }
 
+// x.relu_() / x += y inside a graph, written in place and recorded (below, beside the nodes).
+bool record_unary_in_place(UnaryOp op, const Tensor& a, DType dt);
+bool record_binary_in_place(BinaryOp op, const Tensor& a, const Tensor& b, DType dt);
+
 }  // namespace
 
 void binary_(BinaryOp op, const Tensor& a, const Tensor& b_in)
@@ -206,6 +210,8 @@ void binary_(BinaryOp op, const Tensor& a, const Tensor& b_in)
     MT_CHECK(shape == a->shape, i.name, "_: output with shape ", a->shape,
              " doesn't match the broadcast shape ", shape);
     if (in_graph) {  // x += y inside a graph: compute with the gradient recorded, write, rebase (autograd.h)
+        if (record_binary_in_place(op, a, b, dt)) return;
+        // The general path (a view, a dtype change, x += x): a new result, copied into x.
         // An op whose backward reads x (x *= y saves x) runs on a copy of x, so that the
         // write leaves what it saved intact; x *= x takes the copy as both operands.
         const unsigned saves = i.saves_for_a | i.saves_for_b;
@@ -239,6 +245,7 @@ void unary_(UnaryOp op, const Tensor& a)
                   " can't be cast to the desired output type ", a->dtype);
     if (autograd::inplace_in_graph(a, {})) {  // h.relu_() in a forward: as binary_ above
         autograd::check_rebase(a, name.c_str());
+        if (record_unary_in_place(op, a, dt)) return;
         const Tensor a_in = (i.saves & kSavesX) ? clone(a) : a;
         autograd::rebase_history(a, unary(op, a_in), name.c_str());
         return;
@@ -613,6 +620,50 @@ struct ClampBackward : Node {
     void release() override { x.reset(), y.reset(); }
 };
 
+// The in-place forms inside a graph as PyTorch runs them: the kernel writes into x itself,
+// then the op's node is recorded with x as its output, so x's history becomes the node (its
+// input edge is x's old history, taken before). An op whose backward reads its input
+// (x.sigmoid_() does not: it saves y; x *= y saves x) reads a copy of x, made first. One
+// launch (two with the copy) where computing a new tensor and copying it into x took two
+// (three). Saving the output after recording links it to the node weakly (autograd::save),
+// so double backward goes through the node. Views of a live base (the write must also reach
+// the base's history: CopySlices; a view whose base is gone is a tensor like any other), dtype changes and an operand sharing x's memory (x += x.t()) take
+// the general path; these return false there.
+bool live_view(const Tensor& t) { return t->is_view && t->base.lock(); }
+
+bool record_unary_in_place(UnaryOp op, const Tensor& a, DType dt)
+{
+    const UnaryOpInfo& i = info(op);
+    if (live_view(a) || dt != a->dtype || !differentiable(i.result) || a->numel() == 0) return false;
+    const Tensor a_in = (i.saves & kSavesX) ? clone(a) : a;
+    kernels(a->device()).map(op, a, a_in);
+    autograd::bump_version(a);
+    auto node = std::make_shared<UnaryBackward>();
+    node->op = op;
+    autograd::record(node, std::vector<Tensor>{a_in}, std::vector<Tensor>{a});
+    if (i.saves & kSavesX) node->x = autograd::save(*node, a_in);
+    if (i.saves & kSavesY) node->y = autograd::save(*node, a);
+    return true;
+}
+
+bool record_binary_in_place(BinaryOp op, const Tensor& a, const Tensor& b, DType dt)
+{
+    const BinaryOpInfo& i = info(op);
+    if (live_view(a) || dt != a->dtype || !differentiable(i.result) || a->numel() == 0) return false;
+    if (b->storage == a->storage) return false;
+    // Saved only for the inputs that need a gradient, as binary() does.
+    const unsigned saves = (a->requires_grad ? i.saves_for_a : 0u) | (b->requires_grad ? i.saves_for_b : 0u);
+    const Tensor a_in = (saves & kSavesA) ? clone(a) : a;
+    kernels(a->device()).zip(op, a, a_in, expand(kernel_operand(b, operand_dtype(b, dt), a->device()), a->shape));
+    autograd::bump_version(a);
+    auto node = std::make_shared<BinaryBackward>();
+    node->op = op;
+    autograd::record(node, std::vector<Tensor>{a_in, b}, std::vector<Tensor>{a});
+    if (saves & kSavesA) node->a = autograd::save(*node, a_in);
+    if (saves & kSavesB) node->b = autograd::save(*node, b);
+    if (saves & kSavesY) node->y = autograd::save(*node, a);
+    return true;
+}
 
 }  // namespace
 

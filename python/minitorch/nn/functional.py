@@ -63,9 +63,10 @@ def _inplace_capable(fn):
     return wrapper
 
 
-@_inplace_capable
 def relu(input, inplace: bool = False):
-    return input.relu()
+    # inplace: the C++ relu_ writes into input in one kernel (inside a graph too; its node
+    # saves the result), where the generic in-place wrapper would compute, copy and clone.
+    return input.relu_() if inplace else input.relu()
 
 
 def sigmoid(input):
