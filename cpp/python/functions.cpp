@@ -135,6 +135,16 @@ void bind_functions(py::module_& m)
             }
         throw ValueError("_unary_: no unary op named " + name);
     }, py::arg("self"), py::arg("name"));
+    // self.<name>_(other) of any binary op (F.leaky_relu(x, 0.2, inplace=True) is
+    // _binary_(x, "_leaky_relu", 0.2)): one kernel into self, as x += y.
+    m.def("_binary_", [](const Tensor& t, const std::string& name, py::handle other) {
+        for (BinaryOp op : kAllBinaryOps)
+            if (name == op_name(op)) {
+                binary_(op, t, operand_or_throw(other, Device{}, op_name(op), "other"));  // a number stays on the host
+                return t;
+            }
+        throw ValueError("_binary_: no binary op named " + name);
+    }, py::arg("self"), py::arg("name"), py::arg("other"));
     auto def_binary = [&](const char* name, BinaryOp op) {
         static auto call = [](BinaryOp op, const char* name, py::handle x, py::handle y, py::handle alpha) {
             MT_PROFILE_OP(op_name(op), tensor_or_null(x), tensor_or_null(y));  // numbers' conversion included

@@ -89,6 +89,46 @@ def test_inplace_in_a_graph_writes_once(device):
     np.testing.assert_allclose(y.grad.cpu().numpy(), gy.cpu().numpy(), rtol=1e-12)
 
 
+INPLACE_MODULES = {
+    "relu": lambda: nn.ReLU(inplace=True),
+    "leaky_relu": lambda: nn.LeakyReLU(0.2, inplace=True),
+    "elu": lambda: nn.ELU(0.7, inplace=True),
+    "silu": lambda: nn.SiLU(inplace=True),
+    "hardswish": lambda: nn.Hardswish(inplace=True),
+    "hardsigmoid": lambda: nn.Hardsigmoid(inplace=True),
+    "mish": lambda: nn.Mish(inplace=True),
+}
+
+
+@pytest.mark.parametrize("device", DEVICES)
+@pytest.mark.parametrize("name", list(INPLACE_MODULES))
+def test_inplace_activation_modules_write_with_their_kernel(device, name):
+    """nn.<Act>(inplace=True) returns its input, written by the activation's own kernel (a copy
+    of the input first where the backward reads it: at most two launches, no copy back), with
+    the out-of-place values and gradients; outside a graph too."""
+    from minitorch.profiler import ProfilerActivity, profile
+    x = leaf((5, 6), device, 6)
+    h = x * 2
+    activities = [ProfilerActivity.CPU] + ([ProfilerActivity.CUDA] if device == "cuda" else [])
+    with profile(activities=activities) as prof:
+        out = INPLACE_MODULES[name]()(h)
+    assert out is h
+    assert "copy_" not in [e.name for e in prof.events()]
+    if device == "cuda":
+        assert sum(e.kernel_count for e in prof.events()) <= 2
+    module = INPLACE_MODULES[name]()
+    module.inplace = False
+    ref = module(x * 2)
+    np.testing.assert_allclose(out.detach().cpu().numpy(), ref.detach().cpu().numpy(), rtol=1e-12)
+    (g,) = minitorch.autograd.grad(out.sum(), [x])
+    (g_ref,) = minitorch.autograd.grad(ref.sum(), [x])
+    np.testing.assert_allclose(g.cpu().numpy(), g_ref.cpu().numpy(), rtol=1e-12)
+    with minitorch.no_grad():
+        y = x.detach() * 2
+        assert INPLACE_MODULES[name]()(y) is y
+        np.testing.assert_allclose(y.cpu().numpy(), ref.detach().cpu().numpy(), rtol=1e-12)
+
+
 @pytest.mark.parametrize("device", DEVICES)
 @pytest.mark.parametrize("op", ["tanh_", "sigmoid_", "exp_"])
 def test_double_backward_through_an_inplace_op_that_saved_its_result(device, op):

@@ -41,19 +41,19 @@ def relu6(input, inplace: bool = False):
     return hardtanh(input, 0.0, 6.0)
 
 
-@F._inplace_capable
+@F._inplace_capable(kernel="_hardsigmoid")
 def hardsigmoid(input, inplace: bool = False):
     """``relu6(x + 3) / 6``: 0 below -3, 1 above 3, linear between (one fused kernel)."""
     return _C._hardsigmoid(input)
 
 
-@F._inplace_capable
+@F._inplace_capable(kernel="_hardswish")
 def hardswish(input, inplace: bool = False):
     """``x * relu6(x + 3) / 6``: 0 below -3, ``x`` above 3 (one fused kernel)."""
     return _C._hardswish(input)
 
 
-@F._inplace_capable
+@F._inplace_capable(kernel="_mish")
 def mish(input, inplace: bool = False):
     """``x * tanh(softplus(x))`` (one fused kernel)."""
     return _C._mish(input)

@@ -43,10 +43,18 @@ def linear(input, weight, bias=None):
     return _C._linear(input, weight, bias)
 
 
-def _inplace_capable(fn):
+def _inplace_capable(fn=None, *, kernel: str | None = None, param: str | None = None):
     """Makes ``fn(input, ..., inplace=True)`` write its result into ``input``, with PyTorch's
     in-place rules (ops/inplace.py: inside a graph the result's gradient is recorded and
-    becomes ``input``'s history), as ``nn.ReLU(inplace=True)`` expects."""
+    becomes ``input``'s history), as ``nn.ReLU(inplace=True)`` expects.
+
+    ``kernel``: the C++ elementwise op that computes ``fn`` (``_leaky_relu``); in place it
+    runs as ``_C._unary_(input, kernel)``, or ``_C._binary_(input, kernel, <param>)`` with the
+    argument named ``param`` (the slope): one kernel writing into ``input``, inside a graph
+    too (a copy of ``input`` first where the backward reads it), instead of computing the
+    result aside, copying it in and cloning ``input``."""
+    if fn is None:
+        return lambda f: _inplace_capable(f, kernel=kernel, param=param)
     sig = inspect.signature(fn)
     op = fn.__name__ + "_"
 
@@ -55,6 +63,11 @@ def _inplace_capable(fn):
         if args or kwargs:
             bound = sig.bind(input, *args, **kwargs)
             if bound.arguments.get("inplace"):
+                if kernel is not None and isinstance(input, _C.Tensor):
+                    if param is None:
+                        return _C._unary_(input, kernel)
+                    bound.apply_defaults()
+                    return _C._binary_(input, kernel, bound.arguments[param])
                 bound.arguments["inplace"] = False
                 rest_args, rest_kwargs = bound.args[1:], bound.kwargs
                 return _write_into(input, op, lambda x: fn(x, *rest_args, **rest_kwargs))
@@ -89,19 +102,19 @@ def gelu(input, approximate: str = "none"):
     raise ValueError(f"gelu: approximate argument must be either 'none' or 'tanh', got {approximate!r}")
 
 
-@_inplace_capable
+@_inplace_capable(kernel="_silu")
 def silu(input, inplace: bool = False):
     """``x * sigmoid(x)`` (also called swish); one fused kernel (``_silu``)."""
     return _C._silu(input)
 
 
-@_inplace_capable
+@_inplace_capable(kernel="_leaky_relu", param="negative_slope")
 def leaky_relu(input, negative_slope: float = 0.01, inplace: bool = False):
     """``x`` where ``x > 0``, else ``negative_slope * x`` (one fused kernel, ``_leaky_relu``)."""
     return _C._leaky_relu(input, negative_slope)
 
 
-@_inplace_capable
+@_inplace_capable(kernel="_elu", param="alpha")
 def elu(input, alpha: float = 1.0, inplace: bool = False):
     """``x`` where ``x > 0``, else ``alpha * (exp(x) - 1)`` (one fused kernel, ``_elu``)."""
     return _C._elu(input, alpha)
