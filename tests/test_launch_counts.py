@@ -211,3 +211,13 @@ def test_index_picking_backward_is_a_few_launches(op, most):
         y.backward(g)
     ks = [k.name for e in prof.events() if e.name != "AccumulateGrad" for k in e.kernels]
     assert len(ks) <= most, ks
+
+
+def test_clip_grad_norm_is_about_two_launches_per_gradient():
+    """One fused norm per gradient, the norm of the stacked norms, the scale, one multiply
+    per gradient (PyTorch's order), not a square, a sum and an add per gradient."""
+    params = [minitorch.randn(7, 5, device="cuda", requires_grad=True) for _ in range(10)]
+    for p in params:
+        p.grad = minitorch.randn(7, 5, device="cuda")
+    ks = kernels(lambda: nn.utils.clip_grad_norm_(params, 0.5))
+    assert len(ks) <= 2 * len(params) + 6, [k.name for k in ks]
