@@ -221,3 +221,15 @@ def test_clip_grad_norm_is_about_two_launches_per_gradient():
         p.grad = minitorch.randn(7, 5, device="cuda")
     ks = kernels(lambda: nn.utils.clip_grad_norm_(params, 0.5))
     assert len(ks) <= 2 * len(params) + 6, [k.name for k in ks]
+
+
+@pytest.mark.parametrize("dtype", [minitorch.float32, minitorch.bfloat16])
+def test_add_with_alpha_outside_a_graph_is_one_launch(dtype):
+    """p.add_(g, alpha=-lr) (a hand-written SGD step) and sub_(g, alpha=) are one kernel,
+    p + alpha * g, with alpha * g not rounded to the dtype on its own."""
+    p, g = minitorch.randn(64, 33, device="cuda").to(dtype), minitorch.randn(64, 33, device="cuda").to(dtype)
+    want = (p.float() - 0.1 * g.float()).to(dtype)
+    for fn in (lambda t: t.add_(g, alpha=-0.1), lambda t: t.sub_(g, alpha=0.1)):
+        q = p.clone()
+        assert len(kernels(lambda: fn(q))) == 1
+        assert minitorch.equal(q, want)

@@ -45,6 +45,17 @@ Tensor inplace_alpha(BinaryOp op, const Tensor& self, py::handle other, py::hand
     MT_PROFILE_OP(profiler::inplace(op_name(op)), self, tensor_or_null(other));  // the scaling by alpha too
     const std::string name = std::string(op_name(op)) + "_";
     Tensor b = operand_or_throw(other, Device{}, name.c_str(), "other");  // a number stays on the host
+    // p.add_(g, alpha=-lr) outside a graph (a hand-written SGD step, an EMA): one kernel,
+    // self + alpha * g as addcmul_(g, 1, value=alpha), not alpha * g into a temporary first.
+    // The same arithmetic; in float16 / bfloat16 alpha * g is no longer rounded on its own.
+    const auto s = alpha.is_none() ? std::nullopt : scalar_arg(alpha);
+    if (s && (op == BinaryOp::Add || op == BinaryOp::Sub) && is_floating(self->dtype) && !b->wrapped_number &&
+        b->dtype == self->dtype && b->device() == self->device() && b->storage != self->storage &&
+        !autograd::inplace_in_graph(self, {&b})) {
+        const double a = s->to<double>();
+        ternary_(TernaryOp::Addcmul, self, b, scalar_tensor(Scalar(1.0), Device{}), Scalar(op == BinaryOp::Sub ? -a : a));
+        return self;
+    }
     binary_(op, self, times_alpha(b, alpha, name.c_str()));
     return self;
 }
