@@ -627,8 +627,9 @@ struct ClampBackward : Node {
 // launch (two with the copy) where computing a new tensor and copying it into x took two
 // (three). Saving the output after recording links it to the node weakly (autograd::save),
 // so double backward goes through the node. Views of a live base (the write must also reach
-// the base's history: CopySlices; a view whose base is gone is a tensor like any other), dtype changes and an operand sharing x's memory (x += x.t()) take
-// the general path; these return false there.
+// the base's history: CopySlices; a view whose base is gone is a tensor like any other),
+// dtype changes and an operand sharing x's memory (x += x.t()) take the general path:
+// these return false there.
 bool live_view(const Tensor& t) { return t->is_view && t->base.lock(); }
 
 bool record_unary_in_place(UnaryOp op, const Tensor& a, DType dt)
