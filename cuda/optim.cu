@@ -4,6 +4,7 @@
 #include "common.cuh"
 #include "minitorch/optim_math.h"
 #include "multi_tensor.cuh"
+#include "warp.cuh"
 
 namespace minitorch::cuda {
 
@@ -129,7 +130,99 @@ __global__ void adam_multi_step_kernel(TensorListMeta<T, Depth> meta, AdamScalar
         adam_element(s, param, grad, exp_avg, exp_avg_sq, max_exp_avg_sq, i);
 }
 
+// clip_grad_norm_ over many gradients (clip_grad_multi): one launch measures, one finishes
+// the norm and the scale, one scales, for any number of gradients (more only when the lists
+// fill more than one table). The scale stays in device memory: the host never waits.
+
+// The block's combination (sum or NaN-propagating max, clip_grad_combine) of every thread's
+// a, complete in thread 0: each warp combines its lanes, then thread 0 the warps' results.
+template <class A>
+__device__ A block_clip_combine(A a, bool inf_norm, A* warp_part)
+{
+    a = warp_reduce(
+        a, [](A x, int offset) { return __shfl_down_sync(kFullMask, x, offset); },
+        [inf_norm](A x, A y) { return clip_grad_combine(x, y, inf_norm); });
+    if (threadIdx.x % kWarp == 0) warp_part[threadIdx.x / kWarp] = a;
+    __syncthreads();  // every warp's result is in warp_part before thread 0 reads them
+    if (threadIdx.x == 0)
+        for (int w = 1; w < int(blockDim.x) / kWarp; ++w) a = clip_grad_combine(a, warp_part[w], inf_norm);
+    return a;
+}
+
+// 1. Measure. Thread mapping as the steps above: block b works on one chunk of one gradient,
+// its threads striding through the chunk; the block's sum of squares (max |g|: inf_norm) of
+// the chunk goes to partial[first + b], first being the blocks of the earlier launches.
+template <class T, class A>
+__global__ void clip_grad_measure_kernel(TensorListMeta<T, 1> meta, A* partial, int64_t first, bool inf_norm)
+{
+    __shared__ A warp_part[kThreads / kWarp];
+    int t;
+    int64_t begin, end;
+    multi_tensor_chunk(meta, t, begin, end);
+    const T* g = meta.ptr[0][t];
+    A a = 0;
+    for (int64_t i = begin + threadIdx.x; i < end; i += blockDim.x) a = clip_grad_accumulate(a, A(g[i]), inf_norm);
+    a = block_clip_combine(a, inf_norm, warp_part);
+    if (threadIdx.x == 0) partial[first + blockIdx.x] = a;
+}
+
+// 2. Finish. One block: thread i combines partial[i], partial[i + blockDim.x], ..., then the
+// block combines the threads'; thread 0 writes the total norm (in T) and the scale (in A).
+template <class T, class A>
+__global__ void clip_grad_finish_kernel(const A* partial, int64_t count, T* total, A* scale, double max_norm,
+                                        bool inf_norm)
+{
+    __shared__ A warp_part[kThreads / kWarp];
+    A a = 0;
+    for (int64_t i = threadIdx.x; i < count; i += blockDim.x) a = clip_grad_combine(a, partial[i], inf_norm);
+    a = block_clip_combine(a, inf_norm, warp_part);
+    if (threadIdx.x == 0) {
+        const A norm = inf_norm ? a : math_sqrt(a);
+        *total = T(norm);
+        *scale = clip_grad_scale(norm, max_norm);
+    }
+}
+
+// 3. Scale. Thread mapping as in 1; each element is read and written by one thread only.
+template <class T, class A>
+__global__ void clip_grad_scale_kernel(TensorListMeta<T, 1> meta, const A* scale)
+{
+    int t;
+    int64_t begin, end;
+    multi_tensor_chunk(meta, t, begin, end);
+    T* g = meta.ptr[0][t];
+    const A s = *scale;
+    for (int64_t i = begin + threadIdx.x; i < end; i += blockDim.x) g[i] = T(A(g[i]) * s);
+}
+
 }  // namespace
+
+void clip_grad_multi(const std::vector<Tensor>& grads, const Tensor& total, double max_norm, bool inf_norm)
+{
+    dispatch_floating16(grads[0]->dtype, "clip_grad_multi", [&](auto tag) {
+        using T = typename decltype(tag)::type;
+        using A = Compute<T>;
+        const DType acc_dtype = std::is_same_v<A, double> ? DType::Float64 : DType::Float32;
+        const int64_t chunk = multi_tensor_chunk_size();
+        int64_t blocks = 0;  // one partial per block of the measuring launches
+        for (const Tensor& g : grads) blocks += (g->numel() + chunk - 1) / chunk;
+        const Tensor partial = empty({blocks}, acc_dtype, total->device());
+        const Tensor scale = empty({1}, acc_dtype, total->device());
+        const std::vector<Tensor> lists[1] = {grads};
+        int64_t first = 0;
+        multi_tensor_apply<T>(lists, [&](const TensorListMeta<T, 1>& meta, int n) {
+            MT_LAUNCH(n, kThreads, 0, 0, clip_grad_measure_kernel<T, A>)(meta, partial->data_as<A>(), first, inf_norm);
+            first += n;
+        });
+        MT_LAUNCH(1, kThreads, 0, 0, clip_grad_finish_kernel<T, A>)(partial->data_as<A>(), blocks,
+                                                                     total->data_as<T>(), scale->data_as<A>(),
+                                                                     max_norm, inf_norm);
+        multi_tensor_apply<T>(lists, [&](const TensorListMeta<T, 1>& meta, int n) {
+            MT_LAUNCH(n, kThreads, 0, 0, clip_grad_scale_kernel<T, A>)(meta, scale->data_as<A>());
+        });
+    });
+    MT_CUDA_CHECK_LAUNCH("clip_grad_multi");
+}
 
 void amp_unscale(const Tensor& grad, const Tensor& found_inf, const Tensor& inv_scale)
 {

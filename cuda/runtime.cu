@@ -166,6 +166,7 @@ MT_DEFINE_KERNEL_TABLE(filled.matmul = MT_COUNTED_KERNEL(matmul, matmul_native16
                        filled.sgd_multi_step = MT_COUNTED_KERNEL(sgd_multi_step, sgd_multi_step);
                        filled.adam_multi_step = MT_COUNTED_KERNEL(adam_multi_step, adam_multi_step);
                        filled.rmsprop_multi_step = MT_COUNTED_KERNEL(rmsprop_multi_step, rmsprop_multi_step);
+                       filled.clip_grad_multi = MT_COUNTED_KERNEL(clip_grad_multi, clip_grad_multi);
                        filled.amp_unscale = MT_COUNTED_KERNEL(amp_unscale, amp_unscale);
                        filled.im2col = MT_COUNTED_KERNEL(im2col, im2col);
                        filled.col2im = MT_COUNTED_KERNEL(col2im, col2im);

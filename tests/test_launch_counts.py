@@ -213,14 +213,20 @@ def test_index_picking_backward_is_a_few_launches(op, most):
     assert len(ks) <= most, ks
 
 
-def test_clip_grad_norm_is_about_two_launches_per_gradient():
-    """One fused norm per gradient, the norm of the stacked norms, the scale, one multiply
-    per gradient (PyTorch's order), not a square, a sum and an add per gradient."""
+def test_clip_grad_norm_is_three_launches_for_any_number_of_gradients():
+    """The foreach path (the default, as PyTorch's on CUDA): one launch measures every
+    gradient, one finishes the norm and the scale, one scales them all. With foreach=False,
+    one fused norm per gradient, the norm of the stacked norms, the scale, one multiply per
+    gradient (PyTorch's order), not a square, a sum and an add per gradient."""
     params = [minitorch.randn(7, 5, device="cuda", requires_grad=True) for _ in range(10)]
     for p in params:
         p.grad = minitorch.randn(7, 5, device="cuda")
     ks = kernels(lambda: nn.utils.clip_grad_norm_(params, 0.5))
-    assert len(ks) <= 2 * len(params) + 6, [k.name for k in ks]
+    assert len(ks) == 3, [k.name for k in ks]
+    ks = kernels(lambda: nn.utils.clip_grad_norm_(params, 0.5, norm_type="inf"))
+    assert len(ks) == 3, [k.name for k in ks]
+    ks = kernels(lambda: nn.utils.clip_grad_norm_(params, 0.5, foreach=False))
+    assert 2 * len(params) < len(ks) <= 2 * len(params) + 6, [k.name for k in ks]
 
 
 @pytest.mark.parametrize("dtype", [minitorch.float32, minitorch.bfloat16])

@@ -514,6 +514,11 @@ void bind_functions(py::module_& m)
        py::kw_only(), py::arg("lr"), py::arg("alpha"), py::arg("eps"), py::arg("weight_decay"), py::arg("momentum"),
        py::arg("centered"), py::arg("maximize"),
        "One RMSprop step on every param and its state in place (momentum_buffers / grad_avgs: [] when unused).");
+    m.def("_clip_grad_norm_foreach", [tensor_list](py::sequence grads, double max_norm, double norm_type) {
+        return clip_grad_norm_foreach(tensor_list(grads, "clip_grad_norm_", "grads", false), max_norm, norm_type);
+    }, py::arg("grads"), py::arg("max_norm"), py::arg("norm_type") = 2.0,
+       "clip_grad_norm_'s foreach path: returns the total norm (2 or inf) of all grads and scales them in place "
+       "by min(1, max_norm / (total + 1e-6)), in three launches on CUDA.");
     // How SGD/Adam split a group for the multi-tensor step, in one call: a Python loop that
     // read each parameter's grad, device, dtype and layout cost ~4 us a parameter.
     m.def("_multi_tensor_groups", [](py::sequence params) {

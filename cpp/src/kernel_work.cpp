@@ -336,6 +336,14 @@ Work adam_multi_step(const std::vector<Tensor>& params, const std::vector<Tensor
     }
     return total;
 }
+// clip_grad_norm_: g*g and a sum (2) per element to measure, one multiply to scale; every
+// grad is read twice and written once.
+Work clip_grad_multi(const std::vector<Tensor>& grads, const Tensor& total, double max_norm, bool inf_norm)
+{
+    Work w{};
+    for (const Tensor& g : grads) w.flops += 3 * n(g), w.bytes += 3 * bytes(g);
+    return w;
+}
 // RMSprop: v = a*v + (1-a)*g*g (4), sqrt(v) + eps (2), p += (-lr*g) / avg (3); maximize (1),
 // weight decay (2), centered m = lerp(m, g) (3) and v - m*m (2), momentum buf = mu*buf +
 // g/avg (3) with p -= lr*buf (2) instead of the division step. State is read and written.

@@ -313,6 +313,11 @@ struct Attention {
 //             update them all in a few launches.
 //  rmsprop_multi_step  RMSprop's step on many parameters the same way: square_avgs always,
 //             momentum_buffers (momentum > 0) and grad_avgs (centered) empty when not used.
+//  clip_grad_multi  clip_grad_norm_ over many gradients at once: total (0-d, the grads'
+//             dtype) = the 2-norm of all their elements (max |g| when inf_norm), then every
+//             grad *= min(1, max_norm / (total + 1e-6)), in place. grads: non-empty,
+//             contiguous, one float dtype. The scale never leaves the device (no host wait);
+//             the CUDA kernels take one launch for the norm, one to finish it, one to scale.
 //  amp_unscale  GradScaler's check: grad (contiguous, float) *= inv_scale in place, and
 //             found_inf[0] = 1 when any element of grad was inf or NaN. found_inf and
 //             inv_scale are one-element float32 tensors on grad's device, read and written
@@ -461,6 +466,8 @@ struct Attention {
     X(rmsprop_multi_step, (const std::vector<Tensor>& params, const std::vector<Tensor>& grads,      \
                            const std::vector<Tensor>& square_avgs, const std::vector<Tensor>& momentum_buffers, \
                            const std::vector<Tensor>& grad_avgs, const RmspropStep& opt))            \
+    X(clip_grad_multi, (const std::vector<Tensor>& grads, const Tensor& total, double max_norm,      \
+                        bool inf_norm))                                                              \
     X(softmax, (const Tensor& out, const Tensor& in, int64_t dim, bool log))                         \
     X(softmax_backward,                                                                              \
       (const Tensor& grad_in, const Tensor& grad_out, const Tensor& out, int64_t dim, bool log))     \

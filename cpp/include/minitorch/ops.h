@@ -267,6 +267,12 @@ void adam_step_foreach(const std::vector<Tensor>& params, const std::vector<Tens
 void rmsprop_step_foreach(const std::vector<Tensor>& params, const std::vector<Tensor>& grads,
                           const std::vector<Tensor>& square_avgs, const std::vector<Tensor>& momentum_buffers,
                           const std::vector<Tensor>& grad_avgs, const RmspropStep& opt);
+// clip_grad_norm_ over every gradient at once (PyTorch's foreach path): returns the total
+// norm_type-norm (2 or inf) of all their elements, a 0-d tensor of their dtype, and scales
+// each grad in place by min(1, max_norm / (total + 1e-6)). grads: contiguous, floating, one
+// device and dtype. Three kernel launches on CUDA, whatever their number; the host does not
+// wait for the total.
+Tensor clip_grad_norm_foreach(const std::vector<Tensor>& grads, double max_norm, double norm_type);
 // GradScaler's unscale (PyTorch's _amp_foreach_non_finite_check_and_unscale_): each grad
 // *= inv_scale in place, found_inf set to 1 if any of them held inf or NaN; one kernel
 // launch per grad. found_inf, inv_scale: one-element float32 tensors on the grads' device.

@@ -150,6 +150,31 @@ MT_HOST_DEVICE inline T rmsprop_update(const RmspropScalars<T>& s, T p, T g, T& 
     return p + (-s.lr * g) / avg;
 }
 
+// ---- clip_grad_norm_ (minitorch.nn.utils) ---------------------------------------------
+//   total = sqrt(sum of g*g over every gradient) (norm_type 2) or max |g| (norm_type inf)
+//   g = g * min(1, max_norm / (total + 1e-6))
+// A is the accumulator (float32 for float32 and 16-bit grads, float64 for float64). A NaN
+// anywhere gives a NaN total and NaN gradients, as in PyTorch.
+template <class A>
+MT_HOST_DEVICE inline A clip_grad_combine(A a, A b, bool inf_norm)
+{
+    if (!inf_norm) return a + b;
+    if (is_nan(a)) return a;
+    return is_nan(b) || b > a ? b : a;
+}
+template <class A, class T>
+MT_HOST_DEVICE inline A clip_grad_accumulate(A acc, T g, bool inf_norm)
+{
+    const A x = A(g);
+    return inf_norm ? clip_grad_combine(acc, x < A(0) ? -x : x, true) : acc + x * x;
+}
+template <class A>
+MT_HOST_DEVICE inline A clip_grad_scale(A total, double max_norm)
+{
+    const A scale = A(max_norm) / (total + A(1e-6));
+    return scale > A(1) ? A(1) : scale;  // a NaN scale stays NaN, as clamp(max=1) keeps it
+}
+
 // ---- GradScaler (minitorch.amp) ------------------------------------------------------
 //   found_inf = 1 if g is inf or NaN;  g = g * inv_scale
 // The check reads g before scaling, as PyTorch's _amp_foreach_non_finite_check_and_unscale_.

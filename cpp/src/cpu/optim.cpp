@@ -6,7 +6,10 @@
 // the parameter then cannot change them, so their tests leave the loop), the momentum
 // and no-momentum SGD loops are written apart, and CMake compiles this file with
 // -fno-math-errno (sqrt that need not set errno is one vector instruction).
+#include <algorithm>
 #include <atomic>
+#include <cmath>
+#include <vector>
 
 #include "kernels_cpu.h"
 #include "minitorch/optim_math.h"
@@ -110,6 +113,40 @@ void rmsprop_multi_step(const std::vector<Tensor>& params, const std::vector<Ten
     });
 }
 
+// clip_grad_norm_ over every gradient: the norm of all their elements, accumulated in T
+// (float64 for a float64 grad), then one scale for all (clip_grad_scale, optim_math.h).
+// Each tensor's part is measured in parallel chunks; the chunks' partials are combined in
+// their order, so the total does not depend on the thread count.
+void clip_grad_multi(const std::vector<Tensor>& grads, const Tensor& total, double max_norm, bool inf_norm)
+{
+    dispatch_floating(grads[0]->dtype, "clip_grad_multi", [&](auto tag) {
+        using T = typename decltype(tag)::type;
+        T acc = 0;
+        for (const Tensor& grad : grads) {
+            const T* g = grad->data_as<T>();
+            const int64_t n = grad->numel(), chunks = (n + kGrainSize - 1) / kGrainSize;
+            std::vector<T> partial(size_t(chunks), T(0));
+            parallel_for(chunks, 1, [&](int64_t c0, int64_t c1) {
+                for (int64_t c = c0; c < c1; ++c) {
+                    T a = 0;
+                    for (int64_t i = c * kGrainSize; i < std::min(n, (c + 1) * kGrainSize); ++i)
+                        a = clip_grad_accumulate(a, g[i], inf_norm);
+                    partial[size_t(c)] = a;
+                }
+            });
+            for (T a : partial) acc = clip_grad_combine(acc, a, inf_norm);
+        }
+        const T norm = inf_norm ? acc : std::sqrt(acc);
+        *total->data_as<T>() = norm;
+        const T scale = clip_grad_scale(norm, max_norm);
+        for (const Tensor& grad : grads) {
+            T* g = grad->data_as<T>();
+            parallel_for(grad->numel(), kGrainSize, [=](int64_t begin, int64_t end) {
+                for (int64_t i = begin; i < end; ++i) g[i] *= scale;
+            });
+        }
+    });
+}
 
 // grad: contiguous, float; found_inf, inv_scale: one float32 each.
 void amp_unscale(const Tensor& grad, const Tensor& found_inf, const Tensor& inv_scale)

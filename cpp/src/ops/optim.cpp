@@ -8,6 +8,7 @@
 // also update leaves that require grad, but they bump the version of every tensor they
 // write, so backward still refuses a graph that saved the parameter before the step.
 #include <algorithm>
+#include <cmath>
 #include <utility>
 #include <vector>
 
@@ -227,6 +228,35 @@ void rmsprop_step_foreach(const std::vector<Tensor>& params, const std::vector<T
         if (momentum) autograd::bump_version(momentum_buffers[k]);
         if (centered) autograd::bump_version(grad_avgs[k]);
     }
+}
+
+Tensor clip_grad_norm_foreach(const std::vector<Tensor>& grads, double max_norm, double norm_type)
+{
+    const char* op = "clip_grad_norm_";
+    MT_PROFILE_OP(op);
+    autograd::NoGradGuard guard;
+    MT_CHECK(!grads.empty(), op, ": expected at least one gradient");
+    const bool inf_norm = std::isinf(norm_type) && norm_type > 0;
+    MT_CHECK(inf_norm || norm_type == 2, op, ": the foreach path takes norm_type 2 or inf, got ", norm_type);
+    std::vector<Tensor> measured;
+    for (const Tensor& g : grads) {
+        MT_CHECK(g != nullptr, op, ": a gradient is None");
+        check_same_device(op, grads[0], g);
+        MT_CHECK_TYPE(is_floating(g->dtype), op, ": expected floating-point gradients, got ", g->dtype);
+        MT_CHECK_TYPE(g->dtype == grads[0]->dtype, op, ": all gradients must have one dtype, got ", grads[0]->dtype,
+                      " and ", g->dtype);
+        MT_CHECK(g->is_contiguous(), op, ": the foreach path needs contiguous gradients, got shape ", g->shape,
+                 " with strides ", g->strides);
+        if (g->numel()) measured.push_back(g);
+    }
+    Tensor total = empty({}, grads[0]->dtype, grads[0]->device());
+    if (measured.empty()) {
+        fill_(total, 0.0);
+    } else {
+        kernels(total->device()).clip_grad_multi(measured, total, max_norm, inf_norm);
+        for (const Tensor& g : measured) autograd::bump_version(g);
+    }
+    return total;
 }
 
 void amp_foreach_non_finite_check_and_unscale_(const std::vector<Tensor>& grads, const Tensor& found_inf,

@@ -12,6 +12,13 @@ def _grads(parameters) -> list:
     return [p.grad for p in parameters if p.grad is not None]
 
 
+def _one_bucket(grads) -> bool:
+    """True when the fused path takes these gradients: one device and floating dtype, contiguous."""
+    first = grads[0]
+    return first.is_floating_point() and all(
+        g.device == first.device and g.dtype == first.dtype and g.is_contiguous() for g in grads)
+
+
 @no_grad()
 def clip_grad_norm_(parameters, max_norm: float, norm_type: float = 2.0, error_if_nonfinite: bool = False,
                     foreach: bool | None = None):
@@ -31,6 +38,10 @@ def clip_grad_norm_(parameters, max_norm: float, norm_type: float = 2.0, error_i
     if not (norm_type > 0):
         raise ValueError(f"clip_grad_norm_: norm_type must be positive or inf, got {norm_type}")
     device = grads[0].device
+    if foreach is not False and not error_if_nonfinite and norm_type in (2.0, float("inf")) and _one_bucket(grads):
+        # PyTorch's foreach path: every gradient measured and scaled together, in three
+        # launches on CUDA, the scale never read back to the host.
+        return _C._clip_grad_norm_foreach(grads, max_norm, norm_type)
     grads_with_values = [g for g in grads if g.numel()]
     if not grads_with_values:
         return _C._full((), 0.0, grads[0].dtype, device)
