@@ -97,21 +97,23 @@ def test_relu_backward_is_one_launch():
     assert len(relu.kernels) == 1, [k.name for k in relu.kernels]
 
 
-@pytest.mark.parametrize("fn, made", [
-    (lambda x: x.clamp(-0.5, 0.5), 0),
-    (lambda x: x.clamp(min=x.detach() * 0.5, max=0.5), 1),  # a tensor bound (its mul counted too), no gradient
-    (F.hardtanh, 0),
-    (F.relu6, 0),
-    (lambda x: nn.Hardtanh(-2.0, 2.0)(x), 0),
+@pytest.mark.parametrize("fn, made, node", [
+    (lambda x: x.clamp(-0.5, 0.5), 0, "ClampBackward1"),
+    # a tensor bound (its mul counted too), no gradient
+    (lambda x: x.clamp(min=x.detach() * 0.5, max=0.5), 1, "ClampBackward1"),
+    (F.hardtanh, 0, "HardtanhBackward0"),
+    (F.relu6, 0, "HardtanhBackward0"),
+    (lambda x: nn.Hardtanh(-2.0, 2.0)(x), 0, "HardtanhBackward0"),
 ], ids=["numbers", "tensor bound", "hardtanh", "relu6", "Hardtanh module"])
-def test_clamp_with_two_bounds_is_one_launch_each_way(fn, made):
-    """min(max(x, lo), hi) and its backward g where x == y, each one ternary kernel."""
+def test_clamp_with_two_bounds_is_one_launch_each_way(fn, made, node):
+    """min(max(x, lo), hi) and its backward (clamp: g where x == y; hardtanh: g where
+    lo < y < hi), each one ternary kernel."""
     x = minitorch.randn(1000, device="cuda", requires_grad=True)
     g = minitorch.randn(1000, device="cuda")
     out = []
     forward = kernels(lambda: out.append(fn(x)))
     assert len(forward) == 1 + made and forward[-1].name.startswith("ternary_dense_kernel"), forward
-    assert out[0].grad_fn.name() == "ClampBackward1"
+    assert out[0].grad_fn.name() == node
     assert len(kernels(lambda: out[0].backward(g))) == 1
 
 

@@ -145,6 +145,14 @@ void bind_functions(py::module_& m)
             }
         throw ValueError("_binary_: no binary op named " + name);
     }, py::arg("self"), py::arg("name"), py::arg("other"));
+    // F.hardtanh / relu6: one clamp kernel, PyTorch's gradient (0 at the bounds); the
+    // in-place form writes into input, recorded inside a graph too.
+    m.def("_hardtanh", [](py::handle x, double lo, double hi) { return hardtanh(tensor_arg(x, "hardtanh"), lo, hi); },
+          py::arg("input"), py::arg("min_val"), py::arg("max_val"));
+    m.def("_hardtanh_", [](const Tensor& x, double lo, double hi) {
+        hardtanh_(x, lo, hi);
+        return x;
+    }, py::arg("input"), py::arg("min_val"), py::arg("max_val"));
     auto def_binary = [&](const char* name, BinaryOp op) {
         static auto call = [](BinaryOp op, const char* name, py::handle x, py::handle y, py::handle alpha) {
             MT_PROFILE_OP(op_name(op), tensor_or_null(x), tensor_or_null(y));  // numbers' conversion included

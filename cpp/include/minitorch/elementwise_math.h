@@ -557,6 +557,9 @@ MT_HOST_DEVICE MT_ALWAYS_INLINE T ternary_op(TernaryOp op, T a, T b, T c, T valu
         case TernaryOp::NormBackward: return c == T(0) ? T(0) : b * (a / c);
         // var's: g * value * (x - mean), value = 2 / (N - correction) (a = g, b = x, c = mean)
         case TernaryOp::VarBackward: return a * value * (b - c);
+        // hardtanh's (PyTorch's rule, 0 at the bounds): g where lo < y < hi, read from the
+        // result y (a = g, b = y, c = lo, value = hi); a NaN y passes g, as in PyTorch
+        case TernaryOp::HardtanhBackward: return b <= c || b >= value ? T(0) : a;
         // g * f'(x, p) of ELU and of the per-element losses, for floating types only
         case TernaryOp::EluBackward:
         case TernaryOp::BceBackward:

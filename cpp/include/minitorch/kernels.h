@@ -31,7 +31,8 @@ enum class WriteOp { Put, Add };
 // MT_TERNARY_OPS(X) lists them once, for the enum and for the kernels' switches.
 #define MT_TERNARY_OPS(X) X(Lerp) X(Addcmul) X(Addcdiv) X(Clamp) X(ClampBackward) X(LeakyReluBackward) X(EluBackward) \
     X(BceBackward) X(BceWithLogitsBackward) X(HuberBackward) \
-    X(MseLossBackward) X(L1LossBackward) X(DivBackwardDivisor) X(NormBackward) X(VarBackward)
+    X(MseLossBackward) X(L1LossBackward) X(DivBackwardDivisor) X(NormBackward) X(VarBackward) \
+    X(HardtanhBackward)
 #define MT_TERNARY_ENUM(Op) Op,
 enum class TernaryOp { MT_TERNARY_OPS(MT_TERNARY_ENUM) };
 #undef MT_TERNARY_ENUM

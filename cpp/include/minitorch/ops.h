@@ -74,6 +74,11 @@ Tensor unary(UnaryOp op, const Tensor& x);
 Tensor binary(BinaryOp op, const Tensor& a, const Tensor& b);
 Tensor where(const Tensor& cond, const Tensor& a, const Tensor& b);
 Tensor clamp(const Tensor& x, const Tensor* lo, const Tensor* hi);
+// F.hardtanh (and relu6 = hardtanh(0, 6)): clamp to [lo, hi] in one kernel, with PyTorch's
+// gradient, 0 at the bounds as outside them. hardtanh_ writes into x (one kernel inside a
+// graph too: the backward reads only the result).
+Tensor hardtanh(const Tensor& x, double lo, double hi);
+void hardtanh_(const Tensor& x, double lo, double hi);
 // In place: a = op(a, b), b broadcast to a's shape, result cast to a's dtype.
 void binary_(BinaryOp op, const Tensor& a, const Tensor& b);
 // x.relu_(), x.exp_() ...: x <- op(x) in one kernel that reads and writes x.

@@ -620,6 +620,26 @@ struct ClampBackward : Node {
     void release() override { x.reset(), y.reset(); }
 };
 
+// hardtanh's gradient: g where lo < y < hi, from the result y alone (so hardtanh_ needs no
+// copy of x). The bounds are numbers, kept here.
+// derivative of hardtanh, input input: g where min_val < result < max_val (0 at the bounds, unlike clamp)
+// derivative of relu6, input input: g where 0 < result < 6 (hardtanh(0, 6))
+struct HardtanhBackward : Node {
+    Tensor y;
+    double lo = 0, hi = 0;
+    std::string name() const override { return "HardtanhBackward0"; }
+    std::vector<Tensor> apply(std::vector<Tensor>& grads) override
+    {
+        if (autograd::is_grad_enabled()) {  // create_graph: ops that record themselves
+            const Tensor inside =
+                binary(BinaryOp::LogicalAnd, binary(BinaryOp::Gt, y, host_num(lo)), binary(BinaryOp::Lt, y, host_num(hi)));
+            return {to_input(*this, 0, {where(inside, grads[0], host_num(0.0))})};
+        }
+        return {to_input(*this, 0, {ternary(TernaryOp::HardtanhBackward, grads[0], y, host_num(lo), Scalar(hi))})};
+    }
+    void release() override { y.reset(); }
+};
+
 // The in-place forms inside a graph as PyTorch runs them: the kernel writes into x itself,
 // then the op's node is recorded with x as its output, so x's history becomes the node (its
 // input edge is x's old history, taken before). An op whose backward reads its input
@@ -699,6 +719,42 @@ Tensor binary(BinaryOp op, const Tensor& a, const Tensor& b)
         if (saves & kSavesB) n.b = autograd::save(n, b);
         if (saves & kSavesY) n.y = autograd::save(n, y);
     });
+}
+
+Tensor hardtanh(const Tensor& x, double lo, double hi)
+{
+    MT_PROFILE_OP("hardtanh", x);
+    MT_CHECK_TYPE(is_floating(x->dtype), "hardtanh: expected a floating-point input, got ", x->dtype);
+    MT_CHECK(lo <= hi, "hardtanh: min_val cannot be greater than max_val, got min_val=", lo, ", max_val=", hi);
+    auto forward = [&] { return ternary(TernaryOp::Clamp, x, host_num(lo), host_num(hi), Scalar(0.0)); };
+    return autograd::record_op<HardtanhBackward>({&x}, forward, [&](HardtanhBackward& n, const Tensor& y) {
+        n.y = autograd::save(n, y);
+        n.lo = lo, n.hi = hi;
+    });
+}
+
+void hardtanh_(const Tensor& x, double lo, double hi)
+{
+    MT_PROFILE_OP(profiler::inplace("hardtanh"), x);
+    MT_CHECK_TYPE(is_floating(x->dtype), "hardtanh_: expected a floating-point input, got ", x->dtype);
+    MT_CHECK(lo <= hi, "hardtanh_: min_val cannot be greater than max_val, got min_val=", lo, ", max_val=", hi);
+    check_no_internal_overlap(x, "hardtanh_");
+    const bool in_graph = autograd::inplace_in_graph(x, {});
+    if (in_graph) autograd::check_rebase(x, "hardtanh_");
+    if (in_graph && live_view(x)) {  // the general path (record_unary_in_place's rule)
+        autograd::rebase_history(x, hardtanh(x, lo, hi), "hardtanh_");
+        return;
+    }
+    {
+        autograd::NoGradGuard guard;  // the write alone (one kernel); the node is recorded below
+        ternary_(TernaryOp::Clamp, x, host_num(lo), host_num(hi), Scalar(0.0));
+    }
+    if (!in_graph || x->numel() == 0) return;
+    // Inside a graph: x's history becomes the node, whose backward reads x (the result).
+    auto node = std::make_shared<HardtanhBackward>();
+    autograd::record(node, std::vector<Tensor>{x}, std::vector<Tensor>{x});
+    node->y = autograd::save(*node, x);
+    node->lo = lo, node->hi = hi;
 }
 
 Tensor clamp(const Tensor& x, const Tensor* lo, const Tensor* hi)

@@ -30,6 +30,7 @@ const char* ternary_name(TernaryOp op)
         case TernaryOp::DivBackwardDivisor: return "div_backward_divisor";
         case TernaryOp::NormBackward: return "norm_backward";
         case TernaryOp::VarBackward: return "var_backward";
+        case TernaryOp::HardtanhBackward: return "hardtanh_backward";
     }
     return "?";
 }
@@ -162,7 +163,8 @@ struct TernaryBackward : autograd::Node {
             case TernaryOp::L1LossBackward:
             case TernaryOp::DivBackwardDivisor:
             case TernaryOp::NormBackward:
-            case TernaryOp::VarBackward: break;  // never recorded (internal_kernel)
+            case TernaryOp::VarBackward:
+            case TernaryOp::HardtanhBackward: break;  // never recorded (internal_kernel)
         }
         return "TernaryBackward";
     }
@@ -238,15 +240,16 @@ Tensor ternary(TernaryOp op, const Tensor& a_in, const Tensor& b_in, const Tenso
 
 void ternary_(TernaryOp op, const Tensor& self, const Tensor& b_in, const Tensor& c_in, Scalar value)
 {
-    // The internal kernels record no gradient (ternary() runs them unrecorded), so their
-    // in-place form would lose one inside a graph: only lerp_ / addcmul_ / addcdiv_ exist.
-    MT_CHECK_RUNTIME(!internal_kernel(op), "internal error: ", ternary_name(op), " has no in-place form");
     const char* base = ternary_name(op);
     const std::string name = std::string(base) + "_";
     MT_PROFILE_OP(profiler::inplace(base), self, b_in, c_in);
     const Tensor b = place_beside(b_in, self), c = place_beside(c_in, self);
     check_no_internal_overlap(self, name.c_str());
     const bool in_graph = autograd::inplace_in_graph(self, {&b, &c});
+    // The internal kernels record no gradient (ternary() runs them unrecorded), so their
+    // in-place form would lose one inside a graph: there only lerp_ / addcmul_ / addcdiv_
+    // run (hardtanh_ writes with clamp's kernel outside one and records its own node).
+    MT_CHECK_RUNTIME(!internal_kernel(op) || !in_graph, "internal error: ", name, " records no gradient in a graph");
     if (in_graph) autograd::check_rebase(self, name.c_str());
     check_ternary_devices(name.c_str(), self, {&b, &c});
     const DType dt = ternary_dtype(op, self, b, c);

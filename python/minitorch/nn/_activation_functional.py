@@ -22,9 +22,12 @@ _SELU_ALPHA = 1.6732632423543772848170429916717
 _SELU_SCALE = 1.0507009873554804934193349852946
 
 
-@F._inplace_capable
 def hardtanh(input, min_val: float = -1.0, max_val: float = 1.0, inplace: bool = False):
-    """``x`` clamped to ``[min_val, max_val]``.
+    """``x`` clamped to ``[min_val, max_val]``; its gradient is 1 strictly inside the bounds
+    and 0 at and beyond them, as PyTorch's (``clamp``'s is 1 at the bounds too).
+
+    One kernel forward and one backward (``_C._hardtanh``); ``inplace=True`` writes into
+    ``input`` with one kernel, inside a graph too (the backward reads only the result).
 
     >>> F.hardtanh(minitorch.tensor([-3.0, 0.5, 2.0]))
     tensor([-1.0000,  0.5000,  1.0000])
@@ -32,13 +35,15 @@ def hardtanh(input, min_val: float = -1.0, max_val: float = 1.0, inplace: bool =
     if min_val > max_val:
         raise ValueError(f"hardtanh: min_val cannot be greater than max_val, got min_val={min_val}, "
                          f"max_val={max_val}")
-    return input.clamp(min_val, max_val)
+    if not (isinstance(input, _C.Tensor) and input.is_floating_point()):  # integers: a plain clamp
+        lo, hi = (int(v) if float(v).is_integer() else v for v in (min_val, max_val))  # relu6's 0.0, 6.0
+        return F._write_into(input, "hardtanh_", lambda x: x.clamp(lo, hi)) if inplace else input.clamp(lo, hi)
+    return (_C._hardtanh_ if inplace else _C._hardtanh)(input, float(min_val), float(max_val))
 
 
-@F._inplace_capable
 def relu6(input, inplace: bool = False):
-    """``min(max(x, 0), 6)``: a hardtanh on ``[0, 6]``."""
-    return hardtanh(input, 0.0, 6.0)
+    """``min(max(x, 0), 6)``: a hardtanh on ``[0, 6]`` (its gradient too: 0 at 0 and at 6)."""
+    return hardtanh(input, 0.0, 6.0, inplace)
 
 
 @F._inplace_capable(kernel="_hardsigmoid")

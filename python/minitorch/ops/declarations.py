@@ -343,9 +343,10 @@ OPS: tuple[Op, ...] = (
     _f("softmax", autocast=FP32), _f("log_softmax", autocast=FP32),
     # the other activations (nn/_activation_functional.py)
     *(_f(n, dtypes=FLOATING) for n in (
-        "hardtanh", "relu6", "logsigmoid", "softsign", "tanhshrink",
+        "logsigmoid", "softsign", "tanhshrink",
         "threshold", "softshrink", "hardshrink", "selu", "celu", "glu")),
-    *(_f(n, CPP, source="cpp/src/ops/elementwise.cpp", dtypes=FLOATING) for n in ("hardsigmoid", "hardswish", "mish")),
+    *(_f(n, CPP, source="cpp/src/ops/elementwise.cpp", dtypes=FLOATING) for n in ("hardsigmoid", "hardswish", "mish",
+                                                                                          "hardtanh", "relu6")),
     _f("prelu", dtypes=FLOATING, autocast=LOWER), _f("softmin", dtypes=FLOATING, autocast=FP32),
     _f("layer_norm", CPP, source="cpp/src/ops/nn.cpp", autocast=FP32),
     _f("group_norm", CPP, source="cpp/src/ops/group_norm.cpp", autocast=FP32), _f("normalize"),
