@@ -2,6 +2,7 @@
 #include <algorithm>
 #include <atomic>
 #include <unordered_map>
+#include <unordered_set>
 
 #include "minitorch/autograd.h"
 #include "minitorch/kernels.h"
@@ -542,6 +543,7 @@ std::vector<Tensor> run_backward(const std::vector<Tensor>& roots, const std::ve
     // 2. Count, for every node, how many edges point at it (iterative DFS: no recursion,
     //    so a 100,000-op chain cannot overflow the stack).
     std::unordered_map<Node*, int> deps;
+    std::unordered_map<Node*, std::vector<Node*>> parents;  // under autograd.grad only (step 3)
     std::vector<Node*> stack;
     std::unordered_map<Node*, bool> seen;
     for (const Edge& e : root_edges)
@@ -555,6 +557,7 @@ std::vector<Tensor> run_backward(const std::vector<Tensor>& roots, const std::ve
         for (const Edge& e : n->next_edges) {
             if (!e.fn) continue;
             ++deps[e.fn.get()];
+            if (inputs) parents[e.fn.get()].push_back(n);
             if (!seen[e.fn.get()]) {
                 seen[e.fn.get()] = true;
                 stack.push_back(e.fn.get());
@@ -571,6 +574,26 @@ std::vector<Tensor> run_backward(const std::vector<Tensor>& roots, const std::ve
             capture_edges.push_back(gradient_edge(t));
         }
         captured.resize(inputs->size());
+    }
+    // Under autograd.grad a node runs only when an input asked about lies beyond it (as in
+    // PyTorch): the ancestors of the capture points. An input's own node (h's MulBackward for
+    // grad(y, h)) only hands over its gradient; it runs, and frees what it saved, only when
+    // another input lies beyond it.
+    // A DelayedError (a backward without double backward, differentiated again) counts as
+    // asked about too: reaching it raises "double backward is not supported", which must not
+    // turn into "input not used in the graph".
+    std::unordered_set<Node*> needed;
+    if (inputs) {
+        std::vector<Node*> todo;
+        for (const Edge& e : capture_edges) todo.push_back(e.fn.get());
+        for (const auto& [n, _] : seen)
+            if (dynamic_cast<DelayedError*>(n)) needed.insert(n), todo.push_back(n);
+        while (!todo.empty()) {
+            Node* n = todo.back();
+            todo.pop_back();
+            for (Node* p : parents[n])
+                if (needed.insert(p).second) todo.push_back(p);
+        }
     }
 
     // 4. Kahn's algorithm: a node runs once every edge into it has delivered.
@@ -599,7 +622,8 @@ std::vector<Tensor> run_backward(const std::vector<Tensor>& roots, const std::ve
         // Under autograd.grad, a leaf's hooks run only for the inputs asked about (no other
         // leaf's gradient is being computed), as in PyTorch.
         const bool is_acc = dynamic_cast<AccumulateGrad*>(node) != nullptr;
-        bool asked = !inputs || !is_acc;
+        const bool runs = !inputs || (!is_acc && needed.count(node));
+        bool asked = runs;
         for (const Edge& e : capture_edges) asked = asked || e.fn.get() == node;
         if (asked) run_grad_hooks(*node, in_grads);
         bool any = false;
@@ -613,7 +637,7 @@ std::vector<Tensor> run_backward(const std::vector<Tensor>& roots, const std::ve
                 t->grad = t->grad ? binary(BinaryOp::Add, t->grad, in_grads[i]) : clone(in_grads[i]);
 
         std::vector<Tensor> out_grads;
-        if (any && !(is_acc && inputs)) {
+        if (any && runs) {
             // One profiler event per node run, named as PyTorch's autograd events ("MmBackward0").
             MT_PROFILE_OP(profiler::enabled() ? node->name() : std::string(), in_grads);
             if (node->has_saved) check_not_freed(node);
