@@ -10,8 +10,9 @@
 // Kernels that only move elements (gather, index_select, put, read) run on an unsigned
 // type of the element's size, so every dtype -- float16 / bfloat16 and the narrow integers
 // included -- is read in place, with no staging copies. Adding (scatter_add, index_put with
-// accumulate, index_add) computes in the dtype: the storage-only dtypes reach it through
-// Widen (runtime.cu), summed in float32 and rounded once.
+// accumulate, index_add) and scatter_reduce's other reductions compute in the dtype: the
+// storage-only dtypes reach them through Widen (runtime.cu), combined in float32 (or int64)
+// and rounded once.
 #include "common.cuh"
 #include "minitorch/index_math.h"
 
@@ -50,6 +51,36 @@ __device__ __forceinline__ void atomic_add_value(T* place, T v)
         atomicAdd(reinterpret_cast<unsigned long long*>(place), static_cast<unsigned long long>(v));
     } else {
         atomicAdd(place, v);
+    }
+}
+
+// *place = scatter_combine(op, *place, v) atomically, for the reductions with no atomic
+// instruction (product, NaN-keeping max and min): read the place, combine, and swap the
+// result in only if the place still holds what was read (atomicCAS on the element's bits),
+// else try again with what it holds now. Nothing is written when the combination leaves
+// the place as it was (a max below it). bool has no 1-byte CAS, and needs none: "and" and
+// "or" are a plain store of false or true, or nothing.
+template <class T>
+__device__ __forceinline__ void atomic_combine(WriteOp op, T* place, T v)
+{
+    if constexpr (std::is_same_v<T, bool>) {
+        const bool to = op == WriteOp::Max;  // Max is "or", Mul and Min are "and"
+        if (v == to) *place = to;
+    } else {
+        static_assert(sizeof(T) == 4 || sizeof(T) == 8, "atomic_combine: 4- or 8-byte elements");
+        using Bits = std::conditional_t<sizeof(T) == 4, unsigned, unsigned long long>;
+        Bits* at = reinterpret_cast<Bits*>(place);
+        Bits seen = *at, was;
+        do {
+            was = seen;
+            T now, next;
+            memcpy(&now, &was, sizeof(T));
+            next = scatter_combine(op, now, v);
+            Bits next_bits;
+            memcpy(&next_bits, &next, sizeof(T));
+            if (next_bits == was) return;
+            seen = atomicCAS(at, was, next_bits);
+        } while (seen != was);
     }
 }
 
@@ -98,8 +129,8 @@ __global__ void gather_kernel(T* out, const T* in, const int64_t* index, DimInde
 }
 
 // Thread mapping: one thread per element of index (= of src), grid-stride. Two threads
-// may name one place of out: kAdd adds atomically, a put lets any one win.
-template <class T, bool kAdd>
+// may name one place of out: a put lets any one win, the reductions combine atomically.
+template <class T, WriteOp kOp>
 __global__ void scatter_kernel(T* out, const T* src, const int64_t* index, DimIndexing g, IndexCheck c,
                                IndexFaults faults)
 {
@@ -111,8 +142,9 @@ __global__ void scatter_kernel(T* out, const T* src, const int64_t* index, DimIn
             continue;
         }
         T* place = out + s + k * g.self_dim_stride;
-        if constexpr (kAdd) atomic_add_value(place, src[o]);
-        else *place = src[o];
+        if constexpr (kOp == WriteOp::Put) *place = src[o];
+        else if constexpr (kOp == WriteOp::Add) atomic_add_value(place, src[o]);
+        else atomic_combine(kOp, place, src[o]);
     }
 }
 
@@ -304,6 +336,23 @@ void by_element_size(const Tensor& out, Launch&& launch)
     }
 }
 
+template <WriteOp kOp, class Tg>
+void launch_scatter(Tg, const Tensor& out, const Tensor& src, const Tensor& index, const DimIndexing& g,
+                    const IndexCheck& check)
+{
+    using T = typename Tg::type;
+    MT_LAUNCH(blocks_for(g.numel), kThreads, 0, 0, scatter_kernel<T, kOp>)(
+        out->data_as<T>(), src->data_as<T>(), index->data_as<int64_t>(), g, check, index_faults(check.op));
+}
+
+// The reductions compute in the dtype (bool, int64, float32, float64: see scatter16).
+template <WriteOp kOp>
+void scatter_in_dtype(const Tensor& out, const Tensor& src, const Tensor& index, const DimIndexing& g,
+                      const IndexCheck& check)
+{
+    dispatch(out->dtype, [&](auto tag) { launch_scatter<kOp>(tag, out, src, index, g, check); });
+}
+
 }  // namespace
 
 void gather_rows(const Tensor& out, const Tensor& in, const Tensor& index, const IndexCheck& check)
@@ -358,19 +407,16 @@ void scatter(WriteOp op, const Tensor& out, const Tensor& src, const Tensor& ind
              const IndexCheck& check)
 {
     const DimIndexing g = dim_indexing(out, src, index, dim);
-    const int64_t* ix = index->data_as<int64_t>();
-    if (op == WriteOp::Add) {
-        dispatch(out->dtype, [&](auto tag) {
-            using T = typename decltype(tag)::type;
-            MT_LAUNCH(blocks_for(g.numel), kThreads, 0, 0, scatter_kernel<T, true>)(
-                out->data_as<T>(), src->data_as<T>(), ix, g, check, index_faults(check.op));
-        });
-    } else {
-        by_element_size(out, [&](auto unsigned_tag) {
-            using T = decltype(unsigned_tag);
-            MT_LAUNCH(blocks_for(g.numel), kThreads, 0, 0, scatter_kernel<T, false>)(
-                out->data_as<T>(), src->data_as<T>(), ix, g, check, index_faults(check.op));
-        });
+    switch (op) {
+        case WriteOp::Put:
+            by_element_size(out, [&](auto unsigned_tag) {
+                launch_scatter<WriteOp::Put>(Tag<decltype(unsigned_tag)>{}, out, src, index, g, check);
+            });
+            break;
+        case WriteOp::Add: scatter_in_dtype<WriteOp::Add>(out, src, index, g, check); break;
+        case WriteOp::Mul: scatter_in_dtype<WriteOp::Mul>(out, src, index, g, check); break;
+        case WriteOp::Max: scatter_in_dtype<WriteOp::Max>(out, src, index, g, check); break;
+        case WriteOp::Min: scatter_in_dtype<WriteOp::Min>(out, src, index, g, check); break;
     }
     MT_CUDA_CHECK_LAUNCH("scatter");
 }
@@ -396,12 +442,13 @@ void index_put(WriteOp op, bool read, const Tensor& self, const Tensor& values, 
     MT_CUDA_CHECK_LAUNCH("index_put");
 }
 
-// The table's scatter / index_put entries: a sum into a storage-only dtype goes through
-// Widen (float32 sums, rounded once); everything else runs in place.
+// The table's scatter / index_put entries: a reduction (sum, product, max, min) into a
+// storage-only dtype goes through Widen (float32 or int64, rounded once); everything else
+// runs in place.
 void scatter16(WriteOp op, const Tensor& out, const Tensor& src, const Tensor& index, int64_t dim,
                const IndexCheck& check)
 {
-    if (op != WriteOp::Add || !is_storage_only(out->dtype)) return scatter(op, out, src, index, dim, check);
+    if (op == WriteOp::Put || !is_storage_only(out->dtype)) return scatter(op, out, src, index, dim, check);
     using Fn = void(WriteOp, const Tensor&, const Tensor&, const Tensor&, int64_t, const IndexCheck&);
     detail::Widen<Fn>::call<&scatter, &copy>(op, out, src, index, dim, check);
 }

@@ -150,7 +150,7 @@ def test_direct_kernels_launch_once():
         # the kernel follows g's layout: rows of a contiguous g, else strided
         "scatter_add_rows_kernel<T>": [(lambda t: t.index_select(0, i1), x), (lambda t: t.index_select(0, i1), xt),
                                        (lambda t: minitorch.nn.functional.embedding(tokens, t), w)],
-        "scatter_kernel<T,true>": [(lambda t: t.index_select(1, i1), x), (lambda t: t.index_select(1, i1), xt),
+        "scatter_kernel<T,kOp>": [(lambda t: t.index_select(1, i1), x), (lambda t: t.index_select(1, i1), xt),
                               (lambda t: t.gather(1, idx), x), (lambda t: t.gather(1, idx), xt)],
     }
     for name, cases in grads.items():

@@ -244,6 +244,10 @@ void bind_functions(py::module_& m)
     m.def("_scatter", [](const Tensor& t, int64_t dim, const Tensor& index, const Tensor& src, bool add) {
         return scatter(t, dim, index, src, add);
     });
+    m.def("_scatter_reduce", [](const Tensor& t, int64_t dim, const Tensor& index, const Tensor& src,
+                                const std::string& reduce, bool include_self) {
+        return scatter_reduce(t, dim, index, src, scatter_reduction(reduce), include_self);
+    });
     m.def("_index_put", [](const Tensor& t, const std::vector<Tensor>& indices, const Tensor& values, bool accumulate) {
         return index_put(t, indices, values, accumulate);
     });

@@ -375,8 +375,9 @@ Work scatter_add_rows(const Tensor& out, const Tensor& in, const Tensor& index, 
 }
 Work scatter(WriteOp op, const Tensor& out, const Tensor& src, const Tensor& index, int64_t, const IndexCheck&)
 {
-    const double places = indexed_bytes(out, n(index));  // the elements of out written (and read, to add)
-    return {op == WriteOp::Add ? n(index) : 0.0, bytes(src, index) + (op == WriteOp::Add ? 2 : 1) * places};
+    const bool reduces = op != WriteOp::Put;  // out read too, to add (multiply, compare) into
+    const double places = indexed_bytes(out, n(index));  // the elements of out written (and read)
+    return {reduces ? n(index) : 0.0, bytes(src, index) + (reduces ? 2 : 1) * places};
 }
 Work index_put(WriteOp op, bool read, const Tensor& self, const Tensor& values, const std::vector<Tensor>& indices,
                const char*)

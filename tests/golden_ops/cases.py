@@ -417,3 +417,21 @@ case("div_floor_float", lambda t, a, b: t.div(a, b, rounding_mode="floor"), rand
 case("div_trunc_int_scalar", lambda t, a: t.div(a, -3, rounding_mode="trunc"), const([-7, 7, -9, 9, 0], "int64"))
 case("divide_floor_int8_float", lambda t, a, b: t.divide(a, b, rounding_mode="floor"),
      const([-7, 7, -128], "int8"), const([2.0, -2.0, 3.0]), grad=False)
+
+# ---------------------------------------------------------------- scatter_reduce / index_reduce (repeated indices)
+for _r in ("sum", "prod", "mean", "amax", "amin"):
+    for _self in (True, False):
+        case(f"scatter_reduce_{_r}_{'self' if _self else 'noself'}",
+             lambda t, x, i, s, r=_r, inc=_self: x.scatter_reduce(1, i, s, r, include_self=inc),
+             randn(3, 4), randint(0, 4, 3, 6), randn(3, 6))
+case("scatter_reduce_mean_int", lambda t, x, i, s: x.scatter_reduce(0, i, s, "mean", include_self=False),
+     const([[-5, 7], [9, 2], [4, -3]], "int64"), randint(0, 2, 4, 2), const([[-2, 3], [4, 1], [7, -8], [5, 5]], "int64"))
+# src larger than index (its leading corner is used): values only, as PyTorch 1.13's backward
+# returns the gradient of the corner's shape there (an error).
+case("scatter_reduce_amax_dim0_corner", lambda t, x, i, s: x.scatter_reduce(0, i, s, "amax"),
+     randn(4, 3), randint(0, 4, 5, 2), randn(6, 3), grad=False)
+for _r in ("prod", "mean", "amax", "amin"):
+    case(f"index_reduce_{_r}", lambda t, x, i, s, r=_r: x.index_reduce(0, i, s, r, include_self=r != "mean"),
+         randn(3, 4), const([2, 0, 2, 1, 2]), randn(5, 4))
+case("scatter_multiply", lambda t, x, i, s: x.scatter(1, i, s, reduce="multiply"),
+     randn(2, 5), randint(0, 5, 2, 3), randn(2, 3), grad=False)

@@ -350,6 +350,50 @@ def _scatter_add(x, dim, index, src):
     return out
 
 
+_REDUCE_UFUNC = {"sum": np.add, "prod": np.multiply, "mean": np.add, "amax": np.maximum, "amin": np.minimum}
+
+
+def _reduce_identity(reduce, dtype):
+    if reduce in ("sum", "mean"):
+        return 0
+    if reduce == "prod":
+        return 1
+    low = reduce == "amax"
+    if dtype == bool:
+        return not low
+    if dtype.kind == "f":
+        return -np.inf if low else np.inf
+    info = np.iinfo(dtype)
+    return info.min if low else info.max
+
+
+def _scatter_reduce(x, dim, index, src, reduce, *, include_self=True):
+    """np.<ufunc>.at at the places index names (NaN wins np.maximum / np.minimum too)."""
+    out = x.copy()
+    src = src[tuple(slice(0, s) for s in index.shape)]
+    idx = list(np.indices(index.shape)) if index.ndim else []
+    if index.ndim:
+        idx[dim] = index
+    idx = tuple(idx) if index.ndim else (index.reshape(1),)
+    flat = out.reshape(-1) if not index.ndim else out
+    if not include_self:
+        flat[idx] = _reduce_identity(reduce, x.dtype)
+    _REDUCE_UFUNC[reduce].at(flat, idx, src.reshape(-1) if not index.ndim else src)
+    if reduce == "mean":
+        count = np.full(flat.shape, 1 if include_self else 0, np.int64)
+        np.add.at(count, idx, 1)
+        count = np.maximum(count, 1)
+        flat = flat / count if x.dtype.kind == "f" else flat // count
+    return flat.reshape(x.shape).astype(x.dtype)
+
+
+def _index_reduce(x, dim, index, source, reduce, *, include_self=True):
+    shape = [1] * x.ndim
+    shape[dim] = index.size
+    return _scatter_reduce(x, dim, np.broadcast_to(index.reshape(shape), source.shape), source, reduce,
+                           include_self=include_self)
+
+
 def _index_add(x, dim, index, source, *, alpha=1):
     out = np.moveaxis(x.copy(), dim, 0)
     np.add.at(out, index, np.moveaxis(source, dim, 0) * alpha)
@@ -499,6 +543,29 @@ def scatter_add_samples(make):
     return [SampleInput((make((3, 4)), 0, r.integers(0, 3, size=(5, 4)), make((5, 4)))),
             SampleInput((make((3, 4)), 1, r.integers(0, 4, size=(2, 6)), make((3, 6)))),
             SampleInput((make((4,)), 0, r.integers(0, 4, size=(0,)), make((0,))))]
+
+
+def scatter_reduce_samples(make):
+    """Every reduction, with and without self; repeated indices (values meeting at one
+    place), an index smaller than src, and an empty index. No mean on bool (not taken)."""
+    r = make.rng
+    reductions = ["sum", "prod", "amax", "amin"] + ([] if make.kind == "b" else ["mean"])
+    out = []
+    for k, reduce in enumerate(reductions):
+        include_self = k % 2 == 0
+        out.append(SampleInput((make((3, 4)), 0, r.integers(0, 3, size=(4, 4)), make((4, 4)), reduce),
+                               dict(include_self=include_self)))
+        out.append(SampleInput((make((3, 5)), 1, r.integers(0, 5, size=(2, 3)), make((3, 4)), reduce),
+                               dict(include_self=not include_self)))
+    out.append(SampleInput((make((4,)), 0, np.zeros((0,), np.int64), make((0,)), "amax")))
+    return out
+
+
+def index_reduce_samples(make):
+    reductions = ["prod", "amax", "amin"] + ([] if make.kind == "b" else ["mean"])
+    return [s for k, reduce in enumerate(reductions) for s in (
+        SampleInput((make((3, 4)), 0, np.array([2, 0, 2, 1]), make((4, 4)), reduce), dict(include_self=k % 2 == 0)),
+        SampleInput((make((3, 4)), 1, np.array([3, 0, 3]), make((3, 3)), reduce), dict(include_self=k % 2 == 1)))]
 
 
 def index_add_samples(make):
@@ -2078,6 +2145,8 @@ def _build() -> list[OpInfo]:
         OpInfo("gather", lambda x, dim, index: np.take_along_axis(x, index, dim), gather_samples),
         OpInfo("scatter", _scatter, scatter_samples),
         OpInfo("scatter_add", _scatter_add, scatter_add_samples),
+        OpInfo("scatter_reduce", _scatter_reduce, scatter_reduce_samples, domain=(-3.0, 3.0)),
+        OpInfo("index_reduce", _index_reduce, index_reduce_samples, domain=(-3.0, 3.0)),
         OpInfo("index_add", _index_add, index_add_samples),
         OpInfo("index_copy", _index_copy, index_copy_samples),
         OpInfo("index_fill", _index_fill, index_fill_samples),

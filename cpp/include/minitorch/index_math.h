@@ -37,6 +37,22 @@ struct DimIndexing {
     }
 };
 
+// What scatter leaves at a place that holds `place` when src's element v lands there
+// (scatter_reduce's sum, prod, amax, amin; Put is a plain store). Max and min keep a NaN
+// from either side, as max() and amax do; on bool, + is "or" and * is "and".
+template <class T>
+MT_HOST_DEVICE inline T scatter_combine(WriteOp op, T place, T v)
+{
+    switch (op) {
+        case WriteOp::Put: return v;
+        case WriteOp::Add: return static_cast<T>(place + v);
+        case WriteOp::Mul: return static_cast<T>(place * v);
+        case WriteOp::Max: return is_nan(place) ? place : (is_nan(v) || v > place ? v : place);
+        case WriteOp::Min: return is_nan(place) ? place : (is_nan(v) || v < place ? v : place);
+    }
+    return v;
+}
+
 // self is indexed along dim; other and index have index's shape (all at least 1-D).
 inline DimIndexing dim_indexing(const Tensor& self, const Tensor& other, const Tensor& index, int64_t dim)
 {

@@ -22,8 +22,9 @@ namespace minitorch {
 enum class ReduceOp { Sum, Max, Min, ArgMax, ArgMin, Prod, Mean };
 enum class RandomOp { Uniform, Normal, Integer };
 enum class ScanOp { Sum, Prod };
-// What the scatter and index_put kernels do at each named place: write or add.
-enum class WriteOp { Put, Add };
+// What the scatter and index_put kernels do at each named place: write or add; scatter
+// also multiplies or keeps the larger / smaller (scatter_reduce's prod, amax, amin).
+enum class WriteOp { Put, Add, Mul, Max, Min };
 // The three-input elementwise ops of the kernel `ternary` (formulas: elementwise_math.h):
 // the ops lerp / addcmul / addcdiv, clamp with both bounds, and the one-kernel backward of
 // clamp, leaky_relu and elu (g, x and the bound or parameter), of the per-element losses,
@@ -366,10 +367,11 @@ struct Attention {
 //  one and writes or reads nothing for it); `check` names the op and the indexed size.
 //  gather     out[p] = in[p with p[dim] := index[p]]; out and index of one shape (index any
 //             strides, expanded too), in any strides and at least index's sizes but along dim.
-//  scatter    out[p with p[dim] := index[p]] = src[p] (Put) or += src[p] (Add); src and index
-//             of one shape, any strides (src may be expanded); out any strides, not overlapping
-//             itself. Where two elements name one place, Put keeps the last on the CPU and any
-//             one on a GPU; Add adds both (atomics on a GPU).
+//  scatter    out[p with p[dim] := index[p]] = src[p] (Put) or += src[p] (Add), *= (Mul), or
+//             max / min with it (Max, Min: a NaN wins); src and index of one shape, any
+//             strides (src may be expanded); out any strides, not overlapping itself. Where two
+//             elements name one place, Put keeps the last on the CPU and any one on a GPU; the
+//             others combine both (atomics on a GPU: a sum's or product's order may vary).
 //  index_put  NumPy's advanced indexing with k index tensors on the first k dims of self:
 //             place(b, r) = self[indices[0][b], ..., indices[k-1][b], r] for each of the nb
 //             broadcast index positions b and the rest r (self's other dims, row-major);

@@ -133,6 +133,13 @@ Tensor gather(const Tensor& t, int64_t dim, const Tensor& index);
 // A copy of t with src[p] written (or added) at p with p[dim] := index[p]. src of index's
 // dims and at least its sizes (its leading corner is used), or of one element (a value).
 Tensor scatter(const Tensor& t, int64_t dim, const Tensor& index, const Tensor& src, bool add);
+// A copy of t with src[p] reduced into the place p with p[dim] := index[p] (sum, prod, mean,
+// amax, amin); include_self=False leaves t's values out of the places index names. src of
+// index's dims and at least its sizes (its leading corner is used).
+enum class ScatterReduction { Sum, Prod, Mean, Amax, Amin };
+ScatterReduction scatter_reduction(const std::string& name);  // "sum"... (InputError otherwise)
+Tensor scatter_reduce(const Tensor& t, int64_t dim, const Tensor& index, const Tensor& src, ScatterReduction reduce,
+                      bool include_self);
 // A copy of t with value (0-dim) where mask (bool, broadcastable to t) is true.
 Tensor masked_fill(const Tensor& t, const Tensor& mask, const Tensor& value);
 // The elements of t where mask (bool, broadcast with t) is true, as a 1-D tensor.

@@ -135,10 +135,11 @@ void scatter(WriteOp op, const Tensor& out, const Tensor& src, const Tensor& ind
         using T = typename decltype(tag)::type;
         const T* from = src->data_as<T>();
         T* dst = out->data_as<T>();
-        // Serial, in order: two elements may name one place (Put keeps the last).
+        // Serial, in order: two elements may name one place (Put keeps the last; the
+        // reductions combine in index order, so a sum's rounding is the same every run).
         walk(g, 0, g.numel, [&](int64_t i, int64_t s, int64_t o, int64_t x) {
             T& place = dst[s + checked(idx[x], check, i) * g.self_dim_stride];
-            place = op == WriteOp::Add ? static_cast<T>(place + from[o]) : from[o];
+            place = scatter_combine(op, place, from[o]);
         });
     });
 }

@@ -3,6 +3,8 @@
 // and masks (masked_fill, masked_select, nonzero). Each checks its inputs, allocates, and
 // makes one kernel call (cpu/indexing.cpp, cuda/indexing.cu), which also checks the
 // indices; its backward is the node beside it.
+#include <limits>
+
 #include "minitorch/autograd.h"
 #include "minitorch/ops.h"
 
@@ -78,6 +80,36 @@ struct ScatterBackward : autograd::Node {
         return {gself, gsrc};
     }
     void release() override { index.reset(); }
+};
+
+// scatter_reduce: out = self; out[index] reduced with src (sum, prod, mean, amax, amin) along
+// dim; include_self=False leaves self's value out of every place index names.
+// In the formulas below, N counts the values reduced into each place (1 for self where it
+// takes part), "at index" is .gather(dim, index), and "self out" zeroes what belongs to a
+// self left out (the places index names, when include_self is False).
+// derivative of scatter_reduce sum, input self: g (self out)
+// derivative of scatter_reduce sum, input src: g at index
+// derivative of scatter_reduce mean, input self: g / N (self out)
+// derivative of scatter_reduce mean, input src: (g / N) at index
+// derivative of scatter_reduce prod, input self: g * (the product of the rest) = g * result / self, the product with self replaced by 1 where self is 0 (self out)
+// derivative of scatter_reduce prod, input src: (g * result) at index / src; where src is the only 0 of its place, (g * the product with that src replaced by 1) at index
+// derivative of scatter_reduce amax / amin, input self: g / E where self equals the result, else 0 (self out); E counts the values equal to the result at each place, self included only where it takes part
+// derivative of scatter_reduce amax / amin, input src: (g / E) at index where src equals the result at index, else 0
+struct ScatterReduceBackward : autograd::Node {
+    Tensor index;
+    Tensor self, src, result;  // prod, amax and amin only (sum's and mean's g does not depend on them)
+    int64_t dim = 0;
+    ScatterReduction reduce = ScatterReduction::Sum;
+    bool include_self = true;
+    std::string name() const override { return "ScatterReduceBackward0"; }
+    std::vector<Tensor> apply(std::vector<Tensor>& g) override;
+    void release() override
+    {
+        self.reset();
+        src.reset();
+        index.reset();
+        result.reset();
+    }
 };
 
 // derivative of masked_fill, input self: g where mask is False, else 0
@@ -240,7 +272,193 @@ Tensor broadcast_values(const char* op, const Tensor& self, const Tensor& values
     return expand(v, target);  // recorded: the values' gradient sums over what was broadcast
 }
 
+// The checks scatter and scatter_reduce share (devices, dtypes, shapes; dim wrapped in
+// place), then src seen as index's shape: a src of one element and other dims stands for a
+// value (expanded, scatter only); a larger src takes part with its leading corner only.
+// Both are recorded views, so src's gradient is theirs.
+Tensor scatter_source(const char* op, const Tensor& t, int64_t& dim, const Tensor& index, const Tensor& src,
+                      bool value_allowed)
+{
+    check_same_device(op, t, index);
+    check_same_device(op, t, src);
+    check_index_dtype(op, index);
+    MT_CHECK_TYPE(src->dtype == t->dtype, op, ": expected self and src to have the same dtype, got ", t->dtype,
+                  " and ", src->dtype);
+    dim = wrap_dim(dim, std::max<int64_t>(t->dim(), 1), op);
+    MT_CHECK(src->dim() == index->dim() || (value_allowed && src->numel() == 1), op, ": index ", index->shape,
+             " and src ", src->shape, " must have the same number of dimensions");
+    check_dim_shapes(op, t, dim, index, src->dim() == index->dim() ? src : nullptr);
+    Tensor s = src;
+    if (src->dim() != index->dim()) {
+        s = expand(reshape(src, {}), index->shape);
+    } else if (src->shape != index->shape) {
+        for (int64_t d = 0; d < index->dim(); ++d) s = slice(s, d, 0, index->shape[d], 1);
+    }
+    return s;
+}
+
+// The value a reduction starts from, which changes nothing (include_self=False puts it
+// where self's value would have taken part): 0, 1, or the lowest / highest of the dtype.
+Scalar reduction_identity(ScatterReduction r, DType dt)
+{
+    if (r == ScatterReduction::Sum || r == ScatterReduction::Mean) return Scalar(int64_t(0));
+    if (r == ScatterReduction::Prod) return Scalar(int64_t(1));
+    const bool low = r == ScatterReduction::Amax;
+    if (dt == DType::Bool) return Scalar(!low);
+    if (is_floating(dt)) return Scalar(low ? -std::numeric_limits<double>::infinity() : std::numeric_limits<double>::infinity());
+    switch (dt) {
+        case DType::UInt8: return Scalar(int64_t(low ? 0 : 255));
+        case DType::Int8: return Scalar(int64_t(low ? -128 : 127));
+        case DType::Int16: return Scalar(int64_t(low ? -32768 : 32767));
+        case DType::Int32: return Scalar(int64_t(low ? std::numeric_limits<int32_t>::min() : std::numeric_limits<int32_t>::max()));
+        default: return Scalar(low ? std::numeric_limits<int64_t>::min() : std::numeric_limits<int64_t>::max());
+    }
+}
+
+WriteOp write_op_of(ScatterReduction r)
+{
+    switch (r) {
+        case ScatterReduction::Prod: return WriteOp::Mul;
+        case ScatterReduction::Amax: return WriteOp::Max;
+        case ScatterReduction::Amin: return WriteOp::Min;
+        default: return WriteOp::Add;  // sum, and mean's sum
+    }
+}
+
+// How many values each place of self's shape reduces (mean's backward): 1 for self where it
+// takes part (everywhere if include_self, else where index names nothing) plus one per
+// element of src that lands there. In dt, made of ops (create_graph records them).
+Tensor reduce_counts(const Shape& shape, int64_t dim, const Tensor& index, bool include_self, DType dt, Device dev)
+{
+    Tensor count = full(shape, Scalar(int64_t(include_self ? 1 : 0)), dt, dev);
+    return scatter(count, dim, index, expand(full({}, Scalar(int64_t(1)), dt, dev), index->shape), true);
+}
+
 }  // namespace
+
+ScatterReduction scatter_reduction(const std::string& name)
+{
+    if (name == "sum") return ScatterReduction::Sum;
+    if (name == "prod") return ScatterReduction::Prod;
+    if (name == "mean") return ScatterReduction::Mean;
+    if (name == "amax") return ScatterReduction::Amax;
+    if (name == "amin") return ScatterReduction::Amin;
+    throw ValueError(detail::str("scatter_reduce: reduce argument must be either sum, prod, mean, amax or amin, got '",
+                                 name, "'"));
+}
+
+Tensor scatter_reduce(const Tensor& t, int64_t dim, const Tensor& index, const Tensor& src, ScatterReduction reduce,
+                      bool include_self)
+{
+    const char* op = "scatter_reduce";
+    MT_PROFILE_OP(op, t, index, src);
+    const Tensor s = scatter_source(op, t, dim, index, src, false);
+    MT_CHECK_TYPE(reduce != ScatterReduction::Mean || t->dtype != DType::Bool, op,
+                  ": reduce='mean' is not implemented for bool tensors");
+    const IndexCheck check = dim_check(op, t, dim);
+    auto forward = [&] {
+        Tensor out = clone(at_least_1d(t));  // contiguous
+        if (!index->numel()) return reshape(out, t->shape);
+        const KernelTable& k = kernels(t->device());
+        const Device dev = t->device();
+        const Tensor idx = at_least_1d(index);
+        // include_self=False: the places index names start from the reduction's identity.
+        Tensor start;
+        if (!include_self) {
+            start = expand(full({1}, reduction_identity(reduce, t->dtype), t->dtype, dev), idx->shape);
+            k.scatter(WriteOp::Put, out, start, idx, dim, check);
+        }
+        k.scatter(write_op_of(reduce), out, at_least_1d(s), idx, dim, check);
+        if (reduce == ScatterReduction::Mean) {
+            // The sum divided by how many values each place holds: 1 for self (or 0 where
+            // it was left out) plus one per src element; a place nothing reached counts 1,
+            // so that it keeps its value. Integers round down, as PyTorch's.
+            Tensor count = full(out->shape, Scalar(int64_t(1)), t->dtype, dev);
+            if (!include_self) k.scatter(WriteOp::Put, count, start, idx, dim, check);  // start is 0 for mean
+            k.scatter(WriteOp::Add, count, expand(full({1}, Scalar(int64_t(1)), t->dtype, dev), idx->shape), idx, dim,
+                      check);
+            out = binary(is_floating(t->dtype) ? BinaryOp::Div : BinaryOp::FloorDivide, out, count);
+        }
+        return reshape(out, t->shape);
+    };
+    return autograd::record_op<ScatterReduceBackward>({&t, &s}, forward, [&](ScatterReduceBackward& n, const Tensor& out) {
+        n.index = autograd::save(n, index);
+        if (reduce != ScatterReduction::Sum && reduce != ScatterReduction::Mean) {  // the values matter
+            n.self = autograd::save(n, t);
+            n.src = autograd::save(n, s);
+            n.result = autograd::save(n, out);
+        }
+        n.dim = dim;
+        n.reduce = reduce;
+        n.include_self = include_self;
+    });
+}
+
+// The formulas stated above the node, as ops (so that create_graph differentiates them).
+std::vector<Tensor> ScatterReduceBackward::apply(std::vector<Tensor>& g)
+{
+    const Tensor& grad = g[0];
+    const Device dev = grad->device();
+    const DType dt = grad->dtype;
+    const Shape& self_shape = input_meta[0].shape;
+    auto zero = [&] { return full({}, Scalar(int64_t(0)), dt, dev); };
+    auto one = [&] { return full({}, Scalar(int64_t(1)), dt, dev); };
+    auto at_index = [&](const Tensor& x) { return gather(x, dim, index); };
+    auto mul = [](const Tensor& a, const Tensor& b) { return binary(BinaryOp::Mul, a, b); };
+    auto div = [](const Tensor& a, const Tensor& b) { return binary(BinaryOp::Div, a, b); };
+    auto eq = [](const Tensor& a, const Tensor& b) { return binary(BinaryOp::Eq, a, b); };
+    // A self left out of the reduction: its places in self's shape (false elsewhere).
+    auto self_out = [&] {
+        Tensor none = full(self_shape, Scalar(false), DType::Bool, dev);
+        return scatter(none, dim, index, expand(full({}, Scalar(true), DType::Bool, dev), index->shape), false);
+    };
+    Tensor gself, gsrc;
+    switch (reduce) {
+        case ScatterReduction::Sum:
+            gself = grad;
+            gsrc = at_index(grad);
+            break;
+        case ScatterReduction::Mean: {
+            // a place nothing reached counts 0 but passes g through whole (its value is self's)
+            const Tensor n = binary(BinaryOp::Maximum, reduce_counts(self_shape, dim, index, include_self, dt, dev), one());
+            const Tensor g_per = div(grad, n);
+            gself = g_per;
+            gsrc = at_index(g_per);
+            break;
+        }
+        case ScatterReduction::Prod: {
+            // Dividing the result by a factor fails where that factor is 0: there the
+            // derivative is the product of the others, computed again with the 0 replaced by 1.
+            const Tensor self_zero = eq(self, zero());
+            const Tensor self_or_one = where(self_zero, one(), self);
+            gself = div(mul(grad, scatter_reduce(self_or_one, dim, index, src, reduce, include_self)), self_or_one);
+            const Tensor src_zero = eq(src, zero());
+            const Tensor zeros_there =
+                at_index(scatter(full(self_shape, Scalar(int64_t(0)), dt, dev), dim, index, to_dtype(src_zero, dt), true));
+            const Tensor single_zero = binary(BinaryOp::LogicalAnd, src_zero, eq(zeros_there, one()));
+            const Tensor src_or_one = where(single_zero, one(), src);
+            const Tensor without = scatter_reduce(self, dim, index, src_or_one, reduce, include_self);
+            gsrc = where(single_zero, at_index(mul(grad, without)),
+                         div(at_index(mul(grad, result)), where(src_zero, one(), src)));
+            break;
+        }
+        case ScatterReduction::Amax:
+        case ScatterReduction::Amin: {
+            // A tie shares g evenly among the values equal to the result; a self left out
+            // is not one of them (PyTorch 2.x counts it, and src's share comes out too small).
+            Tensor self_is = eq(self, result);
+            if (!include_self) self_is = binary(BinaryOp::LogicalAnd, self_is, unary(UnaryOp::LogicalNot, self_out()));
+            const Tensor src_is = eq(src, at_index(result));
+            const Tensor ties = scatter(to_dtype(self_is, dt), dim, index, to_dtype(src_is, dt), true);
+            const Tensor share = div(grad, binary(BinaryOp::Maximum, ties, one()));
+            gself = where(self_is, share, zero());
+            gsrc = where(src_is, at_index(share), zero());
+            break;
+        }
+    }
+    if (!include_self) gself = where(self_out(), zero(), gself);
+    return {needs_input_grad(0) ? gself : Tensor{}, needs_input_grad(1) ? gsrc : Tensor{}};
+}
 
 Tensor gather(const Tensor& t, int64_t dim, const Tensor& index)
 {
@@ -266,23 +484,7 @@ Tensor scatter(const Tensor& t, int64_t dim, const Tensor& index, const Tensor& 
 {
     const char* op = add ? "scatter_add" : "scatter";
     MT_PROFILE_OP(op, t, index, src);
-    check_same_device(op, t, index);
-    check_same_device(op, t, src);
-    check_index_dtype(op, index);
-    MT_CHECK_TYPE(src->dtype == t->dtype, op, ": expected self and src to have the same dtype, got ", t->dtype,
-                  " and ", src->dtype);
-    dim = wrap_dim(dim, std::max<int64_t>(t->dim(), 1), op);
-    // A src of one element and other dims stands for a value (expanded); a larger src takes
-    // part with its leading corner only. Both are recorded views, so src's gradient is theirs.
-    MT_CHECK(src->dim() == index->dim() || src->numel() == 1, op, ": index ", index->shape, " and src ", src->shape,
-             " must have the same number of dimensions");
-    check_dim_shapes(op, t, dim, index, src->dim() == index->dim() ? src : nullptr);
-    Tensor s = src;
-    if (src->dim() != index->dim()) {
-        s = expand(reshape(src, {}), index->shape);
-    } else if (src->shape != index->shape) {
-        for (int64_t d = 0; d < index->dim(); ++d) s = slice(s, d, 0, index->shape[d], 1);
-    }
+    const Tensor s = scatter_source(op, t, dim, index, src, true);
     const IndexCheck check = dim_check(op, t, dim);
     auto forward = [&] {
         Tensor out = clone(at_least_1d(t));  // contiguous

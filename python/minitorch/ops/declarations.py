@@ -251,6 +251,8 @@ OPS: tuple[Op, ...] = (
     _cpp("gather", "indexing.cpp", python="indexing"),
     _cpp("scatter", "indexing.cpp", python="indexing", inplace=GENERIC),
     _cpp("scatter_add", "indexing.cpp", python="indexing", inplace=GENERIC),
+    _cpp("scatter_reduce", "indexing.cpp", python="indexing", inplace=GENERIC),
+    _cpp("index_reduce", "indexing.cpp", python="indexing", inplace=GENERIC),
     _cpp("index_add", "index_select.cpp", python="indexing", inplace=GENERIC),
     _cpp("index_copy", "index_select.cpp", python="indexing", inplace=GENERIC),
     _cpp("index_fill", "index_select.cpp", python="indexing", inplace=GENERIC),

@@ -1,8 +1,9 @@
 """Indexing by tensors of positions: PyTorch's signatures over C++ ops, each one kernel
 per device with its own backward (``cpp/src/ops/indexing.cpp``, ``index_select.cpp``).
 
-- ``gather`` / ``scatter`` / ``scatter_add`` (along one dim), ``index_add`` /
-  ``index_copy`` / ``index_fill`` (whole slices: a scatter with an expanded index),
+- ``gather`` / ``scatter`` / ``scatter_add`` / ``scatter_reduce`` (along one dim),
+  ``index_add`` / ``index_copy`` / ``index_fill`` / ``index_reduce`` (whole slices: a
+  scatter with an expanded index),
   ``index_put`` (index tensors on the first dims), ``masked_fill``, ``masked_select`` and
   ``nonzero`` are ``_C`` calls; this module checks the Python-level arguments and turns
   numbers into 0-dim tensors.
@@ -79,7 +80,16 @@ def scatter(input: Tensor, dim: int, index: Tensor, src=None, *, value=None, red
         if reduce not in ("add", "multiply"):
             raise _C.InputError(f"scatter: reduce must be 'add' or 'multiply', got {reduce!r}")
         if reduce == "multiply":
-            raise _C.InputError("scatter: reduce='multiply' is not supported; use reduce='add' or scatter_add")
+            # scatter_reduce's product (of src expanded from a value), including self
+            _check_index_tensor("scatter", index)
+            src = value if src is None else src
+            if isinstance(src, numbers.Number):
+                src = full((), src, dtype=input.dtype, device=input.device).expand(index.shape)
+            elif not isinstance(src, Tensor):
+                raise TypeError(f"scatter(): argument 'src' must be a Tensor or a number, not {type(src).__name__}")
+            elif src.ndim != index.ndim and src.numel() == 1:
+                src = src.reshape(()).expand(index.shape)
+            return _C._scatter_reduce(input, _dim("scatter", dim), index, src, "prod", True)
         return _scatter("scatter", input, dim, index, src, value, add=True)
     return _scatter("scatter", input, dim, index, src, value, add=False)
 
@@ -91,6 +101,64 @@ def scatter_add(input: Tensor, dim: int, index: Tensor, src: Tensor) -> Tensor:
     if not isinstance(src, Tensor):
         raise TypeError(f"scatter_add(): argument 'src' must be a Tensor, not {type(src).__name__}")
     return _scatter("scatter_add", input, dim, index, src, None, add=True)
+
+
+@numpy_names
+def scatter_reduce(input: Tensor, dim: int, index: Tensor, src: Tensor, reduce: str, *,
+                   include_self: bool = True) -> Tensor:
+    """A copy of ``input`` with each element of ``src`` reduced into the position ``index``
+    names along ``dim`` (``out[i][index[i][j]] op= src[i][j]`` for ``dim=1``), ``reduce``
+    being ``"sum"``, ``"prod"``, ``"mean"``, ``"amax"`` or ``"amin"``. With
+    ``include_self=False`` the positions ``index`` names start from ``src``'s values alone
+    (``input``'s value there is left out); the others keep ``input``'s value. ``"mean"``
+    rounds integers down. One kernel per device (two with ``include_self=False``; mean adds
+    its count); on a GPU, values meeting at one place combine atomically, so a sum's or a
+    product's last bits may vary from run to run, as in PyTorch.
+
+    >>> x = minitorch.tensor([1., 2., 3.])
+    >>> x.scatter_reduce(0, minitorch.tensor([0, 0, 2]), minitorch.tensor([5., 6., 7.]), "amax")
+    tensor([6., 2., 7.])
+    """
+    _check_index_tensor("scatter_reduce", index)
+    if not isinstance(src, Tensor):
+        raise TypeError(f"scatter_reduce(): argument 'src' must be a Tensor, not {type(src).__name__}")
+    if not isinstance(reduce, str):
+        raise TypeError(f"scatter_reduce(): argument 'reduce' must be a str, not {type(reduce).__name__}")
+    return _C._scatter_reduce(input, _dim("scatter_reduce", dim), index, src, reduce, bool(include_self))
+
+
+@numpy_names
+def index_reduce(input: Tensor, dim: int, index: Tensor, source: Tensor, reduce: str, *,
+                 include_self: bool = True) -> Tensor:
+    """A copy of ``input`` with slice ``i`` of ``source`` along ``dim`` reduced into slice
+    ``index[i]`` (``"prod"``, ``"mean"``, ``"amax"`` or ``"amin"``; ``include_self`` as in
+    ``scatter_reduce``): one ``scatter_reduce`` whose index is ``index`` expanded over
+    ``source`` (no copy of it)."""
+    d = _index_write("index_reduce", input, dim, index, source)
+    if reduce not in ("prod", "mean", "amax", "amin"):
+        raise _C.InputError(
+            f"index_reduce(): Expected reduce to be one of prod, mean, amax or amin but got {reduce!r}")
+    nd = max(input.ndim, 1)
+    if not -nd <= d < nd:
+        raise IndexError(f"index_reduce(): dim {d} is out of range for a tensor of {input.ndim} dimensions")
+    d %= nd
+    if index.ndim > 1:
+        raise _C.InputError(f"index_reduce(): index must be 0-D or 1-D, got shape {tuple(index.shape)}")
+    want = list(input.shape) if input.ndim else [1]
+    want[d] = index.numel()
+    have = list(source.shape) if source.ndim else [1]
+    if have != want:
+        raise _C.InputError(
+            f"index_reduce(): source of shape {tuple(source.shape)} does not fit {index.numel()} indices along "
+            f"dim {d} of self with shape {tuple(input.shape)} (expected source shape {tuple(want)})")
+    if source.dtype != input.dtype:
+        raise TypeError(f"index_reduce(): self ({input.dtype}) and source ({source.dtype}) must have the same dtype")
+    if input.ndim == 0:
+        return _C._scatter_reduce(input, 0, index.reshape(-1), source.reshape(-1), reduce, bool(include_self))
+    ones = [1] * input.ndim
+    ones[d] = index.numel()
+    idx = index.reshape(ones).expand(source.shape)
+    return _C._scatter_reduce(input, d, idx, source, reduce, bool(include_self))
 
 
 def _index_write(op: str, input: Tensor, dim: int, index: Tensor, source: Tensor) -> int:
