@@ -398,6 +398,7 @@ void bind_functions(py::module_& m)
     m.def("_tril", [](const Tensor& t, int64_t diagonal) { return tril(t, diagonal); });
     m.def("_triu", [](const Tensor& t, int64_t diagonal) { return triu(t, diagonal); });
     m.def("_repeat", [](const Tensor& t, const std::vector<int64_t>& repeats) { return repeat(t, repeats); });
+    m.def("_unfold", [](const Tensor& t, int64_t dim, int64_t size, int64_t step) { return unfold(t, dim, size, step); });
     m.def("_var", [](const Tensor& t, const std::vector<int64_t>& dims, double correction, bool keepdim) {
         return var(t, dims, correction, keepdim);
     });

@@ -66,6 +66,9 @@ Tensor select(const Tensor& t, int64_t dim, int64_t index);
 Tensor slice(const Tensor& t, int64_t dim, std::optional<int64_t> start,
              std::optional<int64_t> stop, int64_t step);
 Tensor as_strided(const Tensor& t, Shape shape, Strides strides, int64_t offset);
+// Tensor.unfold: the windows of `size` elements `step` apart along dim, as a new last dim
+// (a view; windows overlap when step < size).
+Tensor unfold(const Tensor& t, int64_t dim, int64_t size, int64_t step);
 
 // ---- elementwise (ops/elementwise.cpp) ----
 Shape broadcast_shapes(const Shape& a, const Shape& b, const char* op);

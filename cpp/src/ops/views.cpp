@@ -267,6 +267,27 @@ static Tensor slice_impl(const Tensor& t, int64_t dim, std::optional<int64_t> st
 }
 
 // ---------------------------------------------------------------------------
+// unfold: every window of `size` elements, `step` apart, along dim, as a new last dim of
+// that size; dim keeps the window count. Windows overlap when step < size: one element is
+// then seen from several places (a view, as PyTorch's; writing through it is not refused).
+static Tensor unfold_impl(const Tensor& t, int64_t dim, int64_t size, int64_t step)
+{
+    dim = wrap_dim(dim, std::max<int64_t>(t->dim(), 1), "unfold");
+    const int64_t length = t->dim() ? t->shape[dim] : 1;
+    MT_CHECK(size >= 0, "unfold: size is ", size, " but must be >= 0");
+    MT_CHECK(size <= length, "unfold: maximum size for tensor at dimension ", dim, " is ", length, " but size is ",
+             size);
+    MT_CHECK(step > 0, "unfold: step is ", step, " but must be > 0");
+    if (!t->dim()) return make_view(t, {size}, {1}, t->offset);
+    Shape shape = t->shape;
+    Strides strides = t->strides;
+    shape[dim] = (length - size) / step + 1;
+    strides[dim] = t->strides[dim] * step;
+    shape.push_back(size);
+    strides.push_back(t->strides[dim]);
+    return make_view(t, shape, strides, t->offset);
+}
+
 // Backward of views: put the gradient back into the input's layout.
 // ---------------------------------------------------------------------------
 namespace {
@@ -331,6 +352,35 @@ struct IndexBackward : Node {
     }
 };
 
+// unfold: windows of `size` elements, `step` apart, along dim (a view)
+// derivative of unfold, input input: zeros with each window's g added back where the window lies (overlapping windows add up)
+struct UnfoldBackward : Node {
+    int64_t dim = 0, size = 0, step = 1;
+    std::string name() const override { return "UnfoldBackward0"; }
+    std::vector<Tensor> apply(std::vector<Tensor>& g) override
+    {
+        const auto& m = input_meta[0];
+        if (m.shape.empty()) return {reshape(sum(g[0], {}, false, std::nullopt), {})};  // 0 or 1 window of 0-dim
+        // g (..., windows at dim, ..., size) as (..., windows * size at dim, ...): the window's
+        // elements next to its number; element (w, k) came from position w * step + k.
+        const int64_t windows = g[0]->shape[dim];
+        std::vector<int64_t> order;
+        for (int64_t d = 0; d < g[0]->dim() - 1; ++d) {
+            order.push_back(d);
+            if (d == dim) order.push_back(g[0]->dim() - 1);
+        }
+        Shape flat = m.shape;
+        flat[dim] = windows * size;
+        const Tensor gw = reshape(permute(g[0], order), flat);
+        Tensor pos = empty({windows * size}, DType::Int64, Device{});  // built on the host, copied once
+        int64_t* p = pos->data_as<int64_t>();
+        for (int64_t w = 0; w < windows; ++w)
+            for (int64_t k = 0; k < size; ++k) p[w * size + k] = w * step + k;
+        pos = to_device(pos, m.device);
+        return {index_add(zeros(m.shape, g[0]->dtype, m.device), dim, pos, gw, 1.0)};
+    }
+};
+
 }  // namespace
 
 // Each public view runs the layout change above and, when a gradient is needed, records
@@ -385,6 +435,16 @@ Tensor transpose(const Tensor& t, int64_t d0, int64_t d1)
                                                       n.d0 = d0;
                                                       n.d1 = d1;
                                                   });
+}
+
+Tensor unfold(const Tensor& t, int64_t dim, int64_t size, int64_t step)
+{
+    return autograd::record_op<UnfoldBackward>({&t}, [&] { return unfold_impl(t, dim, size, step); },
+                                               [&](UnfoldBackward& n, const Tensor&) {
+                                                   n.dim = wrap_dim(dim, std::max<int64_t>(t->dim(), 1), "unfold");
+                                                   n.size = size;
+                                                   n.step = step;
+                                               });
 }
 
 Tensor select(const Tensor& t, int64_t dim, int64_t index)

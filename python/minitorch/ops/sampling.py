@@ -66,3 +66,166 @@ def multinomial(self: Tensor, num_samples: int, replacement: bool = False, *, ge
         idx = np.argsort(keys, axis=1, kind="stable")[:, :n]
     out = _C.from_numpy(np.ascontiguousarray(idx.astype(np.int64)).reshape(*self.shape[:-1], n))
     return out.to(self.device)
+
+
+# ---- randperm, bernoulli, normal: draws from minitorch's stream (manual_seed reproduces
+# them) or, given a ``generator`` (minitorch.Generator), from its NumPy stream on the host.
+
+def _draws(kind: str, shape: tuple, dtype, device, generator) -> Tensor:
+    """Uniforms in [0, 1) or standard normals of ``shape``, on ``device``."""
+    from .creation import rand, randn
+    if generator is None:
+        return (rand if kind == "uniform" else randn)(*shape, dtype=dtype, device=device)
+    rng = generator._rng
+    values = rng.random(shape) if kind == "uniform" else rng.standard_normal(shape)
+    return _C.from_numpy(np.ascontiguousarray(values)).to("cpu" if device is None else device, dtype)
+
+
+def _float_dtype(*tensors):
+    """The floating dtype draws are made in: the tensors' (promoted), else the default."""
+    from .. import get_default_dtype, promote_types
+    floats = [t.dtype for t in tensors if isinstance(t, Tensor) and t.dtype.is_floating_point]
+    if not floats:
+        return get_default_dtype()
+    out = floats[0]
+    for d in floats[1:]:
+        out = promote_types(out, d)
+    return out
+
+
+def randperm(n, *, generator=None, dtype=None, device=None, requires_grad: bool = False) -> Tensor:
+    """A random permutation of ``0 .. n-1`` (int64 unless ``dtype``). Each position gets a
+    random 53-bit key and the keys are sorted (one draw and one sort: on a GPU, CUB's radix
+    sort), the way PyTorch's CUDA randperm works; with ``generator``, NumPy's shuffle.
+
+    >>> minitorch.manual_seed(0); minitorch.randperm(5).sort().values
+    tensor([0, 1, 2, 3, 4])
+    """
+    from .. import int64
+    n = int_arg("randperm", "n", n)
+    if n < 0:
+        raise _C.InputError(f"randperm: n must be non-negative, got {n}")
+    dtype = int64 if dtype is None else dtype
+    if dtype == _C.dtype.bool:
+        raise TypeError("randperm: a permutation cannot be bool; use an integer or floating dtype")
+    if dtype.is_floating_point:
+        exact = {"float16": 2 ** 11, "bfloat16": 2 ** 8, "float32": 2 ** 24, "float64": 2 ** 53}[dtype.name]
+        if n > exact + 1:
+            raise _C.InputError(f"randperm: n is too large for result tensor type: {dtype} (n={n})")
+    else:
+        from .._finfo import iinfo
+        if n - 1 > iinfo(dtype).max:
+            raise _C.InputError(f"randperm: n is too large for result tensor type: {dtype} (n={n})")
+    if generator is not None:
+        perm = _C.from_numpy(generator._rng.permutation(n).astype(np.int64)).to("cpu" if device is None else device)
+    else:
+        keys = _C._randint(0, 2 ** 53, [n], int64, device)  # ties (n ** 2 / 2 ** 54 likely) keep their order
+        perm = _C._sort(keys, 0, False)[1]
+    out = perm.to(dtype)
+    return out.requires_grad_() if requires_grad else out
+
+
+def _check_probabilities(op: str, p: Tensor) -> None:
+    """p in [0, 1] (NaN refused). Read on the host for a CPU tensor only: on a GPU it would
+    wait for the device (PyTorch asserts in its kernel there); there p < 0 draws 0 and
+    p > 1 draws 1."""
+    if p.device.type == "cpu" and p.numel():
+        from .. import no_grad
+        with no_grad():
+            bad = (~((p >= 0) & (p <= 1))).any().item()
+        if bad:
+            raise _C.InputError(f"{op}: expected every probability in [0, 1], got min {p.min().item()}, "
+                                f"max {p.max().item()}")
+
+
+def bernoulli(input: Tensor, p=None, *, generator=None) -> Tensor:
+    """0 or 1 in ``input``'s dtype and shape: 1 with probability ``input`` (or the float
+    ``p``) at each element. Not differentiable (PyTorch's gradient is zero there too).
+
+    >>> minitorch.bernoulli(minitorch.tensor([0.0, 1.0]))
+    tensor([0., 1.])
+    """
+    from .. import no_grad
+    if not isinstance(input, Tensor):
+        raise TypeError(f"bernoulli(): argument 'input' must be a Tensor, not {type(input).__name__}")
+    if p is not None:
+        if isinstance(p, Tensor) or isinstance(p, bool) or not isinstance(p, (int, float)):
+            raise TypeError(f"bernoulli(): argument 'p' must be a float, not {type(p).__name__}")
+        if not 0 <= p <= 1:
+            raise _C.InputError(f"bernoulli: expected p in [0, 1], got {p}")
+    elif not input.dtype.is_floating_point:
+        raise TypeError(f"bernoulli: expected a floating point tensor of probabilities, got {input.dtype}")
+    else:
+        _check_probabilities("bernoulli", input)
+    with no_grad():
+        probs = input.detach() if p is None else float(p)
+        u = _draws("uniform", tuple(input.shape), _C.dtype.float64 if input.dtype == _C.dtype.float64
+                   else _C.dtype.float32, input.device, generator)
+        return (u < probs).to(input.dtype)
+
+
+def bernoulli_(self: Tensor, p=0.5, *, generator=None) -> Tensor:
+    """Fills ``self`` with 0 or 1, 1 with probability ``p`` (a float, or a tensor
+    broadcast to ``self``)."""
+    from .inplace import _check_writable, _in_graph, _write
+    if isinstance(p, Tensor):
+        if not p.dtype.is_floating_point:
+            raise TypeError(f"bernoulli_: expected a floating point tensor of probabilities, got {p.dtype}")
+        _check_probabilities("bernoulli_", p)
+        probs = p.detach().to(self.device).expand(self.shape)
+    else:
+        probs = p
+    _check_writable(self, "bernoulli_", _in_graph(self, ()))
+    draws = bernoulli(probs if isinstance(probs, Tensor) else self.detach(), None if isinstance(probs, Tensor)
+                      else probs, generator=generator)
+    if _in_graph(self, ()):
+        return self.copy_(draws)  # recorded: the old values get a zero gradient
+    return _write(self, draws.to(self.dtype), "bernoulli_")
+
+
+def normal(mean, std=1.0, size=None, *, generator=None, dtype=None, device=None,
+           requires_grad: bool = False) -> Tensor:
+    """Normal samples with the given means and standard deviations: tensors (broadcast
+    together; one sample per element), or two numbers and a ``size``. Not differentiable
+    with respect to ``mean`` and ``std`` (as PyTorch's; sample ``mean + std * randn`` for
+    a reparameterized draw).
+
+    >>> minitorch.normal(0.0, 1.0, (2, 3)).shape
+    (2, 3)
+    """
+    from .. import broadcast_shapes, no_grad
+    tensors = [t for t in (mean, std) if isinstance(t, Tensor)]
+    for name, v in (("mean", mean), ("std", std)):
+        if not isinstance(v, Tensor) and (isinstance(v, bool) or not isinstance(v, (int, float))):
+            raise TypeError(f"normal(): argument '{name}' must be a Tensor or a float, not {type(v).__name__}")
+    if isinstance(std, Tensor):
+        if not std.dtype.is_floating_point:
+            raise TypeError(f"normal: expected a floating point std, got {std.dtype}")
+        if std.numel():
+            with no_grad():
+                low = std.min().item()  # waits for a GPU, as PyTorch's check does
+            if not low >= 0:
+                raise _C.InputError(f"normal expects all elements of std >= 0.0, found {low}")
+    elif std < 0:
+        raise _C.InputError(f"normal expects std >= 0.0, but found std {std}")
+    if tensors:
+        if size is not None:
+            raise TypeError("normal(): 'size' is taken only with a float mean and a float std")
+        if isinstance(mean, Tensor) and not mean.dtype.is_floating_point:
+            raise TypeError(f"normal: expected a floating point mean, got {mean.dtype}")
+        if len(tensors) == 2 and mean.device != std.device:
+            raise RuntimeError(f"normal: mean is on {mean.device} and std on {std.device}")
+        shape = broadcast_shapes(*(t.shape for t in tensors))
+        dt = _float_dtype(*tensors)
+        with no_grad():
+            z = _draws("normal", tuple(shape), dt, tensors[0].device, generator)
+            m = mean.detach() if isinstance(mean, Tensor) else mean
+            s = std.detach() if isinstance(std, Tensor) else std
+            return z * s + m
+    if size is None:
+        raise TypeError("normal(): with a float mean and std, give the 'size' of the result")
+    from .creation import _size
+    shape = tuple(_size((size,), "normal"))
+    dt = _float_dtype() if dtype is None else dtype
+    out = _draws("normal", shape, dt, device, generator) * std + mean
+    return out.requires_grad_() if requires_grad else out

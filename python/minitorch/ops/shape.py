@@ -92,6 +92,20 @@ def repeat(self, *sizes) -> Tensor:
     return _C._repeat(self, ints_arg("repeat", "repeats", varargs(sizes)))
 
 
+def unfold(self, dimension: int, size: int, step: int) -> Tensor:
+    """Every window of ``size`` elements, ``step`` apart, along ``dimension``: that dim
+    becomes the number of windows, ``(n - size) // step + 1``, and a new last dim of
+    ``size`` holds each window. A view (no copy): with ``step < size`` the windows overlap
+    and share memory. Its gradient adds each window back where it lies.
+
+    >>> minitorch.arange(6).unfold(0, 3, 2)
+    tensor([[0, 1, 2],
+            [2, 3, 4]])
+    """
+    return _C._unfold(self, int_arg("unfold", "dimension", dimension), int_arg("unfold", "size", size),
+                      int_arg("unfold", "step", step))
+
+
 def roll(self, shifts, dims=None) -> Tensor:
     """Shifts elements along ``dims`` by ``shifts``, wrapping around (the flattened tensor
     when ``dims`` is None).
