@@ -435,3 +435,26 @@ for _r in ("prod", "mean", "amax", "amin"):
          randn(3, 4), const([2, 0, 2, 1, 2]), randn(5, 4))
 case("scatter_multiply", lambda t, x, i, s: x.scatter(1, i, s, reduce="multiply"),
      randn(2, 5), randint(0, 5, 2, 3), randn(2, 3), grad=False)
+
+# ---------------------------------------------------------------- Tensor.unfold (a view; overlapping windows)
+case("tensor_unfold_overlap", lambda t, x: x.unfold(1, 3, 2) * 1.0, randn(2, 7, 3))
+case("tensor_unfold_patches", lambda t, x: x.unfold(2, 2, 2).unfold(3, 3, 3) * 1.0, randn(1, 2, 4, 6))
+case("tensor_unfold_gap", lambda t, x: x.unfold(0, 2, 3) * 1.0, randn(8))
+
+# ---------------------------------------------------------------- special functions
+case("erfinv", lambda t, x: t.erfinv(x), uniform(-0.99, 0.99, 3, 5))
+case("erfc", lambda t, x: t.erfc(x), uniform(-3, 3, 7))
+case("lgamma", lambda t, x: t.lgamma(x), uniform(0.05, 12, 9))
+case("lgamma_negative", lambda t, x: t.lgamma(x), const([-0.5, -1.5, -2.25, -7.9]))
+case("digamma", lambda t, x: t.digamma(x), uniform(0.05, 20, 9))
+case("digamma_negative", lambda t, x: t.digamma(x), const([-0.5, -1.5, -2.25, -7.9]))
+case("log10", lambda t, x: t.log10(x), uniform(0.01, 100, 6))
+case("exp2", lambda t, x: t.exp2(x), randn(6))
+case("signbit_inf", lambda t, x: (t.signbit(x), t.isposinf(x), t.isneginf(x)),
+     const([-0.0, 0.0, -1.0, 2.0, float("inf"), float("-inf")]), grad=False)
+case("copysign", lambda t, a, b: t.copysign(a, b), randn(3, 4), randn(4))
+case("sinc", lambda t, x: t.sinc(x), const([0.0, 0.25, -1.5, 2.0, 3.7]))
+case("float_power", lambda t, a, b: t.float_power(a, b), uniform(0.5, 2, 5), uniform(-2, 2, 5))
+case("cov_weights", lambda t, x, f, a: t.cov(x, fweights=f, aweights=a), randn(3, 6), randint(0, 4, 6),
+     uniform(0.1, 2, 6), frozen=(2,))
+case("corrcoef", lambda t, x: t.corrcoef(x), randn(4, 7))

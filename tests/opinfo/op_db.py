@@ -601,6 +601,13 @@ def mask_samples(with_value):
     return gen
 
 
+def _unfold(x, dim, size, step):
+    if x.ndim == 0:
+        return x.reshape(1)[:size]
+    windows = np.lib.stride_tricks.sliding_window_view(x, size, axis=dim)
+    return np.take(windows, np.arange(0, windows.shape[dim], step), axis=dim)
+
+
 def _x(*variants):
     """Samples (x, *args) with x of the given shapes: variants are (shape, args, kwargs)."""
     def gen(make):
@@ -662,6 +669,8 @@ def _view_samples():
         "triu": (_tri(np.triu), _x(((3, 4), (), {}), ((4, 3), (1,), {}), ((2, 3, 3), (-2,), {}))),
         "repeat": (lambda x, *reps: np.tile(x, reps), _x(((3, 4), (2, 1), {}), ((3,), (1, 2, 2), {}),
                                                          ((2, 0), (2, 2), {}))),
+        "unfold": (_unfold, _x(((3, 7), (1, 3, 2), {}), ((4, 5), (0, 2, 2), {}), ((2, 3, 4), (-1, 4, 1), {}),
+                               ((5,), (0, 2, 3), {}), ((), (0, 1, 1), {}))),
         "split": (_split, _x(((3, 4), (2, 1), {}), ((5, 2), ([1, 4],), {}), ((4,), (4,), {}))),
         "split_with_sizes": (_split, _x(((3, 4), ([1, 3], 1), {}), ((5,), ([2, 0, 3],), {}))),
         "chunk": (_chunk, _x(((3, 4), (2, 1), {}), ((5,), (3,), {}))),
@@ -772,6 +781,33 @@ def _binary_few(make):
     return [SampleInput((make(a), make(b))) for a, b in (((3, 4), (3, 4)), ((3, 1), (4,)), ((), (2, 3)))]
 
 
+def _float64_result(got, want, sample_np, same):
+    """float_power computes in float64 whatever its inputs: compare there."""
+    assert got.dtype == minitorch.float64, f"dtype {got.dtype}, expected float64"
+    np.testing.assert_allclose(got.cpu().numpy(), want, rtol=1e-12, atol=1e-12)
+
+
+def _float_power_samples(make):
+    return [SampleInput((make((3, 4)), make((3, 4)))), SampleInput((make((3, 1)), 2.5)), SampleInput((make((2,)), 3))]
+
+
+def _aminmax(x, dim=None, keepdim=False):
+    axis = None if dim is None else dim
+    lo, hi = np.amin(x, axis=axis, keepdims=keepdim), np.amax(x, axis=axis, keepdims=keepdim)
+    return np.asarray(lo), np.asarray(hi)
+
+
+def _cov(x, correction=1, fweights=None, aweights=None):
+    return np.asarray(np.cov(np.asarray(x, np.float64), ddof=correction, fweights=fweights, aweights=aweights))
+
+
+def _cov_samples(make):
+    r = make.rng
+    return [SampleInput((make((3, 5)),)), SampleInput((make((6,)),), dict(correction=0)),
+            SampleInput((make((2, 4)),), dict(fweights=r.integers(1, 4, 4))),
+            SampleInput((make((2, 4)),), dict(aweights=r.uniform(0.5, 2.0, 4), fweights=r.integers(1, 4, 4)))]
+
+
 def _xlogy_samples(make):
     return [SampleInput((make((3, 4)), make((3, 4), 0.1, 3.0))), SampleInput((make((3, 1)), make((4,), 0.1, 3.0))),
             SampleInput((make((2, 3), zeros=True), make((2, 3), 0.0, 3.0, zeros=True))),
@@ -823,6 +859,15 @@ def _math_ops() -> list[OpInfo]:
         OpInfo("logaddexp", np.logaddexp, _binary_few, domain=(-5.0, 5.0)),
         OpInfo("logaddexp2", np.logaddexp2, _binary_few, domain=(-5.0, 5.0)),
         OpInfo("hypot", np.hypot, _binary_few, domain=(-3.0, 3.0)),
+        OpInfo("copysign", _f64(np.copysign), _binary_few, domain=(-3.0, 3.0)),
+        OpInfo("sinc", _f64(np.sinc), _x(((3, 4), (), {}), ((), (), {}), ((0, 2), (), {})), domain=(-3.0, 3.0)),
+        OpInfo("float_power", lambda a, b: np.float_power(np.asarray(a, np.float64), b), _float_power_samples,
+               domain=(0.5, 3.0), check=_float64_result),
+        OpInfo("aminmax", _aminmax, _x(((3, 4), (), {}), ((3, 4), (), dict(dim=1)), ((2, 3, 4), (), dict(dim=-1, keepdim=True)),
+                                        ((5,), (), dict(keepdim=True)), ((3, 0), (), dict(dim=0)))),
+        OpInfo("cov", _cov, _cov_samples, domain=(-3.0, 3.0)),
+        OpInfo("corrcoef", lambda x: np.asarray(np.clip(np.corrcoef(np.asarray(x, np.float64)), -1, 1)),
+               _x(((3, 5), (), {}), ((2, 7), (), {})), domain=(-3.0, 3.0)),
         OpInfo("xlogy", _xlogy, _xlogy_samples, domain=(-2.0, 2.0), **nan_safe),
         OpInfo("nan_to_num", lambda x, nan=0.0, posinf=None, neginf=None: np.nan_to_num(
             x, nan=nan, posinf=posinf, neginf=neginf), _nan_to_num_samples, grad_samples=1),
@@ -1564,6 +1609,34 @@ def _embedding_bag_ops() -> list[OpInfo]:
 
 # ------------------------------------------------------------ the database ----
 
+@functools.partial(np.vectorize, otypes=[np.float64])
+def _erfinv(y):
+    """Bisection on math.erf: a reference that shares nothing with the kernel's Newton steps."""
+    if not -1 < y < 1:
+        return math.copysign(math.inf, y) if abs(y) == 1 else math.nan
+    lo, hi = -6.0, 6.0
+    for _ in range(200):
+        mid = (lo + hi) / 2
+        lo, hi = (mid, hi) if math.erf(mid) < y else (lo, mid)
+    return (lo + hi) / 2
+
+
+@functools.partial(np.vectorize, otypes=[np.float64])
+def _lgamma(x):
+    return math.inf if x <= 0 and x == int(x) else math.lgamma(x)
+
+
+@functools.partial(np.vectorize, otypes=[np.float64])
+def _digamma(x):
+    """The derivative of math.lgamma by central differences, Richardson-extrapolated."""
+    if x <= 0 and x == int(x):  # the poles: -inf at 0 (as the kernel's +0), NaN below
+        return -math.inf if x == 0 else math.nan
+    def d(h):
+        return (math.lgamma(x + h) - math.lgamma(x - h)) / (2 * h)
+    h = min(1e-3, x / 8)
+    return (4 * d(h / 2) - d(h)) / 3
+
+
 def _e_unary(name, ref, domain=(-10.0, 10.0), **kw):
     return OpInfo(name, ref, unary_samples, domain=domain, **kw)
 
@@ -2040,6 +2113,12 @@ def _build() -> list[OpInfo]:
         _e_unary("cos", _f64(np.cos)),
         _e_unary("tan", _f64(np.tan), (-1.4, 1.4), tol=dict(F32_LOOSE, float16=dict(rtol=2e-3, atol=2e-3))),
         _e_unary("erf", _f64(_erf), (-3.0, 3.0), tol=F32_LOOSE),
+        _e_unary("erfc", _f64(np.vectorize(math.erfc, otypes=[np.float64])), (-3.0, 3.0), tol=F32_LOOSE),
+        _e_unary("erfinv", _f64(_erfinv), (-0.95, 0.95), tol=F32_LOOSE),
+        _e_unary("log10", _f64(np.log10), (0.01, 10.0)),
+        _e_unary("exp2", _f64(np.exp2)),
+        _e_unary("lgamma", _f64(_lgamma), (0.1, 10.0), tol=F32_LOOSE),
+        _e_unary("digamma", _f64(_digamma), (0.5, 10.0), tol=dict(F32_LOOSE, float64=dict(rtol=1e-8, atol=1e-9))),
         _e_unary("floor", _same_if_integral(np.floor)),
         _e_unary("ceil", _same_if_integral(np.ceil)),
         _e_unary("round", _same_if_integral(np.rint)),
@@ -2048,6 +2127,9 @@ def _build() -> list[OpInfo]:
         _e_unary("isnan", _f64(np.isnan)),
         _e_unary("isinf", _f64(np.isinf)),
         _e_unary("isfinite", _f64(np.isfinite)),
+        _e_unary("isposinf", _f64(np.isposinf)),
+        _e_unary("isneginf", _f64(np.isneginf)),
+        _e_unary("signbit", _f64(np.signbit)),
         _e_unary("logical_not", np.logical_not),
         _e_unary("bitwise_not", np.invert),
         # ---- elementwise, binary ----

@@ -45,6 +45,7 @@ namespace minitorch {
 MT_MATH_1(exp) MT_MATH_1(expm1) MT_MATH_1(log) MT_MATH_1(log1p) MT_MATH_1(log2) MT_MATH_1(sqrt) MT_MATH_1(tanh)
 MT_MATH_1(sin) MT_MATH_1(cos) MT_MATH_1(tan) MT_MATH_1(sinh) MT_MATH_1(erf) MT_MATH_1(fabs)
 MT_MATH_1(cosh) MT_MATH_1(asin) MT_MATH_1(acos) MT_MATH_1(atan) MT_MATH_1(asinh) MT_MATH_1(acosh) MT_MATH_1(atanh)
+MT_MATH_1(log10) MT_MATH_1(exp2) MT_MATH_1(erfc) MT_MATH_1(lgamma)
 MT_MATH_1(floor) MT_MATH_1(ceil) MT_MATH_1(trunc) MT_MATH_1(rint)
 MT_MATH_2(pow) MT_MATH_2(fmod) MT_MATH_2(atan2)
 #undef MT_MATH_1
@@ -135,6 +136,88 @@ MT_HOST_DEVICE inline T fmod_of(T a, T b)
     if constexpr (std::is_floating_point_v<T>) return math_fmod(a, b);
     else if constexpr (std::is_same_v<T, bool>) return false;
     else return (b == 0 || b == -1) ? T(0) : T(a % b);
+}
+
+// ---- special functions the C library lacks (computed in double, for every T) ----
+
+// erfinv(y): the x with erf(x) = y, for y in (-1, 1); +-inf at +-1, NaN outside.
+// Start from Giles' polynomial fit (M. Giles, "Approximating the erfinv function", GPU
+// Computing Gems, 2010: about 7 correct digits), then polish with Newton steps on
+// erf(x) - y, whose derivative is 2/sqrt(pi) e^(-x^2): each step doubles the digits.
+MT_HOST_DEVICE inline double erfinv_double(double y)
+{
+    if (!(y > -1.0 && y < 1.0)) return y == 1.0 ? INFINITY : (y == -1.0 ? -INFINITY : NAN);
+    double w = -log((1.0 - y) * (1.0 + y)), p;
+    if (w < 5.0) {
+        w -= 2.5;
+        p = 2.81022636e-08;
+        p = 3.43273939e-07 + p * w;
+        p = -3.5233877e-06 + p * w;
+        p = -4.39150654e-06 + p * w;
+        p = 0.00021858087 + p * w;
+        p = -0.00125372503 + p * w;
+        p = -0.00417768164 + p * w;
+        p = 0.246640727 + p * w;
+        p = 1.50140941 + p * w;
+    } else {
+        w = sqrt(w) - 3.0;
+        p = -0.000200214257;
+        p = 0.000100950558 + p * w;
+        p = 0.00134934322 + p * w;
+        p = -0.00367342844 + p * w;
+        p = 0.00573950773 + p * w;
+        p = -0.0076224613 + p * w;
+        p = 0.00943887047 + p * w;
+        p = 1.00167406 + p * w;
+        p = 2.83297682 + p * w;
+    }
+    double x = p * y;
+    for (int step = 0; step < 2; ++step) x -= (erf(x) - y) / (1.1283791670955126 * exp(-x * x));
+    return x;
+}
+
+// digamma(x) = d/dx log Gamma(x). Shift x up to 10 with psi(x) = psi(x + 1) - 1/x, then
+// the asymptotic series ln x - 1/(2x) - sum B_2k / (2k x^2k) (error ~1e-14 there).
+// Negative x by reflection, psi(x) = psi(1 - x) - pi / tan(pi x): NaN at the poles
+// (negative integers), -inf at +0 and +inf at -0, as PyTorch's.
+MT_HOST_DEVICE inline double digamma_double(double x)
+{
+    const double pi = 3.141592653589793;
+    if (x != x) return x;
+    if (x == 0.0) return signbit(x) ? INFINITY : -INFINITY;
+    double shift = 0.0;
+    if (x < 0.0) {
+        if (x == floor(x)) return NAN;
+        shift = -pi / tan(pi * x);
+        x = 1.0 - x;
+    }
+    for (; x < 10.0; x += 1.0) shift -= 1.0 / x;
+    const double r = 1.0 / (x * x);
+    const double series =
+        r * (1.0 / 12 - r * (1.0 / 120 - r * (1.0 / 252 - r * (1.0 / 240 - r * (1.0 / 132)))));
+    return shift + log(x) - 0.5 / x - series;
+}
+
+// trigamma(x) = d/dx digamma(x) (digamma's gradient): psi1(x) = psi1(x + 1) + 1/x^2 up to
+// 10, then 1/x + 1/(2x^2) + sum B_2k / x^(2k+1); negative x by psi1(x) + psi1(1 - x) =
+// pi^2 / sin^2(pi x); +inf at the poles (0 and the negative integers).
+MT_HOST_DEVICE inline double trigamma_double(double x)
+{
+    const double pi = 3.141592653589793;
+    if (x != x) return x;
+    if (x <= 0.0 && x == floor(x)) return INFINITY;
+    double sign = 1.0, shift = 0.0;
+    if (x < 0.0) {
+        const double s = sin(pi * x);
+        shift = pi * pi / (s * s);
+        sign = -1.0;
+        x = 1.0 - x;
+    }
+    double sum = 0.0;
+    for (; x < 10.0; x += 1.0) sum += 1.0 / (x * x);
+    const double r = 1.0 / (x * x);
+    const double series = (1.0 + 0.5 / x + r * (1.0 / 6 - r * (1.0 / 30 - r * (1.0 / 42 - r * (1.0 / 30))))) / x;
+    return shift + sign * (sum + series);
 }
 
 // ---- the fused activations of op_list.h: value and derivative on one element ----
@@ -326,6 +409,13 @@ MT_HOST_DEVICE MT_ALWAYS_INLINE T unary_op(UnaryOp op, T x)
         case UnaryOp::Acosh: if constexpr (kFloat) return math_acosh(x); else return x;
         case UnaryOp::Atanh: if constexpr (kFloat) return math_atanh(x); else return x;
         case UnaryOp::Erf: if constexpr (kFloat) return math_erf(x); else return x;
+        case UnaryOp::Erfc: if constexpr (kFloat) return math_erfc(x); else return x;
+        case UnaryOp::Erfinv: if constexpr (kFloat) return static_cast<T>(erfinv_double(x)); else return x;
+        case UnaryOp::Log10: if constexpr (kFloat) return math_log10(x); else return x;
+        case UnaryOp::Exp2: if constexpr (kFloat) return math_exp2(x); else return x;
+        case UnaryOp::Lgamma: if constexpr (kFloat) return math_lgamma(x); else return x;
+        case UnaryOp::Digamma: if constexpr (kFloat) return static_cast<T>(digamma_double(x)); else return x;
+        case UnaryOp::Trigamma: if constexpr (kFloat) return static_cast<T>(trigamma_double(x)); else return x;
         case UnaryOp::Gelu: if constexpr (kFloat) return gelu_of(x); else return x;
         case UnaryOp::GeluTanh: if constexpr (kFloat) return gelu_tanh_of(x); else return x;
         case UnaryOp::Silu: if constexpr (kFloat) return silu_of(x); else return x;
@@ -342,6 +432,12 @@ MT_HOST_DEVICE MT_ALWAYS_INLINE T unary_op(UnaryOp op, T x)
         case UnaryOp::IsNan: return static_cast<T>(is_nan(x));
         case UnaryOp::IsInf: return static_cast<T>(is_inf(x));
         case UnaryOp::IsFinite: return static_cast<T>(!is_nan(x) && !is_inf(x));
+        case UnaryOp::IsPosInf: return static_cast<T>(is_inf(x) && x > T(0));
+        case UnaryOp::IsNegInf: return static_cast<T>(is_inf(x) && x < T(0));
+        case UnaryOp::Signbit:  // the sign bit: true for -0.0 and for a NaN with it set
+            if constexpr (kFloat) return static_cast<T>(signbit(x) != 0);
+            else if constexpr (std::is_signed_v<T>) return static_cast<T>(x < T(0));
+            else return T(0);
         case UnaryOp::LogicalNot: return static_cast<T>(x == T(0));
         case UnaryOp::BitwiseNot:
             if constexpr (std::is_same_v<T, bool>) return !x;

@@ -83,6 +83,13 @@
     X(Acosh,      acosh,       Float,     kSavesX,    g / sqrt(x * x - 1))                        \
     X(Atanh,      atanh,       Float,     kSavesX,    g / (1 - x * x))                            \
     X(Erf,        erf,         Float,     kSavesX,    g * kTwoOverSqrtPi * exp(-x * x))           \
+    X(Erfc,       erfc,        Float,     kSavesX,    -g * kTwoOverSqrtPi * exp(-x * x))          \
+    X(Erfinv,     erfinv,      Float,     kSavesY,    g * kSqrtPiOverTwo * exp(y * y))            \
+    X(Log10,      log10,       Float,     kSavesX,    g / (x * 2.302585092994046))                \
+    X(Exp2,       exp2,        Float,     kSavesY,    g * y * 0.6931471805599453)                 \
+    X(Lgamma,     lgamma,      Float,     kSavesX,    g * digamma(x))                             \
+    X(Digamma,    digamma,     Float,     kSavesX,    g * trigamma(x))                            \
+    X(Trigamma,   _trigamma,   Float,     kSavesX,    no_gradient_formula("_trigamma", g))        \
     X(Gelu,       _gelu,       Float,     kSavesX,    gelu_backward(g, x))                        \
     X(GeluTanh,   _gelu_tanh,  Float,     kSavesX,    gelu_tanh_backward(g, x))                   \
     X(Silu,       _silu,       Float,     kSavesX,    silu_backward(g, x))                        \
@@ -98,6 +105,9 @@
     X(IsNan,      isnan,       Bool,      kSavesNone, not_differentiable)                         \
     X(IsInf,      isinf,       Bool,      kSavesNone, not_differentiable)                         \
     X(IsFinite,   isfinite,    Bool,      kSavesNone, not_differentiable)                         \
+    X(IsPosInf,   isposinf,    Bool,      kSavesNone, not_differentiable)                         \
+    X(IsNegInf,   isneginf,    Bool,      kSavesNone, not_differentiable)                         \
+    X(Signbit,    signbit,     Bool,      kSavesNone, not_differentiable)                         \
     X(LogicalNot, logical_not, Bool,      kSavesNone, not_differentiable)                         \
     X(BitwiseNot, bitwise_not, Integral,  kSavesNone, not_differentiable)
 

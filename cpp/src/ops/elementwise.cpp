@@ -352,6 +352,15 @@ Expr where(const Expr& cond, double a, const Expr& b) { return {where(cond.t, nu
 Expr zeros_like(const Expr& g) { return {zeros(g.t->shape, g.t->dtype, g.t->device())}; }
 const Expr not_differentiable{};  // the column of ops whose output is bool or integer
 constexpr double kTwoOverSqrtPi = 1.1283791670955126;  // d erf(x) = 2/sqrt(pi) e^(-x^2)
+constexpr double kSqrtPiOverTwo = 0.886226925452758;    // d erfinv(y) = sqrt(pi)/2 e^(erfinv(y)^2)
+Expr digamma(const Expr& x) { return un(UnaryOp::Digamma, x); }
+Expr trigamma(const Expr& x) { return un(UnaryOp::Trigamma, x); }
+// The gradient of an op whose derivative minitorch does not compute (trigamma's, which
+// only a third derivative of lgamma reaches): backward through it raises.
+Expr no_gradient_formula(const char* op, const Expr&)
+{
+    throw std::runtime_error(detail::str("the derivative of ", op, " is not implemented (polygamma(2, x) would be)"));
+}
 
 // The value of a number operand (a 0-dim CPU tensor: x ** 2's 2, clamp's bounds), else NaN.
 double number_value(const Tensor* t)

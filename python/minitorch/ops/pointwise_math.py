@@ -228,3 +228,46 @@ def heaviside(self, values: Tensor) -> Tensor:
                             f"({self.dtype.name} and {values.dtype.name})")
     with no_grad():
         return _C.where(self == 0, values, (self > 0).to(self.dtype))
+
+
+def copysign(self, other) -> Tensor:
+    """``|self|`` with the sign of ``other`` (its sign bit: -0.0 counts as negative);
+    integers give floats. Differentiable in ``self`` (``sign(self) * sign(result)``; 0 at
+    0), not in ``other``."""
+    from .creation import full, get_default_dtype
+    if not isinstance(other, Tensor):
+        if isinstance(other, bool) or not isinstance(other, numbers.Real):
+            raise TypeError(f"copysign(): argument 'other' must be a number or a Tensor, not {type(other).__name__}")
+        other = full((), float(other), dtype=self.dtype if self.dtype.is_floating_point else get_default_dtype(),
+                     device=self.device)
+    x = self if self.dtype.is_floating_point else self.to(get_default_dtype())
+    if not other.dtype.is_floating_point:
+        other = other.to(get_default_dtype())
+    x, other = (x, other) if x.dtype == other.dtype else _promoted(x, other)
+    magnitude = x.abs()
+    return _C.where(other.detach().signbit(), -magnitude, magnitude)
+
+
+def _promoted(a: Tensor, b: Tensor):
+    dtype = _C.result_type(a, b)
+    return a.to(dtype), b.to(dtype)
+
+
+def sinc(self) -> Tensor:
+    """The normalized sinc, ``sin(pi x) / (pi x)``, 1 at 0 (its gradient 0 there); integers
+    give floats."""
+    from .creation import get_default_dtype
+    x = self if self.dtype.is_floating_point else self.to(get_default_dtype())
+    zero = x == 0
+    safe = _C.where(zero, 1.0, x)  # no 0/0 in the branch where() drops, nor in its gradient
+    px = safe * math.pi
+    return _C.where(zero, 1.0, px.sin() / px)
+
+
+def float_power(self, exponent) -> Tensor:
+    """``self ** exponent`` computed in float64, whatever the inputs' dtypes (PyTorch's)."""
+    base = self.to(_C.dtype.float64) if isinstance(self, Tensor) else self
+    exp = exponent.to(_C.dtype.float64) if isinstance(exponent, Tensor) else float(exponent)
+    if not isinstance(base, Tensor):
+        return float(base) ** exp
+    return base.pow(exp)

@@ -120,7 +120,11 @@ def _extreme(self, dim, keepdim: bool, op: str, largest: bool) -> Tensor:
             raise IndexError(f"{op}: Expected reduction dim {d} to have non-zero size")
     rest = [d for d in range(self.ndim) if d not in dims]
     moved = self.permute(*rest, *dims)
-    folded = moved.reshape(tuple(self.shape[d] for d in rest) + (-1,))
+    reduced = 1
+    for d in dims:
+        reduced *= self.shape[d]
+    # the reduced size spelled out (not -1): the kept dims may hold no elements (3, 0).amax(0)
+    folded = moved.reshape(tuple(self.shape[d] for d in rest) + (reduced,))
     vals = (folded.max(-1) if largest else folded.min(-1))[0]
     if keepdim:
         vals = vals.reshape(tuple(1 if d in dims else self.shape[d] for d in range(self.ndim)))
@@ -256,3 +260,94 @@ def cummin(self, dim: int) -> CumminResult:
     """``(values, indices)``: the running min along ``dim``, as :func:`cummax`."""
     values, indices = _C._cummin(self, int_arg("cummin", "dim", dim))
     return CumminResult(values, indices)
+
+
+AminmaxResult = collections.namedtuple("aminmax", ["min", "max"])
+
+
+def aminmax(self: Tensor, *, dim=None, keepdim: bool = False):
+    """``(min, max)`` of ``self`` (over ``dim``, or every element), as ``amin`` and ``amax``
+    give them: a NaN wins both. What quantization observers record.
+
+    >>> minitorch.aminmax(minitorch.tensor([3, -1, 7]))
+    aminmax(min=tensor(-1), max=tensor(7))
+    """
+    check_input(self, "aminmax")
+    if dim is None:
+        if self.numel() == 0:
+            raise _C.InputError("aminmax(): cannot compute aminmax over an empty dimension as the operation "
+                                "has no identity")
+        lo, hi = self.amin(), self.amax()
+        if keepdim:
+            ones = (1,) * self.ndim
+            lo, hi = lo.reshape(ones), hi.reshape(ones)
+        return AminmaxResult(lo, hi)
+    d = int_arg("aminmax", "dim", dim)
+    return AminmaxResult(self.amin(d, keepdim=keepdim), self.amax(d, keepdim=keepdim))
+
+
+def cov(self: Tensor, *, correction: int = 1, fweights=None, aweights=None) -> Tensor:
+    """The covariance matrix of the variables in the rows of ``self`` (observations in the
+    columns; a 1-D tensor is one variable), NumPy's and PyTorch's formula: integer
+    frequency weights ``fweights`` and observation weights ``aweights`` per column, the
+    divisor ``sum(w) - correction`` (``- correction * sum(w * a) / sum(w)`` with aweights)."""
+    check_input(self, "cov")
+    if self.ndim > 2:
+        raise _C.InputError(f"cov(): expected input to have two or fewer dimensions but got an input with "
+                            f"{self.ndim} dimensions")
+    if self.dtype == _C.dtype.bool:
+        raise TypeError("cov(): bool dtype is not supported for input")
+    x = self.reshape(1, -1) if self.ndim < 2 else self
+    if not x.dtype.is_floating_point:
+        from .. import get_default_dtype
+        x = x.to(get_default_dtype())
+    n = x.shape[1]
+    w = None
+    if fweights is not None:
+        if not isinstance(fweights, Tensor) or fweights.ndim > 1 or fweights.numel() != n:
+            raise _C.InputError(f"cov(): expected fweights to be a 1-D tensor of {n} integers")
+        if fweights.dtype.is_floating_point or fweights.dtype == _C.dtype.bool:
+            raise TypeError(f"cov(): expected fweights to have integral dtype, got {fweights.dtype}")
+        if (fweights < 0).any().item():
+            raise _C.InputError("cov(): fweights cannot be negative")
+        w = fweights.to(x.dtype)
+    if aweights is not None:
+        if not isinstance(aweights, Tensor) or aweights.ndim > 1 or aweights.numel() != n:
+            raise _C.InputError(f"cov(): expected aweights to be a 1-D tensor of {n} values")
+        if not aweights.dtype.is_floating_point:
+            raise TypeError(f"cov(): expected aweights to have floating point dtype, got {aweights.dtype}")
+        if (aweights < 0).any().item():
+            raise _C.InputError("cov(): aweights cannot be negative")
+        a = aweights.to(x.dtype)
+        w = a if w is None else w * a
+    if w is None:
+        avg = x.mean(1, keepdim=True) if n else x.sum(1, keepdim=True)
+        norm = n - correction
+    else:
+        wsum = w.sum()
+        avg = (x * w).sum(1, keepdim=True) / wsum
+        if correction == 0:
+            norm = wsum
+        elif aweights is None:
+            norm = wsum - correction
+        else:
+            norm = wsum - correction * (w * aweights.to(x.dtype)).sum() / wsum
+    xc = x - avg
+    c = (xc * w if w is not None else xc) @ xc.transpose(0, 1)
+    if isinstance(norm, Tensor):
+        c = c / norm.clamp(min=0)
+    else:
+        c = c / (norm if norm > 0 else 0)
+    return c.reshape(()) if self.ndim < 2 else c
+
+
+def corrcoef(self: Tensor) -> Tensor:
+    """Pearson's correlation coefficients of the rows of ``self``: ``cov`` divided by the
+    outer product of the standard deviations, clipped to [-1, 1]."""
+    c = cov(self)
+    if c.ndim == 0:
+        return c / c
+    d = c.diagonal()
+    std = d.sqrt()
+    c = c / std.reshape(-1, 1) / std.reshape(1, -1)
+    return c.clamp(-1, 1)
