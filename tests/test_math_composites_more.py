@@ -19,6 +19,9 @@ def test_copysign_signed_zero_and_gradient(device):
     y.sum().backward()
     assert x.grad.tolist() == [-1.0, -1.0, -1.0, 0.0]
     assert minitorch.copysign(minitorch.tensor([2, -3], device=device), -1.0).tolist() == [-2.0, -3.0]
+    wide = minitorch.copysign(minitorch.tensor([1, -2], device=device), minitorch.tensor(-1.0, dtype=minitorch.float64,
+                                                                                         device=device))
+    assert wide.dtype == minitorch.float64  # PyTorch's promotion: the 0-dim float64 decides
 
 
 @pytest.mark.parametrize("device", DEVICES)
@@ -37,9 +40,10 @@ def test_float_power_is_float64(device):
     assert x.float_power(2).dtype == minitorch.float64 and x.float_power(2).tolist() == [4.0, 9.0]
     assert minitorch.float_power(x, minitorch.tensor([0.5, -1.0], device=device)).tolist() == pytest.approx(
         [2 ** 0.5, 1 / 3])
-    y = minitorch.tensor([1.5, 2.0], device=device)
-    assert y.float_power_(2) is y and y.tolist() == [2.25, 4.0]  # written back in y's dtype
-    assert y.dtype == minitorch.float32
+    y = minitorch.tensor([1.5, 2.0], dtype=minitorch.float64, device=device)
+    assert y.float_power_(2) is y and y.tolist() == [2.25, 4.0]
+    with pytest.raises(RuntimeError, match="float64"):  # only float64 holds the result (PyTorch's rule)
+        minitorch.tensor([1.5], device=device).float_power_(2)
 
 
 @pytest.mark.parametrize("device", DEVICES)
@@ -69,7 +73,9 @@ def test_cov_and_corrcoef(device):
                                    rtol=1e-12)
     got = minitorch.cov(t, fweights=minitorch.tensor(fw, device=device), aweights=minitorch.tensor(aw, device=device))
     np.testing.assert_allclose(got.cpu().numpy(), np.cov(x, fweights=fw, aweights=aw), rtol=1e-12)
-    assert minitorch.cov(t[0]).shape == ()
+    assert minitorch.cov(t[0]).shape == () and minitorch.cov(t[:1]).shape == ()  # one variable: 0-dim
+    assert minitorch.corrcoef(t[:1]).shape == ()
+    assert minitorch.cov(t.float(), aweights=minitorch.tensor(aw, device=device)).dtype == minitorch.float64
     np.testing.assert_allclose(minitorch.corrcoef(t).cpu().numpy(), np.corrcoef(x), rtol=1e-12)
     ints = minitorch.tensor([[1, 2, 4], [0, 5, 1]], device=device)
     assert minitorch.cov(ints).dtype == minitorch.float32

@@ -27,6 +27,11 @@ def test_erfinv_inverts_erf(device):
     y = np.array([-0.999999, -0.9, -0.3, 0.0, 1e-8, 0.5, 0.99, 0.9999999])
     x = T(y, device).erfinv().cpu().numpy()
     np.testing.assert_allclose([math.erf(v) for v in x], y, rtol=1e-14, atol=1e-15)
+    # near +-1 erf(x) rounds to +-1: the tails are solved through erfc (values checked with mpmath)
+    near_one = T([1 - 1e-15, 1 - 2.0 ** -53, 1 - 1e-12, 0.9999999999, -(1 - 1e-15), 1e-20], device).erfinv()
+    np.testing.assert_allclose(near_one.cpu().numpy(), [5.675915739744712, 5.863584748755168, 5.042031898572696,
+                                                        4.572824958544925, -5.675915739744712, 8.86226925452758e-21],
+                               rtol=1e-12)
     edges = T([1.0, -1.0, 1.5, -2.0, float("nan")], device).erfinv().cpu().numpy()
     assert edges[0] == np.inf and edges[1] == -np.inf and np.isnan(edges[2:]).all()
     y32 = y.astype(np.float32)  # near +-1 the rounding of y itself moves erfinv(y) a lot

@@ -59,14 +59,29 @@ def xlogy(input, other) -> Tensor:
     return _m().xlogy(input, other)
 
 
-def xlog1py(input: Tensor, other) -> Tensor:
-    """``input * log1p(other)``, 0 where ``input`` is 0 (unless ``other`` is NaN)."""
-    x = _tensor("xlog1py", input)
+def xlog1py(input, other) -> Tensor:
+    """``input * log1p(other)``, 0 where ``input`` is 0 (unless ``other`` is NaN); either
+    may be a number. log1p keeps the digits that ``log(1 + other)`` would round away."""
     m = _m()
-    if not isinstance(other, Tensor):
-        other = m.full((), float(other), dtype=x.dtype if x.dtype.is_floating_point else m.get_default_dtype(),
-                       device=x.device)
-    return m.xlogy(x, other + 1)
+    if not isinstance(input, Tensor) and not isinstance(other, Tensor):
+        raise TypeError("special.xlog1py(): expected a Tensor for input or other")
+    ref = input if isinstance(input, Tensor) else other
+    dtype = m.get_default_dtype()
+    for v in (input, other):
+        if isinstance(v, Tensor) and v.dtype.is_floating_point:
+            dtype = v.dtype if dtype == m.get_default_dtype() else m.promote_types(dtype, v.dtype)
+
+    def as_tensor(v):
+        if isinstance(v, Tensor):
+            return v.to(dtype) if v.dtype != dtype else v
+        if isinstance(v, bool) or not isinstance(v, (int, float)):
+            raise TypeError(f"special.xlog1py(): expected a Tensor or a number, got {type(v).__name__}")
+        return m.full((), float(v), dtype=dtype, device=ref.device)
+
+    x, y = as_tensor(input), as_tensor(other)
+    zero = (x == 0).logical_and(y.isnan().logical_not())
+    safe = m.where(zero, 0.0, y)  # no -inf * 0 in the branch where() drops (other = -1)
+    return m.where(zero, 0.0, x * safe.log1p())
 
 
 def gammaln(input: Tensor) -> Tensor:
@@ -151,10 +166,12 @@ def ndtr(input: Tensor) -> Tensor:
 
 
 def ndtri(input: Tensor) -> Tensor:
-    """The inverse of ``ndtr``: ``sqrt 2 * erfinv(2p - 1)`` (+-inf at 0 and 1, NaN outside).
-    Forming 2p - 1 rounds, so for p near 0 the relative accuracy is about 1e-7 in float64
-    (PyTorch's Cephes rational fits keep full accuracy there)."""
-    return (_tensor("ndtri", input) * 2 - 1).erfinv() * math.sqrt(2)
+    """The inverse of ``ndtr``, ``-sqrt 2 * erfcinv(2p)`` (one kernel, ``_ndtri``): 2p is
+    exact, so the far left tail keeps every digit of p; -inf at 0, inf at 1, NaN outside."""
+    x = _tensor("ndtri", input)
+    if not x.dtype.is_floating_point:
+        x = x.to(_m().get_default_dtype())
+    return _C._ndtri(x)
 
 
 def log_ndtr(input: Tensor) -> Tensor:
@@ -170,8 +187,11 @@ def log_ndtr(input: Tensor) -> Tensor:
     r = 1 / (safe * safe)
     series = 1 - r * (1 - r * (3 - r * (15 - r * 105)))
     tail = -safe * safe / 2 - (-safe * math.sqrt(2 * math.pi)).log() + series.log()
+    # x >= 0: log(1 - ndtr(-x)) through log1p, which keeps the tiny ndtr(-x) that
+    # log(ndtr(x)) would round to log(1) = 0
     near = m.where(far, 0.0, x)
-    return m.where(far, tail, ndtr(near).log()).to(dtype)
+    right = (-ndtr(-near.abs())).log1p()
+    return m.where(far, tail, m.where(near >= 0, right, ndtr(near).log())).to(dtype)
 
 
 def entr(input: Tensor) -> Tensor:

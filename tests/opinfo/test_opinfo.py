@@ -190,6 +190,10 @@ def check_inplace(op, sample, args, kwargs, out, dtype, layout, device):
     result does not fit ``x`` (shape, dtype) or ``x`` overlaps itself, an error."""
     x = data_tensor(sample.args[0].arr, dtype, layout, device)
     method = getattr(x, op.name + "_")
+    if op.inplace_dtypes is not None and dtype not in op.inplace_dtypes:
+        with pytest.raises(RuntimeError):
+            method(*args[1:], **kwargs)
+        return
     if _has_overlap(x):
         with pytest.raises(RuntimeError):
             method(*args[1:], **kwargs)

@@ -140,14 +140,15 @@ MT_HOST_DEVICE inline T fmod_of(T a, T b)
 
 // ---- special functions the C library lacks (computed in double, for every T) ----
 
-// erfinv(y): the x with erf(x) = y, for y in (-1, 1); +-inf at +-1, NaN outside.
-// Start from Giles' polynomial fit (M. Giles, "Approximating the erfinv function", GPU
-// Computing Gems, 2010: about 7 correct digits), then polish with Newton steps on
-// erf(x) - y, whose derivative is 2/sqrt(pi) e^(-x^2): each step doubles the digits.
-MT_HOST_DEVICE inline double erfinv_double(double y)
+// The x with erf(x) = y and erfc(|x|) = tail, both given exactly by the caller (erfinv,
+// erfcinv). Start from Giles' polynomial fit of erfinv (M. Giles, "Approximating the
+// erfinv function", GPU Computing Gems, 2010: about 7 correct digits), then polish with
+// Newton steps, each doubling the digits. Near the middle (tail > 1/2) the steps solve
+// erf(x) = y; in the tails they solve log erfc(|x|) = log(tail) instead, which stays well
+// conditioned where erf(x) has rounded to +-1 and erfc(x) is tiny.
+MT_HOST_DEVICE inline double inverse_erf(double y, double tail)
 {
-    if (!(y > -1.0 && y < 1.0)) return y == 1.0 ? INFINITY : (y == -1.0 ? -INFINITY : NAN);
-    double w = -log((1.0 - y) * (1.0 + y)), p;
+    double w = -log(tail * (2.0 - tail)), p;  // -log((1 - y)(1 + y)), from the exact tail
     if (w < 5.0) {
         w -= 2.5;
         p = 2.81022636e-08;
@@ -171,10 +172,44 @@ MT_HOST_DEVICE inline double erfinv_double(double y)
         p = 1.00167406 + p * w;
         p = 2.83297682 + p * w;
     }
-    double x = p * y;
-    for (int step = 0; step < 2; ++step) x -= (erf(x) - y) / (1.1283791670955126 * exp(-x * x));
-    return x;
+    const double two_over_sqrt_pi = 1.1283791670955126;
+    if (tail > 0.5) {  // the middle: Newton on erf(x) - y, derivative 2/sqrt(pi) e^(-x^2)
+        double x = p * y;
+        for (int step = 0; step < 2; ++step) x -= (erf(x) - y) / (two_over_sqrt_pi * exp(-x * x));
+        return x;
+    }
+    // a tail: a = |x| solves g(a) = log erfc(a) - log(tail), g'(a) = -2/sqrt(pi) e^(-a^2) / erfc(a).
+    // Far out (tail < e^-20, beyond the fit's range) start from erfc(a) ~ e^(-a^2) / (a sqrt(pi)),
+    // i.e. a^2 ~ L - log(L) / 2 - log(pi) / 2 with L = -log(tail).
+    const double target = log(tail), L = -target;
+    double a = L > 20.0 ? sqrt(L - 0.5 * log(L) - 0.5723649429247001) : fabs(p * y);
+    for (int step = 0; step < 4; ++step) {
+        const double c = erfc(a), e = exp(-a * a);
+        if (c == 0.0 || e == 0.0) break;  // past double's range (tail near the smallest subnormal)
+        a += (log(c) - target) * c / (two_over_sqrt_pi * e);
+    }
+    return y > 0.0 ? a : -a;
 }
+
+// erfinv(y): +-inf at +-1, NaN outside [-1, 1]. 1 - |y| is exact where the tail branch
+// runs (|y| >= 1/2: Sterbenz), and y itself is used in the middle.
+MT_HOST_DEVICE inline double erfinv_double(double y)
+{
+    if (!(y > -1.0 && y < 1.0)) return y == 1.0 ? INFINITY : (y == -1.0 ? -INFINITY : NAN);
+    return inverse_erf(y, 1.0 - fabs(y));
+}
+
+// erfcinv(q) = erfinv(1 - q), for q in (0, 2), from q itself: the tail is q (or 2 - q),
+// exact, so tiny q keeps every digit (1 - q would round to 1); +inf at 0, -inf at 2.
+MT_HOST_DEVICE inline double erfcinv_double(double q)
+{
+    if (!(q > 0.0 && q < 2.0)) return q == 0.0 ? INFINITY : (q == 2.0 ? -INFINITY : NAN);
+    return inverse_erf(1.0 - q, q < 1.0 ? q : 2.0 - q);
+}
+
+// ndtri(p): the x with Phi(x) = p (the standard normal's quantile), -sqrt(2) erfcinv(2p):
+// 2p is exact, so the left tail keeps every digit of p (sqrt(2) erfinv(2p - 1) would not).
+MT_HOST_DEVICE inline double ndtri_double(double p) { return -1.4142135623730951 * erfcinv_double(2.0 * p); }
 
 // digamma(x) = d/dx log Gamma(x). Shift x up to 10 with psi(x) = psi(x + 1) - 1/x, then
 // the asymptotic series ln x - 1/(2x) - sum B_2k / (2k x^2k) (error ~1e-14 there).
@@ -199,7 +234,7 @@ MT_HOST_DEVICE inline double digamma_double(double x)
 }
 
 // trigamma(x) = d/dx digamma(x) (digamma's gradient): psi1(x) = psi1(x + 1) + 1/x^2 up to
-// 10, then 1/x + 1/(2x^2) + sum B_2k / x^(2k+1); negative x by psi1(x) + psi1(1 - x) =
+// 10, then 1/x + 1/(2x^2) + sum B_2k / x^(2k+1) (to 5/(66 x^11)); negative x by psi1(x) + psi1(1 - x) =
 // pi^2 / sin^2(pi x); +inf at the poles (0 and the negative integers).
 MT_HOST_DEVICE inline double trigamma_double(double x)
 {
@@ -216,7 +251,8 @@ MT_HOST_DEVICE inline double trigamma_double(double x)
     double sum = 0.0;
     for (; x < 10.0; x += 1.0) sum += 1.0 / (x * x);
     const double r = 1.0 / (x * x);
-    const double series = (1.0 + 0.5 / x + r * (1.0 / 6 - r * (1.0 / 30 - r * (1.0 / 42 - r * (1.0 / 30))))) / x;
+    const double series =
+        (1.0 + 0.5 / x + r * (1.0 / 6 - r * (1.0 / 30 - r * (1.0 / 42 - r * (1.0 / 30 - r * (5.0 / 66)))))) / x;
     return shift + sign * (sum + series);
 }
 
@@ -416,6 +452,7 @@ MT_HOST_DEVICE MT_ALWAYS_INLINE T unary_op(UnaryOp op, T x)
         case UnaryOp::Lgamma: if constexpr (kFloat) return math_lgamma(x); else return x;
         case UnaryOp::Digamma: if constexpr (kFloat) return static_cast<T>(digamma_double(x)); else return x;
         case UnaryOp::Trigamma: if constexpr (kFloat) return static_cast<T>(trigamma_double(x)); else return x;
+        case UnaryOp::Ndtri: if constexpr (kFloat) return static_cast<T>(ndtri_double(x)); else return x;
         case UnaryOp::Gelu: if constexpr (kFloat) return gelu_of(x); else return x;
         case UnaryOp::GeluTanh: if constexpr (kFloat) return gelu_tanh_of(x); else return x;
         case UnaryOp::Silu: if constexpr (kFloat) return silu_of(x); else return x;

@@ -90,6 +90,7 @@
     X(Lgamma,     lgamma,      Float,     kSavesX,    g * digamma(x))                             \
     X(Digamma,    digamma,     Float,     kSavesX,    g * trigamma(x))                            \
     X(Trigamma,   _trigamma,   Float,     kSavesX,    no_gradient_formula("_trigamma", g))        \
+    X(Ndtri,      _ndtri,      Float,     kSavesY,    g * kSqrtTwoPi * exp(y * y * 0.5))          \
     X(Gelu,       _gelu,       Float,     kSavesX,    gelu_backward(g, x))                        \
     X(GeluTanh,   _gelu_tanh,  Float,     kSavesX,    gelu_tanh_backward(g, x))                   \
     X(Silu,       _silu,       Float,     kSavesX,    silu_backward(g, x))                        \

@@ -353,6 +353,7 @@ Expr zeros_like(const Expr& g) { return {zeros(g.t->shape, g.t->dtype, g.t->devi
 const Expr not_differentiable{};  // the column of ops whose output is bool or integer
 constexpr double kTwoOverSqrtPi = 1.1283791670955126;  // d erf(x) = 2/sqrt(pi) e^(-x^2)
 constexpr double kSqrtPiOverTwo = 0.886226925452758;    // d erfinv(y) = sqrt(pi)/2 e^(erfinv(y)^2)
+constexpr double kSqrtTwoPi = 2.5066282746310002;       // d ndtri(p) = sqrt(2 pi) e^(ndtri(p)^2 / 2)
 Expr digamma(const Expr& x) { return un(UnaryOp::Digamma, x); }
 Expr trigamma(const Expr& x) { return un(UnaryOp::Trigamma, x); }
 // The gradient of an op whose derivative minitorch does not compute (trigamma's, which

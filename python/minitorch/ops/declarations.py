@@ -286,7 +286,7 @@ OPS: tuple[Op, ...] = (
     _py("heaviside", python="pointwise_math", inplace=GENERIC, **NO_GRAD),
     _py("copysign", python="pointwise_math", inplace=GENERIC),
     _py("sinc", python="pointwise_math", inplace=GENERIC),
-    _py("float_power", python="pointwise_math", inplace=GENERIC),
+    _py("float_power", python="pointwise_math", inplace=NATIVE),
     _py("aminmax", python="reduction"),
     _py("cov", python="reduction", dtypes=NUMERIC),
     _py("corrcoef", python="reduction", dtypes=NUMERIC),

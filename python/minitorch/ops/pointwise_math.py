@@ -240,17 +240,13 @@ def copysign(self, other) -> Tensor:
             raise TypeError(f"copysign(): argument 'other' must be a number or a Tensor, not {type(other).__name__}")
         other = full((), float(other), dtype=self.dtype if self.dtype.is_floating_point else get_default_dtype(),
                      device=self.device)
-    x = self if self.dtype.is_floating_point else self.to(get_default_dtype())
-    if not other.dtype.is_floating_point:
-        other = other.to(get_default_dtype())
-    x, other = (x, other) if x.dtype == other.dtype else _promoted(x, other)
+    dtype = _C.result_type(self, other)  # a 0-dim float64 other makes an int self float64
+    if not dtype.is_floating_point:
+        dtype = get_default_dtype()
+    x = self if self.dtype == dtype else self.to(dtype)
+    other = other if other.dtype == dtype else other.to(dtype)
     magnitude = x.abs()
     return _C.where(other.detach().signbit(), -magnitude, magnitude)
-
-
-def _promoted(a: Tensor, b: Tensor):
-    dtype = _C.result_type(a, b)
-    return a.to(dtype), b.to(dtype)
 
 
 def sinc(self) -> Tensor:
@@ -262,6 +258,18 @@ def sinc(self) -> Tensor:
     safe = _C.where(zero, 1.0, x)  # no 0/0 in the branch where() drops, nor in its gradient
     px = safe * math.pi
     return _C.where(zero, 1.0, px.sin() / px)
+
+
+def float_power_(self, exponent) -> Tensor:
+    """In place: only a float64 tensor can hold float_power's float64 result (PyTorch's rule)."""
+    if self.dtype != _C.dtype.float64:
+        raise RuntimeError(f"float_power_: the base given to float_power_ has dtype {self.dtype} but the "
+                           "operation's result requires dtype float64")
+    from .inplace import _check_writable, _in_graph, _write
+    out = float_power(self, exponent)
+    in_graph = _in_graph(self, (exponent,))
+    _check_writable(self, "float_power_", in_graph)
+    return self.copy_(out) if in_graph else _write(self, out, "float_power_")
 
 
 def float_power(self, exponent) -> Tensor:

@@ -301,6 +301,8 @@ def cov(self: Tensor, *, correction: int = 1, fweights=None, aweights=None) -> T
     if not x.dtype.is_floating_point:
         from .. import get_default_dtype
         x = x.to(get_default_dtype())
+    if isinstance(aweights, Tensor) and aweights.dtype.is_floating_point:
+        x = x.to(_C.result_type(x, aweights))  # float64 weights make a float64 result (PyTorch's)
     n = x.shape[1]
     w = None
     if fweights is not None:
@@ -338,7 +340,7 @@ def cov(self: Tensor, *, correction: int = 1, fweights=None, aweights=None) -> T
         c = c / norm.clamp(min=0)
     else:
         c = c / (norm if norm > 0 else 0)
-    return c.reshape(()) if self.ndim < 2 else c
+    return c.squeeze()  # one variable: a 0-dim result, as PyTorch's
 
 
 def corrcoef(self: Tensor) -> Tensor:
