@@ -70,6 +70,9 @@ def test_aliases_and_small_compositions(device):
     assert S.xlog1py(T([1.0], device), T([1e-20], device)).item() == 1e-20
     assert S.xlog1py(minitorch.tensor([1.0], device=device), 1e-10).item() == pytest.approx(1e-10, rel=1e-6)
     assert S.xlog1py(2.0, T([1.0], device)).tolist() == [2 * math.log(2)]
+    half = minitorch.tensor([1.0], dtype=minitorch.float16, device=device)
+    assert S.xlog1py(minitorch.tensor([1.0], device=device), half).dtype == minitorch.float32  # promoted
+    assert S.xlog1py(half, minitorch.tensor([1.0], device=device)).dtype == minitorch.float32
     assert S.round(T([1.2345, -2.5], device), decimals=2).tolist() == [1.23, -2.5]
     assert S.round(T([0.5, 1.5], device)).tolist() == [0.0, 2.0]
     v = T([[1.0, 2.0], [3.0, 5.0]], device)

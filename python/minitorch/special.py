@@ -65,11 +65,9 @@ def xlog1py(input, other) -> Tensor:
     m = _m()
     if not isinstance(input, Tensor) and not isinstance(other, Tensor):
         raise TypeError("special.xlog1py(): expected a Tensor for input or other")
+    from .ops.sampling import _float_dtype
     ref = input if isinstance(input, Tensor) else other
-    dtype = m.get_default_dtype()
-    for v in (input, other):
-        if isinstance(v, Tensor) and v.dtype.is_floating_point:
-            dtype = v.dtype if dtype == m.get_default_dtype() else m.promote_types(dtype, v.dtype)
+    dtype = _float_dtype(input, other)  # the floating tensors' promoted dtype, else the default
 
     def as_tensor(v):
         if isinstance(v, Tensor):
