@@ -1,19 +1,21 @@
-// scan.cu — CUDA kernels for running sums and products (cumsum, cumprod), and running
-// max / min with their places (cummax, cummin), along
-// the middle dim of a contiguous (outer, R, inner) tensor; layout as in kernels.h.
+// scan.cu — CUDA kernels for running sums, products and log-sum-exps (cumsum, cumprod,
+// logcumsumexp; each step in scan_math.h, shared with the CPU), and running max / min with
+// their places (cummax, cummin), along the middle dim of a contiguous (outer, R, inner)
+// tensor; layout as in kernels.h.
 #include <algorithm>
 #include <cstdlib>
 #include <stdexcept>
 #include <type_traits>
 
 #include "common.cuh"
+#include "minitorch/scan_math.h"
 #include "warp.cuh"
 
 namespace minitorch::cuda {
 
 namespace {
 
-// Sums and products are combined in double (floats) or int64 (integers), rounded once per output.
+// Values are combined in double (floats) or int64 (integers), rounded once per output.
 template <class T>
 using ScanAcc = std::conditional_t<std::is_floating_point<T>::value, double, int64_t>;
 
@@ -22,16 +24,16 @@ using ScanAcc = std::conditional_t<std::is_floating_point<T>::value, double, int
 // is the plain sequential scan, for lines along a strided dim (inner > 1); contiguous lines
 // (inner == 1) go to the kernels below, as one thread would walk a long line alone.
 template <class T>
-__global__ void scan_kernel(const T* in, T* out, int64_t outer, int64_t len, int64_t inner, bool prod, bool reverse)
+__global__ void scan_kernel(const T* in, T* out, int64_t outer, int64_t len, int64_t inner, ScanOp op, bool reverse)
 {
     using Acc = ScanAcc<T>;
     MT_GRID_STRIDE(line, outer * inner) {
         const int64_t o = line / inner, i = line % inner;
-        Acc acc = prod ? Acc(1) : Acc(0);
+        Acc acc = scan_identity<Acc>(op);
         for (int64_t k = 0; k < len; ++k) {
             const int64_t r = reverse ? len - 1 - k : k;
             const int64_t at = (o * len + r) * inner + i;
-            acc = prod ? acc * Acc(in[at]) : acc + Acc(in[at]);
+            acc = scan_combine(op, acc, Acc(in[at]));
             out[at] = static_cast<T>(acc);
         }
     }
@@ -51,16 +53,16 @@ __global__ void scan_kernel(const T* in, T* out, int64_t outer, int64_t len, int
 // Totals are kept in Acc, and each output is still rounded once.
 template <class T>
 __global__ void chunk_scan_kernel(const T* in, T* out, const ScanAcc<T>* before, ScanAcc<T>* totals, int64_t outer,
-                                  int64_t len, int64_t inner, int64_t chunks, int64_t chunk, bool prod, bool reverse)
+                                  int64_t len, int64_t inner, int64_t chunks, int64_t chunk, ScanOp op, bool reverse)
 {
     using Acc = ScanAcc<T>;
     MT_GRID_STRIDE(e, outer * chunks * inner) {
         const int64_t i = e % inner, piece = (e / inner) % chunks, o = e / (inner * chunks);
         const int64_t end = (piece + 1) * chunk < len ? (piece + 1) * chunk : len;
-        Acc acc = before && piece > 0 ? before[e - inner] : (prod ? Acc(1) : Acc(0));  // the pieces before
+        Acc acc = before && piece > 0 ? before[e - inner] : scan_identity<Acc>(op);  // the pieces before
         for (int64_t k = piece * chunk; k < end; ++k) {
             const int64_t at = (o * len + (reverse ? len - 1 - k : k)) * inner + i;
-            acc = prod ? acc * Acc(in[at]) : acc + Acc(in[at]);
+            acc = scan_combine(op, acc, Acc(in[at]));
             if (out) out[at] = static_cast<T>(acc);
         }
         if (totals) totals[e] = acc;
@@ -76,7 +78,7 @@ __global__ void chunk_scan_kernel(const T* in, T* out, const ScanAcc<T>* before,
 // of the chunks before (the previous chunk's last lane, broadcast) completes it. A single
 // long line still runs on one warp: lookback_scan_kernel below splits it across blocks.
 template <class T>
-__global__ void warp_scan_kernel(const T* in, T* out, int64_t lines, int64_t len, bool prod, bool reverse)
+__global__ void warp_scan_kernel(const T* in, T* out, int64_t lines, int64_t len, ScanOp op, bool reverse)
 {
     using Acc = ScanAcc<T>;
     const int lane = threadIdx.x % kWarp;
@@ -85,15 +87,15 @@ __global__ void warp_scan_kernel(const T* in, T* out, int64_t lines, int64_t len
          line += int64_t(gridDim.x) * warps_per_block) {
         const T* src = in + line * len;
         T* dst = out + line * len;
-        Acc carry = prod ? Acc(1) : Acc(0);
+        Acc carry = scan_identity<Acc>(op);
         for (int64_t k0 = 0; k0 < len; k0 += kWarp) {
             const int64_t k = k0 + lane, r = reverse ? len - 1 - k : k;
-            Acc x = k < len ? Acc(src[r]) : (prod ? Acc(1) : Acc(0));
+            Acc x = k < len ? Acc(src[r]) : scan_identity<Acc>(op);
             for (int d = 1; d < kWarp; d <<= 1) {
                 const Acc y = __shfl_up_sync(kFullMask, x, d);
-                if (lane >= d) x = prod ? y * x : y + x;
+                if (lane >= d) x = scan_combine(op, y, x);
             }
-            x = prod ? carry * x : carry + x;
+            x = scan_combine(op, carry, x);
             if (k < len) dst[r] = static_cast<T>(x);
             carry = __shfl_sync(kFullMask, x, kWarp - 1);
         }
@@ -166,10 +168,10 @@ __device__ void publish(const TileStates<A>& st, int64_t tile, unsigned long lon
 // tile count as a prefix of `one`, so the look-back stops at the line's start. Without a
 // prefix in the window, the 32 aggregates are combined and the window moves 32 tiles back.
 template <class A>
-__device__ A look_back(const TileStates<A>& st, int64_t tile, int64_t k, A one, bool prod)
+__device__ A look_back(const TileStates<A>& st, int64_t tile, int64_t k, A one, ScanOp op)
 {
     const int lane = threadIdx.x % kWarp;
-    auto combine = [prod](A a, A b) { return prod ? a * b : a + b; };
+    auto combine = [op](A a, A b) { return scan_combine(op, a, b); };
     A exclusive = one;
     for (int64_t window = tile - 1, left = k;; window -= kWarp, left -= kWarp) {
         unsigned long long s = kPrefix;
@@ -219,7 +221,7 @@ __device__ inline int64_t padded(int64_t i) { return i + i / 16; }
 template <class T>
 __global__ void __launch_bounds__(kTileThreads)
     lookback_scan_kernel(const T* in, T* out, int64_t len, int64_t tiles_per_line, int items,
-                         TileStates<ScanAcc<T>> st, bool prod, bool reverse)
+                         TileStates<ScanAcc<T>> st, ScanOp op, bool reverse)
 {
     using A = ScanAcc<T>;
     __shared__ A values[kTileMax + kTileMax / 16];
@@ -227,8 +229,8 @@ __global__ void __launch_bounds__(kTileThreads)
     __shared__ A tile_prefix;
     __shared__ unsigned long long tile_number;
     const int t = threadIdx.x, lane = t % kWarp, warp = t / kWarp, warps = blockDim.x / kWarp;
-    const A one = prod ? A(1) : A(0);
-    auto combine = [prod](A a, A b) { return prod ? a * b : a + b; };
+    const A one = scan_identity<A>(op);
+    auto combine = [op](A a, A b) { return scan_combine(op, a, b); };
 
     if (t == 0) tile_number = atomicAdd(st.next_tile, 1ull);  // see above: why not blockIdx
     __syncthreads();  // every thread reads tile_number
@@ -266,7 +268,7 @@ __global__ void __launch_bounds__(kTileThreads)
         A exclusive = one;
         if (k > 0) {
             if (lane == 0) publish(st, tile, kAggregate, aggregate);
-            exclusive = look_back(st, tile, k, one, prod);
+            exclusive = look_back(st, tile, k, one, op);
         }
         if (lane == 0) {
             publish(st, tile, kPrefix, combine(exclusive, aggregate));
@@ -412,7 +414,7 @@ TileShape lookback_tile()
 
 // Launches: one cudaMemsetAsync (the counter and the status flags to 0) and the kernel.
 template <class T>
-void lookback_scan(const T* in, T* out, int64_t lines, int64_t len, TileShape shape, bool prod, bool reverse,
+void lookback_scan(const T* in, T* out, int64_t lines, int64_t len, TileShape shape, ScanOp op, bool reverse,
                    Device dev)
 {
     using A = ScanAcc<T>;
@@ -427,7 +429,7 @@ void lookback_scan(const T* in, T* out, int64_t lines, int64_t len, TileShape sh
                      reinterpret_cast<A*>(base + 1 + tiles), reinterpret_cast<A*>(base + 1 + 2 * tiles)};
     MT_CUDA_CHECK(cudaMemsetAsync(base, 0, size_t(1 + tiles) * sizeof(int64_t), 0));
     MT_LAUNCH(unsigned(tiles), unsigned(shape.threads), 0, 0, lookback_scan_kernel<T>)(
-        in, out, len, tiles_per_line, shape.items, st, prod, reverse);
+        in, out, len, tiles_per_line, shape.items, st, op, reverse);
 }
 
 // The pieces of chunked_scan: enough threads to fill an H100 / H200 (132 SMs x 2048 threads
@@ -442,7 +444,7 @@ int64_t scan_chunks(int64_t lines, int64_t len)
 }
 
 template <class T>
-void chunked_scan(const T* in, T* out, int64_t outer, int64_t len, int64_t inner, int64_t chunks, bool prod,
+void chunked_scan(const T* in, T* out, int64_t outer, int64_t len, int64_t inner, int64_t chunks, ScanOp op,
                   bool reverse, Device dev)
 {
     using A = ScanAcc<T>;
@@ -453,11 +455,11 @@ void chunked_scan(const T* in, T* out, int64_t outer, int64_t len, int64_t inner
     A* running = totals->data_as<A>();
     const int64_t threads = outer * chunks * inner;
     MT_LAUNCH(blocks_for(threads), kThreads, 0, 0, chunk_scan_kernel<T>)(in, nullptr, nullptr, running, outer, len,
-                                                                         inner, chunks, chunk, prod, reverse);
-    MT_LAUNCH(blocks_for(outer * inner), kThreads, 0, 0, scan_kernel<A>)(running, running, outer, chunks, inner, prod,
+                                                                         inner, chunks, chunk, op, reverse);
+    MT_LAUNCH(blocks_for(outer * inner), kThreads, 0, 0, scan_kernel<A>)(running, running, outer, chunks, inner, op,
                                                                          false);
     MT_LAUNCH(blocks_for(threads), kThreads, 0, 0, chunk_scan_kernel<T>)(in, out, running, nullptr, outer, len, inner,
-                                                                         chunks, chunk, prod, reverse);
+                                                                         chunks, chunk, op, reverse);
 }
 
 }  // namespace
@@ -468,13 +470,12 @@ void chunked_scan(const T* in, T* out, int64_t outer, int64_t len, int64_t inner
 void scan(ScanOp op, const Tensor& out, const Tensor& in, bool reverse)
 {
     const int64_t outer = in->shape[0], len = in->shape[1], inner = in->shape[2];
-    const bool prod = op == ScanOp::Prod;
     dispatch(in->dtype, [&](auto tag) {
         using T = typename decltype(tag)::type;
         if (inner == 1) {
             const TileShape tile = lookback_tile();
             if (tile.forced || (len >= kLookbackMinLen && outer <= kLookbackMaxLines)) {
-                lookback_scan<T>(in->data_as<T>(), out->data_as<T>(), outer, len, tile, prod, reverse, in->device());
+                lookback_scan<T>(in->data_as<T>(), out->data_as<T>(), outer, len, tile, op, reverse, in->device());
                 return;
             }
         }
@@ -482,17 +483,17 @@ void scan(ScanOp op, const Tensor& out, const Tensor& in, bool reverse)
             const int64_t warps_per_block = kThreads / kWarp;
             const unsigned grid = unsigned(std::min<int64_t>((outer + warps_per_block - 1) / warps_per_block, 4096));
             MT_LAUNCH(std::max(grid, 1u), kThreads, 0, 0, warp_scan_kernel<T>)(in->data_as<T>(), out->data_as<T>(),
-                                                                               outer, len, prod, reverse);
+                                                                               outer, len, op, reverse);
             return;
         }
         const int64_t chunks = scan_chunks(outer * inner, len);
         if (chunks > 1) {
-            chunked_scan<T>(in->data_as<T>(), out->data_as<T>(), outer, len, inner, chunks, prod, reverse,
+            chunked_scan<T>(in->data_as<T>(), out->data_as<T>(), outer, len, inner, chunks, op, reverse,
                             in->device());
             return;
         }
         MT_LAUNCH(blocks_for(outer * inner), kThreads, 0, 0, scan_kernel<T>)(
-            in->data_as<T>(), out->data_as<T>(), outer, len, inner, prod, reverse);
+            in->data_as<T>(), out->data_as<T>(), outer, len, inner, op, reverse);
     });
     MT_CUDA_CHECK_LAUNCH("scan");
 }

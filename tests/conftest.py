@@ -74,6 +74,16 @@ SKIP_KINDS = [
 OTHER_SKIPS = "skipped for other reasons"
 
 
+def launches(fn) -> list:
+    """The kernels fn launches (the profiler's kernel records), as the source names them,
+    without spaces (the emulated build's names of kernel<T, true> have none, nvcc's keep the
+    source's). Tests count launches instead of timing."""
+    from minitorch.profiler import ProfilerActivity, profile
+    with profile(activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA]) as prof:
+        fn()
+    return [k.name.replace(" ", "") for e in prof.events() for k in e.kernels]
+
+
 def _skip_reason(report) -> str | None:
     if report.skipped and isinstance(report.longrepr, tuple) and len(report.longrepr) == 3:
         return str(report.longrepr[2]).removeprefix("Skipped: ")

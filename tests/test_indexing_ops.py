@@ -8,8 +8,7 @@ import numpy as np
 import pytest
 
 import minitorch
-from conftest import CUDA_SKIP_REASON
-from minitorch.profiler import ProfilerActivity, profile
+from conftest import CUDA_SKIP_REASON, launches
 from minitorch.testing import assert_close, gradcheck
 
 DTYPES = ["float32", "float64", "float16", "bfloat16", "int64", "bool"]
@@ -68,13 +67,6 @@ def unique_rows(rng, size, shape, dim):
 
 
 # ---------------------------------------------------------------- launch counts ----
-
-def launches(fn):
-    """The kernels fn launches, as the source names them (without spaces: the emulated build's
-    names of kernel<T, true> have none, nvcc's keep the source's)."""
-    with profile(activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA]) as prof:
-        fn()
-    return [k.name.replace(" ", "") for e in prof.events() for k in e.kernels]
 
 
 needs_cuda = pytest.mark.skipif(not minitorch.cuda.is_available(), reason=CUDA_SKIP_REASON)

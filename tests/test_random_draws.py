@@ -8,16 +8,9 @@ import numpy as np
 import pytest
 
 import minitorch
-from conftest import CUDA_SKIP_REASON, DEVICES
-from minitorch.profiler import ProfilerActivity, profile
+from conftest import CUDA_SKIP_REASON, DEVICES, launches
 
 needs_cuda = pytest.mark.skipif(not minitorch.cuda.is_available(), reason=CUDA_SKIP_REASON)
-
-
-def launches(fn):
-    with profile(activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA]) as prof:
-        fn()
-    return [k.name for e in prof.events() for k in e.kernels]
 
 
 # ---------------------------------------------------------------- randperm ----

@@ -12,8 +12,7 @@ import numpy as np
 import pytest
 
 import minitorch
-from conftest import CUDA_SKIP_REASON, DEVICES
-from minitorch.profiler import ProfilerActivity, profile
+from conftest import CUDA_SKIP_REASON, DEVICES, launches
 from minitorch.testing import gradcheck
 
 REDUCTIONS = ["sum", "prod", "mean", "amax", "amin"]
@@ -74,12 +73,6 @@ def as_np(t):
     if t.dtype in (minitorch.float16, minitorch.bfloat16):
         t = t.float()
     return t.cpu().numpy()
-
-
-def launches(fn):
-    with profile(activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA]) as prof:
-        fn()
-    return [k.name for e in prof.events() for k in e.kernels]
 
 
 # ---------------------------------------------------------------- values ----

@@ -228,6 +228,7 @@ void bind_functions(py::module_& m)
     });
     m.def("_cumsum", [](const Tensor& t, int64_t dim, py::handle dtype) { return cumsum(t, dim, optional_dtype_arg(dtype)); });
     m.def("_cumprod", [](const Tensor& t, int64_t dim, py::handle dtype) { return cumprod(t, dim, optional_dtype_arg(dtype)); });
+    m.def("_logcumsumexp", [](const Tensor& t, int64_t dim) { return logcumsumexp(t, dim); });
     m.def("_sort", [](const Tensor& t, int64_t dim, bool descending) { return sort(t, dim, descending); });
     m.def("_index_add", [](const Tensor& t, int64_t dim, const Tensor& index, const Tensor& source, double alpha) {
         return index_add(t, dim, index, source, alpha);

@@ -376,6 +376,8 @@ case("linalg_vector_norm_ord0", lambda t, a: t.linalg.vector_norm(a, 0), const([
 case("linalg_norm_fro_dims", lambda t, a: t.linalg.norm(a, "fro", dim=(0, 2)), randn(2, 3, 4), **_lin)
 case("prod_int8_int64", lambda t, a: t.prod(a), const([100, -3, 7], "int8"))
 case("cumsum_uint8_int64", lambda t, a: t.cumsum(a, 0), const([200, 100, 255], "uint8"))
+case("logcumsumexp_dim1", lambda t, a: t.logcumsumexp(a, 1), randn(3, 5))
+case("logcumsumexp_far_apart", lambda t, a: t.logcumsumexp(a, 0), const([-1000.0, 0.0, 800.0, 1.5]))
 case("median_int", lambda t, a: t.median(a, 0), const([[3, 1], [1, 1], [2, 5], [7, 1]], "int64"))
 case("quantile_dim_none_keepdim", lambda t, x: t.quantile(x, 0.75, keepdim=True), randn(2, 3))
 case("max_unpool2d_odd", lambda t, x: F(t).max_unpool2d(

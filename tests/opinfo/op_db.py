@@ -2167,6 +2167,7 @@ def _build() -> list[OpInfo]:
         OpInfo("cumsum", _cum(np.cumsum), dim_samples),
         OpInfo("cumprod", _cum(np.cumprod), dim_samples, domain=(-2.0, 2.0)),
         OpInfo("sort", _sort, _x(((3, 4), (), {}), ((3, 4), (0,), {}), ((2, 3, 4), (-1,), dict(descending=True)),
+        OpInfo("logcumsumexp", _cum(np.logaddexp.accumulate), dim_samples),
                                  ((5,), (), {}), ((), (), {}), ((0, 3), (), {})), check=check_values_and_indices),
         OpInfo("softmax", _softmax, dim_samples),
         OpInfo("log_softmax", _log_softmax, dim_samples),

@@ -21,7 +21,7 @@ namespace minitorch {
 // UnaryOp and BinaryOp come from the one list of elementwise ops (op_list.h).
 enum class ReduceOp { Sum, Max, Min, ArgMax, ArgMin, Prod, Mean };
 enum class RandomOp { Uniform, Normal, Integer };
-enum class ScanOp { Sum, Prod };
+enum class ScanOp { Sum, Prod, LogSumExp };  // formulas: scan_math.h
 // What the scatter and index_put kernels do at each named place: write or add; scatter
 // also multiplies or keeps the larger / smaller (scatter_reduce's prod, amax, amin).
 enum class WriteOp { Put, Add, Mul, Max, Min };

@@ -159,9 +159,11 @@ void index_put_(const Tensor& t, const std::vector<Tensor>& indices, const Tenso
 // then t's dims after the indexed ones. One kernel, the indices checked in it.
 Tensor index(const Tensor& t, const std::vector<Tensor>& indices);
 
-// ---- running sums and products (ops/scan.cpp); integers run in int64 unless dtype ----
+// ---- running sums, products and log-sum-exps (ops/scan.cpp); integers run in int64 unless dtype ----
 Tensor cumsum(const Tensor& t, int64_t dim, std::optional<DType> dtype);
 Tensor cumprod(const Tensor& t, int64_t dim, std::optional<DType> dtype);
+// log(exp(x_0) + ... + exp(x_i)) along dim, without overflow or early underflow (floating only).
+Tensor logcumsumexp(const Tensor& t, int64_t dim);
 
 // ---- sorting (ops/sort.cpp): stable, NaN above every number; (values, int64 indices) ----
 std::tuple<Tensor, Tensor> sort(const Tensor& t, int64_t dim, bool descending);

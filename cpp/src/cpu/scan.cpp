@@ -1,12 +1,13 @@
-// scan.cpp — CPU kernels for running sums and products (cumsum, cumprod), and running
-// max / min with their places (cummax, cummin), along
-// the middle dim of a contiguous (outer, R, inner) tensor.
+// scan.cpp — CPU kernels for running sums, products and log-sum-exps (cumsum, cumprod,
+// logcumsumexp; each step in scan_math.h), and running max / min with their places
+// (cummax, cummin), along the middle dim of a contiguous (outer, R, inner) tensor.
 #include <algorithm>
 #include <type_traits>
 #include <vector>
 
 #include "kernels_cpu.h"
 #include "minitorch/parallel.h"
+#include "minitorch/scan_math.h"
 
 namespace minitorch::cpu {
 
@@ -26,13 +27,13 @@ void scan(ScanOp op, const Tensor& out, const Tensor& in, bool reverse)
                      [&](int64_t b, int64_t e) {
             std::vector<Acc> acc(inner);
             for (int64_t o = b; o < e; ++o) {
-                std::fill(acc.begin(), acc.end(), op == ScanOp::Sum ? Acc(0) : Acc(1));
+                std::fill(acc.begin(), acc.end(), scan_identity<Acc>(op));
                 for (int64_t k = 0; k < len; ++k) {
                     const int64_t r = reverse ? len - 1 - k : k;
                     const T* s = src + (o * len + r) * inner;
                     T* d = dst + (o * len + r) * inner;
                     for (int64_t i = 0; i < inner; ++i) {
-                        acc[i] = op == ScanOp::Sum ? acc[i] + Acc(s[i]) : acc[i] * Acc(s[i]);
+                        acc[i] = scan_combine(op, acc[i], Acc(s[i]));
                         d[i] = static_cast<T>(acc[i]);
                     }
                 }

@@ -407,10 +407,10 @@ std::vector<Tensor> ScatterReduceBackward::apply(std::vector<Tensor>& g)
     auto mul = [](const Tensor& a, const Tensor& b) { return binary(BinaryOp::Mul, a, b); };
     auto div = [](const Tensor& a, const Tensor& b) { return binary(BinaryOp::Div, a, b); };
     auto eq = [](const Tensor& a, const Tensor& b) { return binary(BinaryOp::Eq, a, b); };
-    // A self left out of the reduction: its places in self's shape (false elsewhere).
-    auto self_out = [&] {
-        Tensor none = full(self_shape, Scalar(false), DType::Bool, dev);
-        return scatter(none, dim, index, expand(full({}, Scalar(true), DType::Bool, dev), index->shape), false);
+    // x with the places index names set to 0 (false): where a self left out of the
+    // reduction has no part in the result (ScatterBackward's formula for self).
+    auto zero_at_index = [&](const Tensor& x) {
+        return scatter(x, dim, index, expand(zeros({}, x->dtype, dev), index->shape), false);
     };
     Tensor gself, gsrc;
     switch (reduce) {
@@ -447,7 +447,7 @@ std::vector<Tensor> ScatterReduceBackward::apply(std::vector<Tensor>& g)
             // A tie shares g evenly among the values equal to the result; a self left out
             // is not one of them (PyTorch 2.x counts it, and src's share comes out too small).
             Tensor self_is = eq(self, result);
-            if (!include_self) self_is = binary(BinaryOp::LogicalAnd, self_is, unary(UnaryOp::LogicalNot, self_out()));
+            if (!include_self) self_is = zero_at_index(self_is);
             const Tensor src_is = eq(src, at_index(result));
             const Tensor ties = scatter(to_dtype(self_is, dt), dim, index, to_dtype(src_is, dt), true);
             const Tensor share = div(grad, binary(BinaryOp::Maximum, ties, one()));
@@ -456,7 +456,7 @@ std::vector<Tensor> ScatterReduceBackward::apply(std::vector<Tensor>& g)
             break;
         }
     }
-    if (!include_self) gself = where(self_out(), zero(), gself);
+    if (!include_self) gself = zero_at_index(gself);
     return {needs_input_grad(0) ? gself : Tensor{}, needs_input_grad(1) ? gsrc : Tensor{}};
 }
 

@@ -1,6 +1,8 @@
-// scan.cpp — running sums and products along a dim (cumsum, cumprod): the `scan`
-// kernel, and the running max / min with their places (cummax, cummin): `scan_extreme`;
+// scan.cpp — running sums, products and log-sum-exps along a dim (cumsum, cumprod,
+// logcumsumexp): the `scan` kernel, and the running max / min with their places (cummax, cummin): `scan_extreme`;
 // both on the input seen as (outer, R, inner), as the reductions see it.
+#include <math.h>
+
 #include <type_traits>
 
 #include "minitorch/autograd.h"
@@ -80,6 +82,36 @@ Tensor scan_op(const char* name, ScanOp op, const Tensor& t, int64_t dim, std::o
     });
 }
 
+// y = logcumsumexp(x): y_j = log sum_{k <= j} exp(x_k), so dx_i = sum_{j >= i} g_j exp(x_i - y_j).
+// Written stably, as PyTorch's: g's positive and negative parts separately, each as
+// exp(x_i + revlogcumsumexp(log|g_j| - y_j)) (revlogcumsumexp: from the end), where
+// log|g| is -inf for the other part's elements. An x_i of -inf gets 0 (its exp(x_i - y_j) is
+// 0; the formula would meet -inf + inf there when the whole line before it is -inf).
+// derivative of logcumsumexp, input input: exp(x + revlogcumsumexp(log g+ - y)) - exp(x + revlogcumsumexp(log g- - y))
+struct LogcumsumexpBackward : autograd::Node {
+    int64_t dim = 0;
+    Tensor x, y;
+    std::string name() const override { return "LogcumsumexpBackward0"; }
+    std::vector<Tensor> apply(std::vector<Tensor>& g) override
+    {
+        const bool graph = autograd::is_grad_enabled();  // create_graph: every step as ops
+        auto rev_lcse = [&](const Tensor& t) {
+            return graph ? flip(logcumsumexp(flip(t, {dim}), dim), {dim}) : scan_along(ScanOp::LogSumExp, t, dim, true);
+        };
+        const Device dev = x->device();
+        Tensor gd = to_dtype(g[0], x->dtype);
+        Tensor zero = scalar_tensor(0.0, dev, x->dtype), minus_inf = scalar_tensor(-INFINITY, dev, x->dtype);
+        Tensor log_abs = unary(UnaryOp::Log, unary(UnaryOp::Abs, gd));
+        auto part = [&](BinaryOp sign) {  // exp(x + revlogcumsumexp(log|g| - y)) over g > 0 (g < 0)
+            Tensor log_g = where(ew(sign, gd, zero), log_abs, minus_inf);
+            return unary(UnaryOp::Exp, ew(BinaryOp::Add, x, rev_lcse(ew(BinaryOp::Sub, log_g, y))));
+        };
+        Tensor dx = ew(BinaryOp::Sub, part(BinaryOp::Gt), part(BinaryOp::Lt));
+        return {where(ew(BinaryOp::Eq, x, minus_inf), zero, dx)};
+    }
+    void release() override { x.reset(); y.reset(); }
+};
+
 }  // namespace
 
 Tensor cumsum(const Tensor& t, int64_t dim, std::optional<DType> dtype)
@@ -90,6 +122,23 @@ Tensor cumsum(const Tensor& t, int64_t dim, std::optional<DType> dtype)
 Tensor cumprod(const Tensor& t, int64_t dim, std::optional<DType> dtype)
 {
     return scan_op<CumprodBackward>("cumprod", ScanOp::Prod, t, dim, dtype);
+}
+
+// log(exp(x_0) + ... + exp(x_i)) along dim, each step hi + log1p(exp(lo - hi)) (scan_math.h):
+// no overflow for large values, no -inf for an early value far below a later maximum (a
+// composition shifted by the line's maximum would underflow those to -inf). Floating only.
+Tensor logcumsumexp(const Tensor& t, int64_t dim)
+{
+    MT_PROFILE_OP("logcumsumexp", t);
+    MT_CHECK_TYPE(is_floating(t->dtype), "logcumsumexp: expected a floating tensor, got ", t->dtype);
+    dim = wrap_dim(dim, std::max<int64_t>(t->dim(), 1), "logcumsumexp");
+    const int64_t line_dim = t->dim() ? dim : 0;
+    auto forward = [&] { return scan_along(ScanOp::LogSumExp, t, line_dim, false); };
+    return autograd::record_op<LogcumsumexpBackward>({&t}, forward, [&](LogcumsumexpBackward& n, const Tensor& y) {
+        n.dim = line_dim;
+        n.x = autograd::save(n, t);
+        n.y = autograd::save(n, y);
+    });
 }
 
 // ---- cummax / cummin: the running max / min and where each was found ----

@@ -195,6 +195,7 @@ OPS: tuple[Op, ...] = (
     _cpp("argmin", "reduce.cpp", python="reduction", cpp_method=True, dtypes=ALL, **NO_GRAD),
     _cpp("cumsum", "scan.cpp", python="reduction", autocast=FP32),
     _cpp("cumprod", "scan.cpp", python="reduction", autocast=FP32),
+    _cpp("logcumsumexp", "scan.cpp", python="reduction", dtypes=FLOATING),
     _cpp("sort", "sort.cpp", python="sorting"),
     _cpp("softmax", "nn.cpp", python="softmax", dtypes=FLOATING, autocast=FP32),
     _cpp("log_softmax", "nn.cpp", python="softmax", dtypes=FLOATING, autocast=FP32),

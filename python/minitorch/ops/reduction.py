@@ -1,7 +1,7 @@
 """Reductions and scans along dims: ``sum mean max min argmax argmin`` (C++ ops and methods,
 ``cpp/src/ops/reduce.cpp``: here are their ``minitorch.<name>`` forms), statistics (``var std
 var_mean std_mean logsumexp norm``, C++ ops over one ``reduce_stats`` kernel each), ``amax`` /
-``amin`` (compositions of ``max`` / ``min``), the running ``cumsum`` / ``cumprod``
+``amin`` (compositions of ``max`` / ``min``), the running ``cumsum`` / ``cumprod`` / ``logcumsumexp``
 (``cpp/src/ops/scan.cpp``), and ``count_nonzero``, ``nansum``, ``nanmean`` and ``trace``
 (compositions of ``sum``); ``prod`` (the reduce kernel's product) and ``cummax`` / ``cummin``
 (the ``scan_extreme`` kernel), C++ ops. These functions parse PyTorch's argument forms.
@@ -177,6 +177,14 @@ def cumsum(self, dim: int, *, dtype=None) -> Tensor:
 def cumprod(self, dim: int, *, dtype=None) -> Tensor:
     """Running product along ``dim``: ``out[i] = x[0] * ... * x[i]``."""
     return _C._cumprod(self, int_arg("cumprod", "dim", dim), dtype)
+
+
+@numpy_names
+def logcumsumexp(self, dim: int) -> Tensor:
+    """Running log-sum-exp along ``dim``: ``out[i] = log(exp(x[0]) + ... + exp(x[i]))``,
+    each step combined stably (no overflow for large values, and an early value far below a
+    later one keeps its own log instead of underflowing). Floating tensors only."""
+    return _C._logcumsumexp(self, int_arg("logcumsumexp", "dim", dim))
 
 
 @numpy_names
