@@ -358,7 +358,7 @@ void map16(UnaryOp op, const Tensor& out, const Tensor& in)
 {
     DType t16;
     if (!native16<2>({&out, &in}, {true, false}, t16) || in->dtype != t16)
-        return detail::Widen<void(UnaryOp, const Tensor&, const Tensor&)>::call<&map, &copy>(op, out, in);
+        return MT_WIDEN(map, UnaryOp, const Tensor&, const Tensor&)(op, out, in);
     const std::array<const TensorImpl*, 2> ts{out.get(), in.get()};
     const Strided<2> s = make_strided<2>(ts);
     const bool to_bool = out->dtype == DType::Bool, is_dense = dense<2>(s, ts);
@@ -377,8 +377,7 @@ void zip16(BinaryOp op, const Tensor& out, const Tensor& a, const Tensor& b)
 {
     DType t16;
     if (!native16<3>({&out, &a, &b}, {true, false, false}, t16))
-        return detail::Widen<void(BinaryOp, const Tensor&, const Tensor&, const Tensor&)>::call<&zip, &copy>(op, out,
-                                                                                                             a, b);
+        return MT_WIDEN(zip, BinaryOp, const Tensor&, const Tensor&, const Tensor&)(op, out, a, b);
     const std::array<const TensorImpl*, 3> ts{out.get(), a.get(), b.get()};
     const Strided<3> s = plan_with_numbers<3>(ts);
     const bool is_dense = dense<3>(s, ts);
@@ -412,8 +411,7 @@ void where16(const Tensor& out, const Tensor& cond, const Tensor& a, const Tenso
     DType t16;
     const bool same = a->dtype == out->dtype && b->dtype == out->dtype;
     if (!same || !native16<4>({&out, &cond, &a, &b}, {false, true, false, false}, t16))
-        return detail::Widen<void(const Tensor&, const Tensor&, const Tensor&, const Tensor&)>::call<&where, &copy>(
-            out, cond, a, b);
+        return MT_WIDEN(where, const Tensor&, const Tensor&, const Tensor&, const Tensor&)(out, cond, a, b);
     const Strided<4> s = plan_with_numbers<4>({out.get(), cond.get(), a.get(), b.get()});
     MT_LAUNCH(blocks_for(s.numel), kThreads, 0, 0, where_kernel<uint16_t>)(s, number_of<uint16_t>(a),
                                                                           number_of<uint16_t>(b));
@@ -525,8 +523,8 @@ void ternary16(TernaryOp op, const Tensor& out, const Tensor& a, const Tensor& b
     const DType t = out->dtype;
     auto fits = [t](const Tensor& x) { return x->dtype == t || x->dtype == DType::Float32; };
     if (!is_16bit(t) || !fits(a) || !fits(b) || !fits(c))
-        return detail::Widen<void(TernaryOp, const Tensor&, const Tensor&, const Tensor&, const Tensor&, Scalar)>::call<
-            &ternary, &copy>(op, out, a, b, c, value);
+        return MT_WIDEN(ternary, TernaryOp, const Tensor&, const Tensor&, const Tensor&, const Tensor&, Scalar)(
+            op, out, a, b, c, value);
     dispatch16(t, [&](auto tag) { launch_ternary<typename decltype(tag)::type>(op, out, a, b, c, value); });
     MT_CUDA_CHECK_LAUNCH("ternary_kernel (16-bit)");
 }

@@ -449,8 +449,8 @@ void scatter16(WriteOp op, const Tensor& out, const Tensor& src, const Tensor& i
                const IndexCheck& check)
 {
     if (op == WriteOp::Put || !is_storage_only(out->dtype)) return scatter(op, out, src, index, dim, check);
-    using Fn = void(WriteOp, const Tensor&, const Tensor&, const Tensor&, int64_t, const IndexCheck&);
-    detail::Widen<Fn>::call<&scatter, &copy>(op, out, src, index, dim, check);
+    MT_WIDEN(scatter, WriteOp, const Tensor&, const Tensor&, const Tensor&, int64_t, const IndexCheck&)(op, out, src,
+                                                                                                       index, dim, check);
 }
 
 void index_put16(WriteOp op, bool read, const Tensor& self, const Tensor& values, const std::vector<Tensor>& indices,
@@ -458,8 +458,9 @@ void index_put16(WriteOp op, bool read, const Tensor& self, const Tensor& values
 {
     if (op != WriteOp::Add || read || !is_storage_only(self->dtype))
         return index_put(op, read, self, values, indices, op_name);
-    using Fn = void(WriteOp, bool, const Tensor&, const Tensor&, const std::vector<Tensor>&, const char*);
-    detail::Widen<Fn>::call<&index_put, &copy>(op, read, self, values, indices, op_name);
+    using W = detail::Widen<void(WriteOp, bool, const Tensor&, const Tensor&, const std::vector<Tensor>&, const char*)>;
+    // self (argument 2) is added into, values only read (read is false here)
+    W::call<&index_put, &copy, W::kNoWork, detail::at({2}), 0>(op, read, self, values, indices, op_name);
 }
 
 namespace {

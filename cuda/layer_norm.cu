@@ -233,8 +233,8 @@ void layer_norm16(const Tensor& out, const Tensor& mean, const Tensor& rstd, con
                   const Tensor& bias, double eps)
 {
     if (all16(in->dtype, {&out, &mean, &rstd, &weight, &bias})) return layer_norm(out, mean, rstd, in, weight, bias, eps);
-    using Fn = void(const Tensor&, const Tensor&, const Tensor&, const Tensor&, const Tensor&, const Tensor&, double);
-    detail::Widen<Fn>::call<&layer_norm, &copy>(out, mean, rstd, in, weight, bias, eps);
+    MT_WIDEN(layer_norm, const Tensor&, const Tensor&, const Tensor&, const Tensor&, const Tensor&, const Tensor&,
+             double)(out, mean, rstd, in, weight, bias, eps);
 }
 
 void layer_norm_backward16(const Tensor& grad_in, const Tensor& grad_weight, const Tensor& grad_bias,
@@ -243,9 +243,8 @@ void layer_norm_backward16(const Tensor& grad_in, const Tensor& grad_weight, con
 {
     if (all16(in->dtype, {&grad_in, &grad_weight, &grad_bias, &grad_out, &mean, &rstd, &weight}))
         return layer_norm_backward(grad_in, grad_weight, grad_bias, grad_out, in, mean, rstd, weight);
-    using Fn = void(const Tensor&, const Tensor&, const Tensor&, const Tensor&, const Tensor&, const Tensor&,
-                    const Tensor&, const Tensor&);
-    detail::Widen<Fn>::call<&layer_norm_backward, &copy>(grad_in, grad_weight, grad_bias, grad_out, in, mean, rstd,
+    MT_WIDEN(layer_norm_backward, const Tensor&, const Tensor&, const Tensor&, const Tensor&, const Tensor&,
+             const Tensor&, const Tensor&, const Tensor&)(grad_in, grad_weight, grad_bias, grad_out, in, mean, rstd,
                                                           weight);
 }
 

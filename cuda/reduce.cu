@@ -389,16 +389,14 @@ void reduce16(ReduceOp op, const Tensor& values, const Tensor& indices, const Te
 {
     if (is_16bit(in->dtype) && (!values || values->dtype == in->dtype))
         return reduce(op, values, indices, in);
-    detail::Widen<void(ReduceOp, const Tensor&, const Tensor&, const Tensor&)>::call<&reduce, &copy>(op, values,
-                                                                                                    indices, in);
+    MT_WIDEN(reduce, ReduceOp, const Tensor&, const Tensor&, const Tensor&)(op, values, indices, in);
 }
 
 void reduce_stats16(const Tensor& out, const Tensor& mean, const Tensor& in, const StatReduce& spec)
 {
     if (is_16bit(in->dtype) && out->dtype == in->dtype && (!mean || mean->dtype == in->dtype))
         return reduce_stats(out, mean, in, spec);
-    detail::Widen<void(const Tensor&, const Tensor&, const Tensor&, const StatReduce&)>::call<&reduce_stats, &copy>(
-        out, mean, in, spec);
+    MT_WIDEN(reduce_stats, const Tensor&, const Tensor&, const Tensor&, const StatReduce&)(out, mean, in, spec);
 }
 
 }  // namespace minitorch::cuda

@@ -439,15 +439,15 @@ void class_loss_backward(const Tensor& grad_input, const Tensor& grad_out, const
 void softmax16(const Tensor& out, const Tensor& in, int64_t dim, bool log)
 {
     if (is_16bit(in->dtype) && out->dtype == in->dtype) return softmax(out, in, dim, log);
-    detail::Widen<void(const Tensor&, const Tensor&, int64_t, bool)>::call<&softmax, &copy>(out, in, dim, log);
+    MT_WIDEN(softmax, const Tensor&, const Tensor&, int64_t, bool)(out, in, dim, log);
 }
 
 void softmax_backward16(const Tensor& grad_in, const Tensor& grad_out, const Tensor& out, int64_t dim, bool log)
 {
     if (is_16bit(out->dtype) && grad_in->dtype == out->dtype && grad_out->dtype == out->dtype)
         return softmax_backward(grad_in, grad_out, out, dim, log);
-    detail::Widen<void(const Tensor&, const Tensor&, const Tensor&, int64_t, bool)>::call<&softmax_backward, &copy>(
-        grad_in, grad_out, out, dim, log);
+    MT_WIDEN(softmax_backward, const Tensor&, const Tensor&, const Tensor&, int64_t, bool)(grad_in, grad_out, out, dim,
+                                                                                          log);
 }
 
 }  // namespace minitorch::cuda

@@ -241,3 +241,17 @@ def test_add_with_alpha_outside_a_graph_is_one_launch(dtype):
         q = p.clone()
         assert len(kernels(lambda: fn(q))) == 1
         assert minitorch.equal(q, want)
+
+
+def test_staged_kernels_convert_inputs_in_and_outputs_back_once():
+    """A kernel without a 16-bit / narrow-integer form runs on float32 / int64 stand-ins
+    (Widen, kernels.h): each input is converted in, each output back, and an output the
+    kernel writes whole is not converted in (arg_roles)."""
+    h = minitorch.randn(4, 8, device="cuda").half()
+    names = [k.name for k in kernels(lambda: h.cumsum(1))]
+    assert len(names) == 3 and "scan" in names[1], names  # in, the scan, out
+    names = [k.name for k in kernels(lambda: h.sort(1))]
+    assert len(names) == 3 and "sort" in names[1], names  # the indices are int64: never staged
+    a, b = (minitorch.randint(0, 9, (4, 8), device="cuda").to(minitorch.int8) for _ in range(2))
+    names = [k.name for k in kernels(lambda: a * b)]
+    assert len(names) == 4 and sum("copy" in n for n in names) == 3, names  # a, b in; the product out

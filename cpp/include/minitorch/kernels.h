@@ -5,7 +5,9 @@
 // these. Kernels trust their callers: shapes and dtypes are already checked.
 #pragma once
 #include <cstdint>
+#include <initializer_list>
 #include <string>
+#include <string_view>
 #include <tuple>
 #include <type_traits>
 #include <utility>
@@ -513,8 +515,10 @@ struct KernelTable {
 // are filled: MT_DEFINE_KERNEL_TABLE(filled.matmul = &matmul_native16;) (see cuda/runtime.cu).
 // Every entry also counts its FLOPs and bytes for the profiler (kernel_work.h): Widen's
 // third argument, or Counted (MT_COUNTED_KERNEL(name, fn): fn counted as kernel `name`).
-#define MT_FILL_KERNEL(name, params) \
-    filled.name = &::minitorch::detail::Widen<void params>::template call<&name, &copy, &::minitorch::work::name>;
+#define MT_FILL_KERNEL(name, params)                                                             \
+    filled.name = &::minitorch::detail::Widen<void params>::template call<                       \
+        &name, &copy, &::minitorch::work::name, ::minitorch::detail::arg_roles(#name).written,   \
+        ::minitorch::detail::arg_roles(#name).write_only>;
 #define MT_COUNTED_KERNEL(name, fn) \
     &::minitorch::detail::Counted<std::remove_pointer_t<decltype(filled.name)>>::template call<&fn, &::minitorch::work::name>
 #define MT_DEFINE_KERNEL_TABLE(...)                            \
@@ -538,26 +542,75 @@ struct KernelTable {
 // The compute kernels are written for bool, int64, float32 and float64. A float16 or
 // bfloat16 tensor reaches them through Widen: each 16-bit tensor argument is staged
 // as a float32 tensor of its shape (converted by the device's copy kernel), the kernel
-// runs in float32, and every staged tensor is converted back, the last argument first,
-// so that outputs (the first arguments, by the convention of this file) are written last
-// and win where an output and an input share memory. So 16-bit ops compute in float32 and
-// round once, when the result is stored, as PyTorch's do; the price is two extra passes
-// over the 16-bit data. A uint8, int8, int16 or int32 tensor is staged the same way as
+// runs in float32, and the staged tensors it writes are converted back, the last argument
+// first, so that outputs (the first arguments, by the convention of this file) are written
+// last and win where an output and an input share memory. Which arguments a kernel writes,
+// and which of those it writes whole without reading them, is arg_roles below: an input
+// is not converted back, and an output written whole is not converted in (its old values
+// are never read). A kernel not listed there has every argument converted in and back.
+// So 16-bit ops compute in float32 and round once, when the result is stored, as
+// PyTorch's do; the price is one extra pass over each 16-bit argument. A uint8, int8, int16 or int32 tensor is staged the same way as
 // int64: the kernel computes in 64 bits and the copy back wraps the result around into
 // the narrow type (200 + 100 in uint8 gives 44), which is what PyTorch's narrow integer
 // arithmetic gives. Without a storage-only argument the kernel is called directly.
 namespace detail {
 
+// What a kernel does with its arguments, by position (bit i: argument i, counting every
+// parameter, the op enums too): `written` the ones it writes (converted back after it),
+// `write_only` those of them it writes at every element without reading (not converted in).
+struct ArgRoles {
+    uint32_t written = ~0u, write_only = 0;
+};
+constexpr uint32_t at(std::initializer_list<int> positions)  // argument positions as bits
+{
+    uint32_t mask = 0;
+    for (int p : positions) mask |= 1u << p;
+    return mask;
+}
+// The kernels whose outputs are known (their comments above): each writes every element of
+// the outputs listed as write_only (an elementwise result, a reduction's values and places,
+// a sorted line, a scan) and reads its other tensor arguments only; scatter and matmul
+// read and write their output (an update in place, a sum into it). The rest keep the
+// default: index_put, for one, writes self or (read) values.
+constexpr ArgRoles arg_roles(std::string_view kernel)
+{
+    struct Entry {
+        std::string_view name;
+        ArgRoles roles;
+    };
+    constexpr Entry entries[] = {
+        {"map", {at({1}), at({1})}},              // (op, out, in)
+        {"zip", {at({1}), at({1})}},              // (op, out, a, b)
+        {"where", {at({0}), at({0})}},            // (out, cond, a, b)
+        {"ternary", {at({1}), at({1})}},          // (op, out, a, b, c, value)
+        {"reduce", {at({1, 2}), at({1, 2})}},     // (op, values, indices, in)
+        {"scan", {at({1}), at({1})}},             // (op, out, in, reverse)
+        {"scan_extreme", {at({1, 2}), at({1, 2})}},  // (is_max, values, indices, in)
+        {"sort", {at({0, 1}), at({0, 1})}},       // (values, indices, in, descending)
+        {"softmax", {at({0}), at({0})}},          // (out, in, dim, log)
+        {"softmax_backward", {at({0}), at({0})}},  // (grad_in, grad_out, out, dim, log)
+        {"layer_norm", {at({0, 1, 2}), at({0, 1, 2})}},  // (out, mean, rstd, in, weight, bias, eps)
+        {"gather", {at({0}), at({0})}},           // (out, in, index, dim, ...)
+        {"gather_rows", {at({0}), at({0})}},      // (out, in, index, check)
+        {"searchsorted", {at({0}), at({0})}},     // (out, sorted, values, right)
+        {"scatter", {at({1}), 0}},                // (op, out, src, index, dim, ...)
+        {"matmul", {at({0}), 0}},                 // (out, a, b, sum_batches)
+    };
+    for (const Entry& e : entries)
+        if (e.name == kernel) return e.roles;
+    return {};
+}
+
 struct Staging {
     void (*copy)(const Tensor& dst, const Tensor& src);
-    std::vector<std::pair<Tensor, Tensor>> staged;  // (the narrow tensor, its wide stand-in)
+    std::vector<std::pair<Tensor, Tensor>> staged;  // (the narrow tensor, its wide stand-in), to write back
 
-    Tensor stage(const Tensor& t)
+    Tensor stage(const Tensor& t, bool read, bool written)
     {
         if (!t || !is_storage_only(t->dtype)) return t;
         Tensor wide = empty(t->shape, wide_dtype(t->dtype), t->device());
-        if (wide->numel()) copy(wide, t);
-        staged.emplace_back(t, wide);
+        if (read && wide->numel()) copy(wide, t);
+        if (written) staged.emplace_back(t, wide);
         return wide;
     }
     void write_back()
@@ -582,13 +635,13 @@ bool is_storage_only_arg(const A& a)
     }
 }
 template <class A>
-A stage_arg(Staging& s, const A& a)
+A stage_arg(Staging& s, const A& a, bool read, bool written)
 {
     if constexpr (std::is_same_v<A, Tensor>) {
-        return s.stage(a);
+        return s.stage(a, read, written);
     } else if constexpr (std::is_same_v<A, std::vector<Tensor>>) {
         std::vector<Tensor> out;
-        for (const Tensor& t : a) out.push_back(s.stage(t));
+        for (const Tensor& t : a) out.push_back(s.stage(t, read, written));
         return out;
     } else {
         return a;
@@ -607,20 +660,39 @@ template <class Signature>
 struct Widen;
 template <class... Args>
 struct Widen<void(Args...)> {
+    static constexpr profiler::Work (*kNoWork)(Args...) = &no_work<Args...>;  // for a call that is counted outside
+
     template <void (*Fn)(Args...), void (*Copy)(const Tensor&, const Tensor&),
-              profiler::Work (*Count)(Args...) = &no_work<Args...>>
+              profiler::Work (*Count)(Args...) = &no_work<Args...>, uint32_t kWritten = ~0u, uint32_t kWriteOnly = 0>
     static void call(Args... args)
     {
         profiler::KernelCall counted;
         if (counted.counting()) counted.set(Count(args...));
         if (!(false || ... || is_storage_only_arg(args))) return Fn(args...);
+        staged_call<Fn, Copy, kWritten, kWriteOnly>(std::index_sequence_for<Args...>{}, args...);
+    }
+
+private:
+    template <void (*Fn)(Args...), void (*Copy)(const Tensor&, const Tensor&), uint32_t kWritten, uint32_t kWriteOnly,
+              std::size_t... I>
+    static void staged_call(std::index_sequence<I...>, Args... args)
+    {
         Staging s{Copy, {}};
         // A braced list is evaluated left to right: the arguments are staged in order.
-        std::tuple<std::decay_t<Args>...> staged{stage_arg(s, args)...};
+        std::tuple<std::decay_t<Args>...> staged{
+            stage_arg(s, args, !((kWriteOnly >> I) & 1u), bool((kWritten >> I) & 1u))...};
         std::apply(Fn, staged);
         s.write_back();
     }
 };
+
+// MT_WIDEN(kernel, its parameter types...)(arguments): a device's own kernel called through
+// Widen with that kernel's arg_roles, not counted (the table entry that calls it is): the
+// fallback of a kernel that takes some 16-bit cases itself (cuda/elementwise.cu).
+#define MT_WIDEN(name, ...)                                                                      \
+    ::minitorch::detail::Widen<void(__VA_ARGS__)>::template call<                                \
+        &name, &copy, ::minitorch::detail::Widen<void(__VA_ARGS__)>::kNoWork,                    \
+        ::minitorch::detail::arg_roles(#name).written, ::minitorch::detail::arg_roles(#name).write_only>
 
 // Counted<void(kernel parameters)>::call<&kernel, &work::kernel>: the kernel, its FLOPs
 // and bytes counted for the profiler (the entries that do not go through Widen).
