@@ -53,7 +53,6 @@ from ._C import (  # noqa: E402,F401
     dtype,
     from_numpy,
     get_num_threads,
-    manual_seed,
     matmul,
     promote_types,
     result_type,
@@ -101,7 +100,13 @@ _registry.install_python_ops(__import__("sys").modules[__name__])
 from ._C import index_select, live_tensor_count  # noqa: E402,F401
 from . import nn, optim, data, backends, utils, profiler  # noqa: E402,F401
 from .backends import get_float32_matmul_precision, set_float32_matmul_precision  # noqa: E402,F401
-from ._finfo import finfo, iinfo  # noqa: E402,F401
+from .backends import (are_deterministic_algorithms_enabled,  # noqa: E402,F401  (a recorded flag)
+                       is_deterministic_algorithms_warn_only_enabled, use_deterministic_algorithms)
+from . import random  # noqa: E402,F401  (torch.random: the global generator's seed and state)
+from .random import get_rng_state, initial_seed, manual_seed, seed, set_rng_state  # noqa: E402,F401
+from ._tensor_str import set_printoptions  # noqa: E402,F401
+from ._compile import compile  # noqa: E402,F401,A004  (no compiler: returns the model unchanged)
+from ._finfo import can_cast, finfo, iinfo  # noqa: E402,F401
 from . import amp  # noqa: E402,F401
 from .amp import autocast, get_autocast_dtype, is_autocast_enabled  # noqa: E402,F401
 from .data import Generator  # noqa: E402,F401  (torch.Generator)

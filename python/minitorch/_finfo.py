@@ -1,5 +1,6 @@
 """``minitorch.finfo`` and ``minitorch.iinfo``: the numeric limits of a dtype (PyTorch's
-names and fields).
+names and fields); and ``minitorch.can_cast``, PyTorch's rule for which dtypes a result may
+be written into.
 
     >>> minitorch.finfo(minitorch.float32).eps     # the gap between 1.0 and the next float
     1.1920928955078125e-07
@@ -89,3 +90,23 @@ class iinfo(_DtypeInfo):
 
     def __repr__(self) -> str:
         return f"iinfo(min={self.min:g}, max={self.max:g}, dtype={self.dtype})"
+
+
+def _kind(dtype) -> int:
+    """bool (0) < integer (1) < floating point (2)."""
+    return 2 if dtype.is_floating_point else 0 if dtype == _C.dtype.bool else 1
+
+
+def can_cast(from_, to) -> bool:
+    """Whether PyTorch's casting rule lets a value of dtype ``from_`` be written into a tensor
+    of dtype ``to`` (what in-place ops and ``out=`` allow): any cast within a kind or to a
+    higher one (bool < integer < floating point), narrowing included; never floating point
+    to an integer or bool, nor an integer to bool.
+
+    >>> minitorch.can_cast(minitorch.int64, minitorch.float16), minitorch.can_cast(minitorch.float32, minitorch.int32)
+    (True, False)
+    """
+    for what, d in (("from", from_), ("to", to)):
+        if not isinstance(d, _C.dtype):
+            raise TypeError(f"can_cast(): argument '{what}' must be minitorch.dtype, not {type(d).__name__}")
+    return _kind(from_) <= _kind(to)

@@ -5,6 +5,7 @@
 
 Floats that are all whole numbers print as ``1.``; a wide range of magnitudes
 switches to scientific notation; tensors over 1000 elements print their edges only.
+``minitorch.set_printoptions`` changes these (PyTorch's options and profiles).
 """
 from __future__ import annotations
 
@@ -16,6 +17,56 @@ PRECISION = 4
 THRESHOLD = 1000
 EDGEITEMS = 3
 LINEWIDTH = 80
+SCI_MODE = None  # None: chosen from the values; True / False: always / never scientific notation
+
+_PROFILES = {
+    "default": dict(precision=4, threshold=1000, edgeitems=3, linewidth=80),
+    "short": dict(precision=2, threshold=1000, edgeitems=2, linewidth=80),
+    "full": dict(precision=4, threshold=float("inf"), edgeitems=3, linewidth=80),
+}
+
+
+def set_printoptions(precision=None, threshold=None, edgeitems=None, linewidth=None, profile=None,
+                     sci_mode=None) -> None:
+    """How ``repr(tensor)`` prints, PyTorch's options: ``precision`` (digits after the point,
+    default 4), ``threshold`` (more elements than this print only the ``edgeitems`` first and
+    last of each dim, default 1000 and 3), ``linewidth`` (characters per line before a row
+    wraps, default 80), ``sci_mode`` (True / False: always / never scientific notation; None:
+    chosen from the values). ``profile`` first sets the four numbers to a preset: "default",
+    "short" (precision 2, edgeitems 2) or "full" (no summarizing); the other arguments given
+    then override it. As in PyTorch, every call sets ``sci_mode`` (None unless given).
+
+    >>> minitorch.set_printoptions(precision=2)
+    >>> minitorch.tensor([1.23456])
+    tensor([1.23])
+    >>> minitorch.set_printoptions(profile="default")
+    """
+    global PRECISION, THRESHOLD, EDGEITEMS, LINEWIDTH, SCI_MODE
+    if profile is not None:
+        if profile not in _PROFILES:
+            raise ValueError(f"set_printoptions: profile must be one of {', '.join(map(repr, _PROFILES))}, "
+                             f"got {profile!r}")
+        preset = _PROFILES[profile]
+        PRECISION, THRESHOLD = preset["precision"], preset["threshold"]
+        EDGEITEMS, LINEWIDTH = preset["edgeitems"], preset["linewidth"]
+    for name, value in (("precision", precision), ("edgeitems", edgeitems), ("linewidth", linewidth)):
+        if value is not None and (isinstance(value, bool) or not isinstance(value, int) or value < 0):
+            raise TypeError(f"set_printoptions(): {name} must be a non-negative int, got {value!r}")
+    if threshold is not None and (isinstance(threshold, bool) or not isinstance(threshold, (int, float))):
+        raise TypeError(f"set_printoptions(): threshold must be a number, got {threshold!r}")
+    if sci_mode is not None and not isinstance(sci_mode, bool):
+        raise TypeError(f"set_printoptions(): sci_mode must be None, True or False, got {sci_mode!r}")
+    PRECISION = PRECISION if precision is None else precision
+    THRESHOLD = THRESHOLD if threshold is None else threshold
+    EDGEITEMS = EDGEITEMS if edgeitems is None else edgeitems
+    LINEWIDTH = LINEWIDTH if linewidth is None else linewidth
+    SCI_MODE = sci_mode
+
+
+def get_printoptions() -> dict:
+    """The current print options, as :func:`set_printoptions` takes them."""
+    return dict(precision=PRECISION, threshold=THRESHOLD, edgeitems=EDGEITEMS, linewidth=LINEWIDTH,
+                sci_mode=SCI_MODE)
 
 
 def _shape_str(shape) -> str:
@@ -35,12 +86,19 @@ def _formatter(values: np.ndarray, dtype):
         return lambda v: str(int(v)).rjust(width)
     finite = values[np.isfinite(values)]
     nonzero = np.abs(finite[finite != 0])
-    if finite.size and np.all(finite == np.round(finite)):
+    whole = finite.size and np.all(finite == np.round(finite))
+    if SCI_MODE is not None:
+        sci = SCI_MODE
+    elif whole:
         sci = nonzero.size and nonzero.max() > 1e8
-        fmt = (lambda v: f"{v:.{PRECISION}e}") if sci else (lambda v: f"{v:.0f}.")  # noqa: E731
     else:
-        sci = nonzero.size and (nonzero.max() / nonzero.min() > 1000.0 or nonzero.max() > 1e8 or nonzero.min() < 1e-4)
-        fmt = (lambda v: f"{v:.{PRECISION}e}") if sci else (lambda v: f"{v:.{PRECISION}f}")  # noqa: E731
+        with np.errstate(over="ignore"):  # max / min of float32 values may overflow: inf, still > 1000
+            sci = nonzero.size and (nonzero.max() / nonzero.min() > 1000.0 or nonzero.max() > 1e8
+                                    or nonzero.min() < 1e-4)
+    if sci:
+        fmt = lambda v: f"{v:.{PRECISION}e}"  # noqa: E731
+    else:
+        fmt = (lambda v: f"{v:.0f}.") if whole else (lambda v: f"{v:.{PRECISION}f}")  # noqa: E731
 
     def one(v):
         if np.isnan(v):

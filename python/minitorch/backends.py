@@ -305,6 +305,40 @@ def get_float32_matmul_precision() -> str:
     return _precision if _C._get_allow_tf32("matmul") else "highest"
 
 
+# ---- minitorch.use_deterministic_algorithms: recorded, consulted by no kernel ----
+_deterministic = {"mode": False, "warn_only": False}
+
+
+def use_deterministic_algorithms(mode: bool, *, warn_only: bool = False) -> None:
+    """Records whether the program asks for deterministic algorithms (PyTorch's switch).
+
+    What it does in minitorch: it records the request, which
+    :func:`are_deterministic_algorithms_enabled` and
+    :func:`is_deterministic_algorithms_warn_only_enabled` report, and nothing else. The CPU
+    kernels give the same bits on every run with the same thread count anyway. On a GPU,
+    the ops that add many values into one place with atomics (``index_add``,
+    ``scatter_add``, ``index_put(accumulate=True)``, ``histc``, the backward of
+    ``index_select`` / ``gather`` / ``embedding``...) may differ in their last bits from run
+    to run: minitorch neither swaps them for other algorithms nor raises, as PyTorch does
+    when this is on. For cuDNN's convolutions set ``backends.cudnn.deterministic = True``."""
+    if not isinstance(mode, bool):
+        raise TypeError(f"use_deterministic_algorithms(): argument 'mode' must be bool, not {type(mode).__name__}")
+    if not isinstance(warn_only, bool):
+        raise TypeError(f"use_deterministic_algorithms(): argument 'warn_only' must be bool, not "
+                        f"{type(warn_only).__name__}")
+    _deterministic.update(mode=mode, warn_only=warn_only)
+
+
+def are_deterministic_algorithms_enabled() -> bool:
+    """Whether :func:`use_deterministic_algorithms` was last called with ``True``."""
+    return _deterministic["mode"]
+
+
+def is_deterministic_algorithms_warn_only_enabled() -> bool:
+    """Whether :func:`use_deterministic_algorithms` was last called with ``warn_only=True``."""
+    return _deterministic["warn_only"]
+
+
 # "naive" (triple loop), "blocked" (cache tiles, i-k-j) or "blas" (OpenBLAS, default).
 cpu = _CpuBackend(_C._get_cpu_matmul, _C._set_cpu_matmul, '"naive", "blocked", "blas"')
 cuda = _CudaBackend()

@@ -10,6 +10,7 @@ and Python values. ``test_opinfo.py`` turns them into tensors and the reference'
 from __future__ import annotations
 
 import functools
+import itertools
 import math
 import warnings
 from dataclasses import dataclass, field
@@ -2166,8 +2167,8 @@ def _build() -> list[OpInfo]:
         OpInfo("argmin", _arg(np.min), reduce_samples(), check=check_indices),
         OpInfo("cumsum", _cum(np.cumsum), dim_samples),
         OpInfo("cumprod", _cum(np.cumprod), dim_samples, domain=(-2.0, 2.0)),
-        OpInfo("sort", _sort, _x(((3, 4), (), {}), ((3, 4), (0,), {}), ((2, 3, 4), (-1,), dict(descending=True)),
         OpInfo("logcumsumexp", _cum(np.logaddexp.accumulate), dim_samples),
+        OpInfo("sort", _sort, _x(((3, 4), (), {}), ((3, 4), (0,), {}), ((2, 3, 4), (-1,), dict(descending=True)),
                                  ((5,), (), {}), ((), (), {}), ((0, 3), (), {})), check=check_values_and_indices),
         OpInfo("softmax", _softmax, dim_samples),
         OpInfo("log_softmax", _log_softmax, dim_samples),
@@ -2267,6 +2268,7 @@ def _build() -> list[OpInfo]:
     ops += _linalg_ops()
     ops += _conv_ops()
     ops += _fake_quantize_ops()
+    ops += _flat_index_and_number_ops()
     return ops
 
 
@@ -2425,6 +2427,144 @@ def _linalg_ops() -> list[OpInfo]:
     # one gradcheck sample each: finite differences of a factorization are slow on the emulator
     return ([OpInfo(n, ref, gen, namespace=LINALG, tol=tol, grad_samples=1) for n, ref, gen in la]
             + [OpInfo(n, ref, gen, tol=tol, grad_samples=1) for n, ref, gen in top])
+
+
+# ---- flat positions, stacking, products, the trapezoidal rule, renorm, frexp / ldexp, gcd /
+# lcm and shifts (ops/indexing.py, join.py, shape.py, linalg.py, integrate.py, pointwise_math.py,
+# integer_math.py): references written from NumPy's and PyTorch's documented rules ----
+
+def _wrap_flat(index, n):
+    return np.where(index < 0, index + n, index).ravel()
+
+
+def _put(x, index, source, accumulate=False):
+    out = x.copy().ravel()
+    at = _wrap_flat(index, out.size)
+    if accumulate:
+        np.add.at(out, at, source.ravel())
+    else:
+        out[at] = source.ravel()
+    return out.reshape(x.shape)
+
+
+def _put_samples(make):
+    return [SampleInput((make((3, 4)), np.array([0, -1, 5]), make((3,)))),
+            SampleInput((make((2, 3)), np.array([[1, 1], [0, -6]]), make((2, 2))), dict(accumulate=True))]
+
+
+def _masked_scatter(x, mask, source):
+    shape = np.broadcast_shapes(x.shape, mask.shape)
+    out, m = np.broadcast_to(x, shape).copy(), np.broadcast_to(mask, shape)
+    out[m] = source.ravel()[:m.sum()]
+    return out
+
+
+def _masked_scatter_samples(make):
+    r = make.rng
+    return [SampleInput((make((3, 4)), r.random((3, 4)) < 0.5, make((12,)))),
+            SampleInput((make((2, 3)), r.random((3,)) < 0.5, make((3, 2)))),
+            SampleInput((make(()), np.array(True), make((2,))))]
+
+
+def _combinations(x, r=2, with_replacement=False):
+    pick = itertools.combinations_with_replacement if with_replacement else itertools.combinations
+    return x[np.array(list(pick(range(x.shape[0]), r)), dtype=np.int64).reshape(-1, r)]
+
+
+def _trapezoid_parts(y, x, dx, dim):
+    y = np.moveaxis(np.asarray(y, np.float64), dim, -1)
+    if x is None:
+        spacing = 1.0 if dx is None else dx
+    else:
+        spacing = np.diff(np.asarray(x, np.float64)) if x.ndim == 1 else np.moveaxis(np.diff(x, axis=dim), dim, -1)
+    return (y[..., 1:] + y[..., :-1]) * spacing / 2
+
+
+def _trapezoid(y, x=None, *, dx=None, dim=-1):
+    return _trapezoid_parts(y, x, dx, dim).sum(-1)
+
+
+def _cumulative_trapezoid(y, x=None, *, dx=None, dim=-1):
+    return np.moveaxis(np.cumsum(_trapezoid_parts(y, x, dx, dim), -1), -1, dim)
+
+
+def _trapezoid_samples(make):
+    points = D(np.sort(make((3,)).arr))  # increasing: their differences do not wrap around in uint8
+    return [SampleInput((make((3, 4)),)), SampleInput((make((3, 4)),), dict(dx=0.5, dim=0)),
+            SampleInput((make((2, 3)), points))]
+
+
+def _renorm(x, p, dim, maxnorm):
+    other = tuple(k for k in range(x.ndim) if k != dim % x.ndim)
+    norms = (np.abs(x) ** p).sum(other, keepdims=True) ** (1 / p)
+    return x * np.where(norms > maxnorm, maxnorm / (norms + 1e-7), 1.0)
+
+
+def _frexp_check(got, want, sample_np, same):
+    mantissa, exponent = got
+    same(mantissa, want[0])
+    assert exponent.dtype == minitorch.int32, f"exponent dtype {exponent.dtype}, expected int32"
+    np.testing.assert_array_equal(exponent.cpu().numpy(), want[1])
+
+
+def _pdist(x, p=2.0):
+    i, j = np.triu_indices(x.shape[0], 1)
+    return np.linalg.norm(x[i] - x[j], ord=p, axis=-1)
+
+
+def _shift(left):
+    """PyTorch's shifts on int64 references: a negative amount gives 0 (left) or the sign (right)."""
+    def ref(a, b):
+        b = np.asarray(b)
+        moved = np.left_shift(a, np.maximum(b, 0)) if left else np.right_shift(a, np.maximum(b, 0))
+        return np.where(b < 0, 0 if left else np.where(a < 0, -1, 0), moved).astype(np.int64)
+    return ref
+
+
+def _shift_samples(make):
+    return [SampleInput((make((3, 4)), make((3, 4), -2, 6))), SampleInput((make((2, 1)), make((3,), 0, 6))),
+            SampleInput((make((3,)), 2))]
+
+
+def _flat_index_and_number_ops() -> list[OpInfo]:
+    return [
+        OpInfo("take", lambda x, index: np.take(x, index),
+               lambda make: [SampleInput((make((3, 4)), np.array([[0, -1], [5, 11]]))),
+                             SampleInput((make(()), np.array([0, -1])))]),
+        OpInfo("put", _put, _put_samples),
+        OpInfo("masked_scatter", _masked_scatter, _masked_scatter_samples),
+        OpInfo("diagflat", lambda x, offset=0: np.diagflat(x, offset), _x(((2, 2), (), {}), ((3,), (-1,), {}))),
+        OpInfo("fliplr", lambda x: np.fliplr(x).copy(), _x(((2, 3), (), {}), ((2, 3, 2), (), {}))),
+        OpInfo("flipud", lambda x: np.flipud(x).copy(), _x(((3,), (), {}), ((2, 3), (), {}))),
+        OpInfo("dstack", np.dstack, lambda make: [SampleInput(([make((2, 3)), make((2, 3))],)),
+                                                  SampleInput(([make((3,)), make((3,))],))]),
+        OpInfo("column_stack", np.column_stack, lambda make: [SampleInput(([make((3,)), make((3, 2))],))]),
+        OpInfo("narrow_copy", lambda x, dim, start, n: np.take(x, range(start % x.shape[dim], start % x.shape[dim] + n),
+                                                               axis=dim),
+               _x(((3, 4), (1, 1, 2), {}), ((4,), (0, -2, 2), {}))),
+        OpInfo("combinations", _combinations, _x(((4,), (), {}), ((3,), (3, True), {}))),
+        OpInfo("inner", _ints_out(np.inner), _pairs([((2, 3), (4, 3)), ((3,), (3,)), ((), (2, 3))]),
+               domain=(-2.0, 2.0)),
+        OpInfo("vdot", _ints_out(np.vdot), _pairs([((4,), (4,))]), domain=(-2.0, 2.0)),
+        OpInfo("matrix_power", lambda a, n: np.linalg.matrix_power(a, n),
+               lambda make: [SampleInput((make((2, 3, 3), -2, 2), 3)), SampleInput((make((3, 3), -2, 2), 0))],
+               tol={"float32": dict(rtol=1e-4, atol=1e-5)}),
+        OpInfo("trapezoid", _trapezoid, _trapezoid_samples, domain=(-3.0, 3.0)),
+        OpInfo("cumulative_trapezoid", _cumulative_trapezoid, _trapezoid_samples, domain=(-3.0, 3.0)),
+        OpInfo("renorm", _renorm, _x(((3, 4), (2, 0, 1.0), {}), ((2, 3, 2), (1, -1, 2.0), {})), domain=(-2.0, 2.0)),
+        OpInfo("frexp", np.frexp, _x(((3, 4), (), {}), ((), (), {})), check=_frexp_check),
+        OpInfo("ldexp", lambda x, e: x * np.power(2.0, e),
+               lambda make: [SampleInput((make((3, 4)), make((3, 4), -4, 4))),
+                             SampleInput((make((2, 3)), make((3,), -4, 4)))], domain=(-3.0, 3.0)),
+        OpInfo("pdist", _pdist, lambda make: [SampleInput((make((4, 3)),)), SampleInput((make((3, 2)), 1.0)),
+                                              SampleInput((make((3, 2)), math.inf))], domain=(-2.0, 2.0)),
+        OpInfo("gcd", np.gcd, lambda make: [SampleInput((make((3, 4)), make((3, 4)))),
+                                            SampleInput((make((2, 1)), make((3,))))]),
+        OpInfo("lcm", np.lcm, lambda make: [SampleInput((make((3, 4)), make((3, 4)))),
+                                            SampleInput((make((2, 1)), make((3,))))]),
+        OpInfo("bitwise_left_shift", _shift(True), _shift_samples),
+        OpInfo("bitwise_right_shift", _shift(False), _shift_samples),
+    ]
 
 
 OP_DB: list[OpInfo] = _build()

@@ -48,6 +48,16 @@ from .sparse import EmbeddingBag
 from .conv import ConvTranspose1d, ConvTranspose2d
 from .fold import Fold, Unfold
 from .transformer import Transformer, TransformerDecoder, TransformerDecoderLayer
+# wave 3: SELU's dropout, RReLU, channel shuffle, margin losses, LP pooling, ParameterDict, lazy layers
+from .activation import AlphaDropout, FeatureAlphaDropout, RReLU, Softmax2d
+from .pixelshuffle import ChannelShuffle
+from .loss import MultiLabelMarginLoss, MultiMarginLoss, TripletMarginWithDistanceLoss
+from .pooling import LPPool1d, LPPool2d
+from .container import ParameterDict
+from .parameter import UninitializedParameter
+from .linear import LazyLinear
+from .conv import LazyConv1d, LazyConv2d
+from . import lazy  # noqa: F401  (LazyModuleMixin)
 from .padding import (CircularPad1d, CircularPad2d, CircularPad3d, ConstantPad1d, ConstantPad2d, ConstantPad3d,
                       ReflectionPad1d, ReflectionPad2d, ReflectionPad3d, ReplicationPad1d, ReplicationPad2d,
                       ReplicationPad3d, ZeroPad1d, ZeroPad2d, ZeroPad3d)
@@ -75,4 +85,7 @@ __all__ = [
     "CircularPad1d", "CircularPad2d", "CircularPad3d", "ConstantPad1d", "ConstantPad2d", "ConstantPad3d",
     "ReflectionPad1d", "ReflectionPad2d", "ReflectionPad3d", "ReplicationPad1d", "ReplicationPad2d",
     "ReplicationPad3d", "ZeroPad1d", "ZeroPad2d", "ZeroPad3d",
+    "AlphaDropout", "FeatureAlphaDropout", "RReLU", "Softmax2d", "ChannelShuffle", "MultiLabelMarginLoss",
+    "MultiMarginLoss", "TripletMarginWithDistanceLoss", "LPPool1d", "LPPool2d", "ParameterDict",
+    "UninitializedParameter", "LazyLinear", "LazyConv1d", "LazyConv2d",
 ]

@@ -1,8 +1,8 @@
 """The activation functions of ``nn.functional`` beyond relu/sigmoid/tanh/gelu/silu/elu/
 leaky_relu/softplus: clamps and shrinks (``hardtanh``, ``relu6``, ``threshold``,
 ``softshrink``, ``hardshrink``), the smooth ones (``hardswish``, ``hardsigmoid``, ``mish``,
-``logsigmoid``, ``softsign``, ``tanhshrink``, ``selu``, ``celu``), and those with a
-weight or a dim (``prelu``, ``glu``, ``softmin``).
+``logsigmoid``, ``softsign``, ``tanhshrink``, ``selu``, ``celu``), those with a
+weight or a dim (``prelu``, ``glu``, ``softmin``), and the randomized leaky ReLU (``rrelu``).
 
 Most are compositions of tensor ops (clamp, where, expm1, softplus, softmax...), so their
 gradients are theirs; ``hardswish``, ``hardsigmoid`` and ``mish`` are fused kernels of
@@ -164,3 +164,34 @@ def softmin(input, dim: int | None = None, dtype=None):
     if dtype is not None:
         input = input.to(dtype)
     return F.softmax(-input, dim)
+
+
+def rrelu(input, lower: float = 1.0 / 8, upper: float = 1.0 / 3, training: bool = False, inplace: bool = False):
+    """The randomized leaky ReLU (Xu et al., 2015): ``x`` where ``x > 0``, else ``slope * x``.
+    While ``training`` each element draws its own slope from U(``lower``, ``upper``) (and its
+    gradient is that slope); otherwise (the default) the slope is their mean, as a leaky_relu.
+
+    One ``_leaky_relu`` kernel with a tensor of slopes (prelu's), after one uniform draw.
+
+    >>> F.rrelu(minitorch.tensor([-2.0, 3.0]), 0.1, 0.3)
+    tensor([-0.4000,  3.0000])
+    """
+    if lower > upper:
+        raise _C.InputError(f"rrelu: lower bound should be less than or equal to the upper bound, got lower={lower} "
+                            f"and upper={upper}")
+    if not training:
+        return F.leaky_relu(input, (lower + upper) / 2, inplace)
+    if not (isinstance(input, _C.Tensor) and input.is_floating_point()):
+        got = input.dtype if isinstance(input, _C.Tensor) else type(input).__name__
+        raise TypeError(f"rrelu: expected a floating point Tensor, got {got}")
+
+    def compute(x):
+        slope = _C._rand(tuple(x.shape), x.dtype, x.device) * (upper - lower) + lower
+        return _C._leaky_relu(x, slope)
+
+    return F._write_into(input, "rrelu_", compute) if inplace else compute(input)
+
+
+def rrelu_(input, lower: float = 1.0 / 8, upper: float = 1.0 / 3, training: bool = False):
+    """``rrelu`` written into ``input``."""
+    return rrelu(input, lower, upper, training, inplace=True)

@@ -2,7 +2,9 @@
 ops: regression (``smooth_l1_loss``, ``huber_loss``, ``gaussian_nll_loss``,
 ``poisson_nll_loss``), distributions (``kl_div``), margins and embeddings
 (``margin_ranking_loss``, ``hinge_embedding_loss``, ``soft_margin_loss``,
-``multilabel_soft_margin_loss``, ``cosine_embedding_loss``, ``triplet_margin_loss``).
+``multilabel_soft_margin_loss``, ``cosine_embedding_loss``, ``triplet_margin_loss``,
+``triplet_margin_with_distance_loss``), and the multi-class hinge losses
+(``multi_margin_loss``, ``multilabel_margin_loss``).
 
 Each computes PyTorch's per-element formula from existing ops (autograd differentiates
 those), then reduces it as ``mse_loss`` does: ``reduction`` is ``'none'``, ``'mean'`` or
@@ -148,22 +150,45 @@ def cosine_embedding_loss(input1, input2, target, margin: float = 0, reduction: 
     return F._reduce(loss, reduction, op)
 
 
-def triplet_margin_loss(anchor, positive, negative, margin: float = 1.0, p: float = 2, eps: float = 1e-6,
-                        swap: bool = False, reduction: str = "mean"):
-    """``max(0, d(a, p) - d(a, n) + margin)`` with ``d`` the ``pairwise_distance`` (p-norm);
-    ``swap`` uses ``min(d(a, n), d(p, n))`` as the negative distance."""
-    op = "triplet_margin_loss"
+def _triplet_loss(distance, anchor, positive, negative, margin: float, swap: bool, reduction: str, op: str):
+    """``max(0, d(a, p) - d(a, n) + margin)`` for a distance function ``d``, reduced."""
     dims = (anchor.dim(), positive.dim(), negative.dim())
     if len(set(dims)) > 1:
         raise ValueError(f"{op}: the anchor, positive, and negative tensors are expected to have the same number "
                          f"of dimensions, but got: anchor {dims[0]}D, positive {dims[1]}D, and negative "
                          f"{dims[2]}D inputs")
     F._reduction(reduction, op)
-    d_pos = pairwise_distance(anchor, positive, p, eps)
-    d_neg = pairwise_distance(anchor, negative, p, eps)
+    d_pos = distance(anchor, positive)
+    d_neg = distance(anchor, negative)
     if swap:
-        d_neg = _C.minimum(d_neg, pairwise_distance(positive, negative, p, eps))
+        d_neg = _C.minimum(d_neg, distance(positive, negative))
     return F._reduce((d_pos - d_neg + margin).clamp(min=0.0), reduction, op)
+
+
+def triplet_margin_loss(anchor, positive, negative, margin: float = 1.0, p: float = 2, eps: float = 1e-6,
+                        swap: bool = False, reduction: str = "mean"):
+    """``max(0, d(a, p) - d(a, n) + margin)`` with ``d`` the ``pairwise_distance`` (p-norm);
+    ``swap`` uses ``min(d(a, n), d(p, n))`` as the negative distance."""
+    return _triplet_loss(lambda x1, x2: pairwise_distance(x1, x2, p, eps), anchor, positive, negative, margin, swap,
+                         reduction, "triplet_margin_loss")
+
+
+def triplet_margin_with_distance_loss(anchor, positive, negative, *, distance_function=None, margin: float = 1.0,
+                                      swap: bool = False, reduction: str = "mean"):
+    """``triplet_margin_loss`` with any ``distance_function(x1, x2)`` (a non-negative
+    real-valued function, e.g. ``1 - F.cosine_similarity``); None is ``pairwise_distance``.
+    ``margin`` must be positive.
+
+    >>> a, p, n = minitorch.tensor([[0.0, 0.0]]), minitorch.tensor([[1.0, 0.0]]), minitorch.tensor([[0.0, 3.0]])
+    >>> F.triplet_margin_with_distance_loss(a, p, n, distance_function=lambda x, y: (x - y).abs().sum(-1), margin=3.0)
+    tensor(1.)
+    """
+    op = "triplet_margin_with_distance_loss"
+    F._reduction(reduction, op)
+    if margin <= 0:
+        raise ValueError(f"{op}: margin must be greater than 0, got {margin}")
+    distance = pairwise_distance if distance_function is None else distance_function
+    return _triplet_loss(distance, anchor, positive, negative, margin, swap, reduction, op)
 
 
 def poisson_nll_loss(input, target, log_input: bool = True, full: bool = False, eps: float = 1e-8,
@@ -225,3 +250,91 @@ def multilabel_soft_margin_loss(input, target, weight=None, reduction: str = "me
     if input.dim() == 0:
         raise ValueError(f"{op}: expected an input of shape (N, C) or (C,), got a 0-d tensor")
     return F._reduce(loss.sum(input.dim() - 1) / input.shape[-1], reduction, op)
+
+
+def _class_scores(input, target, op: str, per_class_target: bool):
+    """The multi-class hinge losses' inputs as rows: (N, C) or (C,) (or 0-d: one class) scores
+    and an int64 ``target`` of one class per row (``per_class_target=False``: (N,) or 0-d) or
+    of the input's shape (a list of classes per row); returns (scores (R, C), target rows,
+    the shape of the per-sample loss)."""
+    if not isinstance(input, _C.Tensor) or not isinstance(target, _C.Tensor):
+        raise TypeError(f"{op}: input and target must be Tensors, got {type(input).__name__} and "
+                        f"{type(target).__name__}")
+    nd = input.dim()
+    if nd > 2 or (nd > 0 and input.shape[-1] == 0):
+        raise ValueError(f"{op}: expected a non-empty vector or matrix (with an optional 0-sized batch), got input "
+                         f"of shape {tuple(input.shape)}")
+    if target.dtype != _C.dtype.int64:
+        raise TypeError(f"{op}: expected a target of dtype int64 (class indices), got {target.dtype}")
+    rows, C = (input.shape[0] if nd == 2 else 1), (input.shape[-1] if nd > 0 else 1)
+    if per_class_target:
+        ok = tuple(target.shape) == tuple(input.shape) if nd == 2 else (target.dim() <= 1 and target.numel() == C)
+        lo, shape = -1, ((rows,) if target.dim() == 2 else ())
+    else:
+        ok, lo, shape = target.dim() <= 1 and target.numel() == rows, 0, ((rows,) if target.dim() == 1 else ())
+    if not ok:
+        raise ValueError(f"{op}: inconsistent target size: {tuple(target.shape)} for input of shape "
+                         f"{tuple(input.shape)}")
+    if target.numel() and (bool((target < lo).any()) or bool((target >= C).any())):
+        bad = target[(target < lo) | (target >= C)].reshape(-1)[0].item()
+        raise _C.InputError(f"{op}: target out of range: got class {bad}, expected values in [{lo}, {C}) for input "
+                            f"of shape {tuple(input.shape)}")
+    t = target.reshape(rows, C if per_class_target else 1)
+    return input.reshape(rows, C), t, shape
+
+
+def multi_margin_loss(input, target, p: int = 1, margin: float = 1.0, weight=None, size_average=None, reduce=None,
+                      reduction: str = "mean"):
+    """The multi-class hinge loss of (N, C) scores (or (C,)) at int64 classes ``target`` (N,)
+    (or 0-d): per sample, ``sum over i != y of w[y] * max(0, margin - x[y] + x[i]) ** p / C``.
+    ``p`` is 1 or 2; ``weight`` (C,) scales each sample by its class's weight (after the
+    power, as PyTorch computes it).
+
+    >>> F.multi_margin_loss(minitorch.tensor([[0.1, 0.2, 0.4, 0.8]]), minitorch.tensor([3]))
+    tensor(0.3250)
+    """
+    op = "multi_margin_loss"
+    reduction = F._legacy_reduction(size_average, reduce, reduction)
+    F._reduction(reduction, op)
+    if p not in (1, 2):
+        raise ValueError(f"{op}: only p == 1 and p == 2 supported, got p={p}")
+    if weight is not None and weight.dim() != 1:
+        raise ValueError(f"{op}: weight must be one-dimensional, got shape {tuple(weight.shape)}")
+    x, t, shape = _class_scores(input, target, op, per_class_target=False)
+    C = x.shape[1]
+    if weight is not None and weight.numel() != C:
+        raise ValueError(f"{op}: inconsistent weight size, expected {C} (the classes of input of shape "
+                         f"{tuple(input.shape)}) but got {tuple(weight.shape)}")
+    hinge = (x - x.gather(1, t) + margin).relu()  # relu: no gradient where the hinge is exactly 0
+    if p == 2:
+        hinge = hinge * hinge
+    others = t != _C._arange(0, C, 1, _C.dtype.int64, x.device)
+    loss = _C.where(others, hinge, 0.0).sum(1) * (1.0 / C)
+    if weight is not None:
+        loss = loss * weight.to(x.dtype)[t.reshape(-1)]
+    return F._reduce(loss.reshape(shape), reduction, op)
+
+
+def multilabel_margin_loss(input, target, size_average=None, reduce=None, reduction: str = "mean"):
+    """The multi-label hinge loss: each row of int64 ``target`` (the input's shape, (N, C) or
+    (C,)) lists a sample's classes, ended by the first -1; per sample, ``sum over listed j and
+    unlisted i of max(0, 1 - (x[j] - x[i])) / C``: every listed class should score at least
+    1 above every other.
+
+    >>> F.multilabel_margin_loss(minitorch.tensor([[0.1, 0.2, 0.4, 0.8]]), minitorch.tensor([[3, 0, -1, 1]]))
+    tensor(0.8500)
+    """
+    op = "multilabel_margin_loss"
+    reduction = F._legacy_reduction(size_average, reduce, reduction)
+    F._reduction(reduction, op)
+    x, t, shape = _class_scores(input, target, op, per_class_target=True)
+    C = x.shape[1]
+    listed = (t < 0).long().cumsum(1) == 0  # (N, C): the entries before the first -1
+    safe = _C.where(listed, t, 0)
+    classes = _C._arange(0, C, 1, _C.dtype.int64, x.device)
+    is_target = ((safe.unsqueeze(2) == classes) & listed.unsqueeze(2)).any(1)  # (N, C): class i is listed
+    # (N, j, i): the hinge of listed class t[j] against class i
+    hinge = (x.unsqueeze(1) - x.gather(1, safe).unsqueeze(2) + 1.0).relu()
+    pairs = listed.unsqueeze(2) & ~is_target.unsqueeze(1)
+    loss = _C.where(pairs, hinge, 0.0).sum((1, 2)) * (1.0 / C)
+    return F._reduce(loss.reshape(shape), reduction, op)

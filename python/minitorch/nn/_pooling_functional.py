@@ -1,6 +1,6 @@
 """The pooling functions of ``nn.functional`` beyond ``max_pool2d``/``avg_pool2d``: the 1-D
-forms (a 2-D pool of height 1), adaptive pooling to a fixed output size, and
-``max_unpool1d/2d``, the inverse of max pooling.
+forms (a 2-D pool of height 1), adaptive pooling to a fixed output size,
+``max_unpool1d/2d``, the inverse of max pooling, and the power-average ``lp_pool1d/2d``.
 
 Adaptive pooling follows PyTorch's windows: output ``i`` of a dim of input size ``n`` and
 output size ``m`` covers inputs ``floor(i n / m)`` to ``ceil((i + 1) n / m)`` (exclusive),
@@ -295,3 +295,37 @@ def max_unpool2d(input, indices, kernel_size, stride=None, padding=0, output_siz
     True
     """
     return _max_unpool(input, indices, kernel_size, stride, padding, output_size, 2, "max_unpool2d")
+
+
+def _lp_pool(input, norm_type: float, kernel: tuple, stride, ceil_mode: bool, op: str):
+    """``(sum of x^p over each window) ^ (1/p)``, as PyTorch computes it: the average pool of
+    ``x^p`` times the window's size, passed through ``sign(v) * relu(|v|)`` (the value itself,
+    whose gradient is 0 where a window sums to 0), then to the power ``1/p``."""
+    if not isinstance(input, _C.Tensor):
+        raise TypeError(f"{op}: input must be a Tensor, got {type(input).__name__}")
+    if norm_type == 0:
+        raise ValueError(f"{op}: norm_type must be nonzero (the result is raised to 1 / norm_type), got {norm_type}")
+    powered = input.pow(norm_type)
+    if len(kernel) == 1:
+        out = avg_pool1d(powered, kernel[0], stride, 0, ceil_mode)
+    else:
+        out = F.avg_pool2d(powered, kernel, stride, 0, ceil_mode)
+    return (out.sign() * out.abs().relu() * math.prod(kernel)).pow(1.0 / norm_type)
+
+
+def lp_pool1d(input, norm_type: float, kernel_size, stride=None, ceil_mode: bool = False):
+    """The p-norm of each window of (N, C, L) or (C, L) input: ``(sum x^p) ^ (1/p)``, p =
+    ``norm_type`` (1: the sum; large p: near the max). ``stride`` defaults to ``kernel_size``.
+
+    >>> F.lp_pool1d(minitorch.tensor([[3.0, 4.0]]), 2, 2)
+    tensor([[5.]])
+    """
+    return _lp_pool(input, norm_type, (_single(kernel_size, "kernel_size", "lp_pool1d"),), stride, ceil_mode,
+                    "lp_pool1d")
+
+
+def lp_pool2d(input, norm_type: float, kernel_size, stride=None, ceil_mode: bool = False):
+    """The p-norm of each (kH, kW) window of (N, C, H, W) or (C, H, W) input; ``stride``
+    defaults to ``kernel_size``."""
+    return _lp_pool(input, norm_type, _tuple(kernel_size, 2, "kernel_size", "lp_pool2d"), stride, ceil_mode,
+                    "lp_pool2d")

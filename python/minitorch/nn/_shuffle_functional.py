@@ -1,6 +1,7 @@
 """``pixel_shuffle`` and ``pixel_unshuffle`` (Shi et al., 2016, sub-pixel convolution):
-moving ``r * r`` channels into an ``r x r`` block of pixels and back. Each is one reshape,
-one permute and one reshape, so the gradient is a permutation too.
+moving ``r * r`` channels into an ``r x r`` block of pixels and back; ``channel_shuffle``
+(ShuffleNet, Zhang et al., 2017): interleaving the channels of ``g`` groups. Each is one
+reshape, one permute and one reshape, so the gradient is a permutation too.
 """
 from __future__ import annotations
 
@@ -54,3 +55,20 @@ def pixel_unshuffle(input, downscale_factor: int):
     x = input.reshape(tuple(lead) + (c, h // r, r, w // r, r))
     x = x.permute(*range(k), k, k + 2, k + 4, k + 1, k + 3)  # (*, C, r, r, H/r, W/r)
     return x.reshape(tuple(lead) + (c * r * r, h // r, w // r))
+
+
+def channel_shuffle(input, groups: int):
+    """(N, C, *) -> (N, C, *) with the C channels, seen as ``groups`` groups of C / groups,
+    interleaved: output channel ``j * groups + i`` is input channel ``i * (C / groups) + j``
+    (a (groups, C / groups) transpose), so the next grouped convolution sees every group.
+
+    >>> F.channel_shuffle(minitorch.arange(4.0).reshape(1, 4, 1), 2).flatten()
+    tensor([0., 2., 1., 3.])
+    """
+    _check(input, groups, "channel_shuffle", "groups")
+    n, c, *rest = input.shape
+    if c % groups:
+        raise RuntimeError(f"channel_shuffle: number of channels must be divisible by groups, got {c} channels "
+                           f"(input of shape {tuple(input.shape)}) and {groups} groups")
+    x = input.reshape((n, groups, c // groups) + tuple(rest))
+    return x.transpose(1, 2).reshape(tuple(input.shape))

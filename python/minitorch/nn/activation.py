@@ -1,8 +1,9 @@
 """Activation layers (``Sigmoid``, ``ReLU``, ``Tanh``, ``GELU``, ``SiLU``, ``LeakyReLU``, ``ELU``,
 ``Softplus``, ``Softmax``, ``LogSoftmax``; ``Hardtanh``, ``ReLU6``, ``Hardsigmoid``,
 ``Hardswish``, ``Mish``, ``LogSigmoid``, ``Softsign``, ``Tanhshrink``, ``Threshold``,
-``Softshrink``, ``Hardshrink``, ``SELU``, ``CELU``, ``PReLU``, ``GLU``, ``Softmin``) and the
-dropout layers (``Dropout``, ``Dropout1d``, ``Dropout2d``).
+``Softshrink``, ``Hardshrink``, ``SELU``, ``CELU``, ``PReLU``, ``GLU``, ``Softmin``, ``RReLU``,
+``Softmax2d``) and the dropout layers (``Dropout``, ``Dropout1d``, ``Dropout2d``, ``AlphaDropout``,
+``FeatureAlphaDropout``).
 
 ``inplace=True`` writes the result into the input, as in PyTorch (inside a graph too:
 the input's history becomes the activation's; ops/inplace.py)."""
@@ -378,3 +379,50 @@ class Softmin(Module):
 
     def extra_repr(self) -> str:
         return f"dim={self.dim}"
+
+
+class AlphaDropout(Dropout):
+    """SELU's dropout while training (``F.alpha_dropout``): a dropped element takes SELU's
+    negative saturation, then an affine map keeps the mean and variance; identity in eval()."""
+
+    def __init__(self, p: float = 0.5, inplace: bool = False):
+        super().__init__(p, inplace)
+        self.inplace = inplace
+
+    def forward(self, x):
+        return F.alpha_dropout(x, self.p, self.training, self.inplace)
+
+    def extra_repr(self) -> str:
+        return f"p={self.p}, inplace={self.inplace}"
+
+
+class FeatureAlphaDropout(AlphaDropout):
+    """``AlphaDropout`` of whole channels of (N, C, *) input (``F.feature_alpha_dropout``)."""
+
+    def forward(self, x):
+        return F.feature_alpha_dropout(x, self.p, self.training, self.inplace)
+
+
+class RReLU(Module):
+    """The randomized leaky ReLU: while training, each negative element is scaled by its own
+    slope drawn from U(``lower``, ``upper``); in eval() by their mean."""
+
+    def __init__(self, lower: float = 1.0 / 8, upper: float = 1.0 / 3, inplace: bool = False):
+        super().__init__()
+        self.lower, self.upper, self.inplace = lower, upper, inplace
+
+    def forward(self, x):
+        return F.rrelu(x, self.lower, self.upper, self.training, self.inplace)
+
+    def extra_repr(self) -> str:
+        return f"lower={self.lower}, upper={self.upper}{_inplace_str(self.inplace)}"
+
+
+class Softmax2d(Module):
+    """Softmax over the channels of each pixel: dim -3 of (N, C, H, W) or (C, H, W) input."""
+
+    def forward(self, input):
+        if input.dim() not in (3, 4):
+            raise ValueError(f"Softmax2d: expected input to be 3D or 4D, got {input.dim()}D instead (input of shape "
+                             f"{tuple(input.shape)})")
+        return F.softmax(input, -3)

@@ -1,5 +1,5 @@
-"""``nn.Conv1d/Conv2d`` and ``nn.ConvTranspose1d/ConvTranspose2d`` (PyTorch's shapes,
-defaults, initialisation, reprs and state_dict keys)."""
+"""``nn.Conv1d/Conv2d``, ``nn.ConvTranspose1d/ConvTranspose2d`` and ``nn.LazyConv1d/LazyConv2d``
+(PyTorch's shapes, defaults, initialisation, reprs and state_dict keys)."""
 from __future__ import annotations
 
 import math
@@ -7,6 +7,7 @@ import math
 from .. import _C
 from . import functional as F
 from . import init
+from .lazy import LazyModuleMixin
 from .module import Module
 from .parameter import Parameter
 
@@ -214,3 +215,55 @@ class ConvTranspose1d(_ConvTransposeNd):
                                               self.dilation)
         return F.conv_transpose1d(x, self.weight, self.bias, self.stride, self.padding, output_padding, self.groups,
                                   self.dilation)
+
+
+class _LazyConvMixin(LazyModuleMixin):
+    """A convolution whose ``in_channels`` is read off its first input (dim 1 of a batched
+    input, dim 0 of an unbatched one); then it becomes the eager convolution (nn/lazy.py)."""
+
+    _lazy_size = "in_channels"
+
+    def __init__(self, out_channels: int, kernel_size, stride=1, padding=0, dilation=1, groups: int = 1,
+                 bias: bool = True, padding_mode: str = "zeros", device=None, dtype=None):
+        # _ConvNd checks its arguments with a stand-in in_channels (groups: a valid one), then
+        # the parameters wait for the input.
+        super().__init__(groups if isinstance(groups, int) and groups > 0 else 1, out_channels, kernel_size, stride,
+                         padding, dilation, groups, bias, padding_mode, device, dtype)
+        self.in_channels = 0
+        self._make_lazy(bias, device, dtype)
+
+    def _read_input_size(self, input) -> None:
+        name, n = type(self).__name__, self._dims
+        if input.dim() not in (n + 1, n + 2):
+            raise ValueError(f"{name}: expected {n + 1}D (unbatched) or {n + 2}D (batched) input, but got input of "
+                             f"size: {tuple(input.shape)}")
+        in_channels = input.shape[1] if input.dim() == n + 2 else input.shape[0]
+        if in_channels == 0 or in_channels % self.groups:
+            raise ValueError(f"{name}: the input's {in_channels} channels (input of shape {tuple(input.shape)}) must "
+                             f"be a positive multiple of groups={self.groups}")
+        self.in_channels = in_channels
+
+    def _lazy_shape(self, name: str) -> tuple:
+        if name == "bias":
+            return (self.out_channels,)
+        return (self.out_channels, self.in_channels // self.groups or None, *self.kernel_size)
+
+    def _sizes_from_parameters(self) -> None:
+        self.in_channels = self.weight.shape[1] * self.groups
+
+
+class LazyConv1d(_LazyConvMixin, Conv1d):
+    """A ``Conv1d`` whose ``in_channels`` comes from its first input."""
+
+    cls_to_become = Conv1d
+
+
+class LazyConv2d(_LazyConvMixin, Conv2d):
+    """A ``Conv2d`` whose ``in_channels`` comes from its first input.
+
+    >>> conv = nn.LazyConv2d(8, 3)
+    >>> conv(minitorch.randn(1, 3, 5, 5)).shape, conv.weight.shape
+    (minitorch.Size([1, 8, 3, 3]), minitorch.Size([8, 3, 3, 3]))
+    """
+
+    cls_to_become = Conv2d

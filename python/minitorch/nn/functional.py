@@ -144,8 +144,8 @@ def log_softmax(input, dim: int, _stacklevel: int = 3, dtype=None):
 
 # ---- the other activations: nn/_activation_functional.py ----
 from ._activation_functional import (  # noqa: E402,F401
-    celu, glu, hardshrink, hardsigmoid, hardswish, hardtanh, logsigmoid, mish, prelu, relu6, selu, softmin,
-    softshrink, softsign, tanhshrink, threshold)
+    celu, glu, hardshrink, hardsigmoid, hardswish, hardtanh, logsigmoid, mish, prelu, relu6, rrelu, rrelu_, selu,
+    softmin, softshrink, softsign, tanhshrink, threshold)
 
 
 def _warn_if_broadcast(input, target) -> None:
@@ -421,8 +421,8 @@ from ._attention_functional import scaled_dot_product_attention  # noqa: E402,F4
 from ._distance_functional import bilinear, pairwise_distance  # noqa: E402,F401
 from ._loss_functional import (  # noqa: E402,F401
     _kl_div_reduction, cosine_embedding_loss, gaussian_nll_loss, hinge_embedding_loss, huber_loss, kl_div,
-    margin_ranking_loss, multilabel_soft_margin_loss, poisson_nll_loss, smooth_l1_loss, soft_margin_loss,
-    triplet_margin_loss)
+    margin_ranking_loss, multi_margin_loss, multilabel_margin_loss, multilabel_soft_margin_loss, poisson_nll_loss,
+    smooth_l1_loss, soft_margin_loss, triplet_margin_loss, triplet_margin_with_distance_loss)
 
 
 # ---- convolution and pooling (NCHW) ----
@@ -943,10 +943,12 @@ def cosine_similarity(x1, x2, dim: int = 1, eps: float = 1e-8):
 # _instancenorm_functional.py, _embedding_bag_functional.py, _gumbel_functional.py ----
 from ._pooling_functional import (  # noqa: E402,F401
     adaptive_avg_pool1d, adaptive_avg_pool2d, adaptive_avg_pool3d, adaptive_max_pool1d, adaptive_max_pool2d,
-    adaptive_max_pool3d, avg_pool1d, max_pool1d, max_unpool1d, max_unpool2d)
+    adaptive_max_pool3d, avg_pool1d, lp_pool1d, lp_pool2d, max_pool1d, max_unpool1d, max_unpool2d)
 from ._sampling_functional import (  # noqa: E402,F401
     affine_grid, grid_sample, interpolate, upsample, upsample_bilinear, upsample_nearest)
-from ._shuffle_functional import pixel_shuffle, pixel_unshuffle  # noqa: E402,F401
+from ._shuffle_functional import channel_shuffle, pixel_shuffle, pixel_unshuffle  # noqa: E402,F401
 from ._instancenorm_functional import instance_norm, local_response_norm  # noqa: E402,F401
 from ._embedding_bag_functional import embedding_bag  # noqa: E402,F401
 from ._gumbel_functional import gumbel_softmax  # noqa: E402,F401
+# ---- SELU's dropout: nn/_dropout_functional.py ----
+from ._dropout_functional import alpha_dropout, feature_alpha_dropout  # noqa: E402,F401

@@ -1,4 +1,4 @@
-"""``nn.Linear``, ``nn.Bilinear``, ``nn.Identity``, ``nn.Flatten`` and ``nn.Unflatten``."""
+"""``nn.Linear``, ``nn.LazyLinear``, ``nn.Bilinear``, ``nn.Identity``, ``nn.Flatten`` and ``nn.Unflatten``."""
 from __future__ import annotations
 
 import math
@@ -6,6 +6,7 @@ import math
 from .. import _C
 from . import functional as F
 from . import init
+from .lazy import LazyModuleMixin
 from .module import Module
 from .parameter import Parameter
 
@@ -36,6 +37,35 @@ class Linear(Module):
 
     def extra_repr(self) -> str:
         return f"in_features={self.in_features}, out_features={self.out_features}, bias={self.bias is not None}"
+
+
+class LazyLinear(LazyModuleMixin, Linear):
+    """A ``Linear`` whose ``in_features`` is the last dim of its first input; after that call
+    it *is* a ``Linear`` (its class changes), initialised as one (nn/lazy.py).
+
+    >>> fc = nn.LazyLinear(10)
+    >>> fc(minitorch.randn(4, 784)).shape, fc
+    (minitorch.Size([4, 10]), Linear(in_features=784, out_features=10, bias=True))
+    """
+
+    cls_to_become = Linear
+    _lazy_size = "in_features"
+
+    def __init__(self, out_features: int, bias: bool = True, device=None, dtype=None):
+        super().__init__(0, out_features, False)  # (Linear checks out_features)
+        self._make_lazy(bias, device, dtype)
+
+    def _read_input_size(self, input) -> None:
+        if input.dim() == 0 or input.shape[-1] == 0:
+            raise ValueError(f"LazyLinear: cannot infer in_features from an input of shape {tuple(input.shape)} (its "
+                             "last dim must be a positive size)")
+        self.in_features = input.shape[-1]
+
+    def _lazy_shape(self, name: str) -> tuple:
+        return (self.out_features, self.in_features or None) if name == "weight" else (self.out_features,)
+
+    def _sizes_from_parameters(self) -> None:
+        self.in_features = self.weight.shape[1]
 
 
 class Identity(Module):

@@ -27,6 +27,16 @@ class _IncompatibleKeys(namedtuple("IncompatibleKeys", ["missing_keys", "unexpec
     __str__ = __repr__
 
 
+def _load_error(key: str, value, current) -> str | None:
+    """Why ``load_state_dict`` cannot copy ``value`` into the tensor ``current`` (None if it can)."""
+    if not isinstance(value, _C.Tensor):
+        return f'While copying the parameter named "{key}", expected a Tensor, got {type(value).__name__}.'
+    if tuple(value.shape) != tuple(current.shape):
+        return (f"size mismatch for {key}: copying a param with shape {tuple(value.shape)} from checkpoint, "
+                f"the shape in current model is {tuple(current.shape)}.")
+    return None
+
+
 def _to_args(*args, **kwargs):
     """``Module.to``'s arguments (those of ``Tensor.to``) as ``(device, dtype)``, either None."""
     dtype, device = kwargs.pop("dtype", None), kwargs.pop("device", None)
@@ -350,12 +360,9 @@ class Module:
         if strict and missing:
             errors.append("Missing key(s) in state_dict: " + ", ".join(f'"{k}"' for k in missing) + ".")
         for k, v in state_dict.items():
-            if k in own:
-                if not isinstance(v, _C.Tensor):
-                    errors.append(f'While copying the parameter named "{k}", expected a Tensor, got {type(v).__name__}.')
-                elif tuple(v.shape) != tuple(own[k].shape):
-                    errors.append(f"size mismatch for {k}: copying a param with shape {tuple(v.shape)} from checkpoint, "
-                                  f"the shape in current model is {tuple(own[k].shape)}.")
+            error = _load_error(k, v, own[k]) if k in own else None
+            if error:
+                errors.append(error)
         if errors:
             raise RuntimeError(f"Error(s) in loading state_dict for {type(self).__name__}:\n\t" + "\n\t".join(errors))
         with no_grad():

@@ -1,7 +1,9 @@
-"""``nn.Parameter``: a tensor that a Module registers as learnable."""
+"""``nn.Parameter``: a tensor that a Module registers as learnable; and
+``nn.UninitializedParameter``, a parameter whose shape is not known yet (the lazy modules')."""
 from __future__ import annotations
 
 from .. import _C
+from ..autograd import no_grad
 
 
 class Parameter(_C.Tensor):
@@ -34,3 +36,46 @@ class Parameter(_C.Tensor):
         memo[id(self)] = new
         memo.setdefault(id(memo), []).append(self)  # keep the key alive while the memo lives, as copy does
         return new
+
+
+class UninitializedParameter(Parameter):
+    """A parameter with no shape yet: what a lazy module (``nn.LazyLinear``...) holds until its
+    first input tells it the sizes. ``materialize(shape)`` gives it memory of that shape (not
+    initialised) and makes it a plain :class:`Parameter`, the same object, so an optimizer
+    that already holds it keeps working. Until then its shape cannot be read.
+
+    >>> w = nn.UninitializedParameter()
+    >>> w.materialize((2, 3))
+    >>> type(w).__name__, tuple(w.shape)
+    ('Parameter', (2, 3))
+    """
+
+    cls_to_become = Parameter
+
+    def __init__(self, requires_grad: bool = True, device=None, dtype=None):
+        super().__init__(_C._empty((0,), dtype, device), requires_grad)
+
+    def materialize(self, shape, device=None, dtype=None) -> None:
+        """Allocates ``shape`` (on ``device``, of ``dtype``: by default the ones it was made
+        with) and turns this object into a ``Parameter``."""
+        shape = (shape,) if isinstance(shape, int) else tuple(int(s) for s in shape)
+        with no_grad():
+            self.data = _C._empty(shape, self.dtype if dtype is None else dtype,
+                                  self.device if device is None else device)
+        self.__class__ = self.cls_to_become
+
+    def _no_shape(self, *args, **kwargs):
+        raise RuntimeError("Can't access the shape of an uninitialized parameter. This error usually happens in "
+                           "`load_state_dict` when trying to load an uninitialized parameter into an initialized "
+                           "one. Call `forward` to initialize the parameters before accessing their attributes.")
+
+    shape = property(_no_shape)
+    size = numel = dim = _no_shape
+
+    def __repr__(self) -> str:
+        return "<UninitializedParameter>"
+
+    def __deepcopy__(self, memo):
+        if id(self) not in memo:
+            memo[id(self)] = type(self)(self.requires_grad, self.device, self.dtype)
+        return memo[id(self)]

@@ -1,5 +1,5 @@
 """Pooling layers: ``MaxPool1d/2d``, ``AvgPool1d/2d``, ``AdaptiveAvgPool1d/2d/3d``, ``AdaptiveMaxPool1d/2d/3d``,
-``MaxUnpool1d/2d``."""
+``MaxUnpool1d/2d``, ``LPPool1d/2d``."""
 from __future__ import annotations
 
 from . import functional as F
@@ -169,3 +169,27 @@ class MaxUnpool2d(_MaxUnpoolNd):
 
     def forward(self, input, indices, output_size=None):
         return F.max_unpool2d(input, indices, self.kernel_size, self.stride, self.padding, output_size)
+
+
+class _LPPoolNd(Module):
+    def __init__(self, norm_type: float, kernel_size, stride=None, ceil_mode: bool = False):
+        super().__init__()
+        self.norm_type, self.kernel_size, self.stride, self.ceil_mode = norm_type, kernel_size, stride, ceil_mode
+
+    def extra_repr(self) -> str:
+        return (f"norm_type={self.norm_type}, kernel_size={self.kernel_size}, stride={self.stride}, "
+                f"ceil_mode={self.ceil_mode}")
+
+
+class LPPool1d(_LPPoolNd):
+    """The p-norm (``norm_type``) of each window of (N, C, L) input: ``(sum x^p) ^ (1/p)``."""
+
+    def forward(self, x):
+        return F.lp_pool1d(x, self.norm_type, self.kernel_size, self.stride, self.ceil_mode)
+
+
+class LPPool2d(_LPPoolNd):
+    """The p-norm (``norm_type``) of each window of (N, C, H, W) input: ``(sum x^p) ^ (1/p)``."""
+
+    def forward(self, x):
+        return F.lp_pool2d(x, self.norm_type, self.kernel_size, self.stride, self.ceil_mode)

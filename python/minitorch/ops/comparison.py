@@ -1,4 +1,4 @@
-"""Questions about a whole tensor: ``all``/``any``, ``isclose``/``allclose``, ``equal``.
+"""Questions about a whole tensor: ``all``/``any``, ``isclose``/``allclose``, ``equal``, ``is_nonzero``.
 
 Each function takes the tensor first and is both ``Tensor.<name>`` and ``minitorch.<name>``
 (attached by ops/registry.py from ops/declarations.py).
@@ -101,3 +101,18 @@ def equal(self, other: Tensor) -> bool:
     if self.shape != other.shape:
         return False
     return bool(all(self == other))
+
+
+def is_nonzero(self) -> bool:
+    """Whether the single element of ``self`` is not zero (``bool(x)`` for a one-element
+    tensor; NaN counts as non-zero). RuntimeError for an empty tensor or more than one element.
+
+    >>> minitorch.tensor([0.0]).is_nonzero()
+    False
+    """
+    n = self.numel()
+    if n != 1:
+        which = "no values" if n == 0 else "more than one value"
+        raise RuntimeError(f"is_nonzero: Boolean value of Tensor with {which} is ambiguous (shape "
+                           f"{tuple(self.shape)})")
+    return bool(self.item())

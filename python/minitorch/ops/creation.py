@@ -1,12 +1,14 @@
 """Creating tensors: ``tensor`` from Python data, the factory functions (``zeros``,
 ``arange``, ``rand``...), their ``*_like`` forms, and ``Tensor.new_*`` (a new tensor with
 ``self``'s dtype and device), ``tril_indices`` / ``triu_indices`` and ``vander`` (a ``cumprod``
-of its input, so it has a gradient). ops/registry.py makes ``minitorch.<name>`` and
-``Tensor.new_*`` of them, as ops/declarations.py declares them.
+of its input, so it has a gradient), ``scalar_tensor``, ``asarray`` (sharing memory where it
+can) and ``empty_strided`` (views of a larger buffer). ops/registry.py makes
+``minitorch.<name>`` and ``Tensor.new_*`` of them, as ops/declarations.py declares them.
 """
 from __future__ import annotations
 
 import builtins
+import numbers
 import warnings
 
 import numpy as np
@@ -321,3 +323,111 @@ def vander(x: Tensor, N: int | None = None, increasing: bool = False) -> Tensor:
     ones = _C._full((n, 1), 1.0, x.dtype, x.device)
     powers = _C._cat([ones, x.unsqueeze(1).expand(n, N - 1)], 1).cumprod(1) if N > 1 else ones
     return powers if increasing else powers.flip(1)
+
+
+# ---- scalar_tensor, asarray, empty_strided ----
+
+def scalar_tensor(s, *, dtype=None, device=None, requires_grad: bool = False) -> Tensor:
+    """A 0-dim tensor holding the number ``s``, in the default floating dtype unless ``dtype``
+    says otherwise (even for an int or a bool, as in PyTorch).
+
+    >>> minitorch.scalar_tensor(3)
+    tensor(3.)
+    """
+    if isinstance(s, Tensor) and s.numel() == 1:
+        s = s.item()
+    if not isinstance(s, numbers.Number) or isinstance(s, complex):
+        raise TypeError(f"scalar_tensor(): argument 's' must be Number, not {type(s).__name__}")
+    return full((), s, dtype=get_default_dtype() if dtype is None else dtype, device=device,
+                requires_grad=requires_grad)
+
+
+def _alias(obj):
+    """``obj`` as a tensor sharing its memory (itself, for a tensor), or None where it must
+    be copied (lists, numbers, arrays of a dtype minitorch does not hold...)."""
+    if isinstance(obj, Tensor):
+        return obj
+    if not (isinstance(obj, np.ndarray) or any(hasattr(obj, a) for a in (
+            "__dlpack__", "__cuda_array_interface__", "__array_interface__"))):
+        return None
+    from .._dlpack import as_tensor
+    t = as_tensor(obj)
+    if isinstance(obj, np.ndarray) and not (t.device.type == "cpu" and np.may_share_memory(t.numpy(), obj)):
+        return None
+    return t
+
+
+def asarray(obj, *, dtype=None, device=None, copy=None, requires_grad: bool = False) -> Tensor:
+    """``obj`` (a tensor, a NumPy array or scalar, nested lists, a number, or an object with
+    ``__dlpack__`` / the array interfaces) as a tensor. ``copy=None`` shares ``obj``'s memory
+    when it can (a tensor of the wanted dtype and device is returned as it is) and copies
+    otherwise; ``copy=True`` always copies; ``copy=False`` never does, and raises ValueError
+    where a copy would be needed. A copy is not part of ``obj``'s autograd graph;
+    ``requires_grad=True`` makes the result a leaf that requires grad (floating dtypes only).
+
+    >>> a = numpy.zeros(2)
+    >>> t = minitorch.asarray(a)   # shares a's memory
+    >>> a[0] = 1.0; t.tolist()
+    [1.0, 0.0]
+    """
+    want_device = _C.device(device) if isinstance(device, str) else device
+    alias = None if copy else _alias(obj)
+    if alias is not None and (dtype is None or alias.dtype == dtype) \
+            and (want_device is None or alias.device == want_device):
+        out = alias
+    elif copy is False:
+        if alias is not None:
+            raise ValueError(f"asarray: can't alias a {alias.dtype.name} tensor on {alias.device} as one of dtype "
+                             f"{(dtype or alias.dtype).name} on {want_device or alias.device} (copy=False)")
+        what = f"an ndarray of dtype {obj.dtype}" if isinstance(obj, np.ndarray) else f"a {type(obj).__name__}"
+        raise ValueError(f"asarray: can't alias {what} as a tensor without copying it (copy=False)")
+    elif alias is not None or isinstance(obj, Tensor):
+        src = (obj if alias is None else alias).detach()
+        out = src.to(device=src.device if want_device is None else want_device,
+                     dtype=src.dtype if dtype is None else dtype)
+        if out.device == src.device and out.data_ptr() == src.data_ptr():
+            out = out.clone()
+    else:
+        out = tensor(obj, dtype=dtype, device=device)
+    if requires_grad:
+        out.requires_grad_(True)
+    return out
+
+
+def empty_strided(size, stride, *, dtype=None, device=None, requires_grad: bool = False) -> Tensor:
+    """An uninitialised tensor of ``size`` whose elements lie ``stride`` elements apart along
+    each dim. minitorch has no ``as_strided``, so the layout is made from views of a larger
+    buffer: the dims of stride 0 are an ``expand``, the others must nest (sorted by stride,
+    each stride a multiple of the next and at least the span of the dims inside it: any
+    permutation of a contiguous layout, with gaps allowed); overlapping layouts raise. The
+    strides of size-1 dims are whatever the views give them.
+
+    >>> minitorch.empty_strided((2, 3), (1, 2)).stride()
+    (1, 2)
+    """
+    size, stride = _size((size,), "empty_strided"), _size((stride,), "empty_strided")
+    if len(size) != len(stride):
+        raise _C.InputError(f"empty_strided: dimensionality of sizes ({len(size)}) must match dimensionality of "
+                            f"strides ({len(stride)})")
+    if any(n < 0 for n in size) or any(s < 0 for s in stride):
+        raise _C.InputError(f"empty_strided: sizes {size} and strides {stride} must be non-negative")
+    if 0 in size:
+        return empty(size, dtype=dtype, device=device, requires_grad=requires_grad)
+    live = sorted((k for k in range(len(size)) if size[k] > 1 and stride[k]), key=lambda k: -stride[k])
+    for outer, inner in zip(live, live[1:]):
+        if stride[outer] % stride[inner] or stride[outer] < stride[inner] * size[inner]:
+            raise _C.InputError(f"empty_strided: strides {stride} for sizes {size} overlap or do not nest; "
+                                "minitorch makes only layouts without overlap (and stride-0 dims)")
+    # base: (size of the outermost dim, the ratios of consecutive strides, the innermost stride);
+    # its contiguous strides are then the wanted ones, and slicing keeps them.
+    inner_shape = [stride[a] // stride[b] for a, b in zip(live, live[1:])]
+    base_shape = ([size[live[0]]] + inner_shape + [stride[live[-1]]]) if live else []
+    t = empty(base_shape, dtype=dtype, device=device)
+    if live:
+        t = t[(slice(None),) + tuple(slice(0, size[k]) for k in live[1:]) + (0,)]
+    rest = [k for k in range(len(size)) if k not in live]
+    for _ in rest:
+        t = t.unsqueeze(-1)
+    order = live + rest
+    t = t.expand(*[size[k] for k in order]).permute(*[order.index(k) for k in range(len(size))])
+    return _finish(t, requires_grad)

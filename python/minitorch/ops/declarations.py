@@ -219,6 +219,7 @@ OPS: tuple[Op, ...] = (
     _py("isclose", python="comparison", **NO_GRAD),
     _py("allclose", python="comparison", **NO_GRAD),
     _py("equal", python="comparison", **NO_GRAD),
+    _py("is_nonzero", python="comparison", **NO_GRAD),
     _py("amax", python="reduction"),
     _py("amin", python="reduction"),
     _cpp("var", "reduce.cpp", python="reduction", dtypes=FLOATING),
@@ -237,10 +238,14 @@ OPS: tuple[Op, ...] = (
     _py("addmm", python="linalg", inplace=GENERIC, autocast=LOWER, dtypes=NUMERIC),
     _py("outer", python="linalg"),
     _py("ger", python="linalg", method=False),
+    _py("inner", python="linalg", dtypes=NUMERIC),
+    _py("vdot", python="linalg", dtypes=NUMERIC),
+    _py("chain_matmul", python="linalg", method=False, autocast=LOWER, dtypes=NUMERIC),
     _py("einsum", python="linalg", method=False, autocast=LOWER, dtypes=NUMERIC),
     _py("movedim", python="shape", aliases=("moveaxis",)),
     _py("unflatten", python="shape"),
     _py("narrow", python="join"),
+    _py("narrow_copy", python="join"),
     _py("select", python="join"),
     _py("split", python="join"),
     _py("split_with_sizes", python="join", function=False),
@@ -249,7 +254,9 @@ OPS: tuple[Op, ...] = (
     _cpp("cat", "join.cpp", python="join", method=False, aliases=("concat", "concatenate")),
     _cpp("stack", "join.cpp", python="join", method=False),
     _py("hstack", python="join", method=False),
-    _py("vstack", python="join", method=False),
+    _py("vstack", python="join", method=False, aliases=("row_stack",)),
+    _py("dstack", python="join", method=False),
+    _py("column_stack", python="join", method=False),
     _cpp("flip", "shape.cpp", python="shape"),
     _cpp("roll", "shape.cpp", python="shape"),
     _cpp("repeat", "shape.cpp", python="shape", function=False),
@@ -288,6 +295,18 @@ OPS: tuple[Op, ...] = (
     _py("copysign", python="pointwise_math", inplace=GENERIC),
     _py("sinc", python="pointwise_math", inplace=GENERIC),
     _py("float_power", python="pointwise_math", inplace=NATIVE),
+    _py("frexp", python="pointwise_math", dtypes=FLOATING),
+    _py("ldexp", python="pointwise_math", inplace=GENERIC),
+    # integers only (ops/integer_math.py): Euclid's algorithm, shifts by powers of two
+    _py("gcd", python="integer_math", inplace=GENERIC, dtypes=INTEGRAL, **NO_GRAD),
+    _py("lcm", python="integer_math", inplace=GENERIC, dtypes=INTEGRAL, **NO_GRAD),
+    _py("bitwise_left_shift", python="integer_math", inplace=GENERIC, dtypes=INTEGRAL,
+        operators=("__lshift__", "__rlshift__", "__ilshift__"), **NO_GRAD),
+    _py("bitwise_right_shift", python="integer_math", inplace=GENERIC, dtypes=INTEGRAL,
+        operators=("__rshift__", "__rrshift__", "__irshift__"), **NO_GRAD),
+    # the trapezoidal rule (ops/integrate.py)
+    _py("trapezoid", python="integrate", method=False, aliases=("trapz",), dtypes=NUMERIC),
+    _py("cumulative_trapezoid", python="integrate", method=False, dtypes=NUMERIC),
     _py("aminmax", python="reduction"),
     _py("cov", python="reduction", dtypes=NUMERIC),
     _py("corrcoef", python="reduction", dtypes=NUMERIC),
@@ -302,17 +321,28 @@ OPS: tuple[Op, ...] = (
     _py("kron", python="linalg"),
     _py("tensordot", python="linalg", method=False, dtypes=NUMERIC),
     _py("cdist", python="linalg", method=False, autocast=FP32_ALL, dtypes=FLOATING),
+    _py("pdist", python="linalg", method=False, autocast=FP32, dtypes=FLOATING),
+    _py("renorm", python="linalg", inplace=GENERIC, autocast=FP32, dtypes=FLOATING),
     _py("cross", python="linalg", dtypes=NUMERIC),
     # more shape, join, indexing and creation compositions (PyTorch's names and arguments)
     *(_py(name, python="shape") for name in ("tile", "rot90", "broadcast_to", "diag", "diag_embed", "diagonal")),
+    *(_py(name, python="shape") for name in ("diagflat", "fliplr", "flipud")),
     *(_py(name, python="shape", method=False) for name in ("atleast_1d", "atleast_2d", "atleast_3d")),
     *(_py(name, python="join") for name in ("tensor_split", "hsplit", "vsplit", "dsplit")),
     *(_py(name, python="join", method=False) for name in ("broadcast_tensors", "meshgrid", "cartesian_prod",
                                                           "block_diag")),
+    _py("combinations", python="join", method=False),
     _py("take_along_dim", python="indexing"),
+    # flat positions (the tensor read as 1-D, row-major)
+    _py("take", python="indexing"),
+    _py("put", python="indexing", inplace=GENERIC),
+    _py("masked_scatter", python="indexing", inplace=GENERIC),
+    _py("unravel_index", python="indexing", method=False, dtypes=INTEGRAL, **NO_GRAD),
     _py("repeat_interleave", python="indexing"),
     _py("vander", python="creation", method=False),
     _new("tril_indices", python="creation"), _new("triu_indices", python="creation"),
+    _new("scalar_tensor", python="creation"), _new("asarray", python="creation"),
+    _new("empty_strided", python="creation"),
     _u("is_inference_mode_enabled"),
 
     # ---- creation (ops/creation.py; as_tensor and from_dlpack: _dlpack.py; from_numpy: C++) ----
@@ -349,6 +379,12 @@ OPS: tuple[Op, ...] = (
     _u("set_default_dtype", python="creation"), _u("is_tensor"), _u("is_grad_enabled"), _u("result_type"), _u("promote_types"), _u("broadcast_shapes"),
     _u("live_tensor_count"), _u("save"), _u("load"), _u("get_autocast_dtype"), _u("is_autocast_enabled"),
     _u("get_float32_matmul_precision"), _u("set_float32_matmul_precision"),
+    # the global generator's seed and state (minitorch/random.py)
+    _u("seed"), _u("initial_seed"), _u("get_rng_state"), _u("set_rng_state"),
+    # recorded settings (backends.py, _tensor_str.py), dtype rules (_finfo.py), and compile (_compile.py:
+    # no compiler, the model is returned as it is)
+    _u("use_deterministic_algorithms"), _u("are_deterministic_algorithms_enabled"),
+    _u("is_deterministic_algorithms_warn_only_enabled"), _u("set_printoptions"), _u("can_cast"), _u("compile"),
 
     # ---- minitorch.nn.functional ----
     _f("linear", CPP, source="cpp/src/ops/nn.cpp", autocast=LOWER),
@@ -367,6 +403,7 @@ OPS: tuple[Op, ...] = (
     *(_f(n, CPP, source="cpp/src/ops/elementwise.cpp", dtypes=FLOATING) for n in ("hardsigmoid", "hardswish", "mish",
                                                                                           "hardtanh", "relu6")),
     _f("prelu", dtypes=FLOATING, autocast=LOWER), _f("softmin", dtypes=FLOATING, autocast=FP32),
+    _f("rrelu", dtypes=FLOATING), _f("rrelu_", dtypes=FLOATING),  # random slopes while training
     _f("layer_norm", CPP, source="cpp/src/ops/nn.cpp", autocast=FP32),
     _f("group_norm", CPP, source="cpp/src/ops/group_norm.cpp", autocast=FP32), _f("normalize"),
     _f("rms_norm", CPP, source="cpp/src/ops/nn.cpp", dtypes=FLOATING),  # 16-bit input computes in float32 inside
@@ -379,12 +416,16 @@ OPS: tuple[Op, ...] = (
     _f("max_pool2d", CPP, source="cpp/src/ops/conv.cpp"), _f("avg_pool2d", CPP, source="cpp/src/ops/conv.cpp"),
     _f("adaptive_avg_pool2d", dtypes=FLOATING),
     _f("dropout", CPP, source="cpp/src/ops/nn.cpp"), _f("dropout1d"), _f("dropout2d"),
+    _f("alpha_dropout", dtypes=FLOATING), _f("feature_alpha_dropout", dtypes=FLOATING),  # nn/_dropout_functional.py
     _f("embedding"), _f("one_hot", grad=False), _f("pad"), _f("flatten"),
     # losses, distances and bilinear (nn/_loss_functional.py, nn/_distance_functional.py)
     *(_f(name, autocast=FP32_ALL, dtypes=FLOATING) for name in (
         "kl_div", "smooth_l1_loss", "huber_loss", "margin_ranking_loss", "soft_margin_loss", "triplet_margin_loss",
         "cosine_embedding_loss", "poisson_nll_loss", "multilabel_soft_margin_loss", "hinge_embedding_loss")),
     _f("gaussian_nll_loss", dtypes=FLOATING), _f("pairwise_distance", dtypes=FLOATING),
+    _f("multi_margin_loss", autocast=FP32_ALL, dtypes=FLOATING), _f("multilabel_margin_loss", autocast=FP32_ALL,
+                                                                     dtypes=FLOATING),
+    _f("triplet_margin_with_distance_loss", dtypes=FLOATING),  # (no autocast of its own, as PyTorch's)
     _f("bilinear", dtypes=FLOATING),
 
     # ---- reductions, order statistics, sets and bins (issue: the missing reductions) ----
@@ -402,6 +443,7 @@ OPS: tuple[Op, ...] = (
     _py("unique_consecutive", python="sets", **NO_GRAD),
     _py("bincount", python="sets", dtypes=INTEGRAL, **NO_GRAD),
     _py("histc", python="sets", dtypes=FLOATING, **NO_GRAD),
+    _py("histogram", python="sets", dtypes=("float32", "float64"), **NO_GRAD),
     _cpp("searchsorted", "search.cpp", python="sets", method=False, dtypes=NUMERIC, **NO_GRAD),
     _py("bucketize", python="sets", method=False, dtypes=NUMERIC, **NO_GRAD),
     # resampling, more pooling, pixel shuffle, instance/local response norm, grid_sample, embedding_bag,
@@ -412,6 +454,7 @@ OPS: tuple[Op, ...] = (
         "adaptive_avg_pool1d", "adaptive_max_pool1d", "adaptive_max_pool2d", "max_pool1d", "avg_pool1d",
         "max_unpool1d", "max_unpool2d", "adaptive_avg_pool3d", "adaptive_max_pool3d")),
     _f("pixel_shuffle"), _f("pixel_unshuffle"),
+    _f("channel_shuffle"), _f("lp_pool1d", dtypes=FLOATING), _f("lp_pool2d", dtypes=FLOATING),
     _f("instance_norm", dtypes=FLOATING), _f("local_response_norm", dtypes=FLOATING),
     _f("grid_sample", dtypes=FLOATING), _f("affine_grid", dtypes=FLOATING),
     _f("embedding_bag", dtypes=FLOATING), _f("gumbel_softmax", dtypes=FLOATING),
@@ -432,6 +475,7 @@ OPS: tuple[Op, ...] = (
     *(_py(name, python="linalg_forms", dtypes=("float32", "float64")) for name in (
         "det", "logdet", "slogdet", "inverse", "cholesky", "qr", "svd", "pinverse", "cholesky_solve",
         "cholesky_inverse")),
+    _py("matrix_power", python="linalg_forms", dtypes=NUMERIC),
     # convolution features: transposed convolutions, fold/unfold (cpp/src/ops/conv.cpp)
     _f("conv_transpose1d", autocast=LOWER, dtypes=FLOATING),
     _f("conv_transpose2d", CPP, source="cpp/src/ops/conv.cpp", autocast=LOWER, dtypes=FLOATING),

@@ -516,3 +516,119 @@ def repeat_interleave(self, repeats=None, dim=None, *, output_size=None) -> Tens
                             f"(output_size={output_size}, sum of repeats={total})")
     idx = _as_index(np.repeat(np.arange(counts.size, dtype=np.int64), counts), x.device)
     return x.index_select(d, idx)
+
+
+# ------------------------------------------- flat positions: take, put, masked_scatter ----
+# The tensor seen as one row of ``numel()`` elements (row-major), as PyTorch's take / put_ do.
+
+def _flat_positions(op: str, index, n: int) -> Tensor:
+    """``index`` (int64, any shape) as a 1-D tensor of positions among ``n`` flattened
+    elements: a negative one counts from the end. IndexError when one is out of range (the
+    host reads the smallest and largest index to say which)."""
+    _check_index_tensor(op, index)
+    if index.dtype != _C.dtype.int64:
+        raise _C.DTypeError(f"{op}(): Expected a long tensor for index, but got {index.dtype.name}")
+    if index.numel():
+        lo, hi = (int(v) for v in index.aminmax())
+        bad = lo if lo < -n else hi if hi >= n else None
+        if bad is not None:
+            raise IndexError(f"{op}(): out of range: tried to access index {bad} on a tensor of {n} elements")
+    flat = index.reshape(-1)
+    return _C.where(flat < 0, flat + n, flat)
+
+
+def take(self, index: Tensor) -> Tensor:
+    """The elements of ``self`` at ``index``, ``self`` read as if it were 1-D (row-major);
+    the result has the shape of ``index``. Negative indices count from the end. An
+    ``index_select`` of the flattened tensor, so its gradient adds back where it read.
+
+    >>> minitorch.tensor([[4, 3, 5], [6, 7, 8]]).take(minitorch.tensor([0, 2, -1]))
+    tensor([4, 5, 8])
+    """
+    pos = _flat_positions("take", index, self.numel())
+    return self.reshape(-1).index_select(0, pos).reshape(tuple(index.shape))
+
+
+def put(self, index: Tensor, source: Tensor, accumulate: bool = False) -> Tensor:
+    """A copy of ``self`` with ``source``'s elements written at the flat positions ``index``
+    (``self`` read as 1-D; negative positions count from the end); ``accumulate=True`` adds
+    them instead, positions named twice getting both. ``index`` and ``source`` hold the same
+    number of elements; ``source`` has ``self``'s dtype. One scatter of the flattened tensor.
+
+    >>> minitorch.zeros(2, 2).put(minitorch.tensor([0, -1]), minitorch.tensor([1.0, 2.0]))
+    tensor([[1., 0.],
+            [0., 2.]])
+    """
+    if not isinstance(source, Tensor):
+        raise TypeError(f"put(): argument 'source' must be a Tensor, not {type(source).__name__}")
+    pos = _flat_positions("put", index, self.numel())
+    if source.numel() != pos.numel():
+        raise IndexError(f"put(): Expected source and index to have the same number of elements, but got "
+                         f"source.numel() = {source.numel()}, index.numel() = {pos.numel()}")
+    if source.dtype != self.dtype:
+        raise _C.DTypeError(f"put(): self and source expected to have the same dtype, but got "
+                            f"self.dtype = {self.dtype.name} and source.dtype = {source.dtype.name}")
+    out = _C._scatter(self.reshape(-1), 0, pos, source.reshape(-1), bool(accumulate))
+    return out.reshape(tuple(self.shape))
+
+
+def masked_scatter(self, mask: Tensor, source: Tensor) -> Tensor:
+    """A copy of ``self`` (broadcast with ``mask``) whose elements where ``mask`` is True take,
+    in row-major order, the first elements of ``source`` (which needs at least as many as
+    there are True values). The count of True values sizes the write, so the host reads it.
+
+    >>> x = minitorch.zeros(2, 2)
+    >>> x.masked_scatter(minitorch.tensor([True, False]), minitorch.tensor([1.0, 2.0, 3.0]))
+    tensor([[1., 0.],
+            [2., 0.]])
+    """
+    if not isinstance(mask, Tensor):
+        raise TypeError(f"masked_scatter(): argument 'mask' must be a Tensor, not {type(mask).__name__}")
+    if not isinstance(source, Tensor):
+        raise TypeError(f"masked_scatter(): argument 'source' must be a Tensor, not {type(source).__name__}")
+    if mask.dtype != _C.dtype.bool:
+        raise _C.DTypeError(f"masked_scatter: only supports boolean masks, but got mask with dtype {mask.dtype.name}")
+    if source.dtype != self.dtype:
+        raise _C.DTypeError(f"masked_scatter: expected self and source to have same dtypes but got "
+                            f"{self.dtype.name} and {source.dtype.name}")
+    try:
+        shape = _C.broadcast_shapes(tuple(self.shape), tuple(mask.shape))
+    except _C.InputError:
+        raise _C.InputError(f"masked_scatter: mask of shape {tuple(mask.shape)} does not broadcast with self of "
+                            f"shape {tuple(self.shape)}") from None
+    pos = _C._nonzero(mask.expand(*shape).reshape(-1)).reshape(-1)
+    k = pos.numel()
+    if source.numel() < k:
+        raise _C.InputError(f"masked_scatter: the mask holds {k} True values but source has only "
+                            f"{source.numel()} elements")
+    values = source.reshape(-1)[:k]
+    return _C._scatter(self.expand(*shape).reshape(-1), 0, pos, values, False).reshape(tuple(shape))
+
+
+def unravel_index(indices: Tensor, shape) -> tuple:
+    """The coordinates in a tensor of ``shape`` of the flat (row-major) positions ``indices``:
+    one int64 tensor per dim, each of ``indices``' shape. As in PyTorch, positions are not
+    checked: one outside ``[0, prod(shape))`` wraps around (a negative one counts from the end).
+
+    >>> minitorch.unravel_index(minitorch.tensor([4, 1]), (3, 2))
+    (tensor([2, 0]), tensor([0, 1]))
+    """
+    if not isinstance(indices, Tensor):
+        raise TypeError(f"unravel_index(): expected 'indices' to be a Tensor, but got {type(indices).__name__}")
+    if indices.dtype.is_floating_point or indices.dtype == _C.dtype.bool:
+        raise TypeError(f"unravel_index(): expected 'indices' to be an integer tensor, but got {indices.dtype.name}")
+    dims = [shape] if isinstance(shape, numbers.Integral) and not isinstance(shape, bool) else shape
+    if not isinstance(dims, (tuple, list)) or any(isinstance(s, bool) or not isinstance(s, numbers.Integral)
+                                                  for s in dims):
+        raise TypeError(f"unravel_index(): expected 'shape' to be an int or a sequence of ints, but got {shape!r}")
+    dims = [int(s) for s in dims]
+    if any(s < 0 for s in dims):
+        raise ValueError(f"unravel_index(): 'shape' cannot have negative values, but got {tuple(dims)}")
+    if 0 in dims and indices.numel():
+        raise ValueError(f"unravel_index(): a tensor of shape {tuple(dims)} has no elements to index")
+    flat = indices.long()
+    out, stride = [], 1
+    for size in reversed(dims):
+        out.append((flat // stride) % size if size else flat * 0)
+        stride *= max(size, 1)
+    return tuple(reversed(out))

@@ -51,6 +51,35 @@ def vstack(tensors) -> Tensor:
     return cat([t.reshape(1, -1) if t.ndim < 2 else t for t in ts], 0)
 
 
+def _non_empty(op: str, tensors) -> list:
+    ts = tensors_arg(op, tensors)
+    if not ts:
+        raise _C.InputError(f"{op} expects a non-empty TensorList")
+    return ts
+
+
+def dstack(tensors) -> Tensor:
+    """``cat`` along dim 2 (depth) of the tensors seen as at least 3-D (``atleast_3d``: (n,) is
+    (1, n, 1), (m, n) is (m, n, 1)).
+
+    >>> minitorch.dstack([minitorch.tensor([1, 2]), minitorch.tensor([3, 4])]).tolist()
+    [[[1, 3], [2, 4]]]
+    """
+    from .shape import atleast_3d
+    return cat(list(atleast_3d(_non_empty("dstack", tensors))), 2)
+
+
+def column_stack(tensors) -> Tensor:
+    """The tensors side by side as columns: 0-dim and 1-D ones as one column (n, 1), the
+    others as they are, joined along dim 1.
+
+    >>> minitorch.column_stack([minitorch.tensor([1, 2]), minitorch.tensor([[3, 4], [5, 6]])]).tolist()
+    [[1, 3, 4], [2, 5, 6]]
+    """
+    ts = _non_empty("column_stack", tensors)
+    return cat([t.reshape(-1, 1) if t.ndim < 2 else t for t in ts], 1)
+
+
 @numpy_names
 def split(self, split_size_or_sections, dim: int = 0) -> tuple:
     """Cuts ``self`` into pieces along ``dim``: of ``split_size`` each (the last may be
@@ -113,6 +142,13 @@ def narrow(self, dim: int, start: int, length: int) -> Tensor:
     if not 0 <= start <= n or length < 0 or start + length > n:
         raise IndexError(f"narrow: start ({start}) + length ({length}) exceeds dimension size ({n}) of dim {d}")
     return self[(slice(None),) * d + (slice(start, start + length),)]
+
+
+@numpy_names
+def narrow_copy(self, dim: int, start: int, length: int) -> Tensor:
+    """``narrow`` as a new contiguous tensor rather than a view: writing into it leaves
+    ``self`` unchanged."""
+    return narrow(self, dim, start, length).clone()
 
 
 def select(self, dim: int, index: int) -> Tensor:
@@ -318,6 +354,33 @@ def cartesian_prod(*tensors) -> Tensor:
     if len(ts) == 1:
         return ts[0]
     return stack([g.reshape(-1) for g in meshgrid(*ts, indexing="ij")], 1)
+
+
+def combinations(self, r: int = 2, with_replacement: bool = False) -> Tensor:
+    """The ``r``-element combinations of the 1-D ``self``, one per row, in the order of
+    ``itertools.combinations`` (``combinations_with_replacement`` when ``with_replacement``):
+    (C, r). ``r=0`` gives an empty 1-D tensor; no combination an empty (0, r) one. The
+    positions are made on the host from the length alone; one ``index_select`` reads them,
+    so the gradient adds back to each element.
+
+    >>> minitorch.combinations(minitorch.tensor([1, 2, 3])).tolist()
+    [[1, 2], [1, 3], [2, 3]]
+    """
+    import itertools
+
+    import numpy as np
+
+    r = int_arg("combinations", "r", r)
+    if self.ndim != 1:
+        raise _C.InputError(f"combinations: Expect a 1D vector, but got shape {tuple(self.shape)}")
+    if r < 0:
+        raise _C.InputError(f"combinations: Expect a non-negative number, but got {r}")
+    if r == 0:
+        return self.new_empty((0,))
+    pick = itertools.combinations_with_replacement if with_replacement else itertools.combinations
+    rows = np.array(list(pick(range(self.shape[0]), r)), dtype=np.int64).reshape(-1, r)
+    index = _C._from_numpy_copy(rows.reshape(-1), _C.dtype.int64, self.device)
+    return self.index_select(0, index).reshape(rows.shape)
 
 
 def _result_type(ts: list):

@@ -1,16 +1,19 @@
 """Linear algebra from ``matmul``: ``mm``, ``mv``, ``dot``, ``bmm``, the scaled sums ``baddbmm``,
 ``addmm``, ``addmv``, ``addr`` and ``addbmm``, with PyTorch's checks of the operands' dimensions
 (``matmul`` itself broadcasts; these do not); ``outer`` (a broadcast product), ``kron`` and
-``cross``; ``tensordot`` (one matmul of the operands folded to matrices); ``cdist`` (norms of
-the broadcast differences); and ``einsum``, which contracts its operands left to right, each
-pair with one batched matmul.
+``cross``; ``tensordot`` (one matmul of the operands folded to matrices) and ``inner`` (one
+``tensordot``); ``vdot`` and the deprecated ``chain_matmul``; ``cdist`` and ``pdist`` (norms of
+the differences of rows), ``renorm`` (slices scaled to a largest norm); and ``einsum``, which
+contracts its operands left to right, each pair with one batched matmul.
 Each function takes the tensor first and is both ``Tensor.<name>`` and ``minitorch.<name>``
 (attached by ops/registry.py from ops/declarations.py), but ``einsum``, ``tensordot``,
-``cdist`` and ``ger`` (``outer``'s older name), which are ``minitorch.<name>`` only.
+``cdist``, ``pdist``, ``chain_matmul`` and ``ger`` (``outer``'s older name), which are
+``minitorch.<name>`` only.
 """
 from __future__ import annotations
 
 import collections
+import warnings
 
 from .. import _C
 from .._C import Tensor
@@ -198,6 +201,12 @@ def _numel(x: Tensor, dims) -> int:
     return n
 
 
+def _norm_order(op: str, p) -> float:
+    if isinstance(p, bool) or not isinstance(p, (int, float)):
+        raise TypeError(f"{op}(): argument 'p' must be a number, not {type(p).__name__}")
+    return float(p)
+
+
 def cdist(x1: Tensor, x2: Tensor, p: float = 2.0,
           compute_mode: str = "use_mm_for_euclid_dist_if_necessary") -> Tensor:
     """The p-norm distance between each row of ``x1`` (..., P, M) and each row of ``x2``
@@ -215,8 +224,7 @@ def cdist(x1: Tensor, x2: Tensor, p: float = 2.0,
     if compute_mode not in ("use_mm_for_euclid_dist_if_necessary", "use_mm_for_euclid_dist",
                             "donot_use_mm_for_euclid_dist"):
         raise _C.InputError(f"cdist: {compute_mode!r} is not a valid value for compute_mode")
-    if isinstance(p, bool) or not isinstance(p, (int, float)):
-        raise TypeError(f"cdist(): argument 'p' must be a number, not {type(p).__name__}")
+    p = _norm_order("cdist", p)
     if p < 0:
         raise _C.InputError(f"cdist: only supports non-negative p values, got p={p}")
     for name, x in (("x1", x1), ("x2", x2)):
@@ -232,6 +240,51 @@ def cdist(x1: Tensor, x2: Tensor, p: float = 2.0,
                             f"{tuple(x1.shape)} and {tuple(x2.shape)}")
     diff = x1.unsqueeze(-2) - x2.unsqueeze(-3)  # (..., P, R, M)
     return diff.norm(float(p), dim=-1)
+
+
+def pdist(input: Tensor, p: float = 2.0) -> Tensor:
+    """The p-norm distance between every pair of rows ``i < j`` of ``input`` (N, M), in the
+    order of the upper triangle, row by row: N (N - 1) / 2 values (``cdist(x, x)`` above its
+    diagonal). ``p`` >= 0, inf included; equal rows give zero (and finite) gradients.
+
+    >>> minitorch.pdist(minitorch.tensor([[0.0, 0.0], [3.0, 4.0], [0.0, 1.0]])).tolist()
+    [5.0, 1.0, 4.242640495300293]
+    """
+    check_input(input, "pdist")
+    p = _norm_order("pdist", p)
+    if input.ndim != 2:
+        raise _C.InputError(f"pdist: only supports 2D tensors, got: {input.ndim}D (shape {tuple(input.shape)})")
+    if not input.dtype.is_floating_point:
+        raise _C.DTypeError(f"pdist: only supports floating-point dtypes, got {input.dtype.name}")
+    if p < 0:
+        raise _C.InputError(f"pdist: only supports non-negative p values, got p={p}")
+    from .creation import triu_indices
+    rows, cols = triu_indices(input.shape[0], input.shape[0], 1, device=input.device)
+    return (input.index_select(0, rows) - input.index_select(0, cols)).norm(p, dim=-1)
+
+
+def renorm(self, p: float, dim: int, maxnorm: float) -> Tensor:
+    """``self`` with each slice along ``dim`` (``self.select(dim, i)``) whose p-norm exceeds
+    ``maxnorm`` scaled down to norm ``maxnorm`` (by ``maxnorm / (norm + 1e-7)``, as PyTorch);
+    the other slices unchanged. The weight clipping of old max-norm regularizers.
+
+    >>> minitorch.tensor([[3.0, 4.0], [0.3, 0.4]]).renorm(2, 0, 1.0).tolist()
+    [[0.6000000238418579, 0.800000011920929], [0.30000001192092896, 0.4000000059604645]]
+    """
+    p = _norm_order("renorm", p)
+    if not isinstance(maxnorm, (int, float)) or isinstance(maxnorm, bool):
+        raise TypeError(f"renorm(): argument 'maxnorm' must be a number, not {type(maxnorm).__name__}")
+    if not self.dtype.is_floating_point:
+        raise _C.DTypeError(f"renorm: expected a floating point tensor, got {self.dtype.name}")
+    if p <= 0:
+        raise _C.InputError(f"renorm: non-positive-norm not supported (p={p})")
+    if maxnorm < 0:
+        raise _C.InputError(f"renorm: expected maxnorm to be >= 0 but got {maxnorm}")
+    if self.ndim < 2:
+        raise _C.InputError(f"renorm: input needs at least 2 dimensions, got {self.ndim} dimensions")
+    d = _wrap(dim, self.ndim, "renorm")
+    norms = self.norm(p, dim=tuple(k for k in range(self.ndim) if k != d), keepdim=True)
+    return self * _C.where(norms > maxnorm, maxnorm / (norms + 1e-7), 1.0)
 
 
 @numpy_names
@@ -286,6 +339,61 @@ def ger(input: Tensor, vec2: Tensor) -> Tensor:
     """Outer product of two vectors: ``out[i, j] = input[i] * vec2[j]`` (``outer``'s older name)."""
     check_input(input, "ger")
     return outer(input, vec2)
+
+
+def inner(self, other: Tensor) -> Tensor:
+    """Inner product over the last dim: ``out[i..., j...] = sum_k self[i..., k] * other[j..., k]``,
+    shape ``self.shape[:-1] + other.shape[:-1]``; with a 0-dim operand, the product. One
+    ``tensordot`` (a matmul of the operands folded to matrices).
+
+    >>> minitorch.inner(minitorch.ones(2, 3), minitorch.ones(4, 3)).shape
+    minitorch.Size([2, 4])
+    """
+    if not isinstance(other, Tensor):
+        raise TypeError(f"inner(): argument 'other' must be a Tensor, not {type(other).__name__}")
+    if _C.dtype.bool in (self.dtype, other.dtype):
+        raise _C.DTypeError("inner: not implemented for bool tensors")
+    if self.ndim == 0 or other.ndim == 0:
+        return self * other
+    if self.dtype != other.dtype:
+        raise _C.DTypeError(f"inner: expected both inputs to have the same dtype, got {self.dtype.name} and "
+                            f"{other.dtype.name}")
+    if self.shape[-1] != other.shape[-1]:
+        raise _C.InputError(f"inner: the last dimension must match on both input tensors but got shapes "
+                            f"{tuple(self.shape)} and {tuple(other.shape)}")
+    return tensordot(self, other, dims=([-1], [-1]))
+
+
+def vdot(self, other: Tensor) -> Tensor:
+    """Dot product of two 1-D tensors of one length and dtype (NumPy's ``vdot``; it would
+    conjugate ``self`` first, and minitorch has no complex numbers), as a 0-dim tensor."""
+    sa, sb = _shapes_of("vdot", self, other, (1, 1))
+    if sa != sb:
+        raise _C.InputError(f"vdot: the vectors have different lengths ({sa[0]} != {sb[0]})")
+    if self.dtype != other.dtype:
+        raise _C.DTypeError(f"vdot: expected both vectors to have same dtype, but found {self.dtype.name} and "
+                            f"{other.dtype.name}")
+    return self.matmul(other)
+
+
+def chain_matmul(*matrices) -> Tensor:
+    """The product of 2-D matrices ``A @ B @ ... @ Z`` (one matrix: a copy of it). Deprecated,
+    as in PyTorch: ``minitorch.linalg.multi_dot`` takes a list and vectors at both ends."""
+    warnings.warn("minitorch.chain_matmul is deprecated and will be removed in a future release. Use "
+                  "minitorch.linalg.multi_dot instead, which accepts a list of two or more tensors rather than "
+                  "multiple parameters.", UserWarning, stacklevel=2)
+    if not matrices:
+        raise _C.InputError("chain_matmul(): Expected one or more matrices")
+    for k, m in enumerate(matrices):
+        if not isinstance(m, Tensor):
+            raise TypeError(f"chain_matmul(): expected Tensor as element {k} in argument 'matrices', but got "
+                            f"{type(m).__name__}")
+        if m.ndim != 2:
+            raise _C.InputError(f"chain_matmul(): matrix {k} must be 2-D, got shape {tuple(m.shape)}")
+    if len(matrices) == 1:
+        return matrices[0].clone()
+    from .. import linalg
+    return linalg.multi_dot(list(matrices))
 
 
 def _einsum_parse(equation: str, operands) -> tuple:

@@ -1,7 +1,7 @@
 """The older top-level forms of minitorch.linalg's ops, with PyTorch's arguments:
 ``minitorch.det``/``Tensor.det``, ``logdet``, ``slogdet``, ``inverse``, ``cholesky``,
-``qr(some=True)``, ``svd(some=True, compute_uv=True)`` (V, not Vh), ``pinverse(rcond)``, and
-``cholesky_solve``/``cholesky_inverse`` (from a Cholesky factor).
+``qr(some=True)``, ``svd(some=True, compute_uv=True)`` (V, not Vh), ``pinverse(rcond)``,
+``cholesky_solve``/``cholesky_inverse`` (from a Cholesky factor) and ``matrix_power``.
 Each calls minitorch.linalg (python/minitorch/linalg/), where gradients and errors live.
 """
 from __future__ import annotations
@@ -87,3 +87,10 @@ def cholesky_inverse(self, upper: bool = False) -> Tensor:
     n = self.shape[-1]
     eye = _C._eye(n, n, self.dtype, self.device).expand(*self.shape)
     return cholesky_solve(eye, self, upper)
+
+
+def matrix_power(self, n: int) -> Tensor:
+    """``self`` (square matrices (..., n, n)) to the integer power ``n`` by repeated squaring:
+    ``n = 0`` gives the identity, ``n < 0`` the power of the inverse
+    (``minitorch.linalg.matrix_power``)."""
+    return _la().matrix_power(self, n)

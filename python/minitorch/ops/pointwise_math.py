@@ -2,8 +2,9 @@
 ``addcdiv`` and their in-place forms: argument checks here, one C++ kernel each,
 ops/ternary.cpp), and, written from other elementwise ops, stable forms (``logaddexp``, ``logaddexp2``,
 ``hypot``, ``xlogy``, ``logit``), NaN handling (``nan_to_num``, ``fmax``, ``fmin``), unit
-changes (``deg2rad``, ``rad2deg``) and ``heaviside``. Their gradients and devices are those
-of the ops they call (where, maximum, log1p...).
+changes (``deg2rad``, ``rad2deg``), ``heaviside``, and the binary exponent (``frexp``,
+``ldexp``). Their gradients and devices are those of the ops they call (where, maximum,
+log1p...).
 
 Each function takes the tensor first and is both ``Tensor.<name>`` and ``minitorch.<name>``
 (attached by ops/registry.py from ops/declarations.py, which also makes the in-place forms:
@@ -11,6 +12,7 @@ the generic ones, or this module's ``<name>_`` for an op declared ``inplace=NATI
 """
 from __future__ import annotations
 
+import collections
 import math
 import numbers
 
@@ -279,3 +281,55 @@ def float_power(self, exponent) -> Tensor:
     if not isinstance(base, Tensor):
         return float(base) ** exp
     return base.pow(exp)
+
+
+# ---- the binary exponent: frexp / ldexp ----
+
+def _times_power_of_two(x: Tensor, e: Tensor) -> Tensor:
+    """``x * 2**e`` for a float64 ``x`` and whole-numbered float64 ``e``, as two factors
+    ``2**(e // 2)`` and ``2**(e - e // 2)``, so that neither overflows nor underflows when
+    ``2**e`` alone would (``e`` from -1074, a subnormal's, to 1024)."""
+    half = (e / 2).floor()
+    return x * half.exp2() * (e - half).exp2()
+
+
+_FrexpResult = collections.namedtuple("frexp", ["mantissa", "exponent"])
+
+
+def frexp(self) -> tuple:
+    """``(mantissa, exponent)`` with ``self = mantissa * 2**exponent``, ``0.5 <= |mantissa| < 1``
+    (NumPy's and C's ``frexp``); 0, inf and NaN give themselves and exponent 0. The mantissa
+    has ``self``'s dtype, the exponent is int32. Computed in float64 (which holds every
+    float16/bfloat16/float32 value and its exponent exactly): the exponent from ``log2``,
+    corrected by one where rounding put the mantissa out of [0.5, 1). Differentiable in the
+    mantissa: its gradient is ``2**-exponent``.
+
+    >>> m, e = minitorch.frexp(minitorch.tensor([8.0, 0.75]))
+    >>> m.tolist(), e.tolist()
+    ([0.5, 0.75], [4, 0])
+    """
+    if not self.dtype.is_floating_point:
+        raise _C.DTypeError(f"frexp: only supports floating-point dtypes, got {self.dtype.name}")
+    x = self.to(_C.dtype.float64)
+    with no_grad():
+        size = x.abs()
+        regular = size.isfinite().logical_and(size != 0)
+        size = _C.where(regular, size, 1.0)
+        e = size.log2().floor() + 1
+        m = _times_power_of_two(size, -e)
+        e = _C.where(m >= 1, e + 1, _C.where(m < 0.5, e - 1, e))
+        e = _C.where(regular, e, 0.0)
+    mantissa = _times_power_of_two(x, -e).to(self.dtype)
+    return _FrexpResult(mantissa, e.to(_C.dtype.int32))
+
+
+def ldexp(self, other: Tensor) -> Tensor:
+    """``self * 2**other``, elementwise (broadcast): the inverse of ``frexp``. ``2**other`` is
+    taken in floating point (the default dtype for integer exponents), so integer inputs
+    give floats. Differentiable in both.
+
+    >>> minitorch.ldexp(minitorch.tensor([1.0, 0.75]), minitorch.tensor([3, 1])).tolist()
+    [8.0, 1.5]
+    """
+    _tensor_arg("ldexp", "other", other)
+    return self * _C.pow(2.0, other)

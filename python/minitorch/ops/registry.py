@@ -21,7 +21,9 @@ def install_python_ops(module) -> None:
       calls it after checking that its first argument is a Tensor (``function_from_method``);
     - its method is C++ (``cpp_method``) or it has none: ``minitorch.<name>`` is the function;
     - declared ``inplace=NATIVE`` with a ``<name>_`` function in the module (lerp_, addcmul_):
-      ``Tensor.<name>_`` is that function.
+      ``Tensor.<name>_`` is that function;
+    - its ``operators`` that the module defines as functions of those names (``__lshift__`` in
+      ops/integer_math.py) are those operators of Tensor.
 
     An op with both forms, no Python function and no ``_C.<name>`` (``clone``, ``permute``...)
     gets ``minitorch.<name>`` from its method the same way."""
@@ -35,6 +37,9 @@ def install_python_ops(module) -> None:
                 own_inplace = getattr(impl_module(op), op.name + "_", None)
                 if op.inplace == NATIVE and own_inplace is not None:  # lerp_: one kernel (div_ is C++)
                     setattr(module.Tensor, op.name + "_", own_inplace)
+                for operator in op.operators:
+                    if hasattr(impl_module(op), operator):
+                        setattr(module.Tensor, operator, getattr(impl_module(op), operator))
                 impl = function_from_method(op.name)
             if op.function:
                 setattr(module, op.name, impl)

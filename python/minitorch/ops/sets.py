@@ -1,6 +1,6 @@
 """Sets, counts and bins: ``unique`` and ``unique_consecutive`` (runs of equal values after a
-stable sort, or as they come), ``bincount`` and ``histc`` (one ``index_add`` of ones or
-weights: atomics on a GPU), ``searchsorted`` and ``bucketize`` (a C++ op,
+stable sort, or as they come), ``bincount``, ``histc`` and ``histogram`` (one ``index_add`` of
+ones or weights: atomics on a GPU), ``searchsorted`` and ``bucketize`` (a C++ op,
 ``cpp/src/ops/search.cpp``: one binary search per value). None is differentiable, as in
 PyTorch. Each function takes the tensor first; ops/registry.py attaches them as
 ops/declarations.py declares.
@@ -8,6 +8,7 @@ ops/declarations.py declares.
 from __future__ import annotations
 
 import builtins
+import collections
 import math
 import numbers
 
@@ -161,6 +162,77 @@ def histc(self, bins: int = 100, min=0, max=0) -> Tensor:  # noqa: A002
     x = x.masked_select((x >= lo).logical_and(x <= hi))
     at = ((x - lo) * (bins / (hi - lo))).floor().long().clamp_max(bins - 1)
     return _mt.zeros(bins, dtype=self.dtype, device=self.device).index_add(0, at, _mt.ones_like(at, dtype=self.dtype))
+
+
+_HistogramResult = collections.namedtuple("histogram", ["hist", "bin_edges"])
+
+
+def _histogram_edges(self, bins, range_) -> Tensor:  # noqa: A002
+    """The bin edges of ``histogram``: a 1-D tensor given as ``bins``, or ``bins + 1`` evenly
+    spaced over ``range_`` (the data's own range when None, [0, 1] for no data; widened by 0.5
+    each way when it is one point, as NumPy)."""
+    if isinstance(bins, Tensor):
+        if bins.ndim != 1 or bins.numel() < 1:
+            raise _mt.InputError(f"histogram: bins tensor should be 1-D with at least one edge, got shape "
+                                 f"{tuple(bins.shape)}")
+        if bins.dtype != self.dtype:
+            raise _mt.DTypeError(f"histogram: input tensor and bins tensor should have the same dtype, but got "
+                                 f"input with dtype {self.dtype.name} and bins with dtype {bins.dtype.name}")
+        if bins.numel() > 1 and not bool((bins[1:] >= bins[:-1]).all()):
+            raise _mt.InputError("histogram: bin edges must increase monotonically")
+        return bins
+    bins = int_arg("histogram", "bins", bins)
+    if bins <= 0:
+        raise _mt.InputError(f"histogram: bins must be > 0, but got {bins}")
+    if range_ is not None:
+        lo, hi = (float(v) for v in range_)
+    elif self.numel():
+        lo, hi = (float(v) for v in self.aminmax())
+    else:
+        lo, hi = 0.0, 1.0
+    if not (math.isfinite(lo) and math.isfinite(hi)):
+        raise _mt.InputError(f"histogram: range [{lo}, {hi}] is not finite")
+    if lo > hi:
+        raise _mt.InputError(f"histogram: min should not exceed max, but got min {lo} max {hi}")
+    if lo == hi:
+        lo, hi = lo - 0.5, hi + 0.5
+    return _mt.linspace(lo, hi, bins + 1, dtype=self.dtype, device=self.device)
+
+
+def histogram(self, bins, *, range=None, weight=None, density: bool = False) -> tuple:  # noqa: A002
+    """``(hist, bin_edges)``, NumPy's ``histogram``: ``bins`` is a number of equal bins over
+    ``range`` (the data's range by default) or a 1-D tensor of increasing edges. Bin ``i``
+    holds the values in ``[edges[i], edges[i + 1])``, the last one its right edge too; values
+    outside and NaNs are left out. With ``weight`` (``self``'s shape) each value counts its
+    weight; ``density=True`` divides by the total and the bin widths, so that the histogram
+    integrates to 1. Float32 and float64 tensors; each value's bin is a ``bucketize`` on the
+    edges, the counts one ``index_add``.
+
+    >>> h, edges = minitorch.histogram(minitorch.tensor([1.0, 2.0, 1.0]), bins=2)
+    >>> h.tolist(), edges.tolist()
+    ([2.0, 1.0], [1.0, 1.5, 2.0])
+    """
+    if self.dtype not in (_mt.float32, _mt.float64):
+        raise _mt.DTypeError(f"histogram: only float32 and float64 tensors are supported, got {self.dtype.name}")
+    if weight is not None:
+        if not isinstance(weight, Tensor):
+            raise TypeError(f"histogram(): argument 'weight' must be a Tensor, not {type(weight).__name__}")
+        if tuple(weight.shape) != tuple(self.shape) or weight.dtype != self.dtype:
+            raise _mt.InputError(f"histogram: weight must have the input's shape {tuple(self.shape)} and dtype "
+                                 f"{self.dtype.name}, got {tuple(weight.shape)} and {weight.dtype.name}")
+    with _mt.no_grad():
+        edges = _histogram_edges(self, bins, range)
+        n = edges.numel() - 1
+        hist = _mt.zeros(max(n, 0), dtype=self.dtype, device=self.device)
+        x = self.reshape(-1)
+        inside = (x >= edges[0]).logical_and(x <= edges[-1])
+        if n > 0 and bool(inside.any()):
+            at = bucketize(x.masked_select(inside), edges, right=True).sub(1).clamp_max(n - 1)
+            w = _mt.ones_like(at, dtype=self.dtype) if weight is None else weight.reshape(-1).masked_select(inside)
+            hist = hist.index_add(0, at, w)
+        if density:
+            hist = hist / (hist.sum() * (edges[1:] - edges[:-1]))
+    return _HistogramResult(hist, edges)
 
 
 def _as_values(op: str, values, like: Tensor) -> Tensor:

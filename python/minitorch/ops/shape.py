@@ -310,3 +310,28 @@ def diag(self, diagonal: int = 0) -> Tensor:
     if self.ndim == 2:
         return _take_diagonal(self, offset, 0, 1)
     raise _C.InputError(f"diag(): Supports 1D or 2D tensors. Got {self.ndim}D")
+
+
+def diagflat(self, offset: int = 0) -> Tensor:
+    """The square matrix with the flattened ``self`` on its diagonal ``offset`` (above the main
+    one when > 0), zeros elsewhere: ``diag`` of ``self.reshape(-1)``.
+
+    >>> minitorch.tensor([[1, 2]]).diagflat()
+    tensor([[1, 0],
+            [0, 2]])
+    """
+    return diag_embed(self.reshape(-1), int_arg("diagflat", "offset", offset))
+
+
+def fliplr(self) -> Tensor:
+    """``self`` with the order of its columns (dim 1) reversed; at least 2-D. A copy."""
+    if self.ndim < 2:
+        raise _C.InputError(f"fliplr: Input must be >= 2-d, got shape {tuple(self.shape)}")
+    return flip(self, 1)
+
+
+def flipud(self) -> Tensor:
+    """``self`` with the order of its rows (dim 0) reversed; at least 1-D. A copy."""
+    if self.ndim < 1:
+        raise _C.InputError("flipud: Input must be >= 1-d, got a 0-dim tensor")
+    return flip(self, 0)
