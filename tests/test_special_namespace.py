@@ -63,6 +63,12 @@ def test_aliases_and_small_compositions(device):
     assert S.entr(T([0.0, 0.5, -1.0, float("nan")], device)).cpu().numpy().tolist()[:3] == [
         0.0, -0.5 * math.log(0.5), -math.inf]
     assert math.isnan(S.entr(T([float("nan")], device)).item())
+    # its derivative is -(1 + log x) everywhere, as PyTorch's: +inf at 0, NaN below it
+    e = T([0.0, 0.5, -1.0, 2.0], device).requires_grad_()
+    S.entr(e).sum().backward()
+    g = e.grad.cpu().numpy()
+    assert g[0] == math.inf and math.isnan(g[2])
+    np.testing.assert_allclose(g[[1, 3]], [-(1 + math.log(0.5)), -(1 + math.log(2.0))], rtol=1e-15)
     mg = S.multigammaln(T([2.5, 4.0], device), 3).cpu().numpy()
     want = [3 * 2 / 4 * math.log(math.pi) + sum(math.lgamma(a - j / 2) for j in range(3)) for a in (2.5, 4.0)]
     np.testing.assert_allclose(mg, want, rtol=1e-13)

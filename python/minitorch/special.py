@@ -17,6 +17,7 @@ import math
 
 from . import _C
 from ._C import Tensor
+from .autograd.function import Function
 
 __all__ = ["erf", "erfc", "erfinv", "expit", "logit", "xlogy", "xlog1py", "gammaln", "digamma", "psi",
            "polygamma", "multigammaln", "exp2", "expm1", "log1p", "log_softmax", "softmax", "logsumexp",
@@ -192,13 +193,31 @@ def log_ndtr(input: Tensor) -> Tensor:
     return m.where(far, tail, m.where(near >= 0, right, ndtr(near).log())).to(dtype)
 
 
+class _Entr(Function):
+    """entr's values, with PyTorch's derivative ``-(1 + log x)`` everywhere: +inf at 0 (the
+    slope of -x log x there), NaN for negative x. The values are piecewise (0 at 0, -inf below),
+    so their own graph would give 0 at those places instead."""
+
+    @staticmethod
+    def forward(ctx, x):
+        m = _m()
+        ctx.save_for_backward(x)
+        positive = x > 0
+        safe = m.where(positive, x, 1.0)
+        out = m.where(positive, -safe * safe.log(), m.where(x == 0, 0.0, -math.inf))
+        return m.where(x.isnan(), x, out)
+
+    # derivative of special.entr, input x: -g (1 + log x)
+    @staticmethod
+    def backward(ctx, grad):
+        (x,) = ctx.saved_tensors
+        return grad * -(x.log() + 1)
+
+
 def entr(input: Tensor) -> Tensor:
-    """``-x log x``: 0 at 0, -inf for negative x, NaN for NaN."""
+    """``-x log x``: 0 at 0, -inf for negative x, NaN for NaN; its derivative is
+    ``-(1 + log x)`` (+inf at 0, as PyTorch's)."""
     x = _tensor("entr", input)
-    m = _m()
     if not x.dtype.is_floating_point:
-        x = x.to(m.get_default_dtype())
-    positive = x > 0
-    safe = m.where(positive, x, 1.0)
-    out = m.where(positive, -safe * safe.log(), m.where(x == 0, 0.0, -math.inf))
-    return m.where(x.isnan(), x, out)
+        x = x.to(_m().get_default_dtype())
+    return _Entr.apply(x)

@@ -42,6 +42,19 @@ def _tensor_arg(op: str, what: str, v) -> Tensor:
     return v
 
 
+def _number_operand(op: str, self: Tensor, other) -> Tensor:
+    """``other`` as a tensor: a Python number becomes a 0-dim tensor of ``self``'s floating
+    dtype (the default dtype beside an integer ``self``) on its device; TypeError for
+    anything else that is not a Tensor."""
+    if isinstance(other, Tensor):
+        return other
+    if isinstance(other, bool) or not isinstance(other, numbers.Real):
+        raise TypeError(f"{op}(): argument 'other' must be a number or a Tensor, not {type(other).__name__}")
+    from .creation import full, get_default_dtype
+    dtype = self.dtype if self.dtype.is_floating_point else get_default_dtype()
+    return full((), float(other), dtype=dtype, device=self.device)
+
+
 def _safe_denominator(x: Tensor) -> Tensor:
     """``x`` with its zeros replaced by ones, so that a ``where`` that discards ``a / x`` there
     sends no NaN gradient back (0 * inf)."""
@@ -145,12 +158,7 @@ def hypot(self, other: Tensor) -> Tensor:
 def xlogy(self, other) -> Tensor:
     """``self * log(other)``, 0 where ``self`` is 0 (unless ``other`` is NaN); integers and
     bools give floats."""
-    if not isinstance(other, Tensor):
-        if isinstance(other, bool) or not isinstance(other, numbers.Real):
-            raise TypeError(f"xlogy(): argument 'other' must be a number or a Tensor, not {type(other).__name__}")
-        from .creation import full, get_default_dtype
-        dtype = self.dtype if self.dtype.is_floating_point else get_default_dtype()
-        other = full((), float(other), dtype=dtype, device=self.device)
+    other = _number_operand("xlogy", self, other)
     keep = (self == 0).logical_and(other.isnan().logical_not())
     # Where self is 0, log(other) is replaced by log(1) = 0 only when it is not finite (other
     # <= 0 or inf): the gradient with respect to self stays log(other) there, as PyTorch's.
@@ -236,12 +244,8 @@ def copysign(self, other) -> Tensor:
     """``|self|`` with the sign of ``other`` (its sign bit: -0.0 counts as negative);
     integers give floats. Differentiable in ``self`` (``sign(self) * sign(result)``; 0 at
     0), not in ``other``."""
-    from .creation import full, get_default_dtype
-    if not isinstance(other, Tensor):
-        if isinstance(other, bool) or not isinstance(other, numbers.Real):
-            raise TypeError(f"copysign(): argument 'other' must be a number or a Tensor, not {type(other).__name__}")
-        other = full((), float(other), dtype=self.dtype if self.dtype.is_floating_point else get_default_dtype(),
-                     device=self.device)
+    from .creation import get_default_dtype
+    other = _number_operand("copysign", self, other)
     dtype = _C.result_type(self, other)  # a 0-dim float64 other makes an int self float64
     if not dtype.is_floating_point:
         dtype = get_default_dtype()
