@@ -146,9 +146,15 @@ def test_normal_forms(device):
 
 
 @pytest.mark.parametrize("device", DEVICES)
-def test_normal_not_differentiable_and_reproducible(device):
+def test_normal_and_bernoulli_have_zero_gradients_and_are_reproducible(device):
     m = minitorch.zeros(4, device=device, requires_grad=True)
-    assert not minitorch.normal(m, 1.0).requires_grad  # PyTorch's gradient there is zero
+    s = minitorch.ones(1, device=device, requires_grad=True)
+    p = minitorch.full((2, 4), 0.5, device=device, requires_grad=True)
+    # PyTorch defines these gradients as zeros (no reparameterization): a backward through
+    # a sample runs and gives zeros of each parameter's shape
+    (minitorch.normal(m, s).sum() + minitorch.bernoulli(p).sum() + minitorch.bernoulli(p, 0.2).sum()).backward()
+    assert m.grad.tolist() == [0.0] * 4 and s.grad.tolist() == [0.0] and p.grad.abs().sum().item() == 0
+    assert not minitorch.normal(m.detach(), 1.0).requires_grad
     minitorch.manual_seed(11)
     a = minitorch.normal(m, 1.0).tolist()
     minitorch.manual_seed(11)

@@ -15,6 +15,7 @@ import numpy as np
 
 from .. import _C
 from .._C import Tensor
+from ..autograd.function import Function
 from ._args import int_arg
 
 
@@ -125,6 +126,25 @@ def randperm(n, *, generator=None, dtype=None, device=None, requires_grad: bool 
     return out.requires_grad_() if requires_grad else out
 
 
+class _ZeroGradient(Function):
+    """A draw joined to the graph of its parameters with a zero gradient for each, as
+    PyTorch's normal and bernoulli (their derivatives are defined as zeros: no
+    reparameterization), so that a backward() through a sample still runs."""
+
+    @staticmethod
+    def forward(ctx, sample, *params):
+        ctx.params = [(tuple(p.shape), p.dtype, p.device) for p in params]
+        return sample
+
+    # derivative of normal, input mean: 0
+    # derivative of normal, input std: 0
+    # derivative of bernoulli, input input: 0
+    @staticmethod
+    def backward(ctx, grad):
+        from .creation import zeros
+        return (None, *(zeros(shape, dtype=dtype, device=device) for shape, dtype, device in ctx.params))
+
+
 def _check_probabilities(op: str, p: Tensor) -> None:
     """p in [0, 1] (NaN refused). Read on the host for a CPU tensor only: on a GPU it would
     wait for the device (PyTorch asserts in its kernel there); there p < 0 draws 0 and
@@ -140,7 +160,7 @@ def _check_probabilities(op: str, p: Tensor) -> None:
 
 def bernoulli(input: Tensor, p=None, *, generator=None) -> Tensor:
     """0 or 1 in ``input``'s dtype and shape: 1 with probability ``input`` (or the float
-    ``p``) at each element. Not differentiable (PyTorch's gradient is zero there too).
+    ``p``) at each element. Its gradient with respect to ``input`` is zero, as PyTorch's.
 
     >>> minitorch.bernoulli(minitorch.tensor([0.0, 1.0]))
     tensor([0., 1.])
@@ -161,7 +181,8 @@ def bernoulli(input: Tensor, p=None, *, generator=None) -> Tensor:
         probs = input.detach() if p is None else float(p)
         u = _draws("uniform", tuple(input.shape), _C.dtype.float64 if input.dtype == _C.dtype.float64
                    else _C.dtype.float32, input.device, generator)
-        return (u < probs).to(input.dtype)
+        draws = (u < probs).to(input.dtype)
+    return _ZeroGradient.apply(draws, input)
 
 
 def bernoulli_(self: Tensor, p=0.5, *, generator=None) -> Tensor:
@@ -186,8 +207,8 @@ def bernoulli_(self: Tensor, p=0.5, *, generator=None) -> Tensor:
 def normal(mean, std=1.0, size=None, *, generator=None, dtype=None, device=None,
            requires_grad: bool = False) -> Tensor:
     """Normal samples with the given means and standard deviations: tensors (broadcast
-    together; one sample per element), or two numbers and a ``size``. Not differentiable
-    with respect to ``mean`` and ``std`` (as PyTorch's; sample ``mean + std * randn`` for
+    together; one sample per element), or two numbers and a ``size``. Its gradient with
+    respect to ``mean`` and ``std`` is zero, as PyTorch's (sample ``mean + std * randn`` for
     a reparameterized draw).
 
     >>> minitorch.normal(0.0, 1.0, (2, 3)).shape
@@ -221,7 +242,8 @@ def normal(mean, std=1.0, size=None, *, generator=None, dtype=None, device=None,
             z = _draws("normal", tuple(shape), dt, tensors[0].device, generator)
             m = mean.detach() if isinstance(mean, Tensor) else mean
             s = std.detach() if isinstance(std, Tensor) else std
-            return z * s + m
+            sample = z * s + m
+        return _ZeroGradient.apply(sample, *tensors)
     if size is None:
         raise TypeError("normal(): with a float mean and std, give the 'size' of the result")
     from .creation import _size
