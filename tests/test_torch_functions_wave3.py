@@ -494,8 +494,16 @@ def test_seed_initial_seed_and_rng_state_round_trip():
             minitorch.set_rng_state(broken)
         with pytest.raises(TypeError, match="must be an int"):
             minitorch.manual_seed(1.5)
+        minitorch.manual_seed(minitorch.tensor(5))  # a one-element integer tensor, as before and in PyTorch
+        assert minitorch.initial_seed() == 5
     finally:
         minitorch.set_rng_state(saved)
+
+
+def test_star_import_keeps_pythons_random():
+    namespace = {}
+    exec("import random\nfrom minitorch import *", namespace)  # noqa: S102
+    assert namespace["random"].__name__ == "random" and "manual_seed" in namespace
 
 
 def test_deterministic_algorithms_flag_is_recorded():
@@ -527,6 +535,8 @@ def test_set_printoptions_changes_repr(default_printoptions):
     assert repr(T([1e-8, 1.0])) == "tensor([0.00, 1.00])"
     minitorch.set_printoptions(threshold=5, edgeitems=2)
     assert repr(minitorch.arange(10)) == "tensor([0, 1, ..., 8, 9])"
+    minitorch.set_printoptions(edgeitems=0)  # no edge items: the '...' alone, not an IndexError
+    assert repr(minitorch.arange(10)).startswith("tensor([...")
     minitorch.set_printoptions(profile="full")
     assert "..." not in repr(minitorch.arange(1200))
     minitorch.set_printoptions(profile="default", linewidth=30)

@@ -133,6 +133,10 @@ __version__ = "0.1.0"
 
 
 def __getattr__(name: str):
+    # ``from minitorch import *`` takes every public name but the submodule ``random``, which
+    # would shadow Python's own (torch's __all__ leaves it out too).
+    if name == "__all__":
+        return [k for k in globals() if not k.startswith("_") and k != "random"]
     # minitorch.vision (torchvision's transforms and datasets) is imported on first use,
     # so that ``import minitorch`` does not pay for it.
     if name == "vision":

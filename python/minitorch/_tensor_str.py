@@ -132,7 +132,7 @@ def _body(arr: np.ndarray, fmt, indent: int, summarize: bool) -> str:
     if arr.ndim == 1:
         if cut:
             head = [fmt(v) for v in arr[:EDGEITEMS].tolist()]
-            items = head + ["...".rjust(len(head[0]))] + [fmt(v) for v in arr[-EDGEITEMS:].tolist()]
+            items = head + ["...".rjust(len(head[0]) if head else 0)] + [fmt(v) for v in arr[-EDGEITEMS:].tolist()]
         else:
             items = [fmt(v) for v in arr.tolist()]
         # Wrap long rows at the line width, as PyTorch does.

@@ -15,6 +15,7 @@ that one's state). A ``minitorch.Generator`` is a separate stream for shuffles a
 """
 from __future__ import annotations
 
+import operator
 import os
 
 import numpy as np
@@ -35,6 +36,8 @@ def manual_seed(seed: int) -> None:
     drawn from them afterwards is the same on every run. A negative seed wraps around to
     an unsigned 64-bit one, as in PyTorch."""
     global _initial_seed
+    if isinstance(seed, _C.Tensor):  # a one-element integer tensor, as before (its __index__) and in PyTorch
+        seed = operator.index(seed)
     seed = _check_seed(seed)
     _C.manual_seed(seed - (1 << 64) if seed >= 1 << 63 else seed)  # the same 64 bits as a C++ int64
     _initial_seed = seed

@@ -270,9 +270,9 @@ static Tensor slice_impl(const Tensor& t, int64_t dim, std::optional<int64_t> st
 // unfold: every window of `size` elements, `step` apart, along dim, as a new last dim of
 // that size; dim keeps the window count. Windows overlap when step < size: one element is
 // then seen from several places (a view, as PyTorch's; writing through it is not refused).
+// dim is wrapped already (unfold below).
 static Tensor unfold_impl(const Tensor& t, int64_t dim, int64_t size, int64_t step)
 {
-    dim = wrap_dim(dim, std::max<int64_t>(t->dim(), 1), "unfold");
     const int64_t length = t->dim() ? t->shape[dim] : 1;
     MT_CHECK(size >= 0, "unfold: size is ", size, " but must be >= 0");
     MT_CHECK(size <= length, "unfold: maximum size for tensor at dimension ", dim, " is ", length, " but size is ",
@@ -439,9 +439,10 @@ Tensor transpose(const Tensor& t, int64_t d0, int64_t d1)
 
 Tensor unfold(const Tensor& t, int64_t dim, int64_t size, int64_t step)
 {
+    dim = wrap_dim(dim, std::max<int64_t>(t->dim(), 1), "unfold");
     return autograd::record_op<UnfoldBackward>({&t}, [&] { return unfold_impl(t, dim, size, step); },
                                                [&](UnfoldBackward& n, const Tensor&) {
-                                                   n.dim = wrap_dim(dim, std::max<int64_t>(t->dim(), 1), "unfold");
+                                                   n.dim = dim;
                                                    n.size = size;
                                                    n.step = step;
                                                });
