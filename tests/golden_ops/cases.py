@@ -170,6 +170,18 @@ case("adaptive_max_pool2d_indices", lambda t, x: F(t).adaptive_max_pool2d(x, (3,
 case("adaptive_max_pool2d_none", lambda t, x: F(t).adaptive_max_pool2d(x, (None, 2)), randn(1, 2, 4, 5))
 case("max_unpool2d", lambda t, x: F(t).max_unpool2d(
     *F(t).max_pool2d(x, 2, stride=2, return_indices=True), 2, stride=2, output_size=(6, 5)), randn(1, 2, 6, 5))
+case("conv3d_stride_dilation_groups", lambda t, x, w, b: F(t).conv3d(x, w, b, stride=(2, 1, 2), padding=(1, 0, 2),
+                                                                    dilation=(2, 1, 1), groups=2),
+     randn(2, 4, 5, 6, 5), randn(6, 2, 3, 2, 3), randn(6))
+case("conv3d_same_even_kernel_unbatched", lambda t, x, w: F(t).conv3d(x, w, padding="same", dilation=(1, 2, 1)),
+     randn(3, 4, 5, 4), randn(2, 3, 2, 3, 2))
+case("max_pool3d_ceil_dilation_indices", lambda t, x: F(t).max_pool3d(x, (2, 3, 2), stride=2, padding=1,
+                                                                       dilation=(2, 1, 1), ceil_mode=True,
+                                                                       return_indices=True), randn(2, 3, 5, 6, 5))
+case("avg_pool3d_ceil_no_pad_count", lambda t, x: F(t).avg_pool3d(x, 3, stride=2, padding=1, ceil_mode=True,
+                                                                   count_include_pad=False), randn(2, 3, 5, 6, 5))
+case("avg_pool3d_divisor_override", lambda t, x: F(t).avg_pool3d(x, (2, 3, 2), stride=(1, 2, 3), padding=(1, 0, 1),
+                                                                  divisor_override=5), randn(1, 2, 4, 5, 6))
 
 # ---------------------------------------------------------------- losses
 for red in ("batchmean", "sum", "none"):

@@ -57,6 +57,8 @@ from .container import ParameterDict
 from .parameter import UninitializedParameter
 from .linear import LazyLinear
 from .conv import LazyConv1d, LazyConv2d
+from .conv import Conv3d, LazyConv3d
+from .pooling import AvgPool3d, MaxPool3d
 from . import lazy  # noqa: F401  (LazyModuleMixin)
 from .padding import (CircularPad1d, CircularPad2d, CircularPad3d, ConstantPad1d, ConstantPad2d, ConstantPad3d,
                       ReflectionPad1d, ReflectionPad2d, ReflectionPad3d, ReplicationPad1d, ReplicationPad2d,
@@ -88,4 +90,5 @@ __all__ = [
     "AlphaDropout", "FeatureAlphaDropout", "RReLU", "Softmax2d", "ChannelShuffle", "MultiLabelMarginLoss",
     "MultiMarginLoss", "TripletMarginWithDistanceLoss", "LPPool1d", "LPPool2d", "ParameterDict",
     "UninitializedParameter", "LazyLinear", "LazyConv1d", "LazyConv2d",
+    "Conv3d", "LazyConv3d", "AvgPool3d", "MaxPool3d",
 ]

@@ -1,6 +1,7 @@
 """The pooling functions of ``nn.functional`` beyond ``max_pool2d``/``avg_pool2d``: the 1-D
 forms (a 2-D pool of height 1), adaptive pooling to a fixed output size,
-``max_unpool1d/2d``, the inverse of max pooling, and the power-average ``lp_pool1d/2d``.
+``max_unpool1d/2d``, the inverse of max pooling, the power-average ``lp_pool1d/2d``, and
+``max_pool3d``/``avg_pool3d`` (2-D pooling and views of the depth windows; see each).
 
 Adaptive pooling follows PyTorch's windows: output ``i`` of a dim of input size ``n`` and
 output size ``m`` covers inputs ``floor(i n / m)`` to ``ceil((i + 1) n / m)`` (exclusive),
@@ -329,3 +330,116 @@ def lp_pool2d(input, norm_type: float, kernel_size, stride=None, ceil_mode: bool
     defaults to ``kernel_size``."""
     return _lp_pool(input, norm_type, _tuple(kernel_size, 2, "kernel_size", "lp_pool2d"), stride, ceil_mode,
                     "lp_pool2d")
+
+
+# ---- 3-D max and average pooling, from 2-D pooling and views of the depth windows ----
+
+def _pool_output_size(size: int, k: int, s: int, p: int, d: int, ceil_mode: bool) -> int:
+    """PyTorch's pooling output size: floor (or ceil) of (L + 2p - d(k - 1) - 1) / s, plus 1;
+    with ceil_mode a last window that starts at or past L + p (in the right padding) is dropped."""
+    out = (size + 2 * p - d * (k - 1) - 1 + (s - 1 if ceil_mode else 0)) // s + 1
+    if ceil_mode and (out - 1) * s >= size + p:
+        out -= 1
+    return out
+
+
+def _pool3d_args(input, kernel_size, stride, padding, dilation, ceil_mode: bool, op: str):
+    """Checks a 3-D pool's input and arguments; returns (x, unbatched, kernel, stride,
+    padding, dilation, output size), each of the last five a triple."""
+    x, unbatched = _check_input(input, 3, op)
+    if not x.is_floating_point():
+        raise TypeError(f"{op}: expected a floating point input, got {x.dtype}")
+    k = _tuple(kernel_size, 3, "kernel_size", op)
+    s = k if stride is None or stride == [] or stride == () else _tuple(stride, 3, "stride", op)
+    p, d = _tuple(padding, 3, "padding", op), _tuple(dilation, 3, "dilation", op)
+    if min(k) <= 0 or min(s) <= 0 or min(d) <= 0 or min(p) < 0:
+        raise ValueError(f"{op}: kernel_size, stride and dilation must be positive and padding non-negative, got "
+                         f"kernel_size={k}, stride={s}, padding={p}, dilation={d}")
+    if any(p[i] > k[i] // 2 for i in range(3)):
+        raise _C.InputError(f"{op}: padding should be at most half of the kernel size, got padding {p} for kernel {k}")
+    size = tuple(x.shape[2:])
+    out = tuple(_pool_output_size(size[i], k[i], s[i], p[i], d[i], ceil_mode) for i in range(3))
+    if min(out) < 1:
+        raise _C.InputError(f"{op}: given input of shape {tuple(input.shape)}, the output size {out} is too small "
+                            f"(kernel_size={k}, stride={s}, padding={p}, dilation={d})")
+    return x, unbatched, k, s, p, d, out
+
+
+def max_pool3d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode: bool = False,
+               return_indices: bool = False):
+    """Max over (kD, kH, kW) windows of (N, C, D, H, W) or (C, D, H, W) input; ``stride``
+    defaults to ``kernel_size``. With ``return_indices`` also the flat position
+    ``(d * H + h) * W + w`` of each maximum (the first one, as PyTorch's scan finds it).
+
+    Made of 2-D pooling: ``max_pool2d`` of every depth slice of the input padded in depth
+    with -inf, then the max over each depth window (a view: ``unfold``). The gradient goes to
+    one element per window, the one the indices name.
+
+    >>> F.max_pool3d(minitorch.arange(8.0).reshape(1, 1, 2, 2, 2), 2)
+    tensor([[[[[7.]]]]])
+    """
+    op = "max_pool3d"
+    x, unbatched, k, s, p, d, out = _pool3d_args(input, kernel_size, stride, padding, dilation, ceil_mode, op)
+    n, c, depth, h, w = x.shape
+    span = d[0] * (k[0] - 1) + 1
+    # -inf rows before, and after for the windows' reach (ceil_mode's last one may overhang)
+    after = max(0, (out[0] - 1) * s[0] + span - depth - p[0])
+    x = F.pad(x, (0, 0, 0, 0, p[0], after), value=float("-inf"))
+    planes, flat2d = F.max_pool2d(x.reshape(n, c * x.shape[2], h, w), k[1:], s[1:], p[1:], d[1:], ceil_mode,
+                                  return_indices=True)
+
+    def depth_windows(t):  # (N, C, D', Ho, Wo) -> (N, C, Do, Ho, Wo, kD), a view
+        t = t.reshape(n, c, x.shape[2], out[1], out[2])
+        return t.unfold(2, span, s[0])[..., ::d[0]].narrow(2, 0, out[0])
+
+    values, tap = depth_windows(planes).max(dim=-1)
+    if not return_indices:
+        return values.squeeze(0) if unbatched else values
+    flat2d = depth_windows(flat2d).gather(-1, tap.unsqueeze(-1)).squeeze(-1)
+    start = _C._from_numpy_copy((np.arange(out[0]) * s[0] - p[0]).reshape(-1, 1, 1), _C.dtype.int64, x.device)
+    indices = (start + tap * d[0]) * (h * w) + flat2d
+    if unbatched:
+        values, indices = values.squeeze(0), indices.squeeze(0)
+    return values, indices
+
+
+def _avg_divisor(size: int, k: int, s: int, p: int, out: int, count_include_pad: bool):
+    """How many elements each of the ``out`` windows of one dim averages (PyTorch's rule): the
+    window clipped to the padded input, or to the input itself without count_include_pad."""
+    start = np.arange(out) * s - p
+    end = np.minimum(start + k, size + p)
+    if count_include_pad:
+        return end - start
+    return np.minimum(end, size) - np.maximum(start, 0)
+
+
+def avg_pool3d(input, kernel_size, stride=None, padding=0, ceil_mode: bool = False, count_include_pad: bool = True,
+               divisor_override=None):
+    """Mean over (kD, kH, kW) windows of (N, C, D, H, W) or (C, D, H, W) input; ``stride``
+    defaults to ``kernel_size``. The padding counts as zeros (``count_include_pad=False``:
+    only the input's elements count); ``divisor_override`` divides every window's sum by it.
+
+    The window sums are separable: the zero-padded input's windows are summed along W, then
+    H, then D (``unfold(...).sum(-1)``), so no (kD*kH*kW)-fold copy is ever made.
+
+    >>> F.avg_pool3d(minitorch.arange(8.0).reshape(1, 1, 2, 2, 2), 2)
+    tensor([[[[[3.5000]]]]])
+    """
+    op = "avg_pool3d"
+    x, unbatched, k, s, p, _, out = _pool3d_args(input, kernel_size, stride, padding, 1, ceil_mode, op)
+    if divisor_override is not None and divisor_override == 0:
+        raise _C.InputError(f"{op}: divisor must be not zero")
+    size = tuple(x.shape[2:])
+    amounts = []
+    for i in reversed(range(3)):  # F.pad lists the last dim first; zeros past the end for ceil_mode's overhang
+        amounts += [p[i], p[i] + max(0, (out[i] - 1) * s[i] + k[i] - size[i] - 2 * p[i])]
+    y = F.pad(x, amounts)
+    for i in reversed(range(3)):
+        y = y.unfold(2 + i, k[i], s[i]).sum(-1).narrow(2 + i, 0, out[i])
+    if divisor_override is not None:
+        y = y / divisor_override
+    else:
+        counts = [_avg_divisor(size[i], k[i], s[i], p[i], out[i], count_include_pad) for i in range(3)]
+        divisor = counts[0][:, None, None] * counts[1][None, :, None] * counts[2][None, None, :]
+        y = y / _C._from_numpy_copy(divisor.astype(np.float64), y.dtype, y.device)
+    return y.squeeze(0) if unbatched else y

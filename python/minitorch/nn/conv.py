@@ -1,4 +1,4 @@
-"""``nn.Conv1d/Conv2d``, ``nn.ConvTranspose1d/ConvTranspose2d`` and ``nn.LazyConv1d/LazyConv2d``
+"""``nn.Conv1d/Conv2d/Conv3d``, ``nn.ConvTranspose1d/ConvTranspose2d`` and ``nn.LazyConv1d/2d/3d``
 (PyTorch's shapes, defaults, initialisation, reprs and state_dict keys)."""
 from __future__ import annotations
 
@@ -97,6 +97,17 @@ class _ConvNd(Module):
                 bound = 1 / math.sqrt(fan_in)
                 init.uniform_(self.bias, -bound, bound)
 
+    def _conv_forward(self, x, weight, bias):
+        # F.conv1d/2d/3d; a padding_mode other than zeros pads with F.pad first
+        conv = getattr(F, f"conv{self._dims}d")
+        if self.padding_mode != "zeros":
+            x = F.pad(x, self._reversed_padding_repeated_twice, mode=self.padding_mode)
+            return conv(x, weight, bias, self.stride, 0, self.dilation, self.groups)
+        return conv(x, weight, bias, self.stride, self.padding, self.dilation, self.groups)
+
+    def forward(self, x):
+        return self._conv_forward(x, self.weight, self.bias)
+
     def extra_repr(self) -> str:
         s = f"{self.in_channels}, {self.out_channels}, kernel_size={self.kernel_size}, stride={self.stride}"
         if self.padding != (0,) * self._dims:
@@ -126,29 +137,24 @@ class Conv2d(_ConvNd):
 
     _dims = 2
 
-    def _conv_forward(self, x, weight, bias):
-        if self.padding_mode != "zeros":
-            x = F.pad(x, self._reversed_padding_repeated_twice, mode=self.padding_mode)
-            return F.conv2d(x, weight, bias, self.stride, 0, self.dilation, self.groups)
-        return F.conv2d(x, weight, bias, self.stride, self.padding, self.dilation, self.groups)
-
-    def forward(self, x):
-        return self._conv_forward(x, self.weight, self.bias)
-
 
 class Conv1d(_ConvNd):
     """1-D convolution over (N, C, L): the lectures' sliding window, weight (out, in/groups, K)."""
 
     _dims = 1
 
-    def _conv_forward(self, x, weight, bias):
-        if self.padding_mode != "zeros":
-            x = F.pad(x, self._reversed_padding_repeated_twice, mode=self.padding_mode)
-            return F.conv1d(x, weight, bias, self.stride, 0, self.dilation, self.groups)
-        return F.conv1d(x, weight, bias, self.stride, self.padding, self.dilation, self.groups)
 
-    def forward(self, x):
-        return self._conv_forward(x, self.weight, self.bias)
+class Conv3d(_ConvNd):
+    """3-D convolution over (N, C, D, H, W) (video, volumes): weight (out_channels,
+    in_channels/groups, KD, KH, KW); ``padding_mode`` reflect, replicate or circular pads
+    with F.pad first.
+
+    >>> conv = minitorch.nn.Conv3d(2, 4, 3, padding=1)
+    >>> conv(minitorch.randn(1, 2, 5, 6, 6)).shape
+    minitorch.Size([1, 4, 5, 6, 6])
+    """
+
+    _dims = 3
 
 
 class _ConvTransposeNd(_ConvNd):
@@ -267,3 +273,9 @@ class LazyConv2d(_LazyConvMixin, Conv2d):
     """
 
     cls_to_become = Conv2d
+
+
+class LazyConv3d(_LazyConvMixin, Conv3d):
+    """A ``Conv3d`` whose ``in_channels`` comes from its first input."""
+
+    cls_to_become = Conv3d

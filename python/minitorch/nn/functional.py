@@ -517,6 +517,29 @@ def conv2d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
     return out.squeeze(0) if unbatched else out
 
 
+def _check_conv_shapes(input, x, weight, bias, groups: int, padding: tuple, dilation: tuple, op: str) -> None:
+    """The checks of a convolution written from conv2d (conv1d, conv3d), made before it
+    reshapes, so that messages name ``op`` and the shapes the caller passed. ``x``: the
+    batched (and 'same'-padded) input, ``padding``: the symmetric padding still to apply."""
+    if x.shape[1] != weight.shape[1] * groups:
+        raise ValueError(f"{op}: input of shape {tuple(input.shape)} has {x.shape[1]} channels, but weight of "
+                         f"shape {tuple(weight.shape)} with groups={groups} expects {weight.shape[1] * groups} "
+                         "input channels")
+    if weight.shape[0] % groups:
+        raise ValueError(f"{op}: weight of shape {tuple(weight.shape)} has {weight.shape[0]} output channels, "
+                         f"which is not divisible by groups={groups}")
+    if bias is not None and (bias.dim() != 1 or bias.shape[0] != weight.shape[0]):
+        raise ValueError(f"{op}: bias of shape {tuple(bias.shape)} does not match {weight.shape[0]} output channels")
+    n = len(padding)
+    padded = tuple(x.shape[2 + i] + 2 * padding[i] for i in range(n))
+    spans = tuple(dilation[i] * (weight.shape[2 + i] - 1) + 1 for i in range(n))
+    if min(padding) >= 0 and min(dilation) > 0 and any(a < b for a, b in zip(padded, spans)):
+        kernel, dil, size = ((weight.shape[2], dilation[0], f"length {padded[0]}") if n == 1 else
+                             (tuple(weight.shape[2:]), dilation, f"size {padded}"))
+        raise ValueError(f"{op}: kernel of size {kernel} (dilation {dil}) is larger than the padded input "
+                         f"of {size} for input shape {tuple(input.shape)}")
+
+
 def conv1d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
     """1-D convolution of (N, C, L) input with (O, C/groups, K) weight: a conv2d with height 1
     (the lectures' sliding window)."""
@@ -527,20 +550,49 @@ def conv1d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
         shape = tuple(weight.shape) if isinstance(weight, _C.Tensor) else type(weight).__name__
         raise ValueError(f"conv1d: expected a 3-D weight (out_channels, in_channels/groups, K), got {shape}")
     x, (p,) = _conv_padding(x, weight, padding, (s,), (d,), "conv1d")
-    # Check here so messages name conv1d and the 3-D shapes the caller passed.
-    if x.shape[1] != weight.shape[1] * groups:
-        raise ValueError(f"conv1d: input of shape {tuple(input.shape)} has {x.shape[1]} channels, but weight of "
-                         f"shape {tuple(weight.shape)} with groups={groups} expects {weight.shape[1] * groups} "
-                         "input channels")
-    if weight.shape[0] % groups:
-        raise ValueError(f"conv1d: weight of shape {tuple(weight.shape)} has {weight.shape[0]} output channels, "
-                         f"which is not divisible by groups={groups}")
-    if bias is not None and (bias.dim() != 1 or bias.shape[0] != weight.shape[0]):
-        raise ValueError(f"conv1d: bias of shape {tuple(bias.shape)} does not match {weight.shape[0]} output channels")
-    if p >= 0 and d > 0 and x.shape[2] + 2 * p < d * (weight.shape[2] - 1) + 1:
-        raise ValueError(f"conv1d: kernel of size {weight.shape[2]} (dilation {d}) is larger than the padded input "
-                         f"of length {x.shape[2] + 2 * p} for input shape {tuple(input.shape)}")
+    _check_conv_shapes(input, x, weight, bias, groups, (p,), (d,), "conv1d")
     out = conv2d(x.unsqueeze(2), weight.unsqueeze(2), bias, (1, s), (0, p), (1, d), groups).squeeze(2)
+    return out.squeeze(0) if unbatched else out
+
+
+def conv3d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
+    """3-D convolution (cross-correlation) of (N, C, D, H, W) input with (O, C/groups, KD, KH, KW)
+    weight. ``padding`` may be an int, a triple, or "valid"/"same" (as conv2d's).
+
+    Written as im2col in depth: the KD depth taps of every output depth become channels of a
+    2-D image, (N*D_out, KD*C, H, W), and one grouped conv2d with the (O, KD*C/groups, KH, KW)
+    weight does the rest. Its gradients are those of the ops it is made of.
+
+    >>> F.conv3d(minitorch.ones(1, 2, 4, 5, 5), minitorch.ones(3, 2, 3, 3, 3), padding=1).shape
+    minitorch.Size([1, 3, 4, 5, 5])
+    """
+    op = "conv3d"
+    x, unbatched = _batched(input, 5, op)
+    stride, dilation = _tuple_n(stride, 3, "stride", op), _tuple_n(dilation, 3, "dilation", op)
+    groups = _check_groups(groups, op)
+    if not isinstance(weight, _C.Tensor) or weight.dim() != 5:
+        shape = tuple(weight.shape) if isinstance(weight, _C.Tensor) else type(weight).__name__
+        raise ValueError(f"{op}: expected a 5-D weight (out_channels, in_channels/groups, KD, KH, KW), got {shape}")
+    x, padding = _conv_padding(x, weight, padding, stride, dilation, op)
+    _check_conv_shapes(input, x, weight, bias, groups, padding, dilation, op)
+    if min(stride) <= 0 or min(dilation) <= 0 or min(padding) < 0:
+        raise ValueError(f"{op}: stride and dilation must be positive and padding non-negative, got stride={stride}, "
+                         f"padding={padding}, dilation={dilation}")
+    (sd, sh, sw), (pd, ph, pw), (dd, dh, dw) = stride, padding, dilation
+    out_channels, kd = weight.shape[0], weight.shape[2]
+    if pd:
+        x = pad(x, (0, 0, 0, 0, pd, pd))  # depth only: conv2d pads H and W itself
+    n, c, h, w = x.shape[0], x.shape[1], x.shape[3], x.shape[4]
+    # The depth windows as a view, (N, C, D_out, H, W, KD), then channels (group, tap, C/groups)
+    # so that each of conv2d's groups sees its own channels at every tap.
+    cols = x.unfold(2, dd * (kd - 1) + 1, sd)[..., ::dd]
+    d_out = cols.shape[2]
+    cols = cols.reshape(n, groups, c // groups, d_out, h, w, kd).permute(0, 3, 1, 6, 2, 4, 5)
+    cols = cols.reshape(n * d_out, c * kd, h, w)
+    w2 = weight.permute(0, 2, 1, 3, 4).reshape(out_channels, kd * weight.shape[1], weight.shape[3], weight.shape[4])
+    out = conv2d(cols, w2, None, (sh, sw), (ph, pw), (dh, dw), groups)
+    out = out.reshape(n, d_out, out_channels, out.shape[2], out.shape[3]).permute(0, 2, 1, 3, 4)
+    out = out + bias.reshape(out_channels, 1, 1, 1) if bias is not None else out.contiguous()
     return out.squeeze(0) if unbatched else out
 
 
@@ -943,7 +995,8 @@ def cosine_similarity(x1, x2, dim: int = 1, eps: float = 1e-8):
 # _instancenorm_functional.py, _embedding_bag_functional.py, _gumbel_functional.py ----
 from ._pooling_functional import (  # noqa: E402,F401
     adaptive_avg_pool1d, adaptive_avg_pool2d, adaptive_avg_pool3d, adaptive_max_pool1d, adaptive_max_pool2d,
-    adaptive_max_pool3d, avg_pool1d, lp_pool1d, lp_pool2d, max_pool1d, max_unpool1d, max_unpool2d)
+    adaptive_max_pool3d, avg_pool1d, avg_pool3d, lp_pool1d, lp_pool2d, max_pool1d, max_pool3d, max_unpool1d,
+    max_unpool2d)
 from ._sampling_functional import (  # noqa: E402,F401
     affine_grid, grid_sample, interpolate, upsample, upsample_bilinear, upsample_nearest)
 from ._shuffle_functional import channel_shuffle, pixel_shuffle, pixel_unshuffle  # noqa: E402,F401

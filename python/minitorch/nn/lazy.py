@@ -1,5 +1,5 @@
 """Lazy modules: layers whose input size is read off their first input (``nn.LazyLinear``,
-``nn.LazyConv1d``, ``nn.LazyConv2d``), as PyTorch's ``LazyModuleMixin`` does.
+``nn.LazyConv1d``, ``nn.LazyConv2d``, ``nn.LazyConv3d``), as PyTorch's ``LazyModuleMixin`` does.
 
 Such a module holds :class:`UninitializedParameter` objects until its first call. A forward
 pre-hook, registered first, then calls ``initialize_parameters(*inputs)``: it materializes

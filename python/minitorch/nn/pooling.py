@@ -1,4 +1,4 @@
-"""Pooling layers: ``MaxPool1d/2d``, ``AvgPool1d/2d``, ``AdaptiveAvgPool1d/2d/3d``, ``AdaptiveMaxPool1d/2d/3d``,
+"""Pooling layers: ``MaxPool1d/2d/3d``, ``AvgPool1d/2d/3d``, ``AdaptiveAvgPool1d/2d/3d``, ``AdaptiveMaxPool1d/2d/3d``,
 ``MaxUnpool1d/2d``, ``LPPool1d/2d``."""
 from __future__ import annotations
 
@@ -6,8 +6,8 @@ from . import functional as F
 from .module import Module
 
 
-class MaxPool2d(Module):
-    """Max over ``kernel_size`` windows; ``stride`` defaults to ``kernel_size``."""
+class _MaxPoolNd(Module):
+    """The arguments and repr of MaxPool1d/2d/3d (PyTorch's _MaxPoolNd)."""
 
     def __init__(self, kernel_size, stride=None, padding=0, dilation=1, return_indices: bool = False,
                  ceil_mode: bool = False):
@@ -16,28 +16,63 @@ class MaxPool2d(Module):
         self.padding, self.dilation = padding, dilation
         self.return_indices, self.ceil_mode = return_indices, ceil_mode
 
-    def forward(self, x):
-        return F.max_pool2d(x, self.kernel_size, self.stride, self.padding, self.dilation, self.ceil_mode,
-                            self.return_indices)
-
     def extra_repr(self) -> str:
         return (f"kernel_size={self.kernel_size}, stride={self.stride}, padding={self.padding}, "
                 f"dilation={self.dilation}, ceil_mode={self.ceil_mode}")
 
 
-class AvgPool2d(Module):
-    """Mean over ``kernel_size`` windows; ``stride`` defaults to ``kernel_size``."""
+class MaxPool2d(_MaxPoolNd):
+    """Max over ``kernel_size`` windows; ``stride`` defaults to ``kernel_size``."""
+
+    def forward(self, x):
+        return F.max_pool2d(x, self.kernel_size, self.stride, self.padding, self.dilation, self.ceil_mode,
+                            self.return_indices)
+
+
+class _AvgPoolNd(Module):
+    """The arguments and repr of AvgPool2d/3d."""
 
     def __init__(self, kernel_size, stride=None, padding=0, ceil_mode: bool = False, count_include_pad: bool = True):
         super().__init__()
         self.kernel_size, self.stride = kernel_size, stride if stride is not None else kernel_size
         self.padding, self.ceil_mode, self.count_include_pad = padding, ceil_mode, count_include_pad
 
+    def extra_repr(self) -> str:
+        return f"kernel_size={self.kernel_size}, stride={self.stride}, padding={self.padding}"
+
+
+class AvgPool2d(_AvgPoolNd):
+    """Mean over ``kernel_size`` windows; ``stride`` defaults to ``kernel_size``."""
+
     def forward(self, x):
         return F.avg_pool2d(x, self.kernel_size, self.stride, self.padding, self.ceil_mode, self.count_include_pad)
 
-    def extra_repr(self) -> str:
-        return f"kernel_size={self.kernel_size}, stride={self.stride}, padding={self.padding}"
+
+class MaxPool3d(_MaxPoolNd):
+    """Max over (kD, kH, kW) windows of (N, C, D, H, W) input; ``stride`` defaults to ``kernel_size``.
+
+    >>> pool = minitorch.nn.MaxPool3d(2)
+    >>> pool(minitorch.randn(1, 3, 4, 6, 6)).shape
+    minitorch.Size([1, 3, 2, 3, 3])
+    """
+
+    def forward(self, x):
+        return F.max_pool3d(x, self.kernel_size, self.stride, self.padding, self.dilation, self.ceil_mode,
+                            self.return_indices)
+
+
+class AvgPool3d(_AvgPoolNd):
+    """Mean over (kD, kH, kW) windows of (N, C, D, H, W) input; ``stride`` defaults to
+    ``kernel_size``; ``divisor_override`` divides every window's sum by it instead."""
+
+    def __init__(self, kernel_size, stride=None, padding=0, ceil_mode: bool = False, count_include_pad: bool = True,
+                 divisor_override=None):
+        super().__init__(kernel_size, stride, padding, ceil_mode, count_include_pad)
+        self.divisor_override = divisor_override
+
+    def forward(self, x):
+        return F.avg_pool3d(x, self.kernel_size, self.stride, self.padding, self.ceil_mode, self.count_include_pad,
+                            self.divisor_override)
 
 
 class _AdaptiveAvgPoolNd(Module):
@@ -58,23 +93,12 @@ class AdaptiveAvgPool2d(_AdaptiveAvgPoolNd):
 
 # ---- 1-D pooling, adaptive max pooling and unpooling (nn/_pooling_functional.py) ----
 
-class MaxPool1d(Module):
+class MaxPool1d(_MaxPoolNd):
     """Max over ``kernel_size`` windows of (N, C, L) input; ``stride`` defaults to ``kernel_size``."""
-
-    def __init__(self, kernel_size, stride=None, padding=0, dilation=1, return_indices: bool = False,
-                 ceil_mode: bool = False):
-        super().__init__()
-        self.kernel_size, self.stride = kernel_size, stride if stride is not None else kernel_size
-        self.padding, self.dilation = padding, dilation
-        self.return_indices, self.ceil_mode = return_indices, ceil_mode
 
     def forward(self, x):
         return F.max_pool1d(x, self.kernel_size, self.stride, self.padding, self.dilation, self.ceil_mode,
                             self.return_indices)
-
-    def extra_repr(self) -> str:
-        return (f"kernel_size={self.kernel_size}, stride={self.stride}, padding={self.padding}, "
-                f"dilation={self.dilation}, ceil_mode={self.ceil_mode}")
 
 
 class AvgPool1d(Module):

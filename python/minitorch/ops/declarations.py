@@ -390,6 +390,7 @@ OPS: tuple[Op, ...] = (
     _f("linear", CPP, source="cpp/src/ops/nn.cpp", autocast=LOWER),
     _f("conv1d", autocast=LOWER, dtypes=FLOATING),
     _f("conv2d", CPP, source="cpp/src/ops/conv.cpp", autocast=LOWER, dtypes=FLOATING),
+    _f("conv3d", autocast=LOWER, dtypes=FLOATING),  # im2col in depth + one conv2d (nn/functional.py)
     _f("scaled_dot_product_attention", autocast=LOWER),
     _f("relu"), _f("sigmoid"), _f("tanh"), _f("elu"), _f("leaky_relu"),
     # fused: one kernel each way, rows of op_list.h computed by elementwise.cpp's unary()
@@ -415,6 +416,7 @@ OPS: tuple[Op, ...] = (
     _f("binary_cross_entropy", autocast=FP32_ALL), _f("binary_cross_entropy_with_logits", autocast=FP32_ALL),
     _f("max_pool2d", CPP, source="cpp/src/ops/conv.cpp"), _f("avg_pool2d", CPP, source="cpp/src/ops/conv.cpp"),
     _f("adaptive_avg_pool2d", dtypes=FLOATING),
+    _f("max_pool3d", dtypes=FLOATING), _f("avg_pool3d", dtypes=FLOATING),  # from 2-D pooling (_pooling_functional.py)
     _f("dropout", CPP, source="cpp/src/ops/nn.cpp"), _f("dropout1d"), _f("dropout2d"),
     _f("alpha_dropout", dtypes=FLOATING), _f("feature_alpha_dropout", dtypes=FLOATING),  # nn/_dropout_functional.py
     _f("embedding"), _f("one_hot", grad=False), _f("pad"), _f("flatten"),
