@@ -89,14 +89,16 @@ __global__ void matmul_tiled_kernel(MatrixArg<T> A, MatrixArg<T> B, T* C, int64_
 }
 
 // Thread mapping: one thread per element i of C (M * N of them): C[i] += the sum over p of
-// parts[p, i] -- the cuBLAS path of sum_batches, after one batched GEMM into parts.
+// parts[p, i] -- the cuBLAS path of sum_batches, after one batched GEMM into parts. For a
+// 16-bit C the parts are float32 (cuBLAS wrote its float32 sums unrounded), added in float32
+// and rounded once.
 template <class T>
-__global__ void add_batches_kernel(const T* parts, T* C, int64_t batch, int64_t size)
+__global__ void add_batches_kernel(const Compute<T>* parts, T* C, int64_t batch, int64_t size)
 {
     MT_GRID_STRIDE(i, size) {
-        T acc = 0;
+        Compute<T> acc = 0;
         for (int64_t p = 0; p < batch; ++p) acc += parts[p * size + i];
-        C[i] += acc;
+        C[i] = T(Compute<T>(C[i]) + acc);
     }
 }
 
@@ -132,7 +134,7 @@ void gemm_cublas(const Tensor& a, const Tensor& b, const Tensor& out, int64_t ba
                          lb.ld <= INT32_MAX,
                      "matmul: sizes too large for cuBLAS");
     const cublasOperation_t opb = lb.transposed ? CUBLAS_OP_T : CUBLAS_OP_N, opa = la.transposed ? CUBLAS_OP_T : CUBLAS_OP_N;
-    if (out->dtype == DType::Float32 && tf32_allowed_now()) {
+    if (a->dtype == DType::Float32 && tf32_allowed_now()) {
         // TF32: the inputs are rounded to 10 mantissa bits inside the tensor cores, the sums
         // stay float32 (backends.cuda.matmul.allow_tf32 / backends.cudnn.allow_tf32).
         const float alpha = 1.0f, beta = accumulate ? 1.0f : 0.0f;
@@ -142,17 +144,19 @@ void gemm_cublas(const Tensor& a, const Tensor& b, const Tensor& out, int64_t ba
                                                    CUDA_R_32F, int(la.ld), sa, &beta, out->data_as<float>(), CUDA_R_32F,
                                                    int(N), M * N, int(batch), CUBLAS_COMPUTE_32F_FAST_TF32,
                                                    CUBLAS_GEMM_DEFAULT));
-    } else if (is_16bit(out->dtype)) {
-        // float16 / bfloat16 in and out, float32 sums: cuBLAS runs it on the tensor cores.
-        const bool fp16 = out->dtype == DType::Float16;
+    } else if (is_16bit(a->dtype)) {
+        // float16 / bfloat16 in, float32 sums: cuBLAS runs it on the tensor cores. out is of the
+        // same type, or float32 (the scratch parts of sum_batches: the sums kept unrounded).
+        const bool fp16 = a->dtype == DType::Float16;
         const cudaDataType_t type = fp16 ? CUDA_R_16F : CUDA_R_16BF;
+        const cudaDataType_t out_type = out->dtype == DType::Float32 ? CUDA_R_32F : type;
         const float alpha = 1.0f, beta = accumulate ? 1.0f : 0.0f;
         ProfiledLaunch profiled(fp16 ? "cublasGemmStridedBatchedEx(fp16)" : "cublasGemmStridedBatchedEx(bf16)",
                                 dim3(0, 0, 0), dim3(0, 0, 0), 0);
         MT_CUBLAS_CHECK(cublasGemmStridedBatchedEx(cublas_handle(), opb, opa, int(N), int(M), int(K), &alpha, b->data(),
                                                    type, int(lb.ld), sb, a->data(), type, int(la.ld), sa, &beta,
-                                                   out->data(), type, int(N), M * N, int(batch), CUBLAS_COMPUTE_32F,
-                                                   CUBLAS_GEMM_DEFAULT));
+                                                   out->data(), out_type, int(N), M * N, int(batch),
+                                                   CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT));
     } else if (out->dtype == DType::Float32) {
         const float alpha = 1.0f, beta = accumulate ? 1.0f : 0.0f;
         ProfiledLaunch profiled("cublasSgemmStridedBatched", dim3(0, 0, 0), dim3(0, 0, 0), 0);  // one entry per call
@@ -207,14 +211,15 @@ void matmul(const Tensor& out, const Tensor& a_in, const Tensor& b_in, bool sum_
         // sum_batches: one product is added by the GEMM itself (beta = 1; the RNN layers' steps);
         // more go as one batched GEMM into scratch matrices, then one kernel adds them up.
         const bool scratch = sum_batches && batch > 1;
-        Tensor c = scratch ? empty({batch, M, N}, out->dtype, out->device()) : out;
+        const DType parts = is_16bit(out->dtype) ? DType::Float32 : out->dtype;  // sums unrounded
+        Tensor c = scratch ? empty({batch, M, N}, parts, out->device()) : out;
         gemm_cublas(a, b, c, batch, M, N, K, blas_layout(M, K, a->strides[nd - 2], a->strides[nd - 1]),
                     blas_layout(K, N, b->strides[nd - 2], b->strides[nd - 1]), sa, sb, sum_batches && !scratch);
         if (scratch) {
-            dispatch_floating(out->dtype, "matmul", [&](auto tag) {
+            dispatch_floating16(out->dtype, "matmul", [&](auto tag) {
                 using T = typename decltype(tag)::type;
-                MT_LAUNCH(blocks_for(M * N), kThreads, 0, 0, add_batches_kernel<T>)(c->data_as<T>(), out->data_as<T>(),
-                                                                                  batch, M * N);
+                MT_LAUNCH(blocks_for(M * N), kThreads, 0, 0, add_batches_kernel<T>)(c->data_as<Compute<T>>(),
+                                                                                  out->data_as<T>(), batch, M * N);
             });
             MT_CUDA_CHECK_LAUNCH("matmul");
         }
@@ -241,16 +246,13 @@ void matmul(const Tensor& out, const Tensor& a_in, const Tensor& b_in, bool sum_
 
 // float16 / bfloat16 operands of a plain GEMM are read as they are: by cuBLAS, or by the
 // teaching kernels (the emulated build's), which sum in float32; so is one product added
-// into out (sum_batches of two matrices), and so are the teaching kernels' sums over
-// batches (the weight gradient of a convolution: one block sums every batch in float32
-// registers and rounds once). cuBLAS's sum over batches (a batched GEMM into scratch, then
-// a kernel adding the parts) and mixed dtypes compute in float32 through Widen, as every
-// other kernel does.
+// into out (sum_batches of two matrices), and so are the sums over batches (the weight
+// gradient of a convolution): the teaching kernels sum every batch in float32 registers of
+// one block, cuBLAS writes each batch's float32 sums to scratch and one kernel adds them;
+// either rounds once. Mixed dtypes compute in float32 through Widen, as every other kernel does.
 void matmul_native16(const Tensor& out, const Tensor& a, const Tensor& b, bool sum_batches)
 {
-    const bool summed_by_block = MT_CUDA_EMULATED || g_impl != MatmulImpl::Cublas;
-    const bool native = (!sum_batches || summed_by_block || (a->dim() == 2 && b->dim() == 2)) &&
-                        is_16bit(out->dtype) && a->dtype == out->dtype && b->dtype == out->dtype;
+    const bool native = is_16bit(out->dtype) && a->dtype == out->dtype && b->dtype == out->dtype;
     if (native) return matmul(out, a, b, sum_batches);
     using Matmul = void(const Tensor&, const Tensor&, const Tensor&, bool);
     detail::Widen<Matmul>::call<&matmul, &copy>(out, a, b, sum_batches);

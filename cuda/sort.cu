@@ -75,53 +75,123 @@ constexpr int64_t kBitonicMax = 4096;
 // indices when the sorted line is written out.
 using Place = int32_t;
 
+// A value's bits turned into an unsigned number that orders as ordered_before does (NaN above
+// every number, -0.0 equal to +0.0; descending: all bits flipped), for the types of up to 4
+// bytes. Floats: flip every bit of a negative, set the sign bit of a positive; signed
+// integers: flip the sign bit.
+template <class T>
+__device__ uint32_t ordered_bits(T v, bool descending)
+{
+    uint32_t u;
+    if constexpr (std::is_same_v<T, float>) {
+        u = v != v ? 0xFFFFFFFFu : (v == 0.0f ? 0x80000000u : half_bits::float_bits(v));
+        if (v == v && v != 0.0f) u = (u & 0x80000000u) ? ~u : (u | 0x80000000u);
+    } else if constexpr (std::is_same_v<T, Half> || std::is_same_v<T, BFloat16>) {
+        const float f = float(v);
+        u = f != f ? 0xFFFFu : (f == 0.0f ? 0x8000u : uint32_t(v.bits));
+        if (f == f && f != 0.0f) u = (u & 0x8000u) ? (~u & 0xFFFFu) : (u | 0x8000u);
+    } else if constexpr (std::is_signed_v<T>) {
+        u = uint32_t(int32_t(v)) ^ 0x80000000u;
+    } else {
+        u = uint32_t(v);
+    }
+    return descending ? ~u : u;
+}
+
+// Whether the bitonic kernel sorts T as one 64-bit number per element: ordered_bits(value) << 32
+// | place. Places are unique, so no two numbers are equal, and `<` on them is the strict
+// order of (value, place); the padding is all ones above, after every value.
+template <class T>
+constexpr bool kPackedSort = sizeof(T) <= 4;
+
+template <class T>
+size_t bitonic_shared_bytes(int P)
+{
+    return size_t(P) * (kPackedSort<T> ? sizeof(uint64_t) : sizeof(int) + sizeof(T));
+}
+
+// One bitonic network over the P staged elements: stage (k, j) calls compare_and_swap(p, q,
+// ascending) for each of its pairs (see bitonic_sort_kernel).
+template <class CompareAndSwap>
+__device__ void bitonic_network(int P, CompareAndSwap compare_and_swap)
+{
+    for (int k = 2; k <= P; k <<= 1)
+        for (int j = k >> 1; j > 0; j >>= 1) {
+            for (int t = threadIdx.x; t < P / 2; t += blockDim.x) {
+                const int p = 2 * t - (t & (j - 1));
+                compare_and_swap(p, p + j, (p & k) == 0);
+            }
+            // A stage with j <= 32 pairs places within one 64-wide segment, and the segments a
+            // thread touches (those of t, t + blockDim, ...) are its warp's for every such stage:
+            // between two of them only the warp has to meet. Any other pair of stages (the next
+            // one's j: j / 2, or the next k's first, k) needs the whole block.
+            const int next_j = j > 1 ? j >> 1 : k;
+            if (blockDim.x >= 32 && j <= 32 && next_j <= 32) __syncwarp();
+            else __syncthreads();
+        }
+}
+
 // Bitonic sort of pieces: a piece is a whole line when run >= len, else each run of `run`
 // values of it (the last one may be shorter). Thread mapping: one block per piece, grid-
-// striding over the pieces (line, k). The piece's values and places are staged in shared
-// memory, padded to P (a power of two); then, for each stage (k, j) of the network, thread t
+// striding over the pieces (line, k). The piece is staged in shared memory, padded to P (a
+// power of two): for types of up to 4 bytes as one 64-bit number per element (kPackedSort),
+// else as values and places side by side. Then, for each stage (k, j) of the network, thread t
 // compare-and-swaps the pairs (p, p + j) where p is the t-th, (t + blockDim)-th, ... index
 // with bit j clear, in ascending order where bit k of p is clear and descending where it is
 // set. Every stage touches each element once; a barrier separates the stages (log2(P)
-// (log2(P) + 1) / 2 of them). After the last, the piece is in order: it is written back to
-// its own place in values (the places written, as I, are places in the whole line), the
+// (log2(P) + 1) / 2 of them): the block's, or only the warp's between two stages of j <= 32
+// (for P = 1024, 40 of the 55). After the last, the piece is in order: it is written back to
+// its own place in values (the places written, as I, are places in the whole line; a packed
+// element's value is read again from `in` at its place, so a NaN keeps its own bits), the
 // first out_len of each line only (topk: values and indices are (outer, out_len, inner)).
 template <class T, class I>
 __global__ void bitonic_sort_kernel(const T* in, T* values, I* indices, int64_t lines, int64_t len,
                                     int64_t out_len, int64_t inner, int64_t run, int P, bool descending)
 {
     MT_DYNAMIC_SHARED(unsigned char, smem);
-    int* at = reinterpret_cast<int*>(smem);           // P places first: P * 4 bytes keep
-    T* keys = reinterpret_cast<T*>(smem + P * sizeof(int));  // 8-byte alignment for P >= 2
     const int64_t runs = (len + run - 1) / run;
     for (int64_t piece = blockIdx.x; piece < lines * runs; piece += gridDim.x) {
         const int64_t line = piece / runs, start = (piece % runs) * run;
         const int n = int(len - start < run ? len - start : run);
         const int64_t o = line / inner, i = line % inner;
         const int64_t base = o * len * inner + i + start * inner;  // element r of the piece is at base + r * inner
-        __syncthreads();  // the previous piece is written out
-        for (int p = threadIdx.x; p < P; p += blockDim.x) {
-            at[p] = p;
-            keys[p] = p < n ? in[base + p * inner] : T();
-        }
-        __syncthreads();
-        for (int k = 2; k <= P; k <<= 1)
-            for (int j = k >> 1; j > 0; j >>= 1) {
-                for (int t = threadIdx.x; t < P / 2; t += blockDim.x) {
-                    const int p = 2 * t - (t & (j - 1)), q = p + j;
-                    const bool ascending = (p & k) == 0;
-                    if (comes_before(keys[q], at[q], keys[p], at[p], n, descending) == ascending) {
-                        const T kp = keys[p];
-                        keys[p] = keys[q], keys[q] = kp;
-                        const int ap = at[p];
-                        at[p] = at[q], at[q] = ap;
-                    }
-                }
-                __syncthreads();
-            }
         const int64_t out = o * out_len * inner + i + start * inner;
-        for (int r = threadIdx.x; r < n && start + r < out_len; r += blockDim.x) {
-            values[out + r * inner] = keys[r];
-            indices[out + r * inner] = I(start + at[r]);
+        __syncthreads();  // the previous piece is written out
+        if constexpr (kPackedSort<T>) {
+            uint64_t* key = reinterpret_cast<uint64_t*>(smem);
+            for (int p = threadIdx.x; p < P; p += blockDim.x)
+                key[p] = (p < n ? uint64_t(ordered_bits(in[base + p * inner], descending)) : uint64_t(0xFFFFFFFFu))
+                             << 32 | uint32_t(p);
+            __syncthreads();
+            bitonic_network(P, [&](int p, int q, bool ascending) {
+                const uint64_t kp = key[p], kq = key[q];
+                if ((kq < kp) == ascending) key[p] = kq, key[q] = kp;
+            });
+            for (int r = threadIdx.x; r < n && start + r < out_len; r += blockDim.x) {
+                const int at = int(uint32_t(key[r]));
+                values[out + r * inner] = in[base + at * inner];
+                indices[out + r * inner] = I(start + at);
+            }
+        } else {
+            int* at = reinterpret_cast<int*>(smem);                  // P places first: P * 4 bytes keep
+            T* keys = reinterpret_cast<T*>(smem + P * sizeof(int));  // 8-byte alignment for P >= 2
+            for (int p = threadIdx.x; p < P; p += blockDim.x) {
+                at[p] = p;
+                keys[p] = p < n ? in[base + p * inner] : T();
+            }
+            __syncthreads();
+            bitonic_network(P, [&](int p, int q, bool ascending) {
+                if (comes_before(keys[q], at[q], keys[p], at[p], n, descending) == ascending) {
+                    const T kp = keys[p];
+                    keys[p] = keys[q], keys[q] = kp;
+                    const int ap = at[p];
+                    at[p] = at[q], at[q] = ap;
+                }
+            });
+            for (int r = threadIdx.x; r < n && start + r < out_len; r += blockDim.x) {
+                values[out + r * inner] = keys[r];
+                indices[out + r * inner] = I(start + at[r]);
+            }
         }
     }
 }
@@ -209,7 +279,7 @@ void launch_bitonic(const T* in, T* values, I* indices, int64_t lines, int64_t l
     const int threads = std::min(P / 2, 1024);
     const int64_t pieces = lines * ((len + run - 1) / run);
     const unsigned grid = unsigned(std::min<int64_t>(pieces, int64_t(1) << 30));
-    MT_LAUNCH(grid, threads, size_t(P) * (sizeof(int) + sizeof(T)), 0, bitonic_sort_kernel<T, I>)(
+    MT_LAUNCH(grid, threads, bitonic_shared_bytes<T>(P), 0, bitonic_sort_kernel<T, I>)(
         in, values, indices, lines, len, out_len, inner, run, P, descending);
     MT_CUDA_CHECK_LAUNCH("sort");
 }

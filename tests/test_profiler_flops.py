@@ -70,8 +70,9 @@ def test_conv2d_flops_forward_and_backward(device, algorithm):
     x = minitorch.randn(N, C, H, W, device=device, requires_grad=True)
     w = minitorch.randn(O, C, KH, KW, device=device, requires_grad=True)
     b = minitorch.randn(O, device=device, requires_grad=True)
+    # (cuDNN off: on a GPU it would run these convolutions, and its kernels have no col2im)
     with profile(activities=activities_for(device), with_flops=True) as prof, \
-            minitorch.backends.cpu.use_conv_algorithm(algorithm):
+            minitorch.backends.cpu.use_conv_algorithm(algorithm), minitorch.backends.cudnn.flags(enabled=False):
         y = F.conv2d(x, w, b, stride=1, padding=1)
         y.sum().backward()
     OH, OW = H + 2 - KH + 1, W + 2 - KW + 1
@@ -296,7 +297,7 @@ def test_conv1d_and_conv_transpose2d_flops(device):
     x1, w1 = minitorch.randn(N, C, 7, device=device), minitorch.randn(O, C, 3, device=device)
     # im2col on the CPU as on cuda (the direct convolution has no col2im: see the test above)
     with profile(activities=activities_for(device), with_flops=True) as prof, \
-            minitorch.backends.cpu.use_conv_algorithm("im2col"):
+            minitorch.backends.cpu.use_conv_algorithm("im2col"), minitorch.backends.cudnn.flags(enabled=False):
         F.conv_transpose2d(x, w, b)
         F.conv1d(x1, w1)
     transposed, conv1d = prof.events()

@@ -103,6 +103,20 @@ def test_svd_of_non_finite_values(device):
     assert np.isnan(LA.det(a).item())
 
 
+def test_svd_failure_that_reports_no_argument_names_the_non_finite_matrix(monkeypatch):
+    """cuSOLVER's gesvdj answers NaN/inf with INFO > 0 (did not converge), not LAPACK's
+    INFO < 0: the message then comes from the failed batch element's own values."""
+    from minitorch.linalg import _kernels, _svd_failed
+    a = minitorch.tensor(np.array([np.eye(2), [[1.0, np.inf], [0.0, 1.0]]]))
+    monkeypatch.setattr(_kernels, "last_info", [0, 3])
+    with pytest.raises(LA.LinAlgError, match=r"^linalg.svd: \(Batch element 1\): The algorithm failed to converge "
+                                             "because the input matrix contained non-finite values"):
+        _svd_failed("svd", a)
+    monkeypatch.setattr(_kernels, "last_info", [3, 0])
+    with pytest.raises(LA.LinAlgError, match=r"\(Batch element 0\): .* ill-conditioned .* \(error code: 3\)"):
+        _svd_failed("svd", a)
+
+
 def test_solve_triangular_errors(device):
     with pytest.raises(LA.LinAlgError, match="linalg.solve_triangular: The solver failed"):
         LA.solve_triangular(t([[0.0, 0.0], [1.0, 1.0]], device), t(np.ones((2, 1)), device), upper=False)

@@ -122,7 +122,8 @@ def _fake_gpu_run(tmp_path, *args):
     fake.chmod(0o755)
     logs = tmp_path / "logs"
     r = _run("--no-build", "--logs", str(logs), "--work", str(tmp_path / "work"), *args,
-             env=_env(GPU_CHECK_NVIDIA_SMI=str(fake), MINITORCH_EMULATE_CUDA="0"), timeout=300)
+             env=_env(GPU_CHECK_NVIDIA_SMI=str(fake), MINITORCH_EMULATE_CUDA="0", CUDA_VISIBLE_DEVICES=""),
+             timeout=300)  # (a real GPU, where these tests run on one, is hidden: the GPU is the fake one)
     rows = lib.read_results((logs / "results.tsv").read_text())
     return r, {name: (status, detail) for name, status, _, detail in rows}, logs
 

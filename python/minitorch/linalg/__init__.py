@@ -331,7 +331,9 @@ def eigvalsh(A: Tensor, UPLO: str = "L", *, out=None) -> Tensor:
 
 def _svd_failed(op: str, A: Tensor) -> None:
     fail = _first_failure(_last_info())
-    if fail is not None and fail[1] < 0:  # LAPACK's gesdd refuses NaN/inf (INFO = -4: argument A)
+    # LAPACK's gesdd refuses NaN/inf (INFO = -4: argument A); cuSOLVER's gesvdj runs on and
+    # reports them as not converging (INFO > 0), so there the failed matrix itself is looked at.
+    if fail is not None and (fail[1] < 0 or not bool(A.reshape(-1, *A.shape[-2:])[fail[0]].isfinite().all())):
         raise LinAlgError(f"linalg.{op}: {_where(tuple(A.shape[:-2]), fail[0])}The algorithm failed to converge "
                           f"because the input matrix contained non-finite values.")
     if fail is not None:
