@@ -178,7 +178,8 @@ __global__ void index_put_kernel(T* self, T* values, AdvancedIndexing g, const c
 }
 
 // cat: the inputs of one launch, seen as (outer, size, inner) with inner contiguous; in
-// elements. At most kCatPieces per launch (the struct is a kernel parameter, < 4 KiB).
+// units (see cat_unit: an element, or up to 16 bytes of elements). At most kCatPieces per
+// launch (the struct is a kernel parameter, < 4 KiB).
 constexpr int kCatPieces = 64;
 struct CatPiece {
     const char* data;
@@ -188,7 +189,13 @@ struct CatArgs {
     int n = 0;
     int64_t outer = 1, inner = 1, total = 0;  // total: out's size along dim
     int64_t r0 = 0, rows = 0;                  // the rows of out this launch writes
+    PlaneIndex split;                          // a flat index -> (outer, row - r0, inner)
     CatPiece piece[kCatPieces];
+};
+
+// 16 bytes moved as one: on a GPU, one 128-bit load and one store.
+struct alignas(16) Bytes16 {
+    uint64_t lo, hi;
 };
 
 // The last of the n pieces whose first row (start) is at or before row r: a binary search.
@@ -204,14 +211,17 @@ __device__ __forceinline__ int piece_of(const Piece* piece, int n, int64_t r)
     return lo;
 }
 
-// Thread mapping: one thread per element of out in rows [r0, r0 + rows) along dim,
-// grid-stride; it finds its input by a binary search over the pieces' first rows and
-// copies one element (U: an unsigned type of the element's size, so any dtype).
+// Thread mapping: one thread per unit of out in rows [r0, r0 + rows) along dim, grid-stride;
+// it splits its index by multiply-highs (no 64-bit division), finds its input by a binary
+// search over the pieces' first rows, and copies one unit (U: an unsigned type of the unit's
+// size, so any dtype; Bytes16 moves 4 floats or 8 halves at a time).
 template <class U>
 __global__ void cat_kernel(U* out, CatArgs a)
 {
     MT_GRID_STRIDE(i, a.outer * a.rows * a.inner) {
-        const int64_t c = i % a.inner, r = (i / a.inner) % a.rows + a.r0, o = i / (a.inner * a.rows);
+        int64_t o, r, c;
+        a.split.of(i, o, r, c);
+        r += a.r0;
         const CatPiece& p = a.piece[piece_of(a.piece, a.n, r)];
         const U* src = reinterpret_cast<const U*>(p.data);
         out[(o * a.total + r) * a.inner + c] = src[o * p.outer_stride + (r - p.start) * p.dim_stride + c];
@@ -501,9 +511,45 @@ void cat_strided(const Tensor& out, const std::vector<Tensor>& inputs, int64_t d
 
 }  // namespace
 
-// cat: inputs of the (outer, size, inner) form take cat_kernel, several per launch; when one
-// is not of that form (a transposed input), out of at most kCatDims dims takes
-// cat_strided_kernel for all; beyond that, such inputs are packed first (a copy each).
+namespace {
+
+// The widest unit cat_kernel can move (16, 8, 4, 2 or 1 bytes, at least one element): every
+// address it forms must be a multiple of it -- out's and each piece's data, the bytes of a
+// row (inner elements) and of each piece's strides. A cat of float32 matrices along dim 0
+// moves 16 bytes per thread.
+int64_t cat_unit(const Tensor& out, const std::vector<CatPiece>& pieces, int64_t inner)
+{
+    const int64_t esize = itemsize(out->dtype);
+    int64_t unit = 16;
+    for (; unit > esize; unit /= 2) {
+        auto fits = [&](int64_t bytes) { return bytes % unit == 0; };
+        bool ok = fits(inner * esize) && fits(int64_t(reinterpret_cast<uintptr_t>(out->data())));
+        for (const CatPiece& p : pieces)
+            ok = ok && fits(int64_t(reinterpret_cast<uintptr_t>(p.data))) && fits(p.outer_stride * esize) &&
+                 fits(p.dim_stride * esize);
+        if (ok) break;
+    }
+    return unit;
+}
+
+template <class Launch>
+void by_unit_size(int64_t unit, Launch&& launch)
+{
+    switch (unit) {
+        case 1: launch(uint8_t{}); break;
+        case 2: launch(uint16_t{}); break;
+        case 4: launch(uint32_t{}); break;
+        case 8: launch(uint64_t{}); break;
+        default: launch(Bytes16{}); break;
+    }
+}
+
+}  // namespace
+
+// cat: inputs of the (outer, size, inner) form take cat_kernel, several per launch, moving
+// the widest unit all of them allow; when one is not of that form (a transposed input), out
+// of at most kCatDims dims takes cat_strided_kernel for all; beyond that, such inputs are
+// packed first (a copy each).
 void cat(const Tensor& out, const std::vector<Tensor>& inputs, int64_t dim)
 {
     bool simple = true;
@@ -512,23 +558,11 @@ void cat(const Tensor& out, const std::vector<Tensor>& inputs, int64_t dim)
         simple = simple && (t->numel() == 0 || cat_piece(t, dim, p));
     }
     if (!simple && out->dim() <= kCatDims) return cat_strided(out, inputs, dim);
-    CatArgs a;
-    for (int64_t d = 0; d < dim; ++d) a.outer *= out->shape[size_t(d)];
-    for (int64_t d = dim + 1; d < out->dim(); ++d) a.inner *= out->shape[size_t(d)];
-    a.total = out->shape[size_t(dim)];
+    int64_t outer = 1, inner = 1;
+    for (int64_t d = 0; d < dim; ++d) outer *= out->shape[size_t(d)];
+    for (int64_t d = dim + 1; d < out->dim(); ++d) inner *= out->shape[size_t(d)];
     std::vector<Tensor> keep;  // packed copies of inputs in other layouts, alive until launched
-    auto launch = [&] {
-        if (a.n == 0) return;
-        a.r0 = a.piece[0].start;
-        a.rows = a.piece[a.n - 1].start + a.piece[a.n - 1].size - a.r0;
-        const int64_t count = a.outer * a.rows * a.inner;
-        by_element_size(out, [&](auto unsigned_tag) {
-            using U = decltype(unsigned_tag);
-            MT_LAUNCH(blocks_for(count), kThreads, 0, 0, cat_kernel<U>)(reinterpret_cast<U*>(out->data()), a);
-        });
-        MT_CUDA_CHECK_LAUNCH("cat");
-        a.n = 0;
-    };
+    std::vector<CatPiece> pieces;
     int64_t start = 0;
     for (const Tensor& t : inputs) {
         if (t->numel() == 0) continue;
@@ -539,10 +573,32 @@ void cat(const Tensor& out, const std::vector<Tensor>& inputs, int64_t dim)
         }
         p.start = start;
         start += p.size;
-        a.piece[a.n++] = p;
-        if (a.n == kCatPieces) launch();
+        if (p.size == 1) p.dim_stride = 0;  // never stepped along: whatever it is, it does not count
+        if (outer == 1) p.outer_stride = 0;
+        pieces.push_back(p);
     }
-    launch();
+    const int64_t unit = cat_unit(out, pieces, inner), per_unit = unit / itemsize(out->dtype);
+    CatArgs a;
+    a.outer = outer;
+    a.inner = inner / per_unit;
+    a.total = out->shape[size_t(dim)];
+    for (size_t first = 0; first < pieces.size(); first += kCatPieces) {
+        a.n = int(std::min<size_t>(kCatPieces, pieces.size() - first));
+        for (int k = 0; k < a.n; ++k) {
+            a.piece[k] = pieces[first + size_t(k)];
+            a.piece[k].outer_stride /= per_unit;
+            a.piece[k].dim_stride /= per_unit;
+        }
+        a.r0 = a.piece[0].start;
+        a.rows = a.piece[a.n - 1].start + a.piece[a.n - 1].size - a.r0;
+        const int64_t count = a.outer * a.rows * a.inner;
+        a.split = PlaneIndex(a.inner, a.rows, count);
+        by_unit_size(unit, [&](auto unit_tag) {
+            using U = decltype(unit_tag);
+            MT_LAUNCH(blocks_for(count), kThreads, 0, 0, cat_kernel<U>)(reinterpret_cast<U*>(out->data()), a);
+        });
+        MT_CUDA_CHECK_LAUNCH("cat");
+    }
 }
 
 void nonzero(const Tensor& out, const Tensor& count, const Tensor& in)

@@ -13,7 +13,8 @@ from hypothesis import strategies as st
 
 import minitorch
 from minitorch.testing import assert_close, gradcheck
-from conftest import TORCH_SKIP_REASON
+from conftest import CUDA_SKIP_REASON, TORCH_SKIP_REASON
+from minitorch.profiler import ProfilerActivity, profile
 
 
 def arr(shape, seed=0, dtype=np.float64):
@@ -59,6 +60,44 @@ def test_cat_errors(device):
         minitorch.cat([])
     with pytest.raises(IndexError, match="zero-dimensional"):
         minitorch.cat([minitorch.tensor(1.0), minitorch.tensor(2.0)])
+
+
+def _offset_view(t):
+    """t's values in a (64, 64) view that starts one element into its storage."""
+    flat = minitorch.cat([t.flatten()[:1], t.flatten()])
+    return flat[1:].view(64, 64)
+
+
+CAT_UNITS = [  # (dtype, the inputs from a and b, dim, bytes each thread of cat_kernel moves)
+    pytest.param(minitorch.float32, lambda a, b: [a, b], 0, 16, id="float32-rows"),
+    pytest.param(minitorch.float32, lambda a, b: [a[:, 1:], b[:, 1:]], 0, 4, id="float32-63-wide-views"),
+    pytest.param(minitorch.float32, lambda a, b: [_offset_view(a), b], 0, 4, id="float32-storage-offset"),
+    pytest.param(minitorch.float32, lambda a, b: [a, b[:1]], 0, 16, id="float32-one-row"),
+    pytest.param(minitorch.float16, lambda a, b: [a, b], 1, 2, id="float16-columns"),
+    pytest.param(minitorch.float16, lambda a, b: [a.view(8, 8, 64), b.view(8, 8, 64)], 1, 16, id="float16-middle"),
+    pytest.param(minitorch.int8, lambda a, b: [a, b], 0, 16, id="int8"),
+    pytest.param(minitorch.float64, lambda a, b: [a, b, a], 0, 16, id="float64"),
+    pytest.param(minitorch.bool, lambda a, b: [a[::2], b], 0, 16, id="bool-every-other-row"),
+]
+
+
+@pytest.mark.parametrize("dtype, parts, dim, unit", CAT_UNITS)
+def test_cat_moves_the_widest_unit_every_input_allows(dtype, parts, dim, unit):
+    """cuda's cat moves up to 16 bytes per thread where every address allows it (issue 31: cat at
+    memory speed): the launch's grid says how many units it moved."""
+    if not minitorch.cuda.is_available():
+        pytest.skip(CUDA_SKIP_REASON)
+    rng = np.random.default_rng(5)
+    a, b = (minitorch.tensor(rng.integers(-50, 50, (64, 64))).to(dtype) for _ in range(2))
+    want = np.concatenate([p.numpy() for p in parts(a, b)], dim)
+    inputs = [p.to("cuda") if p.is_contiguous() else p for p in parts(a.to("cuda"), b.to("cuda"))]
+    with profile(activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA]) as prof:
+        out = minitorch.cat(inputs, dim)
+    np.testing.assert_array_equal(out.cpu().numpy(), want)
+    (kernel,) = [k for e in prof.events() for k in e.kernels]
+    assert kernel.name.startswith("cat_kernel")
+    units = want.size * want.itemsize // unit
+    assert kernel.grid[0] == -(-units // kernel.block[0]), (kernel.grid, units)
 
 
 def test_cat_gradcheck(device):
