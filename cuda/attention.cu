@@ -44,14 +44,6 @@
 #include "mma.cuh"
 #include "warp.cuh"
 
-// Keeps the per-row arrays (o, dk, dv, dq) in registers: every index is a constant after
-// unrolling. The emulator's host compiler does not know the pragma.
-#if defined(__CUDACC__)
-#define MT_UNROLL _Pragma("unroll")
-#else
-#define MT_UNROLL
-#endif
-
 namespace minitorch::cuda {
 
 namespace {

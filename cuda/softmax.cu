@@ -18,6 +18,8 @@
 //   warp_rows_kernel    inner == 1, C <= 1024: one warp (32 threads) per row, 8 rows per
 //                       block of 256 threads. Lane l takes elements l, l + 32, ... (the
 //                       warp reads 32 adjacent values at a time); shuffles combine lanes.
+//                       (softmax and its backward run warp_rows_cached_kernel instead: the
+//                       same mapping, with a lane's elements read once, into registers.)
 //   block_rows_kernel   inner == 1, C > 1024: one block of 512 threads per row; shuffles
 //                       combine each warp, shared memory then carries the 16 warps'
 //                       states to warp 0, which combines them. Also sums a loss's rows.
@@ -142,6 +144,33 @@ __global__ void warp_rows_kernel(Op op, int64_t rows, int64_t C)
     }
 }
 
+// Thread mapping: as warp_rows_kernel, for ops that say what they read of an element (Value,
+// load; softmax and its backward): each lane first loads its at most kPerLane elements of the
+// row into registers, all of the loads in flight at once, then adds and writes from those.
+// The row is read from memory once, and a warp waits on memory once per row instead of once
+// per element. The adds go in warp_rows_kernel's order: the same bits.
+template <class Op, int kPerLane>
+__global__ void warp_rows_cached_kernel(Op op, int64_t rows, int64_t C)
+{
+    const int lane = threadIdx.x % kWarp;
+    const int64_t warps = blockDim.x / kWarp;
+    for (int64_t r = blockIdx.x * warps + threadIdx.x / kWarp; r < rows; r += gridDim.x * warps) {
+        const int64_t base = r * C;
+        typename Op::Value v[kPerLane] = {};
+        MT_UNROLL
+        for (int k = 0; k < kPerLane; ++k)
+            if (lane + k * kWarp < C) v[k] = op.load(base + lane + k * kWarp);
+        typename Op::State st = Op::State::empty();
+        MT_UNROLL
+        for (int k = 0; k < kPerLane; ++k)
+            if (lane + k * kWarp < C) op.add_value(st, v[k]);
+        st = warp_all_merge(st);  // r is the same in all 32 lanes, so whole warps get here
+        MT_UNROLL
+        for (int k = 0; k < kPerLane; ++k)
+            if (lane + k * kWarp < C) op.write_value(st, base + lane + k * kWarp, v[k]);
+    }
+}
+
 // Thread mapping: block b takes rows b, b + gridDim.x, ...; thread t takes the row's
 // elements t, t + blockDim.x, ... Shared memory: one state per warp (blockDim.x <= 1024,
 // so at most 32) and the row's total.
@@ -190,11 +219,30 @@ __global__ void thread_rows_kernel(Op op, int64_t outer, int64_t C, int64_t inne
 
 unsigned capped_grid(int64_t blocks) { return unsigned(blocks < 1 ? 1 : (blocks > 65535 ? 65535 : blocks)); }
 
+// Whether Op says what it reads of an element (warp_rows_cached_kernel can run it).
+template <class Op, class = void>
+struct Cacheable : std::false_type {};
+template <class Op>
+struct Cacheable<Op, std::void_t<typename Op::Value>> : std::true_type {};
+
+constexpr int kCachedThreads = 128;  // 4 rows per block: a 1000-row call still fills 250 blocks
+
 // Runs op over every row of the (outer, C, inner) view with the mapping that suits it.
 template <class Op>
 void launch_rows(const Op& op, const SoftmaxRows& g, const char* name)
 {
     const int64_t rows = g.outer * g.inner;
+    if constexpr (Cacheable<Op>::value) {
+        if (g.inner == 1 && g.C <= kWarpRowMaxC) {
+            const unsigned grid = capped_grid((rows + kCachedThreads / kWarp - 1) / (kCachedThreads / kWarp));
+            if (g.C <= 4 * kWarp)
+                MT_LAUNCH(grid, kCachedThreads, 0, 0, warp_rows_cached_kernel<Op, 4>)(op, rows, g.C);
+            else
+                MT_LAUNCH(grid, kCachedThreads, 0, 0, warp_rows_cached_kernel<Op, kWarpRowMaxC / kWarp>)(op, rows, g.C);
+            MT_CUDA_CHECK_LAUNCH(name);
+            return;
+        }
+    }
     if (g.inner > 1) {
         MT_LAUNCH(blocks_for(rows), kThreads, 0, 0, thread_rows_kernel<Op>)(op, g.outer, g.C, g.inner);
     } else if (g.C <= kWarpRowMaxC) {
@@ -209,19 +257,24 @@ void launch_rows(const Op& op, const SoftmaxRows& g, const char* name)
 
 // ---- the row ops ----
 
-// softmax / log_softmax: y from x, computed in C (float32 for the 16-bit types).
+// softmax / log_softmax: y from x, computed in C (float32 for the 16-bit types). (Value, load,
+// add_value, write_value: what warp_rows_cached_kernel keeps of an element in registers.)
 template <class T>
 struct SoftmaxOp {
     using C = Compute<T>;
     using State = MaxSum<C>;
+    using Value = C;
     const T* x;
     T* y;
     bool log;
-    __device__ void add(State& st, const Row&, int64_t at) const { softmax_merge(st.m, st.s, C(x[at]), C(1)); }
-    __device__ void write(const State& st, const Row&, int64_t at) const
+    __device__ Value load(int64_t at) const { return C(x[at]); }
+    __device__ void add_value(State& st, Value v) const { softmax_merge(st.m, st.s, v, C(1)); }
+    __device__ void write_value(const State& st, int64_t at, Value v) const
     {
-        y[at] = T(softmax_value(log, C(x[at]), st.m, st.s));
+        y[at] = T(softmax_value(log, v, st.m, st.s));
     }
+    __device__ void add(State& st, const Row&, int64_t at) const { add_value(st, load(at)); }
+    __device__ void write(const State& st, const Row&, int64_t at) const { write_value(st, at, load(at)); }
     __device__ void finish(const State&, const Row&) const {}
 };
 
@@ -230,18 +283,21 @@ template <class T>
 struct SoftmaxBackwardOp {
     using C = Compute<T>;
     using State = Sums<C, 1>;
+    struct Value {
+        C g, y;
+    };
     const T* g;
     const T* y;
     T* gx;
     bool log;
-    __device__ void add(State& st, const Row&, int64_t at) const
+    __device__ Value load(int64_t at) const { return {C(g[at]), C(y[at])}; }
+    __device__ void add_value(State& st, Value v) const { st.v[0] += softmax_backward_term(log, v.g, v.y); }
+    __device__ void write_value(const State& st, int64_t at, Value v) const
     {
-        st.v[0] += softmax_backward_term(log, C(g[at]), C(y[at]));
+        gx[at] = T(softmax_backward_value(log, v.g, v.y, st.v[0]));
     }
-    __device__ void write(const State& st, const Row&, int64_t at) const
-    {
-        gx[at] = T(softmax_backward_value(log, C(g[at]), C(y[at]), st.v[0]));
-    }
+    __device__ void add(State& st, const Row&, int64_t at) const { add_value(st, load(at)); }
+    __device__ void write(const State& st, const Row&, int64_t at) const { write_value(st, at, load(at)); }
     __device__ void finish(const State&, const Row&) const {}
 };
 

@@ -54,6 +54,31 @@ def test_softmax_is_at_most_two_launches(fn, shape, dim):
     assert 1 <= len(ks) <= 2, [k.name for k in ks]
 
 
+@pytest.mark.parametrize("log", [False, True])
+@pytest.mark.parametrize("C, kernel", [(10, "warp_rows_cached_kernel"), (1000, "warp_rows_cached_kernel"),
+                                       (1025, "block_rows_kernel")])
+def test_softmax_rows_up_to_1024_are_read_once_into_registers(log, C, kernel):
+    """softmax and its backward over rows of up to 1024: one warp per row, each lane's elements
+    loaded into registers once (warp_rows_cached_kernel), 4 rows per block; the same values as
+    the row-at-a-time kernels (the CPU here: same order of adds per lane, tolerance for exp)."""
+    import numpy as np
+    fn = F.log_softmax if log else F.softmax
+    x = minitorch.randn(300, C, device="cuda", requires_grad=True)
+    g = minitorch.randn(300, C, device="cuda")
+    y = fn(x, dim=1)
+    forward = kernels(lambda: fn(x, dim=1))
+    backward = kernels(lambda: y.backward(g, retain_graph=True))
+    assert [k.name.split("<")[0] for k in forward] == [kernel]
+    assert [k.name.split("<")[0] for k in backward if "rows" in k.name] == [kernel]
+    if kernel == "warp_rows_cached_kernel":
+        assert blocks(forward[0]) == 300 // 4
+    xc = x.detach().cpu().requires_grad_()
+    yc = fn(xc, dim=1)
+    yc.backward(g.cpu())
+    np.testing.assert_allclose(y.detach().cpu().numpy(), yc.detach().numpy(), rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(x.grad.cpu().numpy(), xc.grad.numpy(), rtol=1e-5, atol=1e-6)
+
+
 def test_full_sum_spreads_over_many_blocks():
     x = minitorch.randn(1 << 22, device="cuda")
     ks = kernels(lambda: x.sum())
