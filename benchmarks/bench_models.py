@@ -125,9 +125,14 @@ def workloads(lib, device: str, quick: bool):
             opt.step()
         return step
 
+    # The sizes, and the names the table gives them (--quick's are a smoke run's: launch-bound,
+    # so they say nothing of the targets, and are named for what they are).
+    n, side, widths = (8, 16, (8, 16, 16, 32)) if quick else (128, 32, (32, 64, 128, 256))
+    b, T, d, heads, layers = (2, 32, 64, 4, 2) if quick else (16, 256, 384, 6, 4)
+    rows, hidden = (8, 32) if quick else (64, 128)
+
     def resnet_step(autocast=None):
         def make():
-            n, side, widths = (8, 16, (8, 16, 16, 32)) if quick else (128, 32, (32, 64, 128, 256))
             model = resnet(lib, widths).to(device)
             opt = lib.optim.SGD(model.parameters(), lr=0.05, momentum=0.9)
             x = lib.randn(n, 3, side, side, device=device)
@@ -136,7 +141,6 @@ def workloads(lib, device: str, quick: bool):
 
     def gpt_step(autocast=None):
         def make():
-            b, T, d, heads, layers = (2, 32, 64, 4, 2) if quick else (16, 256, 384, 6, 4)
             model = gpt(lib, 512, d, heads, layers, T).to(device)
             opt = lib.optim.AdamW(model.parameters(), lr=3e-4)
             idx = lib.randint(0, 512, (b, T), device=device)
@@ -144,16 +148,16 @@ def workloads(lib, device: str, quick: bool):
         return make
 
     def lstm_step():
-        n, hidden = (8, 32) if quick else (64, 128)
         model = row_lstm(lib, hidden).to(device)
         opt = lib.optim.Adam(model.parameters(), lr=1e-3)
-        return step_fn(model, opt, lib.randn(n, 1, 28, 28, device=device), lib.randint(0, 10, (n,), device=device))
+        return step_fn(model, opt, lib.randn(rows, 1, 28, 28, device=device),
+                       lib.randint(0, 10, (rows,), device=device))
 
-    return [("ResNet-style, b128 32x32, SGD", resnet_step()),
+    return [(f"ResNet-style, b{n} {side}x{side}, SGD", resnet_step()),
             ("ResNet-style, autocast(bfloat16)", resnet_step(lib.bfloat16)),
-            ("GPT-style LM (d384 h6 L4 T256 b16), AdamW", gpt_step()),
+            (f"GPT-style LM (d{d} h{heads} L{layers} T{T} b{b}), AdamW", gpt_step()),
             ("GPT-style LM, autocast(bfloat16)", gpt_step(lib.bfloat16)),
-            ("row-LSTM on MNIST, b64, Adam", lstm_step)]
+            (f"row-LSTM on MNIST, b{rows}, Adam", lstm_step)]
 
 
 # ---- timing ------------------------------------------------------------------------------

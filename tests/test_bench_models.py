@@ -24,8 +24,9 @@ def test_quick_run_on_the_cpu(capsys):
     finally:
         minitorch.set_num_threads(threads)
     out = capsys.readouterr().out
-    for row in ("ResNet-style, b128", "ResNet-style, autocast(bfloat16)", "GPT-style LM (",
-                "GPT-style LM, autocast(bfloat16)", "row-LSTM"):
+    # (named by --quick's sizes: a smoke run's rows must not pass for the issue's)
+    for row in ("ResNet-style, b8 16x16", "ResNet-style, autocast(bfloat16)", "GPT-style LM (d64 h4 L2 T32 b2)",
+                "GPT-style LM, autocast(bfloat16)", "row-LSTM on MNIST, b8"):
         assert row in out
     assert out.count("minitorch's top ops") == 5 and "kernel launches" in out
 
