@@ -419,8 +419,11 @@ def avg_pool3d(input, kernel_size, stride=None, padding=0, ceil_mode: bool = Fal
     defaults to ``kernel_size``. The padding counts as zeros (``count_include_pad=False``:
     only the input's elements count); ``divisor_override`` divides every window's sum by it.
 
-    The window sums are separable: the zero-padded input's windows are summed along W, then
-    H, then D (``unfold(...).sum(-1)``), so no (kD*kH*kW)-fold copy is ever made.
+    Made of 2-D pooling, as max_pool3d: ``avg_pool2d`` of every depth slice (the mean of each
+    (kH, kW) window), then the sum over each depth window (a view: ``unfold``) of those means,
+    divided by what is left of the divisor. PyTorch's divisor is a product of one count per
+    dim (the window's extent, clipped to the padded input or, without count_include_pad, to the
+    input itself), and avg_pool2d already divided by the H and W ones of the padded input.
 
     >>> F.avg_pool3d(minitorch.arange(8.0).reshape(1, 1, 2, 2, 2), 2)
     tensor([[[[[3.5000]]]]])
@@ -429,17 +432,21 @@ def avg_pool3d(input, kernel_size, stride=None, padding=0, ceil_mode: bool = Fal
     x, unbatched, k, s, p, _, out = _pool3d_args(input, kernel_size, stride, padding, 1, ceil_mode, op)
     if divisor_override is not None and divisor_override == 0:
         raise _C.InputError(f"{op}: divisor must be not zero")
-    size = tuple(x.shape[2:])
-    amounts = []
-    for i in reversed(range(3)):  # F.pad lists the last dim first; zeros past the end for ceil_mode's overhang
-        amounts += [p[i], p[i] + max(0, (out[i] - 1) * s[i] + k[i] - size[i] - 2 * p[i])]
-    y = F.pad(x, amounts)
-    for i in reversed(range(3)):
-        y = y.unfold(2 + i, k[i], s[i]).sum(-1).narrow(2 + i, 0, out[i])
+    n, c, depth, h, w = x.shape
+    size = (depth, h, w)
+    planes = F.avg_pool2d(x.reshape(n, c * depth, h, w), k[1:], s[1:], p[1:], ceil_mode)
+    # zeros in depth: the padding, and past the end for ceil_mode's overhanging last window
+    after = max(0, (out[0] - 1) * s[0] + k[0] - depth - p[0])
+    planes = F.pad(planes.reshape(n, c, depth, out[1], out[2]), (0, 0, 0, 0, p[0], after))
+    y = planes.unfold(2, k[0], s[0]).sum(-1).narrow(2, 0, out[0])
+    padded = [_avg_divisor(size[i], k[i], s[i], p[i], out[i], True) for i in range(3)]
+    hw = padded[1][:, None] * padded[2][None, :]  # what avg_pool2d divided by
     if divisor_override is not None:
-        y = y / divisor_override
+        divisor = np.broadcast_to(divisor_override / hw, (1,) + hw.shape)
+    elif count_include_pad:
+        divisor = padded[0][:, None, None].astype(np.float64)
     else:
-        counts = [_avg_divisor(size[i], k[i], s[i], p[i], out[i], count_include_pad) for i in range(3)]
-        divisor = counts[0][:, None, None] * counts[1][None, :, None] * counts[2][None, None, :]
-        y = y / _C._from_numpy_copy(divisor.astype(np.float64), y.dtype, y.device)
+        inside = [_avg_divisor(size[i], k[i], s[i], p[i], out[i], False) for i in range(3)]
+        divisor = inside[0][:, None, None] * (inside[1][:, None] * inside[2][None, :] / hw)[None]
+    y = y / _C._from_numpy_copy(np.ascontiguousarray(divisor, dtype=np.float64), y.dtype, y.device)
     return y.squeeze(0) if unbatched else y
