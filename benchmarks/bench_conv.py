@@ -3,7 +3,8 @@ run: ``python benchmarks/bench_conv.py``.
 
 CNN: conv(1->8, 3x3, pad 1) -> ReLU -> maxpool 2 -> conv(8->16, 3x3, pad 1) -> ReLU
 -> maxpool 2 -> flatten -> linear(784->10), batch 64. Target (issue 5): no slower than
-1.5x PyTorch on this CPU (1.0x as the aim).
+1.5x PyTorch on this CPU (1.0x as the aim). Then the 3-D layers (Conv3d, MaxPool3d,
+AvgPool3d), batch 2.
 """
 from __future__ import annotations
 
@@ -22,6 +23,17 @@ def layers(lib):
         ("conv2 8->16 3x3", nn.Conv2d(8, 16, 3, padding=1), (64, 8, 14, 14)),
         ("maxpool 14->7", nn.MaxPool2d(2), (64, 16, 14, 14)),
         ("linear 784->10", nn.Linear(784, 10), (64, 784)),
+    ]
+
+
+def layers3d(lib):
+    """The 3-D layers (made of 2-D kernels: conv3d as one grouped conv2d over the depth windows,
+    the pools as 2-D pools per depth slice, then the depth windows), batch 2."""
+    nn = lib.nn
+    return [
+        ("conv3d 8->16 3x3x3", nn.Conv3d(8, 16, 3, padding=1), (2, 8, 16, 32, 32)),
+        ("maxpool3d 2", nn.MaxPool3d(2), (2, 16, 16, 32, 32)),
+        ("avgpool3d 2", nn.AvgPool3d(2), (2, 16, 16, 32, 32)),
     ]
 
 
@@ -70,10 +82,10 @@ def main() -> None:
         print("(PyTorch not installed: only minitorch is timed)")
     rows = {}
     for name, lib in libs:
-        for label, layer, shape in layers(lib):
+        for label, layer, shape in layers(lib) + layers3d(lib):
             rows.setdefault(label, {})[name] = best_of(fwd_bwd(lib, layer, shape))
         rows.setdefault("full training step", {})[name] = best_of(train_step(lib))
-    print(f"forward+backward, batch 64, ms (threads={minitorch.get_num_threads()}); ratio = minitorch / PyTorch")
+    print(f"forward+backward (the 2-D layers batch 64, the 3-D ones batch 2), ms (threads={minitorch.get_num_threads()}); ratio = minitorch / PyTorch")
     print(f"{'layer':>20} {'minitorch':>10} {'pytorch':>9} {'ratio':>6}")
     for label, r in rows.items():
         pt = r.get("pytorch")
