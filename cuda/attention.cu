@@ -92,16 +92,29 @@ __device__ __forceinline__ float masked_score(float dot, float scale, const floa
     return mask_matrix ? s + mask_matrix[i * m.stride_l + j * m.stride_s] : s;
 }
 
-// The score of staged rows a (one query) and b (one key): dot * scale + mask; -inf where
-// causal or the mask removes it, or where j is past the keys.
-__device__ __forceinline__ float staged_score(const float* a, const float* b, int E, float scale,
-                                              const float* mask_matrix, const AttentionMask<float>& m, int64_t i,
-                                              int64_t j, int64_t L, int64_t S, bool causal)
+// A lane's dot products of one staged row b (the lane's key, or query) with the R staged rows
+// a[0], ..., a[R - 1] of its warp, over `width` columns: each value of b is read from shared
+// memory once for all R rows (a's values are broadcasts), so a warp's R rows cost one pass
+// over the tile instead of R.
+template <int R, int pitch>
+__device__ __forceinline__ void staged_dots(float (&dot)[R], const float (*a)[pitch], const float* b, int width)
 {
-    if (!attends(i, j, L, S, causal)) return -INFINITY;
-    float dot = 0.f;
-    for (int d = 0; d < E; ++d) dot += a[d] * b[d];
-    return masked_score(dot, scale, mask_matrix, m, i, j);
+MT_UNROLL
+    for (int r = 0; r < R; ++r) dot[r] = 0.f;
+    for (int d = 0; d < width; ++d) {
+        const float bd = b[d];
+MT_UNROLL
+        for (int r = 0; r < R; ++r) dot[r] += a[r][d] * bd;
+    }
+}
+
+// The score of query i and key j from their dot product: -inf where causal or the mask removes
+// it, or where i or j is past the end; else dot * scale + mask.
+__device__ __forceinline__ float score_of(float dot, float scale, const float* mask_matrix,
+                                          const AttentionMask<float>& m, int64_t i, int64_t j, int64_t L, int64_t S,
+                                          bool causal)
+{
+    return attends(i, j, L, S, causal) ? masked_score(dot, scale, mask_matrix, m, i, j) : -INFINITY;
 }
 
 // One step of a row's online softmax, the warp holding the row's scores of one key tile (lane j:
@@ -140,6 +153,26 @@ __device__ __forceinline__ void add_weighted_rows(float (&acc)[kChunks], float w
 MT_UNROLL
         for (int c = 0; c < kChunks; ++c)
             if (lane + c * kWarp < width) acc[c] += wj * rows[j][lane + c * kWarp];
+    }
+}
+
+// The same for the warp's R rows at once: acc[r] += sum over j of w[r]_j * rows[j], lane j
+// holding w[r]_j; each staged value rows[j][.] is read once for all R rows.
+template <int R, int pitch>
+__device__ __forceinline__ void add_weighted_rows(float (&acc)[R][kChunks], const float (&w)[R],
+                                                  const float (*rows)[pitch], int width, int lane)
+{
+    for (int j = 0; j < kTile; ++j) {
+        float wj[R];
+MT_UNROLL
+        for (int r = 0; r < R; ++r) wj[r] = __shfl_sync(kFullMask, w[r], j);
+MT_UNROLL
+        for (int c = 0; c < kChunks; ++c)
+            if (lane + c * kWarp < width) {
+                const float x = rows[j][lane + c * kWarp];
+MT_UNROLL
+                for (int r = 0; r < R; ++r) acc[r][c] += wj[r] * x;
+            }
     }
 }
 
@@ -188,18 +221,19 @@ MT_UNROLL
             stage_rows<float, T, kPad>(k_s, k + lay.k.pair(b), lay.k.row_stride, k0, kTile, S, E);
             stage_rows<float, T, kMaxHead>(v_s, v + lay.v.pair(b), lay.v.row_stride, k0, kTile, S, Ev);
             __syncthreads();  // the tile is staged
+            float dot[kFwdRowsPerWarp], p[kFwdRowsPerWarp];
+            staged_dots(dot, q_s + warp * kFwdRowsPerWarp, k_s[lane], E);
 MT_UNROLL
             for (int r = 0; r < kFwdRowsPerWarp; ++r) {
                 const int row = warp * kFwdRowsPerWarp + r;
-                const float s = staged_score(q_s[row], k_s[lane], E, scale, mask_matrix, mask, q0 + row,
-                                             k0 + lane, L, S, causal);
+                const float s = score_of(dot[r], scale, mask_matrix, mask, q0 + row, k0 + lane, L, S, causal);
                 float alpha;
-                float p = online_softmax_step(s, m[r], l[r], alpha);
+                p[r] = online_softmax_step(s, m[r], l[r], alpha);
 MT_UNROLL
                 for (int c = 0; c < kChunks; ++c) o[r][c] *= alpha;
-                if (drop.on && p != 0.f) p *= drop.factor(b, q0 + row, k0 + lane);
-                add_weighted_rows(o[r], p, v_s, Ev, lane);
+                if (drop.on && p[r] != 0.f) p[r] *= drop.factor(b, q0 + row, k0 + lane);
             }
+            add_weighted_rows(o, p, v_s, Ev, lane);
         }
 MT_UNROLL
         for (int r = 0; r < kFwdRowsPerWarp; ++r) {
@@ -266,24 +300,23 @@ __global__ void attention_dkdv_kernel(const T* q, const T* k, const T* v, const 
                 delta_s[threadIdx.x] = in ? delta[b * L + i0 + threadIdx.x] : 0.f;
             }
             __syncthreads();  // the tile is staged
+            float dot[kBwdRowsPerWarp], dp[kBwdRowsPerWarp], p[kBwdRowsPerWarp], ds[kBwdRowsPerWarp];
+            staged_dots(dot, k_s + warp * kBwdRowsPerWarp, q_s[lane], E);
+            staged_dots(dp, v_s + warp * kBwdRowsPerWarp, g_s[lane], Ev);
 MT_UNROLL
             for (int r = 0; r < kBwdRowsPerWarp; ++r) {
-                const int row = warp * kBwdRowsPerWarp + r;
-                const int64_t i = i0 + lane, j = j0 + row;
-                const float s = staged_score(q_s[lane], k_s[row], E, scale, mask_matrix, mask, i, j, L, S,
-                                             causal);
-                float p = 0.f, ds = 0.f;
+                const int64_t i = i0 + lane, j = j0 + warp * kBwdRowsPerWarp + r;
+                const float s = score_of(dot[r], scale, mask_matrix, mask, i, j, L, S, causal);
+                p[r] = 0.f, ds[r] = 0.f;
                 if (s != -INFINITY) {
-                    p = __expf(s - lse_s[lane]);
-                    float dp = 0.f;
-                    for (int d = 0; d < Ev; ++d) dp += g_s[lane][d] * v_s[row][d];
+                    p[r] = __expf(s - lse_s[lane]);
                     const float z = drop.factor(b, i, j);  // 1 without dropout
-                    ds = p * (dp * z - delta_s[lane]);
-                    p *= z;  // dV takes the weight that met v in the forward
+                    ds[r] = p[r] * (dp[r] * z - delta_s[lane]);
+                    p[r] *= z;  // dV takes the weight that met v in the forward
                 }
-                add_weighted_rows(dv[r], p, g_s, Ev, lane);
-                add_weighted_rows(dk[r], ds, q_s, E, lane);
             }
+            add_weighted_rows(dv, p, g_s, Ev, lane);
+            add_weighted_rows(dk, ds, q_s, E, lane);
         }
 MT_UNROLL
         for (int r = 0; r < kBwdRowsPerWarp; ++r) {
@@ -331,20 +364,20 @@ MT_UNROLL
             stage_rows<float, T, kPad>(k_s, k + lay.k.pair(b), lay.k.row_stride, k0, kTile, S, E);
             stage_rows<float, T, kPad>(v_s, v + lay.v.pair(b), lay.v.row_stride, k0, kTile, S, Ev);
             __syncthreads();  // the tile is staged
+            float dot[kBwdRowsPerWarp], dp[kBwdRowsPerWarp], ds[kBwdRowsPerWarp];
+            staged_dots(dot, q_s + warp * kBwdRowsPerWarp, k_s[lane], E);
+            staged_dots(dp, g_s + warp * kBwdRowsPerWarp, v_s[lane], Ev);
 MT_UNROLL
             for (int r = 0; r < kBwdRowsPerWarp; ++r) {
                 const int row = warp * kBwdRowsPerWarp + r;
-                const float s = staged_score(q_s[row], k_s[lane], E, scale, mask_matrix, mask, i0 + row,
-                                             k0 + lane, L, S, causal);
-                float ds = 0.f;
+                const float s = score_of(dot[r], scale, mask_matrix, mask, i0 + row, k0 + lane, L, S, causal);
+                ds[r] = 0.f;
                 if (s != -INFINITY) {
-                    float dp = 0.f;
-                    for (int d = 0; d < Ev; ++d) dp += g_s[row][d] * v_s[lane][d];
                     const float z = drop.factor(b, i0 + row, k0 + lane);  // 1 without dropout
-                    ds = __expf(s - row_lse[r]) * (dp * z - row_delta[r]);
+                    ds[r] = __expf(s - row_lse[r]) * (dp[r] * z - row_delta[r]);
                 }
-                add_weighted_rows(dq[r], ds, k_s, E, lane);
             }
+            add_weighted_rows(dq, ds, k_s, E, lane);
         }
 MT_UNROLL
         for (int r = 0; r < kBwdRowsPerWarp; ++r) {
