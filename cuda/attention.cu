@@ -141,23 +141,10 @@ MT_UNROLL
         for (int c = 0; c < C; ++c) a[r][c] = 0.f;
 }
 
-// A warp's row held in registers: lane owns columns lane, lane + 32, ... (acc[c] is column
-// lane + 32c). acc += sum over the tile's staged rows j of w_j * rows[j], where lane j holds
-// w_j (a softmax weight, or dS): each w_j reaches every lane by a shuffle.
-template <int pitch>
-__device__ __forceinline__ void add_weighted_rows(float (&acc)[kChunks], float w, const float (*rows)[pitch], int width,
-                                                  int lane)
-{
-    for (int j = 0; j < kTile; ++j) {
-        const float wj = __shfl_sync(kFullMask, w, j);
-MT_UNROLL
-        for (int c = 0; c < kChunks; ++c)
-            if (lane + c * kWarp < width) acc[c] += wj * rows[j][lane + c * kWarp];
-    }
-}
-
-// The same for the warp's R rows at once: acc[r] += sum over j of w[r]_j * rows[j], lane j
-// holding w[r]_j; each staged value rows[j][.] is read once for all R rows.
+// A warp's R rows held in registers: lane owns columns lane, lane + 32, ... of each (acc[r][c]
+// is column lane + 32c of row r). acc[r] += sum over the tile's staged rows j of w[r]_j * rows[j],
+// where lane j holds w[r]_j (a softmax weight, or dS): each w[r]_j reaches every lane by a
+// shuffle, and each staged value rows[j][.] is read from shared memory once for all R rows.
 template <int R, int pitch>
 __device__ __forceinline__ void add_weighted_rows(float (&acc)[R][kChunks], const float (&w)[R],
                                                   const float (*rows)[pitch], int width, int lane)
