@@ -145,6 +145,14 @@ class _ZeroGradient(Function):
         return (None, *(zeros(shape, dtype=dtype, device=device) for shape, dtype, device in ctx.params))
 
 
+def _zero_gradient(sample: Tensor, *params: Tensor) -> Tensor:
+    """sample, joined by _ZeroGradient to the graph of those params that require grad (when
+    none does, or grad is off, there is no graph to join: the sample as it is)."""
+    if _C.is_grad_enabled() and any(p.requires_grad for p in params):
+        return _ZeroGradient.apply(sample, *params)
+    return sample
+
+
 def _check_probabilities(op: str, p: Tensor) -> None:
     """p in [0, 1] (NaN refused). Read on the host for a CPU tensor only: on a GPU it would
     wait for the device (PyTorch asserts in its kernel there); there p < 0 draws 0 and
@@ -182,7 +190,7 @@ def bernoulli(input: Tensor, p=None, *, generator=None) -> Tensor:
         u = _draws("uniform", tuple(input.shape), _C.dtype.float64 if input.dtype == _C.dtype.float64
                    else _C.dtype.float32, input.device, generator)
         draws = (u < probs).to(input.dtype)
-    return _ZeroGradient.apply(draws, input)
+    return _zero_gradient(draws, input)
 
 
 def bernoulli_(self: Tensor, p=0.5, *, generator=None) -> Tensor:
@@ -243,7 +251,7 @@ def normal(mean, std=1.0, size=None, *, generator=None, dtype=None, device=None,
             m = mean.detach() if isinstance(mean, Tensor) else mean
             s = std.detach() if isinstance(std, Tensor) else std
             sample = z * s + m
-        return _ZeroGradient.apply(sample, *tensors)
+        return _zero_gradient(sample, *tensors)
     if size is None:
         raise TypeError("normal(): with a float mean and std, give the 'size' of the result")
     from .creation import _size
