@@ -76,9 +76,9 @@ constexpr int64_t kBitonicMax = 4096;
 using Place = int32_t;
 
 // A value's bits turned into an unsigned number that orders as ordered_before does (NaN above
-// every number, -0.0 equal to +0.0; descending: all bits flipped), for the types of up to 4
-// bytes. Floats: flip every bit of a negative, set the sign bit of a positive; signed
-// integers: flip the sign bit.
+// every number, -0.0 equal to +0.0; descending: all bits flipped), for the two types the sort
+// kernels see that have at most 4 bytes (the 16-bit and narrow integer types are widened to
+// float32 or int64 first). float: flip every bit of a negative, set the sign bit of a positive.
 template <class T>
 __device__ uint32_t ordered_bits(T v, bool descending)
 {
@@ -86,21 +86,16 @@ __device__ uint32_t ordered_bits(T v, bool descending)
     if constexpr (std::is_same_v<T, float>) {
         u = v != v ? 0xFFFFFFFFu : (v == 0.0f ? 0x80000000u : half_bits::float_bits(v));
         if (v == v && v != 0.0f) u = (u & 0x80000000u) ? ~u : (u | 0x80000000u);
-    } else if constexpr (std::is_same_v<T, Half> || std::is_same_v<T, BFloat16>) {
-        const float f = float(v);
-        u = f != f ? 0xFFFFu : (f == 0.0f ? 0x8000u : uint32_t(v.bits));
-        if (f == f && f != 0.0f) u = (u & 0x8000u) ? (~u & 0xFFFFu) : (u | 0x8000u);
-    } else if constexpr (std::is_signed_v<T>) {
-        u = uint32_t(int32_t(v)) ^ 0x80000000u;
     } else {
+        static_assert(std::is_same_v<T, bool>, "ordered_bits: float32 or bool");
         u = uint32_t(v);
     }
     return descending ? ~u : u;
 }
 
 // Whether the bitonic kernel sorts T as one 64-bit number per element: ordered_bits(value) << 32
-// | place. Places are unique, so no two numbers are equal, and `<` on them is the strict
-// order of (value, place); the padding is all ones above, after every value.
+// | place (float32, bool). Places are unique, so no two numbers are equal, and `<` on them is
+// the strict order of (value, place); the padding is all ones above, after every value.
 template <class T>
 constexpr bool kPackedSort = sizeof(T) <= 4;
 

@@ -43,9 +43,9 @@ def _lines(dtype, shape, rng, ties: bool):
                                    np.uint8, np.bool_])
 @pytest.mark.parametrize("descending", [False, True])
 def test_sort_matches_the_cpu_stable_sort(length, dtype, descending):
-    """(Types of up to 4 bytes sort as one 64-bit number per element in the bitonic kernel, the
-    others as value and place: both orders are checked against the CPU's, NaN, -0.0 and inf
-    included.)"""
+    """(float32 and bool lines sort as one 64-bit number per element in the bitonic kernel,
+    float64 and int64 as value and place; the 16-bit and narrow integer types are widened to
+    those first: every order is checked against the CPU's, NaN, -0.0 and inf included.)"""
     rng = np.random.default_rng(length)
     rows = 3 if length < 4096 else 2
     x = _lines(np.float32 if dtype == "bfloat16" else dtype, (rows, length), rng, ties=True)

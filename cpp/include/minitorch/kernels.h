@@ -663,7 +663,7 @@ struct Widen<void(Args...)> {
     static constexpr profiler::Work (*kNoWork)(Args...) = &no_work<Args...>;  // for a call that is counted outside
 
     template <void (*Fn)(Args...), void (*Copy)(const Tensor&, const Tensor&),
-              profiler::Work (*Count)(Args...) = &no_work<Args...>, uint32_t kWritten = ~0u, uint32_t kWriteOnly = 0>
+              profiler::Work (*Count)(Args...) = kNoWork, uint32_t kWritten = ~0u, uint32_t kWriteOnly = 0>
     static void call(Args... args)
     {
         profiler::KernelCall counted;

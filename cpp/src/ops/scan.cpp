@@ -25,15 +25,23 @@ Tensor scan_along(ScanOp op, const Tensor& t, int64_t dim, bool reverse)
 
 Tensor ew(BinaryOp op, const Tensor& a, const Tensor& b) { return binary(op, a, b); }
 
+// op (Sum or LogSumExp) along dim from the end of each line, for a backward: one kernel
+// call, or under create_graph (grad on) the public op between two flips, so that the result
+// has a graph of its own.
+Tensor reverse_scan(ScanOp op, const Tensor& t, int64_t dim)
+{
+    if (!autograd::is_grad_enabled()) return scan_along(op, t, dim, true);
+    Tensor flipped = flip(t, {dim});
+    return flip(op == ScanOp::Sum ? cumsum(flipped, dim, std::nullopt) : logcumsumexp(flipped, dim), {dim});
+}
+
 // derivative of cumsum, input input: the running sum of g taken from the end
 struct CumsumBackward : autograd::Node {
     int64_t dim = 0;
     std::string name() const override { return "CumsumBackward0"; }
     std::vector<Tensor> apply(std::vector<Tensor>& g) override
     {
-        if (autograd::is_grad_enabled())  // create_graph: the reversed running sum as ops
-            return {to_dtype(flip(cumsum(flip(g[0], {dim}), dim, std::nullopt), {dim}), input_meta[0].dtype)};
-        return {to_dtype(scan_along(ScanOp::Sum, g[0], dim, true), input_meta[0].dtype)};
+        return {to_dtype(reverse_scan(ScanOp::Sum, g[0], dim), input_meta[0].dtype)};
     }
 };
 
@@ -94,10 +102,8 @@ struct LogcumsumexpBackward : autograd::Node {
     std::string name() const override { return "LogcumsumexpBackward0"; }
     std::vector<Tensor> apply(std::vector<Tensor>& g) override
     {
-        const bool graph = autograd::is_grad_enabled();  // create_graph: every step as ops
-        auto rev_lcse = [&](const Tensor& t) {
-            return graph ? flip(logcumsumexp(flip(t, {dim}), dim), {dim}) : scan_along(ScanOp::LogSumExp, t, dim, true);
-        };
+        // (under create_graph every step below is an op, reverse_scan's too)
+        auto rev_lcse = [&](const Tensor& t) { return reverse_scan(ScanOp::LogSumExp, t, dim); };
         const Device dev = x->device();
         Tensor gd = to_dtype(g[0], x->dtype);
         Tensor zero = scalar_tensor(0.0, dev, x->dtype), minus_inf = scalar_tensor(-INFINITY, dev, x->dtype);
