@@ -176,6 +176,8 @@ void ternary16(TernaryOp op, const Tensor& out, const Tensor& a, const Tensor& b
 // reduce / reduce_stats (reduce.cu) the same way.
 void reduce16(ReduceOp op, const Tensor& values, const Tensor& indices, const Tensor& in);
 void reduce_stats16(const Tensor& out, const Tensor& mean, const Tensor& in, const StatReduce& spec);
+// sort (sort.cu): float16 / bfloat16 lines of up to 4096 in place, the rest through Widen.
+void sort16(const Tensor& values, const Tensor& indices, const Tensor& in, bool descending);
 // softmax / softmax_backward (softmax.cu) the same way.
 void softmax16(const Tensor& out, const Tensor& in, int64_t dim, bool log);
 void softmax_backward16(const Tensor& grad_in, const Tensor& grad_out, const Tensor& out, int64_t dim, bool log);

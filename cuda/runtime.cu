@@ -133,9 +133,10 @@ void synchronize()
 }
 
 // matmul: float16 / bfloat16 GEMMs run natively on cuBLAS (tensor cores), not upcast.
-// attention, batch and group norm, the LSTM and GRU cells, the elementwise kernels, dropout,
-// the class losses, the optimizer steps, im2col / col2im, pooling, upsampling and the indexing kernels
-// that move elements read float16 / bfloat16 themselves (no staging copies through Widen).
+// sort (lines of up to 4096), attention, batch and group norm, the LSTM and GRU cells, the
+// elementwise kernels, dropout, the class losses, the optimizer steps, im2col / col2im, pooling,
+// upsampling and the indexing kernels that move elements read float16 / bfloat16 themselves (no
+// staging copies through Widen).
 MT_DEFINE_KERNEL_TABLE(filled.matmul = MT_COUNTED_KERNEL(matmul, matmul_native16);
                        filled.map = MT_COUNTED_KERNEL(map, map16);
                        filled.zip = MT_COUNTED_KERNEL(zip, zip16);
@@ -143,6 +144,7 @@ MT_DEFINE_KERNEL_TABLE(filled.matmul = MT_COUNTED_KERNEL(matmul, matmul_native16
                        filled.ternary = MT_COUNTED_KERNEL(ternary, ternary16);
                        filled.reduce = MT_COUNTED_KERNEL(reduce, reduce16);
                        filled.reduce_stats = MT_COUNTED_KERNEL(reduce_stats, reduce_stats16);
+                       filled.sort = MT_COUNTED_KERNEL(sort, sort16);
                        filled.softmax = MT_COUNTED_KERNEL(softmax, softmax16);
                        filled.softmax_backward = MT_COUNTED_KERNEL(softmax_backward, softmax_backward16);
                        filled.layer_norm = MT_COUNTED_KERNEL(layer_norm, layer_norm16);

@@ -76,9 +76,10 @@ constexpr int64_t kBitonicMax = 4096;
 using Place = int32_t;
 
 // A value's bits turned into an unsigned number that orders as ordered_before does (NaN above
-// every number, -0.0 equal to +0.0; descending: all bits flipped), for the two types the sort
-// kernels see that have at most 4 bytes (the 16-bit and narrow integer types are widened to
-// float32 or int64 first). float: flip every bit of a negative, set the sign bit of a positive.
+// every number, -0.0 equal to +0.0; descending: all bits flipped), for the types of at most 4
+// bytes the sort kernels see: float32, bool, and float16 / bfloat16 in the bitonic kernel (sort16;
+// narrow integers are widened to int64 first). A float: flip every bit of a negative, set the
+// sign bit of a positive.
 template <class T>
 __device__ uint32_t ordered_bits(T v, bool descending)
 {
@@ -86,16 +87,21 @@ __device__ uint32_t ordered_bits(T v, bool descending)
     if constexpr (std::is_same_v<T, float>) {
         u = v != v ? 0xFFFFFFFFu : (v == 0.0f ? 0x80000000u : half_bits::float_bits(v));
         if (v == v && v != 0.0f) u = (u & 0x80000000u) ? ~u : (u | 0x80000000u);
+    } else if constexpr (std::is_same_v<T, Half> || std::is_same_v<T, BFloat16>) {
+        const float f = float(v);  // (NaN and zero read through float: every NaN and both zeros alike)
+        u = f != f ? 0xFFFFu : (f == 0.0f ? 0x8000u : uint32_t(v.bits));
+        if (f == f && f != 0.0f) u = (u & 0x8000u) ? (~u & 0xFFFFu) : (u | 0x8000u);
     } else {
-        static_assert(std::is_same_v<T, bool>, "ordered_bits: float32 or bool");
+        static_assert(std::is_same_v<T, bool>, "ordered_bits: float32, float16, bfloat16 or bool");
         u = uint32_t(v);
     }
     return descending ? ~u : u;
 }
 
 // Whether the bitonic kernel sorts T as one 64-bit number per element: ordered_bits(value) << 32
-// | place (float32, bool). Places are unique, so no two numbers are equal, and `<` on them is
-// the strict order of (value, place); the padding is all ones above, after every value.
+// | place (float32, float16, bfloat16, bool). Places are unique, so no two numbers are equal,
+// and `<` on them is the strict order of (value, place); the padding is all ones above, after
+// every value.
 template <class T>
 constexpr bool kPackedSort = sizeof(T) <= 4;
 
@@ -431,6 +437,25 @@ void sort(const Tensor& values, const Tensor& indices, const Tensor& in, bool de
         else
             sort_long_lines<T>(values, indices, in, descending);
     });
+}
+
+// The table's sort entry: float16 / bfloat16 lines of up to kBitonicMax values are sorted by the
+// bitonic kernel as they are (packed keys: one launch, no staging copies); longer lines, and
+// the narrow integer types, through Widen (float32 / int64 stand-ins), as every kernel without a
+// 16-bit form.
+void sort16(const Tensor& values, const Tensor& indices, const Tensor& in, bool descending)
+{
+    if (is_16bit(in->dtype) && values->dtype == in->dtype && in->shape[1] <= kBitonicMax) {
+        if (!values->numel()) return;
+        auto run = [&](auto tag) {
+            using T = typename decltype(tag)::type;
+            launch_bitonic<T, int64_t>(in->data_as<T>(), values->data_as<T>(), indices->data_as<int64_t>(),
+                                       in->shape[0] * in->shape[2], in->shape[1], values->shape[1], in->shape[2],
+                                       in->shape[1], descending);
+        };
+        return in->dtype == DType::Float16 ? run(Tag<Half>{}) : run(Tag<BFloat16>{});
+    }
+    MT_WIDEN(sort, const Tensor&, const Tensor&, const Tensor&, bool)(values, indices, in, descending);
 }
 
 }  // namespace minitorch::cuda
