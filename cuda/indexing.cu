@@ -333,17 +333,25 @@ bool cat_piece(const Tensor& t, int64_t dim, CatPiece& p)
     return true;
 }
 
-// Launches kernel<U> with U an unsigned type of out's element size (for kernels that only
-// move elements).
+// Launches kernel<U> with U a type of `unit` bytes (1, 2, 4, 8 or 16), for kernels that only
+// move elements: an unsigned integer, or Bytes16.
 template <class Launch>
-void by_element_size(const Tensor& out, Launch&& launch)
+void by_unit_size(int64_t unit, Launch&& launch)
 {
-    switch (itemsize(out->dtype)) {
+    switch (unit) {
         case 1: launch(uint8_t{}); break;
         case 2: launch(uint16_t{}); break;
         case 4: launch(uint32_t{}); break;
-        default: launch(uint64_t{}); break;
+        case 8: launch(uint64_t{}); break;
+        default: launch(Bytes16{}); break;
     }
+}
+
+// The same with U of out's element size.
+template <class Launch>
+void by_element_size(const Tensor& out, Launch&& launch)
+{
+    by_unit_size(int64_t(itemsize(out->dtype)), launch);
 }
 
 template <WriteOp kOp, class Tg>
@@ -530,18 +538,6 @@ int64_t cat_unit(const Tensor& out, const std::vector<CatPiece>& pieces, int64_t
         if (ok) break;
     }
     return unit;
-}
-
-template <class Launch>
-void by_unit_size(int64_t unit, Launch&& launch)
-{
-    switch (unit) {
-        case 1: launch(uint8_t{}); break;
-        case 2: launch(uint16_t{}); break;
-        case 4: launch(uint32_t{}); break;
-        case 8: launch(uint64_t{}); break;
-        default: launch(Bytes16{}); break;
-    }
 }
 
 }  // namespace

@@ -425,15 +425,26 @@ void sort_long_lines(const Tensor& values, const Tensor& indices, const Tensor& 
 
 }  // namespace
 
-void sort(const Tensor& values, const Tensor& indices, const Tensor& in, bool descending)
+namespace {
+
+// Lines of up to kBitonicMax values: one bitonic launch, each line a piece of its own.
+template <class T>
+void sort_short_lines(const Tensor& values, const Tensor& indices, const Tensor& in, bool descending)
 {
     const int64_t outer = in->shape[0], len = in->shape[1], inner = in->shape[2];
+    launch_bitonic<T, int64_t>(in->data_as<T>(), values->data_as<T>(), indices->data_as<int64_t>(), outer * inner, len,
+                               values->shape[1], inner, len, descending);
+}
+
+}  // namespace
+
+void sort(const Tensor& values, const Tensor& indices, const Tensor& in, bool descending)
+{
     if (!values->numel()) return;
     dispatch(in->dtype, [&](auto tag) {
         using T = typename decltype(tag)::type;
-        if (len <= kBitonicMax)
-            launch_bitonic<T, int64_t>(in->data_as<T>(), values->data_as<T>(), indices->data_as<int64_t>(), outer * inner,
-                                       len, values->shape[1], inner, len, descending);
+        if (in->shape[1] <= kBitonicMax)
+            sort_short_lines<T>(values, indices, in, descending);
         else
             sort_long_lines<T>(values, indices, in, descending);
     });
@@ -447,13 +458,8 @@ void sort16(const Tensor& values, const Tensor& indices, const Tensor& in, bool 
 {
     if (is_16bit(in->dtype) && values->dtype == in->dtype && in->shape[1] <= kBitonicMax) {
         if (!values->numel()) return;
-        auto run = [&](auto tag) {
-            using T = typename decltype(tag)::type;
-            launch_bitonic<T, int64_t>(in->data_as<T>(), values->data_as<T>(), indices->data_as<int64_t>(),
-                                       in->shape[0] * in->shape[2], in->shape[1], values->shape[1], in->shape[2],
-                                       in->shape[1], descending);
-        };
-        return in->dtype == DType::Float16 ? run(Tag<Half>{}) : run(Tag<BFloat16>{});
+        if (in->dtype == DType::Float16) return sort_short_lines<Half>(values, indices, in, descending);
+        return sort_short_lines<BFloat16>(values, indices, in, descending);
     }
     MT_WIDEN(sort, const Tensor&, const Tensor&, const Tensor&, bool)(values, indices, in, descending);
 }
