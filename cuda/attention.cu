@@ -315,6 +315,19 @@ MT_UNROLL
     }
 }
 
+// lse and D of query rows first .. first + R - 1 of pair b (0 past L), into registers.
+template <int R>
+__device__ __forceinline__ void row_stats(float (&row_lse)[R], float (&row_delta)[R], const float* lse,
+                                          const float* delta, int64_t b, int64_t first, int64_t L)
+{
+MT_UNROLL
+    for (int r = 0; r < R; ++r) {
+        const int64_t i = first + r;
+        row_lse[r] = i < L ? lse[b * L + i] : 0.f;
+        row_delta[r] = i < L ? delta[b * L + i] : 0.f;
+    }
+}
+
 // Thread mapping: grid (ceil(L / kBwdRows), pairs), 4 warps; warp w owns query rows
 // i0 + 2w, i0 + 2w + 1 and their dQ rows in registers (lane holds d = lane, lane + 32, ...).
 // Per key tile (32 rows of k and v staged, padded), lane j computes P and dS of key k0 + j
@@ -340,12 +353,7 @@ __global__ void attention_dq_kernel(const T* q, const T* k, const T* v, const T*
                                        Ev);
         float dq[kBwdRowsPerWarp][kChunks], row_lse[kBwdRowsPerWarp], row_delta[kBwdRowsPerWarp];
         zero_rows(dq);
-MT_UNROLL
-        for (int r = 0; r < kBwdRowsPerWarp; ++r) {
-            const int64_t i = i0 + warp * kBwdRowsPerWarp + r;
-            row_lse[r] = i < L ? lse[b * L + i] : 0.f;
-            row_delta[r] = i < L ? delta[b * L + i] : 0.f;
-        }
+        row_stats(row_lse, row_delta, lse, delta, b, i0 + warp * kBwdRowsPerWarp, L);
         for (int64_t k0 = 0; k0 < keys_end(S, i0 + kBwdRows, causal); k0 += kTile) {
             __syncthreads();  // every warp is done with the previous tile
             stage_rows<float, T, kPad>(k_s, k + lay.k.pair(b), lay.k.row_stride, k0, kTile, S, E);
@@ -372,6 +380,343 @@ MT_UNROLL
             if (i >= L) continue;
             store_row(grad_q + lay.grad_q.row(b, i), dq[r], E, lane, [&](float x) { return x * scale; });
         }
+    }
+}
+
+// ---- register tiles (head dims up to 64: the fast CUDA-core kernels) ----
+//
+// The kernels above give each lane one key (or query) and each warp a few rows: every multiply-
+// add then needs a shared-memory read of its own, so they run at the speed of shared memory, not
+// of the arithmetic units. The kernels below compute the same things the way the tiled matmul
+// lecture's 2-D thread tiles do: a thread owns a small R x C block of the 32- or 64-row score
+// tile, and at each step of a dot product reads R values of one operand and C of the other (one
+// vector load each, from tiles staged transposed: depth-major) for R x C multiply-adds held in
+// registers. Sums of weighted rows (O += P V, dQ += dS K, dV += P^T dO, dK += dS^T Q) likewise
+// read a thread's R weights with one vector load and give each of its 8 output columns R
+// multiply-adds per read. The online softmax and the backward's formulas are those above.
+//
+// Thread mapping (all three): 128 threads, tx = thread % 8 and ty = thread / 8 (0..15). In a
+// score tile thread (ty, tx) owns rows R*ty .. R*ty + R - 1 and columns 4tx .. 4tx + 3; a row's
+// 8 owners are 8 neighbouring lanes of one warp, so its max and sum are 3 shuffles. In an
+// output tile it owns the same R rows and the columns tx, tx + 8, ..., tx + 56.
+// Shared memory stays under the 48 KiB a kernel gets without opting in: pitches of 36 or 68
+// floats (4 more than the tile, = 4 mod 32) keep 16-byte reads aligned and the transposed scalar
+// reads of 8 lanes on 8 different banks.
+constexpr int kRtHead = 64;              // head dims these kernels take
+constexpr int kRtTile = 32;              // keys per tile (and query rows per backward tile)
+constexpr int kRtFwdRows = 64;           // forward: query rows per block, 4 per thread row
+constexpr int kRtNarrow = kRtTile + 4;   // pitch of a transposed 32-row tile
+constexpr int kRtWide = kRtFwdRows + 4;  // pitch of a transposed 64-row tile
+constexpr int kRtCols = kRtHead / 8;     // output columns per thread: tx, tx + 8, ...
+
+// N floats read or written as one vector access (the address is N * 4-byte aligned).
+template <int N>
+struct alignas(4 * N) Floats {
+    float v[N];
+};
+
+template <int N>
+__device__ __forceinline__ Floats<N> load_floats(const float* p)
+{
+    return *reinterpret_cast<const Floats<N>*>(p);
+}
+
+// Rows [row0, row0 + count) of a (rows, width) matrix of T, transposed into dst[d][r] as float
+// for d < kRtHead, zeros past `rows` and `width`. A warp covers 8 columns of 4 rows: its global
+// reads are 4 runs of 32 bytes and its shared writes (4d + r mod 32) hit 32 different banks.
+template <class T, int pitch>
+__device__ void stage_transposed(float (*dst)[pitch], const T* src, int64_t row_stride, int64_t row0, int count,
+                                 int64_t rows, int width)
+{
+    constexpr int groups = kRtHead / 8;  // 8-column groups of a row
+    for (int x = threadIdx.x; x < count * kRtHead; x += blockDim.x) {
+        const int g = x / kWarp, d = g % groups * 8 + x % 8, r = g / groups * 4 + x / 8 % 4;
+        dst[d][r] = row0 + r < rows && d < width ? float(src[(row0 + r) * row_stride + d]) : 0.f;
+    }
+}
+
+// The key tile [k0, k0 + 32) of pair b: K^T and V^T.
+template <class T>
+__device__ __forceinline__ void stage_key_tile(float (*k_t)[kRtNarrow], float (*v_t)[kRtNarrow], const T* k,
+                                               const T* v, const AttentionLayout& lay, int64_t b, int64_t k0,
+                                               int64_t S, int E, int Ev)
+{
+    stage_transposed(k_t, k + lay.k.pair(b), lay.k.row_stride, k0, kRtTile, S, E);
+    stage_transposed(v_t, v + lay.v.pair(b), lay.v.row_stride, k0, kRtTile, S, Ev);
+}
+
+// acc[r][c] += sum over d < depth of a[d][a0 + r] * b[d][b0 + c]: a thread's R x C block of the
+// product of two transposed tiles.
+template <int R, int C, int pa, int pb>
+__device__ __forceinline__ void tile_dots(float (&acc)[R][C], const float (*a)[pa], int a0, const float (*b)[pb],
+                                          int b0, int depth)
+{
+#pragma unroll 4
+    for (int d = 0; d < depth; ++d) {
+        const Floats<R> x = load_floats<R>(&a[d][a0]);
+        const Floats<C> y = load_floats<C>(&b[d][b0]);
+MT_UNROLL
+        for (int r = 0; r < R; ++r)
+MT_UNROLL
+            for (int c = 0; c < C; ++c) acc[r][c] += x.v[r] * y.v[c];
+    }
+}
+
+// acc[r][i] += sum over j < kRtTile of w[j][w0 + r] * x[col + 8i][j]: R rows of weights (w holds
+// them transposed, a row's weights down a column) times the tile's rows, which x holds transposed.
+template <int R, int pw, int px>
+__device__ __forceinline__ void tile_update(float (&acc)[R][kRtCols], const float (*w)[pw], int w0,
+                                            const float (*x)[px], int col)
+{
+#pragma unroll 2
+    for (int j = 0; j < kRtTile; ++j) {
+        const Floats<R> wj = load_floats<R>(&w[j][w0]);
+MT_UNROLL
+        for (int i = 0; i < kRtCols; ++i) {
+            const float xv = x[col + 8 * i][j];
+MT_UNROLL
+            for (int r = 0; r < R; ++r) acc[r][i] += wj.v[r] * xv;
+        }
+    }
+}
+
+// The max and the sum over a score row's 8 owners (lanes that differ in their low 3 bits).
+__device__ __forceinline__ float row_max8(float v)
+{
+    for (int o = 1; o < 8; o <<= 1) v = fmaxf(v, __shfl_xor_sync(kFullMask, v, o));
+    return v;
+}
+
+__device__ __forceinline__ float row_sum8(float v)
+{
+    for (int o = 1; o < 8; o <<= 1) v += __shfl_xor_sync(kFullMask, v, o);
+    return v;
+}
+
+// A thread's R rows of outputs (columns col, col + 8, ...) written out as T(finish(r, value)).
+template <int R, class T, class RowOf, class F>
+__device__ __forceinline__ void store_tile(const float (&acc)[R][kRtCols], T* dst, RowOf row_of, int col, int width,
+                                           F finish)
+{
+MT_UNROLL
+    for (int r = 0; r < R; ++r) {
+        const int64_t at = row_of(r);
+        if (at < 0) continue;
+MT_UNROLL
+        for (int i = 0; i < kRtCols; ++i)
+            if (col + 8 * i < width) dst[at + col + 8 * i] = T(finish(r, acc[r][i]));
+    }
+}
+
+// Forward. Grid (ceil(L / 64), pairs). Per key tile: S = Q K^T (thread: 4 rows x 4 keys), the
+// online softmax of each row over its 8 owners, P^T to shared memory, O += P V (thread: 4 rows x
+// 8 columns in registers, rescaled by alpha first). Shared memory: 44 KiB.
+template <class T>
+__global__ void attention_tiled_kernel(const T* q, const T* k, const T* v, T* out, float* lse, AttentionLayout lay,
+                                       AttentionMask<float> mask, AttentionDropout drop, int64_t B, int64_t L,
+                                       int64_t S, int E, int Ev, float scale, bool causal)
+{
+    constexpr int R = kRtFwdRows / 16;
+    __shared__ __align__(16) float q_t[kRtHead][kRtWide];   // Q^T of the block's rows
+    __shared__ __align__(16) float k_t[kRtHead][kRtNarrow];  // K^T of the tile's keys
+    __shared__ __align__(16) float v_t[kRtHead][kRtNarrow];  // V^T
+    __shared__ __align__(16) float p_t[kRtTile][kRtWide];    // P^T: p_t[key][row]
+    const int tx = threadIdx.x % 8, ty = threadIdx.x / 8;
+    const int64_t q0 = int64_t(blockIdx.x) * kRtFwdRows;
+    for (int64_t b = blockIdx.y; b < B; b += gridDim.y) {
+        const float* mask_matrix = mask.data ? mask.matrix(b) : nullptr;
+        __syncthreads();  // the previous pair's q_t is no longer read
+        stage_transposed(q_t, q + lay.q.pair(b), lay.q.row_stride, q0, kRtFwdRows, L, E);
+        float m[R], l[R], o[R][kRtCols];
+        zero_rows(o);
+MT_UNROLL
+        for (int r = 0; r < R; ++r) m[r] = -INFINITY, l[r] = 0.f;
+        for (int64_t k0 = 0; k0 < keys_end(S, q0 + kRtFwdRows, causal); k0 += kRtTile) {
+            __syncthreads();  // every thread is done with the previous tile
+            stage_key_tile(k_t, v_t, k, v, lay, b, k0, S, E, Ev);
+            __syncthreads();  // the tile is staged
+            float s[R][4] = {};
+            tile_dots(s, q_t, R * ty, k_t, 4 * tx, E);
+MT_UNROLL
+            for (int r = 0; r < R; ++r) {
+                const int64_t i = q0 + R * ty + r;
+                float mx = -INFINITY;
+MT_UNROLL
+                for (int c = 0; c < 4; ++c) {
+                    s[r][c] = score_of(s[r][c], scale, mask_matrix, mask, i, k0 + 4 * tx + c, L, S, causal);
+                    mx = fmaxf(mx, s[r][c]);
+                }
+                const float m_new = fmaxf(m[r], row_max8(mx));
+                const float alpha = m_new == -INFINITY ? 1.f : __expf(m[r] - m_new);
+                float sum = 0.f;
+MT_UNROLL
+                for (int c = 0; c < 4; ++c) {
+                    float p = m_new == -INFINITY ? 0.f : __expf(s[r][c] - m_new);
+                    sum += p;  // the un-dropped weights
+                    if (drop.on && p != 0.f) p *= drop.factor(b, i, k0 + 4 * tx + c);
+                    s[r][c] = p;
+                }
+                l[r] = l[r] * alpha + row_sum8(sum);
+                m[r] = m_new;
+MT_UNROLL
+                for (int c = 0; c < kRtCols; ++c) o[r][c] *= alpha;
+            }
+MT_UNROLL
+            for (int c = 0; c < 4; ++c) {
+                Floats<R> col;
+MT_UNROLL
+                for (int r = 0; r < R; ++r) col.v[r] = s[r][c];
+                *reinterpret_cast<Floats<R>*>(&p_t[4 * tx + c][R * ty]) = col;
+            }
+            __syncthreads();  // P^T is complete
+            tile_update(o, p_t, R * ty, v_t, tx);
+        }
+        const auto row_of = [&](int r) {
+            const int64_t i = q0 + R * ty + r;
+            return i < L ? lay.out.row(b, i) : int64_t(-1);
+        };
+        // l = 0 (every key masked): NaN, as the composed formula
+        store_tile(o, out, row_of, tx, Ev, [&](int r, float x) { return x / l[r]; });
+MT_UNROLL
+        for (int r = 0; r < R; ++r)
+            if (tx == 0 && q0 + R * ty + r < L) lse[b * L + q0 + R * ty + r] = m[r] + logf(l[r]);
+    }
+}
+
+// Backward, dQ. Grid (ceil(L / 32), pairs): a block owns 32 query rows (Q^T and dO^T staged once)
+// and walks the key tiles (to its diagonal when causal). Per tile: S = Q K^T and dP = dO V^T
+// (thread: 2 rows x 4 keys), dS = P (dP Z - D) to shared memory as dS^T, then dQ += dS K (thread:
+// 2 rows x 8 columns). Shared memory: 41 KiB.
+template <class T>
+__global__ void attention_tiled_dq_kernel(const T* q, const T* k, const T* v, const T* grad_out, const float* lse,
+                                          const float* delta, T* grad_q, AttentionLayout lay,
+                                          AttentionMask<float> mask, AttentionDropout drop, int64_t B, int64_t L,
+                                          int64_t S, int E, int Ev, float scale, bool causal)
+{
+    constexpr int R = kRtTile / 16;
+    __shared__ __align__(16) float q_t[kRtHead][kRtNarrow];
+    __shared__ __align__(16) float g_t[kRtHead][kRtNarrow];  // dO^T
+    __shared__ __align__(16) float k_t[kRtHead][kRtNarrow];
+    __shared__ __align__(16) float v_t[kRtHead][kRtNarrow];
+    __shared__ __align__(16) float ds_t[kRtTile][kRtNarrow];  // dS^T: ds_t[key][row]
+    const int tx = threadIdx.x % 8, ty = threadIdx.x / 8;
+    const int64_t i0 = int64_t(blockIdx.x) * kRtTile;
+    for (int64_t b = blockIdx.y; b < B; b += gridDim.y) {
+        const float* mask_matrix = mask.data ? mask.matrix(b) : nullptr;
+        __syncthreads();  // the previous pair's q_t and g_t are no longer read
+        stage_transposed(q_t, q + lay.q.pair(b), lay.q.row_stride, i0, kRtTile, L, E);
+        stage_transposed(g_t, grad_out + lay.grad_out.pair(b), lay.grad_out.row_stride, i0, kRtTile, L, Ev);
+        float row_lse[R], row_delta[R], dq[R][kRtCols];
+        zero_rows(dq);
+        row_stats(row_lse, row_delta, lse, delta, b, i0 + R * ty, L);
+        for (int64_t k0 = 0; k0 < keys_end(S, i0 + kRtTile, causal); k0 += kRtTile) {
+            __syncthreads();  // every thread is done with the previous tile
+            stage_key_tile(k_t, v_t, k, v, lay, b, k0, S, E, Ev);
+            __syncthreads();  // the tile is staged
+            float s[R][4] = {}, dp[R][4] = {};
+            tile_dots(s, q_t, R * ty, k_t, 4 * tx, E);
+            tile_dots(dp, g_t, R * ty, v_t, 4 * tx, Ev);
+MT_UNROLL
+            for (int c = 0; c < 4; ++c) {
+                const int64_t j = k0 + 4 * tx + c;
+                Floats<R> col;
+MT_UNROLL
+                for (int r = 0; r < R; ++r) {
+                    const int64_t i = i0 + R * ty + r;
+                    const float sc = score_of(s[r][c], scale, mask_matrix, mask, i, j, L, S, causal);
+                    col.v[r] = 0.f;
+                    if (sc != -INFINITY) {
+                        const float z = drop.factor(b, i, j);  // 1 without dropout
+                        col.v[r] = __expf(sc - row_lse[r]) * (dp[r][c] * z - row_delta[r]);
+                    }
+                }
+                *reinterpret_cast<Floats<R>*>(&ds_t[4 * tx + c][R * ty]) = col;
+            }
+            __syncthreads();  // dS^T is complete
+            tile_update(dq, ds_t, R * ty, k_t, tx);
+        }
+        const auto row_of = [&](int r) {
+            const int64_t i = i0 + R * ty + r;
+            return i < L ? lay.grad_q.row(b, i) : int64_t(-1);
+        };
+        store_tile(dq, grad_q, row_of, tx, E, [&](int, float x) { return x * scale; });
+    }
+}
+
+// Backward, dK and dV. Grid (ceil(S / 32), pairs): a block owns 32 keys (K^T and V^T staged once)
+// and walks the query tiles (from its diagonal on when causal). Per tile: S^T = K Q^T and
+// dP^T = V dO^T (thread: 2 keys x 4 queries), P Z and dS to shared memory (by query rows), then
+// dV += (P Z)^T dO and dK += dS^T Q (thread: 2 keys x 8 columns of each). Shared memory: 45 KiB.
+template <class T>
+__global__ void attention_tiled_dkdv_kernel(const T* q, const T* k, const T* v, const T* grad_out, const float* lse,
+                                            const float* delta, T* grad_k, T* grad_v, AttentionLayout lay,
+                                            AttentionMask<float> mask, AttentionDropout drop, int64_t B, int64_t L,
+                                            int64_t S, int E, int Ev, float scale, bool causal)
+{
+    constexpr int R = kRtTile / 16;
+    __shared__ __align__(16) float k_t[kRtHead][kRtNarrow];
+    __shared__ __align__(16) float v_t[kRtHead][kRtNarrow];
+    __shared__ __align__(16) float q_t[kRtHead][kRtNarrow];
+    __shared__ __align__(16) float g_t[kRtHead][kRtNarrow];   // dO^T
+    __shared__ __align__(16) float p_s[kRtTile][kRtNarrow];   // P Z: p_s[query][key]
+    __shared__ __align__(16) float ds_s[kRtTile][kRtNarrow];  // dS: ds_s[query][key]
+    __shared__ float lse_s[kRtTile], delta_s[kRtTile];
+    const int tx = threadIdx.x % 8, ty = threadIdx.x / 8;
+    const int64_t j0 = int64_t(blockIdx.x) * kRtTile;
+    for (int64_t b = blockIdx.y; b < B; b += gridDim.y) {
+        const float* mask_matrix = mask.data ? mask.matrix(b) : nullptr;
+        __syncthreads();  // the previous pair's k_t and v_t are no longer read
+        stage_key_tile(k_t, v_t, k, v, lay, b, j0, S, E, Ev);
+        float dk[R][kRtCols], dv[R][kRtCols];
+        zero_rows(dk);
+        zero_rows(dv);
+        for (int64_t i0 = causal ? j0 : 0; i0 < L; i0 += kRtTile) {
+            __syncthreads();  // every thread is done with the previous tile
+            stage_transposed(q_t, q + lay.q.pair(b), lay.q.row_stride, i0, kRtTile, L, E);
+            stage_transposed(g_t, grad_out + lay.grad_out.pair(b), lay.grad_out.row_stride, i0, kRtTile, L, Ev);
+            if (threadIdx.x < kRtTile) {
+                const bool in = i0 + threadIdx.x < L;
+                lse_s[threadIdx.x] = in ? lse[b * L + i0 + threadIdx.x] : 0.f;
+                delta_s[threadIdx.x] = in ? delta[b * L + i0 + threadIdx.x] : 0.f;
+            }
+            __syncthreads();  // the tile is staged
+            float s[R][4] = {}, dp[R][4] = {};
+            tile_dots(s, k_t, R * ty, q_t, 4 * tx, E);
+            tile_dots(dp, v_t, R * ty, g_t, 4 * tx, Ev);
+MT_UNROLL
+            for (int c = 0; c < 4; ++c) {
+                const int qi = 4 * tx + c;
+                const int64_t i = i0 + qi;
+                Floats<R> p_col, ds_col;
+MT_UNROLL
+                for (int r = 0; r < R; ++r) {
+                    const int64_t j = j0 + R * ty + r;
+                    const float sc = score_of(s[r][c], scale, mask_matrix, mask, i, j, L, S, causal);
+                    p_col.v[r] = 0.f, ds_col.v[r] = 0.f;
+                    if (sc != -INFINITY) {
+                        const float p = __expf(sc - lse_s[qi]);
+                        const float z = drop.factor(b, i, j);  // 1 without dropout
+                        ds_col.v[r] = p * (dp[r][c] * z - delta_s[qi]);
+                        p_col.v[r] = p * z;  // dV takes the weight that met v in the forward
+                    }
+                }
+                *reinterpret_cast<Floats<R>*>(&p_s[qi][R * ty]) = p_col;
+                *reinterpret_cast<Floats<R>*>(&ds_s[qi][R * ty]) = ds_col;
+            }
+            __syncthreads();  // P Z and dS are complete
+            tile_update(dv, p_s, R * ty, g_t, tx);
+            tile_update(dk, ds_s, R * ty, q_t, tx);
+        }
+        const auto v_row = [&](int r) {
+            const int64_t j = j0 + R * ty + r;
+            return j < S ? lay.grad_v.row(b, j) : int64_t(-1);
+        };
+        const auto k_row = [&](int r) {
+            const int64_t j = j0 + R * ty + r;
+            return j < S ? lay.grad_k.row(b, j) : int64_t(-1);
+        };
+        store_tile(dv, grad_v, v_row, tx, Ev, [](int, float x) { return x; });
+        store_tile(dk, grad_k, k_row, tx, E, [&](int, float x) { return x * scale; });
     }
 }
 
@@ -793,6 +1138,10 @@ bool tensor_cores(DType t, int E, int Ev)
 #endif
 }
 
+// The CUDA-core calls with both head dims up to 64 take the register-tiled kernels; wider heads
+// the one-row-per-lane kernels (attention_kernel and its backward), the readable version.
+bool register_tiles(int E, int Ev) { return E <= kRtHead && Ev <= kRtHead; }
+
 unsigned pair_blocks(int64_t B) { return unsigned(B < 65535 ? B : 65535); }
 unsigned tiles(int64_t n, int rows) { return unsigned((n + rows - 1) / rows); }
 
@@ -821,6 +1170,12 @@ void attention(const Tensor& out, const Tensor& lse, const Tensor& q, const Tens
                     spec.causal);
                 return;
             }
+        }
+        if (register_tiles(E, Ev)) {
+            MT_LAUNCH(dim3(tiles(L, kRtFwdRows), pair_blocks(B)), kWarps * kWarp, 0, 0, attention_tiled_kernel<T>)(
+                qd, kd, vd, out->data_as<T>(), lse->data_as<float>(), lay, m, drop, B, L, S, E, Ev, scale,
+                spec.causal);
+            return;
         }
         MT_LAUNCH(dim3(tiles(L, kFwdRows), pair_blocks(B)), kWarps * kWarp, 0, 0, attention_kernel<T>)(
             qd, kd, vd, out->data_as<T>(), lse->data_as<float>(), lay, m, drop, B, L, S, E, Ev, scale, spec.causal);
@@ -865,6 +1220,17 @@ void attention_backward(const Tensor& grad_q, const Tensor& grad_k, const Tensor
                 }
                 return;
             }
+        }
+        if (register_tiles(E, Ev)) {
+            MT_LAUNCH(dim3(tiles(S, kRtTile), pair_blocks(B)), kWarps * kWarp, 0, 0, attention_tiled_dkdv_kernel<T>)(
+                qd, kd, vd, gd, ld, dd, gk, gv, lay, m, drop, B, L, S, E, Ev, scale, spec.causal);
+            MT_CUDA_CHECK_LAUNCH("scaled_dot_product_attention_backward (dK, dV)");
+            if (L > 0) {
+                MT_LAUNCH(dim3(tiles(L, kRtTile), pair_blocks(B)), kWarps * kWarp, 0, 0, attention_tiled_dq_kernel<T>)(
+                    qd, kd, vd, gd, ld, dd, gq, lay, m, drop, B, L, S, E, Ev, scale, spec.causal);
+                MT_CUDA_CHECK_LAUNCH("scaled_dot_product_attention_backward (dQ)");
+            }
+            return;
         }
         MT_LAUNCH(dim3(tiles(S, kBwdRows), pair_blocks(B)), kWarps * kWarp, 0, 0, attention_dkdv_kernel<T>)(
             qd, kd, vd, gd, ld, dd, gk, gv, lay, m, drop, B, L, S, E, Ev, scale, spec.causal);

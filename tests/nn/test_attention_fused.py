@@ -70,6 +70,8 @@ CASES = [
     (1, 1, 1, 1, 8, 8, True, None),
     (1, 2, 9, 5, 8, 8, True, None),          # causal with L > S and L < S (top-left aligned)
     (1, 1, 5, 40, 8, 16, True, None),
+    (1, 2, 100, 70, 24, 40, True, None),          # two 64-row forward blocks, three key tiles
+    (1, 1, 70, 100, 64, 20, False, "additive"),  # the widest head of the register-tiled kernels
 ]
 LONG = (1, 2, 20, 20, 128, 128, True, None)  # the largest head dim
 
@@ -235,7 +237,7 @@ def test_multihead_attention_and_encoder_layer_use_it(batch_first):
     assert w is not None
     np.testing.assert_allclose(to_np(fused), to_np(composed), atol=1e-5, rtol=1e-4)
     names = kernel_names(lambda: mha(x, x, x, key_padding_mask=kpm, need_weights=False))
-    assert any("attention_kernel" in n for n in names), names
+    assert any("attention_tiled_kernel" in n for n in names), names
 
     layer = nn.TransformerEncoderLayer(16, 2, dim_feedforward=32, dropout=0.0, batch_first=batch_first).to("cuda")
     mask = nn.Transformer.generate_square_subsequent_mask(5, device="cuda")

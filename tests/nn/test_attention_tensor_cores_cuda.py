@@ -163,9 +163,11 @@ def short(names):
 @needs_cuda
 def test_which_kernels_cuda():
     """Tensor cores for 16-bit types with head dims that are multiples of 16, forward and backward
-    (the backward's D = rowsum(dO * O) stays on CUDA cores); the CUDA-core kernels otherwise. The
-    same number of launches either way."""
+    (the backward's D = rowsum(dO * O) stays on CUDA cores); the CUDA-core kernels otherwise, the
+    register-tiled ones for head dims up to 64. The same number of launches either way."""
     mma = (["attention_mma_kernel"], ["attention_delta_kernel", "attention_mma_dkdv_kernel", "attention_mma_dq_kernel"])
+    tiled = (["attention_tiled_kernel"],
+             ["attention_delta_kernel", "attention_tiled_dkdv_kernel", "attention_tiled_dq_kernel"])
     cores = (["attention_kernel"], ["attention_delta_kernel", "attention_dkdv_kernel", "attention_dq_kernel"])
     for dtype in (minitorch.float16, minitorch.bfloat16):
         for E, Ev in ((16, 16), (64, 32), (128, 128)):
@@ -173,9 +175,13 @@ def test_which_kernels_cuda():
             assert (short(fwd), short(bwd)) == mma, (dtype, E, Ev, fwd, bwd)
         for E, Ev in ((8, 16), (16, 24)):
             fwd, bwd = attention_kernels(dtype, E, Ev)
-            assert (short(fwd), short(bwd)) == cores, (dtype, E, Ev, fwd, bwd)
-    fwd, bwd = attention_kernels(minitorch.float32, 16, 16)
-    assert (short(fwd), short(bwd)) == cores, (fwd, bwd)
+            assert (short(fwd), short(bwd)) == tiled, (dtype, E, Ev, fwd, bwd)
+        fwd, bwd = attention_kernels(dtype, 72, 40)
+        assert (short(fwd), short(bwd)) == cores, (dtype, fwd, bwd)
+    # float32: register tiles up to head dim 64, one row per lane past it
+    for (E, Ev), want in (((16, 16), tiled), ((64, 64), tiled), ((64, 65), cores), ((96, 32), cores)):
+        fwd, bwd = attention_kernels(minitorch.float32, E, Ev)
+        assert (short(fwd), short(bwd)) == want, (E, Ev, fwd, bwd)
 
 
 @needs_cuda

@@ -54,7 +54,13 @@ def _lu_diagonal(a):
     lu, piv, _info = _kernels.run("lu_factor", a)
     n = a.shape[-1]
     swaps = (piv != _C._arange(1, n + 1, 1, _C.dtype.int64, piv.device)).sum(-1)  # pivots are 1-based
-    return lu.diagonal(0, -2, -1), 1.0 - 2.0 * (swaps % 2).to(a.dtype)
+    diag = lu.diagonal(0, -2, -1)
+    if n and a.is_cuda:
+        # cuSOLVER's getrf can leave a matrix holding NaN with a finite U (det [[1, nan], [2, 3]]
+        # came out 3 on an H200); LAPACK carries the NaN through, as PyTorch does.
+        has_nan = a.isnan().any(-1).any(-1)
+        diag = _C.where(has_nan[..., None], _C._full((), float("nan"), diag.dtype, diag.device), diag)
+    return diag, 1.0 - 2.0 * (swaps % 2).to(a.dtype)
 
 
 def _slogdet_values(a):
