@@ -69,26 +69,38 @@ struct Number {
     T value;
 };
 
-// An input of the dense path: n contiguous values, or one value read by every element
-// (from GPU memory, or the host number `value` when data is null).
+// How an input of the dense path is read: element i of the output reads data[i] (Flat), one
+// value for all (Scalar), or -- the output being a (rows, inner) matrix -- data[i % inner]
+// (Row: a trailing-dims operand, the b of (n, m) * (m,)) or data[i / inner] (Column: (n, 1)).
+enum class Spread : uint8_t { Flat, Scalar, Row, Column };
+
+// An input of the dense path: contiguous values (Flat, Row, Column), or one value read by every
+// element (Scalar: from GPU memory, or the host number `value` when data is null).
 template <class T>
 struct DenseIn {
     const T* data;
-    bool scalar;
+    Spread spread;
     T value;
+    FastDivisor inner;  // Row and Column: the output's row length (a multiple of V)
     __device__ __forceinline__ T one() const { return data ? data[0] : value; }
-    __device__ __forceinline__ T at(uint32_t i) const { return scalar ? one() : data[i]; }
-    // V values from element i on (i a multiple of V; aligned when not scalar).
+    __device__ __forceinline__ uint32_t index(uint32_t i) const
+    {
+        if (spread == Spread::Row) return i - inner.div(i) * inner.d;
+        return spread == Spread::Column ? inner.div(i) : i;
+    }
+    __device__ __forceinline__ T at(uint32_t i) const { return spread == Spread::Scalar ? one() : data[index(i)]; }
+    // V values from element i on (i a multiple of V; aligned when contiguous). The V elements
+    // lie in one row, so a Row operand's V values are contiguous and a Column operand's equal.
     template <int V>
     __device__ __forceinline__ Pack<T, V> pack(uint32_t i) const
     {
-        if (scalar) {
+        if (spread == Spread::Scalar || spread == Spread::Column) {
             Pack<T, V> p;
-            const T v = one();
+            const T v = spread == Spread::Scalar ? one() : data[index(i)];
             for (int k = 0; k < V; ++k) p.v[k] = v;
             return p;
         }
-        return *reinterpret_cast<const Pack<T, V>*>(data + i);
+        return *reinterpret_cast<const Pack<T, V>*>(data + index(i));
     }
 };
 
@@ -163,28 +175,44 @@ __global__ void where_kernel(Strided<4> s, Number<T> na, Number<T> nb)
 
 namespace {
 
-// The dense path applies when the coalesced plan is one run in which every input is
-// contiguous (stride = its item size) or one broadcast value (stride 0), the output is
-// contiguous, there are fewer than 2^32 elements, and the contiguous pointers are
-// 16-byte aligned (true for fresh tensors; a view at an odd offset takes the strided path).
+// The dense path applies when the output is contiguous, its contiguous pointers are 16-byte
+// aligned (true for fresh tensors; a view at an odd offset takes the strided path), and either
+//  - the coalesced plan is one run in which every input is contiguous (stride = its item size)
+//    or one broadcast value (stride 0), with fewer than 2^32 elements; or
+//  - it is two dims (rows, inner), inner a multiple of 4 (any V), under 2^31 elements, and each
+//    input is contiguous, one value, or broadcast along one dim: strides (0, item) (a Row
+//    operand) or (item, 0) (a Column one) -- a bias or a scale broadcast over rows or columns.
+// (The ternary kernels, reading stride[k][0] as their operands' element strides, take the first
+// form only: rows_too = false.)
 template <int N>
-bool dense(const Strided<N>& s, const std::array<const TensorImpl*, N>& ts)
+bool dense(const Strided<N>& s, const std::array<const TensorImpl*, N>& ts, bool rows_too = true)
 {
-    if (s.ndim != 1 || s.numel >= (int64_t(1) << 32)) return false;
+    const bool flat = s.ndim == 1 && s.numel < (int64_t(1) << 32);
+    const bool rows = rows_too && s.ndim == 2 && s.numel < (int64_t(1) << 31) && s.shape[1] % 4 == 0;
+    if (!flat && !rows) return false;
     for (int k = 0; k < N; ++k) {
-        const int64_t item = int64_t(itemsize(ts[k]->dtype)), stride = s.stride[k][0];
-        const bool ok = stride == item || (k > 0 && stride == 0) || s.numel == 1;
-        if (!ok || (stride != 0 && reinterpret_cast<uintptr_t>(s.base[k]) % 16 != 0)) return false;
+        const int64_t item = int64_t(itemsize(ts[k]->dtype));
+        const int64_t* st = s.stride[k];
+        bool ok = flat ? st[0] == item || (k > 0 && st[0] == 0) || s.numel == 1
+                       : (st[1] == item && st[0] == s.shape[1] * item) ||
+                             (k > 0 && ((st[0] == 0 && st[1] == item) || (st[0] == item && st[1] == 0) ||
+                                        (st[0] == 0 && st[1] == 0)));
+        const bool scalar = st[0] == 0 && (flat || st[1] == 0);
+        if (!ok || (!scalar && reinterpret_cast<uintptr_t>(s.base[k]) % 16 != 0)) return false;
     }
     return true;
 }
 
-// Operand k of a dense plan: contiguous, or one value read by every element (stride 0),
-// or the host number n.
+// Operand k of a dense plan: how it is spread over the output (see dense), or the host number n.
 template <class T, int N>
 DenseIn<T> dense_in(const Strided<N>& s, int k, Number<T> n = {false, T{}})
 {
-    return {n.given ? nullptr : reinterpret_cast<const T*>(s.base[k]), n.given || s.stride[k][0] == 0, n.value};
+    Spread spread = Spread::Flat;
+    if (n.given || (s.stride[k][0] == 0 && (s.ndim == 1 || s.stride[k][1] == 0))) spread = Spread::Scalar;
+    else if (s.ndim == 2 && s.stride[k][0] == 0) spread = Spread::Row;
+    else if (s.ndim == 2 && s.stride[k][1] == 0) spread = Spread::Column;
+    return {n.given ? nullptr : reinterpret_cast<const T*>(s.base[k]), spread, n.value,
+            FastDivisor(uint32_t(s.ndim == 2 ? s.shape[1] : 1))};
 }
 
 // The operand t as a Number: its value when it lives on the host (read here, on the host),
@@ -489,7 +517,7 @@ void launch_ternary(TernaryOp op, const Tensor& out, const Tensor& a, const Tens
     const Strided<4> s = plan_with_numbers<4>(ts);
     const TernaryIn<T> x = ternary_in<T>(a, s, 1), y = ternary_in<T>(b, s, 2), z = ternary_in<T>(c, s, 3);
     const Compute<T> v = value.to<Compute<T>>();
-    if (!dense<4>(s, ts)) {
+    if (!dense<4>(s, ts, false)) {
         MT_LAUNCH(blocks_for(s.numel), kThreads, 0, 0, ternary_kernel<T>)(s, op, x, y, z, v);
         return;
     }

@@ -301,3 +301,39 @@ def test_staged_kernels_convert_inputs_in_and_outputs_back_once():
     a, b = (minitorch.randint(0, 9, (4, 8), device="cuda").to(minitorch.int8) for _ in range(2))
     names = [k.name for k in kernels(lambda: a * b)]
     assert len(names) == 4 and sum("copy" in n for n in names) == 3, names  # a, b in; the product out
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float16", "bfloat16", "float64", "int64", "bool"])
+def test_a_bias_or_scale_broadcast_over_rows_or_columns_takes_the_dense_path(dtype):
+    """(n, m) op (m,), (n, 1), (1, m) and (b, n, m) op (n, m): the output is a (rows, inner)
+    matrix and the small operand is read at i % inner or i / inner, with vector loads -- no
+    per-element index decoding. Inner lengths that are not a multiple of 4, and views at an odd
+    offset, take the strided kernel; the values agree either way."""
+    import numpy as np
+
+    rng = np.random.default_rng(0)
+    wide = minitorch.bool if dtype == "bool" else minitorch.float64  # the reference's dtype on the CPU
+
+    def make(*shape):
+        a = rng.standard_normal(shape) * 3
+        return minitorch.tensor(a > 0 if dtype == "bool" else a, device="cuda").to(getattr(minitorch, dtype))
+
+    def op(x, y):
+        return x & y if dtype == "bool" else x * y
+
+    def check(x, y, path):
+        names = [k.name.split("<")[0] for k in kernels(lambda: op(x, y))]
+        assert names == [path], (tuple(x.shape), tuple(y.shape), names)
+        want = op(x.cpu().to(wide), y.cpu().to(wide)).numpy()
+        tol = {"float16": 1e-2, "bfloat16": 5e-2}.get(dtype, 1e-6)
+        np.testing.assert_allclose(op(x, y).cpu().to(wide).numpy(), want, rtol=tol, atol=tol)
+
+    cases = [((6, 8), (8,), "dense_kernel"), ((6, 8), (6, 1), "dense_kernel"), ((6, 8), (1, 8), "dense_kernel"),
+             ((2, 3, 8), (3, 8), "dense_kernel"), ((5, 12), (5, 1), "dense_kernel"),
+             ((6, 6), (6,), "zip_kernel"), ((6, 10), (6, 1), "zip_kernel")]
+    for sa, sb, path in cases:
+        a, b = make(*sa), make(*sb)
+        check(a, b, path)
+        check(b, a, path)  # the broadcast operand first
+    view = make(6, 9)[:, 1:]  # rows at an odd offset
+    check(view, make(8), "zip_kernel")
