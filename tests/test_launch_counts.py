@@ -79,6 +79,26 @@ def test_softmax_rows_up_to_1024_are_read_once_into_registers(log, C, kernel):
     np.testing.assert_allclose(x.grad.cpu().numpy(), xc.grad.numpy(), rtol=1e-5, atol=1e-6)
 
 
+@pytest.mark.parametrize("log", [False, True])
+def test_softmax_rows_in_registers_keep_the_special_values(log):
+    """The cached kernel takes a lane's values as max-then-sum: -inf (masked) entries, a row of
+    -inf only, a NaN, and an infinite entry give what the CPU's online merge gives."""
+    import numpy as np
+    fn = F.log_softmax if log else F.softmax
+    x = np.random.default_rng(0).standard_normal((6, 100)).astype(np.float32)
+    x[0, ::3] = -np.inf
+    x[1, :] = -np.inf
+    x[2, 40] = np.nan
+    x[3, 7] = np.inf
+    x[4, 64:] = -np.inf  # lanes whose every value is masked
+    x[5, 31] = 80.0      # one lane's max far above the others'
+    got = fn(minitorch.tensor(x, device="cuda"), dim=1)
+    assert [k.name.split("<")[0] for k in kernels(lambda: fn(minitorch.tensor(x, device="cuda"), dim=1))
+            if "rows" in k.name] == ["warp_rows_cached_kernel"]
+    want = fn(minitorch.tensor(x), dim=1).numpy()
+    np.testing.assert_allclose(got.cpu().numpy(), want, rtol=1e-5, atol=1e-6, equal_nan=True)
+
+
 @pytest.mark.parametrize("dtype", [minitorch.float16, minitorch.bfloat16])
 def test_16_bit_lines_of_up_to_4096_sort_in_one_launch(dtype):
     """float16 / bfloat16 sort, argsort and topk on lines of up to 4096: the bitonic kernel reads
