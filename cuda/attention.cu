@@ -30,13 +30,22 @@
 // D = rowsum(dO * O) is still the softmax backward's sum over j of P (dP Z), O being the dropped
 // output.
 //
-// Precision: float16 / bfloat16 calls with head dims that are multiples of 16 run on tensor cores
-// (attention_mma_kernel, attention_mma_dkdv_kernel, attention_mma_dq_kernel, at the end of this
-// file: 16-bit products, float32 sums; bfloat16 from sm_80 on). Other 16-bit calls convert the
-// values to float32 as they are staged into shared memory, and every sum runs in float32 (CUDA
-// cores). attention_kernel and its two backward kernels, the float32 ones, are the readable
-// version of the algorithm. float64 is not taken here (the op composes it).
+// Three families of kernels compute this, from the readable to the fast (family() picks one):
+//   rows   attention_kernel, attention_dkdv_kernel, attention_dq_kernel: a lane owns one key or
+//          query, a warp a few rows; the readable version of the algorithm, and every call's
+//          fallback (head dims up to 128);
+//   tiled  attention_tiled_kernel and its two backward kernels: the same steps with 2-D register
+//          tiles (a thread owns a small block of the score tile, as in the tiled matmul), for
+//          head dims up to 64;
+//   mma    attention_mma_kernel and its two backward kernels (the end of this file): float16 /
+//          bfloat16 with head dims that are multiples of 16, on tensor cores (16-bit products,
+//          float32 sums; bfloat16 from sm_80 on).
+// The CUDA-core families convert 16-bit values to float32 as they stage them in shared memory,
+// and every sum runs in float32. float64 is not taken here (the op composes it).
+// MINITORCH_CUDA_ATTENTION=rows|tiled asks for a family wherever it can take the call.
 #include <cfloat>
+#include <cstdlib>
+#include <cstring>
 
 #include "common.cuh"
 #include "minitorch/attention_math.h"
@@ -1142,6 +1151,23 @@ bool tensor_cores(DType t, int E, int Ev)
 // the one-row-per-lane kernels (attention_kernel and its backward), the readable version.
 bool register_tiles(int E, int Ev) { return E <= kRtHead && Ev <= kRtHead; }
 
+// The three families of kernels, from the readable to the fastest that takes a call.
+enum class Family { Rows, Tiled, Mma };
+
+// The family for a call: tensor cores where they apply, else register tiles where they
+// apply, else rows. MINITORCH_CUDA_ATTENTION=rows|tiled|mma asks for one family wherever it
+// can take the call (rows takes every call): to compare them on a GPU, and to test each on the
+// small heads most tests use. Read at every call (a getenv is nothing beside the kernels).
+Family family(DType t, int E, int Ev)
+{
+    const bool mma = tensor_cores(t, E, Ev), tiled = register_tiles(E, Ev);
+    if (const char* want = std::getenv("MINITORCH_CUDA_ATTENTION")) {
+        if (std::strcmp(want, "rows") == 0) return Family::Rows;
+        if (std::strcmp(want, "tiled") == 0 && tiled) return Family::Tiled;
+    }
+    return mma ? Family::Mma : tiled ? Family::Tiled : Family::Rows;
+}
+
 unsigned pair_blocks(int64_t B) { return unsigned(B < 65535 ? B : 65535); }
 unsigned tiles(int64_t n, int rows) { return unsigned((n + rows - 1) / rows); }
 
@@ -1163,15 +1189,16 @@ void attention(const Tensor& out, const Tensor& lse, const Tensor& q, const Tens
     dispatch_attention(q->dtype, "scaled_dot_product_attention", [&](auto tag) {
         using T = typename decltype(tag)::type;
         const T *qd = q->data_as<T>(), *kd = k->data_as<T>(), *vd = v->data_as<T>();
+        const Family f = family(q->dtype, E, Ev);
         if constexpr (!std::is_same_v<T, float>) {
-            if (tensor_cores(q->dtype, E, Ev)) {
+            if (f == Family::Mma) {
                 MT_LAUNCH(dim3(tiles(L, kMmaTile), pair_blocks(B)), kWarps * kWarp, 0, 0, attention_mma_kernel<T>)(
                     qd, kd, vd, out->data_as<T>(), lse->data_as<float>(), lay, m, drop, B, L, S, E, Ev, scale,
                     spec.causal);
                 return;
             }
         }
-        if (register_tiles(E, Ev)) {
+        if (f == Family::Tiled) {
             MT_LAUNCH(dim3(tiles(L, kRtFwdRows), pair_blocks(B)), kWarps * kWarp, 0, 0, attention_tiled_kernel<T>)(
                 qd, kd, vd, out->data_as<T>(), lse->data_as<float>(), lay, m, drop, B, L, S, E, Ev, scale,
                 spec.causal);
@@ -1206,8 +1233,9 @@ void attention_backward(const Tensor& grad_q, const Tensor& grad_k, const Tensor
             MT_CUDA_CHECK_LAUNCH("scaled_dot_product_attention_backward (D)");
         }
         T *gq = grad_q->data_as<T>(), *gk = grad_k->data_as<T>(), *gv = grad_v->data_as<T>();
+        const Family f = family(q->dtype, E, Ev);
         if constexpr (!std::is_same_v<T, float>) {
-            if (tensor_cores(q->dtype, E, Ev)) {
+            if (f == Family::Mma) {
                 MT_LAUNCH(dim3(tiles(S, kMmaTile), pair_blocks(B)), kWarps * kWarp, 0, 0,
                           attention_mma_dkdv_kernel<T>)(qd, kd, vd, gd, ld, dd, gk, gv, lay, m, drop, B, L, S, E, Ev,
                                                         scale, spec.causal);
@@ -1221,7 +1249,7 @@ void attention_backward(const Tensor& grad_q, const Tensor& grad_k, const Tensor
                 return;
             }
         }
-        if (register_tiles(E, Ev)) {
+        if (f == Family::Tiled) {
             MT_LAUNCH(dim3(tiles(S, kRtTile), pair_blocks(B)), kWarps * kWarp, 0, 0, attention_tiled_dkdv_kernel<T>)(
                 qd, kd, vd, gd, ld, dd, gk, gv, lay, m, drop, B, L, S, E, Ev, scale, spec.causal);
             MT_CUDA_CHECK_LAUNCH("scaled_dot_product_attention_backward (dK, dV)");

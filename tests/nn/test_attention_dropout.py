@@ -228,3 +228,28 @@ def test_multihead_attention_and_encoder_layer_with_dropout_use_it(batch_first):
         minitorch.manual_seed(9)
         outs.append(to_np(layer(xx, src_mask=mask)))
     np.testing.assert_array_equal(*outs)
+
+
+@needs_cuda
+@pytest.mark.parametrize("family", ["rows", "tiled"])
+@pytest.mark.parametrize("dtype", [minitorch.float32, minitorch.bfloat16], ids=["f32", "bf16"])
+def test_each_kernel_family_matches_composed(monkeypatch, family, dtype):
+    """MINITORCH_CUDA_ATTENTION=rows|tiled runs that family of kernels wherever it can take the
+    call (rows: every call; tiled: head dims up to 64, else the default), on the fused tests' cases and
+    on these dropout cases: the one-row-per-lane kernels stay tested now that small heads default
+    to register tiles (float32) and tensor cores (16-bit)."""
+    import test_attention_fused as fused
+    monkeypatch.setenv("MINITORCH_CUDA_ATTENTION", family)
+    tol = (5e-5, 5e-4) if dtype == minitorch.float32 else (1.2e-1, 1.2e-1)
+    for case in fused.CASES + CASES:
+        E, Ev = case[4], case[5]
+        mma = dtype != minitorch.float32 and E % 16 == 0 and Ev % 16 == 0  # the default where tiles do not fit
+        want = ("attention_tiled_kernel" if E <= 64 and Ev <= 64 else "attention_mma_kernel" if mma else
+                "attention_kernel") if family == "tiled" else "attention_kernel"
+        q, k, v = (make((1, 1, 4, d), s, "cuda", dtype) for s, d in ((1, E), (2, E), (3, Ev)))
+        names = [n.split("<")[0] for n in kernel_names(lambda: F.scaled_dot_product_attention(q, k, v))]
+        assert want in names, (case, names)
+        if len(case) == 9:
+            check_case(case, "cuda", dtype, *tol)
+        else:
+            fused.check_case(case, "cuda", dtype, *tol)
