@@ -6,10 +6,12 @@ On a real GPU, in one run and beside PyTorch when a CUDA build of torch is insta
 1. the op tables of the CUDA-speed issues — full and leading-dim sums, softmax,
    cross_entropy, conv2d, a small CNN's forward+backward, an MLP's Adam step,
    elementwise ops, a large matmul, gather / cat / index_select / embedding backward,
-   layer_norm and BatchNorm2d forward+backward, causal attention, an LSTM, sort, cumsum and
-   the small CNN under bf16 autocast — as ms per call and the minitorch / PyTorch ratio
-   (below 1 means minitorch is faster), plus the full sum's bandwidth;
-2. training steps of the lectures' models: the MNIST MLP and a small CNN, batch 64;
+   layer_norm and BatchNorm2d forward+backward, causal attention (float32 and bfloat16), an
+   LSTM, sort, cumsum, the small CNN under bf16 autocast, and bfloat16 add, relu backward and
+   conv2d — as ms per call and the minitorch / PyTorch ratio (below 1 means minitorch is
+   faster), plus the full sum's bandwidth;
+2. training steps of the lectures' models: the MNIST MLP and a small CNN, batch 64, and the
+   attention rows again with each family of fused kernels (MINITORCH_CUDA_ATTENTION);
 3. GFLOP/s of the naive, tiled and cuBLAS matmul kernels (the lectures' comparison);
 4. GEMM TFLOP/s in FP32, TF32 (backends.cuda.matmul.allow_tf32 on both sides), FP16 and
    BF16 (16-bit inputs and outputs), beside PyTorch.
@@ -20,6 +22,7 @@ so its timings mean nothing).
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 import time
 
@@ -208,9 +211,30 @@ def workloads(lib, quick: bool, tiny: bool = False):
         x = grad_randn(batch, 64, hw, hw)
         return backward_of(lib, lambda: bn(x), x, bn.weight, bn.bias)
 
-    def attention():
-        q, k, v = (grad_randn(pick(32, 4, 1), 8, pick(256, 256, 16), 64) for _ in range(3))
-        return backward_of(lib, lambda: F.scaled_dot_product_attention(q, k, v, is_causal=True), q, k, v)
+    def attention(dtype=None):
+        def make():
+            q, k, v = (grad_randn(pick(32, 4, 1), 8, pick(256, 256, 16), 64) for _ in range(3))
+            if dtype is not None:
+                q, k, v = (t.detach().to(dtype).requires_grad_() for t in (q, k, v))
+            return backward_of(lib, lambda: F.scaled_dot_product_attention(q, k, v, is_causal=True), q, k, v)
+        return make
+
+    def bf16(*shape):
+        return randn(*shape).to(lib.bfloat16)
+
+    def add_bf16():
+        a, b = bf16(n24), bf16(n24)
+        return lambda: a + b
+
+    def relu_bwd_bf16():
+        x = bf16(n24).requires_grad_()
+        y = lib.relu(x)
+        g = lib.ones_like(y)
+        return lambda: y.backward(g, retain_graph=True)
+
+    def conv_bf16():
+        x, w = bf16(batch, 64, hw, hw), bf16(64, 64, 3, 3)
+        return lambda: F.conv2d(x, w, None, padding=1)
 
     def lstm():
         layer = lib.nn.LSTM(pick(128, 128, 8), pick(256, 256, 16), batch_first=True).to(DEVICE)
@@ -257,11 +281,15 @@ def workloads(lib, quick: bool, tiny: bool = False):
         (f"embedding bwd, {vocab}x512, 64x128 tokens", embedding_bwd),
         (f"layer_norm fwd+bwd, {pick(8192, 1024, 8)}x1024", layer_norm),
         (f"BatchNorm2d fwd+bwd, {batch}x64x{hw}x{hw}", batch_norm),
-        (f"sdpa causal fwd+bwd, b{pick(32, 4, 1)} h8 T{pick(256, 256, 16)} d64", attention),
+        (f"sdpa causal fwd+bwd, b{pick(32, 4, 1)} h8 T{pick(256, 256, 16)} d64", attention()),
+        (f"sdpa causal fwd+bwd bf16, b{pick(32, 4, 1)} h8 T{pick(256, 256, 16)} d64", attention(lib.bfloat16)),
         ("LSTM fwd+bwd, b64 T28 128->256", lstm),
         (f"sort(dim=-1), {side}x1000", sort),
         (f"cumsum(dim=1), {side}x{side}", cumsum),
         ("small CNN fwd+bwd, autocast(bf16), b256", cnn_bf16),
+        (f"a + b bf16, 2^{n24.bit_length() - 1}", add_bf16),
+        (f"relu backward bf16, 2^{n24.bit_length() - 1}", relu_bwd_bf16),
+        (f"conv2d fwd bf16 64->64 3x3, b{batch} {hw}x{hw}", conv_bf16),
     ], n24
 
 
@@ -334,6 +362,23 @@ def precision_table(sizes, torch) -> None:
         print(f"{n:>6} " + " ".join(f"{c:>22}" for c in cells))
 
 
+def attention_families(mt_rows, torch_rows, torch) -> None:
+    """The sdpa rows again with each family of fused-attention kernels asked for by
+    MINITORCH_CUDA_ATTENTION (cuda/attention.cu: rows, tiled; mma is the 16-bit default)."""
+    rows = [i for i, (name, _) in enumerate(mt_rows) if name.startswith("sdpa")]
+    saved = os.environ.get("MINITORCH_CUDA_ATTENTION")
+    try:
+        for family in ("rows", "tiled"):
+            os.environ["MINITORCH_CUDA_ATTENTION"] = family
+            table(f"Fused attention with MINITORCH_CUDA_ATTENTION={family}", [mt_rows[i] for i in rows],
+                  [torch_rows[i] for i in rows] if torch else None, torch)
+    finally:
+        if saved is None:
+            os.environ.pop("MINITORCH_CUDA_ATTENTION", None)
+        else:
+            os.environ["MINITORCH_CUDA_ATTENTION"] = saved
+
+
 def main() -> None:
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--quick", action="store_true", help="smaller sizes (a quick look, not the issue's table)")
@@ -360,6 +405,7 @@ def main() -> None:
             table("Convolutions without cuDNN (backends.cudnn.enabled = False: im2col + GEMMs)",
                   [mt_rows[i] for i in conv_rows], [torch_rows[i] for i in conv_rows] if torch else None, torch)
     table("Training steps (ms per step)", training_steps(minitorch), training_steps(torch) if torch else None, torch)
+    attention_families(mt_rows, torch_rows, torch)
 
     print(f"\n{'N':>6} {'naive GF/s':>11} {'tiled GF/s':>11} {'cuBLAS GF/s':>12}")
     for n in args.sizes:
