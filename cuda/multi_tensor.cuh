@@ -20,7 +20,11 @@ namespace minitorch::cuda {
 
 constexpr int kMultiMaxTensors = 24;    // tensors one launch can address
 constexpr int kMultiMaxBlocks = 320;    // chunks (= blocks) one launch can work on
-constexpr int64_t kMultiChunk = 65536;  // elements of one tensor one block handles (by default)
+constexpr int64_t kMultiChunk = 16384;  // elements of one tensor one block handles (by default)
+// A model of a few million parameters is a few hundred chunks: enough blocks for every SM of a
+// large GPU (with 65536-element chunks a GPT-sized step had ~40 blocks per launch).
+constexpr int kMultiThreads = 512;      // threads per block of the optimizers' steps
+constexpr int kMultiIlp = 4;            // elements per thread per step (multi_tensor_elements)
 
 // The chunk size: kMultiChunk, or MINITORCH_MULTI_TENSOR_CHUNK (elements) where it is set,
 // which lets the tests fill a table of kMultiMaxBlocks chunks with small tensors.
@@ -90,6 +94,28 @@ __device__ inline void multi_tensor_chunk(const TensorListMeta<T, Depth>& meta, 
     t = meta.block_tensor[blockIdx.x];
     begin = int64_t(meta.block_chunk[blockIdx.x]) * meta.chunk_size;
     end = begin + meta.chunk_size < meta.numel[t] ? begin + meta.chunk_size : meta.numel[t];
+}
+
+// Runs over the chunk's elements [begin, end) in steps of kMultiIlp * blockDim.x: in a step,
+// thread i takes elements begin + i + j * blockDim.x (j < kMultiIlp: neighbouring threads on
+// neighbouring elements), first v[j] = load(element) for all of them, then store(element, v[j]).
+// All of a step's reads are issued before any write, so a thread has kMultiIlp elements of
+// every list in flight instead of one: a step is memory-bound, and its speed is the bytes in
+// flight per SM.
+template <class Load, class Store>
+__device__ __forceinline__ void multi_tensor_elements(int64_t begin, int64_t end, Load load, Store store)
+{
+    using V = decltype(load(begin));
+    const int64_t stride = blockDim.x;
+    for (int64_t i0 = begin + threadIdx.x; i0 < end; i0 += kMultiIlp * stride) {
+        V v[kMultiIlp];
+MT_UNROLL
+        for (int j = 0; j < kMultiIlp; ++j)
+            if (i0 + j * stride < end) v[j] = load(i0 + j * stride);
+MT_UNROLL
+        for (int j = 0; j < kMultiIlp; ++j)
+            if (i0 + j * stride < end) store(i0 + j * stride, v[j]);
+    }
 }
 
 }  // namespace minitorch::cuda

@@ -75,28 +75,39 @@ __global__ void amp_unscale_kernel(T* grad, int64_t n, float* found_inf, const f
 
 
 // The multi-tensor ("foreach") steps: one launch updates many parameters (multi_tensor.cuh).
-// Thread mapping: block b works on one chunk of one tensor (the table in meta says which);
-// its threads stride through the chunk, thread i of the block taking elements begin + i,
-// begin + i + blockDim.x, ... . Each element is read and written by one thread only.
-// Lists: 0 param, 1 grad, 2 momentum buffer (SGD with momentum) or exp_avg, 3 exp_avg_sq,
-// 4 max_exp_avg_sq (Adam with amsgrad: Depth 5).
+// Thread mapping: block b (kMultiThreads threads) works on one chunk of one tensor (the table
+// in meta says which); its threads stride through the chunk kMultiIlp elements at a time
+// (multi_tensor_elements: thread i takes begin + i, begin + i + blockDim.x, ..., all of their
+// values loaded before any is updated and stored). Each element is read and written by one
+// thread only. Lists: 0 param, 1 grad, 2 momentum buffer (SGD with momentum) or exp_avg,
+// 3 exp_avg_sq, 4 max_exp_avg_sq (Adam with amsgrad: Depth 5).
 template <class T, int Depth>
-__global__ void sgd_multi_step_kernel(TensorListMeta<T, Depth> meta, SgdScalars<Compute<T>> s)
+__global__ void __launch_bounds__(kMultiThreads)
+    sgd_multi_step_kernel(TensorListMeta<T, Depth> meta, SgdScalars<Compute<T>> s)
 {
+    using C = Compute<T>;
+    struct Values {
+        C param, grad, buf;
+    };
     int t;
     int64_t begin, end;
     multi_tensor_chunk(meta, t, begin, end);
     T* param = meta.ptr[0][t];
     const T* grad = meta.ptr[1][t];
     T* buf = Depth > 2 ? meta.ptr[Depth - 1][t] : nullptr;
-    for (int64_t i = begin + threadIdx.x; i < end; i += blockDim.x) sgd_element(s, param, grad, buf, i);
+    multi_tensor_elements(
+        begin, end, [&](int64_t i) { return Values{C(param[i]), C(grad[i]), buf ? C(buf[i]) : C(0)}; },
+        [&](int64_t i, Values v) {
+            param[i] = T(sgd_update(s, v.param, v.grad, buf ? &v.buf : nullptr));
+            if (buf) buf[i] = T(v.buf);
+        });
 }
 
 // RMSprop: lists 0 param, 1 grad, 2 square_avg, then the momentum buffer (Momentum) and
 // grad_avg (Centered), in that order, where the step uses them.
 template <class T, bool Momentum, bool Centered>
-__global__ void rmsprop_multi_step_kernel(TensorListMeta<T, 3 + Momentum + Centered> meta,
-                                          RmspropScalars<Compute<T>> s)
+__global__ void __launch_bounds__(kMultiThreads)
+    rmsprop_multi_step_kernel(TensorListMeta<T, 3 + Momentum + Centered> meta, RmspropScalars<Compute<T>> s)
 {
     using C = Compute<T>;
     int t;
@@ -108,17 +119,27 @@ __global__ void rmsprop_multi_step_kernel(TensorListMeta<T, 3 + Momentum + Cente
     T* grad_avg = nullptr;
     if constexpr (Momentum) buf = meta.ptr[3][t];
     if constexpr (Centered) grad_avg = meta.ptr[3 + Momentum][t];
-    for (int64_t i = begin + threadIdx.x; i < end; i += blockDim.x) {
-        C v = C(square_avg[i]), b = Momentum ? C(buf[i]) : C(0), m = Centered ? C(grad_avg[i]) : C(0);
-        param[i] = T(rmsprop_update(s, C(param[i]), C(grad[i]), v, Momentum ? &b : nullptr, Centered ? &m : nullptr));
-        square_avg[i] = T(v);
-        if constexpr (Momentum) buf[i] = T(b);
-        if constexpr (Centered) grad_avg[i] = T(m);
-    }
+    struct Values {
+        C param, grad, square_avg, buf, grad_avg;
+    };
+    multi_tensor_elements(
+        begin, end,
+        [&](int64_t i) {
+            return Values{C(param[i]), C(grad[i]), C(square_avg[i]), Momentum ? C(buf[i]) : C(0),
+                          Centered ? C(grad_avg[i]) : C(0)};
+        },
+        [&](int64_t i, Values v) {
+            param[i] = T(rmsprop_update(s, v.param, v.grad, v.square_avg, Momentum ? &v.buf : nullptr,
+                                        Centered ? &v.grad_avg : nullptr));
+            square_avg[i] = T(v.square_avg);
+            if constexpr (Momentum) buf[i] = T(v.buf);
+            if constexpr (Centered) grad_avg[i] = T(v.grad_avg);
+        });
 }
 
 template <class T, int Depth>
-__global__ void adam_multi_step_kernel(TensorListMeta<T, Depth> meta, AdamScalars<Compute<T>> s)
+__global__ void __launch_bounds__(kMultiThreads)
+    adam_multi_step_kernel(TensorListMeta<T, Depth> meta, AdamScalars<Compute<T>> s)
 {
     int t;
     int64_t begin, end;
@@ -126,8 +147,22 @@ __global__ void adam_multi_step_kernel(TensorListMeta<T, Depth> meta, AdamScalar
     T *param = meta.ptr[0][t], *exp_avg = meta.ptr[2][t], *exp_avg_sq = meta.ptr[3][t];
     const T* grad = meta.ptr[1][t];
     T* max_exp_avg_sq = Depth > 4 ? meta.ptr[Depth - 1][t] : nullptr;
-    for (int64_t i = begin + threadIdx.x; i < end; i += blockDim.x)
-        adam_element(s, param, grad, exp_avg, exp_avg_sq, max_exp_avg_sq, i);
+    using C = Compute<T>;
+    struct Values {
+        C param, grad, m, v, vmax;
+    };
+    multi_tensor_elements(
+        begin, end,
+        [&](int64_t i) {
+            return Values{C(param[i]), C(grad[i]), C(exp_avg[i]), C(exp_avg_sq[i]),
+                          max_exp_avg_sq ? C(max_exp_avg_sq[i]) : C(0)};
+        },
+        [&](int64_t i, Values x) {
+            param[i] = T(adam_update(s, x.param, x.grad, x.m, x.v, max_exp_avg_sq ? &x.vmax : nullptr));
+            exp_avg[i] = T(x.m);
+            exp_avg_sq[i] = T(x.v);
+            if (max_exp_avg_sq) max_exp_avg_sq[i] = T(x.vmax);
+        });
 }
 
 // clip_grad_norm_ over many gradients (clip_grad_multi): one launch measures, one finishes
@@ -269,7 +304,7 @@ void sgd_multi_step(const std::vector<Tensor>& params, const std::vector<Tensor>
         auto run = [&](const auto& lists) {
             multi_tensor_apply<T>(lists, [&](const auto& meta, int blocks) {
                 constexpr int depth = sizeof(lists) / sizeof(lists[0]);
-                MT_LAUNCH(blocks, kThreads, 0, 0, sgd_multi_step_kernel<T, depth>)(meta, s);
+                MT_LAUNCH(blocks, kMultiThreads, 0, 0, sgd_multi_step_kernel<T, depth>)(meta, s);
             });
         };
         if (momentum_buffers.empty()) {
@@ -293,7 +328,7 @@ void adam_multi_step(const std::vector<Tensor>& params, const std::vector<Tensor
         auto run = [&](const auto& lists) {
             multi_tensor_apply<T>(lists, [&](const auto& meta, int blocks) {
                 constexpr int depth = sizeof(lists) / sizeof(lists[0]);
-                MT_LAUNCH(blocks, kThreads, 0, 0, adam_multi_step_kernel<T, depth>)(meta, s);
+                MT_LAUNCH(blocks, kMultiThreads, 0, 0, adam_multi_step_kernel<T, depth>)(meta, s);
             });
         };
         if (max_exp_avg_sqs.empty()) {
@@ -318,7 +353,7 @@ void rmsprop_multi_step(const std::vector<Tensor>& params, const std::vector<Ten
         auto run = [&](auto momentum, auto centered, const auto& lists) {
             constexpr bool M = decltype(momentum)::value, Cen = decltype(centered)::value;
             multi_tensor_apply<T>(lists, [&](const TensorListMeta<T, 3 + M + Cen>& meta, int blocks) {
-                MT_LAUNCH(blocks, kThreads, 0, 0, rmsprop_multi_step_kernel<T, M, Cen>)(meta, s);
+                MT_LAUNCH(blocks, kMultiThreads, 0, 0, rmsprop_multi_step_kernel<T, M, Cen>)(meta, s);
             });
         };
         using Yes = std::true_type;
