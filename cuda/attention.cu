@@ -1155,7 +1155,7 @@ bool register_tiles(int E, int Ev) { return E <= kRtHead && Ev <= kRtHead; }
 enum class Family { Rows, Tiled, Mma };
 
 // The family for a call: tensor cores where they apply, else register tiles where they
-// apply, else rows. MINITORCH_CUDA_ATTENTION=rows|tiled|mma asks for one family wherever it
+// apply, else rows. MINITORCH_CUDA_ATTENTION=rows|tiled asks for one family wherever it
 // can take the call (rows takes every call): to compare them on a GPU, and to test each on the
 // small heads most tests use. Read at every call (a getenv is nothing beside the kernels).
 Family family(DType t, int E, int Ev)

@@ -268,8 +268,9 @@ struct SoftmaxOp {
     __device__ void add_value(State& st, Value v) const { softmax_merge(st.m, st.s, v, C(1)); }
     // A lane's cached values (its elements lane, lane + 32, ... below n) as one state: their max
     // first, then the sum of exp(v - max), whose exps are independent of each other (add_value
-    // one value at a time chains every exp behind the previous merge). The same state: an
-    // element equal to the max adds 1 (an infinite max too), -inf adds nothing, NaN gives NaN.
+    // one value at a time chains every exp behind the previous merge). The same state as those
+    // merges: the first element equal to the max adds 1 (an infinite max too), every other one
+    // exp(v - max) (so a second +inf adds NaN), -inf adds nothing, NaN gives NaN.
     template <int K>
     __device__ State lane_state(const Value (&v)[K], int lane, int64_t n) const
     {
@@ -277,9 +278,14 @@ struct SoftmaxOp {
         MT_UNROLL
         for (int k = 0; k < K; ++k)
             if (lane + k * kWarp < n && v[k] > m) m = v[k];
+        bool first = true;
         MT_UNROLL
-        for (int k = 0; k < K; ++k)
-            if (lane + k * kWarp < n && v[k] != C(-INFINITY)) sum += v[k] == m ? C(1) : math_exp(v[k] - m);
+        for (int k = 0; k < K; ++k) {
+            if (lane + k * kWarp >= n || v[k] == C(-INFINITY)) continue;
+            const bool is_first_max = first && v[k] == m;
+            first = first && !is_first_max;
+            sum += is_first_max ? C(1) : math_exp(v[k] - m);
+        }
         return {m, sum};
     }
     __device__ void write_value(const State& st, int64_t at, Value v) const

@@ -92,6 +92,9 @@ def test_softmax_rows_in_registers_keep_the_special_values(log):
     x[3, 7] = np.inf
     x[4, 64:] = -np.inf  # lanes whose every value is masked
     x[5, 31] = 80.0      # one lane's max far above the others'
+    x = np.concatenate([x, np.zeros((2, 100), np.float32)])
+    x[6, [0, 32]] = np.inf  # two +inf in one lane: NaN, as two in different lanes
+    x[7, [0, 33]] = np.inf
     got = fn(minitorch.tensor(x, device="cuda"), dim=1)
     assert [k.name.split("<")[0] for k in kernels(lambda: fn(minitorch.tensor(x, device="cuda"), dim=1))
             if "rows" in k.name] == ["warp_rows_cached_kernel"]
