@@ -17,7 +17,9 @@ minitorch / PyTorch (below 1: minitorch is faster), FP32 with TF32 off on both s
 its kernel launch count. On a CUDA GPU with a CUDA build of PyTorch this prints the table
 of the GPU-speed issue; ``--device cpu`` runs the same models on the CPU (PyTorch on the
 CPU beside it, with both libraries on ``--threads`` threads); ``--quick`` shrinks every
-model (a smoke run: the tests use it; its numbers mean little).
+model (a smoke run: the tests use it; its numbers mean little). ``--cudnn-benchmark`` times
+convolution algorithms on both sides instead of taking cuDNN's heuristics, and
+``MINITORCH_CUDA_ATTENTION=rows|tiled`` picks minitorch's family of fused-attention kernels.
 """
 from __future__ import annotations
 
@@ -176,7 +178,7 @@ def median_ms(step, sync, warmup: int, number: int) -> float:
     return statistics.median(times) * 1e3
 
 
-def _torch(device: str, threads: int, tf32: bool):
+def _torch(device: str, threads: int, tf32: bool, cudnn_benchmark: bool = False):
     """torch when it can run on `device` here, else None."""
     try:
         import torch
@@ -187,6 +189,8 @@ def _torch(device: str, threads: int, tf32: bool):
     torch.set_num_threads(threads)
     torch.backends.cuda.matmul.allow_tf32 = tf32
     torch.backends.cudnn.allow_tf32 = tf32
+    if cudnn_benchmark:
+        torch.backends.cudnn.benchmark = True
     return torch
 
 
@@ -198,6 +202,9 @@ def main(argv=None) -> None:
     p.add_argument("--tf32", action="store_true", help="allow TF32 in matmuls and convolutions on both sides")
     p.add_argument("--top", type=int, default=8, help="rows of minitorch's profiler table per model (0: none)")
     p.add_argument("--steps", type=int, default=None, help="timed steps per model (default 20, 3 with --quick)")
+    p.add_argument("--cudnn-benchmark", action="store_true",
+                   help="backends.cudnn.benchmark = True on both sides: convolution algorithms timed per shape "
+                        "instead of picked by cuDNN's heuristics (to tell a poor pick from a slow kernel)")
     args = p.parse_args(argv)
     device = args.device
     if device == "cuda" and (not minitorch.cuda.is_available() or minitorch.cuda.is_emulated()):
@@ -207,9 +214,12 @@ def main(argv=None) -> None:
     minitorch.set_num_threads(args.threads)
     minitorch.backends.cuda.matmul.allow_tf32 = args.tf32
     minitorch.backends.cudnn.allow_tf32 = args.tf32
-    torch = _torch(device, args.threads, args.tf32)
+    if args.cudnn_benchmark:
+        minitorch.backends.cudnn.benchmark = True
+    torch = _torch(device, args.threads, args.tf32, args.cudnn_benchmark)
     print(f"device {device}; PyTorch: {torch.__version__ if torch else 'not available here: ratios are nan'}; "
-          f"TF32 {'on' if args.tf32 else 'off'}" + (f"; {args.threads} CPU thread(s)" if device == "cpu" else ""))
+          f"TF32 {'on' if args.tf32 else 'off'}" + (f"; {args.threads} CPU thread(s)" if device == "cpu" else "")
+          + ("; cuDNN benchmark mode" if args.cudnn_benchmark else ""))
     number = args.steps or (3 if args.quick else 20)
     warmup = 1 if args.quick else 5
 

@@ -31,6 +31,21 @@ def test_quick_run_on_the_cpu(capsys):
     assert out.count("minitorch's top ops") == 5 and "kernel launches" in out
 
 
+def test_cudnn_benchmark_switch(capsys):
+    """--cudnn-benchmark sets backends.cudnn.benchmark for the run and says so in the header."""
+    threads, before = minitorch.get_num_threads(), minitorch.backends.cudnn.benchmark
+    tf32 = minitorch.backends.cuda.matmul.allow_tf32, minitorch.backends.cudnn.allow_tf32
+    try:
+        load().main(["--device", "cpu", "--quick", "--steps", "1", "--top", "0", "--cudnn-benchmark"])
+        assert minitorch.backends.cudnn.benchmark is True
+    finally:
+        minitorch.set_num_threads(threads)
+        minitorch.backends.cudnn.benchmark = before
+        minitorch.backends.cuda.matmul.allow_tf32, minitorch.backends.cudnn.allow_tf32 = tf32
+    out = capsys.readouterr().out
+    assert "cuDNN benchmark mode" in out.splitlines()[0] and "ResNet-style, b8 16x16" in out
+
+
 def test_the_models_learn():
     """A few AdamW steps of the quick GPT lower its loss (the models are real models)."""
     mod = load()
