@@ -96,25 +96,25 @@ __device__ inline void multi_tensor_chunk(const TensorListMeta<T, Depth>& meta, 
     end = begin + meta.chunk_size < meta.numel[t] ? begin + meta.chunk_size : meta.numel[t];
 }
 
-// Runs over the chunk's elements [begin, end) in steps of kMultiIlp * blockDim.x: in a step,
-// thread i takes elements begin + i + j * blockDim.x (j < kMultiIlp: neighbouring threads on
-// neighbouring elements), first v[j] = load(element) for all of them, then store(element, v[j]).
-// All of a step's reads are issued before any write, so a thread has kMultiIlp elements of
-// every list in flight instead of one: a step is memory-bound, and its speed is the bytes in
-// flight per SM.
-template <class Load, class Store>
-__device__ __forceinline__ void multi_tensor_elements(int64_t begin, int64_t end, Load load, Store store)
+// Runs a step over the chunk's elements [begin, end) in steps of kMultiIlp * blockDim.x: in a
+// step, thread i takes elements begin + i + j * blockDim.x (j < kMultiIlp: neighbouring threads
+// on neighbouring elements), first v[j] = e.load(element) for all of them, then
+// e.update(element, v[j]) (the optimizers' SgdElements, AdamElements, ... in optim.cu). All of a
+// step's reads are issued before any write, so a thread has kMultiIlp elements of every list in
+// flight instead of one: a step is memory-bound, and its speed is the bytes in flight per SM.
+template <class Elements>
+__device__ __forceinline__ void multi_tensor_elements(int64_t begin, int64_t end, const Elements& e)
 {
-    using V = decltype(load(begin));
+    using V = decltype(e.load(begin));
     const int64_t stride = blockDim.x;
     for (int64_t i0 = begin + threadIdx.x; i0 < end; i0 += kMultiIlp * stride) {
         V v[kMultiIlp];
 MT_UNROLL
         for (int j = 0; j < kMultiIlp; ++j)
-            if (i0 + j * stride < end) v[j] = load(i0 + j * stride);
+            if (i0 + j * stride < end) v[j] = e.load(i0 + j * stride);
 MT_UNROLL
         for (int j = 0; j < kMultiIlp; ++j)
-            if (i0 + j * stride < end) store(i0 + j * stride, v[j]);
+            if (i0 + j * stride < end) e.update(i0 + j * stride, v[j]);
     }
 }
 

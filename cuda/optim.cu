@@ -14,48 +14,87 @@ namespace {
 // C = Compute<T>: float32 registers for float16 / bfloat16 (the states too, which have the
 // parameter's dtype as in PyTorch), each stored value rounded once. One launch, as float32.
 
-// One element of an SGD step: param and its momentum buffer (null without momentum) read
-// as C, updated, stored as T.
+// An optimizer's step on the elements of one parameter: load(i) reads element i of every list
+// as C, update(i, v) runs the step's formula on them and stores the results as T. Both kinds
+// of kernel below use these, one element at a time or several at once (multi_tensor_elements).
+
+// SGD: param and its momentum buffer (null without momentum).
 template <class T>
-__device__ __forceinline__ void sgd_element(const SgdScalars<Compute<T>>& s, T* param, const T* grad, T* buf,
-                                            int64_t i)
-{
+struct SgdElements {
     using C = Compute<T>;
-    C b = buf ? C(buf[i]) : C(0);
-    param[i] = T(sgd_update(s, C(param[i]), C(grad[i]), buf ? &b : nullptr));
-    if (buf) buf[i] = T(b);
-}
+    struct Values {
+        C param, grad, buf;
+    };
+    T* param;
+    const T* grad;
+    T* buf;
+    SgdScalars<C> s;
+    __device__ Values load(int64_t i) const { return {C(param[i]), C(grad[i]), buf ? C(buf[i]) : C(0)}; }
+    __device__ void update(int64_t i, Values v) const
+    {
+        param[i] = T(sgd_update(s, v.param, v.grad, buf ? &v.buf : nullptr));
+        if (buf) buf[i] = T(v.buf);
+    }
+};
 
-// One element of an Adam / AdamW step, the same way; max_exp_avg_sq null without AMSGrad.
+// Adam / AdamW; max_exp_avg_sq null without AMSGrad.
 template <class T>
-__device__ __forceinline__ void adam_element(const AdamScalars<Compute<T>>& s, T* param, const T* grad, T* exp_avg,
-                                             T* exp_avg_sq, T* max_exp_avg_sq, int64_t i)
-{
+struct AdamElements {
     using C = Compute<T>;
-    C m = C(exp_avg[i]), v = C(exp_avg_sq[i]), vmax = max_exp_avg_sq ? C(max_exp_avg_sq[i]) : C(0);
-    param[i] = T(adam_update(s, C(param[i]), C(grad[i]), m, v, max_exp_avg_sq ? &vmax : nullptr));
-    exp_avg[i] = T(m);
-    exp_avg_sq[i] = T(v);
-    if (max_exp_avg_sq) max_exp_avg_sq[i] = T(vmax);
-}
+    struct Values {
+        C param, grad, m, v, vmax;
+    };
+    T* param;
+    const T* grad;
+    T *exp_avg, *exp_avg_sq, *max_exp_avg_sq;
+    AdamScalars<C> s;
+    __device__ Values load(int64_t i) const
+    {
+        return {C(param[i]), C(grad[i]), C(exp_avg[i]), C(exp_avg_sq[i]), max_exp_avg_sq ? C(max_exp_avg_sq[i]) : C(0)};
+    }
+    __device__ void update(int64_t i, Values x) const
+    {
+        param[i] = T(adam_update(s, x.param, x.grad, x.m, x.v, max_exp_avg_sq ? &x.vmax : nullptr));
+        exp_avg[i] = T(x.m);
+        exp_avg_sq[i] = T(x.v);
+        if (max_exp_avg_sq) max_exp_avg_sq[i] = T(x.vmax);
+    }
+};
 
-// One SGD step. Thread mapping: one thread per element, grid-stride loop; thread i reads
-// param[i], grad[i] (and buf[i]) and writes param[i] (and buf[i]), so no two threads
-// touch the same element. param, grad, buf: contiguous, n elements; buf null without momentum.
+// RMSprop: square_avg, and the momentum buffer and grad_avg where the step uses them (null
+// otherwise).
 template <class T>
-__global__ void sgd_step_kernel(T* param, const T* grad, T* buf, int64_t n, SgdScalars<Compute<T>> s)
-{
-    MT_GRID_STRIDE(i, n) sgd_element(s, param, grad, buf, i);
-}
+struct RmspropElements {
+    using C = Compute<T>;
+    struct Values {
+        C param, grad, square_avg, buf, grad_avg;
+    };
+    T* param;
+    const T* grad;
+    T *square_avg, *buf, *grad_avg;
+    RmspropScalars<C> s;
+    __device__ Values load(int64_t i) const
+    {
+        return {C(param[i]), C(grad[i]), C(square_avg[i]), buf ? C(buf[i]) : C(0), grad_avg ? C(grad_avg[i]) : C(0)};
+    }
+    __device__ void update(int64_t i, Values v) const
+    {
+        param[i] = T(rmsprop_update(s, v.param, v.grad, v.square_avg, buf ? &v.buf : nullptr,
+                                    grad_avg ? &v.grad_avg : nullptr));
+        square_avg[i] = T(v.square_avg);
+        if (buf) buf[i] = T(v.buf);
+        if (grad_avg) grad_avg[i] = T(v.grad_avg);
+    }
+};
 
-// One Adam / AdamW step. Thread mapping: one thread per element, grid-stride loop; thread
-// i reads param[i], grad[i], exp_avg[i], exp_avg_sq[i] and writes param[i], exp_avg[i],
-// exp_avg_sq[i]. All contiguous, n elements.
-template <class T>
-__global__ void adam_step_kernel(T* param, const T* grad, T* exp_avg, T* exp_avg_sq, int64_t n,
-                                 AdamScalars<Compute<T>> s)
+// One step of one parameter (SgdElements or AdamElements). Thread mapping: one thread per
+// element, grid-stride loop; thread i reads element i of every list and writes element i of
+// param and the states, so no two threads touch the same element. Every list contiguous, n
+// elements.
+template <class Elements>
+__global__ void step_kernel(Elements e, int64_t n)
 {
-    MT_GRID_STRIDE(i, n) adam_element(s, param, grad, exp_avg, exp_avg_sq, static_cast<T*>(nullptr), i);
+    MT_GRID_STRIDE(i, n) e.update(i, e.load(i));
 }
 
 // GradScaler's check and unscale. Thread mapping: one thread per element, grid-stride
@@ -85,22 +124,11 @@ template <class T, int Depth>
 __global__ void __launch_bounds__(kMultiThreads)
     sgd_multi_step_kernel(TensorListMeta<T, Depth> meta, SgdScalars<Compute<T>> s)
 {
-    using C = Compute<T>;
-    struct Values {
-        C param, grad, buf;
-    };
     int t;
     int64_t begin, end;
     multi_tensor_chunk(meta, t, begin, end);
-    T* param = meta.ptr[0][t];
-    const T* grad = meta.ptr[1][t];
     T* buf = Depth > 2 ? meta.ptr[Depth - 1][t] : nullptr;
-    multi_tensor_elements(
-        begin, end, [&](int64_t i) { return Values{C(param[i]), C(grad[i]), buf ? C(buf[i]) : C(0)}; },
-        [&](int64_t i, Values v) {
-            param[i] = T(sgd_update(s, v.param, v.grad, buf ? &v.buf : nullptr));
-            if (buf) buf[i] = T(v.buf);
-        });
+    multi_tensor_elements(begin, end, SgdElements<T>{meta.ptr[0][t], meta.ptr[1][t], buf, s});
 }
 
 // RMSprop: lists 0 param, 1 grad, 2 square_avg, then the momentum buffer (Momentum) and
@@ -109,32 +137,15 @@ template <class T, bool Momentum, bool Centered>
 __global__ void __launch_bounds__(kMultiThreads)
     rmsprop_multi_step_kernel(TensorListMeta<T, 3 + Momentum + Centered> meta, RmspropScalars<Compute<T>> s)
 {
-    using C = Compute<T>;
     int t;
     int64_t begin, end;
     multi_tensor_chunk(meta, t, begin, end);
-    T *param = meta.ptr[0][t], *square_avg = meta.ptr[2][t];
-    const T* grad = meta.ptr[1][t];
     T* buf = nullptr;
     T* grad_avg = nullptr;
     if constexpr (Momentum) buf = meta.ptr[3][t];
     if constexpr (Centered) grad_avg = meta.ptr[3 + Momentum][t];
-    struct Values {
-        C param, grad, square_avg, buf, grad_avg;
-    };
-    multi_tensor_elements(
-        begin, end,
-        [&](int64_t i) {
-            return Values{C(param[i]), C(grad[i]), C(square_avg[i]), Momentum ? C(buf[i]) : C(0),
-                          Centered ? C(grad_avg[i]) : C(0)};
-        },
-        [&](int64_t i, Values v) {
-            param[i] = T(rmsprop_update(s, v.param, v.grad, v.square_avg, Momentum ? &v.buf : nullptr,
-                                        Centered ? &v.grad_avg : nullptr));
-            square_avg[i] = T(v.square_avg);
-            if constexpr (Momentum) buf[i] = T(v.buf);
-            if constexpr (Centered) grad_avg[i] = T(v.grad_avg);
-        });
+    multi_tensor_elements(begin, end,
+                          RmspropElements<T>{meta.ptr[0][t], meta.ptr[1][t], meta.ptr[2][t], buf, grad_avg, s});
 }
 
 template <class T, int Depth>
@@ -144,25 +155,9 @@ __global__ void __launch_bounds__(kMultiThreads)
     int t;
     int64_t begin, end;
     multi_tensor_chunk(meta, t, begin, end);
-    T *param = meta.ptr[0][t], *exp_avg = meta.ptr[2][t], *exp_avg_sq = meta.ptr[3][t];
-    const T* grad = meta.ptr[1][t];
     T* max_exp_avg_sq = Depth > 4 ? meta.ptr[Depth - 1][t] : nullptr;
-    using C = Compute<T>;
-    struct Values {
-        C param, grad, m, v, vmax;
-    };
     multi_tensor_elements(
-        begin, end,
-        [&](int64_t i) {
-            return Values{C(param[i]), C(grad[i]), C(exp_avg[i]), C(exp_avg_sq[i]),
-                          max_exp_avg_sq ? C(max_exp_avg_sq[i]) : C(0)};
-        },
-        [&](int64_t i, Values x) {
-            param[i] = T(adam_update(s, x.param, x.grad, x.m, x.v, max_exp_avg_sq ? &x.vmax : nullptr));
-            exp_avg[i] = T(x.m);
-            exp_avg_sq[i] = T(x.v);
-            if (max_exp_avg_sq) max_exp_avg_sq[i] = T(x.vmax);
-        });
+        begin, end, AdamElements<T>{meta.ptr[0][t], meta.ptr[1][t], meta.ptr[2][t], meta.ptr[3][t], max_exp_avg_sq, s});
 }
 
 // clip_grad_norm_ over many gradients (clip_grad_multi): one launch measures, one finishes
@@ -276,8 +271,8 @@ void sgd_step(const Tensor& param, const Tensor& grad, const Tensor& momentum_bu
     dispatch_floating16(param->dtype, "sgd_step", [&](auto tag) {
         using T = typename decltype(tag)::type;
         T* buf = momentum_buffer ? momentum_buffer->data_as<T>() : nullptr;
-        MT_LAUNCH(blocks_for(n), kThreads, 0, 0, sgd_step_kernel<T>)(param->data_as<T>(), grad->data_as<T>(), buf,
-                                                                        n, sgd_scalars<Compute<T>>(opt));
+        const SgdElements<T> e{param->data_as<T>(), grad->data_as<T>(), buf, sgd_scalars<Compute<T>>(opt)};
+        MT_LAUNCH(blocks_for(n), kThreads, 0, 0, step_kernel<SgdElements<T>>)(e, n);
     });
     MT_CUDA_CHECK_LAUNCH("sgd_step");
 }
@@ -288,9 +283,9 @@ void adam_step(const Tensor& param, const Tensor& grad, const Tensor& exp_avg, c
     const int64_t n = param->numel();
     dispatch_floating16(param->dtype, "adam_step", [&](auto tag) {
         using T = typename decltype(tag)::type;
-        MT_LAUNCH(blocks_for(n), kThreads, 0, 0, adam_step_kernel<T>)(
-            param->data_as<T>(), grad->data_as<T>(), exp_avg->data_as<T>(), exp_avg_sq->data_as<T>(), n,
-            adam_scalars<Compute<T>>(opt));
+        const AdamElements<T> e{param->data_as<T>(), grad->data_as<T>(), exp_avg->data_as<T>(),
+                                exp_avg_sq->data_as<T>(), nullptr, adam_scalars<Compute<T>>(opt)};
+        MT_LAUNCH(blocks_for(n), kThreads, 0, 0, step_kernel<AdamElements<T>>)(e, n);
     });
     MT_CUDA_CHECK_LAUNCH("adam_step");
 }
