@@ -21,7 +21,6 @@
 
 #include "common.cuh"
 #include "minitorch/ops.h"
-#include "warp.cuh"
 
 #if !MT_CUDA_EMULATED
 #include <cub/device/device_radix_sort.cuh>
@@ -133,34 +132,18 @@ __device__ void bitonic_network(int P, CompareAndSwap compare_and_swap)
         }
 }
 
-// Piece `piece` of a bitonic launch (line = piece / runs, its run piece % runs): its n values
-// start at place `start` of the line; value r is at in[base + r * inner] and goes to
-// values[out + r * inner] (topk: out_len of each line).
-struct Piece {
-    int64_t start, base, out;
-    int n;
-};
-
-__device__ __forceinline__ Piece piece_at(int64_t piece, int64_t runs, int64_t len, int64_t out_len, int64_t inner,
-                                          int64_t run)
-{
-    const int64_t line = piece / runs, start = (piece % runs) * run;
-    const int64_t o = line / inner, i = line % inner;
-    return {start, o * len * inner + i + start * inner, o * out_len * inner + i + start * inner,
-            int(len - start < run ? len - start : run)};
-}
-
 // Bitonic sort of pieces: a piece is a whole line when run >= len, else each run of `run`
 // values of it (the last one may be shorter). Thread mapping: one block per piece, grid-
 // striding over the pieces (line, k). The piece is staged in shared memory, padded to P (a
-// power of two), as values and places side by side (the 8-byte types; the types of up to 4
-// bytes take bitonic_sort_packed_kernel, below). Then, for each stage (k, j) of the network, thread t
+// power of two): for types of up to 4 bytes as one 64-bit number per element (kPackedSort),
+// else as values and places side by side. Then, for each stage (k, j) of the network, thread t
 // compare-and-swaps the pairs (p, p + j) where p is the t-th, (t + blockDim)-th, ... index
 // with bit j clear, in ascending order where bit k of p is clear and descending where it is
 // set. Every stage touches each element once; a barrier separates the stages (log2(P)
 // (log2(P) + 1) / 2 of them): the block's, or only the warp's between two stages of j <= 32
 // (for P = 1024, 40 of the 55). After the last, the piece is in order: it is written back to
-// its own place in values (the places written, as I, are places in the whole line), the
+// its own place in values (the places written, as I, are places in the whole line; a packed
+// element's value is read again from `in` at its place, so a NaN keeps its own bits), the
 // first out_len of each line only (topk: values and indices are (outer, out_len, inner)).
 template <class T, class I>
 __global__ void bitonic_sort_kernel(const T* in, T* values, I* indices, int64_t lines, int64_t len,
@@ -169,105 +152,46 @@ __global__ void bitonic_sort_kernel(const T* in, T* values, I* indices, int64_t 
     MT_DYNAMIC_SHARED(unsigned char, smem);
     const int64_t runs = (len + run - 1) / run;
     for (int64_t piece = blockIdx.x; piece < lines * runs; piece += gridDim.x) {
-        const Piece pc = piece_at(piece, runs, len, out_len, inner, run);
-        const int64_t start = pc.start, base = pc.base, out = pc.out;
-        const int n = pc.n;
+        const int64_t line = piece / runs, start = (piece % runs) * run;
+        const int n = int(len - start < run ? len - start : run);
+        const int64_t o = line / inner, i = line % inner;
+        const int64_t base = o * len * inner + i + start * inner;  // element r of the piece is at base + r * inner
+        const int64_t out = o * out_len * inner + i + start * inner;
         __syncthreads();  // the previous piece is written out
-        int* at = reinterpret_cast<int*>(smem);                  // P places first: P * 4 bytes keep
-        T* keys = reinterpret_cast<T*>(smem + P * sizeof(int));  // 8-byte alignment for P >= 2
-        for (int p = threadIdx.x; p < P; p += blockDim.x) {
-            at[p] = p;
-            keys[p] = p < n ? in[base + p * inner] : T();
-        }
-        __syncthreads();
-        bitonic_network(P, [&](int p, int q, bool ascending) {
-            if (comes_before(keys[q], at[q], keys[p], at[p], n, descending) == ascending) {
-                const T kp = keys[p];
-                keys[p] = keys[q], keys[q] = kp;
-                const int ap = at[p];
-                at[p] = at[q], at[q] = ap;
-            }
-        });
-        for (int r = threadIdx.x; r < n && start + r < out_len; r += blockDim.x) {
-            values[out + r * inner] = keys[r];
-            indices[out + r * inner] = I(start + at[r]);
-        }
-    }
-}
-
-// The same network for the kPackedSort types, with the piece's 64-bit numbers (ordered_bits(value)
-// << 32 | place) in registers. Thread mapping: P = the piece's length rounded up to a power of
-// two, at least 32; a block of min(P, 1024) threads; thread (warp w, lane l) holds the P /
-// blockDim elements e = l + 32 (w + W m), m = 0, 1, ... (W warps per block), one per register.
-// Stage (k, j) pairs element e with e ^ j; the lower of the two keeps the smaller number where
-// bit k of e is clear (ascending) and the larger where it is set. For j < 32 the partner sits
-// in lane l ^ j of the same warp, in the same register: one shuffle each way, no shared memory
-// and no barrier. Only the stages with j >= 32 go through shared memory, between the block's
-// barriers (for P = 1024, 15 of the 55 stages; bitonic_sort_kernel does all 55 there). The
-// sorted piece is written out from the registers: element r of the piece is the r-th smallest.
-template <class T, class I>
-__global__ void __launch_bounds__(1024)
-    bitonic_sort_packed_kernel(const T* in, T* values, I* indices, int64_t lines, int64_t len, int64_t out_len,
-                               int64_t inner, int64_t run, int P, bool descending)
-{
-    constexpr int kMaxPerThread = int(kBitonicMax / 1024);
-    MT_DYNAMIC_SHARED(unsigned char, smem);
-    uint64_t* shared_key = reinterpret_cast<uint64_t*>(smem);
-    const int lane = threadIdx.x % kWarp, warp = threadIdx.x / kWarp, warps = blockDim.x / kWarp;
-    const int per_thread = P / blockDim.x;
-    const auto element = [&](int m) { return lane + kWarp * (warp + warps * m); };
-    const int64_t runs = (len + run - 1) / run;
-    for (int64_t piece = blockIdx.x; piece < lines * runs; piece += gridDim.x) {
-        const Piece pc = piece_at(piece, runs, len, out_len, inner, run);
-        const int64_t start = pc.start, base = pc.base, out = pc.out;
-        const int n = pc.n;
-        uint64_t key[kMaxPerThread];
-MT_UNROLL
-        for (int m = 0; m < kMaxPerThread; ++m) {
-            const int e = element(m);
-            if (m < per_thread)  // padding: all ones above, after every value
-                key[m] = (e < n ? uint64_t(ordered_bits(in[base + e * inner], descending)) : uint64_t(0xFFFFFFFFu))
-                             << 32 | uint32_t(e);
-        }
-        for (int k = 2; k <= P; k <<= 1) {
-            if (k > kWarp) {
-                // Each thread writes and later reads back only its own elements: no barrier is
-                // needed before the write (nobody else reads them until the barrier after it).
-MT_UNROLL
-                for (int m = 0; m < kMaxPerThread; ++m)
-                    if (m < per_thread) shared_key[element(m)] = key[m];
-                __syncthreads();
-                for (int j = k >> 1; j >= kWarp; j >>= 1) {
-                    for (int t = threadIdx.x; t < P / 2; t += blockDim.x) {
-                        const int p = 2 * t - (t & (j - 1)), q = p + j;
-                        const uint64_t kp = shared_key[p], kq = shared_key[q];
-                        if ((kq < kp) == ((p & k) == 0)) shared_key[p] = kq, shared_key[q] = kp;
-                    }
-                    __syncthreads();
-                }
-MT_UNROLL
-                for (int m = 0; m < kMaxPerThread; ++m)
-                    if (m < per_thread) key[m] = shared_key[element(m)];
-            }
-            for (int j = (k >> 1) < kWarp ? k >> 1 : kWarp / 2; j > 0; j >>= 1) {
-MT_UNROLL
-                for (int m = 0; m < kMaxPerThread; ++m) {
-                    if (m >= per_thread) continue;  // (the same for every thread of the block)
-                    const int e = element(m);
-                    const uint64_t other = __shfl_xor_sync(kFullMask, key[m], j);
-                    const bool lower = (e & j) == 0, ascending = (e & k) == 0;
-                    const bool take = lower == ascending ? other < key[m] : other > key[m];
-                    if (take) key[m] = other;
-                }
-            }
-        }
-MT_UNROLL
-        for (int m = 0; m < kMaxPerThread; ++m) {
-            const int r = element(m);
-            if (m < per_thread && r < n && start + r < out_len) {
-                const int at = int(uint32_t(key[m]));
+        if constexpr (kPackedSort<T>) {
+            uint64_t* key = reinterpret_cast<uint64_t*>(smem);
+            for (int p = threadIdx.x; p < P; p += blockDim.x)
+                key[p] = (p < n ? uint64_t(ordered_bits(in[base + p * inner], descending)) : uint64_t(0xFFFFFFFFu))
+                             << 32 | uint32_t(p);
+            __syncthreads();
+            bitonic_network(P, [&](int p, int q, bool ascending) {
+                const uint64_t kp = key[p], kq = key[q];
+                if ((kq < kp) == ascending) key[p] = kq, key[q] = kp;
+            });
+            for (int r = threadIdx.x; r < n && start + r < out_len; r += blockDim.x) {
+                const int at = int(uint32_t(key[r]));
                 values[out + r * inner] = in[base + at * inner];
                 indices[out + r * inner] = I(start + at);
+            }
+        } else {
+            int* at = reinterpret_cast<int*>(smem);                  // P places first: P * 4 bytes keep
+            T* keys = reinterpret_cast<T*>(smem + P * sizeof(int));  // 8-byte alignment for P >= 2
+            for (int p = threadIdx.x; p < P; p += blockDim.x) {
+                at[p] = p;
+                keys[p] = p < n ? in[base + p * inner] : T();
+            }
+            __syncthreads();
+            bitonic_network(P, [&](int p, int q, bool ascending) {
+                if (comes_before(keys[q], at[q], keys[p], at[p], n, descending) == ascending) {
+                    const T kp = keys[p];
+                    keys[p] = keys[q], keys[q] = kp;
+                    const int ap = at[p];
+                    at[p] = at[q], at[q] = ap;
+                }
+            });
+            for (int r = threadIdx.x; r < n && start + r < out_len; r += blockDim.x) {
+                values[out + r * inner] = keys[r];
+                indices[out + r * inner] = I(start + at[r]);
             }
         }
     }
@@ -351,16 +275,13 @@ template <class T, class I>
 void launch_bitonic(const T* in, T* values, I* indices, int64_t lines, int64_t len, int64_t out_len, int64_t inner,
                     int64_t run, bool descending)
 {
-    int P = kPackedSort<T> ? kWarp : 2;  // (the packed kernel's smallest network is one warp's)
+    int P = 2;
     while (P < std::min(len, run)) P *= 2;
+    const int threads = std::min(P / 2, 1024);
     const int64_t pieces = lines * ((len + run - 1) / run);
     const unsigned grid = unsigned(std::min<int64_t>(pieces, int64_t(1) << 30));
-    if constexpr (kPackedSort<T>)
-        MT_LAUNCH(grid, std::min(P, 1024), bitonic_shared_bytes<T>(P), 0, bitonic_sort_packed_kernel<T, I>)(
-            in, values, indices, lines, len, out_len, inner, run, P, descending);
-    else
-        MT_LAUNCH(grid, std::min(P / 2, 1024), bitonic_shared_bytes<T>(P), 0, bitonic_sort_kernel<T, I>)(
-            in, values, indices, lines, len, out_len, inner, run, P, descending);
+    MT_LAUNCH(grid, threads, bitonic_shared_bytes<T>(P), 0, bitonic_sort_kernel<T, I>)(
+        in, values, indices, lines, len, out_len, inner, run, P, descending);
     MT_CUDA_CHECK_LAUNCH("sort");
 }
 

@@ -113,7 +113,7 @@ def test_16_bit_lines_of_up_to_4096_sort_in_one_launch(dtype):
     x[1, :3] = -0.0
     for call in (lambda t: t.sort(1), lambda t: t.sort(1, descending=True), lambda t: t.topk(7, 1)):
         ks = kernels(lambda: call(x))
-        assert [k.name.split("<")[0] for k in ks] == ["bitonic_sort_packed_kernel"], [k.name for k in ks]
+        assert [k.name.split("<")[0] for k in ks] == ["bitonic_sort_kernel"], [k.name for k in ks]
         v, i = call(x)
         v32, i32 = call(x.float())
         assert v.dtype == dtype and minitorch.equal(i, i32)

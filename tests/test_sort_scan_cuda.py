@@ -107,17 +107,13 @@ def _kernels(fn) -> list:
 
 
 def test_a_short_line_sort_is_one_bitonic_launch():
-    """float32 (and every type of up to 4 bytes): the packed kernel, its keys in registers;
-    8-byte types: the kernel with values and places in shared memory."""
     x = minitorch.randn(64, 1000, device="cuda")
     names = _kernels(lambda: x.sort(dim=1))
-    assert names == ["bitonic_sort_packed_kernel"], names
-    names = _kernels(lambda: x.double().sort(dim=1))
-    assert names[-1:] == ["bitonic_sort_kernel"], names
+    assert names == ["bitonic_sort_kernel"], names
     long = minitorch.randn(2, 5000, device="cuda")
     names = _kernels(lambda: long.sort(dim=1))
     if minitorch.cuda.is_emulated():  # runs of 4096, one merge pass (5000 < 2 * 4096), write back
-        assert names == ["stage_lines_kernel", "bitonic_sort_packed_kernel", "merge_pass_kernel", "write_lines_kernel"], names
+        assert names == ["stage_lines_kernel", "bitonic_sort_kernel", "merge_pass_kernel", "write_lines_kernel"], names
     else:  # CUB's launches between ours are its own
         assert names[0] == "stage_lines_kernel" and names[-1] == "write_lines_kernel", names
 
