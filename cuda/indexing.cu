@@ -110,36 +110,20 @@ __global__ void put_rows_kernel(const T* in, T* out, const int64_t* index, int64
     }
 }
 
-// Thread mapping: one thread per element of index (= of out), grid-stride, kGatherUnroll
-// elements per step (i, i + stride, ...: neighbouring threads still read neighbouring
-// elements); reads one element of in, any strides (g, index_math.h). A gather is two
-// dependent reads (the index, then the value it names): a step issues all of its index reads
-// before any value read, so that several of them are in flight at once.
-constexpr int kGatherUnroll = 4;
-
+// Thread mapping: one thread per element of index (= of out), grid-stride; reads one
+// element of in, any strides (g, index_math.h).
 template <class T>
 __global__ void gather_kernel(T* out, const T* in, const int64_t* index, DimIndexing g, IndexCheck c,
                               IndexFaults faults)
 {
-    const int64_t stride = int64_t(gridDim.x) * blockDim.x;
-    for (int64_t i0 = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; i0 < g.numel; i0 += kGatherUnroll * stride) {
-        int64_t s[kGatherUnroll], o[kGatherUnroll], raw[kGatherUnroll];
-MT_UNROLL
-        for (int u = 0; u < kGatherUnroll; ++u) {
-            int64_t x;
-            if (i0 + u * stride < g.numel) g.offsets(i0 + u * stride, s[u], o[u], x), raw[u] = index[x];
-        }
-MT_UNROLL
-        for (int u = 0; u < kGatherUnroll; ++u) {
-            const int64_t i = i0 + u * stride;
-            int64_t k;
-            if (i >= g.numel) break;
-            if (resolve_index(raw[u], c, k)) {
-                out[o[u]] = in[s[u] + k * g.self_dim_stride];
-            } else {
-                faults.report(c, raw[u], i);
-                out[o[u]] = T{};
-            }
+    MT_GRID_STRIDE(i, g.numel) {
+        int64_t s, o, x, k;
+        g.offsets(i, s, o, x);
+        if (resolve_index(index[x], c, k)) {
+            out[o] = in[s + k * g.self_dim_stride];
+        } else {
+            faults.report(c, index[x], i);
+            out[o] = T{};
         }
     }
 }
@@ -429,7 +413,7 @@ void gather(const Tensor& out, const Tensor& in, const Tensor& index, int64_t di
     const DimIndexing g = dim_indexing(in, out, index, dim);
     by_element_size(in, [&](auto unsigned_tag) {
         using T = decltype(unsigned_tag);
-        MT_LAUNCH(blocks_for((g.numel + kGatherUnroll - 1) / kGatherUnroll), kThreads, 0, 0, gather_kernel<T>)(
+        MT_LAUNCH(blocks_for(g.numel), kThreads, 0, 0, gather_kernel<T>)(
             out->data_as<T>(), in->data_as<T>(), index->data_as<int64_t>(), g, check, index_faults(check.op));
     });
     MT_CUDA_CHECK_LAUNCH("gather");

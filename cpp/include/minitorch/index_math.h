@@ -2,7 +2,6 @@
 // write, built once on the host and walked per element by the CPU and CUDA kernels alike
 // (cpu/indexing.cpp, cuda/indexing.cu). Strides and offsets are in elements.
 #pragma once
-#include <algorithm>
 #include <cstdint>
 #include <vector>
 
@@ -23,25 +22,10 @@ struct DimIndexing {
     int64_t other_stride[kMaxDims] = {};
     int64_t index_stride[kMaxDims] = {};
     DivideBy by[kMaxDims];  // by each dim's size (fast_divisor.h: no 64-bit division per element)
-    // Every element count and offset (of index, other, and self with any index) below 2^31:
-    // offsets() then runs in 32-bit integers (a GPU's 64-bit multiply is several instructions).
-    bool small = false;
 
     // Element i's coordinates, innermost first; the outermost is what is left of i.
     MT_HOST_DEVICE void offsets(int64_t i, int64_t& self, int64_t& other, int64_t& index) const
     {
-        if (small) {
-            uint32_t rest = uint32_t(i), s = 0, o = 0, x = 0;
-            for (int d = ndim - 1; d >= 0; --d) {
-                const uint32_t q = d > 0 ? by[d].by.div(rest) : 0, c = rest - q * uint32_t(shape[d]);
-                rest = q;
-                s += c * uint32_t(self_stride[d]);
-                o += c * uint32_t(other_stride[d]);
-                x += c * uint32_t(index_stride[d]);
-            }
-            self = s, other = o, index = x;
-            return;
-        }
         self = other = index = 0;
         for (int d = ndim - 1; d >= 0; --d) {
             const int64_t q = d > 0 ? by[d](i) : 0, c = i - q * shape[d];
@@ -84,15 +68,6 @@ inline DimIndexing dim_indexing(const Tensor& self, const Tensor& other, const T
         g.index_stride[d] = index->strides[size_t(d)];
         g.by[d] = DivideBy(g.shape[d], g.numel);
     }
-    // The largest offset each walk reaches (strides are never negative), and self's along dim.
-    constexpr int64_t limit = int64_t(1) << 31;
-    int64_t reach = g.numel;
-    for (const Tensor* t : {&self, &other, &index}) {
-        int64_t last = 0;
-        for (size_t d = 0; d < (*t)->shape.size(); ++d) last += ((*t)->shape[d] - 1) * (*t)->strides[d];
-        reach = std::max(reach, last + 1);
-    }
-    g.small = g.numel > 0 && reach < limit;
     return g;
 }
 
