@@ -146,9 +146,9 @@ __global__ void warp_rows_kernel(Op op, int64_t rows, int64_t C)
 
 // Thread mapping: as warp_rows_kernel, for ops that say what they read of an element (Value,
 // load; softmax and its backward): each lane first loads its at most kPerLane elements of the
-// row into registers, all of the loads in flight at once, then takes them into its state
-// (Op::lane_state) and writes from them. The row is read from memory once, and a warp waits
-// on memory once per row instead of once per element.
+// row into registers, all of the loads in flight at once, then adds and writes from those.
+// The row is read from memory once, and a warp waits on memory once per row instead of once
+// per element. The adds go in warp_rows_kernel's order: the same bits.
 template <class Op, int kPerLane>
 __global__ void warp_rows_cached_kernel(Op op, int64_t rows, int64_t C)
 {
@@ -160,7 +160,10 @@ __global__ void warp_rows_cached_kernel(Op op, int64_t rows, int64_t C)
         MT_UNROLL
         for (int k = 0; k < kPerLane; ++k)
             if (lane + k * kWarp < C) v[k] = op.load(base + lane + k * kWarp);
-        typename Op::State st = op.lane_state(v, lane, C);
+        typename Op::State st = Op::State::empty();
+        MT_UNROLL
+        for (int k = 0; k < kPerLane; ++k)
+            if (lane + k * kWarp < C) op.add_value(st, v[k]);
         st = warp_all_merge(st);  // r is the same in all 32 lanes, so whole warps get here
         MT_UNROLL
         for (int k = 0; k < kPerLane; ++k)
@@ -266,28 +269,6 @@ struct SoftmaxOp {
     bool log;
     __device__ Value load(int64_t at) const { return C(x[at]); }
     __device__ void add_value(State& st, Value v) const { softmax_merge(st.m, st.s, v, C(1)); }
-    // A lane's cached values (its elements lane, lane + 32, ... below n) as one state: their max
-    // first, then the sum of exp(v - max), whose exps are independent of each other (add_value
-    // one value at a time chains every exp behind the previous merge). The same state as those
-    // merges: the first element equal to the max adds 1 (an infinite max too), every other one
-    // exp(v - max) (so a second +inf adds NaN), -inf adds nothing, NaN gives NaN.
-    template <int K>
-    __device__ State lane_state(const Value (&v)[K], int lane, int64_t n) const
-    {
-        C m = C(-INFINITY), sum = C(0);
-        MT_UNROLL
-        for (int k = 0; k < K; ++k)
-            if (lane + k * kWarp < n && v[k] > m) m = v[k];
-        bool first = true;
-        MT_UNROLL
-        for (int k = 0; k < K; ++k) {
-            if (lane + k * kWarp >= n || v[k] == C(-INFINITY)) continue;
-            const bool is_first_max = first && v[k] == m;
-            first = first && !is_first_max;
-            sum += is_first_max ? C(1) : math_exp(v[k] - m);
-        }
-        return {m, sum};
-    }
     __device__ void write_value(const State& st, int64_t at, Value v) const
     {
         y[at] = T(softmax_value(log, v, st.m, st.s));
@@ -311,15 +292,6 @@ struct SoftmaxBackwardOp {
     bool log;
     __device__ Value load(int64_t at) const { return {C(g[at]), C(y[at])}; }
     __device__ void add_value(State& st, Value v) const { st.v[0] += softmax_backward_term(log, v.g, v.y); }
-    template <int K>
-    __device__ State lane_state(const Value (&v)[K], int lane, int64_t n) const
-    {
-        State st = State::empty();
-        MT_UNROLL
-        for (int k = 0; k < K; ++k)
-            if (lane + k * kWarp < n) add_value(st, v[k]);
-        return st;
-    }
     __device__ void write_value(const State& st, int64_t at, Value v) const
     {
         gx[at] = T(softmax_backward_value(log, v.g, v.y, st.v[0]));
