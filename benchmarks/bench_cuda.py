@@ -364,11 +364,12 @@ def precision_table(sizes, torch) -> None:
 
 def attention_families(mt_rows, torch_rows, torch) -> None:
     """The sdpa rows again with each family of fused-attention kernels asked for by
-    MINITORCH_CUDA_ATTENTION (cuda/attention.cu: rows, tiled; mma is the 16-bit default)."""
+    MINITORCH_CUDA_ATTENTION (cuda/attention.cu: rows, tiled, mma; tiled is the default for head
+    dims up to 64, mma for wider 16-bit heads)."""
     rows = [i for i, (name, _) in enumerate(mt_rows) if name.startswith("sdpa")]
     saved = os.environ.get("MINITORCH_CUDA_ATTENTION")
     try:
-        for family in ("rows", "tiled"):
+        for family in ("rows", "tiled", "mma"):
             os.environ["MINITORCH_CUDA_ATTENTION"] = family
             table(f"Fused attention with MINITORCH_CUDA_ATTENTION={family}", [mt_rows[i] for i in rows],
                   [torch_rows[i] for i in rows] if torch else None, torch)

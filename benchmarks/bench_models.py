@@ -19,7 +19,7 @@ of the GPU-speed issue; ``--device cpu`` runs the same models on the CPU (PyTorc
 CPU beside it, with both libraries on ``--threads`` threads); ``--quick`` shrinks every
 model (a smoke run: the tests use it; its numbers mean little). ``--cudnn-benchmark`` times
 convolution algorithms on both sides instead of taking cuDNN's heuristics, and
-``MINITORCH_CUDA_ATTENTION=rows|tiled`` picks minitorch's family of fused-attention kernels.
+``MINITORCH_CUDA_ATTENTION=rows|tiled|mma`` picks minitorch's family of fused-attention kernels.
 """
 from __future__ import annotations
 

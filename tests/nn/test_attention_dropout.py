@@ -231,21 +231,25 @@ def test_multihead_attention_and_encoder_layer_with_dropout_use_it(batch_first):
 
 
 @needs_cuda
-@pytest.mark.parametrize("family", ["rows", "tiled"])
-@pytest.mark.parametrize("dtype", [minitorch.float32, minitorch.bfloat16], ids=["f32", "bf16"])
+@pytest.mark.parametrize("family, dtype", [("rows", minitorch.float32), ("tiled", minitorch.float32),
+                                           ("rows", minitorch.bfloat16), ("tiled", minitorch.bfloat16),
+                                           ("mma", minitorch.bfloat16)],
+                         ids=["rows-f32", "tiled-f32", "rows-bf16", "tiled-bf16", "mma-bf16"])
 def test_each_kernel_family_matches_composed(monkeypatch, family, dtype):
-    """MINITORCH_CUDA_ATTENTION=rows|tiled runs that family of kernels wherever it can take the
-    call (rows: every call; tiled: head dims up to 64, else the default), on the fused tests' cases and
-    on these dropout cases: the one-row-per-lane kernels stay tested now that small heads default
-    to register tiles (float32) and tensor cores (16-bit)."""
+    """MINITORCH_CUDA_ATTENTION=rows|tiled|mma runs that family of kernels wherever it can take the
+    call (rows: every call; tiled: head dims up to 64; mma: 16-bit head dims that are multiples of
+    16; else the default), on the fused tests' cases and on these dropout cases: every family stays
+    tested on the small heads most tests use, whichever one is the default there."""
     import test_attention_fused as fused
     monkeypatch.setenv("MINITORCH_CUDA_ATTENTION", family)
     tol = (5e-5, 5e-4) if dtype == minitorch.float32 else (1.2e-1, 1.2e-1)
     for case in fused.CASES + CASES:
         E, Ev = case[4], case[5]
-        mma = dtype != minitorch.float32 and E % 16 == 0 and Ev % 16 == 0  # the default where tiles do not fit
-        want = ("attention_tiled_kernel" if E <= 64 and Ev <= 64 else "attention_mma_kernel" if mma else
-                "attention_kernel") if family == "tiled" else "attention_kernel"
+        mma = dtype != minitorch.float32 and E % 16 == 0 and Ev % 16 == 0
+        tiled = E <= 64 and Ev <= 64
+        default = "attention_tiled_kernel" if tiled else "attention_mma_kernel" if mma else "attention_kernel"
+        want = {"rows": "attention_kernel", "tiled": "attention_tiled_kernel" if tiled else default,
+                "mma": "attention_mma_kernel" if mma else default}[family]
         q, k, v = (make((1, 1, 4, d), s, "cuda", dtype) for s, d in ((1, E), (2, E), (3, Ev)))
         names = [n.split("<")[0] for n in kernel_names(lambda: F.scaled_dot_product_attention(q, k, v))]
         assert want in names, (case, names)

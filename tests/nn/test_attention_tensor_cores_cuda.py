@@ -23,6 +23,13 @@ from test_attention_dropout import check_case as check_dropout_case
 from test_attention_fused import check_case, kernel_names, make, needs_cuda, peak_bytes
 
 DTYPES = [(minitorch.float16, 2e-2), (minitorch.bfloat16, 8e-2)]
+
+
+@pytest.fixture
+def on_tensor_cores(monkeypatch):
+    """Head dims up to 64 default to the register-tiled kernels; these tests ask for the tensor-core
+    family wherever it can take the call (MINITORCH_CUDA_ATTENTION=mma)."""
+    monkeypatch.setenv("MINITORCH_CUDA_ATTENTION", "mma")
 DTYPE_IDS = ["f16", "bf16"]
 
 # ------------------------------------------------------------------ the wmma shim ----
@@ -132,7 +139,7 @@ IDS = ["B{}H{}L{}S{}E{}Ev{}{}{}".format(*c[:6], "-causal" if c[6] else "", f"-{c
 @needs_cuda
 @pytest.mark.parametrize("dtype, tol", DTYPES, ids=DTYPE_IDS)
 @pytest.mark.parametrize("case", CASES, ids=IDS)
-def test_tensor_core_attention_cuda_matches_composed(dtype, tol, case):
+def test_tensor_core_attention_cuda_matches_composed(on_tensor_cores, dtype, tol, case):
     check_case(case, "cuda", dtype, tol, tol)
 
 
@@ -140,7 +147,7 @@ def test_tensor_core_attention_cuda_matches_composed(dtype, tol, case):
 @pytest.mark.parametrize("dtype, tol", [(minitorch.float16, 3e-2), (minitorch.bfloat16, 1.2e-1)], ids=DTYPE_IDS)
 @pytest.mark.parametrize("case", [(1, 2, 33, 40, 16, 16, False, "bool", 0.2), (2, 1, 33, 33, 32, 32, True, None, 0.3)],
                          ids=["bool", "causal"])
-def test_tensor_core_attention_cuda_with_dropout_matches_composed(dtype, tol, case):
+def test_tensor_core_attention_cuda_with_dropout_matches_composed(on_tensor_cores, dtype, tol, case):
     """The same keep mask as the backward (and the host's _C._attention_dropout_mask)."""
     check_dropout_case(case, "cuda", dtype, tol, tol)
 
@@ -161,31 +168,36 @@ def short(names):
 
 
 @needs_cuda
-def test_which_kernels_cuda():
-    """Tensor cores for 16-bit types with head dims that are multiples of 16, forward and backward
-    (the backward's D = rowsum(dO * O) stays on CUDA cores); the CUDA-core kernels otherwise, the
-    register-tiled ones for head dims up to 64. The same number of launches either way."""
+def test_which_kernels_cuda(monkeypatch):
+    """By default: the register-tiled kernels for head dims up to 64 in every type; tensor cores for
+    wider 16-bit heads that are multiples of 16, forward and backward (the backward's
+    D = rowsum(dO * O) stays on CUDA cores); one row per lane otherwise. MINITORCH_CUDA_ATTENTION=mma
+    puts every 16-bit call with head dims that are multiples of 16 on tensor cores. The same number
+    of launches either way."""
+    monkeypatch.delenv("MINITORCH_CUDA_ATTENTION", raising=False)
     mma = (["attention_mma_kernel"], ["attention_delta_kernel", "attention_mma_dkdv_kernel", "attention_mma_dq_kernel"])
     tiled = (["attention_tiled_kernel"],
              ["attention_delta_kernel", "attention_tiled_dkdv_kernel", "attention_tiled_dq_kernel"])
     cores = (["attention_kernel"], ["attention_delta_kernel", "attention_dkdv_kernel", "attention_dq_kernel"])
     for dtype in (minitorch.float16, minitorch.bfloat16):
-        for E, Ev in ((16, 16), (64, 32), (128, 128)):
+        for (E, Ev), want in (((16, 16), tiled), ((64, 32), tiled), ((8, 16), tiled), ((16, 24), tiled),
+                              ((128, 128), mma), ((80, 64), mma), ((72, 40), cores), ((96, 72), cores)):
             fwd, bwd = attention_kernels(dtype, E, Ev)
-            assert (short(fwd), short(bwd)) == mma, (dtype, E, Ev, fwd, bwd)
-        for E, Ev in ((8, 16), (16, 24)):
-            fwd, bwd = attention_kernels(dtype, E, Ev)
-            assert (short(fwd), short(bwd)) == tiled, (dtype, E, Ev, fwd, bwd)
-        fwd, bwd = attention_kernels(dtype, 72, 40)
-        assert (short(fwd), short(bwd)) == cores, (dtype, fwd, bwd)
+            assert (short(fwd), short(bwd)) == want, (dtype, E, Ev, fwd, bwd)
     # float32: register tiles up to head dim 64, one row per lane past it
     for (E, Ev), want in (((16, 16), tiled), ((64, 64), tiled), ((64, 65), cores), ((96, 32), cores)):
         fwd, bwd = attention_kernels(minitorch.float32, E, Ev)
         assert (short(fwd), short(bwd)) == want, (E, Ev, fwd, bwd)
+    # asked for tensor cores: every 16-bit call they can take; the default elsewhere
+    monkeypatch.setenv("MINITORCH_CUDA_ATTENTION", "mma")
+    for dtype, (E, Ev), want in ((minitorch.bfloat16, (16, 16), mma), (minitorch.float16, (64, 32), mma),
+                                 (minitorch.float16, (8, 16), tiled), (minitorch.float32, (16, 16), tiled)):
+        fwd, bwd = attention_kernels(dtype, E, Ev)
+        assert (short(fwd), short(bwd)) == want, (dtype, E, Ev, fwd, bwd)
 
 
 @needs_cuda
-def test_tensor_core_path_cuda_allocates_no_scores_matrix():
+def test_tensor_core_path_cuda_allocates_no_scores_matrix(on_tensor_cores):
     """float16, T = 256: forward and backward on tensor cores peak below half of one (B, H, T, T)
     float32 matrix."""
     B, H, T, d = 1, 2, 256, 16
@@ -196,7 +208,7 @@ def test_tensor_core_path_cuda_allocates_no_scores_matrix():
 
 
 @needs_cuda
-def test_tensor_core_attention_cuda_fully_masked_row_is_nan_like_composed():
+def test_tensor_core_attention_cuda_fully_masked_row_is_nan_like_composed(on_tensor_cores):
     """A row whose every key is masked out: NaN, as the composed formula (l = 0)."""
     q, k, v = (make((1, 1, 3, 16), s, "cuda", minitorch.float16, requires_grad=False) for s in (1, 2, 3))
     mask = minitorch.tensor(np.array([[True, True, True], [False, False, False], [True, False, True]]),
