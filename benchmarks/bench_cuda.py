@@ -11,7 +11,8 @@ On a real GPU, in one run and beside PyTorch when a CUDA build of torch is insta
    conv2d — as ms per call and the minitorch / PyTorch ratio (below 1 means minitorch is
    faster), plus the full sum's bandwidth;
 2. training steps of the lectures' models: the MNIST MLP and a small CNN, batch 64, and the
-   attention rows again with each family of fused kernels (MINITORCH_CUDA_ATTENTION);
+   attention rows again with each family of fused kernels (MINITORCH_CUDA_ATTENTION), and the
+   convolution rows through cuDNN's legacy functions (MINITORCH_CUDNN_API=legacy);
 3. GFLOP/s of the naive, tiled and cuBLAS matmul kernels (the lectures' comparison);
 4. GEMM TFLOP/s in FP32, TF32 (backends.cuda.matmul.allow_tf32 on both sides), FP16 and
    BF16 (16-bit inputs and outputs), beside PyTorch.
@@ -362,22 +363,34 @@ def precision_table(sizes, torch) -> None:
         print(f"{n:>6} " + " ".join(f"{c:>22}" for c in cells))
 
 
+def rows_under_env(variable, values, prefixes, mt_rows, torch_rows, torch) -> None:
+    """The rows whose names start with `prefixes`, again with environment variable `variable` set
+    to each of `values` (minitorch reads these switches at every call)."""
+    rows = [i for i, (name, _) in enumerate(mt_rows) if name.startswith(prefixes)]
+    saved = os.environ.get(variable)
+    try:
+        for value in values:
+            os.environ[variable] = value
+            table(f"With {variable}={value}", [mt_rows[i] for i in rows],
+                  [torch_rows[i] for i in rows] if torch else None, torch)
+    finally:
+        if saved is None:
+            os.environ.pop(variable, None)
+        else:
+            os.environ[variable] = saved
+
+
 def attention_families(mt_rows, torch_rows, torch) -> None:
     """The sdpa rows again with each family of fused-attention kernels asked for by
     MINITORCH_CUDA_ATTENTION (cuda/attention.cu: rows, tiled, mma; tiled is the default for head
     dims up to 64, mma for wider 16-bit heads)."""
-    rows = [i for i, (name, _) in enumerate(mt_rows) if name.startswith("sdpa")]
-    saved = os.environ.get("MINITORCH_CUDA_ATTENTION")
-    try:
-        for family in ("rows", "tiled", "mma"):
-            os.environ["MINITORCH_CUDA_ATTENTION"] = family
-            table(f"Fused attention with MINITORCH_CUDA_ATTENTION={family}", [mt_rows[i] for i in rows],
-                  [torch_rows[i] for i in rows] if torch else None, torch)
-    finally:
-        if saved is None:
-            os.environ.pop("MINITORCH_CUDA_ATTENTION", None)
-        else:
-            os.environ["MINITORCH_CUDA_ATTENTION"] = saved
+    rows_under_env("MINITORCH_CUDA_ATTENTION", ("rows", "tiled", "mma"), "sdpa", mt_rows, torch_rows, torch)
+
+
+def cudnn_legacy(mt_rows, torch_rows, torch) -> None:
+    """The convolution rows again through cuDNN's legacy functions (MINITORCH_CUDNN_API=legacy),
+    beside the graph API's plans above (cuda/cudnn_conv_graph.cu)."""
+    rows_under_env("MINITORCH_CUDNN_API", ("legacy",), ("conv2d", "small CNN"), mt_rows, torch_rows, torch)
 
 
 def main() -> None:
@@ -407,6 +420,8 @@ def main() -> None:
                   [mt_rows[i] for i in conv_rows], [torch_rows[i] for i in conv_rows] if torch else None, torch)
     table("Training steps (ms per step)", training_steps(minitorch), training_steps(torch) if torch else None, torch)
     attention_families(mt_rows, torch_rows, torch)
+    if cudnn.is_available():
+        cudnn_legacy(mt_rows, torch_rows, torch)
 
     print(f"\n{'N':>6} {'naive GF/s':>11} {'tiled GF/s':>11} {'cuBLAS GF/s':>12}")
     for n in args.sizes:

@@ -48,6 +48,9 @@ std::string cudnn_unavailable_reason();   // "" while cuDNN can be used
 std::string cudnn_rnn_unavailable_reason();  // the same for its RNN API (cudnn_rnn.cu)
 // cuDNN's output shape (N, O, OH, OW) for a convolution of that geometry (no GPU needed).
 std::array<int64_t, 4> cudnn_forward_output_shape(const Window2d& w, int64_t out_channels);
+// cuDNN graph API plans for a device described in JSON (cudnn_conv.cu): (engine, workspace, notes, allowed)
+std::vector<std::array<int64_t, 4>> cudnn_graph_plans(const Window2d& w, int64_t out_channels, DType dtype, int pass,
+                                                      const std::string& device_json);
 
 using MatmulImpl = CudaMatmulImpl;  // which GPU matmul runs (naive / tiled / cuBLAS)
 void set_matmul_impl(MatmulImpl impl);

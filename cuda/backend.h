@@ -74,6 +74,7 @@ struct CudaBackend {
     std::string (*cudnn_unavailable_reason)();
     std::string (*cudnn_rnn_unavailable_reason)();
     std::array<int64_t, 4> (*cudnn_forward_output_shape)(const Window2d&, int64_t);
+    std::vector<std::array<int64_t, 4>> (*cudnn_graph_plans)(const Window2d&, int64_t, DType, int, const std::string&);
     void (*set_matmul_impl)(CudaMatmulImpl);
     CudaMatmulImpl (*matmul_impl)();
     uintptr_t (*stream_create)(int);

@@ -79,6 +79,12 @@ const Library* library()
     }
     MT_CUDNN_RNN_FUNCTIONS(MT_CUDNN_BIND_RNN)
 #undef MT_CUDNN_BIND_RNN
+    c->has_graph = true;
+#define MT_CUDNN_BIND_GRAPH(f)                                                                    \
+    c->f = reinterpret_cast<decltype(c->f)>(dlsym(c->lib, #f));                                   \
+    if (!c->f) c->has_graph = false;
+    MT_CUDNN_GRAPH_FUNCTIONS(MT_CUDNN_BIND_GRAPH)
+#undef MT_CUDNN_BIND_GRAPH
     loaded = std::move(c);
     return loaded.get();
 }

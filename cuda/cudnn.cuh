@@ -9,8 +9,10 @@
 // minitorch kernel runs on.
 #pragma once
 
+#include <array>
 #include <mutex>
 #include <string>
+#include <vector>
 
 #include "common.cuh"
 
@@ -49,13 +51,22 @@ namespace minitorch::cuda::cudnn {
     X(cudnnGetRNNWeightSpaceSize) X(cudnnGetRNNTempSpaceSizes) X(cudnnGetRNNWeightParams)          \
     X(cudnnRNNForward) X(cudnnRNNBackwardData_v8) X(cudnnRNNBackwardWeights_v8)
 
+// The graph (backend) API's functions: descriptors made, set and finalized by attribute, the
+// way cuDNN's own frontend and PyTorch drive it (cudnn_conv_graph.cu). Looked up apart too: without
+// them the convolutions take the legacy functions above.
+#define MT_CUDNN_GRAPH_FUNCTIONS(X)                                                                  \
+    X(cudnnBackendCreateDescriptor) X(cudnnBackendDestroyDescriptor) X(cudnnBackendSetAttribute)     \
+    X(cudnnBackendGetAttribute) X(cudnnBackendFinalize) X(cudnnBackendExecute)
+
 struct Library {
     void* lib = nullptr;
     std::string loaded_from;
-    bool has_rnn = false;  // every function of MT_CUDNN_RNN_FUNCTIONS was found
+    bool has_rnn = false;    // every function of MT_CUDNN_RNN_FUNCTIONS was found
+    bool has_graph = false;  // every function of MT_CUDNN_GRAPH_FUNCTIONS was found
 #define MT_CUDNN_MEMBER(f) decltype(&::f) f = nullptr;
     MT_CUDNN_FUNCTIONS(MT_CUDNN_MEMBER)
     MT_CUDNN_RNN_FUNCTIONS(MT_CUDNN_MEMBER)
+    MT_CUDNN_GRAPH_FUNCTIONS(MT_CUDNN_MEMBER)
 #undef MT_CUDNN_MEMBER
 };
 
@@ -84,6 +95,21 @@ struct Checker {
 
 cudnnDataType_t data_type(DType t);  // the floating dtypes; Unsupported for the others
 int to_int(int64_t v);               // cuDNN's sizes are int: Unsupported past INT32_MAX
+
+// conv2d's passes on the graph API (cudnn_conv_graph.cu), used by cudnn_conv.cu.
+enum class ConvPass { Forward = 0, BackwardData = 1, BackwardFilter = 2 };
+// One pass with the plan kept for its shape: true when it ran; false when this cuDNN has no graph
+// API, MINITORCH_CUDNN_API=legacy, or no plan takes the case (the legacy functions are next). The
+// pass's result goes to `out`; a, b: x and w (forward), dy and w (backward data), dy and x
+// (backward filter). Hold mutex().
+bool graph_conv(const Library& c, cudnnHandle_t h, ConvPass pass, const Tensor& out, const Tensor& a,
+                const Tensor& b, const Window2d& win, int64_t O);
+// Whether the switches let an engine with these NumericalNotes (bits) run on data of this dtype.
+bool conv_engine_allowed(int64_t notes, DType dtype);
+// The tests' view of the heuristics for a device described in JSON (no GPU needed): per ranked
+// configuration, (engine's global index, plan's workspace bytes or -1, notes as bits, allowed).
+std::vector<std::array<int64_t, 4>> graph_plans(const Library& c, ConvPass pass, const Window2d& win, int64_t O,
+                                                DType dtype, const std::string& device_json);
 
 #endif  // MT_WITH_CUDNN
 

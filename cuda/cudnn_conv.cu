@@ -1,7 +1,10 @@
 // cudnn_conv.cu — conv2d and its two gradients on cuDNN (minitorch.backends.cudnn); the
 // input gradient is also conv_transpose2d's forward. Groups go to cuDNN as a group count.
 //
-// conv.cpp asks the device's ConvLibrary (kernels.h) first; this file is CUDA's. Each call:
+// conv.cpp asks the device's ConvLibrary (kernels.h) first; this file is CUDA's. Each call goes
+// to cuDNN's graph API first (cudnn_conv_graph.cu: a plan per shape, the fast way in cuDNN 9); the
+// legacy functions below take the calls it cannot (a cuDNN without it, MINITORCH_CUDNN_API=legacy,
+// a case no plan takes). A legacy call:
 //   1. describes x (N, C, H, W), w (O, C/groups, KH, KW) and y (N, O, OH, OW), all contiguous NCHW,
 //      and the convolution: padding, stride, dilation, cross-correlation (what deep-learning
 //      frameworks call convolution), sums in float32 (float64 for double tensors);
@@ -37,6 +40,10 @@ std::array<int64_t, 4> cudnn_forward_output_shape(const Window2d&, int64_t)
     throw std::runtime_error("backends.cudnn: " + cudnn_unavailable_reason());
 }
 const ConvLibrary* cudnn_conv_library() { return nullptr; }
+std::vector<std::array<int64_t, 4>> cudnn_graph_plans(const Window2d&, int64_t, DType, int, const std::string&)
+{
+    throw std::runtime_error("backends.cudnn: " + cudnn_unavailable_reason());
+}
 
 #else
 
@@ -111,7 +118,7 @@ private:
     }
 };
 
-enum class Pass { Forward = 0, BackwardData = 1, BackwardFilter = 2 };
+using Pass = cudnn::ConvPass;
 
 struct Choice {
     int algo = 0;
@@ -247,6 +254,7 @@ bool run_pass(const Tensor& out, const Tensor& a, const Tensor& b, const Window2
     const cudnnHandle_t h = cudnn::handle(*c);
     if (!h) return false;
     try {
+        if (cudnn::graph_conv(*c, h, P, out, a, b, win, O)) return true;
         const DType dtype = out->dtype;
         Descriptors d(*c, win, O, dtype);
         const Key key = key_of(P, win, O, dtype, d.math);
@@ -329,6 +337,18 @@ std::array<int64_t, 4> cudnn_forward_output_shape(const Window2d& win, int64_t O
     } catch (const Unsupported&) {
         throw ValueError("backends.cudnn: cuDNN does not take this convolution");
     }
+}
+
+std::vector<std::array<int64_t, 4>> cudnn_graph_plans(const Window2d& win, int64_t O, DType dtype, int pass,
+                                                      const std::string& device_json)
+{
+    MT_CHECK(pass >= 0 && pass <= 2, "backends.cudnn: pass must be 0 (forward), 1 (backward data) or 2 (backward "
+             "filter), got ", pass);
+    std::lock_guard<std::mutex> lock(cudnn::mutex());
+    const Cudnn* c = cudnn::library();
+    if (!c) throw std::runtime_error("backends.cudnn: " + cudnn::unavailable(cudnn::Part::Conv));
+    if (!c->has_graph) throw std::runtime_error("backends.cudnn: " + c->loaded_from + " has no graph API");
+    return cudnn::graph_plans(*c, Pass(pass), win, O, dtype, device_json);
 }
 
 const ConvLibrary* cudnn_conv_library()

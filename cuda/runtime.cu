@@ -231,6 +231,7 @@ const CudaBackend& backend()
         b.cudnn_unavailable_reason = &cudnn_unavailable_reason;
         b.cudnn_rnn_unavailable_reason = &cudnn_rnn_unavailable_reason;
         b.cudnn_forward_output_shape = &cudnn_forward_output_shape;
+        b.cudnn_graph_plans = &cudnn_graph_plans;
         b.set_matmul_impl = &set_matmul_impl;
         b.matmul_impl = &matmul_impl;
         b.stream_create = &stream_create;

@@ -51,3 +51,23 @@ def test_it_skips_without_a_gpu():
         pytest.skip("a real GPU is here: the script would run its tables")
     out = subprocess.run([sys.executable, str(PATH), "--quick"], capture_output=True, text=True, timeout=120)
     assert out.returncode == 0 and "bench_cuda: skipped" in out.stdout, out.stdout + out.stderr
+
+
+def test_rows_under_env_runs_the_picked_rows_with_each_value_and_restores_the_variable(monkeypatch):
+    """The attention-family and cuDNN-API tables: each value set while its table runs, the rows
+    picked by name, the variable put back as it was (also when it was unset)."""
+    bench = load()
+    seen = []
+    monkeypatch.setattr(bench, "table", lambda title, mt, ref, torch: seen.append(
+        (title, [n for n, _ in mt], bench.os.environ.get("MINITORCH_CUDNN_API"))))
+    rows = [("conv2d fwd", None), ("softmax", None), ("small CNN fwd+bwd", None)]
+    monkeypatch.delenv("MINITORCH_CUDNN_API", raising=False)
+    bench.cudnn_legacy(rows, None, None)
+    assert seen == [("With MINITORCH_CUDNN_API=legacy", ["conv2d fwd", "small CNN fwd+bwd"], "legacy")]
+    assert "MINITORCH_CUDNN_API" not in bench.os.environ
+    monkeypatch.setenv("MINITORCH_CUDA_ATTENTION", "rows")
+    seen.clear()
+    monkeypatch.setattr(bench, "table", lambda title, mt, ref, torch: seen.append(
+        bench.os.environ["MINITORCH_CUDA_ATTENTION"]))
+    bench.attention_families([("sdpa causal", None)], None, None)
+    assert seen == ["rows", "tiled", "mma"] and bench.os.environ["MINITORCH_CUDA_ATTENTION"] == "rows"

@@ -226,6 +226,32 @@ void bind_cuda(py::module_& m)
         w.OH = w.OW = 1;
         return b->cudnn_forward_output_shape(w, w_shape[0]);
     });
+    // The engine configurations cuDNN's heuristics rank for one pass (0 forward, 1 backward data,
+    // 2 backward filter) of a contiguous conv2d on the device `device_json` describes (no GPU
+    // needed: cuDNN >= 9.8 builds plans from a description). Each: (engine's global index, the
+    // plan's workspace bytes or -1 when it makes none, NumericalNotes as bits, allowed by the switches).
+    m.def("_cudnn_graph_plans", [](std::array<int64_t, 4> x_shape, std::array<int64_t, 4> w_shape,
+                                   std::array<int64_t, 2> stride, std::array<int64_t, 2> pad,
+                                   std::array<int64_t, 2> dil, int64_t groups, DType dtype, int pass,
+                                   const std::string& device_json) {
+        const CudaBackend* b = active();
+        if (!b) throw std::runtime_error("backends.cudnn: minitorch was built without the GPU backend");
+        MT_CHECK(groups >= 1 && x_shape[1] == w_shape[1] * groups && w_shape[0] % groups == 0,
+                 "_cudnn_graph_plans: x ", x_shape[1], " channels, w ", w_shape[0], "x", w_shape[1], ", groups ",
+                 groups, " do not fit together");
+        Window2d w;
+        w.N = x_shape[0], w.C = x_shape[1], w.H = x_shape[2], w.W = x_shape[3];
+        w.KH = w_shape[2], w.KW = w_shape[3];
+        w.stride_h = stride[0], w.stride_w = stride[1], w.pad_h = pad[0], w.pad_w = pad[1];
+        w.dil_h = dil[0], w.dil_w = dil[1], w.groups = groups;
+        const auto size = [](int64_t n, int64_t k, int64_t s, int64_t p, int64_t d) {
+            return (n + 2 * p - d * (k - 1) - 1) / s + 1;
+        };
+        w.OH = size(w.H, w.KH, w.stride_h, w.pad_h, w.dil_h);
+        w.OW = size(w.W, w.KW, w.stride_w, w.pad_w, w.dil_w);
+        MT_CHECK(w.OH > 0 && w.OW > 0, "_cudnn_graph_plans: the window does not fit the input");
+        return b->cudnn_graph_plans(w, w_shape[0], dtype, pass, device_json);
+    });
 }
 
 }  // namespace minitorch::python
