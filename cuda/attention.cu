@@ -188,6 +188,17 @@ __device__ __forceinline__ int64_t keys_end(int64_t S, int64_t row_end, bool cau
     return causal && row_end < S ? row_end : S;
 }
 
+// The grid of every tiled kernel here is (pairs, tiles): blockIdx.x (with a stride loop) picks the
+// (batch, head) pair, blockIdx.y the tile of rows, so the GPU starts blocks tile by tile. Causal, a
+// forward or dQ block's work grows with its tile (it walks the keys up to its diagonal), so those
+// take the tiles from the last one: the longest blocks start first and the short ones fill the
+// SMs at the end (FlashAttention-2 orders its blocks the same way). dK/dV blocks walk the queries
+// from their diagonal on, so the first tiles are already the longest.
+__device__ __forceinline__ int64_t tile_in_order(bool causal)
+{
+    return causal ? int64_t(gridDim.y) - 1 - int64_t(blockIdx.y) : int64_t(blockIdx.y);
+}
+
 // Thread mapping: grid (ceil(L / kFwdRows), pairs), block 128 threads = 4 warps; warp w owns
 // query rows q0 + 4w .. q0 + 4w + 3. Per key tile, lane j scores key k0 + j against each of
 // the warp's rows (q from shared memory, a broadcast; k row j from shared memory, padded so
@@ -203,8 +214,8 @@ __global__ void attention_kernel(const T* q, const T* k, const T* v, T* out, flo
     __shared__ float k_s[kTile][kPad];
     __shared__ float v_s[kTile][kMaxHead];
     const int lane = threadIdx.x % kWarp, warp = threadIdx.x / kWarp;
-    const int64_t q0 = int64_t(blockIdx.x) * kFwdRows;
-    for (int64_t b = blockIdx.y; b < B; b += gridDim.y) {
+    const int64_t q0 = tile_in_order(causal) * kFwdRows;
+    for (int64_t b = blockIdx.x; b < B; b += gridDim.x) {
         const float* mask_matrix = mask.data ? mask.matrix(b) : nullptr;
         __syncthreads();  // the previous pair's rows are no longer read
         stage_rows<float, T, kMaxHead>(q_s, q + lay.q.pair(b), lay.q.row_stride, q0, kFwdRows, L, E);
@@ -276,8 +287,8 @@ __global__ void attention_dkdv_kernel(const T* q, const T* k, const T* v, const 
     __shared__ float g_s[kTile][kPad];  // dO
     __shared__ float lse_s[kTile], delta_s[kTile];
     const int lane = threadIdx.x % kWarp, warp = threadIdx.x / kWarp;
-    const int64_t j0 = int64_t(blockIdx.x) * kBwdRows;
-    for (int64_t b = blockIdx.y; b < B; b += gridDim.y) {
+    const int64_t j0 = int64_t(blockIdx.y) * kBwdRows;
+    for (int64_t b = blockIdx.x; b < B; b += gridDim.x) {
         const float* mask_matrix = mask.data ? mask.matrix(b) : nullptr;
         __syncthreads();
         stage_rows<float, T, kMaxHead>(k_s, k + lay.k.pair(b), lay.k.row_stride, j0, kBwdRows, S, E);
@@ -353,8 +364,8 @@ __global__ void attention_dq_kernel(const T* q, const T* k, const T* v, const T*
     __shared__ float k_s[kTile][kPad];
     __shared__ float v_s[kTile][kPad];
     const int lane = threadIdx.x % kWarp, warp = threadIdx.x / kWarp;
-    const int64_t i0 = int64_t(blockIdx.x) * kBwdRows;
-    for (int64_t b = blockIdx.y; b < B; b += gridDim.y) {
+    const int64_t i0 = tile_in_order(causal) * kBwdRows;
+    for (int64_t b = blockIdx.x; b < B; b += gridDim.x) {
         const float* mask_matrix = mask.data ? mask.matrix(b) : nullptr;
         __syncthreads();
         stage_rows<float, T, kMaxHead>(q_s, q + lay.q.pair(b), lay.q.row_stride, i0, kBwdRows, L, E);
@@ -531,8 +542,8 @@ __global__ void attention_tiled_kernel(const T* q, const T* k, const T* v, T* ou
     __shared__ __align__(16) float v_t[kRtHead][kRtNarrow];  // V^T
     __shared__ __align__(16) float p_t[kRtTile][kRtWide];    // P^T: p_t[key][row]
     const int tx = threadIdx.x % 8, ty = threadIdx.x / 8;
-    const int64_t q0 = int64_t(blockIdx.x) * kRtFwdRows;
-    for (int64_t b = blockIdx.y; b < B; b += gridDim.y) {
+    const int64_t q0 = tile_in_order(causal) * kRtFwdRows;
+    for (int64_t b = blockIdx.x; b < B; b += gridDim.x) {
         const float* mask_matrix = mask.data ? mask.matrix(b) : nullptr;
         __syncthreads();  // the previous pair's q_t is no longer read
         stage_transposed(q_t, q + lay.q.pair(b), lay.q.row_stride, q0, kRtFwdRows, L, E);
@@ -609,8 +620,8 @@ __global__ void attention_tiled_dq_kernel(const T* q, const T* k, const T* v, co
     __shared__ __align__(16) float v_t[kRtHead][kRtNarrow];
     __shared__ __align__(16) float ds_t[kRtTile][kRtNarrow];  // dS^T: ds_t[key][row]
     const int tx = threadIdx.x % 8, ty = threadIdx.x / 8;
-    const int64_t i0 = int64_t(blockIdx.x) * kRtTile;
-    for (int64_t b = blockIdx.y; b < B; b += gridDim.y) {
+    const int64_t i0 = tile_in_order(causal) * kRtTile;
+    for (int64_t b = blockIdx.x; b < B; b += gridDim.x) {
         const float* mask_matrix = mask.data ? mask.matrix(b) : nullptr;
         __syncthreads();  // the previous pair's q_t and g_t are no longer read
         stage_transposed(q_t, q + lay.q.pair(b), lay.q.row_stride, i0, kRtTile, L, E);
@@ -671,8 +682,8 @@ __global__ void attention_tiled_dkdv_kernel(const T* q, const T* k, const T* v, 
     __shared__ __align__(16) float ds_s[kRtTile][kRtNarrow];  // dS: ds_s[query][key]
     __shared__ float lse_s[kRtTile], delta_s[kRtTile];
     const int tx = threadIdx.x % 8, ty = threadIdx.x / 8;
-    const int64_t j0 = int64_t(blockIdx.x) * kRtTile;
-    for (int64_t b = blockIdx.y; b < B; b += gridDim.y) {
+    const int64_t j0 = int64_t(blockIdx.y) * kRtTile;
+    for (int64_t b = blockIdx.x; b < B; b += gridDim.x) {
         const float* mask_matrix = mask.data ? mask.matrix(b) : nullptr;
         __syncthreads();  // the previous pair's k_t and v_t are no longer read
         stage_key_tile(k_t, v_t, k, v, lay, b, j0, S, E, Ev);
@@ -844,9 +855,9 @@ __device__ void attention_mma_rows(const T* q, const T* k, const T* v, T* out, f
     __shared__ __align__(32) float o_s[kMmaTile][kMaxHead];
     __shared__ float alpha_s[kMmaTile];
     const int lane = threadIdx.x % kWarp, warp = threadIdx.x / kWarp;
-    const int64_t q0 = int64_t(blockIdx.x) * kMmaTile;
+    const int64_t q0 = tile_in_order(causal) * kMmaTile;
     float* const scratch = warp_scratch(s_s);
-    for (int64_t b = blockIdx.y; b < B; b += gridDim.y) {
+    for (int64_t b = blockIdx.x; b < B; b += gridDim.x) {
         const float* mask_matrix = mask.data ? mask.matrix(b) : nullptr;
         __syncthreads();  // the previous pair's q_s and o_s are no longer read
         stage_rows<T, T, kMaxHead>(q_s, q + lay.q.pair(b), lay.q.row_stride, q0, kMmaTile, L, E);
@@ -970,10 +981,10 @@ __device__ void attention_mma_dkdv_rows(const T* q, const T* k, const T* v, cons
 {
     __shared__ MmaBackwardTiles<T> t;
     const int lane = threadIdx.x % kWarp, warp = threadIdx.x / kWarp;
-    const int64_t j0 = int64_t(blockIdx.x) * kMmaTile;
+    const int64_t j0 = int64_t(blockIdx.y) * kMmaTile;
     float* const scratch = warp_scratch(t.s);
     const int v_tiles = Ev / kMma, k_tiles = E / kMma;
-    for (int64_t b = blockIdx.y; b < B; b += gridDim.y) {
+    for (int64_t b = blockIdx.x; b < B; b += gridDim.x) {
         const float* mask_matrix = mask.data ? mask.matrix(b) : nullptr;
         __syncthreads();  // the previous pair's t.k, t.v and scratch are no longer read
         stage_rows<T, T, kMaxHead>(t.k, k + lay.k.pair(b), lay.k.row_stride, j0, kMmaTile, S, E);
@@ -1035,10 +1046,10 @@ __device__ void attention_mma_dq_rows(const T* q, const T* k, const T* v, const 
 {
     const int q_tiles = E / kMma;  // dQ's 16-wide column tiles
     const int lane = threadIdx.x % kWarp, warp = threadIdx.x / kWarp;
-    const int64_t i0 = int64_t(blockIdx.x) * kMmaTile;
+    const int64_t i0 = tile_in_order(causal) * kMmaTile;
     __shared__ MmaBackwardTiles<T> t;
     float* const scratch = warp_scratch(t.s);
-    for (int64_t b = blockIdx.y; b < B; b += gridDim.y) {
+    for (int64_t b = blockIdx.x; b < B; b += gridDim.x) {
         const float* mask_matrix = mask.data ? mask.matrix(b) : nullptr;
         __syncthreads();  // the previous pair's t.q, t.g and scratch are no longer read
         stage_rows<T, T, kMaxHead>(t.q, q + lay.q.pair(b), lay.q.row_stride, i0, kMmaTile, L, E);
@@ -1175,6 +1186,15 @@ Family family(DType t, int E, int Ev)
 unsigned pair_blocks(int64_t B) { return unsigned(B < 65535 ? B : 65535); }
 unsigned tiles(int64_t n, int rows) { return unsigned((n + rows - 1) / rows); }
 
+// The tiles go in grid.y (at most 65535 blocks): with the smallest tile, 8 rows, sequences up to
+// 524280 (a T x T score matrix of that size would not fit any GPU either).
+void check_tiles(const char* op, int64_t L, int64_t S)
+{
+    constexpr int64_t kMaxLength = 65535 * int64_t(kBwdRows);
+    MT_CHECK(L <= kMaxLength && S <= kMaxLength, op, ": the fused kernels take sequences up to ", kMaxLength,
+             " long, got L = ", L, " and S = ", S);
+}
+
 }  // namespace
 
 void attention(const Tensor& out, const Tensor& lse, const Tensor& q, const Tensor& k, const Tensor& v,
@@ -1186,6 +1206,7 @@ void attention(const Tensor& out, const Tensor& lse, const Tensor& q, const Tens
     MT_CHECK(E <= kMaxHead && Ev <= kMaxHead, "scaled_dot_product_attention: the fused kernel takes head dims up to ",
              kMaxHead, ", got ", E, " and ", Ev);
     if (B == 0 || L == 0) return;
+    check_tiles("scaled_dot_product_attention", L, S);
     const AttentionMask<float> m = attention_mask<float>(mask);
     const AttentionLayout lay = attention_layout(q, k, v, out);
     const AttentionDropout drop = attention_dropout(spec.dropout_p, spec.seed, spec.offset, L, S);
@@ -1196,19 +1217,19 @@ void attention(const Tensor& out, const Tensor& lse, const Tensor& q, const Tens
         const Family f = family(q->dtype, E, Ev);
         if constexpr (!std::is_same_v<T, float>) {
             if (f == Family::Mma) {
-                MT_LAUNCH(dim3(tiles(L, kMmaTile), pair_blocks(B)), kWarps * kWarp, 0, 0, attention_mma_kernel<T>)(
+                MT_LAUNCH(dim3(pair_blocks(B), tiles(L, kMmaTile)), kWarps * kWarp, 0, 0, attention_mma_kernel<T>)(
                     qd, kd, vd, out->data_as<T>(), lse->data_as<float>(), lay, m, drop, B, L, S, E, Ev, scale,
                     spec.causal);
                 return;
             }
         }
         if (f == Family::Tiled) {
-            MT_LAUNCH(dim3(tiles(L, kRtFwdRows), pair_blocks(B)), kWarps * kWarp, 0, 0, attention_tiled_kernel<T>)(
+            MT_LAUNCH(dim3(pair_blocks(B), tiles(L, kRtFwdRows)), kWarps * kWarp, 0, 0, attention_tiled_kernel<T>)(
                 qd, kd, vd, out->data_as<T>(), lse->data_as<float>(), lay, m, drop, B, L, S, E, Ev, scale,
                 spec.causal);
             return;
         }
-        MT_LAUNCH(dim3(tiles(L, kFwdRows), pair_blocks(B)), kWarps * kWarp, 0, 0, attention_kernel<T>)(
+        MT_LAUNCH(dim3(pair_blocks(B), tiles(L, kFwdRows)), kWarps * kWarp, 0, 0, attention_kernel<T>)(
             qd, kd, vd, out->data_as<T>(), lse->data_as<float>(), lay, m, drop, B, L, S, E, Ev, scale, spec.causal);
     });
     MT_CUDA_CHECK_LAUNCH("scaled_dot_product_attention");
@@ -1219,11 +1240,11 @@ void attention(const Tensor& out, const Tensor& lse, const Tensor& q, const Tens
 // by its kernel's text, and tests tell the families apart by those names.)
 #define MT_ATTENTION_BACKWARD(dkdv_kernel, dq_kernel, rows)                                                  \
     do {                                                                                                     \
-        MT_LAUNCH(dim3(tiles(S, rows), pair_blocks(B)), kWarps * kWarp, 0, 0, dkdv_kernel<T>)(               \
+        MT_LAUNCH(dim3(pair_blocks(B), tiles(S, rows)), kWarps * kWarp, 0, 0, dkdv_kernel<T>)(               \
             qd, kd, vd, gd, ld, dd, gk, gv, lay, m, drop, B, L, S, E, Ev, scale, spec.causal);               \
         MT_CUDA_CHECK_LAUNCH("scaled_dot_product_attention_backward (dK, dV)");                              \
         if (L > 0) {                                                                                         \
-            MT_LAUNCH(dim3(tiles(L, rows), pair_blocks(B)), kWarps * kWarp, 0, 0, dq_kernel<T>)(             \
+            MT_LAUNCH(dim3(pair_blocks(B), tiles(L, rows)), kWarps * kWarp, 0, 0, dq_kernel<T>)(             \
                 qd, kd, vd, gd, ld, dd, gq, lay, m, drop, B, L, S, E, Ev, scale, spec.causal);               \
             MT_CUDA_CHECK_LAUNCH("scaled_dot_product_attention_backward (dQ)");                              \
         }                                                                                                    \
@@ -1237,6 +1258,7 @@ void attention_backward(const Tensor& grad_q, const Tensor& grad_k, const Tensor
     const int64_t B = n.B, L = n.L, S = n.S;
     const int E = int(n.E), Ev = int(n.Ev);
     if (B == 0 || S == 0) return;
+    check_tiles("scaled_dot_product_attention_backward", L, S);
     Tensor delta = empty({B, L}, DType::Float32, q->device());
     const AttentionMask<float> m = attention_mask<float>(mask);
     const AttentionLayout lay = attention_layout(q, k, v, out, grad_out, grad_q, grad_k, grad_v);

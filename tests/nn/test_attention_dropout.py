@@ -257,3 +257,12 @@ def test_each_kernel_family_matches_composed(monkeypatch, family, dtype):
             check_case(case, "cuda", dtype, *tol)
         else:
             fused.check_case(case, "cuda", dtype, *tol)
+
+
+@needs_cuda
+def test_a_sequence_past_the_grids_limit_is_a_value_error():
+    """The tiles of rows go in grid.y (at most 65535 blocks of 8 rows at the smallest): a longer
+    sequence is refused by name before any launch, not a failed launch."""
+    q = minitorch.zeros(1, 1, 65535 * 8 + 1, 8, device="cuda")
+    with pytest.raises(ValueError, match=r"scaled_dot_product_attention: .*up to 524280 long, got L = 524281"):
+        F.scaled_dot_product_attention(q, q, q, is_causal=True)
