@@ -199,7 +199,7 @@ __device__ __forceinline__ int64_t tile_in_order(bool causal)
     return causal ? int64_t(gridDim.y) - 1 - int64_t(blockIdx.y) : int64_t(blockIdx.y);
 }
 
-// Thread mapping: grid (ceil(L / kFwdRows), pairs), block 128 threads = 4 warps; warp w owns
+// Thread mapping: grid (pairs, ceil(L / kFwdRows)), block 128 threads = 4 warps; warp w owns
 // query rows q0 + 4w .. q0 + 4w + 3. Per key tile, lane j scores key k0 + j against each of
 // the warp's rows (q from shared memory, a broadcast; k row j from shared memory, padded so
 // the 32 lanes hit 32 banks), the warp's max and sum update the online softmax, and lane
@@ -269,7 +269,7 @@ __global__ void attention_delta_kernel(const T* grad_out, const T* out, float* d
     }
 }
 
-// Thread mapping: grid (ceil(S / kBwdRows), pairs), 4 warps; warp w owns keys j0 + 2w, j0 + 2w + 1,
+// Thread mapping: grid (pairs, ceil(S / kBwdRows)), 4 warps; warp w owns keys j0 + 2w, j0 + 2w + 1,
 // their dK and dV rows in registers (lane holds d = lane, lane + 32, ...). Per query tile (32 rows
 // of q and dO staged in shared memory, with their lse and D), lane i computes P and dS of query
 // i0 + i against each of the warp's keys; then the warp adds P[i] dO[i] and dS[i] q[i] over the
@@ -348,7 +348,7 @@ MT_UNROLL
     }
 }
 
-// Thread mapping: grid (ceil(L / kBwdRows), pairs), 4 warps; warp w owns query rows
+// Thread mapping: grid (pairs, ceil(L / kBwdRows)), 4 warps; warp w owns query rows
 // i0 + 2w, i0 + 2w + 1 and their dQ rows in registers (lane holds d = lane, lane + 32, ...).
 // Per key tile (32 rows of k and v staged, padded), lane j computes P and dS of key k0 + j
 // against each of the warp's rows, then the warp adds dS[j] k[j] over the tile, dS[j]
@@ -528,7 +528,7 @@ MT_UNROLL
     }
 }
 
-// Forward. Grid (ceil(L / 64), pairs). Per key tile: S = Q K^T (thread: 4 rows x 4 keys), the
+// Forward. Grid (pairs, ceil(L / 64)). Per key tile: S = Q K^T (thread: 4 rows x 4 keys), the
 // online softmax of each row over its 8 owners, P^T to shared memory, O += P V (thread: 4 rows x
 // 8 columns in registers, rescaled by alpha first). Shared memory: 44 KiB.
 template <class T>
@@ -603,7 +603,7 @@ MT_UNROLL
     }
 }
 
-// Backward, dQ. Grid (ceil(L / 32), pairs): a block owns 32 query rows (Q^T and dO^T staged once)
+// Backward, dQ. Grid (pairs, ceil(L / 32)): a block owns 32 query rows (Q^T and dO^T staged once)
 // and walks the key tiles (to its diagonal when causal). Per tile: S = Q K^T and dP = dO V^T
 // (thread: 2 rows x 4 keys), dS = P (dP Z - D) to shared memory as dS^T, then dQ += dS K (thread:
 // 2 rows x 8 columns). Shared memory: 41 KiB.
@@ -663,7 +663,7 @@ MT_UNROLL
     }
 }
 
-// Backward, dK and dV. Grid (ceil(S / 32), pairs): a block owns 32 keys (K^T and V^T staged once)
+// Backward, dK and dV. Grid (pairs, ceil(S / 32)): a block owns 32 keys (K^T and V^T staged once)
 // and walks the query tiles (from its diagonal on when causal). Per tile: S^T = K Q^T and
 // dP^T = V dO^T (thread: 2 keys x 4 queries), P Z and dS to shared memory (by query rows), then
 // dV += (P Z)^T dO and dK += dS^T Q (thread: 2 keys x 8 columns of each). Shared memory: 45 KiB.
@@ -1089,7 +1089,7 @@ MT_UNROLL
     }
 }
 
-// The kernels (thread mappings above: grid (ceil(rows / 32), pairs), 128 threads). bfloat16 MMA
+// The kernels (thread mappings above: grid (pairs, ceil(rows / 32)), 128 threads). bfloat16 MMA
 // needs sm_80: the sm_75 build compiles their bfloat16 versions empty, and the host never
 // launches them there (tensor_cores below).
 template <class T>
