@@ -104,6 +104,12 @@ enum class ConvPass { Forward = 0, BackwardData = 1, BackwardFilter = 2 };
 // (backward filter). Hold mutex().
 bool graph_conv(const Library& c, cudnnHandle_t h, ConvPass pass, const Tensor& out, const Tensor& a,
                 const Tensor& b, const Window2d& win, int64_t O);
+// The key of both caches of choices for a pass (cudnn_conv.cu's algorithms, cudnn_conv_graph.cu's
+// plans): the geometry, the dtype, the pointers' alignments (0 where they do not matter) and every
+// switch that changes the choice (benchmark, deterministic, allow_tf32).
+using ConvKey = std::array<int64_t, 22>;
+ConvKey conv_key(ConvPass pass, const Window2d& w, int64_t O, DType dtype, int64_t align_x = 0, int64_t align_w = 0,
+                 int64_t align_y = 0);
 // Whether the switches let an engine with these NumericalNotes (bits) run on data of this dtype.
 bool conv_engine_allowed(int64_t notes, DType dtype);
 // The tests' view of the heuristics for a device described in JSON (no GPU needed): per ranked

@@ -47,6 +47,19 @@ std::vector<std::array<int64_t, 4>> cudnn_graph_plans(const Window2d&, int64_t, 
 
 #else
 
+namespace cudnn {
+
+ConvKey conv_key(ConvPass pass, const Window2d& w, int64_t O, DType dtype, int64_t align_x, int64_t align_w,
+                 int64_t align_y)
+{
+    const CudnnSwitches& s = cudnn_switches();
+    return {int64_t(pass), w.N, w.C, w.H, w.W, O, w.KH, w.KW, w.stride_h, w.stride_w, w.pad_h, w.pad_w,
+            w.dil_h, w.dil_w, w.groups, int64_t(dtype), align_x, align_w, align_y,
+            s.benchmark, s.deterministic, tf32_switches().conv};
+}
+
+}  // namespace cudnn
+
 namespace {
 
 using cudnn::data_type;
@@ -126,17 +139,9 @@ struct Choice {
     size_t workspace = 0;
 };
 
-// The algorithm cache's key: the pass, the geometry, the dtype and every switch that
-// changes the choice.
-using Key = std::array<int64_t, 20>;
-Key key_of(Pass pass, const Window2d& w, int64_t O, DType dtype, cudnnMathType_t math)
-{
-    const CudnnSwitches& s = cudnn_switches();
-    return {int64_t(pass), w.N, w.C, w.H, w.W, O, w.KH, w.KW, w.stride_h, w.stride_w, w.pad_h, w.pad_w,
-            w.dil_h, w.dil_w, int64_t(dtype), int64_t(math), s.benchmark, s.deterministic, w.groups, 0};
-}
-// Per key, the usable algorithms, best first (empty: cuDNN does not take this case).
-std::map<Key, std::vector<Choice>> g_choices;
+// Per key (conv_key: the math type follows from the dtype and allow_tf32), the usable algorithms,
+// best first (empty: cuDNN does not take this case).
+std::map<cudnn::ConvKey, std::vector<Choice>> g_choices;
 
 // From cuDNN's ranked list (heuristics or timings), the algorithms that ran (or are
 // expected to), are deterministic when that is asked for, and keep tensor cores off
@@ -257,7 +262,7 @@ bool run_pass(const Tensor& out, const Tensor& a, const Tensor& b, const Window2
         if (cudnn::graph_conv(*c, h, P, out, a, b, win, O)) return true;
         const DType dtype = out->dtype;
         Descriptors d(*c, win, O, dtype);
-        const Key key = key_of(P, win, O, dtype, d.math);
+        const cudnn::ConvKey key = cudnn::conv_key(P, win, O, dtype);
         auto found = g_choices.find(key);
         if (found == g_choices.end()) {
             typename Ops::Perf perf[Ops::kAlgos];

@@ -119,16 +119,20 @@ struct Problem {
     int64_t align_x = 16, align_w = 16, align_y = 16;
 };
 
+// One engine configuration of a graph, with its plan once made.
+struct Config {
+    DescPtr config;          // the engine configuration (declared before plan: destroyed after it)
+    int64_t notes = 0;       // its NumericalNotes as bits
+    int64_t engine = -1;     // its engine's global index
+    DescPtr plan;            // its plan (null: not made yet)
+    int64_t workspace = -1;  // the plan's bytes (-1: not tried yet, -2: makes no plan)
+};
 // The graph of one pass and its engine configurations (what steps 1-3 make), with the plans
 // made from them so far. The descriptors stay alive as long as the plans that came from them.
 struct Graph {
     // (declared first, destroyed last: the configurations and plans came from these)
-    std::vector<DescPtr> parts;               // tensors, convolution, operation, operation graph
-    std::vector<DescPtr> configs;             // usable engine configurations, best first
-    std::vector<int64_t> notes;               // per configuration: its NumericalNotes as bits
-    std::vector<int64_t> engines;             // per configuration: its engine's global index
-    std::vector<DescPtr> plans;               // per configuration: its plan (null: not made yet)
-    std::vector<int64_t> workspace;           // per configuration: the plan's bytes (-1: no plan)
+    std::vector<DescPtr> parts;    // tensors, convolution, operation, operation graph
+    std::vector<Config> configs;   // the usable engine configurations, best first
 };
 
 // The device the plans are for: this GPU through the handle (as PyTorch builds them: the handle
@@ -274,30 +278,29 @@ void rank(const Library& c, const Target& t, Graph& g, DType dtype, bool all)
                                             &got, raw.data()),
               "cudnnBackendGetAttribute(heuristics' results)");
         for (int64_t i = 0; i < got && i < n; ++i) {
-            const auto [notes, engine] = notes_of(c, *made[i]);
+            const std::pair<int64_t, int64_t> found = notes_of(c, *made[i]);
+            const int64_t notes = found.first, engine = found.second;
             if (!all && !conv_engine_allowed(notes, dtype)) continue;
-            const bool ranked = std::find(g.engines.begin(), g.engines.end(), engine) != g.engines.end();
+            const bool ranked = std::any_of(g.configs.begin(), g.configs.end(),
+                                            [&](const Config& k) { return k.engine == engine; });
             if (mode == CUDNN_HEUR_MODE_FALLBACK && ranked) continue;  // mode A has it already
-            g.configs.push_back(std::move(made[i]));
-            g.notes.push_back(notes);
-            g.engines.push_back(engine);
+            g.configs.push_back(Config{std::move(made[i]), notes, engine});
         }
     }
-    g.plans.resize(g.configs.size());
-    g.workspace.assign(g.configs.size(), -1);
 }
 
 // Step 4 for configuration i (once): its plan and workspace; false when it makes none (never throws
 // for that: a runtime_error only if cuDNN cannot make a descriptor at all).
 bool plan(const Library& c, const Target& t, Graph& g, size_t i)
 {
-    if (g.plans[i]) return true;
-    if (g.workspace[i] == -2) return false;  // tried before
-    g.workspace[i] = -2;                     // until it works
+    Config& k = g.configs[i];
+    if (k.plan) return true;
+    if (k.workspace == -2) return false;  // tried before
+    k.workspace = -2;                     // until it works
     DescPtr plan;
     try {
         plan = std::make_unique<Desc>(c, CUDNN_BACKEND_EXECUTION_PLAN_DESCRIPTOR);
-        plan->set(CUDNN_ATTR_EXECUTION_PLAN_ENGINE_CONFIG, *g.configs[i]);
+        plan->set(CUDNN_ATTR_EXECUTION_PLAN_ENGINE_CONFIG, *k.config);
         if (t.handle) plan->set(CUDNN_ATTR_EXECUTION_PLAN_HANDLE, CUDNN_TYPE_HANDLE, 1, &t.handle);
         else plan->set(CUDNN_ATTR_EXECUTION_PLAN_DEVICEPROP, *t.prop);
     } catch (const Unsupported&) {
@@ -309,8 +312,8 @@ bool plan(const Library& c, const Target& t, Graph& g, size_t i)
                                    &bytes) != CUDNN_STATUS_SUCCESS ||
         bytes < 0)
         return false;
-    g.plans[i] = std::move(plan);
-    g.workspace[i] = bytes;
+    k.plan = std::move(plan);
+    k.workspace = bytes;
     return true;
 }
 
@@ -323,23 +326,12 @@ DescPtr device_properties(const Library& c, const std::string& json)
     return prop->try_finalize() ? std::move(prop) : nullptr;
 }
 
-// The cache's key: everything a plan depends on.
-using Key = std::array<int64_t, 22>;
-Key key_of(const Problem& p)
-{
-    const Window2d& w = p.win;
-    const CudnnSwitches& s = cudnn_switches();
-    return {int64_t(p.pass), w.N, w.C, w.H, w.W, p.O, w.KH, w.KW, w.stride_h, w.stride_w, w.pad_h,
-            w.pad_w, w.dil_h, w.dil_w, w.groups, int64_t(p.dtype), p.align_x, p.align_w, p.align_y,
-            s.benchmark, s.deterministic, tf32_switches().conv};
-}
-
 // Per key, the graph and its plans (no configurations: the legacy functions take that key).
 // Never destroyed: destroying plans while the process exits, with CUDA going away, can crash
 // (PyTorch leaks its plan cache for that reason), and the handle is kept the same way.
-std::map<Key, std::unique_ptr<Graph>>& graphs()
+std::map<ConvKey, std::unique_ptr<Graph>>& graphs()
 {
-    static auto* g = new std::map<Key, std::unique_ptr<Graph>>;
+    static auto* g = new std::map<ConvKey, std::unique_ptr<Graph>>;
     return *g;
 }
 
@@ -356,7 +348,7 @@ bool execute(const Library& c, cudnnHandle_t h, Graph& g, size_t i, void* x, voi
     pack.set(CUDNN_ATTR_VARIANT_PACK_DATA_POINTERS, CUDNN_TYPE_VOID_PTR, 3, pointers);
     pack.set(CUDNN_ATTR_VARIANT_PACK_WORKSPACE, CUDNN_TYPE_VOID_PTR, 1, &ws);
     pack.finalize("cudnnBackendFinalize(variant pack)");
-    const cudnnStatus_t st = c.cudnnBackendExecute(h, g.plans[i]->get(), pack.get());
+    const cudnnStatus_t st = c.cudnnBackendExecute(h, g.configs[i].plan->get(), pack.get());
     if (st == CUDNN_STATUS_SUCCESS) return true;
     if (quiet) {
         MT_CUDA_CHECK(cudaGetLastError());
@@ -388,7 +380,7 @@ void time_plans(const Library& c, const Target& t, Graph& g, void* x, void* w, v
         ++tried;
         std::shared_ptr<Storage> ws;
         try {
-            if (g.workspace[i] > 0) ws = allocate(size_t(g.workspace[i]), device);
+            if (g.configs[i].workspace > 0) ws = allocate(size_t(g.configs[i].workspace), device);
         } catch (const CudaOutOfMemoryError&) {
             continue;
         }
@@ -407,18 +399,9 @@ void time_plans(const Library& c, const Target& t, Graph& g, void* x, void* w, v
         timed.emplace_back(ms, i);
     }
     std::stable_sort(timed.begin(), timed.end());
-    Graph sorted;
-    sorted.parts = std::move(g.parts);
-    for (const auto& [ms, i] : timed) {
-        sorted.configs.push_back(std::move(g.configs[i]));
-        sorted.notes.push_back(g.notes[i]);
-        sorted.engines.push_back(g.engines[i]);
-        sorted.plans.push_back(std::move(g.plans[i]));
-        sorted.workspace.push_back(g.workspace[i]);
-    }
-    g.plans.clear();  // the untimed ones: plans before their configurations, before the parts
-    g.configs.clear();
-    g = std::move(sorted);
+    std::vector<Config> fastest;
+    for (const auto& [ms, i] : timed) fastest.push_back(std::move(g.configs[i]));
+    g.configs = std::move(fastest);  // the untimed ones go (g.parts, which they came from, stay)
 }
 
 const char* profiler_name(ConvPass pass)
@@ -454,7 +437,7 @@ bool graph_conv(const Library& c, cudnnHandle_t h, ConvPass pass, const Tensor& 
         case ConvPass::BackwardFilter: x = b->data(), w = out->data(), y = a->data(); break;
     }
     Problem p{pass, win, O, out->dtype, alignment_of(x), alignment_of(w), alignment_of(y)};
-    const Key key = key_of(p);
+    const ConvKey key = conv_key(p.pass, p.win, p.O, p.dtype, p.align_x, p.align_w, p.align_y);
     auto found = graphs().find(key);
     if (found == graphs().end()) {
         auto g = std::make_unique<Graph>();
@@ -479,7 +462,7 @@ bool graph_conv(const Library& c, cudnnHandle_t h, ConvPass pass, const Tensor& 
         try {
             // Back to the caching allocator when this returns: the next user of those bytes is
             // queued on the same stream, after cuDNN's kernels.
-            if (g.workspace[i] > 0) ws = allocate(size_t(g.workspace[i]), out->device());
+            if (g.configs[i].workspace > 0) ws = allocate(size_t(g.configs[i].workspace), out->device());
         } catch (const CudaOutOfMemoryError&) {
             continue;
         }
@@ -488,8 +471,8 @@ bool graph_conv(const Library& c, cudnnHandle_t h, ConvPass pass, const Tensor& 
             if (execute(c, h, g, i, x, w, y, ws ? ws->data : nullptr)) return true;
         } catch (const Unsupported&) {
         }
-        g.workspace[i] = -2;  // declined at run time: not again
-        g.plans[i].reset();
+        g.configs[i].workspace = -2;  // declined at run time: not again
+        g.configs[i].plan.reset();
     }
     return false;
 }
@@ -501,23 +484,23 @@ bool graph_conv(const Library& c, cudnnHandle_t h, ConvPass pass, const Tensor& 
 std::vector<std::array<int64_t, 4>> graph_plans(const Library& c, ConvPass pass, const Window2d& win, int64_t O,
                                                 DType dtype, const std::string& device_json)
 {
-    DescPtr prop;
+    DescPtr prop;  // (declared before g: g's plans go first)
     Graph g;
+    std::vector<std::array<int64_t, 4>> out;
     try {
         prop = device_properties(c, device_json);
         if (!prop) throw Unsupported{};
         const Target t{nullptr, prop.get()};
         describe(c, t, Problem{pass, win, O, dtype}, g);
         rank(c, t, g, dtype, true);
+        for (size_t i = 0; i < g.configs.size(); ++i) {
+            const bool made = plan(c, t, g, i);
+            const Config& k = g.configs[i];
+            out.push_back({k.engine, made ? k.workspace : -1, k.notes, conv_engine_allowed(k.notes, dtype)});
+        }
     } catch (const Unsupported&) {
         throw ValueError("backends.cudnn: cuDNN's graph API did not take this convolution or device description "
                          "(device descriptions need cuDNN >= 9.8)");
-    }
-    std::vector<std::array<int64_t, 4>> out;
-    const Target t{nullptr, prop.get()};
-    for (size_t i = 0; i < g.configs.size(); ++i) {
-        const bool made = plan(c, t, g, i);
-        out.push_back({g.engines[i], made ? g.workspace[i] : -1, g.notes[i], conv_engine_allowed(g.notes[i], dtype)});
     }
     return out;
 }

@@ -244,11 +244,8 @@ void bind_cuda(py::module_& m)
         w.KH = w_shape[2], w.KW = w_shape[3];
         w.stride_h = stride[0], w.stride_w = stride[1], w.pad_h = pad[0], w.pad_w = pad[1];
         w.dil_h = dil[0], w.dil_w = dil[1], w.groups = groups;
-        const auto size = [](int64_t n, int64_t k, int64_t s, int64_t p, int64_t d) {
-            return (n + 2 * p - d * (k - 1) - 1) / s + 1;
-        };
-        w.OH = size(w.H, w.KH, w.stride_h, w.pad_h, w.dil_h);
-        w.OW = size(w.W, w.KW, w.stride_w, w.pad_w, w.dil_w);
+        w.OH = window_out_size(w.H, w.KH, w.stride_h, w.pad_h, w.dil_h);
+        w.OW = window_out_size(w.W, w.KW, w.stride_w, w.pad_w, w.dil_w);
         MT_CHECK(w.OH > 0 && w.OW > 0, "_cudnn_graph_plans: the window does not fit the input");
         return b->cudnn_graph_plans(w, w_shape[0], dtype, pass, device_json);
     });

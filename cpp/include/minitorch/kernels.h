@@ -50,6 +50,17 @@ struct Window2d {
     int64_t groups = 1;                  // convolution only: channel groups (C and O divisible by it)
 };
 
+// The output size along one dim of a window sliding over `in` values (0 when it does not fit).
+inline int64_t window_out_size(int64_t in, int64_t k, int64_t stride, int64_t pad, int64_t dil, bool ceil_mode = false)
+{
+    int64_t span = in + 2 * pad - dil * (k - 1) - 1;
+    if (span < 0) return 0;
+    int64_t o = (ceil_mode ? (span + stride - 1) / stride : span / stride) + 1;
+    // ceil_mode: the last window must start inside the input or left padding
+    if (ceil_mode && (o - 1) * stride >= in + pad) --o;
+    return o;
+}
+
 // F.interpolate's 2-D modes over (N, C, H, W) input to (N, C, OH, OW): output pixel
 // (oh, ow) reads the input rows and columns that minitorch/upsample_math.h's index rule
 // names (one tap per dim for nearest, two for bilinear). scale_h / scale_w are the

@@ -30,16 +30,6 @@ namespace {
 
 using autograd::Node;
 
-int64_t out_size(int64_t in, int64_t k, int64_t stride, int64_t pad, int64_t dil, bool ceil_mode = false)
-{
-    int64_t span = in + 2 * pad - dil * (k - 1) - 1;
-    if (span < 0) return 0;
-    int64_t o = (ceil_mode ? (span + stride - 1) / stride : span / stride) + 1;
-    // ceil_mode: the last window must start inside the input or left padding
-    if (ceil_mode && (o - 1) * stride >= in + pad) --o;
-    return o;
-}
-
 void check_params(const char* op, std::array<int64_t, 2> stride, std::array<int64_t, 2> pad, std::array<int64_t, 2> dil)
 {
     for (int i = 0; i < 2; ++i) {
@@ -123,8 +113,8 @@ struct ConvPlan {
 // input gives (conv_transpose2d with output_padding >= stride) is left to im2col.
 bool natural(const Window2d& w)
 {
-    return w.OH == out_size(w.H, w.KH, w.stride_h, w.pad_h, w.dil_h) &&
-           w.OW == out_size(w.W, w.KW, w.stride_w, w.pad_w, w.dil_w);
+    return w.OH == window_out_size(w.H, w.KH, w.stride_h, w.pad_h, w.dil_h) &&
+           w.OW == window_out_size(w.W, w.KW, w.stride_w, w.pad_w, w.dil_w);
 }
 
 bool all_nonempty(std::initializer_list<const Tensor*> ts)
@@ -438,8 +428,8 @@ Window2d pool_geometry(const char* op, const Tensor& x, std::array<int64_t, 2> k
     w.N = x->shape[0], w.C = x->shape[1], w.H = x->shape[2], w.W = x->shape[3];
     w.KH = k[0], w.KW = k[1], w.stride_h = stride[0], w.stride_w = stride[1];
     w.pad_h = pad[0], w.pad_w = pad[1], w.dil_h = dil[0], w.dil_w = dil[1];
-    w.OH = out_size(w.H, w.KH, w.stride_h, w.pad_h, w.dil_h, ceil_mode);
-    w.OW = out_size(w.W, w.KW, w.stride_w, w.pad_w, w.dil_w, ceil_mode);
+    w.OH = window_out_size(w.H, w.KH, w.stride_h, w.pad_h, w.dil_h, ceil_mode);
+    w.OW = window_out_size(w.W, w.KW, w.stride_w, w.pad_w, w.dil_w, ceil_mode);
     MT_CHECK(w.OH > 0 && w.OW > 0, op, ": kernel (", k[0], ", ", k[1], ") is larger than the padded input of shape ",
              x->shape, " (padding (", pad[0], ", ", pad[1], "))");
     return w;
@@ -488,8 +478,8 @@ Tensor conv2d(const Tensor& x, const Tensor& weight, const Tensor& bias, std::ar
              "conv2d: kernel of size (", w.KH, ", ", w.KW, ") (dilation (", w.dil_h, ", ", w.dil_w,
              ")) is larger than the padded input of size (", w.H + 2 * w.pad_h, ", ", w.W + 2 * w.pad_w,
              ") for input shape ", x->shape);
-    w.OH = out_size(w.H, w.KH, w.stride_h, w.pad_h, w.dil_h);
-    w.OW = out_size(w.W, w.KW, w.stride_w, w.pad_w, w.dil_w);
+    w.OH = window_out_size(w.H, w.KH, w.stride_h, w.pad_h, w.dil_h);
+    w.OW = window_out_size(w.W, w.KW, w.stride_w, w.pad_w, w.dil_w);
     const int64_t O = weight->shape[0];
 
     Tensor xc;  // set by forward; weight's gradient reads it
@@ -581,8 +571,8 @@ Window2d block_window(const char* op, int64_t N, int64_t C, int64_t H, int64_t W
     w.N = N, w.C = C, w.H = H, w.W = W, w.KH = k[0], w.KW = k[1];
     w.stride_h = stride[0], w.stride_w = stride[1], w.pad_h = pad[0], w.pad_w = pad[1];
     w.dil_h = dil[0], w.dil_w = dil[1];
-    w.OH = out_size(H, w.KH, w.stride_h, w.pad_h, w.dil_h);
-    w.OW = out_size(W, w.KW, w.stride_w, w.pad_w, w.dil_w);
+    w.OH = window_out_size(H, w.KH, w.stride_h, w.pad_h, w.dil_h);
+    w.OW = window_out_size(W, w.KW, w.stride_w, w.pad_w, w.dil_w);
     MT_CHECK_RUNTIME(w.OH > 0 && w.OW > 0, op, ": spatial size (", H, ", ", W, ") with kernel_size (", k[0], ", ", k[1],
                      "), dilation (", dil[0], ", ", dil[1], "), padding (", pad[0], ", ", pad[1], ") and stride (",
                      stride[0], ", ", stride[1], ") gives (", w.OH, ", ", w.OW,
