@@ -382,8 +382,9 @@ def rows_under_env(variable, values, prefixes, mt_rows, torch_rows, torch) -> No
 
 def attention_families(mt_rows, torch_rows, torch) -> None:
     """The sdpa rows again with each family of fused-attention kernels asked for by
-    MINITORCH_CUDA_ATTENTION (cuda/attention.cu: rows, tiled, mma; tiled is the default for head
-    dims up to 64, mma for wider 16-bit heads)."""
+    MINITORCH_CUDA_ATTENTION (cuda/attention.cu: rows, tiled, mma; by default float32 takes mma,
+    3xTF32 tensor cores in cuda/attention_tf32.cu, for head dims that are multiples of 8 up to 64,
+    16-bit types take tiled for head dims up to 64 and mma for wider ones)."""
     rows_under_env("MINITORCH_CUDA_ATTENTION", ("rows", "tiled", "mma"), "sdpa", mt_rows, torch_rows, torch)
 
 

@@ -39,7 +39,9 @@
 //          head dims up to 64;
 //   mma    attention_mma_kernel and its two backward kernels (the end of this file): float16 /
 //          bfloat16 with head dims that are multiples of 16, on tensor cores (16-bit products,
-//          float32 sums; bfloat16 from sm_80 on).
+//          float32 sums; bfloat16 from sm_80 on). For float32 with head dims that are multiples
+//          of 8 up to 64 the family is attention_tf32_kernel and its two backward kernels
+//          (attention_tf32.cu): tensor cores at float32 accuracy (3xTF32, sm_80 on).
 // The CUDA-core families convert 16-bit values to float32 as they stage them in shared memory,
 // and every sum runs in float32. float64 is not taken here (the op composes it).
 // MINITORCH_CUDA_ATTENTION=rows|tiled|mma asks for a family wherever it can take the call.
@@ -47,8 +49,7 @@
 #include <cstdlib>
 #include <cstring>
 
-#include "common.cuh"
-#include "minitorch/attention_math.h"
+#include "attention_common.cuh"
 #include "minitorch/half.h"
 #include "mma.cuh"
 #include "warp.cuh"
@@ -74,33 +75,6 @@ __device__ __forceinline__ float warp_max(float v)
         [](float a, float b) { return fmaxf(a, b); });
 }
 
-// rows [row0, row0 + count) of a (rows, width) matrix of T, row r at src + r * row_stride, into
-// dst[count][pitch] as D (float, or T itself for the tensor cores), zeros past `rows` (all threads
-// of the block take part).
-template <class D, class T, int pitch>
-__device__ void stage_rows(D (*dst)[pitch], const T* src, int64_t row_stride, int64_t row0, int count, int64_t rows,
-                           int width)
-{
-    for (int x = threadIdx.x; x < count * width; x += blockDim.x) {
-        const int r = x / width, d = x % width;
-        dst[r][d] = row0 + r < rows ? D(src[(row0 + r) * row_stride + d]) : D(0.f);
-    }
-}
-
-// Whether query i sees key j: both in range, and j not past i when causal.
-__device__ __forceinline__ bool attends(int64_t i, int64_t j, int64_t L, int64_t S, bool causal)
-{
-    return j < S && i < L && !(causal && j > i);
-}
-
-// The score of query i and key j from their dot product: dot * scale + mask.
-__device__ __forceinline__ float masked_score(float dot, float scale, const float* mask_matrix,
-                                              const AttentionMask<float>& m, int64_t i, int64_t j)
-{
-    const float s = dot * scale;
-    return mask_matrix ? s + mask_matrix[i * m.stride_l + j * m.stride_s] : s;
-}
-
 // A lane's dot products of one staged row b (the lane's key, or query) with the R staged rows
 // a[0], ..., a[R - 1] of its warp, over `width` columns: each value of b is read from shared
 // memory once for all R rows (a's values are broadcasts), so a warp's R rows cost one pass
@@ -115,15 +89,6 @@ MT_UNROLL
 MT_UNROLL
         for (int r = 0; r < R; ++r) dot[r] += a[r][d] * bd;
     }
-}
-
-// The score of query i and key j from their dot product: -inf where causal or the mask removes
-// it, or where i or j is past the end; else dot * scale + mask.
-__device__ __forceinline__ float score_of(float dot, float scale, const float* mask_matrix,
-                                          const AttentionMask<float>& m, int64_t i, int64_t j, int64_t L, int64_t S,
-                                          bool causal)
-{
-    return attends(i, j, L, S, causal) ? masked_score(dot, scale, mask_matrix, m, i, j) : -INFINITY;
 }
 
 // One step of a row's online softmax, the warp holding the row's scores of one key tile (lane j:
@@ -179,24 +144,6 @@ __device__ __forceinline__ void store_row(T* dst, const float (&acc)[kChunks], i
 MT_UNROLL
     for (int c = 0; c < kChunks; ++c)
         if (lane + c * kWarp < width) dst[lane + c * kWarp] = T(finish(acc[c]));
-}
-
-// The end of the keys that query rows before row_end see: all S, or, causal, the keys
-// before row_end (the tiles past the block's diagonal are skipped).
-__device__ __forceinline__ int64_t keys_end(int64_t S, int64_t row_end, bool causal)
-{
-    return causal && row_end < S ? row_end : S;
-}
-
-// The grid of every tiled kernel here is (pairs, tiles): blockIdx.x (with a stride loop) picks the
-// (batch, head) pair, blockIdx.y the tile of rows, so the GPU starts blocks tile by tile. Causal, a
-// forward or dQ block's work grows with its tile (it walks the keys up to its diagonal), so those
-// take the tiles from the last one: the longest blocks start first and the short ones fill the
-// SMs at the end (FlashAttention-2 orders its blocks the same way). dK/dV blocks walk the queries
-// from their diagonal on, so the first tiles are already the longest.
-__device__ __forceinline__ int64_t tile_in_order(bool causal)
-{
-    return causal ? int64_t(gridDim.y) - 1 - int64_t(blockIdx.y) : int64_t(blockIdx.y);
 }
 
 // Thread mapping: grid (pairs, ceil(L / kFwdRows)), block 128 threads = 4 warps; warp w owns
@@ -1165,26 +1112,30 @@ bool register_tiles(int E, int Ev) { return E <= kRtHead && Ev <= kRtHead; }
 // The three families of kernels, from the readable to the fastest that takes a call.
 enum class Family { Rows, Tiled, Mma };
 
-// The family for a call: register tiles where they apply (head dims up to 64), else tensor cores
-// where they apply (16-bit, head dims multiples of 16, up to 128), else rows. On an H200 the
-// register tiles ran a bfloat16 fwd+bwd at b32 h8 T256 d64 in 1.14 ms against 1.51 for the
-// tensor-core kernels (bench_cuda.py), so they come first where both fit.
+// The family for a call: float32 on tensor cores where they apply (attention_tf32.cu: head dims
+// multiples of 8 up to 64); else register tiles where they apply (head dims up to 64), else tensor
+// cores where they apply (16-bit, head dims multiples of 16, up to 128), else rows. On an H200 the
+// register tiles ran a bfloat16 fwd+bwd at b32 h8 T256 d64 in 1.14 ms against 1.51 for the wmma
+// tensor-core kernels (bench_cuda.py), so they come first where both fit in 16 bits. float32's
+// tensor-core kernels keep the scores in registers (no wmma round trips through shared memory)
+// and PyTorch's float32 attention runs on tensor cores the same way (3xTF32), while the register
+// tiles ran float32 at 2.8x PyTorch's time: so float32 tries tensor cores first.
 // MINITORCH_CUDA_ATTENTION=rows|tiled|mma asks for one family wherever it can take the call (rows
 // takes every call): to compare them on a GPU, and to test each on the small heads most tests
 // use. Read at every call (a getenv is nothing beside the kernels).
 Family family(DType t, int E, int Ev)
 {
-    const bool mma = tensor_cores(t, E, Ev), tiled = register_tiles(E, Ev);
+    const bool f32 = t == DType::Float32;
+    const bool mma = f32 ? tf32_tensor_cores(E, Ev) : tensor_cores(t, E, Ev), tiled = register_tiles(E, Ev);
     if (const char* want = std::getenv("MINITORCH_CUDA_ATTENTION")) {
         if (std::strcmp(want, "rows") == 0) return Family::Rows;
         if (std::strcmp(want, "tiled") == 0 && tiled) return Family::Tiled;
         if (std::strcmp(want, "mma") == 0 && mma) return Family::Mma;
     }
+    if (f32 && mma) return Family::Mma;
     return tiled ? Family::Tiled : mma ? Family::Mma : Family::Rows;
 }
 
-unsigned pair_blocks(int64_t B) { return unsigned(B < 65535 ? B : 65535); }
-unsigned tiles(int64_t n, int rows) { return unsigned((n + rows - 1) / rows); }
 
 // The tiles go in grid.y (at most 65535 blocks): with the smallest tile, 8 rows, sequences up to
 // 524280 (a T x T score matrix of that size would not fit any GPU either).
@@ -1215,7 +1166,13 @@ void attention(const Tensor& out, const Tensor& lse, const Tensor& q, const Tens
         using T = typename decltype(tag)::type;
         const T *qd = q->data_as<T>(), *kd = k->data_as<T>(), *vd = v->data_as<T>();
         const Family f = family(q->dtype, E, Ev);
-        if constexpr (!std::is_same_v<T, float>) {
+        if constexpr (std::is_same_v<T, float>) {
+            if (f == Family::Mma) {  // attention_tf32.cu
+                attention_tf32(qd, kd, vd, out->data_as<T>(), lse->data_as<float>(), lay, m, drop, B, L, S, E, Ev,
+                               scale, spec.causal);
+                return;
+            }
+        } else {
             if (f == Family::Mma) {
                 MT_LAUNCH(dim3(pair_blocks(B), tiles(L, kMmaTile)), kWarps * kWarp, 0, 0, attention_mma_kernel<T>)(
                     qd, kd, vd, out->data_as<T>(), lse->data_as<float>(), lay, m, drop, B, L, S, E, Ev, scale,
@@ -1275,7 +1232,13 @@ void attention_backward(const Tensor& grad_q, const Tensor& grad_k, const Tensor
         }
         T *gq = grad_q->data_as<T>(), *gk = grad_k->data_as<T>(), *gv = grad_v->data_as<T>();
         const Family f = family(q->dtype, E, Ev);
-        if constexpr (!std::is_same_v<T, float>) {
+        if constexpr (std::is_same_v<T, float>) {
+            if (f == Family::Mma) {  // attention_tf32.cu
+                attention_tf32_backward(qd, kd, vd, gd, ld, dd, gq, gk, gv, lay, m, drop, B, L, S, E, Ev, scale,
+                                        spec.causal);
+                return;
+            }
+        } else {
             if (f == Family::Mma) {
                 MT_ATTENTION_BACKWARD(attention_mma_dkdv_kernel, attention_mma_dq_kernel, kMmaTile);
                 return;

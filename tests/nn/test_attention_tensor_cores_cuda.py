@@ -169,11 +169,13 @@ def short(names):
 
 @needs_cuda
 def test_which_kernels_cuda(monkeypatch):
-    """By default: the register-tiled kernels for head dims up to 64 in every type; tensor cores for
-    wider 16-bit heads that are multiples of 16, forward and backward (the backward's
-    D = rowsum(dO * O) stays on CUDA cores); one row per lane otherwise. MINITORCH_CUDA_ATTENTION=mma
-    puts every 16-bit call with head dims that are multiples of 16 on tensor cores. The same number
-    of launches either way."""
+    """By default: float32 on tensor cores (3xTF32, attention_tf32.cu) for head dims that are
+    multiples of 8 up to 64; else the register-tiled kernels for head dims up to 64 in every type;
+    tensor cores for wider 16-bit heads that are multiples of 16, forward and backward (the
+    backward's D = rowsum(dO * O) stays on CUDA cores); one row per lane otherwise.
+    MINITORCH_CUDA_ATTENTION=mma puts every 16-bit call with head dims that are multiples of 16 on
+    tensor cores, =tiled every call with head dims up to 64 on register tiles. The same number of
+    launches either way."""
     monkeypatch.delenv("MINITORCH_CUDA_ATTENTION", raising=False)
     mma = (["attention_mma_kernel"], ["attention_delta_kernel", "attention_mma_dkdv_kernel", "attention_mma_dq_kernel"])
     tiled = (["attention_tiled_kernel"],
@@ -184,14 +186,25 @@ def test_which_kernels_cuda(monkeypatch):
                               ((128, 128), mma), ((80, 64), mma), ((72, 40), cores), ((96, 72), cores)):
             fwd, bwd = attention_kernels(dtype, E, Ev)
             assert (short(fwd), short(bwd)) == want, (dtype, E, Ev, fwd, bwd)
-    # float32: register tiles up to head dim 64, one row per lane past it
-    for (E, Ev), want in (((16, 16), tiled), ((64, 64), tiled), ((64, 65), cores), ((96, 32), cores)):
+    # float32: TF32 tensor cores for multiples of 8 up to 64, register tiles for the other heads up
+    # to 64, one row per lane past it
+    tf32 = (["attention_tf32_kernel"], ["attention_delta_kernel", "attention_tf32_dkdv_kernel",
+                                        "attention_tf32_dq_kernel"])
+    for (E, Ev), want in (((16, 16), tf32), ((64, 64), tf32), ((8, 40), tf32), ((12, 16), tiled),
+                          ((64, 60), tiled), ((64, 65), cores), ((72, 32), cores), ((96, 32), cores)):
         fwd, bwd = attention_kernels(minitorch.float32, E, Ev)
         assert (short(fwd), short(bwd)) == want, (E, Ev, fwd, bwd)
-    # asked for tensor cores: every 16-bit call they can take; the default elsewhere
+    # asked for tensor cores: every call they can take; the default elsewhere
     monkeypatch.setenv("MINITORCH_CUDA_ATTENTION", "mma")
     for dtype, (E, Ev), want in ((minitorch.bfloat16, (16, 16), mma), (minitorch.float16, (64, 32), mma),
-                                 (minitorch.float16, (8, 16), tiled), (minitorch.float32, (16, 16), tiled)):
+                                 (minitorch.float16, (8, 16), tiled), (minitorch.float32, (16, 16), tf32),
+                                 (minitorch.float32, (12, 16), tiled)):
+        fwd, bwd = attention_kernels(dtype, E, Ev)
+        assert (short(fwd), short(bwd)) == want, (dtype, E, Ev, fwd, bwd)
+    # asked for register tiles: float32 too
+    monkeypatch.setenv("MINITORCH_CUDA_ATTENTION", "tiled")
+    for dtype, (E, Ev), want in ((minitorch.float32, (16, 16), tiled), (minitorch.float32, (64, 64), tiled),
+                                 (minitorch.float32, (72, 32), cores)):
         fwd, bwd = attention_kernels(dtype, E, Ev)
         assert (short(fwd), short(bwd)) == want, (dtype, E, Ev, fwd, bwd)
 

@@ -1,0 +1,89 @@
+// attention_common.cuh — what the fused attention's kernel files share (attention.cu: the rows,
+// tiled and 16-bit tensor-core families; attention_tf32.cu: float32 on tensor cores): staging rows
+// in shared memory, which (query, key) pairs count and their scores, the order of the tiles, and
+// the float32 tensor-core entry points that attention.cu calls.
+#pragma once
+#include <cmath>
+#include <cstdint>
+
+#include "common.cuh"
+#include "minitorch/attention_math.h"
+
+namespace minitorch::cuda {
+
+namespace {
+// rows [row0, row0 + count) of a (rows, width) matrix of T, row r at src + r * row_stride, into
+// dst[count][pitch] as D (float, or T itself for the tensor cores), zeros past `rows` (all threads
+// of the block take part).
+template <class D, class T, int pitch>
+__device__ void stage_rows(D (*dst)[pitch], const T* src, int64_t row_stride, int64_t row0, int count, int64_t rows,
+                           int width)
+{
+    for (int x = threadIdx.x; x < count * width; x += blockDim.x) {
+        const int r = x / width, d = x % width;
+        dst[r][d] = row0 + r < rows ? D(src[(row0 + r) * row_stride + d]) : D(0.f);
+    }
+}
+
+// Whether query i sees key j: both in range, and j not past i when causal.
+__device__ __forceinline__ bool attends(int64_t i, int64_t j, int64_t L, int64_t S, bool causal)
+{
+    return j < S && i < L && !(causal && j > i);
+}
+
+// The score of query i and key j from their dot product: dot * scale + mask.
+__device__ __forceinline__ float masked_score(float dot, float scale, const float* mask_matrix,
+                                              const AttentionMask<float>& m, int64_t i, int64_t j)
+{
+    const float s = dot * scale;
+    return mask_matrix ? s + mask_matrix[i * m.stride_l + j * m.stride_s] : s;
+}
+
+// The score of query i and key j from their dot product: -inf where causal or the mask removes
+// it, or where i or j is past the end; else dot * scale + mask.
+__device__ __forceinline__ float score_of(float dot, float scale, const float* mask_matrix,
+                                          const AttentionMask<float>& m, int64_t i, int64_t j, int64_t L, int64_t S,
+                                          bool causal)
+{
+    return attends(i, j, L, S, causal) ? masked_score(dot, scale, mask_matrix, m, i, j) : -INFINITY;
+}
+
+// The end of the keys that query rows before row_end see: all S, or, causal, the keys
+// before row_end (the tiles past the block's diagonal are skipped).
+__device__ __forceinline__ int64_t keys_end(int64_t S, int64_t row_end, bool causal)
+{
+    return causal && row_end < S ? row_end : S;
+}
+
+// The grid of every tiled kernel here is (pairs, tiles): blockIdx.x (with a stride loop) picks the
+// (batch, head) pair, blockIdx.y the tile of rows, so the GPU starts blocks tile by tile. Causal, a
+// forward or dQ block's work grows with its tile (it walks the keys up to its diagonal), so those
+// take the tiles from the last one: the longest blocks start first and the short ones fill the
+// SMs at the end (FlashAttention-2 orders its blocks the same way). dK/dV blocks walk the queries
+// from their diagonal on, so the first tiles are already the longest.
+__device__ __forceinline__ int64_t tile_in_order(bool causal)
+{
+    return causal ? int64_t(gridDim.y) - 1 - int64_t(blockIdx.y) : int64_t(blockIdx.y);
+}
+
+// The grid's x size for B pairs (each block loops over the pairs past 65535), and its y size for
+// n rows in tiles of `rows`.
+inline unsigned pair_blocks(int64_t B) { return unsigned(B < 65535 ? B : 65535); }
+inline unsigned tiles(int64_t n, int rows) { return unsigned((n + rows - 1) / rows); }
+
+}  // namespace
+
+// The float32 tensor-core kernels (attention_tf32.cu), for float32 calls with both head dims
+// multiples of 8 up to 64, on sm_80 or later (or the emulator).
+bool tf32_tensor_cores(int E, int Ev);
+void attention_tf32(const float* q, const float* k, const float* v, float* out, float* lse,
+                    const AttentionLayout& lay, const AttentionMask<float>& mask, const AttentionDropout& drop,
+                    int64_t B, int64_t L, int64_t S, int E, int Ev, float scale, bool causal);
+// dK and dV, then dQ; delta holds D = rowsum(dO * O), computed before.
+void attention_tf32_backward(const float* q, const float* k, const float* v, const float* grad_out,
+                             const float* lse, const float* delta, float* grad_q, float* grad_k, float* grad_v,
+                             const AttentionLayout& lay, const AttentionMask<float>& mask,
+                             const AttentionDropout& drop, int64_t B, int64_t L, int64_t S, int E, int Ev,
+                             float scale, bool causal);
+
+}  // namespace minitorch::cuda
