@@ -382,10 +382,10 @@ def rows_under_env(variable, values, prefixes, mt_rows, torch_rows, torch) -> No
 
 def attention_families(mt_rows, torch_rows, torch) -> None:
     """The sdpa rows again with each family of fused-attention kernels asked for by
-    MINITORCH_CUDA_ATTENTION (cuda/attention.cu: rows, tiled, mma; by default float32 takes mma,
-    3xTF32 tensor cores in cuda/attention_tf32.cu, for head dims that are multiples of 8 up to 64,
-    16-bit types take tiled for head dims up to 64 and mma for wider ones)."""
-    rows_under_env("MINITORCH_CUDA_ATTENTION", ("rows", "tiled", "mma"), "sdpa", mt_rows, torch_rows, torch)
+    MINITORCH_CUDA_ATTENTION (cuda/attention.cu: rows, tiled, wmma, mma; mma, the mma.sync kernels
+    of cuda/attention_mma.cu, is the default for head dims up to 64 in every type)."""
+    rows_under_env("MINITORCH_CUDA_ATTENTION", ("rows", "tiled", "wmma", "mma"), "sdpa", mt_rows, torch_rows,
+                   torch)
 
 
 def cudnn_legacy(mt_rows, torch_rows, torch) -> None:

@@ -19,7 +19,7 @@ of the GPU-speed issue; ``--device cpu`` runs the same models on the CPU (PyTorc
 CPU beside it, with both libraries on ``--threads`` threads); ``--quick`` shrinks every
 model (a smoke run: the tests use it; its numbers mean little). ``--cudnn-benchmark`` times
 convolution algorithms on both sides instead of taking cuDNN's heuristics,
-``MINITORCH_CUDA_ATTENTION=rows|tiled|mma`` picks minitorch's family of fused-attention kernels, and
+``MINITORCH_CUDA_ATTENTION=rows|tiled|wmma|mma`` picks minitorch's family of fused-attention kernels, and
 ``MINITORCH_CUDNN_API=legacy`` runs minitorch's convolutions on cuDNN's legacy functions.
 """
 from __future__ import annotations

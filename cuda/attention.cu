@@ -30,21 +30,22 @@
 // D = rowsum(dO * O) is still the softmax backward's sum over j of P (dP Z), O being the dropped
 // output.
 //
-// Three families of kernels compute this, from the readable to the fast (family() picks one):
+// Four families of kernels compute this, from the readable to the fast (family() picks one):
 //   rows   attention_kernel, attention_dkdv_kernel, attention_dq_kernel: a lane owns one key or
 //          query, a warp a few rows; the readable version of the algorithm, and every call's
 //          fallback (head dims up to 128);
 //   tiled  attention_tiled_kernel and its two backward kernels: the same steps with 2-D register
 //          tiles (a thread owns a small block of the score tile, as in the tiled matmul), for
 //          head dims up to 64;
-//   mma    attention_mma_kernel and its two backward kernels (the end of this file): float16 /
-//          bfloat16 with head dims that are multiples of 16, on tensor cores (16-bit products,
-//          float32 sums; bfloat16 from sm_80 on). For float32 with head dims that are multiples
-//          of 8 up to 64 the family is attention_tf32_kernel and its two backward kernels
-//          (attention_tf32.cu): tensor cores at float32 accuracy (3xTF32, sm_80 on).
+//   wmma   attention_wmma_kernel and its two backward kernels (the end of this file): float16 /
+//          bfloat16 with head dims that are multiples of 16, on tensor cores through wmma (16-bit
+//          products, float32 sums; bfloat16 from sm_80 on), the scores staged in shared memory;
+//   mma    attention_mma_kernel and its two backward kernels (attention_mma.cu): tensor cores
+//          through mma.sync for head dims up to 64 in every type (float32 at float32 accuracy,
+//          3xTF32; sm_80 on), the scores kept in registers.
 // The CUDA-core families convert 16-bit values to float32 as they stage them in shared memory,
 // and every sum runs in float32. float64 is not taken here (the op composes it).
-// MINITORCH_CUDA_ATTENTION=rows|tiled|mma asks for a family wherever it can take the call.
+// MINITORCH_CUDA_ATTENTION=rows|tiled|wmma|mma asks for a family wherever it can take the call.
 #include <cfloat>
 #include <cstdlib>
 #include <cstring>
@@ -790,7 +791,7 @@ __device__ __forceinline__ void mma_tile_products(float (*s_s)[kMmaTile], const 
 //                The warp's 16 x 16 slice of s_s (the scores are used up by then) is its scratch.
 // Shared memory: q, k, v tiles 3 x 8 KiB, S 4 KiB, P 2 KiB, O 16 KiB: 46 KiB of the 48.
 template <class T>
-__device__ void attention_mma_rows(const T* q, const T* k, const T* v, T* out, float* lse, const AttentionLayout& lay,
+__device__ void attention_wmma_rows(const T* q, const T* k, const T* v, T* out, float* lse, const AttentionLayout& lay,
                                    const AttentionMask<float>& mask, const AttentionDropout& drop, int64_t B, int64_t L,
                                    int64_t S, int E, int Ev, float scale, bool causal)
 {
@@ -921,7 +922,7 @@ struct MmaBackwardTiles {
 // output tiles w, w + 4, ... of the 32 x Ev dV and of the 32 x E dK (up to 4 of each). At the end
 // each goes out through the warp's scratch (a slice of t.s), dK times the scale.
 template <class T>
-__device__ void attention_mma_dkdv_rows(const T* q, const T* k, const T* v, const T* grad_out, const float* lse,
+__device__ void attention_wmma_dkdv_rows(const T* q, const T* k, const T* v, const T* grad_out, const float* lse,
                                         const float* delta, T* grad_k, T* grad_v, const AttentionLayout& lay,
                                         const AttentionMask<float>& mask, const AttentionDropout& drop, int64_t B,
                                         int64_t L, int64_t S, int E, int Ev, float scale, bool causal)
@@ -986,7 +987,7 @@ MT_UNROLL
 // Per tile: S and dP, dS on CUDA cores, then dQ += dS K on tensor cores; warp w owns the 16 x 16
 // tiles w, w + 4, ... of the 32 x E dQ in accumulators, written out at the end times the scale.
 template <class T>
-__device__ void attention_mma_dq_rows(const T* q, const T* k, const T* v, const T* grad_out, const float* lse,
+__device__ void attention_wmma_dq_rows(const T* q, const T* k, const T* v, const T* grad_out, const float* lse,
                                       const float* delta, T* grad_q, const AttentionLayout& lay,
                                       const AttentionMask<float>& mask, const AttentionDropout& drop, int64_t B,
                                       int64_t L, int64_t S, int E, int Ev, float scale, bool causal)
@@ -1051,34 +1052,34 @@ constexpr bool kHasMma = !std::is_same_v<T, BFloat16> || kBf16Mma;
 #endif
 
 template <class T>
-__global__ void attention_mma_kernel(const T* q, const T* k, const T* v, T* out, float* lse, AttentionLayout lay,
+__global__ void attention_wmma_kernel(const T* q, const T* k, const T* v, T* out, float* lse, AttentionLayout lay,
                                      AttentionMask<float> mask, AttentionDropout drop, int64_t B, int64_t L, int64_t S,
                                      int E, int Ev, float scale, bool causal)
 {
-    if constexpr (kHasMma<T>) attention_mma_rows(q, k, v, out, lse, lay, mask, drop, B, L, S, E, Ev, scale, causal);
+    if constexpr (kHasMma<T>) attention_wmma_rows(q, k, v, out, lse, lay, mask, drop, B, L, S, E, Ev, scale, causal);
     else MT_NO_MMA_ON_THIS_ARCH();
 }
 
 template <class T>
-__global__ void attention_mma_dkdv_kernel(const T* q, const T* k, const T* v, const T* grad_out, const float* lse,
+__global__ void attention_wmma_dkdv_kernel(const T* q, const T* k, const T* v, const T* grad_out, const float* lse,
                                           const float* delta, T* grad_k, T* grad_v, AttentionLayout lay,
                                           AttentionMask<float> mask, AttentionDropout drop, int64_t B, int64_t L,
                                           int64_t S, int E, int Ev, float scale, bool causal)
 {
     if constexpr (kHasMma<T>)
-        attention_mma_dkdv_rows(q, k, v, grad_out, lse, delta, grad_k, grad_v, lay, mask, drop, B, L, S, E, Ev, scale,
+        attention_wmma_dkdv_rows(q, k, v, grad_out, lse, delta, grad_k, grad_v, lay, mask, drop, B, L, S, E, Ev, scale,
                                 causal);
     else MT_NO_MMA_ON_THIS_ARCH();
 }
 
 template <class T>
-__global__ void attention_mma_dq_kernel(const T* q, const T* k, const T* v, const T* grad_out, const float* lse,
+__global__ void attention_wmma_dq_kernel(const T* q, const T* k, const T* v, const T* grad_out, const float* lse,
                                         const float* delta, T* grad_q, AttentionLayout lay, AttentionMask<float> mask,
                                         AttentionDropout drop, int64_t B, int64_t L, int64_t S, int E, int Ev,
                                         float scale, bool causal)
 {
     if constexpr (kHasMma<T>)
-        attention_mma_dq_rows(q, k, v, grad_out, lse, delta, grad_q, lay, mask, drop, B, L, S, E, Ev, scale, causal);
+        attention_wmma_dq_rows(q, k, v, grad_out, lse, delta, grad_q, lay, mask, drop, B, L, S, E, Ev, scale, causal);
     else MT_NO_MMA_ON_THIS_ARCH();
 }
 
@@ -1109,33 +1110,31 @@ bool tensor_cores(DType t, int E, int Ev)
 // the one-row-per-lane kernels (attention_kernel and its backward), the readable version.
 bool register_tiles(int E, int Ev) { return E <= kRtHead && Ev <= kRtHead; }
 
-// The three families of kernels, from the readable to the fastest that takes a call.
-enum class Family { Rows, Tiled, Mma };
+// The four families of kernels, from the readable to the fastest that takes a call.
+enum class Family { Rows, Tiled, Wmma, Mma };
 
-// The family for a call: float32 on tensor cores where they apply (attention_tf32.cu: head dims
-// multiples of 8 up to 64); else register tiles where they apply (head dims up to 64), else tensor
-// cores where they apply (16-bit, head dims multiples of 16, up to 128), else rows. On an H200 the
-// register tiles ran a bfloat16 fwd+bwd at b32 h8 T256 d64 in 1.14 ms against 1.51 for the wmma
-// tensor-core kernels (bench_cuda.py), so they come first where both fit in 16 bits. float32's
-// tensor-core kernels keep the scores in registers (no wmma round trips through shared memory)
-// and PyTorch's float32 attention runs on tensor cores the same way (3xTF32), while the register
-// tiles ran float32 at 2.8x PyTorch's time: so float32 tries tensor cores first.
-// MINITORCH_CUDA_ATTENTION=rows|tiled|mma asks for one family wherever it can take the call (rows
-// takes every call): to compare them on a GPU, and to test each on the small heads most tests
-// use. Read at every call (a getenv is nothing beside the kernels).
+// The family for a call: mma.sync tensor cores where they apply (attention_mma.cu: head dims up to
+// 64, multiples of 8 in float32, of 16 in 16 bits; sm_80 on), else register tiles (head dims up
+// to 64), else wmma tensor cores (16-bit head dims that are multiples of 16, up to 128), else rows.
+// The mma.sync kernels keep the scores, the softmax and the outputs in registers, where the wmma
+// ones go through shared memory (a wmma fragment's layout is unspecified): on an H200 the wmma
+// kernels ran a bfloat16 fwd+bwd at b32 h8 T256 d64 in 1.51 ms, the register tiles in 1.14, and
+// PyTorch's FlashAttention-2 (mma.sync, registers) in 0.145; float32 register tiles took 2.8x
+// PyTorch's time, whose float32 attention runs on tensor cores as 3xTF32 too.
+// MINITORCH_CUDA_ATTENTION=rows|tiled|wmma|mma asks for one family wherever it can take the call
+// (rows takes every call): to compare them on a GPU, and to test each on the small heads most
+// tests use. Read at every call (a getenv is nothing beside the kernels).
 Family family(DType t, int E, int Ev)
 {
-    const bool f32 = t == DType::Float32;
-    const bool mma = f32 ? tf32_tensor_cores(E, Ev) : tensor_cores(t, E, Ev), tiled = register_tiles(E, Ev);
+    const bool mma = mma_sync_attention(t, E, Ev), wmma = tensor_cores(t, E, Ev), tiled = register_tiles(E, Ev);
     if (const char* want = std::getenv("MINITORCH_CUDA_ATTENTION")) {
         if (std::strcmp(want, "rows") == 0) return Family::Rows;
         if (std::strcmp(want, "tiled") == 0 && tiled) return Family::Tiled;
+        if (std::strcmp(want, "wmma") == 0 && wmma) return Family::Wmma;
         if (std::strcmp(want, "mma") == 0 && mma) return Family::Mma;
     }
-    if (f32 && mma) return Family::Mma;
-    return tiled ? Family::Tiled : mma ? Family::Mma : Family::Rows;
+    return mma ? Family::Mma : tiled ? Family::Tiled : wmma ? Family::Wmma : Family::Rows;
 }
-
 
 // The tiles go in grid.y (at most 65535 blocks): with the smallest tile, 8 rows, sequences up to
 // 524280 (a T x T score matrix of that size would not fit any GPU either).
@@ -1166,15 +1165,14 @@ void attention(const Tensor& out, const Tensor& lse, const Tensor& q, const Tens
         using T = typename decltype(tag)::type;
         const T *qd = q->data_as<T>(), *kd = k->data_as<T>(), *vd = v->data_as<T>();
         const Family f = family(q->dtype, E, Ev);
-        if constexpr (std::is_same_v<T, float>) {
-            if (f == Family::Mma) {  // attention_tf32.cu
-                attention_tf32(qd, kd, vd, out->data_as<T>(), lse->data_as<float>(), lay, m, drop, B, L, S, E, Ev,
-                               scale, spec.causal);
-                return;
-            }
-        } else {
-            if (f == Family::Mma) {
-                MT_LAUNCH(dim3(pair_blocks(B), tiles(L, kMmaTile)), kWarps * kWarp, 0, 0, attention_mma_kernel<T>)(
+        if (f == Family::Mma) {  // attention_mma.cu
+            attention_mma(qd, kd, vd, out->data_as<T>(), lse->data_as<float>(), lay, m, drop, B, L, S, E, Ev, scale,
+                          spec.causal);
+            return;
+        }
+        if constexpr (!std::is_same_v<T, float>) {
+            if (f == Family::Wmma) {
+                MT_LAUNCH(dim3(pair_blocks(B), tiles(L, kMmaTile)), kWarps * kWarp, 0, 0, attention_wmma_kernel<T>)(
                     qd, kd, vd, out->data_as<T>(), lse->data_as<float>(), lay, m, drop, B, L, S, E, Ev, scale,
                     spec.causal);
                 return;
@@ -1232,15 +1230,14 @@ void attention_backward(const Tensor& grad_q, const Tensor& grad_k, const Tensor
         }
         T *gq = grad_q->data_as<T>(), *gk = grad_k->data_as<T>(), *gv = grad_v->data_as<T>();
         const Family f = family(q->dtype, E, Ev);
-        if constexpr (std::is_same_v<T, float>) {
-            if (f == Family::Mma) {  // attention_tf32.cu
-                attention_tf32_backward(qd, kd, vd, gd, ld, dd, gq, gk, gv, lay, m, drop, B, L, S, E, Ev, scale,
-                                        spec.causal);
-                return;
-            }
-        } else {
-            if (f == Family::Mma) {
-                MT_ATTENTION_BACKWARD(attention_mma_dkdv_kernel, attention_mma_dq_kernel, kMmaTile);
+        if (f == Family::Mma) {  // attention_mma.cu
+            attention_mma_backward(qd, kd, vd, gd, ld, dd, gq, gk, gv, lay, m, drop, B, L, S, E, Ev, scale,
+                                   spec.causal);
+            return;
+        }
+        if constexpr (!std::is_same_v<T, float>) {
+            if (f == Family::Wmma) {
+                MT_ATTENTION_BACKWARD(attention_wmma_dkdv_kernel, attention_wmma_dq_kernel, kMmaTile);
                 return;
             }
         }

@@ -1,13 +1,14 @@
 // attention_common.cuh — what the fused attention's kernel files share (attention.cu: the rows,
-// tiled and 16-bit tensor-core families; attention_tf32.cu: float32 on tensor cores): staging rows
+// tiled and wmma families; attention_mma.cu: tensor cores through mma.sync): staging rows
 // in shared memory, which (query, key) pairs count and their scores, the order of the tiles, and
-// the float32 tensor-core entry points that attention.cu calls.
+// the mma.sync entry points that attention.cu calls.
 #pragma once
 #include <cmath>
 #include <cstdint>
 
 #include "common.cuh"
 #include "minitorch/attention_math.h"
+#include "minitorch/half.h"
 
 namespace minitorch::cuda {
 
@@ -73,17 +74,19 @@ inline unsigned tiles(int64_t n, int rows) { return unsigned((n + rows - 1) / ro
 
 }  // namespace
 
-// The float32 tensor-core kernels (attention_tf32.cu), for float32 calls with both head dims
-// multiples of 8 up to 64, on sm_80 or later (or the emulator).
-bool tf32_tensor_cores(int E, int Ev);
-void attention_tf32(const float* q, const float* k, const float* v, float* out, float* lse,
-                    const AttentionLayout& lay, const AttentionMask<float>& mask, const AttentionDropout& drop,
-                    int64_t B, int64_t L, int64_t S, int E, int Ev, float scale, bool causal);
+// The mma.sync kernels (attention_mma.cu), for head dims up to 64 that are multiples of the MMA's
+// depth (8 for float32, 16 for float16 / bfloat16), on sm_80 or later (or the emulator). T is
+// float, Half or BFloat16.
+bool mma_sync_attention(DType t, int E, int Ev);
+template <class T>
+void attention_mma(const T* q, const T* k, const T* v, T* out, float* lse, const AttentionLayout& lay,
+                   const AttentionMask<float>& mask, const AttentionDropout& drop, int64_t B, int64_t L, int64_t S,
+                   int E, int Ev, float scale, bool causal);
 // dK and dV, then dQ; delta holds D = rowsum(dO * O), computed before.
-void attention_tf32_backward(const float* q, const float* k, const float* v, const float* grad_out,
-                             const float* lse, const float* delta, float* grad_q, float* grad_k, float* grad_v,
-                             const AttentionLayout& lay, const AttentionMask<float>& mask,
-                             const AttentionDropout& drop, int64_t B, int64_t L, int64_t S, int E, int Ev,
-                             float scale, bool causal);
+template <class T>
+void attention_mma_backward(const T* q, const T* k, const T* v, const T* grad_out, const float* lse,
+                            const float* delta, T* grad_q, T* grad_k, T* grad_v, const AttentionLayout& lay,
+                            const AttentionMask<float>& mask, const AttentionDropout& drop, int64_t B, int64_t L,
+                            int64_t S, int E, int Ev, float scale, bool causal);
 
 }  // namespace minitorch::cuda

@@ -70,4 +70,4 @@ def test_rows_under_env_runs_the_picked_rows_with_each_value_and_restores_the_va
     monkeypatch.setattr(bench, "table", lambda title, mt, ref, torch: seen.append(
         bench.os.environ["MINITORCH_CUDA_ATTENTION"]))
     bench.attention_families([("sdpa causal", None)], None, None)
-    assert seen == ["rows", "tiled", "mma"] and bench.os.environ["MINITORCH_CUDA_ATTENTION"] == "rows"
+    assert seen == ["rows", "tiled", "wmma", "mma"] and bench.os.environ["MINITORCH_CUDA_ATTENTION"] == "rows"

@@ -209,7 +209,7 @@ def test_multihead_attention_and_encoder_layer_with_dropout_use_it(batch_first):
     mha = nn.MultiheadAttention(16, 2, dropout=0.3, batch_first=batch_first).to("cuda")
     x = make((3, 5, 16) if batch_first else (5, 3, 16), 1, "cuda", minitorch.float32)
     names = kernel_names(lambda: mha(x, x, x, need_weights=False))
-    assert any("attention_tf32_kernel" in n for n in names), names  # float32, head dim 8
+    assert any("attention_mma_kernel" in n for n in names), names  # float32, head dim 8
     train = to_np(mha(x, x, x, need_weights=False)[0])
     mha.eval()  # dropout 0: the plain fused call
     a, b = to_np(mha(x, x, x, need_weights=False)[0]), to_np(mha(x, x, x, need_weights=False)[0])
@@ -233,14 +233,15 @@ def test_multihead_attention_and_encoder_layer_with_dropout_use_it(batch_first):
 @needs_cuda
 @pytest.mark.parametrize("family, dtype", [("rows", minitorch.float32), ("tiled", minitorch.float32),
                                            ("mma", minitorch.float32), ("rows", minitorch.bfloat16),
-                                           ("tiled", minitorch.bfloat16), ("mma", minitorch.bfloat16)],
-                         ids=["rows-f32", "tiled-f32", "mma-f32", "rows-bf16", "tiled-bf16", "mma-bf16"])
+                                           ("tiled", minitorch.bfloat16), ("wmma", minitorch.bfloat16),
+                                           ("mma", minitorch.bfloat16)],
+                         ids=["rows-f32", "tiled-f32", "mma-f32", "rows-bf16", "tiled-bf16", "wmma-bf16", "mma-bf16"])
 def test_each_kernel_family_matches_composed(monkeypatch, family, dtype):
-    """MINITORCH_CUDA_ATTENTION=rows|tiled|mma runs that family of kernels wherever it can take the
-    call (rows: every call; tiled: head dims up to 64; mma: float32 head dims that are multiples of
-    8 up to 64 (attention_tf32.cu), 16-bit ones that are multiples of 16; else the default), on the
-    fused tests' cases and on these dropout cases: every family stays tested on the small heads
-    most tests use, whichever one is the default there."""
+    """MINITORCH_CUDA_ATTENTION=rows|tiled|wmma|mma runs that family of kernels wherever it can take
+    the call (rows: every call; tiled: head dims up to 64; wmma: 16-bit head dims that are multiples
+    of 16; mma: head dims up to 64 that are multiples of 8 in float32, of 16 in 16 bits; else the
+    default), on the fused tests' cases and on these dropout cases: every family stays tested on
+    the small heads most tests use, whichever one is the default there."""
     import test_attention_fused as fused
     monkeypatch.setenv("MINITORCH_CUDA_ATTENTION", family)
     f32 = dtype == minitorch.float32
@@ -248,16 +249,14 @@ def test_each_kernel_family_matches_composed(monkeypatch, family, dtype):
     for case in fused.CASES + CASES:
         E, Ev = case[4], case[5]
         tiled = E <= 64 and Ev <= 64
-        if f32:
-            mma, mma_name = tiled and E % 8 == 0 and Ev % 8 == 0, "attention_tf32_kernel"
-        else:
-            mma, mma_name = E % 16 == 0 and Ev % 16 == 0, "attention_mma_kernel"
-        if f32 and mma:
-            default = mma_name
-        else:
-            default = "attention_tiled_kernel" if tiled else mma_name if mma else "attention_kernel"
+        depth = 8 if f32 else 16
+        mma = tiled and E % depth == 0 and Ev % depth == 0
+        wmma = not f32 and E % 16 == 0 and Ev % 16 == 0
+        default = ("attention_mma_kernel" if mma else "attention_tiled_kernel" if tiled
+                   else "attention_wmma_kernel" if wmma else "attention_kernel")
         want = {"rows": "attention_kernel", "tiled": "attention_tiled_kernel" if tiled else default,
-                "mma": mma_name if mma else default}[family]
+                "wmma": "attention_wmma_kernel" if wmma else default,
+                "mma": "attention_mma_kernel" if mma else default}[family]
         q, k, v = (make((1, 1, 4, d), s, "cuda", dtype) for s, d in ((1, E), (2, E), (3, Ev)))
         names = [n.split("<")[0] for n in kernel_names(lambda: F.scaled_dot_product_attention(q, k, v))]
         assert want in names, (case, names)

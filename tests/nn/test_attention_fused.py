@@ -237,7 +237,7 @@ def test_multihead_attention_and_encoder_layer_use_it(batch_first):
     assert w is not None
     np.testing.assert_allclose(to_np(fused), to_np(composed), atol=1e-5, rtol=1e-4)
     names = kernel_names(lambda: mha(x, x, x, key_padding_mask=kpm, need_weights=False))
-    assert any("attention_tf32_kernel" in n for n in names), names  # float32, head dim 8
+    assert any("attention_mma_kernel" in n for n in names), names  # float32, head dim 8
 
     layer = nn.TransformerEncoderLayer(16, 2, dim_feedforward=32, dropout=0.0, batch_first=batch_first).to("cuda")
     mask = nn.Transformer.generate_square_subsequent_mask(5, device="cuda")

@@ -1,5 +1,6 @@
-"""The 16-bit fused attention on tensor cores (attention_mma_kernel, attention_mma_dkdv_kernel and
-attention_mma_dq_kernel in cuda/attention.cu, run in the emulator through its wmma shim,
+"""The 16-bit fused attention on tensor cores through wmma (attention_wmma_kernel,
+attention_wmma_dkdv_kernel and attention_wmma_dq_kernel in cuda/attention.cu, run in the emulator
+through its wmma shim,
 cuda/emu/wmma_emu.h).
 
 The shim itself, in a student's RawKernel: 16x16x16 products of every operand layout against
@@ -27,9 +28,9 @@ DTYPES = [(minitorch.float16, 2e-2), (minitorch.bfloat16, 8e-2)]
 
 @pytest.fixture
 def on_tensor_cores(monkeypatch):
-    """Head dims up to 64 default to the register-tiled kernels; these tests ask for the tensor-core
-    family wherever it can take the call (MINITORCH_CUDA_ATTENTION=mma)."""
-    monkeypatch.setenv("MINITORCH_CUDA_ATTENTION", "mma")
+    """Head dims up to 64 default to the mma.sync kernels (test_attention_mma_cuda.py); these tests
+    ask for the wmma family wherever it can take the call (MINITORCH_CUDA_ATTENTION=wmma)."""
+    monkeypatch.setenv("MINITORCH_CUDA_ATTENTION", "wmma")
 DTYPE_IDS = ["f16", "bf16"]
 
 # ------------------------------------------------------------------ the wmma shim ----
@@ -169,44 +170,40 @@ def short(names):
 
 @needs_cuda
 def test_which_kernels_cuda(monkeypatch):
-    """By default: float32 on tensor cores (3xTF32, attention_tf32.cu) for head dims that are
-    multiples of 8 up to 64; else the register-tiled kernels for head dims up to 64 in every type;
-    tensor cores for wider 16-bit heads that are multiples of 16, forward and backward (the
-    backward's D = rowsum(dO * O) stays on CUDA cores); one row per lane otherwise.
-    MINITORCH_CUDA_ATTENTION=mma puts every 16-bit call with head dims that are multiples of 16 on
-    tensor cores, =tiled every call with head dims up to 64 on register tiles. The same number of
-    launches either way."""
+    """By default: the mma.sync kernels (attention_mma.cu) for head dims up to 64 that are multiples
+    of 8 in float32 and of 16 in 16 bits; else the register-tiled kernels for head dims up to 64;
+    else wmma for 16-bit heads that are multiples of 16; else one row per lane. Forward and
+    backward alike (the backward's D = rowsum(dO * O) stays on CUDA cores).
+    MINITORCH_CUDA_ATTENTION=rows|tiled|wmma|mma asks for a family wherever it takes the call, the
+    default elsewhere. The same number of launches either way."""
     monkeypatch.delenv("MINITORCH_CUDA_ATTENTION", raising=False)
     mma = (["attention_mma_kernel"], ["attention_delta_kernel", "attention_mma_dkdv_kernel", "attention_mma_dq_kernel"])
+    wmma = (["attention_wmma_kernel"],
+            ["attention_delta_kernel", "attention_wmma_dkdv_kernel", "attention_wmma_dq_kernel"])
     tiled = (["attention_tiled_kernel"],
              ["attention_delta_kernel", "attention_tiled_dkdv_kernel", "attention_tiled_dq_kernel"])
     cores = (["attention_kernel"], ["attention_delta_kernel", "attention_dkdv_kernel", "attention_dq_kernel"])
     for dtype in (minitorch.float16, minitorch.bfloat16):
-        for (E, Ev), want in (((16, 16), tiled), ((64, 32), tiled), ((8, 16), tiled), ((16, 24), tiled),
-                              ((128, 128), mma), ((80, 64), mma), ((72, 40), cores), ((96, 72), cores)):
+        for (E, Ev), want in (((16, 16), mma), ((64, 32), mma), ((8, 16), tiled), ((16, 24), tiled),
+                              ((128, 128), wmma), ((80, 64), wmma), ((72, 40), cores), ((96, 72), cores)):
             fwd, bwd = attention_kernels(dtype, E, Ev)
             assert (short(fwd), short(bwd)) == want, (dtype, E, Ev, fwd, bwd)
-    # float32: TF32 tensor cores for multiples of 8 up to 64, register tiles for the other heads up
-    # to 64, one row per lane past it
-    tf32 = (["attention_tf32_kernel"], ["attention_delta_kernel", "attention_tf32_dkdv_kernel",
-                                        "attention_tf32_dq_kernel"])
-    for (E, Ev), want in (((16, 16), tf32), ((64, 64), tf32), ((8, 40), tf32), ((12, 16), tiled),
+    for (E, Ev), want in (((16, 16), mma), ((64, 64), mma), ((8, 40), mma), ((12, 16), tiled),
                           ((64, 60), tiled), ((64, 65), cores), ((72, 32), cores), ((96, 32), cores)):
         fwd, bwd = attention_kernels(minitorch.float32, E, Ev)
         assert (short(fwd), short(bwd)) == want, (E, Ev, fwd, bwd)
-    # asked for tensor cores: every call they can take; the default elsewhere
-    monkeypatch.setenv("MINITORCH_CUDA_ATTENTION", "mma")
-    for dtype, (E, Ev), want in ((minitorch.bfloat16, (16, 16), mma), (minitorch.float16, (64, 32), mma),
-                                 (minitorch.float16, (8, 16), tiled), (minitorch.float32, (16, 16), tf32),
-                                 (minitorch.float32, (12, 16), tiled)):
-        fwd, bwd = attention_kernels(dtype, E, Ev)
-        assert (short(fwd), short(bwd)) == want, (dtype, E, Ev, fwd, bwd)
-    # asked for register tiles: float32 too
-    monkeypatch.setenv("MINITORCH_CUDA_ATTENTION", "tiled")
-    for dtype, (E, Ev), want in ((minitorch.float32, (16, 16), tiled), (minitorch.float32, (64, 64), tiled),
-                                 (minitorch.float32, (72, 32), cores)):
-        fwd, bwd = attention_kernels(dtype, E, Ev)
-        assert (short(fwd), short(bwd)) == want, (dtype, E, Ev, fwd, bwd)
+    for family, cases in (
+            ("wmma", ((minitorch.bfloat16, (16, 16), wmma), (minitorch.float16, (64, 32), wmma),
+                      (minitorch.float16, (8, 16), tiled), (minitorch.float32, (16, 16), mma))),
+            ("tiled", ((minitorch.float32, (16, 16), tiled), (minitorch.bfloat16, (64, 64), tiled),
+                       (minitorch.float32, (72, 32), cores), (minitorch.float16, (128, 128), wmma))),
+            ("mma", ((minitorch.bfloat16, (16, 16), mma), (minitorch.float16, (128, 128), wmma),
+                     (minitorch.float32, (12, 16), tiled))),
+            ("rows", ((minitorch.float32, (16, 16), cores), (minitorch.bfloat16, (128, 128), cores)))):
+        monkeypatch.setenv("MINITORCH_CUDA_ATTENTION", family)
+        for dtype, (E, Ev), want in cases:
+            fwd, bwd = attention_kernels(dtype, E, Ev)
+            assert (short(fwd), short(bwd)) == want, (family, dtype, E, Ev, fwd, bwd)
 
 
 @needs_cuda
@@ -215,7 +212,7 @@ def test_tensor_core_path_cuda_allocates_no_scores_matrix(on_tensor_cores):
     float32 matrix."""
     B, H, T, d = 1, 2, 256, 16
     q, k, v = (make((B, H, T, d), s, "cuda", minitorch.float16) for s in (1, 2, 3))
-    assert any("attention_mma_kernel" in n for n in kernel_names(lambda: F.scaled_dot_product_attention(q, k, v)))
+    assert any("attention_wmma_kernel" in n for n in kernel_names(lambda: F.scaled_dot_product_attention(q, k, v)))
     fused = peak_bytes(lambda: F.scaled_dot_product_attention(q, k, v, is_causal=True).float().sum().backward())
     assert fused < B * H * T * T * 4 // 2, fused
 

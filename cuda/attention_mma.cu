@@ -1,0 +1,474 @@
+// attention_mma.cu — the fused attention (attention.cu explains the algorithm) on tensor cores
+// through mma.sync (mma_sync.cuh), for head dims up to 64: float32 at float32 accuracy (3xTF32,
+// m16n8k8), float16 and bfloat16 with 16-bit products (m16n8k16); every sum in float32. The
+// scores never leave registers, as in FlashAttention-2.
+//
+// A warp owns 16 rows (queries in the forward and dQ, keys in dK/dV): one MMA's M. Its rows' part
+// of the head-dim operand (Q, dO, K or V) is loaded once into A fragments in registers; the other
+// side of each product is staged in shared memory (in the call's own type), 32 rows per tile, and
+// read as B fragments. After S = Q K^T, lane 4g + t holds the scores of rows g and g + 8 against
+// keys 8n + 2t and 8n + 2t + 1 of each 8-key slice n of the tile (the C layout), so the online
+// softmax of a row is over the lane's 8 values and the 3 other lanes of its group (two shuffles).
+//
+// The second product of each step (P V, dS K, P^T dO, dS^T Q) takes those weights as its A
+// fragment, straight from the score registers:
+//   16-bit  A's columns 2t, 2t + 1 (and 2t + 8, 2t + 9) of a 16-key slice are exactly what the lane
+//           holds for two neighbouring 8-key slices: each pair is rounded and packed in a register.
+//   float32 A wants columns t and t + 4 of an 8-key slice where the lane holds 2t and 2t + 1. So
+//           the product takes the slice's keys in another order: A's column t is key 2t, column
+//           t + 4 is key 2t + 1. A sum over the keys does not care about their order, as long as
+//           the B fragment's rows (V's, K's, dO's or Q's rows) follow it: b[0] is row 2t, b[1]
+//           row 2t + 1.
+//
+// Staged rows are 4 words (mod 32) longer than a head of 64 (68 floats, or 72 16-bit values), so
+// the 32 lanes' reads of a B fragment fall on 32 different banks, or share a word.
+#include <cfloat>
+
+#include "attention_common.cuh"
+#include "mma_sync.cuh"
+#include "warp.cuh"
+
+namespace minitorch::cuda {
+
+namespace {
+
+constexpr int kTcHead = 64;             // head dims these kernels take (multiples of the MMA's depth)
+constexpr int kTcCols = kTcHead / 8;    // 8-column output tiles of a head
+constexpr int kTcWarps = 4;             // 128 threads per block
+constexpr int kTcRows = kTcWarps * 16;  // rows a block owns: 16 per warp
+constexpr int kTcTile = 32;             // rows of a staged tile ...
+constexpr int kTcSlices = kTcTile / 8;  // ... as 4 slices of 8: the N of the first product's MMAs
+
+// Per element type: the MMA's depth K (8 for TF32, 16 for 16 bits), the registers of an A or B
+// fragment (one float32, or two packed 16-bit values, each), and the staged rows' pitch.
+template <class T>
+constexpr bool kF32 = std::is_same_v<T, float>;
+template <class T>
+constexpr int kDepth = kF32<T> ? 8 : 16;
+template <class T>
+constexpr int kSteps = kTcHead / kDepth<T>;  // K slices of a head
+template <class T>
+constexpr int kPitch = kTcHead + (kF32<T> ? 4 : 8);  // 68 words, or 36: both 4 mod 32
+template <class T>
+using Reg = std::conditional_t<kF32<T>, float, uint32_t>;
+template <class T>
+using Staged = T (*)[kPitch<T>];
+template <class T>
+using ConstStaged = const T (*)[kPitch<T>];
+
+// The lane's coordinates in a fragment: g = lane / 4, t = lane % 4 (mma_sync.cuh).
+struct Lane {
+    int g, t;
+};
+
+__device__ __forceinline__ Lane lane_of() { return {int(threadIdx.x % kWarp) / 4, int(threadIdx.x % 4)}; }
+
+// The operands of one MMA, ready for the tensor cores: split in TF32 pairs, or already packed.
+__device__ __forceinline__ Tf32Split<4> prepare(const float (&x)[4]) { return split_tf32(x); }
+__device__ __forceinline__ Tf32Split<2> prepare(const float (&x)[2]) { return split_tf32(x); }
+__device__ __forceinline__ Packed<4> prepare(const uint32_t (&x)[4]) { return {{x[0], x[1], x[2], x[3]}}; }
+__device__ __forceinline__ Packed<2> prepare(const uint32_t (&x)[2]) { return {{x[0], x[1]}}; }
+
+template <class T>
+__device__ __forceinline__ void mma(float (&d)[4], const Tf32Split<4>& a, const Tf32Split<2>& b)
+{
+    mma_3xtf32(d, a, b);
+}
+
+template <class T>
+__device__ __forceinline__ void mma(float (&d)[4], const Packed<4>& a, const Packed<2>& b)
+{
+    mma_16bit<T>(d, a, b);
+}
+
+// The A fragments of 16 rows r0 .. r0 + 15 of a (rows, width) matrix in global memory (row r at
+// src + r * row_stride), one per K slice of the width, zeros past `rows`.
+template <class T>
+__device__ __forceinline__ void load_a_rows(Reg<T> (&a)[kSteps<T>][4], const T* src, int64_t row_stride, int64_t r0,
+                                            int64_t rows, int width, Lane ln)
+{
+    const int64_t lo = r0 + ln.g, hi = lo + 8;
+    // element (r, c) and its neighbour c + 1 (16 bits) or c alone (float32); zero outside
+    const auto at = [&](int64_t r, int c) -> Reg<T> {
+        if (r >= rows || c >= width) return Reg<T>(0);
+        const T* p = src + r * row_stride + c;
+        if constexpr (kF32<T>) return p[0];
+        else return pack2(p[0], p[1]);
+    };
+MT_UNROLL
+    for (int kk = 0; kk < kSteps<T>; ++kk) {
+        const int c = kF32<T> ? 8 * kk + ln.t : 16 * kk + 2 * ln.t, c2 = c + (kF32<T> ? 4 : 8);
+        a[kk][0] = at(lo, c);
+        a[kk][1] = at(hi, c);
+        a[kk][2] = at(lo, c2);
+        a[kk][3] = at(hi, c2);
+    }
+}
+
+// acc[n] += A B_n over the width, for the 4 slices n of a staged tile: A the warp's 16 rows
+// (fragments a), B_n = X^T for the tile's rows 8n .. 8n + 7 (b[0] = X[8n + g][column t or 2t of
+// the K slice], ...).
+template <class T>
+__device__ __forceinline__ void rows_times_tile(float (&acc)[kTcSlices][4], const Reg<T> (&a)[kSteps<T>][4],
+                                                ConstStaged<T> x, int width, Lane ln)
+{
+MT_UNROLL
+    for (int kk = 0; kk < kSteps<T>; ++kk) {
+        if (kDepth<T> * kk >= width) break;
+        const auto ap = prepare(a[kk]);
+MT_UNROLL
+        for (int n = 0; n < kTcSlices; ++n) {
+            const T* row = x[8 * n + ln.g];
+            Reg<T> bv[2];
+            if constexpr (kF32<T>) {
+                bv[0] = row[8 * kk + ln.t], bv[1] = row[8 * kk + ln.t + 4];
+            } else {  // two neighbours of the row in one 32-bit read
+                bv[0] = *reinterpret_cast<const uint32_t*>(row + 16 * kk + 2 * ln.t);
+                bv[1] = *reinterpret_cast<const uint32_t*>(row + 16 * kk + 2 * ln.t + 8);
+            }
+            mma<T>(acc[n], ap, prepare(bv));
+        }
+    }
+}
+
+// out[nt] += W X over the tile's 32 rows, for the 8-column output tiles nt below width: W the
+// warp's 16 x 32 weights as C fragments (w[n]: rows g, g + 8 against tile rows 8n + 2t, + 1),
+// taken as A fragments (top of the file), X the staged tile.
+template <class T>
+__device__ __forceinline__ void weights_times_tile(float (&out)[kTcCols][4], const float (&w)[kTcSlices][4],
+                                                   ConstStaged<T> x, int width, Lane ln)
+{
+MT_UNROLL
+    for (int kk = 0; kk < kTcTile / kDepth<T>; ++kk) {
+        Reg<T> wa[4];
+        if constexpr (kF32<T>) {  // the slice's keys reordered: A column t is key 2t, t + 4 is 2t + 1
+            wa[0] = w[kk][0], wa[1] = w[kk][2], wa[2] = w[kk][1], wa[3] = w[kk][3];
+        } else {  // slices 2kk and 2kk + 1 are the 16-key slice's columns 0-7 and 8-15
+            wa[0] = pack2(T(w[2 * kk][0]), T(w[2 * kk][1]));
+            wa[1] = pack2(T(w[2 * kk][2]), T(w[2 * kk][3]));
+            wa[2] = pack2(T(w[2 * kk + 1][0]), T(w[2 * kk + 1][1]));
+            wa[3] = pack2(T(w[2 * kk + 1][2]), T(w[2 * kk + 1][3]));
+        }
+        const auto ap = prepare(wa);
+        const int r0 = kDepth<T> * kk + 2 * ln.t;  // B's rows: tile rows r0, r0 + 1 (and r0 + 8, r0 + 9)
+MT_UNROLL
+        for (int nt = 0; nt < kTcCols; ++nt) {
+            if (8 * nt >= width) break;
+            const int c = 8 * nt + ln.g;
+            Reg<T> bv[2];
+            if constexpr (kF32<T>) {
+                bv[0] = x[r0][c], bv[1] = x[r0 + 1][c];
+            } else {
+                bv[0] = pack2(x[r0][c], x[r0 + 1][c]), bv[1] = pack2(x[r0 + 8][c], x[r0 + 9][c]);
+            }
+            mma<T>(out[nt], ap, prepare(bv));
+        }
+    }
+}
+
+// The max and the sum of a row's values over the 4 lanes of its group.
+__device__ __forceinline__ float group_max(float v)
+{
+    v = fmaxf(v, __shfl_xor_sync(kFullMask, v, 1));
+    return fmaxf(v, __shfl_xor_sync(kFullMask, v, 2));
+}
+
+__device__ __forceinline__ float group_sum(float v)
+{
+    v += __shfl_xor_sync(kFullMask, v, 1);
+    return v + __shfl_xor_sync(kFullMask, v, 2);
+}
+
+template <int N>
+__device__ __forceinline__ void zero(float (&a)[N][4])
+{
+MT_UNROLL
+    for (int i = 0; i < N; ++i) a[i][0] = a[i][1] = a[i][2] = a[i][3] = 0.f;
+}
+
+// The two products every backward step starts with, over a staged tile: s = A X^T (scores: Q K^T,
+// or K Q^T for dK/dV) and dp = G Y^T (dO V^T, or V dO^T).
+template <class T>
+__device__ __forceinline__ void scores_and_dp(float (&s)[kTcSlices][4], float (&dp)[kTcSlices][4],
+                                              const Reg<T> (&a)[kSteps<T>][4], ConstStaged<T> x, int E,
+                                              const Reg<T> (&g)[kSteps<T>][4], ConstStaged<T> y, int Ev, Lane ln)
+{
+    zero(s);
+    zero(dp);
+    rows_times_tile<T>(s, a, x, E, ln);
+    rows_times_tile<T>(dp, g, y, Ev, ln);
+}
+
+// fn(n, x, col) for each of the lane's elements of a 16 x 32 tile of C fragments (slice n's element
+// x, of row half x / 2): col = 8n + 2t + x % 2 is its column in the tile.
+template <class F>
+__device__ __forceinline__ void for_each_element(Lane ln, F fn)
+{
+MT_UNROLL
+    for (int n = 0; n < kTcSlices; ++n)
+MT_UNROLL
+        for (int x = 0; x < 4; ++x) fn(n, x, 8 * n + 2 * ln.t + x % 2);
+}
+
+// A warp's 16 rows of C fragments written out: row r0 + g (elements 0, 1) and r0 + g + 8
+// (elements 2, 3), columns 8nt + 2t and + 1 below width, as T(finish(h, value)) with h the half.
+template <class T, class RowOf, class F>
+__device__ __forceinline__ void store_rows(const float (&acc)[kTcCols][4], T* dst, RowOf row_of, int width, Lane ln,
+                                           F finish)
+{
+MT_UNROLL
+    for (int h = 0; h < 2; ++h) {
+        const int64_t at = row_of(h);
+        if (at < 0) continue;
+MT_UNROLL
+        for (int nt = 0; nt < kTcCols; ++nt) {
+            if (8 * nt >= width) break;
+            dst[at + 8 * nt + 2 * ln.t] = T(finish(h, acc[nt][2 * h]));
+            dst[at + 8 * nt + 2 * ln.t + 1] = T(finish(h, acc[nt][2 * h + 1]));
+        }
+    }
+}
+
+// bfloat16 and float16 m16n8k16 and TF32 all need sm_80: the sm_75 build compiles these kernels
+// empty (they trap, see mma_sync.cuh), and the host never launches them there.
+
+// Forward. Grid (pairs, ceil(L / 64)), 4 warps; warp w owns query rows q0 + 16w .. + 15, their Q
+// as A fragments and their output (16 x Ev) as C fragments, in registers. Per 32-key tile (K and V
+// staged): S = Q K^T, the online softmax of each row (its m and l in the lanes of its group, each
+// lane rescaling its own output elements by alpha), then O += P V. Shared memory: 17 KiB (float32)
+// or 9 KiB.
+template <class T>
+__global__ void __launch_bounds__(kTcWarps * kWarp)
+    attention_mma_kernel(const T* q, const T* k, const T* v, T* out, float* lse, AttentionLayout lay,
+                         AttentionMask<float> mask, AttentionDropout drop, int64_t B, int64_t L, int64_t S, int E,
+                         int Ev, float scale, bool causal)
+{
+    __shared__ __align__(16) T k_s[kTcTile][kPitch<T>];
+    __shared__ __align__(16) T v_s[kTcTile][kPitch<T>];
+    const Lane ln = lane_of();
+    const int64_t q0 = tile_in_order(causal) * kTcRows, r0 = q0 + threadIdx.x / kWarp * 16;
+    const int64_t rows[2] = {r0 + ln.g, r0 + ln.g + 8};  // the lane's two query rows
+    for (int64_t b = blockIdx.x; b < B; b += gridDim.x) {
+        const float* mask_matrix = mask.data ? mask.matrix(b) : nullptr;
+        Reg<T> qa[kSteps<T>][4];
+        float o[kTcCols][4];
+        load_a_rows<T>(qa, q + lay.q.pair(b), lay.q.row_stride, r0, L, E, ln);
+        zero(o);
+        float m[2] = {-INFINITY, -INFINITY}, l[2] = {0.f, 0.f};
+        for (int64_t k0 = 0; k0 < keys_end(S, q0 + kTcRows, causal); k0 += kTcTile) {
+            __syncthreads();  // every warp is done with the previous tile
+            stage_rows<T, T, kPitch<T>>(k_s, k + lay.k.pair(b), lay.k.row_stride, k0, kTcTile, S, E);
+            stage_rows<T, T, kPitch<T>>(v_s, v + lay.v.pair(b), lay.v.row_stride, k0, kTcTile, S, Ev);
+            __syncthreads();  // the tile is staged
+            float s[kTcSlices][4];
+            zero(s);
+            rows_times_tile<T>(s, qa, k_s, E, ln);
+MT_UNROLL
+            for (int h = 0; h < 2; ++h) {
+                float mx = -INFINITY;
+MT_UNROLL
+                for (int n = 0; n < kTcSlices; ++n)
+MT_UNROLL
+                    for (int e = 0; e < 2; ++e) {
+                        float& x = s[n][2 * h + e];
+                        x = score_of(x, scale, mask_matrix, mask, rows[h], k0 + 8 * n + 2 * ln.t + e, L, S, causal);
+                        mx = fmaxf(mx, x);
+                    }
+                const float m_new = fmaxf(m[h], group_max(mx));
+                const float alpha = m_new == -INFINITY ? 1.f : __expf(m[h] - m_new);
+                float sum = 0.f;
+MT_UNROLL
+                for (int n = 0; n < kTcSlices; ++n)
+MT_UNROLL
+                    for (int e = 0; e < 2; ++e) {
+                        float& x = s[n][2 * h + e];
+                        float p = m_new == -INFINITY ? 0.f : __expf(x - m_new);
+                        sum += p;  // the un-dropped weights
+                        if (drop.on && p != 0.f) p *= drop.factor(b, rows[h], k0 + 8 * n + 2 * ln.t + e);
+                        x = p;
+                    }
+                l[h] = l[h] * alpha + group_sum(sum);
+                m[h] = m_new;
+MT_UNROLL
+                for (int nt = 0; nt < kTcCols; ++nt) o[nt][2 * h] *= alpha, o[nt][2 * h + 1] *= alpha;
+            }
+            weights_times_tile<T>(o, s, v_s, Ev, ln);
+        }
+        const auto row_of = [&](int h) { return rows[h] < L ? lay.out.row(b, rows[h]) : int64_t(-1); };
+        // l = 0 (every key masked): NaN, as the composed formula
+        store_rows(o, out, row_of, Ev, ln, [&](int h, float x) { return x / l[h]; });
+MT_UNROLL
+        for (int h = 0; h < 2; ++h)
+            if (ln.t == 0 && rows[h] < L) lse[b * L + rows[h]] = m[h] + logf(l[h]);
+    }
+}
+
+// Backward, dQ. Grid (pairs, ceil(L / 64)), 4 warps; warp w owns query rows i0 + 16w .. + 15: Q and
+// dO as A fragments, their lse and D, and dQ as C fragments. Per 32-key tile (K and V staged):
+// S = Q K^T and dP = dO V^T, dS = P (dP Z - D) in place of S, then dQ += dS K. Shared memory:
+// 17 KiB (float32) or 9 KiB.
+template <class T>
+__global__ void __launch_bounds__(kTcWarps * kWarp)
+    attention_mma_dq_kernel(const T* q, const T* k, const T* v, const T* grad_out, const float* lse,
+                            const float* delta, T* grad_q, AttentionLayout lay, AttentionMask<float> mask,
+                            AttentionDropout drop, int64_t B, int64_t L, int64_t S, int E, int Ev, float scale,
+                            bool causal)
+{
+    __shared__ __align__(16) T k_s[kTcTile][kPitch<T>];
+    __shared__ __align__(16) T v_s[kTcTile][kPitch<T>];
+    const Lane ln = lane_of();
+    const int64_t i0 = tile_in_order(causal) * kTcRows, r0 = i0 + threadIdx.x / kWarp * 16;
+    const int64_t rows[2] = {r0 + ln.g, r0 + ln.g + 8};
+    for (int64_t b = blockIdx.x; b < B; b += gridDim.x) {
+        const float* mask_matrix = mask.data ? mask.matrix(b) : nullptr;
+        Reg<T> qa[kSteps<T>][4], ga[kSteps<T>][4];
+        float dq[kTcCols][4], row_lse[2], row_delta[2];
+        load_a_rows<T>(qa, q + lay.q.pair(b), lay.q.row_stride, r0, L, E, ln);
+        load_a_rows<T>(ga, grad_out + lay.grad_out.pair(b), lay.grad_out.row_stride, r0, L, Ev, ln);
+        zero(dq);
+MT_UNROLL
+        for (int h = 0; h < 2; ++h) {
+            row_lse[h] = rows[h] < L ? lse[b * L + rows[h]] : 0.f;
+            row_delta[h] = rows[h] < L ? delta[b * L + rows[h]] : 0.f;
+        }
+        for (int64_t k0 = 0; k0 < keys_end(S, i0 + kTcRows, causal); k0 += kTcTile) {
+            __syncthreads();  // every warp is done with the previous tile
+            stage_rows<T, T, kPitch<T>>(k_s, k + lay.k.pair(b), lay.k.row_stride, k0, kTcTile, S, E);
+            stage_rows<T, T, kPitch<T>>(v_s, v + lay.v.pair(b), lay.v.row_stride, k0, kTcTile, S, Ev);
+            __syncthreads();  // the tile is staged
+            float s[kTcSlices][4], dp[kTcSlices][4];
+            scores_and_dp<T>(s, dp, qa, k_s, E, ga, v_s, Ev, ln);
+            for_each_element(ln, [&](int n, int x, int col) {
+                const int h = x / 2;
+                const int64_t i = rows[h], j = k0 + col;
+                const float sc = score_of(s[n][x], scale, mask_matrix, mask, i, j, L, S, causal);
+                float ds = 0.f;
+                if (sc != -INFINITY) {
+                    const float z = drop.factor(b, i, j);  // 1 without dropout
+                    ds = __expf(sc - row_lse[h]) * (dp[n][x] * z - row_delta[h]);
+                }
+                s[n][x] = ds;
+            });
+            weights_times_tile<T>(dq, s, k_s, E, ln);
+        }
+        const auto row_of = [&](int h) { return rows[h] < L ? lay.grad_q.row(b, rows[h]) : int64_t(-1); };
+        store_rows(dq, grad_q, row_of, E, ln, [&](int, float x) { return x * scale; });
+    }
+}
+
+// Backward, dK and dV. Grid (pairs, ceil(S / 64)), 4 warps; warp w owns keys j0 + 16w .. + 15: K
+// and V as A fragments, dK and dV as C fragments. Per 32-query tile (Q, dO, lse and D staged; from
+// the block's diagonal on when causal): S^T = K Q^T and dP^T = V dO^T, then P Z and dS in their
+// place, dV += (P Z)^T dO and dK += dS^T Q. Shared memory: 17 KiB (float32) or 9 KiB.
+template <class T>
+__global__ void __launch_bounds__(kTcWarps * kWarp)
+    attention_mma_dkdv_kernel(const T* q, const T* k, const T* v, const T* grad_out, const float* lse,
+                              const float* delta, T* grad_k, T* grad_v, AttentionLayout lay,
+                              AttentionMask<float> mask, AttentionDropout drop, int64_t B, int64_t L, int64_t S,
+                              int E, int Ev, float scale, bool causal)
+{
+    __shared__ __align__(16) T q_s[kTcTile][kPitch<T>];
+    __shared__ __align__(16) T g_s[kTcTile][kPitch<T>];  // dO
+    __shared__ float lse_s[kTcTile], delta_s[kTcTile];
+    const Lane ln = lane_of();
+    const int64_t j0 = int64_t(blockIdx.y) * kTcRows, r0 = j0 + threadIdx.x / kWarp * 16;
+    const int64_t keys[2] = {r0 + ln.g, r0 + ln.g + 8};  // the lane's two keys
+    for (int64_t b = blockIdx.x; b < B; b += gridDim.x) {
+        const float* mask_matrix = mask.data ? mask.matrix(b) : nullptr;
+        Reg<T> ka[kSteps<T>][4], va[kSteps<T>][4];
+        float dk[kTcCols][4], dv[kTcCols][4];
+        load_a_rows<T>(ka, k + lay.k.pair(b), lay.k.row_stride, r0, S, E, ln);
+        load_a_rows<T>(va, v + lay.v.pair(b), lay.v.row_stride, r0, S, Ev, ln);
+        zero(dk);
+        zero(dv);
+        for (int64_t i0 = causal ? j0 : 0; i0 < L; i0 += kTcTile) {
+            __syncthreads();  // every warp is done with the previous tile
+            stage_rows<T, T, kPitch<T>>(q_s, q + lay.q.pair(b), lay.q.row_stride, i0, kTcTile, L, E);
+            stage_rows<T, T, kPitch<T>>(g_s, grad_out + lay.grad_out.pair(b), lay.grad_out.row_stride, i0, kTcTile,
+                                        L, Ev);
+            if (threadIdx.x < kTcTile) {
+                const bool in = i0 + threadIdx.x < L;
+                lse_s[threadIdx.x] = in ? lse[b * L + i0 + threadIdx.x] : 0.f;
+                delta_s[threadIdx.x] = in ? delta[b * L + i0 + threadIdx.x] : 0.f;
+            }
+            __syncthreads();  // the tile is staged
+            float s[kTcSlices][4], dp[kTcSlices][4];
+            scores_and_dp<T>(s, dp, ka, q_s, E, va, g_s, Ev, ln);
+            for_each_element(ln, [&](int n, int x, int qi) {
+                const int64_t i = i0 + qi, j = keys[x / 2];
+                const float sc = score_of(s[n][x], scale, mask_matrix, mask, i, j, L, S, causal);
+                float p = 0.f, ds = 0.f;
+                if (sc != -INFINITY) {
+                    p = __expf(sc - lse_s[qi]);
+                    const float z = drop.factor(b, i, j);  // 1 without dropout
+                    ds = p * (dp[n][x] * z - delta_s[qi]);
+                    p *= z;  // dV takes the weight that met v in the forward
+                }
+                s[n][x] = p;
+                dp[n][x] = ds;
+            });
+            weights_times_tile<T>(dv, s, g_s, Ev, ln);
+            weights_times_tile<T>(dk, dp, q_s, E, ln);
+        }
+        const auto v_row = [&](int h) { return keys[h] < S ? lay.grad_v.row(b, keys[h]) : int64_t(-1); };
+        const auto k_row = [&](int h) { return keys[h] < S ? lay.grad_k.row(b, keys[h]) : int64_t(-1); };
+        store_rows(dv, grad_v, v_row, Ev, ln, [](int, float x) { return x; });
+        store_rows(dk, grad_k, k_row, E, ln, [&](int, float x) { return x * scale; });
+    }
+}
+
+}  // namespace
+
+// mma.sync needs sm_80 (TF32 and bfloat16 alike); the emulator counts as sm_90. float32 head dims
+// are multiples of TF32's depth 8, 16-bit ones of 16.
+bool mma_sync_attention(DType t, int E, int Ev)
+{
+    if (t != DType::Float32 && t != DType::Float16 && t != DType::BFloat16) return false;
+    const int depth = t == DType::Float32 ? 8 : 16;
+    if (E <= 0 || Ev <= 0 || E > kTcHead || Ev > kTcHead || E % depth != 0 || Ev % depth != 0) return false;
+#if MT_CUDA_EMULATED
+    return true;
+#else
+    return compute_capability() >= 80;
+#endif
+}
+
+template <class T>
+void attention_mma(const T* q, const T* k, const T* v, T* out, float* lse, const AttentionLayout& lay,
+                   const AttentionMask<float>& mask, const AttentionDropout& drop, int64_t B, int64_t L, int64_t S,
+                   int E, int Ev, float scale, bool causal)
+{
+    MT_LAUNCH(dim3(pair_blocks(B), tiles(L, kTcRows)), kTcWarps * kWarp, 0, 0, attention_mma_kernel<T>)(
+        q, k, v, out, lse, lay, mask, drop, B, L, S, E, Ev, scale, causal);
+    MT_CUDA_CHECK_LAUNCH("scaled_dot_product_attention");
+}
+
+template <class T>
+void attention_mma_backward(const T* q, const T* k, const T* v, const T* grad_out, const float* lse,
+                            const float* delta, T* grad_q, T* grad_k, T* grad_v, const AttentionLayout& lay,
+                            const AttentionMask<float>& mask, const AttentionDropout& drop, int64_t B, int64_t L,
+                            int64_t S, int E, int Ev, float scale, bool causal)
+{
+    MT_LAUNCH(dim3(pair_blocks(B), tiles(S, kTcRows)), kTcWarps * kWarp, 0, 0, attention_mma_dkdv_kernel<T>)(
+        q, k, v, grad_out, lse, delta, grad_k, grad_v, lay, mask, drop, B, L, S, E, Ev, scale, causal);
+    MT_CUDA_CHECK_LAUNCH("scaled_dot_product_attention_backward (dK, dV)");
+    if (L == 0) return;
+    MT_LAUNCH(dim3(pair_blocks(B), tiles(L, kTcRows)), kTcWarps * kWarp, 0, 0, attention_mma_dq_kernel<T>)(
+        q, k, v, grad_out, lse, delta, grad_q, lay, mask, drop, B, L, S, E, Ev, scale, causal);
+    MT_CUDA_CHECK_LAUNCH("scaled_dot_product_attention_backward (dQ)");
+}
+
+#define MT_INSTANTIATE(T)                                                                                       \
+    template void attention_mma<T>(const T*, const T*, const T*, T*, float*, const AttentionLayout&,            \
+                                   const AttentionMask<float>&, const AttentionDropout&, int64_t, int64_t,       \
+                                   int64_t, int, int, float, bool);                                              \
+    template void attention_mma_backward<T>(const T*, const T*, const T*, const T*, const float*, const float*, \
+                                            T*, T*, T*, const AttentionLayout&, const AttentionMask<float>&,    \
+                                            const AttentionDropout&, int64_t, int64_t, int64_t, int, int, float, \
+                                            bool);
+MT_INSTANTIATE(float)
+MT_INSTANTIATE(Half)
+MT_INSTANTIATE(BFloat16)
+#undef MT_INSTANTIATE
+
+}  // namespace minitorch::cuda
