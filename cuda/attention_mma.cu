@@ -81,6 +81,41 @@ __device__ __forceinline__ void mma(float (&d)[4], const Packed<4>& a, const Pac
     mma_16bit<T>(d, a, b);
 }
 
+// 16 bytes, moved as one access (the address is 16-byte aligned).
+struct alignas(16) Piece {
+    uint32_t w[4];
+};
+
+// Rows [row0, row0 + 32) of a (rows, width) matrix of T (row r at src + r * row_stride) into a
+// staged tile, zeros past `rows` (the columns past width are never read). A thread moves 16-byte
+// pieces (4 floats or 8 16-bit values; width is a multiple of that): piece x is row x / 16 or
+// x / 8, so no division by a run-time width. Where the source rows are not 16-byte aligned (a view
+// that starts mid-row, an odd row stride) each piece is copied value by value instead.
+template <class T>
+__device__ __forceinline__ void stage_tile(T (*dst)[kPitch<T>], const T* src, int64_t row_stride, int64_t row0,
+                                           int64_t rows, int width)
+{
+    constexpr int kVec = int(sizeof(Piece) / sizeof(T));  // values per piece
+    constexpr int kPieces = kTcHead / kVec;                // pieces of a full row
+    const bool whole = reinterpret_cast<uintptr_t>(src) % sizeof(Piece) == 0 && row_stride % kVec == 0;
+    for (int x = threadIdx.x; x < kTcTile * kPieces; x += blockDim.x) {
+        const int r = x / kPieces, c = x % kPieces * kVec;
+        if (c >= width) continue;
+        Piece* d = reinterpret_cast<Piece*>(&dst[r][c]);
+        if (row0 + r >= rows) {
+            *d = Piece{};  // zero bits: 0.0 in every type
+            continue;
+        }
+        const T* from = src + (row0 + r) * row_stride + c;
+        if (whole) {
+            *d = *reinterpret_cast<const Piece*>(from);
+        } else {
+            T* to = &dst[r][c];
+            for (int i = 0; i < kVec; ++i) to[i] = from[i];
+        }
+    }
+}
+
 // The A fragments of 16 rows r0 .. r0 + 15 of a (rows, width) matrix in global memory (row r at
 // src + r * row_stride), one per K slice of the width, zeros past `rows`.
 template <class T>
@@ -257,8 +292,8 @@ __global__ void __launch_bounds__(kTcWarps * kWarp)
         float m[2] = {-INFINITY, -INFINITY}, l[2] = {0.f, 0.f};
         for (int64_t k0 = 0; k0 < keys_end(S, q0 + kTcRows, causal); k0 += kTcTile) {
             __syncthreads();  // every warp is done with the previous tile
-            stage_rows<T, T, kPitch<T>>(k_s, k + lay.k.pair(b), lay.k.row_stride, k0, kTcTile, S, E);
-            stage_rows<T, T, kPitch<T>>(v_s, v + lay.v.pair(b), lay.v.row_stride, k0, kTcTile, S, Ev);
+            stage_tile<T>(k_s, k + lay.k.pair(b), lay.k.row_stride, k0, S, E);
+            stage_tile<T>(v_s, v + lay.v.pair(b), lay.v.row_stride, k0, S, Ev);
             __syncthreads();  // the tile is staged
             float s[kTcSlices][4];
             zero(s);
@@ -333,8 +368,8 @@ MT_UNROLL
         }
         for (int64_t k0 = 0; k0 < keys_end(S, i0 + kTcRows, causal); k0 += kTcTile) {
             __syncthreads();  // every warp is done with the previous tile
-            stage_rows<T, T, kPitch<T>>(k_s, k + lay.k.pair(b), lay.k.row_stride, k0, kTcTile, S, E);
-            stage_rows<T, T, kPitch<T>>(v_s, v + lay.v.pair(b), lay.v.row_stride, k0, kTcTile, S, Ev);
+            stage_tile<T>(k_s, k + lay.k.pair(b), lay.k.row_stride, k0, S, E);
+            stage_tile<T>(v_s, v + lay.v.pair(b), lay.v.row_stride, k0, S, Ev);
             __syncthreads();  // the tile is staged
             float s[kTcSlices][4], dp[kTcSlices][4];
             scores_and_dp<T>(s, dp, qa, k_s, E, ga, v_s, Ev, ln);
@@ -383,9 +418,8 @@ __global__ void __launch_bounds__(kTcWarps * kWarp)
         zero(dv);
         for (int64_t i0 = causal ? j0 : 0; i0 < L; i0 += kTcTile) {
             __syncthreads();  // every warp is done with the previous tile
-            stage_rows<T, T, kPitch<T>>(q_s, q + lay.q.pair(b), lay.q.row_stride, i0, kTcTile, L, E);
-            stage_rows<T, T, kPitch<T>>(g_s, grad_out + lay.grad_out.pair(b), lay.grad_out.row_stride, i0, kTcTile,
-                                        L, Ev);
+            stage_tile<T>(q_s, q + lay.q.pair(b), lay.q.row_stride, i0, L, E);
+            stage_tile<T>(g_s, grad_out + lay.grad_out.pair(b), lay.grad_out.row_stride, i0, L, Ev);
             if (threadIdx.x < kTcTile) {
                 const bool in = i0 + threadIdx.x < L;
                 lse_s[threadIdx.x] = in ? lse[b * L + i0 + threadIdx.x] : 0.f;

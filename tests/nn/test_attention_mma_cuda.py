@@ -162,3 +162,31 @@ def test_mma_attention_cuda_fully_masked_row_is_nan_like_composed(dtype):
                             device="cuda")
     out = _C._scaled_dot_product_attention(q, k, v, mask, False, 0.25).float().cpu().numpy()
     assert np.isnan(out[0, 0, 1]).all() and np.isfinite(out[0, 0, [0, 2]]).all()
+
+
+@needs_cuda
+@pytest.mark.parametrize("dtype", [minitorch.float32, minitorch.bfloat16], ids=["f32", "bf16"])
+def test_mma_attention_cuda_stages_unaligned_rows_value_by_value(dtype):
+    """Operands that start one value into their storage, rows E + 1 apart: the tiles cannot be
+    staged as 16-byte pieces, so they are copied value by value, with the same results as
+    contiguous copies of the same values (staged as pieces): bit for bit, values and gradients."""
+    B, H, L, S, E = 1, 2, 40, 70, 32
+    rng = np.random.default_rng(3)
+
+    def views():
+        return [minitorch.tensor(rng.standard_normal((B, H, n, E + 1)), dtype=dtype, device="cuda")[..., 1:]
+                for n in (L, S, S)]
+
+    unaligned = views()
+    contiguous = [t.contiguous() for t in unaligned]
+    g = minitorch.tensor(rng.standard_normal((B, H, L, E)), dtype=dtype, device="cuda")
+    results = []
+    for qkv in (unaligned, contiguous):
+        leaves = [t.detach().requires_grad_() for t in qkv]
+        if qkv is unaligned:  # detach() keeps the view's offset and strides
+            assert all(t.stride()[2] == E + 1 for t in leaves)
+        out = F.scaled_dot_product_attention(*leaves, is_causal=True)
+        out.backward(g)
+        results.append([to_np(out)] + [to_np(t.grad) for t in leaves])
+    for a, b in zip(*results):
+        np.testing.assert_array_equal(a, b)
