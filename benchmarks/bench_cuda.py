@@ -212,9 +212,9 @@ def workloads(lib, quick: bool, tiny: bool = False):
         x = grad_randn(batch, 64, hw, hw)
         return backward_of(lib, lambda: bn(x), x, bn.weight, bn.bias)
 
-    def attention(dtype=None):
+    def attention(dtype=None, head=64):
         def make():
-            q, k, v = (grad_randn(pick(32, 4, 1), 8, pick(256, 256, 16), 64) for _ in range(3))
+            q, k, v = (grad_randn(pick(32, 4, 1), 8, pick(256, 256, 16), head) for _ in range(3))
             if dtype is not None:
                 q, k, v = (t.detach().to(dtype).requires_grad_() for t in (q, k, v))
             return backward_of(lib, lambda: F.scaled_dot_product_attention(q, k, v, is_causal=True), q, k, v)
@@ -284,6 +284,8 @@ def workloads(lib, quick: bool, tiny: bool = False):
         (f"BatchNorm2d fwd+bwd, {batch}x64x{hw}x{hw}", batch_norm),
         (f"sdpa causal fwd+bwd, b{pick(32, 4, 1)} h8 T{pick(256, 256, 16)} d64", attention()),
         (f"sdpa causal fwd+bwd bf16, b{pick(32, 4, 1)} h8 T{pick(256, 256, 16)} d64", attention(lib.bfloat16)),
+        (f"sdpa causal fwd+bwd bf16, b{pick(32, 4, 1)} h8 T{pick(256, 256, 16)} d128",
+         attention(lib.bfloat16, 128)),
         ("LSTM fwd+bwd, b64 T28 128->256", lstm),
         (f"sort(dim=-1), {side}x1000", sort),
         (f"cumsum(dim=1), {side}x{side}", cumsum),
@@ -383,7 +385,8 @@ def rows_under_env(variable, values, prefixes, mt_rows, torch_rows, torch) -> No
 def attention_families(mt_rows, torch_rows, torch) -> None:
     """The sdpa rows again with each family of fused-attention kernels asked for by
     MINITORCH_CUDA_ATTENTION (cuda/attention.cu: rows, tiled, wmma, mma; mma, the mma.sync kernels
-    of cuda/attention_mma.cu, is the default for head dims up to 64 in every type)."""
+    of cuda/attention_mma.cu, is the default on sm_80 on: head dims up to 64 in float32, 128 in 16
+    bits)."""
     rows_under_env("MINITORCH_CUDA_ATTENTION", ("rows", "tiled", "wmma", "mma"), "sdpa", mt_rows, torch_rows,
                    torch)
 

@@ -41,8 +41,9 @@
 //          bfloat16 with head dims that are multiples of 16, on tensor cores through wmma (16-bit
 //          products, float32 sums; bfloat16 from sm_80 on), the scores staged in shared memory;
 //   mma    attention_mma_kernel and its two backward kernels (attention_mma.cu): tensor cores
-//          through mma.sync for head dims up to 64 in every type (float32 at float32 accuracy,
-//          3xTF32; sm_80 on), the scores kept in registers.
+//          through mma.sync, the scores kept in registers (sm_80 on): float32 at float32
+//          accuracy (3xTF32) for head dims that are multiples of 8 up to 64, 16-bit types for
+//          multiples of 16 up to 128.
 // The CUDA-core families convert 16-bit values to float32 as they stage them in shared memory,
 // and every sum runs in float32. float64 is not taken here (the op composes it).
 // MINITORCH_CUDA_ATTENTION=rows|tiled|wmma|mma asks for a family wherever it can take the call.
@@ -1113,9 +1114,10 @@ bool register_tiles(int E, int Ev) { return E <= kRtHead && Ev <= kRtHead; }
 // The four families of kernels, from the readable to the fastest that takes a call.
 enum class Family { Rows, Tiled, Wmma, Mma };
 
-// The family for a call: mma.sync tensor cores where they apply (attention_mma.cu: head dims up to
-// 64, multiples of 8 in float32, of 16 in 16 bits; sm_80 on), else register tiles (head dims up
-// to 64), else wmma tensor cores (16-bit head dims that are multiples of 16, up to 128), else rows.
+// The family for a call: mma.sync tensor cores where they apply (attention_mma.cu, sm_80 on: head
+// dims that are multiples of 8 up to 64 in float32, of 16 up to 128 in 16 bits), else register
+// tiles (head dims up to 64), else wmma tensor cores (16-bit head dims that are multiples of 16,
+// up to 128: float16 on sm_75), else rows.
 // The mma.sync kernels keep the scores, the softmax and the outputs in registers, where the wmma
 // ones go through shared memory (a wmma fragment's layout is unspecified): on an H200 the wmma
 // kernels ran a bfloat16 fwd+bwd at b32 h8 T256 d64 in 1.51 ms, the register tiles in 1.14, and

@@ -1,6 +1,6 @@
 // attention_mma.cu — the fused attention (attention.cu explains the algorithm) on tensor cores
-// through mma.sync (mma_sync.cuh), for head dims up to 64: float32 at float32 accuracy (3xTF32,
-// m16n8k8), float16 and bfloat16 with 16-bit products (m16n8k16); every sum in float32. The
+// through mma.sync (mma_sync.cuh): float32 at float32 accuracy (3xTF32, m16n8k8) for head dims up
+// to 64, float16 and bfloat16 with 16-bit products (m16n8k16) up to 128; every sum in float32. The
 // scores never leave registers, as in FlashAttention-2.
 //
 // A warp owns 16 rows (queries in the forward and dQ, keys in dK/dV): one MMA's M. Its rows' part
@@ -20,8 +20,9 @@
 //           the B fragment's rows (V's, K's, dO's or Q's rows) follow it: b[0] is row 2t, b[1]
 //           row 2t + 1.
 //
-// Staged rows are 4 words (mod 32) longer than a head of 64 (68 floats, or 72 16-bit values), so
-// the 32 lanes' reads of a B fragment fall on 32 different banks, or share a word.
+// Staged rows are 4 words (mod 32) longer than the head size H, 64 or 128 (H + 4 floats, or H + 8
+// 16-bit values), so the 32 lanes' reads of a B fragment fall on 32 different banks, or share a
+// word.
 #include <cfloat>
 
 #include "attention_common.cuh"
@@ -32,8 +33,10 @@ namespace minitorch::cuda {
 
 namespace {
 
-constexpr int kTcHead = 64;             // head dims these kernels take (multiples of the MMA's depth)
-constexpr int kTcCols = kTcHead / 8;    // 8-column output tiles of a head
+// Head dims up to H = 64 or 128 (multiples of the MMA's depth): each kernel comes in both sizes,
+// so a call with small heads does not hold registers for 128 columns.
+template <int H>
+constexpr int kCols = H / 8;            // 8-column output tiles of a head
 constexpr int kTcWarps = 4;             // 128 threads per block
 constexpr int kTcRows = kTcWarps * 16;  // rows a block owns: 16 per warp
 constexpr int kTcTile = 32;             // rows of a staged tile ...
@@ -45,16 +48,14 @@ template <class T>
 constexpr bool kF32 = std::is_same_v<T, float>;
 template <class T>
 constexpr int kDepth = kF32<T> ? 8 : 16;
-template <class T>
-constexpr int kSteps = kTcHead / kDepth<T>;  // K slices of a head
-template <class T>
-constexpr int kPitch = kTcHead + (kF32<T> ? 4 : 8);  // 68 words, or 36: both 4 mod 32
+template <class T, int H>
+constexpr int kSteps = H / kDepth<T>;  // K slices of a head
+template <class T, int H>
+constexpr int kPitch = H + (kF32<T> ? 4 : 8);  // 68 or 132 words, or 36 or 68: all 4 mod 32
 template <class T>
 using Reg = std::conditional_t<kF32<T>, float, uint32_t>;
-template <class T>
-using Staged = T (*)[kPitch<T>];
-template <class T>
-using ConstStaged = const T (*)[kPitch<T>];
+template <class T, int H>
+using ConstStaged = const T (*)[kPitch<T, H>];
 
 // The lane's coordinates in a fragment: g = lane / 4, t = lane % 4 (mma_sync.cuh).
 struct Lane {
@@ -91,12 +92,12 @@ struct alignas(16) Piece {
 // pieces (4 floats or 8 16-bit values; width is a multiple of that): piece x is row x / 16 or
 // x / 8, so no division by a run-time width. Where the source rows are not 16-byte aligned (a view
 // that starts mid-row, an odd row stride) each piece is copied value by value instead.
-template <class T>
-__device__ __forceinline__ void stage_tile(T (*dst)[kPitch<T>], const T* src, int64_t row_stride, int64_t row0,
+template <class T, int H>
+__device__ __forceinline__ void stage_tile(T (*dst)[kPitch<T, H>], const T* src, int64_t row_stride, int64_t row0,
                                            int64_t rows, int width)
 {
     constexpr int kVec = int(sizeof(Piece) / sizeof(T));  // values per piece
-    constexpr int kPieces = kTcHead / kVec;                // pieces of a full row
+    constexpr int kPieces = H / kVec;                // pieces of a full row
     const bool whole = reinterpret_cast<uintptr_t>(src) % sizeof(Piece) == 0 && row_stride % kVec == 0;
     for (int x = threadIdx.x; x < kTcTile * kPieces; x += blockDim.x) {
         const int r = x / kPieces, c = x % kPieces * kVec;
@@ -118,8 +119,8 @@ __device__ __forceinline__ void stage_tile(T (*dst)[kPitch<T>], const T* src, in
 
 // The A fragments of 16 rows r0 .. r0 + 15 of a (rows, width) matrix in global memory (row r at
 // src + r * row_stride), one per K slice of the width, zeros past `rows`.
-template <class T>
-__device__ __forceinline__ void load_a_rows(Reg<T> (&a)[kSteps<T>][4], const T* src, int64_t row_stride, int64_t r0,
+template <class T, int H>
+__device__ __forceinline__ void load_a_rows(Reg<T> (&a)[kSteps<T, H>][4], const T* src, int64_t row_stride, int64_t r0,
                                             int64_t rows, int width, Lane ln)
 {
     const int64_t lo = r0 + ln.g, hi = lo + 8;
@@ -131,7 +132,7 @@ __device__ __forceinline__ void load_a_rows(Reg<T> (&a)[kSteps<T>][4], const T* 
         else return pack2(p[0], p[1]);
     };
 MT_UNROLL
-    for (int kk = 0; kk < kSteps<T>; ++kk) {
+    for (int kk = 0; kk < kSteps<T, H>; ++kk) {
         const int c = kF32<T> ? 8 * kk + ln.t : 16 * kk + 2 * ln.t, c2 = c + (kF32<T> ? 4 : 8);
         a[kk][0] = at(lo, c);
         a[kk][1] = at(hi, c);
@@ -143,12 +144,12 @@ MT_UNROLL
 // acc[n] += A B_n over the width, for the 4 slices n of a staged tile: A the warp's 16 rows
 // (fragments a), B_n = X^T for the tile's rows 8n .. 8n + 7 (b[0] = X[8n + g][column t or 2t of
 // the K slice], ...).
-template <class T>
-__device__ __forceinline__ void rows_times_tile(float (&acc)[kTcSlices][4], const Reg<T> (&a)[kSteps<T>][4],
-                                                ConstStaged<T> x, int width, Lane ln)
+template <class T, int H>
+__device__ __forceinline__ void rows_times_tile(float (&acc)[kTcSlices][4], const Reg<T> (&a)[kSteps<T, H>][4],
+                                                ConstStaged<T, H> x, int width, Lane ln)
 {
 MT_UNROLL
-    for (int kk = 0; kk < kSteps<T>; ++kk) {
+    for (int kk = 0; kk < kSteps<T, H>; ++kk) {
         if (kDepth<T> * kk >= width) break;
         const auto ap = prepare(a[kk]);
 MT_UNROLL
@@ -169,9 +170,9 @@ MT_UNROLL
 // out[nt] += W X over the tile's 32 rows, for the 8-column output tiles nt below width: W the
 // warp's 16 x 32 weights as C fragments (w[n]: rows g, g + 8 against tile rows 8n + 2t, + 1),
 // taken as A fragments (top of the file), X the staged tile.
-template <class T>
-__device__ __forceinline__ void weights_times_tile(float (&out)[kTcCols][4], const float (&w)[kTcSlices][4],
-                                                   ConstStaged<T> x, int width, Lane ln)
+template <class T, int H>
+__device__ __forceinline__ void weights_times_tile(float (&out)[kCols<H>][4], const float (&w)[kTcSlices][4],
+                                                   ConstStaged<T, H> x, int width, Lane ln)
 {
 MT_UNROLL
     for (int kk = 0; kk < kTcTile / kDepth<T>; ++kk) {
@@ -187,7 +188,7 @@ MT_UNROLL
         const auto ap = prepare(wa);
         const int r0 = kDepth<T> * kk + 2 * ln.t;  // B's rows: tile rows r0, r0 + 1 (and r0 + 8, r0 + 9)
 MT_UNROLL
-        for (int nt = 0; nt < kTcCols; ++nt) {
+        for (int nt = 0; nt < kCols<H>; ++nt) {
             if (8 * nt >= width) break;
             const int c = 8 * nt + ln.g;
             Reg<T> bv[2];
@@ -223,15 +224,15 @@ MT_UNROLL
 
 // The two products every backward step starts with, over a staged tile: s = A X^T (scores: Q K^T,
 // or K Q^T for dK/dV) and dp = G Y^T (dO V^T, or V dO^T).
-template <class T>
+template <class T, int H>
 __device__ __forceinline__ void scores_and_dp(float (&s)[kTcSlices][4], float (&dp)[kTcSlices][4],
-                                              const Reg<T> (&a)[kSteps<T>][4], ConstStaged<T> x, int E,
-                                              const Reg<T> (&g)[kSteps<T>][4], ConstStaged<T> y, int Ev, Lane ln)
+                                              const Reg<T> (&a)[kSteps<T, H>][4], ConstStaged<T, H> x, int E,
+                                              const Reg<T> (&g)[kSteps<T, H>][4], ConstStaged<T, H> y, int Ev, Lane ln)
 {
     zero(s);
     zero(dp);
-    rows_times_tile<T>(s, a, x, E, ln);
-    rows_times_tile<T>(dp, g, y, Ev, ln);
+    rows_times_tile<T, H>(s, a, x, E, ln);
+    rows_times_tile<T, H>(dp, g, y, Ev, ln);
 }
 
 // fn(n, x, col) for each of the lane's elements of a 16 x 32 tile of C fragments (slice n's element
@@ -247,8 +248,8 @@ MT_UNROLL
 
 // A warp's 16 rows of C fragments written out: row r0 + g (elements 0, 1) and r0 + g + 8
 // (elements 2, 3), columns 8nt + 2t and + 1 below width, as T(finish(h, value)) with h the half.
-template <class T, class RowOf, class F>
-__device__ __forceinline__ void store_rows(const float (&acc)[kTcCols][4], T* dst, RowOf row_of, int width, Lane ln,
+template <int H, class T, class RowOf, class F>
+__device__ __forceinline__ void store_rows(const float (&acc)[kCols<H>][4], T* dst, RowOf row_of, int width, Lane ln,
                                            F finish)
 {
 MT_UNROLL
@@ -256,7 +257,7 @@ MT_UNROLL
         const int64_t at = row_of(h);
         if (at < 0) continue;
 MT_UNROLL
-        for (int nt = 0; nt < kTcCols; ++nt) {
+        for (int nt = 0; nt < kCols<H>; ++nt) {
             if (8 * nt >= width) break;
             dst[at + 8 * nt + 2 * ln.t] = T(finish(h, acc[nt][2 * h]));
             dst[at + 8 * nt + 2 * ln.t + 1] = T(finish(h, acc[nt][2 * h + 1]));
@@ -272,32 +273,32 @@ MT_UNROLL
 // staged): S = Q K^T, the online softmax of each row (its m and l in the lanes of its group, each
 // lane rescaling its own output elements by alpha), then O += P V. Shared memory: 17 KiB (float32)
 // or 9 KiB.
-template <class T>
+template <class T, int H>
 __global__ void __launch_bounds__(kTcWarps * kWarp)
     attention_mma_kernel(const T* q, const T* k, const T* v, T* out, float* lse, AttentionLayout lay,
                          AttentionMask<float> mask, AttentionDropout drop, int64_t B, int64_t L, int64_t S, int E,
                          int Ev, float scale, bool causal)
 {
-    __shared__ __align__(16) T k_s[kTcTile][kPitch<T>];
-    __shared__ __align__(16) T v_s[kTcTile][kPitch<T>];
+    __shared__ __align__(16) T k_s[kTcTile][kPitch<T, H>];
+    __shared__ __align__(16) T v_s[kTcTile][kPitch<T, H>];
     const Lane ln = lane_of();
     const int64_t q0 = tile_in_order(causal) * kTcRows, r0 = q0 + threadIdx.x / kWarp * 16;
     const int64_t rows[2] = {r0 + ln.g, r0 + ln.g + 8};  // the lane's two query rows
     for (int64_t b = blockIdx.x; b < B; b += gridDim.x) {
         const float* mask_matrix = mask.data ? mask.matrix(b) : nullptr;
-        Reg<T> qa[kSteps<T>][4];
-        float o[kTcCols][4];
-        load_a_rows<T>(qa, q + lay.q.pair(b), lay.q.row_stride, r0, L, E, ln);
+        Reg<T> qa[kSteps<T, H>][4];
+        float o[kCols<H>][4];
+        load_a_rows<T, H>(qa, q + lay.q.pair(b), lay.q.row_stride, r0, L, E, ln);
         zero(o);
         float m[2] = {-INFINITY, -INFINITY}, l[2] = {0.f, 0.f};
         for (int64_t k0 = 0; k0 < keys_end(S, q0 + kTcRows, causal); k0 += kTcTile) {
             __syncthreads();  // every warp is done with the previous tile
-            stage_tile<T>(k_s, k + lay.k.pair(b), lay.k.row_stride, k0, S, E);
-            stage_tile<T>(v_s, v + lay.v.pair(b), lay.v.row_stride, k0, S, Ev);
+            stage_tile<T, H>(k_s, k + lay.k.pair(b), lay.k.row_stride, k0, S, E);
+            stage_tile<T, H>(v_s, v + lay.v.pair(b), lay.v.row_stride, k0, S, Ev);
             __syncthreads();  // the tile is staged
             float s[kTcSlices][4];
             zero(s);
-            rows_times_tile<T>(s, qa, k_s, E, ln);
+            rows_times_tile<T, H>(s, qa, k_s, E, ln);
 MT_UNROLL
             for (int h = 0; h < 2; ++h) {
                 float mx = -INFINITY;
@@ -325,13 +326,13 @@ MT_UNROLL
                 l[h] = l[h] * alpha + group_sum(sum);
                 m[h] = m_new;
 MT_UNROLL
-                for (int nt = 0; nt < kTcCols; ++nt) o[nt][2 * h] *= alpha, o[nt][2 * h + 1] *= alpha;
+                for (int nt = 0; nt < kCols<H>; ++nt) o[nt][2 * h] *= alpha, o[nt][2 * h + 1] *= alpha;
             }
-            weights_times_tile<T>(o, s, v_s, Ev, ln);
+            weights_times_tile<T, H>(o, s, v_s, Ev, ln);
         }
         const auto row_of = [&](int h) { return rows[h] < L ? lay.out.row(b, rows[h]) : int64_t(-1); };
         // l = 0 (every key masked): NaN, as the composed formula
-        store_rows(o, out, row_of, Ev, ln, [&](int h, float x) { return x / l[h]; });
+        store_rows<H>(o, out, row_of, Ev, ln, [&](int h, float x) { return x / l[h]; });
 MT_UNROLL
         for (int h = 0; h < 2; ++h)
             if (ln.t == 0 && rows[h] < L) lse[b * L + rows[h]] = m[h] + logf(l[h]);
@@ -342,24 +343,24 @@ MT_UNROLL
 // dO as A fragments, their lse and D, and dQ as C fragments. Per 32-key tile (K and V staged):
 // S = Q K^T and dP = dO V^T, dS = P (dP Z - D) in place of S, then dQ += dS K. Shared memory:
 // 17 KiB (float32) or 9 KiB.
-template <class T>
+template <class T, int H>
 __global__ void __launch_bounds__(kTcWarps * kWarp)
     attention_mma_dq_kernel(const T* q, const T* k, const T* v, const T* grad_out, const float* lse,
                             const float* delta, T* grad_q, AttentionLayout lay, AttentionMask<float> mask,
                             AttentionDropout drop, int64_t B, int64_t L, int64_t S, int E, int Ev, float scale,
                             bool causal)
 {
-    __shared__ __align__(16) T k_s[kTcTile][kPitch<T>];
-    __shared__ __align__(16) T v_s[kTcTile][kPitch<T>];
+    __shared__ __align__(16) T k_s[kTcTile][kPitch<T, H>];
+    __shared__ __align__(16) T v_s[kTcTile][kPitch<T, H>];
     const Lane ln = lane_of();
     const int64_t i0 = tile_in_order(causal) * kTcRows, r0 = i0 + threadIdx.x / kWarp * 16;
     const int64_t rows[2] = {r0 + ln.g, r0 + ln.g + 8};
     for (int64_t b = blockIdx.x; b < B; b += gridDim.x) {
         const float* mask_matrix = mask.data ? mask.matrix(b) : nullptr;
-        Reg<T> qa[kSteps<T>][4], ga[kSteps<T>][4];
-        float dq[kTcCols][4], row_lse[2], row_delta[2];
-        load_a_rows<T>(qa, q + lay.q.pair(b), lay.q.row_stride, r0, L, E, ln);
-        load_a_rows<T>(ga, grad_out + lay.grad_out.pair(b), lay.grad_out.row_stride, r0, L, Ev, ln);
+        Reg<T> qa[kSteps<T, H>][4], ga[kSteps<T, H>][4];
+        float dq[kCols<H>][4], row_lse[2], row_delta[2];
+        load_a_rows<T, H>(qa, q + lay.q.pair(b), lay.q.row_stride, r0, L, E, ln);
+        load_a_rows<T, H>(ga, grad_out + lay.grad_out.pair(b), lay.grad_out.row_stride, r0, L, Ev, ln);
         zero(dq);
 MT_UNROLL
         for (int h = 0; h < 2; ++h) {
@@ -368,11 +369,11 @@ MT_UNROLL
         }
         for (int64_t k0 = 0; k0 < keys_end(S, i0 + kTcRows, causal); k0 += kTcTile) {
             __syncthreads();  // every warp is done with the previous tile
-            stage_tile<T>(k_s, k + lay.k.pair(b), lay.k.row_stride, k0, S, E);
-            stage_tile<T>(v_s, v + lay.v.pair(b), lay.v.row_stride, k0, S, Ev);
+            stage_tile<T, H>(k_s, k + lay.k.pair(b), lay.k.row_stride, k0, S, E);
+            stage_tile<T, H>(v_s, v + lay.v.pair(b), lay.v.row_stride, k0, S, Ev);
             __syncthreads();  // the tile is staged
             float s[kTcSlices][4], dp[kTcSlices][4];
-            scores_and_dp<T>(s, dp, qa, k_s, E, ga, v_s, Ev, ln);
+            scores_and_dp<T, H>(s, dp, qa, k_s, E, ga, v_s, Ev, ln);
             for_each_element(ln, [&](int n, int x, int col) {
                 const int h = x / 2;
                 const int64_t i = rows[h], j = k0 + col;
@@ -384,10 +385,10 @@ MT_UNROLL
                 }
                 s[n][x] = ds;
             });
-            weights_times_tile<T>(dq, s, k_s, E, ln);
+            weights_times_tile<T, H>(dq, s, k_s, E, ln);
         }
         const auto row_of = [&](int h) { return rows[h] < L ? lay.grad_q.row(b, rows[h]) : int64_t(-1); };
-        store_rows(dq, grad_q, row_of, E, ln, [&](int, float x) { return x * scale; });
+        store_rows<H>(dq, grad_q, row_of, E, ln, [&](int, float x) { return x * scale; });
     }
 }
 
@@ -395,31 +396,31 @@ MT_UNROLL
 // and V as A fragments, dK and dV as C fragments. Per 32-query tile (Q, dO, lse and D staged; from
 // the block's diagonal on when causal): S^T = K Q^T and dP^T = V dO^T, then P Z and dS in their
 // place, dV += (P Z)^T dO and dK += dS^T Q. Shared memory: 17 KiB (float32) or 9 KiB.
-template <class T>
+template <class T, int H>
 __global__ void __launch_bounds__(kTcWarps * kWarp)
     attention_mma_dkdv_kernel(const T* q, const T* k, const T* v, const T* grad_out, const float* lse,
                               const float* delta, T* grad_k, T* grad_v, AttentionLayout lay,
                               AttentionMask<float> mask, AttentionDropout drop, int64_t B, int64_t L, int64_t S,
                               int E, int Ev, float scale, bool causal)
 {
-    __shared__ __align__(16) T q_s[kTcTile][kPitch<T>];
-    __shared__ __align__(16) T g_s[kTcTile][kPitch<T>];  // dO
+    __shared__ __align__(16) T q_s[kTcTile][kPitch<T, H>];
+    __shared__ __align__(16) T g_s[kTcTile][kPitch<T, H>];  // dO
     __shared__ float lse_s[kTcTile], delta_s[kTcTile];
     const Lane ln = lane_of();
     const int64_t j0 = int64_t(blockIdx.y) * kTcRows, r0 = j0 + threadIdx.x / kWarp * 16;
     const int64_t keys[2] = {r0 + ln.g, r0 + ln.g + 8};  // the lane's two keys
     for (int64_t b = blockIdx.x; b < B; b += gridDim.x) {
         const float* mask_matrix = mask.data ? mask.matrix(b) : nullptr;
-        Reg<T> ka[kSteps<T>][4], va[kSteps<T>][4];
-        float dk[kTcCols][4], dv[kTcCols][4];
-        load_a_rows<T>(ka, k + lay.k.pair(b), lay.k.row_stride, r0, S, E, ln);
-        load_a_rows<T>(va, v + lay.v.pair(b), lay.v.row_stride, r0, S, Ev, ln);
+        Reg<T> ka[kSteps<T, H>][4], va[kSteps<T, H>][4];
+        float dk[kCols<H>][4], dv[kCols<H>][4];
+        load_a_rows<T, H>(ka, k + lay.k.pair(b), lay.k.row_stride, r0, S, E, ln);
+        load_a_rows<T, H>(va, v + lay.v.pair(b), lay.v.row_stride, r0, S, Ev, ln);
         zero(dk);
         zero(dv);
         for (int64_t i0 = causal ? j0 : 0; i0 < L; i0 += kTcTile) {
             __syncthreads();  // every warp is done with the previous tile
-            stage_tile<T>(q_s, q + lay.q.pair(b), lay.q.row_stride, i0, L, E);
-            stage_tile<T>(g_s, grad_out + lay.grad_out.pair(b), lay.grad_out.row_stride, i0, L, Ev);
+            stage_tile<T, H>(q_s, q + lay.q.pair(b), lay.q.row_stride, i0, L, E);
+            stage_tile<T, H>(g_s, grad_out + lay.grad_out.pair(b), lay.grad_out.row_stride, i0, L, Ev);
             if (threadIdx.x < kTcTile) {
                 const bool in = i0 + threadIdx.x < L;
                 lse_s[threadIdx.x] = in ? lse[b * L + i0 + threadIdx.x] : 0.f;
@@ -427,7 +428,7 @@ __global__ void __launch_bounds__(kTcWarps * kWarp)
             }
             __syncthreads();  // the tile is staged
             float s[kTcSlices][4], dp[kTcSlices][4];
-            scores_and_dp<T>(s, dp, ka, q_s, E, va, g_s, Ev, ln);
+            scores_and_dp<T, H>(s, dp, ka, q_s, E, va, g_s, Ev, ln);
             for_each_element(ln, [&](int n, int x, int qi) {
                 const int64_t i = i0 + qi, j = keys[x / 2];
                 const float sc = score_of(s[n][x], scale, mask_matrix, mask, i, j, L, S, causal);
@@ -441,25 +442,26 @@ __global__ void __launch_bounds__(kTcWarps * kWarp)
                 s[n][x] = p;
                 dp[n][x] = ds;
             });
-            weights_times_tile<T>(dv, s, g_s, Ev, ln);
-            weights_times_tile<T>(dk, dp, q_s, E, ln);
+            weights_times_tile<T, H>(dv, s, g_s, Ev, ln);
+            weights_times_tile<T, H>(dk, dp, q_s, E, ln);
         }
         const auto v_row = [&](int h) { return keys[h] < S ? lay.grad_v.row(b, keys[h]) : int64_t(-1); };
         const auto k_row = [&](int h) { return keys[h] < S ? lay.grad_k.row(b, keys[h]) : int64_t(-1); };
-        store_rows(dv, grad_v, v_row, Ev, ln, [](int, float x) { return x; });
-        store_rows(dk, grad_k, k_row, E, ln, [&](int, float x) { return x * scale; });
+        store_rows<H>(dv, grad_v, v_row, Ev, ln, [](int, float x) { return x; });
+        store_rows<H>(dk, grad_k, k_row, E, ln, [&](int, float x) { return x * scale; });
     }
 }
 
 }  // namespace
 
-// mma.sync needs sm_80 (TF32 and bfloat16 alike); the emulator counts as sm_90. float32 head dims
-// are multiples of TF32's depth 8, 16-bit ones of 16.
+// mma.sync needs sm_80 (TF32 and bfloat16 alike); the emulator counts as sm_90. Head dims are
+// multiples of the MMA's depth: 8 for float32 (up to 64: with 128, the backward's fragments and
+// sums would spill out of a thread's 255 registers), 16 for float16 and bfloat16 (up to 128).
 bool mma_sync_attention(DType t, int E, int Ev)
 {
     if (t != DType::Float32 && t != DType::Float16 && t != DType::BFloat16) return false;
-    const int depth = t == DType::Float32 ? 8 : 16;
-    if (E <= 0 || Ev <= 0 || E > kTcHead || Ev > kTcHead || E % depth != 0 || Ev % depth != 0) return false;
+    const int depth = t == DType::Float32 ? 8 : 16, widest = t == DType::Float32 ? 64 : 128;
+    if (E <= 0 || Ev <= 0 || E > widest || Ev > widest || E % depth != 0 || Ev % depth != 0) return false;
 #if MT_CUDA_EMULATED
     return true;
 #else
@@ -467,13 +469,24 @@ bool mma_sync_attention(DType t, int E, int Ev)
 #endif
 }
 
+// f(H) with the kernels' head size H: 64 where both head dims fit, else 128 (16-bit only).
+template <class T, class F>
+void with_head_size(int E, int Ev, F&& f)
+{
+    if (E <= 64 && Ev <= 64) return f(std::integral_constant<int, 64>{});
+    if constexpr (!kF32<T>) return f(std::integral_constant<int, 128>{});
+}
+
 template <class T>
 void attention_mma(const T* q, const T* k, const T* v, T* out, float* lse, const AttentionLayout& lay,
                    const AttentionMask<float>& mask, const AttentionDropout& drop, int64_t B, int64_t L, int64_t S,
                    int E, int Ev, float scale, bool causal)
 {
-    MT_LAUNCH(dim3(pair_blocks(B), tiles(L, kTcRows)), kTcWarps * kWarp, 0, 0, attention_mma_kernel<T>)(
-        q, k, v, out, lse, lay, mask, drop, B, L, S, E, Ev, scale, causal);
+    with_head_size<T>(E, Ev, [&](auto head) {
+        constexpr int H = decltype(head)::value;
+        MT_LAUNCH(dim3(pair_blocks(B), tiles(L, kTcRows)), kTcWarps * kWarp, 0, 0, attention_mma_kernel<T, H>)(
+            q, k, v, out, lse, lay, mask, drop, B, L, S, E, Ev, scale, causal);
+    });
     MT_CUDA_CHECK_LAUNCH("scaled_dot_product_attention");
 }
 
@@ -483,13 +496,16 @@ void attention_mma_backward(const T* q, const T* k, const T* v, const T* grad_ou
                             const AttentionMask<float>& mask, const AttentionDropout& drop, int64_t B, int64_t L,
                             int64_t S, int E, int Ev, float scale, bool causal)
 {
-    MT_LAUNCH(dim3(pair_blocks(B), tiles(S, kTcRows)), kTcWarps * kWarp, 0, 0, attention_mma_dkdv_kernel<T>)(
-        q, k, v, grad_out, lse, delta, grad_k, grad_v, lay, mask, drop, B, L, S, E, Ev, scale, causal);
-    MT_CUDA_CHECK_LAUNCH("scaled_dot_product_attention_backward (dK, dV)");
-    if (L == 0) return;
-    MT_LAUNCH(dim3(pair_blocks(B), tiles(L, kTcRows)), kTcWarps * kWarp, 0, 0, attention_mma_dq_kernel<T>)(
-        q, k, v, grad_out, lse, delta, grad_q, lay, mask, drop, B, L, S, E, Ev, scale, causal);
-    MT_CUDA_CHECK_LAUNCH("scaled_dot_product_attention_backward (dQ)");
+    with_head_size<T>(E, Ev, [&](auto head) {
+        constexpr int H = decltype(head)::value;
+        MT_LAUNCH(dim3(pair_blocks(B), tiles(S, kTcRows)), kTcWarps * kWarp, 0, 0, attention_mma_dkdv_kernel<T, H>)(
+            q, k, v, grad_out, lse, delta, grad_k, grad_v, lay, mask, drop, B, L, S, E, Ev, scale, causal);
+        MT_CUDA_CHECK_LAUNCH("scaled_dot_product_attention_backward (dK, dV)");
+        if (L == 0) return;
+        MT_LAUNCH(dim3(pair_blocks(B), tiles(L, kTcRows)), kTcWarps * kWarp, 0, 0, attention_mma_dq_kernel<T, H>)(
+            q, k, v, grad_out, lse, delta, grad_q, lay, mask, drop, B, L, S, E, Ev, scale, causal);
+        MT_CUDA_CHECK_LAUNCH("scaled_dot_product_attention_backward (dQ)");
+    });
 }
 
 #define MT_INSTANTIATE(T)                                                                                       \

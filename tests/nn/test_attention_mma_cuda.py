@@ -6,7 +6,7 @@ it would on a GPU.
 
 Against the composed reference in float64 -- float32 at float32's tolerances (one TF32 product
 alone is off by about 5e-4, which fails them), 16-bit at the other 16-bit kernels' -- values and
-gradients, head dims 8 (16) to 64 and E != Ev, L and S past and short of the 64-row blocks and
+gradients, head dims 8 to 64 in float32 and 16 to 128 in 16 bits, E != Ev, L and S past and short of the 64-row blocks and
 32-row tiles, causal with L != S, bool and additive masks, dropout, operands in strided layouts.
 Then which calls take these kernels, their launches, and that no (L, S) buffer is allocated."""
 from __future__ import annotations
@@ -41,6 +41,8 @@ CASES16 = [
     (2, 3, 65, 65, 48, 32, False, "bool"),
     (1, 2, 97, 33, 32, 16, False, "additive"),
     (2, 2, 64, 64, 64, 64, True, None),
+    (1, 2, 70, 45, 128, 128, True, None),       # the widest head: the kernels' 128-column form
+    (2, 1, 33, 65, 96, 80, False, "additive"),   # between 64 and 128, E != Ev
 ]
 
 
@@ -51,14 +53,16 @@ def ids(cases):
 
 @pytest.fixture(autouse=True)
 def default_family(monkeypatch):
-    """Head dims up to 64 (multiples of 8 in float32, of 16 in 16 bits) take these kernels by default."""
+    """Head dims that are multiples of 8 up to 64 in float32, of 16 up to 128 in 16 bits, take these
+    kernels by default."""
     monkeypatch.delenv("MINITORCH_CUDA_ATTENTION", raising=False)
 
 
 def takes_mma(E, Ev, dtype=minitorch.float32):
     q, k = make((1, 1, 4, E), 1, "cuda", dtype), make((1, 1, 4, E), 2, "cuda", dtype)
     v = make((1, 1, 4, Ev), 3, "cuda", dtype)
-    return "attention_mma_kernel<T>" in kernel_names(lambda: F.scaled_dot_product_attention(q, k, v))
+    names = kernel_names(lambda: F.scaled_dot_product_attention(q, k, v))
+    return "attention_mma_kernel" in [n.split("<")[0] for n in names]
 
 
 @needs_cuda
@@ -124,14 +128,14 @@ def test_mma_attention_cuda_reads_strided_operands(layout):
 
 @needs_cuda
 def test_which_calls_take_mma_cuda():
-    """Head dims up to 64 that are multiples of the MMA's depth (8 for TF32, 16 for 16 bits); the
-    others keep the other families."""
+    """Head dims that are multiples of the MMA's depth, 8 for TF32 (up to 64) and 16 for 16 bits (up
+    to 128); the others keep the other families."""
     for (E, Ev), want in (((8, 8), True), ((64, 64), True), ((16, 40), True), ((12, 16), False),
                           ((64, 60), False), ((72, 64), False), ((64, 128), False)):
         assert takes_mma(E, Ev) == want, (E, Ev)
     for dtype in (minitorch.float16, minitorch.bfloat16):
         for (E, Ev), want in (((16, 16), True), ((64, 48), True), ((8, 16), False), ((16, 40), False),
-                              ((80, 64), False), ((128, 128), False)):
+                              ((80, 64), True), ((128, 128), True), ((128, 144), False), ((136, 16), False)):
             assert takes_mma(E, Ev, dtype) == want, (dtype, E, Ev)
 
 

@@ -170,9 +170,10 @@ def short(names):
 
 @needs_cuda
 def test_which_kernels_cuda(monkeypatch):
-    """By default: the mma.sync kernels (attention_mma.cu) for head dims up to 64 that are multiples
-    of 8 in float32 and of 16 in 16 bits; else the register-tiled kernels for head dims up to 64;
-    else wmma for 16-bit heads that are multiples of 16; else one row per lane. Forward and
+    """By default: the mma.sync kernels (attention_mma.cu) for head dims that are multiples of 8 up
+    to 64 in float32, of 16 up to 128 in 16 bits; else the register-tiled kernels for head dims up
+    to 64; else wmma for 16-bit heads that are multiples of 16 (none left on sm_80: float16 on
+    sm_75); else one row per lane. Forward and
     backward alike (the backward's D = rowsum(dO * O) stays on CUDA cores).
     MINITORCH_CUDA_ATTENTION=rows|tiled|wmma|mma asks for a family wherever it takes the call, the
     default elsewhere. The same number of launches either way."""
@@ -185,7 +186,7 @@ def test_which_kernels_cuda(monkeypatch):
     cores = (["attention_kernel"], ["attention_delta_kernel", "attention_dkdv_kernel", "attention_dq_kernel"])
     for dtype in (minitorch.float16, minitorch.bfloat16):
         for (E, Ev), want in (((16, 16), mma), ((64, 32), mma), ((8, 16), tiled), ((16, 24), tiled),
-                              ((128, 128), wmma), ((80, 64), wmma), ((72, 40), cores), ((96, 72), cores)):
+                              ((128, 128), mma), ((80, 64), mma), ((72, 40), cores), ((96, 72), cores)):
             fwd, bwd = attention_kernels(dtype, E, Ev)
             assert (short(fwd), short(bwd)) == want, (dtype, E, Ev, fwd, bwd)
     for (E, Ev), want in (((16, 16), mma), ((64, 64), mma), ((8, 40), mma), ((12, 16), tiled),
@@ -196,10 +197,11 @@ def test_which_kernels_cuda(monkeypatch):
             ("wmma", ((minitorch.bfloat16, (16, 16), wmma), (minitorch.float16, (64, 32), wmma),
                       (minitorch.float16, (8, 16), tiled), (minitorch.float32, (16, 16), mma))),
             ("tiled", ((minitorch.float32, (16, 16), tiled), (minitorch.bfloat16, (64, 64), tiled),
-                       (minitorch.float32, (72, 32), cores), (minitorch.float16, (128, 128), wmma))),
-            ("mma", ((minitorch.bfloat16, (16, 16), mma), (minitorch.float16, (128, 128), wmma),
+                       (minitorch.float32, (72, 32), cores), (minitorch.float16, (128, 128), mma))),
+            ("mma", ((minitorch.bfloat16, (16, 16), mma), (minitorch.float16, (128, 128), mma),
                      (minitorch.float32, (12, 16), tiled))),
-            ("rows", ((minitorch.float32, (16, 16), cores), (minitorch.bfloat16, (128, 128), cores)))):
+            ("rows", ((minitorch.float32, (16, 16), cores), (minitorch.bfloat16, (128, 128), cores))),
+            ("wmma", ((minitorch.bfloat16, (128, 128), wmma), (minitorch.float16, (80, 64), wmma)))):
         monkeypatch.setenv("MINITORCH_CUDA_ATTENTION", family)
         for dtype, (E, Ev), want in cases:
             fwd, bwd = attention_kernels(dtype, E, Ev)
