@@ -385,8 +385,7 @@ def rows_under_env(variable, values, prefixes, mt_rows, torch_rows, torch) -> No
 def attention_families(mt_rows, torch_rows, torch) -> None:
     """The sdpa rows again with each family of fused-attention kernels asked for by
     MINITORCH_CUDA_ATTENTION (cuda/attention.cu: rows, tiled, wmma, mma; mma, the mma.sync kernels
-    of cuda/attention_mma.cu, is the default on sm_80 on: head dims up to 64 in float32, 128 in 16
-    bits)."""
+    of cuda/attention_mma.cu, is the default on sm_80 on, for head dims up to 128)."""
     rows_under_env("MINITORCH_CUDA_ATTENTION", ("rows", "tiled", "wmma", "mma"), "sdpa", mt_rows, torch_rows,
                    torch)
 

@@ -41,9 +41,8 @@
 //          bfloat16 with head dims that are multiples of 16, on tensor cores through wmma (16-bit
 //          products, float32 sums; bfloat16 from sm_80 on), the scores staged in shared memory;
 //   mma    attention_mma_kernel and its two backward kernels (attention_mma.cu): tensor cores
-//          through mma.sync, the scores kept in registers (sm_80 on): float32 at float32
-//          accuracy (3xTF32) for head dims that are multiples of 8 up to 64, 16-bit types for
-//          multiples of 16 up to 128.
+//          through mma.sync, the scores kept in registers (sm_80 on): head dims up to 128,
+//          multiples of 8 in float32 (at float32 accuracy, 3xTF32), of 16 in 16-bit types.
 // The CUDA-core families convert 16-bit values to float32 as they stage them in shared memory,
 // and every sum runs in float32. float64 is not taken here (the op composes it).
 // MINITORCH_CUDA_ATTENTION=rows|tiled|wmma|mma asks for a family wherever it can take the call.
@@ -1115,7 +1114,7 @@ bool register_tiles(int E, int Ev) { return E <= kRtHead && Ev <= kRtHead; }
 enum class Family { Rows, Tiled, Wmma, Mma };
 
 // The family for a call: mma.sync tensor cores where they apply (attention_mma.cu, sm_80 on: head
-// dims that are multiples of 8 up to 64 in float32, of 16 up to 128 in 16 bits), else register
+// dims up to 128 that are multiples of 8 in float32, of 16 in 16 bits), else register
 // tiles (head dims up to 64), else wmma tensor cores (16-bit head dims that are multiples of 16,
 // up to 128: float16 on sm_75), else rows.
 // The mma.sync kernels keep the scores, the softmax and the outputs in registers, where the wmma

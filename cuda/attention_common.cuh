@@ -74,9 +74,9 @@ inline unsigned tiles(int64_t n, int rows) { return unsigned((n + rows - 1) / ro
 
 }  // namespace
 
-// The mma.sync kernels (attention_mma.cu), for head dims that are multiples of the MMA's depth (8
-// for float32, up to 64; 16 for float16 / bfloat16, up to 128), on sm_80 or later (or the
-// emulator). T is float, Half or BFloat16.
+// The mma.sync kernels (attention_mma.cu), for head dims up to 128 that are multiples of the MMA's
+// depth (8 for float32, 16 for float16 / bfloat16), on sm_80 or later (or the emulator). T is
+// float, Half or BFloat16.
 bool mma_sync_attention(DType t, int E, int Ev);
 template <class T>
 void attention_mma(const T* q, const T* k, const T* v, T* out, float* lse, const AttentionLayout& lay,

@@ -1,7 +1,7 @@
 // attention_mma.cu — the fused attention (attention.cu explains the algorithm) on tensor cores
-// through mma.sync (mma_sync.cuh): float32 at float32 accuracy (3xTF32, m16n8k8) for head dims up
-// to 64, float16 and bfloat16 with 16-bit products (m16n8k16) up to 128; every sum in float32. The
-// scores never leave registers, as in FlashAttention-2.
+// through mma.sync (mma_sync.cuh), head dims up to 128: float32 at float32 accuracy (3xTF32,
+// m16n8k8), float16 and bfloat16 with 16-bit products (m16n8k16); every sum in float32. The scores
+// never leave registers, as in FlashAttention-2.
 //
 // A warp owns 16 rows (queries in the forward and dQ, keys in dK/dV): one MMA's M. Its rows' part
 // of the head-dim operand (Q, dO, K or V) is loaded once into A fragments in registers; the other
@@ -117,11 +117,11 @@ __device__ __forceinline__ void stage_tile(T (*dst)[kPitch<T, H>], const T* src,
     }
 }
 
-// The A fragments of 16 rows r0 .. r0 + 15 of a (rows, width) matrix in global memory (row r at
-// src + r * row_stride), one per K slice of the width, zeros past `rows`.
-template <class T, int H>
-__device__ __forceinline__ void load_a_rows(Reg<T> (&a)[kSteps<T, H>][4], const T* src, int64_t row_stride, int64_t r0,
-                                            int64_t rows, int width, Lane ln)
+// The A fragment of K slice kk of 16 rows r0 .. r0 + 15 of a (rows, width) matrix in global memory
+// (row r at src + r * row_stride), zeros past `rows` and width.
+template <class T>
+__device__ __forceinline__ void load_a_slice(Reg<T> (&a)[4], const T* src, int64_t row_stride, int64_t r0,
+                                             int64_t rows, int width, int kk, Lane ln)
 {
     const int64_t lo = r0 + ln.g, hi = lo + 8;
     // element (r, c) and its neighbour c + 1 (16 bits) or c alone (float32); zero outside
@@ -131,27 +131,26 @@ __device__ __forceinline__ void load_a_rows(Reg<T> (&a)[kSteps<T, H>][4], const 
         if constexpr (kF32<T>) return p[0];
         else return pack2(p[0], p[1]);
     };
-MT_UNROLL
-    for (int kk = 0; kk < kSteps<T, H>; ++kk) {
-        const int c = kF32<T> ? 8 * kk + ln.t : 16 * kk + 2 * ln.t, c2 = c + (kF32<T> ? 4 : 8);
-        a[kk][0] = at(lo, c);
-        a[kk][1] = at(hi, c);
-        a[kk][2] = at(lo, c2);
-        a[kk][3] = at(hi, c2);
-    }
+    const int c = kF32<T> ? 8 * kk + ln.t : 16 * kk + 2 * ln.t, c2 = c + (kF32<T> ? 4 : 8);
+    a[0] = at(lo, c);
+    a[1] = at(hi, c);
+    a[2] = at(lo, c2);
+    a[3] = at(hi, c2);
 }
 
-// acc[n] += A B_n over the width, for the 4 slices n of a staged tile: A the warp's 16 rows
-// (fragments a), B_n = X^T for the tile's rows 8n .. 8n + 7 (b[0] = X[8n + g][column t or 2t of
-// the K slice], ...).
-template <class T, int H>
-__device__ __forceinline__ void rows_times_tile(float (&acc)[kTcSlices][4], const Reg<T> (&a)[kSteps<T, H>][4],
-                                                ConstStaged<T, H> x, int width, Lane ln)
+// acc[n] += A B_n over the width, for the 4 slices n of a staged tile: A the warp's 16 rows (its
+// fragment of K slice kk from a_of(kk, fragment)), B_n = X^T for the tile's rows 8n .. 8n + 7
+// (b[0] = X[8n + g][column t or 2t of the K slice], ...).
+template <class T, int H, class AOf>
+__device__ __forceinline__ void rows_times_tile(float (&acc)[kTcSlices][4], AOf a_of, ConstStaged<T, H> x, int width,
+                                                Lane ln)
 {
 MT_UNROLL
     for (int kk = 0; kk < kSteps<T, H>; ++kk) {
         if (kDepth<T> * kk >= width) break;
-        const auto ap = prepare(a[kk]);
+        Reg<T> a[4];
+        a_of(kk, a);
+        const auto ap = prepare(a);
 MT_UNROLL
         for (int n = 0; n < kTcSlices; ++n) {
             const T* row = x[8 * n + ln.g];
@@ -166,6 +165,49 @@ MT_UNROLL
         }
     }
 }
+
+// The warp's 16 rows of a head-dim operand (Q, or in the backward Q and dO, or K and V) as A
+// fragments: loaded once and kept in registers, or -- float32 backward kernels with 128-column
+// heads, where two such operands beside dK and dV would not fit a thread's 255 registers -- read
+// again from global memory (L1 and L2 hold them), a K slice at a time, at each use.
+// times_tile(acc, x) adds these rows times the staged tile x.
+template <class T, int H, bool kKeep = true>
+struct OperandRows {
+    const T* src;
+    int64_t row_stride, r0, rows;
+    int width;
+    Reg<T> a[kKeep ? kSteps<T, H> : 1][4];
+
+    __device__ __forceinline__ OperandRows(const T* src_, int64_t row_stride_, int64_t r0_, int64_t rows_, int width_,
+                                           Lane ln)
+        : src(src_), row_stride(row_stride_), r0(r0_), rows(rows_), width(width_)
+    {
+        if constexpr (kKeep) {
+MT_UNROLL
+            for (int kk = 0; kk < kSteps<T, H>; ++kk) load_a_slice<T>(a[kk], src, row_stride, r0, rows, width, kk, ln);
+        }
+    }
+
+    __device__ __forceinline__ void times_tile(float (&acc)[kTcSlices][4], ConstStaged<T, H> x, Lane ln) const
+    {
+        rows_times_tile<T, H>(
+            acc,
+            [&](int kk, Reg<T>(&f)[4]) {
+                if constexpr (kKeep) {
+                    f[0] = a[kk][0], f[1] = a[kk][1], f[2] = a[kk][2], f[3] = a[kk][3];
+                } else {
+                    load_a_slice<T>(f, src, row_stride, r0, rows, width, kk, ln);
+                }
+            },
+            x, width, ln);
+    }
+};
+
+// Whether a backward kernel keeps its two operands' fragments in registers (see OperandRows).
+template <class T, int H>
+constexpr bool kKeepBackward = !(kF32<T> && H == 128);
+template <class T, int H>
+using BackwardRows = OperandRows<T, H, kKeepBackward<T, H>>;
 
 // out[nt] += W X over the tile's 32 rows, for the 8-column output tiles nt below width: W the
 // warp's 16 x 32 weights as C fragments (w[n]: rows g, g + 8 against tile rows 8n + 2t, + 1),
@@ -226,13 +268,13 @@ MT_UNROLL
 // or K Q^T for dK/dV) and dp = G Y^T (dO V^T, or V dO^T).
 template <class T, int H>
 __device__ __forceinline__ void scores_and_dp(float (&s)[kTcSlices][4], float (&dp)[kTcSlices][4],
-                                              const Reg<T> (&a)[kSteps<T, H>][4], ConstStaged<T, H> x, int E,
-                                              const Reg<T> (&g)[kSteps<T, H>][4], ConstStaged<T, H> y, int Ev, Lane ln)
+                                              const BackwardRows<T, H>& a, ConstStaged<T, H> x,
+                                              const BackwardRows<T, H>& g, ConstStaged<T, H> y, Lane ln)
 {
     zero(s);
     zero(dp);
-    rows_times_tile<T, H>(s, a, x, E, ln);
-    rows_times_tile<T, H>(dp, g, y, Ev, ln);
+    a.times_tile(s, x, ln);
+    g.times_tile(dp, y, ln);
 }
 
 // fn(n, x, col) for each of the lane's elements of a 16 x 32 tile of C fragments (slice n's element
@@ -286,9 +328,8 @@ __global__ void __launch_bounds__(kTcWarps * kWarp)
     const int64_t rows[2] = {r0 + ln.g, r0 + ln.g + 8};  // the lane's two query rows
     for (int64_t b = blockIdx.x; b < B; b += gridDim.x) {
         const float* mask_matrix = mask.data ? mask.matrix(b) : nullptr;
-        Reg<T> qa[kSteps<T, H>][4];
+        const OperandRows<T, H> qa(q + lay.q.pair(b), lay.q.row_stride, r0, L, E, ln);
         float o[kCols<H>][4];
-        load_a_rows<T, H>(qa, q + lay.q.pair(b), lay.q.row_stride, r0, L, E, ln);
         zero(o);
         float m[2] = {-INFINITY, -INFINITY}, l[2] = {0.f, 0.f};
         for (int64_t k0 = 0; k0 < keys_end(S, q0 + kTcRows, causal); k0 += kTcTile) {
@@ -298,7 +339,7 @@ __global__ void __launch_bounds__(kTcWarps * kWarp)
             __syncthreads();  // the tile is staged
             float s[kTcSlices][4];
             zero(s);
-            rows_times_tile<T, H>(s, qa, k_s, E, ln);
+            qa.times_tile(s, k_s, ln);
 MT_UNROLL
             for (int h = 0; h < 2; ++h) {
                 float mx = -INFINITY;
@@ -357,10 +398,9 @@ __global__ void __launch_bounds__(kTcWarps * kWarp)
     const int64_t rows[2] = {r0 + ln.g, r0 + ln.g + 8};
     for (int64_t b = blockIdx.x; b < B; b += gridDim.x) {
         const float* mask_matrix = mask.data ? mask.matrix(b) : nullptr;
-        Reg<T> qa[kSteps<T, H>][4], ga[kSteps<T, H>][4];
+        const BackwardRows<T, H> qa(q + lay.q.pair(b), lay.q.row_stride, r0, L, E, ln);
+        const BackwardRows<T, H> ga(grad_out + lay.grad_out.pair(b), lay.grad_out.row_stride, r0, L, Ev, ln);
         float dq[kCols<H>][4], row_lse[2], row_delta[2];
-        load_a_rows<T, H>(qa, q + lay.q.pair(b), lay.q.row_stride, r0, L, E, ln);
-        load_a_rows<T, H>(ga, grad_out + lay.grad_out.pair(b), lay.grad_out.row_stride, r0, L, Ev, ln);
         zero(dq);
 MT_UNROLL
         for (int h = 0; h < 2; ++h) {
@@ -373,7 +413,7 @@ MT_UNROLL
             stage_tile<T, H>(v_s, v + lay.v.pair(b), lay.v.row_stride, k0, S, Ev);
             __syncthreads();  // the tile is staged
             float s[kTcSlices][4], dp[kTcSlices][4];
-            scores_and_dp<T, H>(s, dp, qa, k_s, E, ga, v_s, Ev, ln);
+            scores_and_dp<T, H>(s, dp, qa, k_s, ga, v_s, ln);
             for_each_element(ln, [&](int n, int x, int col) {
                 const int h = x / 2;
                 const int64_t i = rows[h], j = k0 + col;
@@ -411,10 +451,9 @@ __global__ void __launch_bounds__(kTcWarps * kWarp)
     const int64_t keys[2] = {r0 + ln.g, r0 + ln.g + 8};  // the lane's two keys
     for (int64_t b = blockIdx.x; b < B; b += gridDim.x) {
         const float* mask_matrix = mask.data ? mask.matrix(b) : nullptr;
-        Reg<T> ka[kSteps<T, H>][4], va[kSteps<T, H>][4];
+        const BackwardRows<T, H> ka(k + lay.k.pair(b), lay.k.row_stride, r0, S, E, ln);
+        const BackwardRows<T, H> va(v + lay.v.pair(b), lay.v.row_stride, r0, S, Ev, ln);
         float dk[kCols<H>][4], dv[kCols<H>][4];
-        load_a_rows<T, H>(ka, k + lay.k.pair(b), lay.k.row_stride, r0, S, E, ln);
-        load_a_rows<T, H>(va, v + lay.v.pair(b), lay.v.row_stride, r0, S, Ev, ln);
         zero(dk);
         zero(dv);
         for (int64_t i0 = causal ? j0 : 0; i0 < L; i0 += kTcTile) {
@@ -428,7 +467,7 @@ __global__ void __launch_bounds__(kTcWarps * kWarp)
             }
             __syncthreads();  // the tile is staged
             float s[kTcSlices][4], dp[kTcSlices][4];
-            scores_and_dp<T, H>(s, dp, ka, q_s, E, va, g_s, Ev, ln);
+            scores_and_dp<T, H>(s, dp, ka, q_s, va, g_s, ln);
             for_each_element(ln, [&](int n, int x, int qi) {
                 const int64_t i = i0 + qi, j = keys[x / 2];
                 const float sc = score_of(s[n][x], scale, mask_matrix, mask, i, j, L, S, causal);
@@ -454,14 +493,13 @@ __global__ void __launch_bounds__(kTcWarps * kWarp)
 
 }  // namespace
 
-// mma.sync needs sm_80 (TF32 and bfloat16 alike); the emulator counts as sm_90. Head dims are
-// multiples of the MMA's depth: 8 for float32 (up to 64: with 128, the backward's fragments and
-// sums would spill out of a thread's 255 registers), 16 for float16 and bfloat16 (up to 128).
+// mma.sync needs sm_80 (TF32 and bfloat16 alike); the emulator counts as sm_90. Head dims up to 128
+// that are multiples of the MMA's depth: 8 for float32, 16 for float16 and bfloat16.
 bool mma_sync_attention(DType t, int E, int Ev)
 {
     if (t != DType::Float32 && t != DType::Float16 && t != DType::BFloat16) return false;
-    const int depth = t == DType::Float32 ? 8 : 16, widest = t == DType::Float32 ? 64 : 128;
-    if (E <= 0 || Ev <= 0 || E > widest || Ev > widest || E % depth != 0 || Ev % depth != 0) return false;
+    const int depth = t == DType::Float32 ? 8 : 16;
+    if (E <= 0 || Ev <= 0 || E > 128 || Ev > 128 || E % depth != 0 || Ev % depth != 0) return false;
 #if MT_CUDA_EMULATED
     return true;
 #else
@@ -469,12 +507,12 @@ bool mma_sync_attention(DType t, int E, int Ev)
 #endif
 }
 
-// f(H) with the kernels' head size H: 64 where both head dims fit, else 128 (16-bit only).
-template <class T, class F>
+// f(H) with the kernels' head size H: 64 where both head dims fit, else 128.
+template <class F>
 void with_head_size(int E, int Ev, F&& f)
 {
     if (E <= 64 && Ev <= 64) return f(std::integral_constant<int, 64>{});
-    if constexpr (!kF32<T>) return f(std::integral_constant<int, 128>{});
+    f(std::integral_constant<int, 128>{});
 }
 
 template <class T>
@@ -482,7 +520,7 @@ void attention_mma(const T* q, const T* k, const T* v, T* out, float* lse, const
                    const AttentionMask<float>& mask, const AttentionDropout& drop, int64_t B, int64_t L, int64_t S,
                    int E, int Ev, float scale, bool causal)
 {
-    with_head_size<T>(E, Ev, [&](auto head) {
+    with_head_size(E, Ev, [&](auto head) {
         constexpr int H = decltype(head)::value;
         MT_LAUNCH(dim3(pair_blocks(B), tiles(L, kTcRows)), kTcWarps * kWarp, 0, 0, attention_mma_kernel<T, H>)(
             q, k, v, out, lse, lay, mask, drop, B, L, S, E, Ev, scale, causal);
@@ -496,7 +534,7 @@ void attention_mma_backward(const T* q, const T* k, const T* v, const T* grad_ou
                             const AttentionMask<float>& mask, const AttentionDropout& drop, int64_t B, int64_t L,
                             int64_t S, int E, int Ev, float scale, bool causal)
 {
-    with_head_size<T>(E, Ev, [&](auto head) {
+    with_head_size(E, Ev, [&](auto head) {
         constexpr int H = decltype(head)::value;
         MT_LAUNCH(dim3(pair_blocks(B), tiles(S, kTcRows)), kTcWarps * kWarp, 0, 0, attention_mma_dkdv_kernel<T, H>)(
             q, k, v, grad_out, lse, delta, grad_k, grad_v, lay, mask, drop, B, L, S, E, Ev, scale, causal);

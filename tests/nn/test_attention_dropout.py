@@ -239,8 +239,8 @@ def test_multihead_attention_and_encoder_layer_with_dropout_use_it(batch_first):
 def test_each_kernel_family_matches_composed(monkeypatch, family, dtype):
     """MINITORCH_CUDA_ATTENTION=rows|tiled|wmma|mma runs that family of kernels wherever it can take
     the call (rows: every call; tiled: head dims up to 64; wmma: 16-bit head dims that are multiples
-    of 16; mma: head dims that are multiples of 8 up to 64 in float32, of 16 up to 128 in 16 bits;
-    else the default), on the fused tests' cases and on these dropout cases: every family stays tested on
+    of 16; mma: head dims up to 128 that are multiples of 8 in float32, of 16 in 16 bits; else the
+    default), on the fused tests' cases and on these dropout cases: every family stays tested on
     the small heads most tests use, whichever one is the default there."""
     import test_attention_fused as fused
     monkeypatch.setenv("MINITORCH_CUDA_ATTENTION", family)
@@ -249,8 +249,8 @@ def test_each_kernel_family_matches_composed(monkeypatch, family, dtype):
     for case in fused.CASES + CASES:
         E, Ev = case[4], case[5]
         tiled = E <= 64 and Ev <= 64
-        depth, widest = (8, 64) if f32 else (16, 128)
-        mma = E <= widest and Ev <= widest and E % depth == 0 and Ev % depth == 0
+        depth = 8 if f32 else 16
+        mma = E <= 128 and Ev <= 128 and E % depth == 0 and Ev % depth == 0
         wmma = not f32 and E % 16 == 0 and Ev % 16 == 0
         default = ("attention_mma_kernel" if mma else "attention_tiled_kernel" if tiled
                    else "attention_wmma_kernel" if wmma else "attention_kernel")

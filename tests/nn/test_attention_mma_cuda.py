@@ -6,7 +6,7 @@ it would on a GPU.
 
 Against the composed reference in float64 -- float32 at float32's tolerances (one TF32 product
 alone is off by about 5e-4, which fails them), 16-bit at the other 16-bit kernels' -- values and
-gradients, head dims 8 to 64 in float32 and 16 to 128 in 16 bits, E != Ev, L and S past and short of the 64-row blocks and
+gradients, head dims 8 (16 in 16 bits) to 128 and E != Ev, L and S past and short of the 64-row blocks and
 32-row tiles, causal with L != S, bool and additive masks, dropout, operands in strided layouts.
 Then which calls take these kernels, their launches, and that no (L, S) buffer is allocated."""
 from __future__ import annotations
@@ -31,7 +31,9 @@ CASES = [
     (1, 1, 3, 130, 64, 8, True, None),          # causal, L < S: most keys masked for every row
     (2, 3, 65, 65, 40, 24, False, "bool"),      # one row past a block, a bool mask
     (1, 2, 97, 33, 56, 16, False, "additive"),  # key padding, S one past a tile
-    (2, 2, 64, 64, 64, 64, True, None),         # exact blocks, the widest head
+    (2, 2, 64, 64, 64, 64, True, None),         # exact blocks, the widest 64-column head
+    (1, 2, 70, 45, 128, 96, True, None),        # the kernels' 128-column form (operands re-read)
+    (1, 1, 33, 40, 72, 128, False, "bool"),     # E != Ev on either side of 64
 ]
 # 16-bit heads are multiples of 16
 CASES16 = [
@@ -53,8 +55,8 @@ def ids(cases):
 
 @pytest.fixture(autouse=True)
 def default_family(monkeypatch):
-    """Head dims that are multiples of 8 up to 64 in float32, of 16 up to 128 in 16 bits, take these
-    kernels by default."""
+    """Head dims up to 128 that are multiples of 8 in float32, of 16 in 16 bits, take these kernels
+    by default."""
     monkeypatch.delenv("MINITORCH_CUDA_ATTENTION", raising=False)
 
 
@@ -128,10 +130,10 @@ def test_mma_attention_cuda_reads_strided_operands(layout):
 
 @needs_cuda
 def test_which_calls_take_mma_cuda():
-    """Head dims that are multiples of the MMA's depth, 8 for TF32 (up to 64) and 16 for 16 bits (up
-    to 128); the others keep the other families."""
+    """Head dims up to 128 that are multiples of the MMA's depth, 8 for TF32 and 16 for 16 bits; the
+    others keep the other families."""
     for (E, Ev), want in (((8, 8), True), ((64, 64), True), ((16, 40), True), ((12, 16), False),
-                          ((64, 60), False), ((72, 64), False), ((64, 128), False)):
+                          ((64, 60), False), ((72, 64), True), ((64, 128), True), ((136, 8), False)):
         assert takes_mma(E, Ev) == want, (E, Ev)
     for dtype in (minitorch.float16, minitorch.bfloat16):
         for (E, Ev), want in (((16, 16), True), ((64, 48), True), ((8, 16), False), ((16, 40), False),

@@ -170,8 +170,8 @@ def short(names):
 
 @needs_cuda
 def test_which_kernels_cuda(monkeypatch):
-    """By default: the mma.sync kernels (attention_mma.cu) for head dims that are multiples of 8 up
-    to 64 in float32, of 16 up to 128 in 16 bits; else the register-tiled kernels for head dims up
+    """By default: the mma.sync kernels (attention_mma.cu) for head dims up to 128 that are
+    multiples of 8 in float32, of 16 in 16 bits; else the register-tiled kernels for head dims up
     to 64; else wmma for 16-bit heads that are multiples of 16 (none left on sm_80: float16 on
     sm_75); else one row per lane. Forward and
     backward alike (the backward's D = rowsum(dO * O) stays on CUDA cores).
@@ -190,14 +190,15 @@ def test_which_kernels_cuda(monkeypatch):
             fwd, bwd = attention_kernels(dtype, E, Ev)
             assert (short(fwd), short(bwd)) == want, (dtype, E, Ev, fwd, bwd)
     for (E, Ev), want in (((16, 16), mma), ((64, 64), mma), ((8, 40), mma), ((12, 16), tiled),
-                          ((64, 60), tiled), ((64, 65), cores), ((72, 32), cores), ((96, 32), cores)):
+                          ((64, 60), tiled), ((64, 65), cores), ((72, 32), mma), ((128, 96), mma),
+                          ((100, 32), cores)):
         fwd, bwd = attention_kernels(minitorch.float32, E, Ev)
         assert (short(fwd), short(bwd)) == want, (E, Ev, fwd, bwd)
     for family, cases in (
             ("wmma", ((minitorch.bfloat16, (16, 16), wmma), (minitorch.float16, (64, 32), wmma),
                       (minitorch.float16, (8, 16), tiled), (minitorch.float32, (16, 16), mma))),
             ("tiled", ((minitorch.float32, (16, 16), tiled), (minitorch.bfloat16, (64, 64), tiled),
-                       (minitorch.float32, (72, 32), cores), (minitorch.float16, (128, 128), mma))),
+                       (minitorch.float32, (100, 32), cores), (minitorch.float16, (128, 128), mma))),
             ("mma", ((minitorch.bfloat16, (16, 16), mma), (minitorch.float16, (128, 128), mma),
                      (minitorch.float32, (12, 16), tiled))),
             ("rows", ((minitorch.float32, (16, 16), cores), (minitorch.bfloat16, (128, 128), cores))),
