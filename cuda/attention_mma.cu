@@ -89,8 +89,8 @@ struct alignas(16) Piece {
 
 // Rows [row0, row0 + 32) of a (rows, width) matrix of T (row r at src + r * row_stride) into a
 // staged tile, zeros past `rows` (the columns past width are never read). A thread moves 16-byte
-// pieces (4 floats or 8 16-bit values; width is a multiple of that): piece x is row x / 16 or
-// x / 8, so no division by a run-time width. Where the source rows are not 16-byte aligned (a view
+// pieces (4 floats or 8 16-bit values; width is a multiple of that): piece x is in row x / (H / 4)
+// or x / (H / 8), a division by a constant, not by the run-time width. Where the source rows are not 16-byte aligned (a view
 // that starts mid-row, an odd row stride) each piece is copied value by value instead.
 template <class T, int H>
 __device__ __forceinline__ void stage_tile(T (*dst)[kPitch<T, H>], const T* src, int64_t row_stride, int64_t row0,
