@@ -1042,9 +1042,10 @@ MT_UNROLL
 // launches them there (tensor_cores below).
 template <class T>
 constexpr bool kHasMma = !std::is_same_v<T, BFloat16> || kBf16Mma;
-// An empty bfloat16 kernel can still run on an sm_80+ device when the build's architecture list
-// has none of 80/90 (the sm_75 PTX is JIT-compiled for it): it traps, so the launch fails with an
-// error instead of leaving the outputs unwritten.
+// An empty bfloat16 kernel could still run on an sm_80+ device when the build's architecture list
+// has none of 80/90 (the sm_75 PTX is JIT-compiled for it): the host checks the loaded code's
+// version too (built_for_mma), and were one launched anyway it traps instead of leaving the
+// outputs unwritten.
 #if defined(__CUDA_ARCH__)
 #define MT_NO_MMA_ON_THIS_ARCH() __trap()
 #else
@@ -1093,16 +1094,16 @@ void dispatch_attention(DType t, const char* op, F&& f)
     throw TypeError(detail::str(op, ": the fused CUDA kernel takes float32, float16 or bfloat16, got ", t));
 }
 
-// Forward and backward run on tensor cores for float16, and for bfloat16 where the GPU has
-// bfloat16 MMA (sm_80 on; the emulator counts as sm_90), when both head dims are multiples of the
-// 16-wide MMA tile. Other calls take the CUDA-core kernels.
+// Forward and backward run on tensor cores for float16, and for bfloat16 where the GPU and the code
+// built for it have bfloat16 MMA (sm_80 on; the emulator counts as sm_90), when both head dims
+// are multiples of the 16-wide MMA tile. Other calls take the CUDA-core kernels.
 bool tensor_cores(DType t, int E, int Ev)
 {
     if ((t != DType::Float16 && t != DType::BFloat16) || E == 0 || E % kMma != 0 || Ev % kMma != 0) return false;
 #if MT_CUDA_EMULATED
     return true;
 #else
-    return t == DType::Float16 || compute_capability() >= 80;
+    return t == DType::Float16 || (compute_capability() >= 80 && built_for_mma());
 #endif
 }
 

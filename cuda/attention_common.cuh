@@ -78,6 +78,11 @@ inline unsigned tiles(int64_t n, int rows) { return unsigned((n + rows - 1) / ro
 // depth (8 for float32, 16 for float16 / bfloat16), on sm_80 or later (or the emulator). T is
 // float, Half or BFloat16.
 bool mma_sync_attention(DType t, int E, int Ev);
+#if !MT_CUDA_EMULATED
+// Whether the attention kernels the driver loaded for this GPU were compiled for sm_80 or later
+// (not only the GPU: a build for sm_75 alone runs on newer GPUs through its sm_75 PTX).
+bool built_for_mma();
+#endif
 template <class T>
 void attention_mma(const T* q, const T* k, const T* v, T* out, float* lse, const AttentionLayout& lay,
                    const AttentionMask<float>& mask, const AttentionDropout& drop, int64_t B, int64_t L, int64_t S,

@@ -308,13 +308,14 @@ MT_UNROLL
 }
 
 // bfloat16 and float16 m16n8k16 and TF32 all need sm_80: the sm_75 build compiles these kernels
-// empty (they trap, see mma_sync.cuh), and the host never launches them there.
+// empty (they trap, see mma_sync.cuh), and the host launches them only where the GPU and the code
+// the driver loaded for it are sm_80 or later (mma_sync_attention).
 
 // Forward. Grid (pairs, ceil(L / 64)), 4 warps; warp w owns query rows q0 + 16w .. + 15, their Q
 // as A fragments and their output (16 x Ev) as C fragments, in registers. Per 32-key tile (K and V
 // staged): S = Q K^T, the online softmax of each row (its m and l in the lanes of its group, each
-// lane rescaling its own output elements by alpha), then O += P V. Shared memory: 17 KiB (float32)
-// or 9 KiB.
+// lane rescaling its own output elements by alpha), then O += P V. Shared memory: 9 KiB (16-bit,
+// H = 64) to 33 KiB (float32, H = 128).
 template <class T, int H>
 __global__ void __launch_bounds__(kTcWarps * kWarp)
     attention_mma_kernel(const T* q, const T* k, const T* v, T* out, float* lse, AttentionLayout lay,
@@ -383,7 +384,7 @@ MT_UNROLL
 // Backward, dQ. Grid (pairs, ceil(L / 64)), 4 warps; warp w owns query rows i0 + 16w .. + 15: Q and
 // dO as A fragments, their lse and D, and dQ as C fragments. Per 32-key tile (K and V staged):
 // S = Q K^T and dP = dO V^T, dS = P (dP Z - D) in place of S, then dQ += dS K. Shared memory:
-// 17 KiB (float32) or 9 KiB.
+// 9 to 33 KiB, as the forward.
 template <class T, int H>
 __global__ void __launch_bounds__(kTcWarps * kWarp)
     attention_mma_dq_kernel(const T* q, const T* k, const T* v, const T* grad_out, const float* lse,
@@ -435,7 +436,7 @@ MT_UNROLL
 // Backward, dK and dV. Grid (pairs, ceil(S / 64)), 4 warps; warp w owns keys j0 + 16w .. + 15: K
 // and V as A fragments, dK and dV as C fragments. Per 32-query tile (Q, dO, lse and D staged; from
 // the block's diagonal on when causal): S^T = K Q^T and dP^T = V dO^T, then P Z and dS in their
-// place, dV += (P Z)^T dO and dK += dS^T Q. Shared memory: 17 KiB (float32) or 9 KiB.
+// place, dV += (P Z)^T dO and dK += dS^T Q. Shared memory: 9 to 33 KiB, as the forward.
 template <class T, int H>
 __global__ void __launch_bounds__(kTcWarps * kWarp)
     attention_mma_dkdv_kernel(const T* q, const T* k, const T* v, const T* grad_out, const float* lse,
@@ -493,8 +494,28 @@ __global__ void __launch_bounds__(kTcWarps * kWarp)
 
 }  // namespace
 
-// mma.sync needs sm_80 (TF32 and bfloat16 alike); the emulator counts as sm_90. Head dims up to 128
-// that are multiples of the MMA's depth: 8 for float32, 16 for float16 and bfloat16.
+#if !MT_CUDA_EMULATED
+// Whether the kernels running on this GPU were compiled for sm_80 or later. The GPU being sm_80 is
+// not enough: a build for sm_75 alone runs on it through its sm_75 PTX, compiled when loaded with
+// __CUDA_ARCH__ = 750, where these kernels are empty and trap (mma_sync.cuh), which would end the
+// process's CUDA context. ptxVersion tells which code the driver took. Asked once.
+bool built_for_mma()
+{
+    static const bool ok = [] {
+        cudaFuncAttributes a{};
+        if (cudaFuncGetAttributes(&a, attention_mma_kernel<float, 64>) != cudaSuccess) {
+            cudaGetLastError();  // not an error of the next launch
+            return false;
+        }
+        return a.ptxVersion >= 80;
+    }();
+    return ok;
+}
+#endif
+
+// mma.sync needs sm_80 (TF32 and bfloat16 alike), on the GPU and in the code built for it; the
+// emulator counts as sm_90. Head dims up to 128 that are multiples of the MMA's depth: 8 for
+// float32, 16 for float16 and bfloat16.
 bool mma_sync_attention(DType t, int E, int Ev)
 {
     if (t != DType::Float32 && t != DType::Float16 && t != DType::BFloat16) return false;
@@ -503,7 +524,7 @@ bool mma_sync_attention(DType t, int E, int Ev)
 #if MT_CUDA_EMULATED
     return true;
 #else
-    return compute_capability() >= 80;
+    return compute_capability() >= 80 && built_for_mma();
 #endif
 }
 

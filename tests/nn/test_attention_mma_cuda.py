@@ -99,7 +99,7 @@ def test_tf32_attention_cuda_keeps_float32_accuracy_on_wide_ranges():
     p = np.exp(s - s.max(-1, keepdims=True))
     want = (p / p.sum(-1, keepdims=True)) @ v
     err = np.abs(to_np(got) - want).max() / np.abs(want).max()
-    assert err < 2e-6, err
+    assert err < 1e-5, err  # about 1e-6 in the emulator; one TF32 product alone: about 5e-4
 
 
 DROPOUT = [(1, 2, 70, 40, 16, 16, False, "bool", 0.2), (2, 1, 65, 65, 32, 32, True, None, 0.3)]
