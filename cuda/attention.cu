@@ -249,11 +249,7 @@ __global__ void attention_dkdv_kernel(const T* q, const T* k, const T* v, const 
             __syncthreads();  // every warp is done with the previous tile
             stage_rows<float, T, kPad>(q_s, q + lay.q.pair(b), lay.q.row_stride, i0, kTile, L, E);
             stage_rows<float, T, kPad>(g_s, grad_out + lay.grad_out.pair(b), lay.grad_out.row_stride, i0, kTile, L, Ev);
-            if (threadIdx.x < kTile) {
-                const bool in = i0 + threadIdx.x < L;
-                lse_s[threadIdx.x] = in ? lse[b * L + i0 + threadIdx.x] : 0.f;
-                delta_s[threadIdx.x] = in ? delta[b * L + i0 + threadIdx.x] : 0.f;
-            }
+            stage_row_stats(lse_s, delta_s, lse, delta, b, i0, L, kTile);
             __syncthreads();  // the tile is staged
             float dot[kBwdRowsPerWarp], dp[kBwdRowsPerWarp], p[kBwdRowsPerWarp], ds[kBwdRowsPerWarp];
             staged_dots(dot, k_s + warp * kBwdRowsPerWarp, q_s[lane], E);
@@ -448,19 +444,6 @@ MT_UNROLL
     }
 }
 
-// The max and the sum over a score row's 8 owners (lanes that differ in their low 3 bits).
-__device__ __forceinline__ float row_max8(float v)
-{
-    for (int o = 1; o < 8; o <<= 1) v = fmaxf(v, __shfl_xor_sync(kFullMask, v, o));
-    return v;
-}
-
-__device__ __forceinline__ float row_sum8(float v)
-{
-    for (int o = 1; o < 8; o <<= 1) v += __shfl_xor_sync(kFullMask, v, o);
-    return v;
-}
-
 // A thread's R rows of outputs (columns col, col + 8, ...) written out as T(finish(r, value)).
 template <int R, class T, class RowOf, class F>
 __device__ __forceinline__ void store_tile(const float (&acc)[R][kRtCols], T* dst, RowOf row_of, int col, int width,
@@ -514,7 +497,7 @@ MT_UNROLL
                     s[r][c] = score_of(s[r][c], scale, mask_matrix, mask, i, k0 + 4 * tx + c, L, S, causal);
                     mx = fmaxf(mx, s[r][c]);
                 }
-                const float m_new = fmaxf(m[r], row_max8(mx));
+                const float m_new = fmaxf(m[r], lanes_max<8>(mx));
                 const float alpha = m_new == -INFINITY ? 1.f : __expf(m[r] - m_new);
                 float sum = 0.f;
 MT_UNROLL
@@ -524,7 +507,7 @@ MT_UNROLL
                     if (drop.on && p != 0.f) p *= drop.factor(b, i, k0 + 4 * tx + c);
                     s[r][c] = p;
                 }
-                l[r] = l[r] * alpha + row_sum8(sum);
+                l[r] = l[r] * alpha + lanes_sum<8>(sum);
                 m[r] = m_new;
 MT_UNROLL
                 for (int c = 0; c < kRtCols; ++c) o[r][c] *= alpha;
@@ -642,11 +625,7 @@ __global__ void attention_tiled_dkdv_kernel(const T* q, const T* k, const T* v, 
             __syncthreads();  // every thread is done with the previous tile
             stage_transposed(q_t, q + lay.q.pair(b), lay.q.row_stride, i0, kRtTile, L, E);
             stage_transposed(g_t, grad_out + lay.grad_out.pair(b), lay.grad_out.row_stride, i0, kRtTile, L, Ev);
-            if (threadIdx.x < kRtTile) {
-                const bool in = i0 + threadIdx.x < L;
-                lse_s[threadIdx.x] = in ? lse[b * L + i0 + threadIdx.x] : 0.f;
-                delta_s[threadIdx.x] = in ? delta[b * L + i0 + threadIdx.x] : 0.f;
-            }
+            stage_row_stats(lse_s, delta_s, lse, delta, b, i0, L, kRtTile);
             __syncthreads();  // the tile is staged
             float s[R][4] = {}, dp[R][4] = {};
             tile_dots(s, k_t, R * ty, q_t, 4 * tx, E);
@@ -791,9 +770,10 @@ __device__ __forceinline__ void mma_tile_products(float (*s_s)[kMmaTile], const 
 //                The warp's 16 x 16 slice of s_s (the scores are used up by then) is its scratch.
 // Shared memory: q, k, v tiles 3 x 8 KiB, S 4 KiB, P 2 KiB, O 16 KiB: 46 KiB of the 48.
 template <class T>
-__device__ void attention_wmma_rows(const T* q, const T* k, const T* v, T* out, float* lse, const AttentionLayout& lay,
-                                   const AttentionMask<float>& mask, const AttentionDropout& drop, int64_t B, int64_t L,
-                                   int64_t S, int E, int Ev, float scale, bool causal)
+__device__ void attention_wmma_rows(const T* q, const T* k, const T* v, T* out, float* lse,
+                                    const AttentionLayout& lay, const AttentionMask<float>& mask,
+                                    const AttentionDropout& drop, int64_t B, int64_t L, int64_t S, int E, int Ev,
+                                    float scale, bool causal)
 {
     __shared__ __align__(32) T q_s[kMmaTile][kMaxHead];
     __shared__ __align__(32) T k_s[kMmaTile][kMaxHead];
@@ -887,17 +867,6 @@ __device__ __forceinline__ void mma_softmax_backward(T (*p_s)[kMmaTile], T (*ds_
     }
 }
 
-// lse and D of the tile's query rows [i0, i0 + 32) into shared memory (0 past L).
-__device__ __forceinline__ void stage_row_stats(float* lse_s, float* delta_s, const float* lse, const float* delta,
-                                                int64_t b, int64_t i0, int64_t L)
-{
-    if (threadIdx.x < kMmaTile) {
-        const bool in = i0 + threadIdx.x < L;
-        lse_s[threadIdx.x] = in ? lse[b * L + i0 + threadIdx.x] : 0.f;
-        delta_s[threadIdx.x] = in ? delta[b * L + i0 + threadIdx.x] : 0.f;
-    }
-}
-
 // The shared memory of both backward kernels: tiles of q, dO, k and v (16 bits), S and dP (float),
 // P Z and dS (16 bits), and the tile's query rows' lse and D: 45 KiB. (The `= {}` only makes the
 // struct constant-initialized, which nvcc requires of a __shared__ variable; shared memory is
@@ -923,9 +892,9 @@ struct MmaBackwardTiles {
 // each goes out through the warp's scratch (a slice of t.s), dK times the scale.
 template <class T>
 __device__ void attention_wmma_dkdv_rows(const T* q, const T* k, const T* v, const T* grad_out, const float* lse,
-                                        const float* delta, T* grad_k, T* grad_v, const AttentionLayout& lay,
-                                        const AttentionMask<float>& mask, const AttentionDropout& drop, int64_t B,
-                                        int64_t L, int64_t S, int E, int Ev, float scale, bool causal)
+                                         const float* delta, T* grad_k, T* grad_v, const AttentionLayout& lay,
+                                         const AttentionMask<float>& mask, const AttentionDropout& drop, int64_t B,
+                                         int64_t L, int64_t S, int E, int Ev, float scale, bool causal)
 {
     __shared__ MmaBackwardTiles<T> t;
     const int lane = threadIdx.x % kWarp, warp = threadIdx.x / kWarp;
@@ -945,7 +914,7 @@ MT_UNROLL
             stage_rows<T, T, kMaxHead>(t.q, q + lay.q.pair(b), lay.q.row_stride, i0, kMmaTile, L, E);
             stage_rows<T, T, kMaxHead>(t.g, grad_out + lay.grad_out.pair(b), lay.grad_out.row_stride, i0, kMmaTile, L,
                                        Ev);
-            stage_row_stats(t.lse, t.delta, lse, delta, b, i0, L);
+            stage_row_stats(t.lse, t.delta, lse, delta, b, i0, L, kMmaTile);
             __syncthreads();  // the tile is staged
             mma_tile_products(t.s, t.q, t.k, E, t.dp, t.g, t.v, Ev);
             __syncthreads();  // S and dP are complete
@@ -988,9 +957,9 @@ MT_UNROLL
 // tiles w, w + 4, ... of the 32 x E dQ in accumulators, written out at the end times the scale.
 template <class T>
 __device__ void attention_wmma_dq_rows(const T* q, const T* k, const T* v, const T* grad_out, const float* lse,
-                                      const float* delta, T* grad_q, const AttentionLayout& lay,
-                                      const AttentionMask<float>& mask, const AttentionDropout& drop, int64_t B,
-                                      int64_t L, int64_t S, int E, int Ev, float scale, bool causal)
+                                       const float* delta, T* grad_q, const AttentionLayout& lay,
+                                       const AttentionMask<float>& mask, const AttentionDropout& drop, int64_t B,
+                                       int64_t L, int64_t S, int E, int Ev, float scale, bool causal)
 {
     const int q_tiles = E / kMma;  // dQ's 16-wide column tiles
     const int lane = threadIdx.x % kWarp, warp = threadIdx.x / kWarp;
@@ -1002,7 +971,7 @@ __device__ void attention_wmma_dq_rows(const T* q, const T* k, const T* v, const
         __syncthreads();  // the previous pair's t.q, t.g and scratch are no longer read
         stage_rows<T, T, kMaxHead>(t.q, q + lay.q.pair(b), lay.q.row_stride, i0, kMmaTile, L, E);
         stage_rows<T, T, kMaxHead>(t.g, grad_out + lay.grad_out.pair(b), lay.grad_out.row_stride, i0, kMmaTile, L, Ev);
-        stage_row_stats(t.lse, t.delta, lse, delta, b, i0, L);
+        stage_row_stats(t.lse, t.delta, lse, delta, b, i0, L, kMmaTile);
         Acc dq[kMmaOutTiles];
 MT_UNROLL
         for (int f = 0; f < kMmaOutTiles; ++f) wmma::fill_fragment(dq[f], 0.f);
@@ -1054,8 +1023,8 @@ constexpr bool kHasMma = !std::is_same_v<T, BFloat16> || kBf16Mma;
 
 template <class T>
 __global__ void attention_wmma_kernel(const T* q, const T* k, const T* v, T* out, float* lse, AttentionLayout lay,
-                                     AttentionMask<float> mask, AttentionDropout drop, int64_t B, int64_t L, int64_t S,
-                                     int E, int Ev, float scale, bool causal)
+                                      AttentionMask<float> mask, AttentionDropout drop, int64_t B, int64_t L, int64_t S,
+                                      int E, int Ev, float scale, bool causal)
 {
     if constexpr (kHasMma<T>) attention_wmma_rows(q, k, v, out, lse, lay, mask, drop, B, L, S, E, Ev, scale, causal);
     else MT_NO_MMA_ON_THIS_ARCH();
@@ -1063,21 +1032,21 @@ __global__ void attention_wmma_kernel(const T* q, const T* k, const T* v, T* out
 
 template <class T>
 __global__ void attention_wmma_dkdv_kernel(const T* q, const T* k, const T* v, const T* grad_out, const float* lse,
-                                          const float* delta, T* grad_k, T* grad_v, AttentionLayout lay,
-                                          AttentionMask<float> mask, AttentionDropout drop, int64_t B, int64_t L,
-                                          int64_t S, int E, int Ev, float scale, bool causal)
+                                           const float* delta, T* grad_k, T* grad_v, AttentionLayout lay,
+                                           AttentionMask<float> mask, AttentionDropout drop, int64_t B, int64_t L,
+                                           int64_t S, int E, int Ev, float scale, bool causal)
 {
     if constexpr (kHasMma<T>)
         attention_wmma_dkdv_rows(q, k, v, grad_out, lse, delta, grad_k, grad_v, lay, mask, drop, B, L, S, E, Ev, scale,
-                                causal);
+                                      causal);
     else MT_NO_MMA_ON_THIS_ARCH();
 }
 
 template <class T>
 __global__ void attention_wmma_dq_kernel(const T* q, const T* k, const T* v, const T* grad_out, const float* lse,
-                                        const float* delta, T* grad_q, AttentionLayout lay, AttentionMask<float> mask,
-                                        AttentionDropout drop, int64_t B, int64_t L, int64_t S, int E, int Ev,
-                                        float scale, bool causal)
+                                         const float* delta, T* grad_q, AttentionLayout lay, AttentionMask<float> mask,
+                                         AttentionDropout drop, int64_t B, int64_t L, int64_t S, int E, int Ev,
+                                         float scale, bool causal)
 {
     if constexpr (kHasMma<T>)
         attention_wmma_dq_rows(q, k, v, grad_out, lse, delta, grad_q, lay, mask, drop, B, L, S, E, Ev, scale, causal);

@@ -9,10 +9,12 @@
 #include "common.cuh"
 #include "minitorch/attention_math.h"
 #include "minitorch/half.h"
+#include "warp.cuh"
 
 namespace minitorch::cuda {
 
 namespace {
+
 // rows [row0, row0 + count) of a (rows, width) matrix of T, row r at src + r * row_stride, into
 // dst[count][pitch] as D (float, or T itself for the tensor cores), zeros past `rows` (all threads
 // of the block take part).
@@ -47,6 +49,34 @@ __device__ __forceinline__ float score_of(float dot, float scale, const float* m
                                           bool causal)
 {
     return attends(i, j, L, S, causal) ? masked_score(dot, scale, mask_matrix, m, i, j) : -INFINITY;
+}
+
+// lse and D of the query rows [i0, i0 + count) of pair b into shared memory, 0 past L (threads
+// 0 .. count - 1 of the block write them).
+__device__ __forceinline__ void stage_row_stats(float* lse_s, float* delta_s, const float* lse, const float* delta,
+                                                int64_t b, int64_t i0, int64_t L, int count)
+{
+    if (int(threadIdx.x) < count) {
+        const bool in = i0 + threadIdx.x < L;
+        lse_s[threadIdx.x] = in ? lse[b * L + i0 + threadIdx.x] : 0.f;
+        delta_s[threadIdx.x] = in ? delta[b * L + i0 + threadIdx.x] : 0.f;
+    }
+}
+
+// The max and the sum of a row's values held by N neighbouring lanes (lanes that differ only in
+// their low log2(N) bits: a score row's owners), in each of those lanes.
+template <int N>
+__device__ __forceinline__ float lanes_max(float v)
+{
+    for (int o = 1; o < N; o <<= 1) v = fmaxf(v, __shfl_xor_sync(kFullMask, v, o));
+    return v;
+}
+
+template <int N>
+__device__ __forceinline__ float lanes_sum(float v)
+{
+    for (int o = 1; o < N; o <<= 1) v += __shfl_xor_sync(kFullMask, v, o);
+    return v;
 }
 
 // The end of the keys that query rows before row_end see: all S, or, causal, the keys

@@ -90,8 +90,9 @@ struct alignas(16) Piece {
 // Rows [row0, row0 + 32) of a (rows, width) matrix of T (row r at src + r * row_stride) into a
 // staged tile, zeros past `rows` (the columns past width are never read). A thread moves 16-byte
 // pieces (4 floats or 8 16-bit values; width is a multiple of that): piece x is in row x / (H / 4)
-// or x / (H / 8), a division by a constant, not by the run-time width. Where the source rows are not 16-byte aligned (a view
-// that starts mid-row, an odd row stride) each piece is copied value by value instead.
+// or x / (H / 8), a division by a constant, not by the run-time width. Where the source rows are
+// not 16-byte aligned (a view that starts mid-row, an odd row stride) each piece is copied value
+// by value instead.
 template <class T, int H>
 __device__ __forceinline__ void stage_tile(T (*dst)[kPitch<T, H>], const T* src, int64_t row_stride, int64_t row0,
                                            int64_t rows, int width)
@@ -244,19 +245,6 @@ MT_UNROLL
     }
 }
 
-// The max and the sum of a row's values over the 4 lanes of its group.
-__device__ __forceinline__ float group_max(float v)
-{
-    v = fmaxf(v, __shfl_xor_sync(kFullMask, v, 1));
-    return fmaxf(v, __shfl_xor_sync(kFullMask, v, 2));
-}
-
-__device__ __forceinline__ float group_sum(float v)
-{
-    v += __shfl_xor_sync(kFullMask, v, 1);
-    return v + __shfl_xor_sync(kFullMask, v, 2);
-}
-
 template <int N>
 __device__ __forceinline__ void zero(float (&a)[N][4])
 {
@@ -352,7 +340,7 @@ MT_UNROLL
                         x = score_of(x, scale, mask_matrix, mask, rows[h], k0 + 8 * n + 2 * ln.t + e, L, S, causal);
                         mx = fmaxf(mx, x);
                     }
-                const float m_new = fmaxf(m[h], group_max(mx));
+                const float m_new = fmaxf(m[h], lanes_max<4>(mx));
                 const float alpha = m_new == -INFINITY ? 1.f : __expf(m[h] - m_new);
                 float sum = 0.f;
 MT_UNROLL
@@ -365,7 +353,7 @@ MT_UNROLL
                         if (drop.on && p != 0.f) p *= drop.factor(b, rows[h], k0 + 8 * n + 2 * ln.t + e);
                         x = p;
                     }
-                l[h] = l[h] * alpha + group_sum(sum);
+                l[h] = l[h] * alpha + lanes_sum<4>(sum);
                 m[h] = m_new;
 MT_UNROLL
                 for (int nt = 0; nt < kCols<H>; ++nt) o[nt][2 * h] *= alpha, o[nt][2 * h + 1] *= alpha;
@@ -461,11 +449,7 @@ __global__ void __launch_bounds__(kTcWarps * kWarp)
             __syncthreads();  // every warp is done with the previous tile
             stage_tile<T, H>(q_s, q + lay.q.pair(b), lay.q.row_stride, i0, L, E);
             stage_tile<T, H>(g_s, grad_out + lay.grad_out.pair(b), lay.grad_out.row_stride, i0, L, Ev);
-            if (threadIdx.x < kTcTile) {
-                const bool in = i0 + threadIdx.x < L;
-                lse_s[threadIdx.x] = in ? lse[b * L + i0 + threadIdx.x] : 0.f;
-                delta_s[threadIdx.x] = in ? delta[b * L + i0 + threadIdx.x] : 0.f;
-            }
+            stage_row_stats(lse_s, delta_s, lse, delta, b, i0, L, kTcTile);
             __syncthreads();  // the tile is staged
             float s[kTcSlices][4], dp[kTcSlices][4];
             scores_and_dp<T, H>(s, dp, ka, q_s, va, g_s, ln);

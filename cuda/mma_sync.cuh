@@ -35,7 +35,7 @@
 #include <cstring>
 #include <type_traits>
 
-#include "emu/cuda_compat.h"
+#include "common.cuh"
 #include "minitorch/half.h"
 #include "warp.cuh"
 
@@ -78,7 +78,7 @@ template <int N>
 __device__ __forceinline__ Tf32Split<N> split_tf32(const float (&x)[N])
 {
     Tf32Split<N> s;
-#pragma unroll
+MT_UNROLL
     for (int i = 0; i < N; ++i) {
         s.big[i] = to_tf32(x[i]);
         s.small[i] = to_tf32(x[i] - tf32_value(s.big[i]));
