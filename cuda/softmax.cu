@@ -32,6 +32,9 @@
 // entries; class_loss and its backward directly): values are
 // converted to float32 as they are loaded, accumulate in float32 and are rounded once when
 // stored, the bits staging through float32 copies gave, in one launch.
+#include <cstdlib>
+#include <cstring>
+
 #include "common.cuh"
 #include "minitorch/softmax_math.h"
 #include "warp.cuh"
@@ -200,6 +203,65 @@ __global__ void block_rows_kernel(Op op, int64_t rows, int64_t C)
         st = row_state;
         for (int64_t c = threadIdx.x; c < C; c += blockDim.x) op.write(st, row, row.base + c);
         if (threadIdx.x == 0) op.finish(st, row);
+    }
+}
+
+// softmax / log_softmax forward over rows of up to 32 * kPerLane values, as PyTorch's warp
+// softmax does it. Thread mapping: as warp_rows_cached_kernel (warp = row, lane l holds the
+// row's elements l, l + 32, ... in registers, 4 rows per block). Three passes over the
+// registers: the row's max M (a warp max), the sum S of e = exp(v - M) (a warp sum), then
+// e / S or (v - M) - log S. Unlike the online merge (one exp per value, each waiting on the
+// previous merge), the exps of a lane are independent of each other.
+//
+// The loads: a GPU hides memory latency only with loads in flight together, so every lane
+// issues all of its loads before it uses a value. Each is a predicated load (`c < C ? x[c] :
+// -inf`, no branch) and the max is taken over the whole array after them. What the compiler
+// makes of it decides, not the source: a version that took the max with `if (c < C && v > m)`
+// compiled to a load, a compare, the next load ..., one memory round trip per value, and the
+// H200 measured it 45% slower than the online merge (ba1949c). This one compiles to the 32 loads,
+// then the max; tests/tools/test_sass.py checks that in the compiled kernel.
+//
+// Special values give what the CPU's online merge gives (softmax_math.h): a NaN makes its row
+// NaN (e is NaN there, so S is), a row of -inf only is NaN (M = -inf: e = exp(NaN)); a row
+// whose max is +inf has S = 1 if that +inf is its only one (the +inf entry is NaN, the others
+// 0), NaN if there are more.
+template <class T, int kPerLane, bool kLog>
+__global__ void softmax_rows_kernel(const T* __restrict__ x, T* __restrict__ y, int64_t rows, int C)
+{
+    using A = Compute<T>;
+    const int lane = threadIdx.x % kWarp;
+    const int64_t warps = blockDim.x / kWarp;
+    for (int64_t r = blockIdx.x * warps + threadIdx.x / kWarp; r < rows; r += gridDim.x * warps) {
+        const T* xr = x + r * C;
+        T* yr = y + r * C;
+        A v[kPerLane];
+        MT_UNROLL
+        for (int k = 0; k < kPerLane; ++k) v[k] = lane + k * kWarp < C ? A(xr[lane + k * kWarp]) : A(-INFINITY);
+        A m = v[0];
+        MT_UNROLL
+        for (int k = 1; k < kPerLane; ++k) m = max(m, v[k]);  // fmax: NaN shows up in S instead
+        m = warp_all_reduce(
+            m, [](A a, int lane_mask) { return __shfl_xor_sync(kFullMask, a, lane_mask); },
+            [](A a, A b) { return max(a, b); });
+        A s;
+        if (m == A(INFINITY)) {  // m is the warp's: the whole warp takes this branch or not
+            A infs = A(0), nans = A(0);
+            MT_UNROLL
+            for (int k = 0; k < kPerLane; ++k) infs += v[k] == A(INFINITY), nans += v[k] != v[k];
+            s = warp_sum(infs) == A(1) && warp_sum(nans) == A(0) ? A(1) : A(NAN);
+        }
+        A sum = A(0);
+        MT_UNROLL
+        for (int k = 0; k < kPerLane; ++k) {
+            const A e = math_exp(v[k] - m);  // 0 for the padding (m > -inf; else all is NaN)
+            sum += e;
+            if (!kLog) v[k] = e;
+        }
+        if (m != A(INFINITY)) s = warp_sum(sum);
+        const A log_s = kLog ? math_log(s) : A(0);
+        MT_UNROLL
+        for (int k = 0; k < kPerLane; ++k)
+            if (lane + k * kWarp < C) yr[lane + k * kWarp] = T(kLog ? (v[k] - m) - log_s : v[k] / s);
     }
 }
 
@@ -417,12 +479,48 @@ T* data_or_null(const Tensor& t)
 
 }  // namespace
 
+// MINITORCH_CUDA_SOFTMAX=merge: softmax forward on rows of up to 1024 through the online
+// merge of warp_rows_cached_kernel, not softmax_rows_kernel (to compare the two in one run).
+// Read at every call, as the other switches.
+bool softmax_merge_forced()
+{
+    const char* env = std::getenv("MINITORCH_CUDA_SOFTMAX");
+    return env && std::strcmp(env, "merge") == 0;
+}
+
+// softmax_rows_kernel with the fewest registers per lane that hold a row of C <= 1024.
+template <class T, bool kLog>
+void launch_softmax_rows(const T* x, T* y, int64_t rows, int C)
+{
+    const unsigned grid = capped_grid((rows + kCachedThreads / kWarp - 1) / (kCachedThreads / kWarp));
+    const int per_lane = (C + kWarp - 1) / kWarp;
+#define MT_SOFTMAX_ROWS(K) MT_LAUNCH(grid, kCachedThreads, 0, 0, softmax_rows_kernel<T, K, kLog>)(x, y, rows, C)
+    if (per_lane <= 1) MT_SOFTMAX_ROWS(1);
+    else if (per_lane <= 2) MT_SOFTMAX_ROWS(2);
+    else if (per_lane <= 4) MT_SOFTMAX_ROWS(4);
+    else if (per_lane <= 8) MT_SOFTMAX_ROWS(8);
+    else if (per_lane <= 16) MT_SOFTMAX_ROWS(16);
+    else MT_SOFTMAX_ROWS(32);
+#undef MT_SOFTMAX_ROWS
+    MT_CUDA_CHECK_LAUNCH(kLog ? "log_softmax" : "softmax");
+}
+
 void softmax(const Tensor& out, const Tensor& in, int64_t dim, bool log)
 {
+    const SoftmaxRows g = softmax_rows(in->shape, dim);
     dispatch_floating16(in->dtype, "softmax", [&](auto tag) {
         using T = typename decltype(tag)::type;
-        launch_rows(SoftmaxOp<T>{in->data_as<T>(), out->data_as<T>(), log}, softmax_rows(in->shape, dim),
-                    log ? "log_softmax" : "softmax");
+        const int64_t rows = g.outer * g.inner;
+        // float64 keeps the online merge: with twice the registers a value, ptxas spreads
+        // softmax_rows_kernel's loads of a log_softmax row out one by one (tools/sass.py).
+        if constexpr (!std::is_same_v<T, double>) {
+            if (g.inner == 1 && g.C >= 1 && g.C <= kWarpRowMaxC && rows > 0 && !softmax_merge_forced()) {
+                if (log) launch_softmax_rows<T, true>(in->data_as<T>(), out->data_as<T>(), rows, int(g.C));
+                else launch_softmax_rows<T, false>(in->data_as<T>(), out->data_as<T>(), rows, int(g.C));
+                return;
+            }
+        }
+        launch_rows(SoftmaxOp<T>{in->data_as<T>(), out->data_as<T>(), log}, g, log ? "log_softmax" : "softmax");
     });
 }
 

@@ -54,23 +54,33 @@ def test_softmax_is_at_most_two_launches(fn, shape, dim):
     assert 1 <= len(ks) <= 2, [k.name for k in ks]
 
 
+@pytest.mark.parametrize("merge", [False, True])
 @pytest.mark.parametrize("log", [False, True])
-@pytest.mark.parametrize("C, kernel", [(10, "warp_rows_cached_kernel"), (1000, "warp_rows_cached_kernel"),
-                                       (1025, "block_rows_kernel")])
-def test_softmax_rows_up_to_1024_are_read_once_into_registers(log, C, kernel):
+@pytest.mark.parametrize("C, forward_kernel, backward_kernel",
+                         [(10, "softmax_rows_kernel", "warp_rows_cached_kernel"),
+                          (1000, "softmax_rows_kernel", "warp_rows_cached_kernel"),
+                          (1025, "block_rows_kernel", "block_rows_kernel")])
+def test_softmax_rows_up_to_1024_are_read_once_into_registers(monkeypatch, merge, log, C, forward_kernel,
+                                                              backward_kernel):
     """softmax and its backward over rows of up to 1024: one warp per row, each lane's elements
-    loaded into registers once (warp_rows_cached_kernel), 4 rows per block; the same values as
-    the row-at-a-time kernels (the CPU here: same order of adds per lane, tolerance for exp)."""
+    loaded into registers once, 4 rows per block: the forward in softmax_rows_kernel (max, sum of
+    exps, write), or through the online merge of warp_rows_cached_kernel under
+    MINITORCH_CUDA_SOFTMAX=merge; the same values as the CPU (tolerance for exp and the order of
+    the adds)."""
     import numpy as np
+    if merge:
+        monkeypatch.setenv("MINITORCH_CUDA_SOFTMAX", "merge")
+        if forward_kernel == "softmax_rows_kernel":
+            forward_kernel = "warp_rows_cached_kernel"
     fn = F.log_softmax if log else F.softmax
     x = minitorch.randn(300, C, device="cuda", requires_grad=True)
     g = minitorch.randn(300, C, device="cuda")
     y = fn(x, dim=1)
     forward = kernels(lambda: fn(x, dim=1))
     backward = kernels(lambda: y.backward(g, retain_graph=True))
-    assert [k.name.split("<")[0] for k in forward] == [kernel]
-    assert [k.name.split("<")[0] for k in backward if "rows" in k.name] == [kernel]
-    if kernel == "warp_rows_cached_kernel":
+    assert [k.name.split("<")[0] for k in forward] == [forward_kernel]
+    assert [k.name.split("<")[0] for k in backward if "rows" in k.name] == [backward_kernel]
+    if forward_kernel != "block_rows_kernel":
         assert blocks(forward[0]) == 300 // 4
     xc = x.detach().cpu().requires_grad_()
     yc = fn(xc, dim=1)
@@ -79,27 +89,57 @@ def test_softmax_rows_up_to_1024_are_read_once_into_registers(log, C, kernel):
     np.testing.assert_allclose(x.grad.cpu().numpy(), xc.grad.numpy(), rtol=1e-5, atol=1e-6)
 
 
+@pytest.mark.parametrize("merge", [False, True])
 @pytest.mark.parametrize("log", [False, True])
-def test_softmax_rows_in_registers_keep_the_special_values(log):
-    """The cached kernel takes a lane's values as max-then-sum: -inf (masked) entries, a row of
-    -inf only, a NaN, and an infinite entry give what the CPU's online merge gives."""
+@pytest.mark.parametrize("C", [1, 31, 100, 1024])
+def test_softmax_rows_in_registers_keep_the_special_values(monkeypatch, merge, log, C):
+    """The register kernels (softmax_rows_kernel's max, then sum of exps; the online merge under
+    MINITORCH_CUDA_SOFTMAX=merge) give what the CPU's online merge gives for -inf (masked)
+    entries, a row of -inf only, a NaN, +inf entries (one: NaN there and 0 elsewhere; two or
+    more: NaN), for rows of every register count."""
     import numpy as np
+    if merge:
+        monkeypatch.setenv("MINITORCH_CUDA_SOFTMAX", "merge")
     fn = F.log_softmax if log else F.softmax
-    x = np.random.default_rng(0).standard_normal((6, 100)).astype(np.float32)
+    x = np.random.default_rng(C).standard_normal((12, C)).astype(np.float32)
     x[0, ::3] = -np.inf
     x[1, :] = -np.inf
-    x[2, 40] = np.nan
-    x[3, 7] = np.inf
-    x[4, 64:] = -np.inf  # lanes whose every value is masked
-    x[5, 31] = 80.0      # one lane's max far above the others'
-    x = np.concatenate([x, np.zeros((2, 100), np.float32)])
-    x[6, [0, 32]] = np.inf  # two +inf in one lane: NaN, as two in different lanes
-    x[7, [0, 33]] = np.inf
+    x[2, C // 2] = np.nan
+    x[3, C - 1] = np.inf
+    x[4, C // 2:] = -np.inf  # lanes whose every value is masked
+    x[5, C // 3] = 80.0      # one lane's max far above the others'
+    x[6, [0, C - 1]] = np.inf  # two +inf (one, for C = 1)
+    x[7, 0] = np.inf
+    x[7, C - 1] = np.nan     # +inf and NaN: NaN
+    x[8, :] = np.inf
+    x[9, :] = np.nan
+    x[10, :] = -1e30
+    x[11, 0] = -np.inf
+    want = fn(minitorch.tensor(x), dim=1).numpy()
     got = fn(minitorch.tensor(x, device="cuda"), dim=1)
     assert [k.name.split("<")[0] for k in kernels(lambda: fn(minitorch.tensor(x, device="cuda"), dim=1))
-            if "rows" in k.name] == ["warp_rows_cached_kernel"]
-    want = fn(minitorch.tensor(x), dim=1).numpy()
+            if "rows" in k.name] == ["warp_rows_cached_kernel" if merge else "softmax_rows_kernel"]
     np.testing.assert_allclose(got.cpu().numpy(), want, rtol=1e-5, atol=1e-6, equal_nan=True)
+    assert (np.isnan(got.cpu().numpy()) == np.isnan(want)).all()
+
+
+@pytest.mark.parametrize("dtype", [minitorch.float16, minitorch.bfloat16, minitorch.float64])
+@pytest.mark.parametrize("C", [7, 64, 65, 512, 1000])
+def test_softmax_rows_kernel_every_dtype(dtype, C):
+    """softmax_rows_kernel in float32's and the 16-bit types' every register count: 16-bit rows
+    read in place (one launch) and computed in float32, as the CPU computes them; float64
+    rows through the online merge."""
+    import numpy as np
+    x = minitorch.randn(9, C, dtype=dtype) * 4
+    for fn in (F.softmax, F.log_softmax):
+        want = fn(x, dim=-1).float().numpy()
+        xd = x.to("cuda")
+        ks = kernels(lambda: fn(xd, dim=-1))
+        # float64 keeps the online merge (cuda/softmax.cu: the compiler spreads the loads out)
+        assert [k.name.split("<")[0] for k in ks] == [
+            "warp_rows_cached_kernel" if dtype == minitorch.float64 else "softmax_rows_kernel"]
+        tol = 1e-12 if dtype == minitorch.float64 else 1e-2
+        np.testing.assert_allclose(fn(xd, dim=-1).cpu().float().numpy(), want, rtol=tol, atol=tol)
 
 
 @pytest.mark.parametrize("dtype", [minitorch.float16, minitorch.bfloat16])
