@@ -13,6 +13,9 @@
 // accumulate, index_add) and scatter_reduce's other reductions compute in the dtype: the
 // storage-only dtypes reach them through Widen (runtime.cu), combined in float32 (or int64)
 // and rounded once.
+#include <cstdlib>
+#include <cstring>
+
 #include "common.cuh"
 #include "minitorch/index_math.h"
 
@@ -22,7 +25,8 @@ namespace {
 
 // Thread mapping: one thread per element i of out (row b = i / row, column i % row),
 // grid-stride. Each thread checks its row's index (the column-0 thread reports a bad one;
-// the whole row gets zeros).
+// the whole row gets zeros). The readable version: each thread reads the index, waits for it,
+// reads the value, waits again; gather_rows_phased_kernel below keeps more reads in flight.
 template <class T>
 __global__ void gather_rows_kernel(const T* in, T* out, const int64_t* index, int64_t n, int64_t row, DivideBy by_row,
                                    IndexCheck c, IndexFaults faults)
@@ -35,6 +39,56 @@ __global__ void gather_rows_kernel(const T* in, T* out, const int64_t* index, in
         } else {
             if (j == 0) faults.report(c, index[b], b);
             out[i] = T{};  // zero bits: 0, +0.0, false
+        }
+    }
+}
+
+// Each thread of a phased gather takes this many elements (see gather_phased_kernel).
+constexpr int kGatherUnroll = 4;
+
+// The second phase of a phased gather: each of a thread's raw indices resolved (ok) and the value
+// it names read, at in[at(u, k)] for element u and resolved index k; zero bits for a bad index.
+template <class T, class At>
+__device__ __forceinline__ void read_named_values(T (&v)[kGatherUnroll], bool (&ok)[kGatherUnroll],
+                                                  const int64_t (&raw)[kGatherUnroll], const T* __restrict__ in,
+                                                  const IndexCheck& c, At at)
+{
+    MT_UNROLL
+    for (int u = 0; u < kGatherUnroll; ++u) {
+        int64_t k = 0;
+        ok[u] = resolve_index(raw[u], c, k);
+        v[u] = ok[u] ? in[at(u, k)] : T{};  // zero bits: 0, +0.0, false
+    }
+}
+
+// Thread mapping: each thread takes kGatherUnroll elements i, i + stride, ... of out (row
+// b = i / row, column i % row), grid-stride, in gather_phased_kernel's phases: the index reads,
+// then the value reads, then the stores. Each element checks its row's index (the column-0
+// one reports a bad one; the whole row gets zeros).
+template <class T>
+__global__ void gather_rows_phased_kernel(const T* __restrict__ in, T* __restrict__ out,
+                                          const int64_t* __restrict__ index, int64_t n, int64_t row, DivideBy by_row,
+                                          IndexCheck c, IndexFaults faults)
+{
+    const int64_t stride = int64_t(gridDim.x) * blockDim.x, total = n * row;
+    for (int64_t i0 = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; i0 < total; i0 += kGatherUnroll * stride) {
+        int64_t j[kGatherUnroll], raw[kGatherUnroll];
+        MT_UNROLL
+        for (int u = 0; u < kGatherUnroll; ++u) {
+            const int64_t i = i0 + u * stride, b = i < total ? by_row(i) : 0;
+            j[u] = i - b * row;
+            raw[u] = i < total ? index[b] : 0;
+        }
+        T v[kGatherUnroll];
+        bool ok[kGatherUnroll];
+        read_named_values(v, ok, raw, in, c, [&](int u, int64_t k) { return k * row + j[u]; });
+        MT_UNROLL
+        for (int u = 0; u < kGatherUnroll; ++u)
+            if (i0 + u * stride < total) out[i0 + u * stride] = v[u];
+        MT_UNROLL
+        for (int u = 0; u < kGatherUnroll; ++u) {
+            const int64_t i = i0 + u * stride;
+            if (i < total && !ok[u] && j[u] == 0) faults.report(c, raw[u], (i - j[u]) / (row ? row : 1));
         }
     }
 }
@@ -111,7 +165,7 @@ __global__ void put_rows_kernel(const T* in, T* out, const int64_t* index, int64
 }
 
 // Thread mapping: one thread per element of index (= of out), grid-stride; reads one
-// element of in, any strides (g, index_math.h).
+// element of in, any strides (g, index_math.h). The readable version of gather_phased_kernel.
 template <class T>
 __global__ void gather_kernel(T* out, const T* in, const int64_t* index, DimIndexing g, IndexCheck c,
                               IndexFaults faults)
@@ -125,6 +179,41 @@ __global__ void gather_kernel(T* out, const T* in, const int64_t* index, DimInde
             faults.report(c, index[x], i);
             out[o] = T{};
         }
+    }
+}
+
+// Thread mapping: each thread takes kGatherUnroll elements of index (= of out), i, i + stride,
+// ... (neighbouring threads take neighbouring elements), grid-stride; each reads one element of
+// in, any strides (g, index_math.h). A gather is two reads, the second waiting on the first (the
+// index, then the value it names), so the kernel works in phases: all of a thread's index reads,
+// then all of its value reads, then the stores. Each phase's reads are in flight together, and
+// nothing in between may stop the compiler from issuing them so: __restrict__ says out is none
+// of the inputs (else every store could change what the next read sees, and each value read
+// would wait for the store before it), and a bad index is reported after the stores.
+// tests/tools/test_sass.py checks the compiled kernel for the two batches of reads.
+template <class T>
+__global__ void gather_phased_kernel(T* __restrict__ out, const T* __restrict__ in, const int64_t* __restrict__ index,
+                                     DimIndexing g, IndexCheck c, IndexFaults faults)
+{
+    const int64_t stride = int64_t(gridDim.x) * blockDim.x;
+    for (int64_t i0 = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; i0 < g.numel; i0 += kGatherUnroll * stride) {
+        int64_t s[kGatherUnroll], o[kGatherUnroll], raw[kGatherUnroll];
+        MT_UNROLL
+        for (int u = 0; u < kGatherUnroll; ++u) {
+            int64_t x = 0;
+            s[u] = o[u] = 0;
+            if (i0 + u * stride < g.numel) g.offsets(i0 + u * stride, s[u], o[u], x);
+            raw[u] = i0 + u * stride < g.numel ? index[x] : 0;
+        }
+        T v[kGatherUnroll];
+        bool ok[kGatherUnroll];
+        read_named_values(v, ok, raw, in, c, [&](int u, int64_t k) { return s[u] + k * g.self_dim_stride; });
+        MT_UNROLL
+        for (int u = 0; u < kGatherUnroll; ++u)
+            if (i0 + u * stride < g.numel) out[o[u]] = v[u];
+        MT_UNROLL
+        for (int u = 0; u < kGatherUnroll; ++u)
+            if (i0 + u * stride < g.numel && !ok[u]) faults.report(c, raw[u], i0 + u * stride);
     }
 }
 
@@ -371,6 +460,14 @@ void scatter_in_dtype(const Tensor& out, const Tensor& src, const Tensor& index,
     dispatch(out->dtype, [&](auto tag) { launch_scatter<kOp>(tag, out, src, index, g, check); });
 }
 
+// MINITORCH_CUDA_GATHER=simple: gather and index_select through the readable one-element-a-
+// thread kernels instead of the phased ones (to compare the two in one run). Read at every call.
+bool gather_simple_forced()
+{
+    const char* env = std::getenv("MINITORCH_CUDA_GATHER");
+    return env && std::strcmp(env, "simple") == 0;
+}
+
 }  // namespace
 
 void gather_rows(const Tensor& out, const Tensor& in, const Tensor& index, const IndexCheck& check)
@@ -378,9 +475,15 @@ void gather_rows(const Tensor& out, const Tensor& in, const Tensor& index, const
     const int64_t n = index->numel(), row = n ? out->numel() / n : 0;
     by_element_size(in, [&](auto unsigned_tag) {
         using T = decltype(unsigned_tag);
-        MT_LAUNCH(blocks_for(n * row), kThreads, 0, 0, gather_rows_kernel<T>)(
-            in->data_as<T>(), out->data_as<T>(), index->data_as<int64_t>(), n, row, DivideBy(row, n * row), check,
-            index_faults(check.op));
+        const T* x = in->data_as<T>();
+        const int64_t* i = index->data_as<int64_t>();
+        if (gather_simple_forced())
+            MT_LAUNCH(blocks_for(n * row), kThreads, 0, 0, gather_rows_kernel<T>)(
+                x, out->data_as<T>(), i, n, row, DivideBy(row, n * row), check, index_faults(check.op));
+        else
+            MT_LAUNCH(blocks_for((n * row + kGatherUnroll - 1) / kGatherUnroll), kThreads, 0, 0,
+                      gather_rows_phased_kernel<T>)(x, out->data_as<T>(), i, n, row, DivideBy(row, n * row), check,
+                                                    index_faults(check.op));
     });
     MT_CUDA_CHECK_LAUNCH("gather_rows");
 }
@@ -413,8 +516,14 @@ void gather(const Tensor& out, const Tensor& in, const Tensor& index, int64_t di
     const DimIndexing g = dim_indexing(in, out, index, dim);
     by_element_size(in, [&](auto unsigned_tag) {
         using T = decltype(unsigned_tag);
-        MT_LAUNCH(blocks_for(g.numel), kThreads, 0, 0, gather_kernel<T>)(
-            out->data_as<T>(), in->data_as<T>(), index->data_as<int64_t>(), g, check, index_faults(check.op));
+        const T* x = in->data_as<T>();
+        const int64_t* i = index->data_as<int64_t>();
+        if (gather_simple_forced())
+            MT_LAUNCH(blocks_for(g.numel), kThreads, 0, 0, gather_kernel<T>)(out->data_as<T>(), x, i, g, check,
+                                                                             index_faults(check.op));
+        else
+            MT_LAUNCH(blocks_for((g.numel + kGatherUnroll - 1) / kGatherUnroll), kThreads, 0, 0,
+                      gather_phased_kernel<T>)(out->data_as<T>(), x, i, g, check, index_faults(check.op));
     });
     MT_CUDA_CHECK_LAUNCH("gather");
 }

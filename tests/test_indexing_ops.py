@@ -123,8 +123,8 @@ def test_direct_kernels_launch_once():
     tokens = minitorch.randint(0, 50, (4, 6), device=d)
     ts = [minitorch.randn(16, 32, device=d) for _ in range(8)]
     one = {
-        "gather_kernel": [lambda: x.gather(1, idx), lambda: xt.gather(1, idx)],
-        "gather_rows_kernel": [lambda: x.index_select(0, i1), lambda: x[i1],
+        "gather_phased_kernel": [lambda: x.gather(1, idx), lambda: xt.gather(1, idx)],
+        "gather_rows_phased_kernel": [lambda: x.index_select(0, i1), lambda: x[i1],
                                lambda: minitorch.nn.functional.embedding(tokens, w)],  # was 11 (a sync too)
         "cat_kernel": [lambda: minitorch.cat(ts, 0), lambda: minitorch.cat(ts, 1), lambda: minitorch.stack(ts, 2)],
     }
@@ -132,7 +132,7 @@ def test_direct_kernels_launch_once():
         for fn in fns:
             assert launches(fn) == [name + ("<T>" if name != "cat_kernel" else "<U>")]
     for fn in (lambda: x.index_select(1, i1), lambda: xt.index_select(0, i1), lambda: xt.index_select(-1, i1)):
-        assert launches(fn) == ["gather_kernel<T>"]
+        assert launches(fn) == ["gather_phased_kernel<T>"]
     tts = [t.t() for t in ts]  # transposed inputs: read through their strides, no packing
     c = minitorch.randn(32, 3, device=d)
     for fn in (lambda: minitorch.cat(tts, 0), lambda: minitorch.stack(tts, 1)):
@@ -363,6 +363,65 @@ def test_index_select_errors(device):
     assert out.grad_fn.name() == "IndexSelectBackward0"
     with pytest.raises(TypeError, match="index must be an int64 or int32 tensor"):
         x.index_select(0, minitorch.tensor([1.0], device=device))
+
+
+@pytest.mark.parametrize("simple", [False, True])
+@pytest.mark.parametrize("shape", [(1, 1), (3, 5), (7, 1001), (4200, 1001)])
+def test_gather_and_index_select_every_element_of_each_thread(monkeypatch, device, shape, simple):
+    """The GPU gathers take four elements a thread (cuda/indexing.cu: kGatherUnroll) and walk
+    the grid in steps: counts that leave a thread 1-3 elements, and (4200 x 1001) more than one
+    grid step of 4096 blocks x 256 threads x 4; float32 and 2-byte elements. The same through
+    the readable one-element kernels (MINITORCH_CUDA_GATHER=simple)."""
+    if simple:
+        if device == "cpu":
+            pytest.skip("MINITORCH_CUDA_GATHER picks between CUDA kernels")
+        monkeypatch.setenv("MINITORCH_CUDA_GATHER", "simple")
+    rng = np.random.default_rng(len(shape) + shape[-1])
+    x = rng.standard_normal(shape).astype(np.float32)
+    idx = rng.integers(0, shape[-1], size=shape)
+    rows = rng.integers(0, shape[0], size=shape[0] + 3)
+    for dtype in ("float32", "float16"):
+        xt = T(x, device, dtype)
+        want = x.astype(np.float16).astype(np.float32) if dtype == "float16" else x
+        np.testing.assert_array_equal(as_np(xt.gather(1, T(idx, device))), np.take_along_axis(want, idx, 1))
+        np.testing.assert_array_equal(as_np(xt.index_select(0, T(rows, device))), want[rows])
+        np.testing.assert_array_equal(as_np(xt.index_select(1, T(idx[0], device))), want[:, idx[0]])
+
+
+@needs_cuda
+@pytest.mark.parametrize("simple", [False, True])
+def test_gathers_run_the_phased_kernels_unless_asked(monkeypatch, simple):
+    """gather and index_select (inner dims: gather_phased_kernel, dim 0 and embedding:
+    gather_rows_phased_kernel), one launch each; MINITORCH_CUDA_GATHER=simple asks for the
+    readable one-element-a-thread kernels."""
+    if simple:
+        monkeypatch.setenv("MINITORCH_CUDA_GATHER", "simple")
+    x = minitorch.randn(6, 5, device="cuda")
+    i = minitorch.tensor([[0, 4], [1, 1], [2, 3], [4, 0], [3, 3], [0, 0]], device="cuda")
+    rows = minitorch.tensor([5, 0, 2], device="cuda")
+    emb = minitorch.nn.Embedding(6, 5).to("cuda")
+    suffix = "" if simple else "_phased"
+    for fn, kernel in ((lambda: x.gather(1, i), f"gather{suffix}_kernel"),
+                       (lambda: x.index_select(1, rows[1:]), f"gather{suffix}_kernel"),
+                       (lambda: x.index_select(0, rows), f"gather_rows{suffix}_kernel"),
+                       (lambda: emb(rows), f"gather_rows{suffix}_kernel")):
+        assert [k.split("<")[0] for k in launches(fn)] == [kernel]
+
+
+@pytest.mark.parametrize("at", [0, 1, 2, 3, 4, 9])
+def test_a_bad_index_in_any_place_of_a_thread(device, at):
+    """A bad index at each of the places a thread takes (the four of a GPU thread, and the next
+    step's): an IndexError naming the value, and the next gather is right again."""
+    x = minitorch.randn(2, 5, device=device)
+    idx = np.zeros((2, 5), np.int64)
+    idx.flat[at] = 7
+    with pytest.raises(IndexError, match="gather: index 7 is out of bounds for dimension 1 with size 5"):
+        x.gather(1, T(idx, device)).tolist()
+    rows = np.zeros(at + 1, np.int64)
+    rows[at] = -3
+    with pytest.raises(IndexError, match="index_select: index -3 is out of bounds for dimension with size 2"):
+        x.index_select(0, T(rows, device)).tolist()
+    assert x.gather(1, T(np.ones((2, 5), np.int64), device)).tolist() == [[v[1]] * 5 for v in x.tolist()]
 
 
 # ------------------------------------------------------------------ gradients ----

@@ -379,7 +379,8 @@ struct Attention {
 //  cuda/indexing.cu). Indices are checked as check_index does (a GPU records the first bad
 //  one and writes or reads nothing for it); `check` names the op and the indexed size.
 //  gather     out[p] = in[p with p[dim] := index[p]]; out and index of one shape (index any
-//             strides, expanded too), in any strides and at least index's sizes but along dim.
+//             strides, expanded too), in any strides and at least index's sizes but along dim;
+//             out shares no memory with in or index (the GPU kernel reads them __restrict__).
 //  scatter    out[p with p[dim] := index[p]] = src[p] (Put) or += src[p] (Add), *= (Mul), or
 //             max / min with it (Max, Min: a NaN wins); src and index of one shape, any
 //             strides (src may be expanded); out any strides, not overlapping itself. Where two
