@@ -26,6 +26,7 @@
 #include <cfloat>
 
 #include "attention_common.cuh"
+#include "copy_async.cuh"
 #include "mma_sync.cuh"
 #include "warp.cuh"
 
@@ -90,10 +91,12 @@ struct alignas(16) Piece {
 // Rows [row0, row0 + 32) of a (rows, width) matrix of T (row r at src + r * row_stride) into a
 // staged tile, zeros past `rows` (the columns past width are never read). A thread moves 16-byte
 // pieces (4 floats or 8 16-bit values; width is a multiple of that): piece x is in row x / (H / 4)
-// or x / (H / 8), a division by a constant, not by the run-time width. Where the source rows are
-// not 16-byte aligned (a view that starts mid-row, an odd row stride) each piece is copied value
-// by value instead.
-template <class T, int H>
+// or x / (H / 8), a division by a constant, not by the run-time width. With kAsync the pieces go
+// by cp.async (copy_async.cuh): a thread's copies are all in flight together, where a loop of
+// loads and stores waits on memory once per piece; the tile is complete after copy_async_wait()
+// (stage_tiles) and the block's __syncthreads(). Where the source rows are not 16-byte aligned (a
+// view that starts mid-row, an odd row stride) each piece is copied value by value instead.
+template <class T, int H, bool kAsync>
 __device__ __forceinline__ void stage_tile(T (*dst)[kPitch<T, H>], const T* src, int64_t row_stride, int64_t row0,
                                            int64_t rows, int width)
 {
@@ -110,13 +113,38 @@ __device__ __forceinline__ void stage_tile(T (*dst)[kPitch<T, H>], const T* src,
         }
         const T* from = src + (row0 + r) * row_stride + c;
         if (whole) {
-            *d = *reinterpret_cast<const Piece*>(from);
+            if constexpr (kAsync) copy_async_16(d, from);
+            else *d = *reinterpret_cast<const Piece*>(from);
         } else {
             T* to = &dst[r][c];
             for (int i = 0; i < kVec; ++i) to[i] = from[i];
         }
     }
 }
+
+// The two tiles of one step (K and V, or Q and dO); the caller's __syncthreads() then makes them
+// visible to the whole block.
+template <class T, int H>
+struct TileCopy {
+    T (*dst)[kPitch<T, H>];
+    const T* src;
+    int64_t row_stride, row0, rows;
+    int width;
+};
+
+template <class T, int H, bool kAsync>
+__device__ __forceinline__ void stage_tiles(const TileCopy<T, H>& a, const TileCopy<T, H>& b)
+{
+    stage_tile<T, H, kAsync>(a.dst, a.src, a.row_stride, a.row0, a.rows, a.width);
+    stage_tile<T, H, kAsync>(b.dst, b.src, b.row_stride, b.row0, b.rows, b.width);
+    if constexpr (kAsync) copy_async_wait();
+}
+
+// Which kernels stage by cp.async: where ptxas (sm_80, sm_90) gives the kernel the same number
+// of blocks an SM as with loads and stores, and no spills: the forward, and dQ but for float32
+// at H = 128. The dK/dV kernels hold more registers than that allows (tools/sass.py shows it).
+template <class T, int H>
+constexpr bool kAsyncDq = !(kF32<T> && H == 128);
 
 // The A fragment of K slice kk of 16 rows r0 .. r0 + 15 of a (rows, width) matrix in global memory
 // (row r at src + r * row_stride), zeros past `rows` and width.
@@ -323,8 +351,8 @@ __global__ void __launch_bounds__(kTcWarps * kWarp)
         float m[2] = {-INFINITY, -INFINITY}, l[2] = {0.f, 0.f};
         for (int64_t k0 = 0; k0 < keys_end(S, q0 + kTcRows, causal); k0 += kTcTile) {
             __syncthreads();  // every warp is done with the previous tile
-            stage_tile<T, H>(k_s, k + lay.k.pair(b), lay.k.row_stride, k0, S, E);
-            stage_tile<T, H>(v_s, v + lay.v.pair(b), lay.v.row_stride, k0, S, Ev);
+            stage_tiles<T, H, true>({k_s, k + lay.k.pair(b), lay.k.row_stride, k0, S, E},
+                                    {v_s, v + lay.v.pair(b), lay.v.row_stride, k0, S, Ev});
             __syncthreads();  // the tile is staged
             float s[kTcSlices][4];
             zero(s);
@@ -398,8 +426,8 @@ MT_UNROLL
         }
         for (int64_t k0 = 0; k0 < keys_end(S, i0 + kTcRows, causal); k0 += kTcTile) {
             __syncthreads();  // every warp is done with the previous tile
-            stage_tile<T, H>(k_s, k + lay.k.pair(b), lay.k.row_stride, k0, S, E);
-            stage_tile<T, H>(v_s, v + lay.v.pair(b), lay.v.row_stride, k0, S, Ev);
+            stage_tiles<T, H, kAsyncDq<T, H>>({k_s, k + lay.k.pair(b), lay.k.row_stride, k0, S, E},
+                                              {v_s, v + lay.v.pair(b), lay.v.row_stride, k0, S, Ev});
             __syncthreads();  // the tile is staged
             float s[kTcSlices][4], dp[kTcSlices][4];
             scores_and_dp<T, H>(s, dp, qa, k_s, ga, v_s, ln);
@@ -447,8 +475,8 @@ __global__ void __launch_bounds__(kTcWarps * kWarp)
         zero(dv);
         for (int64_t i0 = causal ? j0 : 0; i0 < L; i0 += kTcTile) {
             __syncthreads();  // every warp is done with the previous tile
-            stage_tile<T, H>(q_s, q + lay.q.pair(b), lay.q.row_stride, i0, L, E);
-            stage_tile<T, H>(g_s, grad_out + lay.grad_out.pair(b), lay.grad_out.row_stride, i0, L, Ev);
+            stage_tile<T, H, false>(q_s, q + lay.q.pair(b), lay.q.row_stride, i0, L, E);
+            stage_tile<T, H, false>(g_s, grad_out + lay.grad_out.pair(b), lay.grad_out.row_stride, i0, L, Ev);
             stage_row_stats(lse_s, delta_s, lse, delta, b, i0, L, kTcTile);
             __syncthreads();  // the tile is staged
             float s[kTcSlices][4], dp[kTcSlices][4];
