@@ -11,8 +11,10 @@ On a real GPU, in one run and beside PyTorch when a CUDA build of torch is insta
    conv2d — as ms per call and the minitorch / PyTorch ratio (below 1 means minitorch is
    faster), plus the full sum's bandwidth;
 2. training steps of the lectures' models: the MNIST MLP and a small CNN, batch 64, and the
-   attention rows again with each family of fused kernels (MINITORCH_CUDA_ATTENTION), and the
-   convolution rows through cuDNN's legacy functions (MINITORCH_CUDNN_API=legacy);
+   attention rows again with each family of fused kernels (MINITORCH_CUDA_ATTENTION), the
+   softmax rows through the online merge (MINITORCH_CUDA_SOFTMAX=merge), the gather and
+   index_select rows through the one-element-a-thread kernels (MINITORCH_CUDA_GATHER=simple),
+   and the convolution rows through cuDNN's legacy functions (MINITORCH_CUDNN_API=legacy);
 3. GFLOP/s of the naive, tiled and cuBLAS matmul kernels (the lectures' comparison);
 4. GEMM TFLOP/s in FP32, TF32 (backends.cuda.matmul.allow_tf32 on both sides), FP16 and
    BF16 (16-bit inputs and outputs), beside PyTorch.
@@ -396,6 +398,15 @@ def cudnn_legacy(mt_rows, torch_rows, torch) -> None:
     rows_under_env("MINITORCH_CUDNN_API", ("legacy",), ("conv2d", "small CNN"), mt_rows, torch_rows, torch)
 
 
+def kernel_switches(mt_rows, torch_rows, torch) -> None:
+    """The softmax rows through the online merge (MINITORCH_CUDA_SOFTMAX=merge) and the gather
+    and index_select rows through the readable one-element-a-thread kernels
+    (MINITORCH_CUDA_GATHER=simple), beside the defaults above: the register softmax and the phased
+    gathers, which keep more loads in flight (cuda/softmax.cu, cuda/indexing.cu, tools/sass.py)."""
+    rows_under_env("MINITORCH_CUDA_SOFTMAX", ("merge",), "softmax", mt_rows, torch_rows, torch)
+    rows_under_env("MINITORCH_CUDA_GATHER", ("simple",), ("gather", "index_select"), mt_rows, torch_rows, torch)
+
+
 def main() -> None:
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--quick", action="store_true", help="smaller sizes (a quick look, not the issue's table)")
@@ -423,6 +434,7 @@ def main() -> None:
                   [mt_rows[i] for i in conv_rows], [torch_rows[i] for i in conv_rows] if torch else None, torch)
     table("Training steps (ms per step)", training_steps(minitorch), training_steps(torch) if torch else None, torch)
     attention_families(mt_rows, torch_rows, torch)
+    kernel_switches(mt_rows, torch_rows, torch)
     if cudnn.is_available():
         cudnn_legacy(mt_rows, torch_rows, torch)
 
