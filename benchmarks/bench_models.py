@@ -12,7 +12,8 @@ The models (written once, for either library: their APIs match):
 - a row-LSTM on MNIST: each image row is a step of an LSTM(28, 128), batch 64, Adam.
 
 For each: the median milliseconds per step (after warm-up) on both sides and the ratio
-minitorch / PyTorch (below 1: minitorch is faster), FP32 with TF32 off on both sides
+minitorch / PyTorch (below 1: minitorch is faster), the peak of allocated memory over one step
+on both sides (max_memory_allocated; the issue's target: at most PyTorch's), FP32 with TF32 off on both sides
 (``--tf32`` turns it on for both), and minitorch's own profiler's top ops for one step, with
 its kernel launch count. On a CUDA GPU with a CUDA build of PyTorch this prints the table
 of the GPU-speed issue; ``--device cpu`` runs the same models on the CPU (PyTorch on the
@@ -179,6 +180,20 @@ def median_ms(step, sync, warmup: int, number: int) -> float:
     return statistics.median(times) * 1e3
 
 
+def peak_mib(lib, device: str, step, sync) -> float:
+    """The peak of allocated memory over one step, in MiB (the model, its optimizer state, the
+    step's activations and gradients): max_memory_allocated after reset_peak_memory_stats, as
+    torch.cuda counts it. nan where the library keeps no such count (PyTorch on the CPU)."""
+    mem = lib.cuda if device == "cuda" else getattr(lib, "cpu", None)
+    if mem is None or not hasattr(mem, "max_memory_allocated"):
+        return float("nan")
+    sync()
+    mem.reset_peak_memory_stats()
+    step()
+    sync()
+    return mem.max_memory_allocated() / 2**20
+
+
 def _torch(device: str, threads: int, tf32: bool, cudnn_benchmark: bool = False):
     """torch when it can run on `device` here, else None."""
     try:
@@ -234,13 +249,20 @@ def main(argv=None) -> None:
 
     mt_rows = workloads(minitorch, device, args.quick)
     torch_rows = workloads(torch, device, args.quick) if torch else None
-    print(f"\n{'training step (ms, median)':<44} {'minitorch':>10} {'PyTorch':>9} {'ratio':>7}")
+    print(f"\n{'training step (ms, median)':<44} {'minitorch':>10} {'PyTorch':>9} {'ratio':>7}"
+          f" {'peak MiB':>9} {'PyTorch':>9} {'ratio':>7}")
     profiles = []
     for i, (name, make) in enumerate(mt_rows):
         step = make()
         mt = median_ms(step, mt_sync, warmup, number)
-        ref = median_ms(torch_rows[i][1](), torch_sync, warmup, number) if torch_rows else float("nan")
-        print(f"{name:<44} {mt:>10.2f} {ref:>9.2f} {mt / ref:>6.2f}x", flush=True)
+        mt_peak = peak_mib(minitorch, device, step, mt_sync)
+        ref, ref_peak = float("nan"), float("nan")
+        if torch_rows:
+            ref_step = torch_rows[i][1]()
+            ref = median_ms(ref_step, torch_sync, warmup, number)
+            ref_peak = peak_mib(torch, device, ref_step, torch_sync)
+        print(f"{name:<44} {mt:>10.2f} {ref:>9.2f} {mt / ref:>6.2f}x {mt_peak:>9.1f} {ref_peak:>9.1f}"
+              f" {mt_peak / ref_peak:>6.2f}x", flush=True)
         if args.top:
             from minitorch.profiler import ProfilerActivity, profile
 

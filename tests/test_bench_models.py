@@ -29,6 +29,25 @@ def test_quick_run_on_the_cpu(capsys):
                 "GPT-style LM, autocast(bfloat16)", "row-LSTM on MNIST, b8"):
         assert row in out
     assert out.count("minitorch's top ops") == 5 and "kernel launches" in out
+    assert "peak MiB" in out
+    for line in out.splitlines():
+        if line.startswith("ResNet-style, b8 16x16"):  # minitorch's CPU peak is counted: a positive number
+            assert float(line.split()[-3]) > 0, line
+
+
+def test_peak_memory_of_a_step():
+    """peak_mib: the step's peak of allocated memory, from the start of the step (the peak is
+    reset first); nan for a library without a count."""
+    bench = load()
+    keep = minitorch.ones(1 << 20)  # 4 MiB alive across the step: counted in its peak
+    peak = bench.peak_mib(minitorch, "cpu", lambda: minitorch.ones(1 << 21).sum(), lambda: None)
+    assert 4 + 8 <= peak < 4 + 8 + 4, peak
+    del keep
+
+    class NoCounts:
+        pass
+    assert bench.peak_mib(NoCounts, "cpu", lambda: None, lambda: None) != bench.peak_mib(NoCounts, "cpu", lambda: None,
+                                                                                          lambda: None)  # nan
 
 
 def test_cudnn_benchmark_switch(capsys):
