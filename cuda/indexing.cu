@@ -48,6 +48,8 @@ constexpr int kGatherUnroll = 4;
 
 // The second phase of a phased gather: each of a thread's raw indices resolved (ok) and the value
 // it names read, at in[at(u, k)] for element u and resolved index k; zero bits for a bad index.
+// The elements of a thread's last step past the end take index 0 and their offsets 0: a read of
+// the first element (there is one when any index is good), never past the end.
 template <class T, class At>
 __device__ __forceinline__ void read_named_values(T (&v)[kGatherUnroll], bool (&ok)[kGatherUnroll],
                                                   const int64_t (&raw)[kGatherUnroll], const T* __restrict__ in,
@@ -74,9 +76,9 @@ __global__ void gather_rows_phased_kernel(const T* __restrict__ in, T* __restric
     for (int64_t i0 = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; i0 < total; i0 += kGatherUnroll * stride) {
         int64_t j[kGatherUnroll], raw[kGatherUnroll];
         MT_UNROLL
-        for (int u = 0; u < kGatherUnroll; ++u) {
+        for (int u = 0; u < kGatherUnroll; ++u) {  // past the end: index 0, column 0 (read, not stored)
             const int64_t i = i0 + u * stride, b = i < total ? by_row(i) : 0;
-            j[u] = i - b * row;
+            j[u] = i < total ? i - b * row : 0;
             raw[u] = i < total ? index[b] : 0;
         }
         T v[kGatherUnroll];
@@ -199,7 +201,7 @@ __global__ void gather_phased_kernel(T* __restrict__ out, const T* __restrict__ 
     for (int64_t i0 = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; i0 < g.numel; i0 += kGatherUnroll * stride) {
         int64_t s[kGatherUnroll], o[kGatherUnroll], raw[kGatherUnroll];
         MT_UNROLL
-        for (int u = 0; u < kGatherUnroll; ++u) {
+        for (int u = 0; u < kGatherUnroll; ++u) {  // past the end: element 0 (read if it exists, not stored)
             int64_t x = 0;
             s[u] = o[u] = 0;
             if (i0 + u * stride < g.numel) g.offsets(i0 + u * stride, s[u], o[u], x);
