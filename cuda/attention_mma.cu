@@ -140,6 +140,12 @@ __device__ __forceinline__ void stage_tiles(const TileCopy<T, H>& a, const TileC
     if constexpr (kAsync) copy_async_wait();
 }
 
+// Shared-memory buffers of the forward's K and V tiles: two, so that the next tile's copies are in
+// flight while the warps work on this one, where both fit the 48 KiB a block has without opting
+// in (all but float32 at H = 128: 66 KiB).
+template <class T, int H>
+constexpr int kFwdStages = 2 * 2 * kTcTile * kPitch<T, H> * sizeof(T) <= 48 * 1024 ? 2 : 1;
+
 // Which kernels stage by cp.async: where ptxas (sm_80, sm_90) gives the kernel the same number
 // of blocks an SM as with loads and stores, and no spills: the forward, and dQ but for float32
 // at H = 128. The dK/dV kernels hold more registers than that allows (tools/sass.py shows it).
@@ -330,16 +336,19 @@ MT_UNROLL
 // Forward. Grid (pairs, ceil(L / 64)), 4 warps; warp w owns query rows q0 + 16w .. + 15, their Q
 // as A fragments and their output (16 x Ev) as C fragments, in registers. Per 32-key tile (K and V
 // staged): S = Q K^T, the online softmax of each row (its m and l in the lanes of its group, each
-// lane rescaling its own output elements by alpha), then O += P V. Shared memory: 9 KiB (16-bit,
-// H = 64) to 33 KiB (float32, H = 128).
+// lane rescaling its own output elements by alpha), then O += P V. The tiles come by cp.async
+// into two buffers (kFwdStages), the next tile's copies in flight during this one's work; float32
+// at H = 128 has one (its two would be 66 KiB). Shared memory: 18 KiB (16-bit, H = 64), 34 KiB
+// (16-bit at H = 128, float32 at H = 64), 33 KiB (float32, H = 128).
 template <class T, int H>
 __global__ void __launch_bounds__(kTcWarps * kWarp)
     attention_mma_kernel(const T* q, const T* k, const T* v, T* out, float* lse, AttentionLayout lay,
                          AttentionMask<float> mask, AttentionDropout drop, int64_t B, int64_t L, int64_t S, int E,
                          int Ev, float scale, bool causal)
 {
-    __shared__ __align__(16) T k_s[kTcTile][kPitch<T, H>];
-    __shared__ __align__(16) T v_s[kTcTile][kPitch<T, H>];
+    constexpr int kStages = kFwdStages<T, H>;
+    __shared__ __align__(16) T k_s[kStages][kTcTile][kPitch<T, H>];
+    __shared__ __align__(16) T v_s[kStages][kTcTile][kPitch<T, H>];
     const Lane ln = lane_of();
     const int64_t q0 = tile_in_order(causal) * kTcRows, r0 = q0 + threadIdx.x / kWarp * 16;
     const int64_t rows[2] = {r0 + ln.g, r0 + ln.g + 8};  // the lane's two query rows
@@ -349,14 +358,30 @@ __global__ void __launch_bounds__(kTcWarps * kWarp)
         float o[kCols<H>][4];
         zero(o);
         float m[2] = {-INFINITY, -INFINITY}, l[2] = {0.f, 0.f};
-        for (int64_t k0 = 0; k0 < keys_end(S, q0 + kTcRows, causal); k0 += kTcTile) {
-            __syncthreads();  // every warp is done with the previous tile
-            stage_tiles<T, H, true>({k_s, k + lay.k.pair(b), lay.k.row_stride, k0, S, E},
-                                    {v_s, v + lay.v.pair(b), lay.v.row_stride, k0, S, Ev});
-            __syncthreads();  // the tile is staged
+        const int64_t end = keys_end(S, q0 + kTcRows, causal);
+        // Starts the copies of the tile of keys from k0 into buffer `to` (no wait).
+        const auto start_tile = [&](int64_t k0, int to) {
+            stage_tile<T, H, true>(k_s[to], k + lay.k.pair(b), lay.k.row_stride, k0, S, E);
+            stage_tile<T, H, true>(v_s[to], v + lay.v.pair(b), lay.v.row_stride, k0, S, Ev);
+        };
+        if (kStages == 2 && end > 0) {
+            __syncthreads();  // every warp is done with the previous pair's tiles
+            start_tile(0, 0);
+        }
+        for (int64_t k0 = 0, t = 0; k0 < end; k0 += kTcTile, ++t) {
+            const int cur = int(t % kStages);
+            if (kStages == 1) {
+                __syncthreads();  // every warp is done with the previous tile
+                start_tile(k0, 0);
+            }
+            copy_async_wait();  // this thread's copies of the tile have landed
+            __syncthreads();    // everyone's have; and every warp is done with the previous tile
+            // Two buffers: the next tile's copies go into the other one (which the previous tile
+            // used: every warp is past it, see the barrier) while the warps work on this one.
+            if (kStages == 2 && k0 + kTcTile < end) start_tile(k0 + kTcTile, 1 - cur);
             float s[kTcSlices][4];
             zero(s);
-            qa.times_tile(s, k_s, ln);
+            qa.times_tile(s, k_s[cur], ln);
 MT_UNROLL
             for (int h = 0; h < 2; ++h) {
                 float mx = -INFINITY;
@@ -386,7 +411,7 @@ MT_UNROLL
 MT_UNROLL
                 for (int nt = 0; nt < kCols<H>; ++nt) o[nt][2 * h] *= alpha, o[nt][2 * h + 1] *= alpha;
             }
-            weights_times_tile<T, H>(o, s, v_s, Ev, ln);
+            weights_times_tile<T, H>(o, s, v_s[cur], Ev, ln);
         }
         const auto row_of = [&](int h) { return rows[h] < L ? lay.out.row(b, rows[h]) : int64_t(-1); };
         // l = 0 (every key masked): NaN, as the composed formula
