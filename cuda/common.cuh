@@ -5,6 +5,8 @@
 // emu/cuda_emu.h, in every build (the CUDA emulator: kernels run on the CPU, see emu/README.md).
 #pragma once
 #include <cstdint>
+#include <cstdlib>
+#include <cstring>
 #include <type_traits>
 
 #include "api.h"
@@ -39,6 +41,14 @@ namespace minitorch::cuda {
     } while (0)
 
 constexpr int kThreads = 256;  // threads per block for elementwise kernels
+
+// Whether environment variable `name` is set to `value`: the switches that pick one GPU path
+// over another to compare them in one run (MINITORCH_CUDA_SOFTMAX=merge, ...), read on the host.
+inline bool env_is(const char* name, const char* value)
+{
+    const char* env = std::getenv(name);
+    return env && std::strcmp(env, value) == 0;
+}
 
 // Unrolls the loop that follows, so that a small per-thread array indexed by its counter (a
 // row's values, a tile's sums) stays in registers: every index is a constant after unrolling.

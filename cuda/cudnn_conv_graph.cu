@@ -417,8 +417,7 @@ const char* profiler_name(ConvPass pass)
 // MINITORCH_CUDNN_API=legacy: every call to the legacy functions. Read at every call.
 bool graph_api_wanted()
 {
-    const char* api = std::getenv("MINITORCH_CUDNN_API");
-    return !(api && std::strcmp(api, "legacy") == 0);
+    return !env_is("MINITORCH_CUDNN_API", "legacy");
 }
 
 }  // namespace

@@ -13,9 +13,6 @@
 // accumulate, index_add) and scatter_reduce's other reductions compute in the dtype: the
 // storage-only dtypes reach them through Widen (runtime.cu), combined in float32 (or int64)
 // and rounded once.
-#include <cstdlib>
-#include <cstring>
-
 #include "common.cuh"
 #include "minitorch/index_math.h"
 
@@ -464,11 +461,7 @@ void scatter_in_dtype(const Tensor& out, const Tensor& src, const Tensor& index,
 
 // MINITORCH_CUDA_GATHER=simple: gather and index_select through the readable one-element-a-
 // thread kernels instead of the phased ones (to compare the two in one run). Read at every call.
-bool gather_simple_forced()
-{
-    const char* env = std::getenv("MINITORCH_CUDA_GATHER");
-    return env && std::strcmp(env, "simple") == 0;
-}
+bool gather_simple_forced() { return env_is("MINITORCH_CUDA_GATHER", "simple"); }
 
 }  // namespace
 

@@ -32,9 +32,6 @@
 // entries; class_loss and its backward directly): values are
 // converted to float32 as they are loaded, accumulate in float32 and are rounded once when
 // stored, the bits staging through float32 copies gave, in one launch.
-#include <cstdlib>
-#include <cstring>
-
 #include "common.cuh"
 #include "minitorch/softmax_math.h"
 #include "warp.cuh"
@@ -240,9 +237,7 @@ __global__ void softmax_rows_kernel(const T* __restrict__ x, T* __restrict__ y, 
         A m = v[0];
         MT_UNROLL
         for (int k = 1; k < kPerLane; ++k) m = max(m, v[k]);  // fmax: NaN shows up in S instead
-        m = warp_all_reduce(
-            m, [](A a, int lane_mask) { return __shfl_xor_sync(kFullMask, a, lane_mask); },
-            [](A a, A b) { return max(a, b); });
+        m = warp_max(m);
         A s;
         if (m == A(INFINITY)) {  // m is the warp's: the whole warp takes this branch or not
             A infs = A(0), nans = A(0);
@@ -482,11 +477,7 @@ T* data_or_null(const Tensor& t)
 // MINITORCH_CUDA_SOFTMAX=merge: softmax forward on rows of up to 1024 through the online
 // merge of warp_rows_cached_kernel, not softmax_rows_kernel (to compare the two in one run).
 // Read at every call, as the other switches.
-bool softmax_merge_forced()
-{
-    const char* env = std::getenv("MINITORCH_CUDA_SOFTMAX");
-    return env && std::strcmp(env, "merge") == 0;
-}
+bool softmax_merge_forced() { return env_is("MINITORCH_CUDA_SOFTMAX", "merge"); }
 
 // softmax_rows_kernel with the fewest registers per lane that hold a row of C <= 1024.
 template <class T, bool kLog>

@@ -311,10 +311,7 @@ void merge_sort_lines(Tensor& keys, Tensor& places, int64_t lines, int64_t len, 
 // MINITORCH_CUDA_SORT=merge: the nvcc build sorts long lines by the merge sort too.
 bool merge_sort_forced()
 {
-    static const bool forced = [] {
-        const char* env = std::getenv("MINITORCH_CUDA_SORT");
-        return env && std::strcmp(env, "merge") == 0;
-    }();
+    static const bool forced = env_is("MINITORCH_CUDA_SORT", "merge");
     return forced;
 }
 

@@ -30,6 +30,15 @@ __device__ S warp_reduce(S s, ShflDown shfl_down, Merge merge)
     return s;
 }
 
+// The largest v of the 32 lanes, in every lane (max(): fmax for floats, a NaN is passed over).
+template <class A>
+__device__ A warp_max(A v)
+{
+    return warp_all_reduce(
+        v, [](A x, int lane_mask) { return __shfl_xor_sync(kFullMask, x, lane_mask); },
+        [](A a, A b) { return max(a, b); });
+}
+
 // The sum of v over the 32 lanes, in every lane.
 template <class A>
 __device__ A warp_sum(A v)
