@@ -11,6 +11,8 @@ gradients, head dims 8 (16 in 16 bits) to 128 and E != Ev, L and S past and shor
 Then which calls take these kernels, their launches, and that no (L, S) buffer is allocated."""
 from __future__ import annotations
 
+import contextlib
+
 import numpy as np
 import pytest
 
@@ -196,3 +198,26 @@ def test_mma_attention_cuda_stages_unaligned_rows_value_by_value(dtype):
         results.append([to_np(out)] + [to_np(t.grad) for t in leaves])
     for a, b in zip(*results):
         np.testing.assert_array_equal(a, b)
+
+
+@needs_cuda
+@pytest.mark.parametrize("schedule", ["forward", "reverse", "warps", "warps-reverse"])
+@pytest.mark.parametrize("family, dtype, tol", [("mma", minitorch.float32, TOL), ("mma", minitorch.bfloat16, (8e-2,) * 2),
+                                                ("wmma", minitorch.float16, (2e-2,) * 2),
+                                                ("tiled", minitorch.float32, TOL), ("rows", minitorch.float32, TOL)],
+                         ids=["mma-f32", "mma-bf16", "wmma-f16", "tiled", "rows"])
+def test_attention_blocks_that_walk_several_pairs(monkeypatch, family, dtype, tol, schedule):
+    """Past 65535 (batch, head) pairs a block walks several, one after another (pair_blocks):
+    here one block a row tile walks all four, MINITORCH_ATTENTION_PAIR_BLOCKS=1. Three key
+    tiles a pair, an odd count: the double-buffered forward ends a pair on the buffer that the next
+    pair's first copies go into, which the barrier before them must wait for. Every family,
+    forward and backward, under the emulator's thread orders (on a GPU, the same run again)."""
+    monkeypatch.setenv("MINITORCH_ATTENTION_PAIR_BLOCKS", "1")
+    monkeypatch.setenv("MINITORCH_CUDA_ATTENTION", family)
+    case = (2, 2, 64, 96, 16, 16, False, None)  # 4 pairs; 96 keys: 3 tiles of 32
+    q = make((1, 1, 4, 16), 1, "cuda", dtype)
+    names = kernel_names(lambda: F.scaled_dot_product_attention(q, q, q))
+    kernel = {"rows": "attention_kernel"}.get(family, f"attention_{family}_kernel")
+    assert kernel in [n.split("<")[0] for n in names], names
+    with (minitorch.cuda.emulator_schedule(schedule) if minitorch.cuda.is_emulated() else contextlib.nullcontext()):
+        check_case(case, "cuda", dtype, *tol)
