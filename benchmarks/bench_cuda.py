@@ -402,9 +402,12 @@ def kernel_switches(mt_rows, torch_rows, torch) -> None:
     """The softmax rows through the online merge (MINITORCH_CUDA_SOFTMAX=merge) and the gather
     and index_select rows through the readable one-element-a-thread kernels
     (MINITORCH_CUDA_GATHER=simple), beside the defaults above: the register softmax and the phased
-    gathers, which keep more loads in flight (cuda/softmax.cu, cuda/indexing.cu, tools/sass.py)."""
+    gathers, which keep more loads in flight (cuda/softmax.cu, cuda/indexing.cu, tools/sass.py).
+    Then the sort row with its 1000-value lines sorted by CUB's BlockRadixSort
+    (MINITORCH_CUDA_SORT=block, not yet the default) instead of the bitonic kernel (cuda/sort.cu)."""
     rows_under_env("MINITORCH_CUDA_SOFTMAX", ("merge",), "softmax", mt_rows, torch_rows, torch)
     rows_under_env("MINITORCH_CUDA_GATHER", ("simple",), ("gather", "index_select"), mt_rows, torch_rows, torch)
+    rows_under_env("MINITORCH_CUDA_SORT", ("block",), "sort", mt_rows, torch_rows, torch)
 
 
 def main() -> None:

@@ -5,6 +5,9 @@
 // descending reverses that), equal values by their place in the line, so every sort here is
 // the stable sort. Two paths:
 //   - a line of up to kBitonicMax values: one block sorts it in shared memory (bitonic);
+//     MINITORCH_CUDA_SORT=block sends lines of more than 128 values (float32, float16,
+//     bfloat16, bool) to CUB's BlockRadixSort instead, as PyTorch sorts them, in the nvcc
+//     build (block_radix_sort_kernel; not yet measured against the bitonic kernel on a GPU);
 //   - a longer line: its values are copied into a contiguous (lines, R) buffer (NaNs made one
 //     NaN), sorted there, and written back through the sorted places. The sort is CUB's
 //     radix sort in the nvcc build (as in PyTorch; see cub_sort_lines), bool lines aside;
@@ -23,6 +26,8 @@
 #include "minitorch/ops.h"
 
 #if !MT_CUDA_EMULATED
+#include <cub/block/block_exchange.cuh>
+#include <cub/block/block_radix_sort.cuh>
 #include <cub/device/device_radix_sort.cuh>
 #endif
 
@@ -285,6 +290,92 @@ void launch_bitonic(const T* in, T* values, I* indices, int64_t lines, int64_t l
     MT_CUDA_CHECK_LAUNCH("sort");
 }
 
+#if !MT_CUDA_EMULATED
+// The bits of ordered_bits(v) that a radix sort has to look at: 32 for float32, 16 for float16
+// and bfloat16, 1 for bool (descending flips all 32, and the bits above these are ignored).
+template <class T>
+constexpr int kOrderedBits = std::is_same_v<T, bool> ? 1 : int(sizeof(T) * 8);
+
+// Lines of up to kBlock * kItems values, a line a block (grid-striding over the lines), by
+// CUB's BlockRadixSort: each thread reads kItems values of the line, striped (value u * kBlock +
+// t: adjacent threads read adjacent places, where inner == 1), as ordered_bits keys (places past
+// the line: all ones, after every key), exchanged into the blocked order (thread t holds
+// places t * kItems .. + kItems - 1) that the radix sort ranks in; its sort is stable, so equal
+// keys keep the order of their places, and (key, place) is ordered_before's order. It leaves
+// the sorted line striped: thread t's u-th is rank u * kBlock + t, written out as the bitonic
+// kernel writes (the value read again from `in` at its place, the first out_len of each line).
+template <class T, int kBlock, int kItems>
+__global__ void __launch_bounds__(kBlock)
+    block_radix_sort_kernel(const T* in, T* values, int64_t* indices, int64_t lines, int64_t len, int64_t out_len,
+                            int64_t inner, bool descending)
+{
+    using Exchange = cub::BlockExchange<uint32_t, kBlock, kItems>;
+    using Sort = cub::BlockRadixSort<uint32_t, kBlock, kItems, int>;
+    __shared__ union {
+        typename Exchange::TempStorage exchange;
+        typename Sort::TempStorage sort;
+    } temp;
+    for (int64_t line = blockIdx.x; line < lines; line += gridDim.x) {
+        const int64_t o = line / inner, i = line % inner;
+        const int64_t base = o * len * inner + i, out = o * out_len * inner + i;
+        uint32_t key[kItems];
+        int at[kItems];
+MT_UNROLL
+        for (int u = 0; u < kItems; ++u) {
+            const int p = u * kBlock + int(threadIdx.x);
+            key[u] = p < len ? ordered_bits(in[base + p * inner], descending) : 0xFFFFFFFFu;
+        }
+        __syncthreads();  // the previous line's sort is done with temp
+        Exchange(temp.exchange).StripedToBlocked(key);
+MT_UNROLL
+        for (int u = 0; u < kItems; ++u) at[u] = int(threadIdx.x) * kItems + u;
+        __syncthreads();  // the exchange is done with temp
+        Sort(temp.sort).SortBlockedToStriped(key, at, 0, kOrderedBits<T>);
+MT_UNROLL
+        for (int u = 0; u < kItems; ++u) {
+            const int r = u * kBlock + int(threadIdx.x);
+            if (r < len && r < out_len) {
+                values[out + r * inner] = in[base + at[u] * inner];
+                indices[out + r * inner] = at[u];
+            }
+        }
+    }
+}
+
+template <class T, int kBlock, int kItems>
+void launch_block_radix(const T* in, T* values, int64_t* indices, int64_t lines, int64_t len, int64_t out_len,
+                        int64_t inner, bool descending)
+{
+    const unsigned grid = unsigned(std::min<int64_t>(lines, int64_t(1) << 30));
+    MT_LAUNCH(grid, kBlock, 0, 0, block_radix_sort_kernel<T, kBlock, kItems>)(in, values, indices, lines, len, out_len,
+                                                                             inner, descending);
+    MT_CUDA_CHECK_LAUNCH("sort");
+}
+#endif
+
+// Sorts the short lines by CUB's BlockRadixSort where MINITORCH_CUDA_SORT=block asks for it (read
+// at every call), and says whether it did: lines of 129 to kBitonicMax values of the types that
+// have ordered_bits, in the nvcc build. (Shorter lines stay with the bitonic kernel, whose
+// block is as small as the line; PyTorch sorts those by a warp merge sort.)
+template <class T>
+bool sorted_by_block_radix(const Tensor& values, const Tensor& indices, const Tensor& in, bool descending)
+{
+#if !MT_CUDA_EMULATED
+    if constexpr (kPackedSort<T>) {
+        const int64_t outer = in->shape[0], len = in->shape[1], inner = in->shape[2];
+        if (len <= 128 || len > kBitonicMax || !env_is("MINITORCH_CUDA_SORT", "block")) return false;
+        const auto launch = len <= 1024 ? launch_block_radix<T, 256, 4>
+                            : len <= 2048 ? launch_block_radix<T, 256, 8>
+                                          : launch_block_radix<T, 512, 8>;
+        launch(in->data_as<T>(), values->data_as<T>(), indices->data_as<int64_t>(), outer * inner, len,
+               values->shape[1], inner, descending);
+        return true;
+    }
+#endif
+    (void)values, (void)indices, (void)in, (void)descending;
+    return false;
+}
+
 // The merge sort of the contiguous (lines, len) keys: bitonic runs of kBitonicMax into
 // (keys2, places) (the runs' places written anew: the staged ones are r anyway), then merge
 // passes that double the run width, ping-ponging between the two pairs of buffers. On return
@@ -428,6 +519,7 @@ namespace {
 template <class T>
 void sort_short_lines(const Tensor& values, const Tensor& indices, const Tensor& in, bool descending)
 {
+    if (sorted_by_block_radix<T>(values, indices, in, descending)) return;
     const int64_t outer = in->shape[0], len = in->shape[1], inner = in->shape[2];
     launch_bitonic<T, int64_t>(in->data_as<T>(), values->data_as<T>(), indices->data_as<int64_t>(), outer * inner, len,
                                values->shape[1], inner, len, descending);

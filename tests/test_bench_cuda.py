@@ -75,9 +75,11 @@ def test_rows_under_env_runs_the_picked_rows_with_each_value_and_restores_the_va
     monkeypatch.setattr(bench, "table", lambda title, mt, ref, torch: seen.append((title, [n for n, _ in mt])))
     monkeypatch.delenv("MINITORCH_CUDA_SOFTMAX", raising=False)
     monkeypatch.delenv("MINITORCH_CUDA_GATHER", raising=False)
+    monkeypatch.delenv("MINITORCH_CUDA_SORT", raising=False)
     rows = [("softmax(dim=-1), 8x1000", None), ("gather(dim=1), 8x1000", None), ("cat of 8", None),
-            ("index_select(dim=1), 8x1000", None)]
+            ("index_select(dim=1), 8x1000", None), ("sort(dim=-1), 8x1000", None)]
     bench.kernel_switches(rows, None, None)
     assert seen == [("With MINITORCH_CUDA_SOFTMAX=merge", ["softmax(dim=-1), 8x1000"]),
-                    ("With MINITORCH_CUDA_GATHER=simple", ["gather(dim=1), 8x1000", "index_select(dim=1), 8x1000"])]
-    assert "MINITORCH_CUDA_SOFTMAX" not in bench.os.environ and "MINITORCH_CUDA_GATHER" not in bench.os.environ
+                    ("With MINITORCH_CUDA_GATHER=simple", ["gather(dim=1), 8x1000", "index_select(dim=1), 8x1000"]),
+                    ("With MINITORCH_CUDA_SORT=block", ["sort(dim=-1), 8x1000"])]
+    assert not {"MINITORCH_CUDA_SOFTMAX", "MINITORCH_CUDA_GATHER", "MINITORCH_CUDA_SORT"} & set(bench.os.environ)

@@ -118,6 +118,38 @@ def test_a_short_line_sort_is_one_bitonic_launch():
         assert names[0] == "stage_lines_kernel" and names[-1] == "write_lines_kernel", names
 
 
+@pytest.mark.parametrize("length", [129, 1000, 1024, 1025, 2048, 2049, 4096])
+@pytest.mark.parametrize("dtype", [np.float32, np.float16, "bfloat16", np.bool_])
+def test_short_lines_by_cub_block_radix_sort(monkeypatch, length, dtype):
+    """MINITORCH_CUDA_SORT=block: lines of 129 to 4096 values of float32, float16, bfloat16 and
+    bool go to CUB's BlockRadixSort (block_radix_sort_kernel: 256 x 4, 256 x 8 or 512 x 8 values a
+    block) on a GPU, in the order of the CPU's stable sort, ascending and descending, along the
+    last dim and a middle one, and topk's first k. The emulator cannot compile CUB's device code:
+    there the switch leaves the bitonic kernel, which this checks too."""
+    monkeypatch.setenv("MINITORCH_CUDA_SORT", "block")
+    rng = np.random.default_rng(length)
+    x = _lines(np.float32 if dtype == "bfloat16" else dtype, (3, length, 2), rng, ties=True)
+    cpu = minitorch.tensor(x)
+    if dtype == "bfloat16":
+        cpu = cpu.to(minitorch.bfloat16)
+    dev = cpu.to("cuda")
+    want_kernel = "bitonic_sort_kernel" if minitorch.cuda.is_emulated() else "block_radix_sort_kernel"
+    for dim in (1, 2):  # dim 1: lines two values apart (inner = 2); dim 2 of a transposed copy: contiguous lines
+        line = dev.transpose(1, 2).contiguous() if dim == 2 else dev
+        src = cpu.transpose(1, 2).contiguous() if dim == 2 else cpu
+        for descending in (False, True):
+            assert _kernels(lambda: line.sort(dim=dim, descending=descending)) == [want_kernel]
+            got_v, got_i = line.sort(dim=dim, descending=descending)
+            want_v, want_i = src.sort(dim=dim, descending=descending)
+            np.testing.assert_array_equal(got_i.cpu().numpy(), want_i.numpy())
+            np.testing.assert_array_equal(got_v.cpu().float().numpy(), want_v.float().numpy())
+    for largest in (False, True):
+        got_v, got_i = dev.topk(5, dim=1, largest=largest)
+        want_v, want_i = cpu.topk(5, dim=1, largest=largest)
+        np.testing.assert_array_equal(got_i.cpu().numpy(), want_i.numpy())
+        np.testing.assert_array_equal(got_v.cpu().float().numpy(), want_v.float().numpy())
+
+
 @pytest.mark.parametrize("length", [1, 2, 31, 32, 33, 100, 1025])
 @pytest.mark.parametrize("dtype", [np.float32, np.float64, np.int64, np.int32])
 @pytest.mark.parametrize("op", ["cumsum", "cumprod"])
