@@ -404,10 +404,13 @@ def kernel_switches(mt_rows, torch_rows, torch) -> None:
     (MINITORCH_CUDA_GATHER=simple), beside the defaults above: the register softmax and the phased
     gathers, which keep more loads in flight (cuda/softmax.cu, cuda/indexing.cu, tools/sass.py).
     Then the sort row with its 1000-value lines sorted by CUB's BlockRadixSort
-    (MINITORCH_CUDA_SORT=block, not yet the default) instead of the bitonic kernel (cuda/sort.cu)."""
+    (MINITORCH_CUDA_SORT=block, not yet the default) instead of the bitonic kernel (cuda/sort.cu),
+    and the layer_norm row through the kernels that read a row in passes
+    (MINITORCH_CUDA_LAYER_NORM=passes) instead of the register rows (cuda/layer_norm.cu)."""
     rows_under_env("MINITORCH_CUDA_SOFTMAX", ("merge",), "softmax", mt_rows, torch_rows, torch)
     rows_under_env("MINITORCH_CUDA_GATHER", ("simple",), ("gather", "index_select"), mt_rows, torch_rows, torch)
     rows_under_env("MINITORCH_CUDA_SORT", ("block",), "sort", mt_rows, torch_rows, torch)
+    rows_under_env("MINITORCH_CUDA_LAYER_NORM", ("passes",), "layer_norm", mt_rows, torch_rows, torch)
 
 
 def main() -> None:

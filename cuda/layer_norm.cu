@@ -6,6 +6,7 @@
 // Without a mean tensor the same kernels are the RMS norm: no centring (the mean is 0), so
 // rstd = 1 / sqrt(mean(x^2) + eps), and the backward loses its mean(gw) term.
 #include <algorithm>
+#include <type_traits>
 
 #include "common.cuh"
 #include "last_block.cuh"
@@ -79,6 +80,120 @@ __global__ void layer_norm_backward_kernel(const T* g, const T* x, const T* mean
         }
     }
 }
+
+// Rows of up to 32 * kPerLane values (D <= 1024), float32 and 16-bit: the same two kernels
+// with the row in registers. Thread mapping: as above, one warp per row (4 rows per block of
+// kRowsThreads), lane l holding the row's elements l, l + 32, ... . Each lane issues all its
+// loads first (predicated: `j < D ? x[j] : 0`, no branch), then the sums and the writes work on
+// the registers: one read of the row from memory, where the kernels above read it three times
+// (forward) or twice (backward), each pass a few loads in flight at a time. The sums are added
+// in the same order as above, so the results are the same bits. (As softmax_rows_kernel, and
+// tools/sass.py checks the batches in tests/tools/test_sass.py. float64 keeps the kernels above:
+// twice the registers a value.) MINITORCH_CUDA_LAYER_NORM=passes selects the kernels above.
+constexpr int kRowsThreads = 128;
+
+template <class T, int kPerLane>
+__global__ void __launch_bounds__(kRowsThreads)
+    layer_norm_rows_kernel(const T* __restrict__ x, const T* __restrict__ w, const T* __restrict__ b, T* __restrict__ y,
+                           T* __restrict__ mean, T* __restrict__ rstd, int64_t rows, int D, double eps)
+{
+    using C = Compute<T>;
+    using A = LayerNormAcc;
+    const int lane = threadIdx.x % kWarp;
+    const int64_t warps = blockDim.x / kWarp;
+    for (int64_t r = blockIdx.x * warps + threadIdx.x / kWarp; r < rows; r += gridDim.x * warps) {
+        const T* xr = x + r * D;
+        C v[kPerLane];
+MT_UNROLL
+        for (int k = 0; k < kPerLane; ++k) v[k] = lane + k * kWarp < D ? C(xr[lane + k * kWarp]) : C(0);
+        A ma = 0;
+        if (mean) {
+            A s = 0;
+MT_UNROLL
+            for (int k = 0; k < kPerLane; ++k)
+                if (lane + k * kWarp < D) s += A(v[k]);
+            ma = warp_sum(s) / A(D);
+        }
+        A var = 0;
+MT_UNROLL
+        for (int k = 0; k < kPerLane; ++k)
+            if (lane + k * kWarp < D) var += (A(v[k]) - ma) * (A(v[k]) - ma);
+        const C m = C(ma), rs = C(A(1) / sqrt(warp_sum(var) / A(D) + A(eps)));
+        if (lane == 0) {
+            if (mean) mean[r] = T(m);
+            rstd[r] = T(rs);
+        }
+MT_UNROLL
+        for (int k = 0; k < kPerLane; ++k) {
+            const int j = lane + k * kWarp;
+            if (j >= D) continue;
+            C out = (v[k] - m) * rs;
+            if (w) out = out * C(w[j]);
+            if (b) out = out + C(b[j]);
+            y[r * D + j] = T(out);
+        }
+    }
+}
+
+// The backward's rows in registers: gw = g * w and x, their loads issued together.
+template <class T, int kPerLane>
+__global__ void __launch_bounds__(kRowsThreads)
+    layer_norm_backward_rows_kernel(const T* __restrict__ g, const T* __restrict__ x, const T* __restrict__ mean,
+                                    const T* __restrict__ rstd, const T* __restrict__ w, T* __restrict__ gx,
+                                    int64_t rows, int D)
+{
+    using C = Compute<T>;
+    const int lane = threadIdx.x % kWarp;
+    const int64_t warps = blockDim.x / kWarp;
+    for (int64_t r = blockIdx.x * warps + threadIdx.x / kWarp; r < rows; r += gridDim.x * warps) {
+        const T *gr = g + r * D, *xr = x + r * D;
+        C gw[kPerLane], xv[kPerLane];
+MT_UNROLL
+        for (int k = 0; k < kPerLane; ++k) {
+            const int j = lane + k * kWarp;
+            gw[k] = j < D ? (w ? C(gr[j]) * C(w[j]) : C(gr[j])) : C(0);
+            xv[k] = j < D ? C(xr[j]) : C(0);
+        }
+        const C m = mean ? C(mean[r]) : C(0), rs = C(rstd[r]);
+        LayerNormAcc s1 = 0, s2 = 0;
+MT_UNROLL
+        for (int k = 0; k < kPerLane; ++k)
+            if (lane + k * kWarp < D) {
+                s1 += gw[k];
+                s2 += gw[k] * (xv[k] - m) * rs;
+            }
+        // the RMS norm's xhat does not move with the row's mean: no mean(gw) term
+        const C m1 = mean ? C(warp_sum(s1) / LayerNormAcc(D)) : C(0), m2 = C(warp_sum(s2) / LayerNormAcc(D));
+MT_UNROLL
+        for (int k = 0; k < kPerLane; ++k) {
+            const int j = lane + k * kWarp;
+            if (j < D) gx[r * D + j] = T(rs * (gw[k] - m1 - (xv[k] - m) * rs * m2));
+        }
+    }
+}
+
+// The longest row the register kernels take, and whether a float32 or 16-bit call goes to them.
+constexpr int64_t kRowsMaxD = 32 * kWarp;
+
+bool rows_in_registers(int64_t D)
+{
+    return D >= 1 && D <= kRowsMaxD && !env_is("MINITORCH_CUDA_LAYER_NORM", "passes");
+}
+
+// Launches `Kernel<kPerLane>` (a macro's kernel template) with the fewest registers a lane that
+// hold a row of D values: kPerLane = 1, 2, 4, 8, 16 or 32.
+#define MT_LAYER_NORM_ROWS(kernel, D, rows, ...)                                                                    \
+    do {                                                                                                            \
+        const unsigned grid_ = unsigned(std::clamp<int64_t>((rows + kRowsThreads / kWarp - 1) / (kRowsThreads / kWarp), \
+                                                            1, 65535));                                             \
+        const int64_t per_lane_ = (D + kWarp - 1) / kWarp;                                                          \
+        if (per_lane_ <= 1) MT_LAUNCH(grid_, kRowsThreads, 0, 0, kernel<T, 1>)(__VA_ARGS__);                        \
+        else if (per_lane_ <= 2) MT_LAUNCH(grid_, kRowsThreads, 0, 0, kernel<T, 2>)(__VA_ARGS__);                   \
+        else if (per_lane_ <= 4) MT_LAUNCH(grid_, kRowsThreads, 0, 0, kernel<T, 4>)(__VA_ARGS__);                   \
+        else if (per_lane_ <= 8) MT_LAUNCH(grid_, kRowsThreads, 0, 0, kernel<T, 8>)(__VA_ARGS__);                   \
+        else if (per_lane_ <= 16) MT_LAUNCH(grid_, kRowsThreads, 0, 0, kernel<T, 16>)(__VA_ARGS__);                 \
+        else MT_LAUNCH(grid_, kRowsThreads, 0, 0, kernel<T, 32>)(__VA_ARGS__);                                      \
+    } while (0)
 
 // The parameter gradients sum over every row: gw[j] = sum_r g[r, j] xhat[r, j] and
 // gb[j] = sum_r g[r, j]. With few rows (or as the readable version) one thread per column
@@ -177,6 +292,14 @@ void layer_norm(const Tensor& out, const Tensor& mean, const Tensor& rstd, const
     const int64_t rows = rstd->numel(), D = rows ? in->numel() / rows : 0;
     dispatch_floating16(in->dtype, "layer_norm", [&](auto tag) {
         using T = typename decltype(tag)::type;
+        if constexpr (!std::is_same_v<T, double>) {
+            if (rows_in_registers(D)) {
+                MT_LAYER_NORM_ROWS(layer_norm_rows_kernel, D, rows, in->data_as<T>(), data_or_null<T>(weight),
+                                   data_or_null<T>(bias), out->data_as<T>(), data_or_null<T>(mean),
+                                   rstd->data_as<T>(), rows, int(D), eps);
+                return;
+            }
+        }
         MT_LAUNCH(blocks_for(rows * kWarp), kThreads, 0, 0, layer_norm_kernel<T>)(
             in->data_as<T>(), data_or_null<T>(weight), data_or_null<T>(bias), out->data_as<T>(),
             data_or_null<T>(mean), rstd->data_as<T>(), rows, D, eps);
@@ -191,7 +314,17 @@ void layer_norm_backward(const Tensor& grad_in, const Tensor& grad_weight, const
     const int64_t rows = rstd->numel(), D = rows ? in->numel() / rows : 0;
     dispatch_floating16(in->dtype, "layer_norm_backward", [&](auto tag) {
         using T = typename decltype(tag)::type;
-        if (grad_in) {
+        bool in_registers = false;
+        if constexpr (!std::is_same_v<T, double>) {
+            if (grad_in && rows_in_registers(D)) {
+                MT_LAYER_NORM_ROWS(layer_norm_backward_rows_kernel, D, rows, grad_out->data_as<T>(),
+                                   in->data_as<T>(), data_or_null<T>(mean), rstd->data_as<T>(),
+                                   data_or_null<T>(weight), grad_in->data_as<T>(), rows, int(D));
+                MT_CUDA_CHECK_LAUNCH("layer_norm_backward");
+                in_registers = true;
+            }
+        }
+        if (grad_in && !in_registers) {
             MT_LAUNCH(blocks_for(rows * kWarp), kThreads, 0, 0, layer_norm_backward_kernel<T>)(
                 grad_out->data_as<T>(), in->data_as<T>(), data_or_null<T>(mean), rstd->data_as<T>(),
                 data_or_null<T>(weight), grad_in->data_as<T>(), rows, D);

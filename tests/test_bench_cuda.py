@@ -76,10 +76,13 @@ def test_rows_under_env_runs_the_picked_rows_with_each_value_and_restores_the_va
     monkeypatch.delenv("MINITORCH_CUDA_SOFTMAX", raising=False)
     monkeypatch.delenv("MINITORCH_CUDA_GATHER", raising=False)
     monkeypatch.delenv("MINITORCH_CUDA_SORT", raising=False)
+    monkeypatch.delenv("MINITORCH_CUDA_LAYER_NORM", raising=False)
     rows = [("softmax(dim=-1), 8x1000", None), ("gather(dim=1), 8x1000", None), ("cat of 8", None),
-            ("index_select(dim=1), 8x1000", None), ("sort(dim=-1), 8x1000", None)]
+            ("index_select(dim=1), 8x1000", None), ("sort(dim=-1), 8x1000", None), ("layer_norm fwd+bwd", None)]
     bench.kernel_switches(rows, None, None)
     assert seen == [("With MINITORCH_CUDA_SOFTMAX=merge", ["softmax(dim=-1), 8x1000"]),
                     ("With MINITORCH_CUDA_GATHER=simple", ["gather(dim=1), 8x1000", "index_select(dim=1), 8x1000"]),
-                    ("With MINITORCH_CUDA_SORT=block", ["sort(dim=-1), 8x1000"])]
-    assert not {"MINITORCH_CUDA_SOFTMAX", "MINITORCH_CUDA_GATHER", "MINITORCH_CUDA_SORT"} & set(bench.os.environ)
+                    ("With MINITORCH_CUDA_SORT=block", ["sort(dim=-1), 8x1000"]),
+                    ("With MINITORCH_CUDA_LAYER_NORM=passes", ["layer_norm fwd+bwd"])]
+    switches = {"MINITORCH_CUDA_SOFTMAX", "MINITORCH_CUDA_GATHER", "MINITORCH_CUDA_SORT", "MINITORCH_CUDA_LAYER_NORM"}
+    assert not switches & set(bench.os.environ)

@@ -106,3 +106,40 @@ def test_many_rows_reduce_the_parameters_over_many_blocks():
 def test_few_rows_use_one_thread_per_column():
     ks = _backward_kernels(16, 96)
     assert len(ks) == 2 and not any("split" in k.name for k in ks), [k.name for k in ks]
+
+
+@needs_cuda
+@pytest.mark.parametrize("D", [1, 31, 32, 33, 64, 65, 384, 1000, 1024, 1025])
+@pytest.mark.parametrize("dtype", [minitorch.float32, minitorch.float16, minitorch.bfloat16, minitorch.float64],
+                         ids=["f32", "f16", "bf16", "f64"])
+@pytest.mark.parametrize("kind", ["affine", "plain", "rms"])
+def test_register_rows_give_the_bits_of_the_kernels_that_read_in_passes(monkeypatch, D, dtype, kind):
+    """Rows of up to 1024 values in float32 and 16 bits go to layer_norm_rows_kernel and
+    layer_norm_backward_rows_kernel (cuda/layer_norm.cu: a lane's values in registers, loaded
+    together); MINITORCH_CUDA_LAYER_NORM=passes sends them to the kernels that read the row in
+    passes. The sums run in the same order, so outputs, statistics and grad_input are the same
+    bits; longer rows and float64 take the passes either way."""
+    rng = np.random.default_rng(D)
+    x = minitorch.tensor(rng.normal(0.5, 2.0, size=(37, D)), dtype=dtype, device="cuda")
+    g = minitorch.tensor(rng.normal(size=(37, D)), dtype=dtype, device="cuda")
+    w = minitorch.tensor(rng.uniform(0.5, 1.5, size=D), dtype=dtype, device="cuda") if kind != "plain" else None
+    b = minitorch.tensor(rng.normal(size=D), dtype=dtype, device="cuda") if kind == "affine" else None
+
+    def run():
+        leaf = x.detach().requires_grad_()
+        with profile(activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA]) as prof:
+            out = F.rms_norm(leaf, (D,), w) if kind == "rms" else F.layer_norm(leaf, (D,), w, b)
+            out.backward(g)
+        names = [k.name.split("<")[0] for e in prof.events() for k in e.kernels]
+        return [to_numpy(out.double()), to_numpy(leaf.grad.double())], names  # (exact: bfloat16 has no NumPy type)
+
+    monkeypatch.delenv("MINITORCH_CUDA_LAYER_NORM", raising=False)
+    rows, rows_names = run()
+    monkeypatch.setenv("MINITORCH_CUDA_LAYER_NORM", "passes")
+    passes, passes_names = run()
+    in_registers = D <= 1024 and dtype != minitorch.float64
+    assert ("layer_norm_rows_kernel" in rows_names) == in_registers, rows_names
+    assert ("layer_norm_backward_rows_kernel" in rows_names) == in_registers, rows_names
+    assert "layer_norm_rows_kernel" not in passes_names and "layer_norm_kernel" in passes_names, passes_names
+    for a, p in zip(rows, passes):
+        np.testing.assert_array_equal(a, p)

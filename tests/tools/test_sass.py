@@ -149,3 +149,19 @@ def test_attention_stages_its_forward_and_dq_tiles_by_cp_async():
             assert fwd.count("LDGSTS") > 0 and fwd.spill_bytes == 0, (dtype, h)
             assert (dq.count("LDGSTS") > 0) == (dtype != "f" or h == "64"), (dtype, h)
             assert dkdv.count("LDGSTS") == 0
+
+
+@needs_tools
+def test_layer_norm_rows_issue_a_rows_loads_together():
+    """layer_norm_rows_kernel and layer_norm_backward_rows_kernel (cuda/layer_norm.cu): a lane's
+    values of a row (up to 32: D <= 1024) loaded before any is used -- the forward's x in one
+    batch, the backward's g, w and x in batches of dozens -- where the kernels that read the row
+    in passes kept 2-6 loads in flight. No spills, in float32 and both 16-bit types."""
+    kernels = _kernels("layer_norm.cu")
+    for dtype in ("f", "NS_4HalfE", "NS_8BFloat16E"):
+        for per_lane in (8, 16, 32):
+            (fwd,) = _find(kernels, f"layer_norm_rows_kernelI{dtype}Li{per_lane}E")
+            (bwd,) = _find(kernels, f"layer_norm_backward_rows_kernelI{dtype}Li{per_lane}E")
+            assert fwd.load_batches()[0] == per_lane, (dtype, per_lane, fwd.load_batches())
+            assert max(bwd.load_batches()) >= 2 * per_lane, (dtype, per_lane, bwd.load_batches())
+            assert fwd.spill_bytes == 0 and bwd.spill_bytes == 0
