@@ -25,7 +25,8 @@
 #                import the installed wheel
 #   memcheck     compute-sanitizer --tool memcheck on tests/test_devices.py -k cuda
 #   racecheck    compute-sanitizer --tool racecheck on tests/test_reduce.py
-#                tests/test_matmul.py -k cuda (both SKIP when compute-sanitizer is absent)
+#                tests/test_matmul.py tests/nn/test_attention_mma_cuda.py -k cuda (both SKIP
+#                when compute-sanitizer is absent)
 #   bench        python benchmarks/bench_cuda.py, then bench_models.py, time-limited
 #   notebooks    every notebooks/*.ipynb with MINITORCH_NB_LIMIT=3000: with nbclient when
 #                nbclient, nbformat and ipykernel import, else as a script of its code cells
@@ -354,7 +355,11 @@ sanitize() {  # tool log tests...
 }
 
 stage_memcheck() { sanitize memcheck "$LOGS/memcheck.log" tests/test_devices.py; }
-stage_racecheck() { sanitize racecheck "$LOGS/racecheck.log" tests/test_reduce.py tests/test_matmul.py; }
+# The tensor-core attention is there for its shared-memory tiles: cp.async copies and the
+# barriers between them (the emulator copies at once, so only a GPU can show a missing wait).
+stage_racecheck() {
+  sanitize racecheck "$LOGS/racecheck.log" tests/test_reduce.py tests/test_matmul.py tests/nn/test_attention_mma_cuda.py
+}
 
 stage_bench() {
   local log="$LOGS/bench_cuda.log" rc

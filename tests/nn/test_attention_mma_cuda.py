@@ -206,7 +206,7 @@ def test_mma_attention_cuda_stages_unaligned_rows_value_by_value(dtype):
                                                 ("wmma", minitorch.float16, (2e-2,) * 2),
                                                 ("tiled", minitorch.float32, TOL), ("rows", minitorch.float32, TOL)],
                          ids=["mma-f32", "mma-bf16", "wmma-f16", "tiled", "rows"])
-def test_attention_blocks_that_walk_several_pairs(monkeypatch, family, dtype, tol, schedule):
+def test_attention_cuda_blocks_that_walk_several_pairs(monkeypatch, family, dtype, tol, schedule):
     """Past 65535 (batch, head) pairs a block walks several, one after another (pair_blocks):
     here one block a row tile walks all four, MINITORCH_ATTENTION_PAIR_BLOCKS=1. Three key
     tiles a pair, an odd count: the double-buffered forward ends a pair on the buffer that the next
