@@ -98,7 +98,7 @@ __device__ uint32_t ordered_bits(T v, bool descending)
         if (f == f && f != 0.0f) u = (u & 0x8000u) ? (~u & 0xFFFFu) : (u | 0x8000u);
     } else {
         static_assert(std::is_same_v<T, bool>, "ordered_bits: float32, float16, bfloat16 or bool");
-        u = uint32_t(v);
+        u = v ? 1u : 0u;  // (a bool byte other than 0 or 1, as a reinterpreting view can make, is true)
     }
     return descending ? ~u : u;
 }
