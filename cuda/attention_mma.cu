@@ -20,9 +20,13 @@
 //           the B fragment's rows (V's, K's, dO's or Q's rows) follow it: b[0] is row 2t, b[1]
 //           row 2t + 1.
 //
+// In 16 bits that product's B fragments (two values down a column of the staged tile) come by
+// ldmatrix .trans (load_matrices_x4_trans, mma_sync.cuh): one instruction for the fragments of two
+// 8-column output tiles, where reading them value by value takes eight 16-bit loads and four packs.
+//
 // Staged rows are 4 words (mod 32) longer than the head size H, 64 or 128 (H + 4 floats, or H + 8
 // 16-bit values), so the 32 lanes' reads of a B fragment fall on 32 different banks, or share a
-// word.
+// word (and ldmatrix's eight 16-byte rows of a matrix, 4 words apart mod 32, too).
 #include <cfloat>
 
 #include "attention_common.cuh"
@@ -263,18 +267,30 @@ MT_UNROLL
             wa[3] = pack2(T(w[2 * kk + 1][2]), T(w[2 * kk + 1][3]));
         }
         const auto ap = prepare(wa);
-        const int r0 = kDepth<T> * kk + 2 * ln.t;  // B's rows: tile rows r0, r0 + 1 (and r0 + 8, r0 + 9)
+        if constexpr (kF32<T>) {
+            const int r0 = kDepth<T> * kk + 2 * ln.t;  // B's rows: tile rows r0, r0 + 1
 MT_UNROLL
-        for (int nt = 0; nt < kCols<H>; ++nt) {
-            if (8 * nt >= width) break;
-            const int c = 8 * nt + ln.g;
-            Reg<T> bv[2];
-            if constexpr (kF32<T>) {
-                bv[0] = x[r0][c], bv[1] = x[r0 + 1][c];
-            } else {
-                bv[0] = pack2(x[r0][c], x[r0 + 1][c]), bv[1] = pack2(x[r0 + 8][c], x[r0 + 9][c]);
+            for (int nt = 0; nt < kCols<H>; ++nt) {
+                if (8 * nt >= width) break;
+                const Reg<T> bv[2] = {x[r0][8 * nt + ln.g], x[r0 + 1][8 * nt + ln.g]};
+                mma<T>(out[nt], ap, prepare(bv));
             }
-            mma<T>(out[nt], ap, prepare(bv));
+        } else {
+            // The B fragments of two 8-column output tiles, nt and nt + 1 (16-bit head dims are
+            // multiples of 16), by one ldmatrix .x4 .trans: matrix j holds tile rows 16kk + 8(j % 2)
+            // .. + 7 of columns 8(nt + j / 2) .. + 7, and lane 8j + i points at its row i. Then
+            // m[0], m[1] are tile nt's b[0] = rows 16kk + 2t, + 1 and b[1] = rows 16kk + 8 + 2t, + 1
+            // of column 8nt + g; m[2], m[3] the same for tile nt + 1.
+            const int lane = 4 * ln.g + ln.t, j = lane / 8, i = lane % 8;
+MT_UNROLL
+            for (int nt = 0; nt < kCols<H>; nt += 2) {
+                if (8 * nt >= width) break;
+                uint32_t m[4];
+                load_matrices_x4_trans(m, &x[kDepth<T> * kk + 8 * (j % 2) + i][8 * (nt + j / 2)]);
+                const Reg<T> b0[2] = {m[0], m[1]}, b1[2] = {m[2], m[3]};
+                mma<T>(out[nt], ap, prepare(b0));
+                mma<T>(out[nt + 1], ap, prepare(b1));
+            }
         }
     }
 }

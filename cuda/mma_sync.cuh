@@ -200,6 +200,46 @@ float half_value(uint32_t r, int h)
 }  // namespace detail
 #endif
 
+#if MT_CUDA_EMULATED
+namespace detail {
+
+struct RowAddresses {
+    const uint16_t* row[kWarp];
+};
+
+}  // namespace detail
+#endif
+
+// ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16: four 8 x 8 matrices of 16-bit values in shared
+// memory, row i of matrix j (8 neighbouring values, 16-byte aligned) at the address that lane
+// 8j + i gives. Lane 4g + t receives in d[j] matrix j's elements (2t, g) and (2t + 1, g), the
+// first in the low half: two values down column g, which is how a B fragment holds B (b[0] =
+// B[2t, 2t + 1][g]). One instruction for the four registers, where reading them value by value
+// takes eight 16-bit loads and four packs. Warp-collective; sm_75 on (a GPU before that never
+// launches its callers, see mma_16bit). The emulator posts the lanes' addresses as its MMA posts
+// fragments, and each lane reads its values from the rows PTX assigns it.
+__device__ __forceinline__ void load_matrices_x4_trans(uint32_t (&d)[4], const void* row)
+{
+#if MT_CUDA_EMULATED
+    static thread_local detail::RowAddresses slots[32];  // a block has at most 32 warps
+    const unsigned tid = threadIdx.x + blockDim.x * (threadIdx.y + blockDim.y * threadIdx.z);
+    const int lane = int(tid % kWarp), g = lane / 4, t = lane % 4;
+    detail::RowAddresses& x = slots[tid / kWarp];
+    x.row[lane] = static_cast<const uint16_t*>(row);
+    __syncwarp();  // every lane's address is posted
+    for (int j = 0; j < 4; ++j) d[j] = uint32_t(x.row[8 * j + 2 * t][g]) | uint32_t(x.row[8 * j + 2 * t + 1][g]) << 16;
+    __syncwarp();  // every lane has read them before the next load posts its own
+#elif defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 750
+    const uint32_t address = uint32_t(__cvta_generic_to_shared(row));
+    asm volatile("ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16 {%0,%1,%2,%3}, [%4];"
+                 : "=r"(d[0]), "=r"(d[1]), "=r"(d[2]), "=r"(d[3])
+                 : "r"(address));
+#elif defined(__CUDA_ARCH__)
+    (void)d, (void)row;
+    __trap();
+#endif
+}
+
 // d += a b for float16 or bfloat16 fragments (T = Half or BFloat16): products of 16-bit values
 // (exact in float32), sums in float32. Warp-collective.
 template <class T>

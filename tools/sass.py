@@ -10,7 +10,7 @@ nvcc for one architecture, disassembles it (cuobjdump, from the CUDA toolkit or 
 * registers per thread (ptxas; with 128 threads a block, 65536 registers an SM hold
   65536 / (128 * registers) blocks: the occupancy), spill bytes;
 * instruction counts (global loads LDG, LDGSTS: cp.async's global-to-shared copies, stores
-  STG, MUFU: exp/rcp/..., BRA, CALL, SHFL);
+  STG, shared-memory loads LDS and LDSM: ldmatrix's, MUFU: exp/rcp/..., BRA, CALL, SHFL);
 * load batches: the global loads issued before the first instruction that reads what one of
   them loaded, walking the code in order ([32] for a softmax row of 32 loads at once;
   [1, 1, 1, ...] when each load waits for the previous one's value).
@@ -184,7 +184,8 @@ def main(argv=None) -> int:
     for name, k in sorted(kernels.items()):
         if not pattern.search(name):
             continue
-        counts = " ".join(f"{op}={k.count(op)}" for op in ("LDG", "LDGSTS", "STG", "MUFU", "BRA", "CALL", "SHFL"))
+        ops = ("LDG", "LDGSTS", "STG", "LDS", "LDSM", "MUFU", "BRA", "CALL", "SHFL")
+        counts = " ".join(f"{op}={k.count(op)}" for op in ops)
         print(f"{short_name(name)}\n   registers={k.registers} spill={k.spill_bytes} B  "
               f"instructions={len(k.instructions)} {counts}\n   load batches: {k.load_batches()[:24]}")
     return 0
