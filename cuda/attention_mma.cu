@@ -21,8 +21,10 @@
 //           row 2t + 1.
 //
 // In 16 bits that product's B fragments (two values down a column of the staged tile) come by
-// ldmatrix .trans (load_matrices_x4_trans, mma_sync.cuh): one instruction for the fragments of two
-// 8-column output tiles, where reading them value by value takes eight 16-bit loads and four packs.
+// ldmatrix .trans (load_matrices_x4, mma_sync.cuh): one instruction for the fragments of two
+// 8-column output tiles, where reading them value by value takes eight 16-bit loads and four packs;
+// and the first product's (two neighbours along a staged row) by ldmatrix: one instruction for two
+// 8-key slices' fragments, where they take four 32-bit loads.
 //
 // Staged rows are 4 words (mod 32) longer than the head size H, 64 or 128 (H + 4 floats, or H + 8
 // 16-bit values), so the 32 lanes' reads of a B fragment fall on 32 different banks, or share a
@@ -190,17 +192,27 @@ MT_UNROLL
         Reg<T> a[4];
         a_of(kk, a);
         const auto ap = prepare(a);
+        if constexpr (kF32<T>) {
 MT_UNROLL
-        for (int n = 0; n < kTcSlices; ++n) {
-            const T* row = x[8 * n + ln.g];
-            Reg<T> bv[2];
-            if constexpr (kF32<T>) {
-                bv[0] = row[8 * kk + ln.t], bv[1] = row[8 * kk + ln.t + 4];
-            } else {  // two neighbours of the row in one 32-bit read
-                bv[0] = *reinterpret_cast<const uint32_t*>(row + 16 * kk + 2 * ln.t);
-                bv[1] = *reinterpret_cast<const uint32_t*>(row + 16 * kk + 2 * ln.t + 8);
+            for (int n = 0; n < kTcSlices; ++n) {
+                const T* row = x[8 * n + ln.g];
+                const Reg<T> bv[2] = {row[8 * kk + ln.t], row[8 * kk + ln.t + 4]};
+                mma<T>(acc[n], ap, prepare(bv));
             }
-            mma<T>(acc[n], ap, prepare(bv));
+        } else {
+            // The B fragments of two slices, n and n + 1 (two neighbours along a row of X each), by
+            // one ldmatrix .x4: matrix j holds tile rows 8(n + j / 2) .. + 7 at columns 16kk + 8(j % 2)
+            // .. + 7, and lane 8j + i points at its row i. m[0], m[1] are slice n's b[0] = X[8n +
+            // g][16kk + 2t, + 1] and b[1] (8 columns on); m[2], m[3] slice n + 1's.
+            const int lane = 4 * ln.g + ln.t, j = lane / 8, i = lane % 8;
+MT_UNROLL
+            for (int n = 0; n < kTcSlices; n += 2) {
+                uint32_t m[4];
+                load_matrices_x4<false>(m, &x[8 * (n + j / 2) + i][16 * kk + 8 * (j % 2)]);
+                const Reg<T> b0[2] = {m[0], m[1]}, b1[2] = {m[2], m[3]};
+                mma<T>(acc[n], ap, prepare(b0));
+                mma<T>(acc[n + 1], ap, prepare(b1));
+            }
         }
     }
 }
@@ -286,7 +298,7 @@ MT_UNROLL
             for (int nt = 0; nt < kCols<H>; nt += 2) {
                 if (8 * nt >= width) break;
                 uint32_t m[4];
-                load_matrices_x4_trans(m, &x[kDepth<T> * kk + 8 * (j % 2) + i][8 * (nt + j / 2)]);
+                load_matrices_x4<true>(m, &x[kDepth<T> * kk + 8 * (j % 2) + i][8 * (nt + j / 2)]);
                 const Reg<T> b0[2] = {m[0], m[1]}, b1[2] = {m[2], m[3]};
                 mma<T>(out[nt], ap, prepare(b0));
                 mma<T>(out[nt + 1], ap, prepare(b1));

@@ -210,15 +210,19 @@ struct RowAddresses {
 }  // namespace detail
 #endif
 
-// ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16: four 8 x 8 matrices of 16-bit values in shared
-// memory, row i of matrix j (8 neighbouring values, 16-byte aligned) at the address that lane
-// 8j + i gives. Lane 4g + t receives in d[j] matrix j's elements (2t, g) and (2t + 1, g), the
-// first in the low half: two values down column g, which is how a B fragment holds B (b[0] =
-// B[2t, 2t + 1][g]). One instruction for the four registers, where reading them value by value
-// takes eight 16-bit loads and four packs. Warp-collective; sm_75 on (a GPU before that never
-// launches its callers, see mma_16bit). The emulator posts the lanes' addresses as its MMA posts
-// fragments, and each lane reads its values from the rows PTX assigns it.
-__device__ __forceinline__ void load_matrices_x4_trans(uint32_t (&d)[4], const void* row)
+// ldmatrix.sync.aligned.m8n8.x4[.trans].shared.b16: four 8 x 8 matrices of 16-bit values in
+// shared memory, row i of matrix j (8 neighbouring values, 16-byte aligned) at the address that
+// lane 8j + i gives. Lane 4g + t receives in d[j], the first value in the low half,
+//   kTrans = false: matrix j's elements (g, 2t) and (g, 2t + 1): two neighbours along row g;
+//   kTrans = true:  matrix j's elements (2t, g) and (2t + 1, g): two values down column g.
+// Either is how a fragment of the m16n8k16 MMA holds its values (b[0] = B[2t, 2t + 1][g]: a row
+// of B^T or a column of B). One instruction for four registers, where reading them takes four
+// 32-bit loads (neighbours) or eight 16-bit loads and four packs (a column). Warp-collective;
+// sm_75 on (a GPU before that never launches its callers, see mma_16bit). The emulator posts the
+// lanes' addresses as its MMA posts fragments, and each lane reads its values from the rows PTX
+// assigns it.
+template <bool kTrans>
+__device__ __forceinline__ void load_matrices_x4(uint32_t (&d)[4], const void* row)
 {
 #if MT_CUDA_EMULATED
     static thread_local detail::RowAddresses slots[32];  // a block has at most 32 warps
@@ -227,13 +231,21 @@ __device__ __forceinline__ void load_matrices_x4_trans(uint32_t (&d)[4], const v
     detail::RowAddresses& x = slots[tid / kWarp];
     x.row[lane] = static_cast<const uint16_t*>(row);
     __syncwarp();  // every lane's address is posted
-    for (int j = 0; j < 4; ++j) d[j] = uint32_t(x.row[8 * j + 2 * t][g]) | uint32_t(x.row[8 * j + 2 * t + 1][g]) << 16;
+    for (int j = 0; j < 4; ++j) {
+        if (kTrans) d[j] = uint32_t(x.row[8 * j + 2 * t][g]) | uint32_t(x.row[8 * j + 2 * t + 1][g]) << 16;
+        else d[j] = uint32_t(x.row[8 * j + g][2 * t]) | uint32_t(x.row[8 * j + g][2 * t + 1]) << 16;
+    }
     __syncwarp();  // every lane has read them before the next load posts its own
 #elif defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 750
     const uint32_t address = uint32_t(__cvta_generic_to_shared(row));
-    asm volatile("ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16 {%0,%1,%2,%3}, [%4];"
-                 : "=r"(d[0]), "=r"(d[1]), "=r"(d[2]), "=r"(d[3])
-                 : "r"(address));
+    if constexpr (kTrans)
+        asm volatile("ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16 {%0,%1,%2,%3}, [%4];"
+                     : "=r"(d[0]), "=r"(d[1]), "=r"(d[2]), "=r"(d[3])
+                     : "r"(address));
+    else
+        asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0,%1,%2,%3}, [%4];"
+                     : "=r"(d[0]), "=r"(d[1]), "=r"(d[2]), "=r"(d[3])
+                     : "r"(address));
 #elif defined(__CUDA_ARCH__)
     (void)d, (void)row;
     __trap();
