@@ -167,5 +167,7 @@ def test_layer_norm_rows_issue_a_rows_loads_together():
             (fwd,) = _find(kernels, f"layer_norm_rows_kernelI{dtype}Li{per_lane}E")
             (bwd,) = _find(kernels, f"layer_norm_backward_rows_kernelI{dtype}Li{per_lane}E")
             assert fwd.load_batches()[0] == per_lane, (dtype, per_lane, fwd.load_batches())
+            # the write's weights and biases: 8 values' worth at a time, not a pair per value
+            assert max(fwd.load_batches()[1:]) >= 7, (dtype, per_lane, fwd.load_batches())
             assert max(bwd.load_batches()) >= 2 * per_lane, (dtype, per_lane, bwd.load_batches())
             assert fwd.spill_bytes == 0 and bwd.spill_bytes == 0
