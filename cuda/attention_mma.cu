@@ -24,7 +24,8 @@
 // ldmatrix .trans (load_matrices_x4, mma_sync.cuh): one instruction for the fragments of two
 // 8-column output tiles, where reading them value by value takes eight 16-bit loads and four packs;
 // and the first product's (two neighbours along a staged row) by ldmatrix: one instruction for two
-// 8-key slices' fragments, where they take four 32-bit loads.
+// 8-key slices' fragments, where they take four 32-bit loads; float32 too (its B values are 32 bits
+// a register, read as pairs of 16-bit halves: ldmatrix moves bits).
 //
 // Staged rows are 4 words (mod 32) longer than the head size H, 64 or 128 (H + 4 floats, or H + 8
 // 16-bit values), so the 32 lanes' reads of a B fragment fall on 32 different banks, or share a
@@ -192,23 +193,22 @@ MT_UNROLL
         Reg<T> a[4];
         a_of(kk, a);
         const auto ap = prepare(a);
-        if constexpr (kF32<T>) {
+        // The B fragments of two slices, n and n + 1, by one ldmatrix .x4: matrix j holds tile rows
+        // 8(n + j / 2) .. + 7 at the K slice's first or second half of columns (j % 2), and lane
+        // 8j + i points at its row i. m[0], m[1] are slice n's b[0] and b[1], m[2], m[3] slice
+        // n + 1's: in 16 bits b[0] = X[8n + g][16kk + 2t, + 1] (two neighbours in a register), b[1]
+        // 8 columns on; in float32 (an 8 x 4 matrix of 32-bit values read as 8 x 8 of 16-bit
+        // halves: lane 4g + t gets value t of row g) b[0] = X[8n + g][8kk + t], b[1] 4 columns on.
+        const int lane = 4 * ln.g + ln.t, j = lane / 8, i = lane % 8;
 MT_UNROLL
-            for (int n = 0; n < kTcSlices; ++n) {
-                const T* row = x[8 * n + ln.g];
-                const Reg<T> bv[2] = {row[8 * kk + ln.t], row[8 * kk + ln.t + 4]};
-                mma<T>(acc[n], ap, prepare(bv));
-            }
-        } else {
-            // The B fragments of two slices, n and n + 1 (two neighbours along a row of X each), by
-            // one ldmatrix .x4: matrix j holds tile rows 8(n + j / 2) .. + 7 at columns 16kk + 8(j % 2)
-            // .. + 7, and lane 8j + i points at its row i. m[0], m[1] are slice n's b[0] = X[8n +
-            // g][16kk + 2t, + 1] and b[1] (8 columns on); m[2], m[3] slice n + 1's.
-            const int lane = 4 * ln.g + ln.t, j = lane / 8, i = lane % 8;
-MT_UNROLL
-            for (int n = 0; n < kTcSlices; n += 2) {
-                uint32_t m[4];
-                load_matrices_x4<false>(m, &x[8 * (n + j / 2) + i][16 * kk + 8 * (j % 2)]);
+        for (int n = 0; n < kTcSlices; n += 2) {
+            uint32_t m[4];
+            load_matrices_x4<false>(m, &x[8 * (n + j / 2) + i][(kF32<T> ? 8 : 16) * kk + (kF32<T> ? 4 : 8) * (j % 2)]);
+            if constexpr (kF32<T>) {
+                const float b0[2] = {tf32_value(m[0]), tf32_value(m[1])}, b1[2] = {tf32_value(m[2]), tf32_value(m[3])};
+                mma<T>(acc[n], ap, prepare(b0));
+                mma<T>(acc[n + 1], ap, prepare(b1));
+            } else {
                 const Reg<T> b0[2] = {m[0], m[1]}, b1[2] = {m[2], m[3]};
                 mma<T>(acc[n], ap, prepare(b0));
                 mma<T>(acc[n + 1], ap, prepare(b1));
