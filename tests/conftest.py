@@ -107,10 +107,18 @@ def _group_skip(report) -> None:
 def pytest_collection_modifyitems(config, items):
     """A test skipped for want of a CUDA device (a skipif whose reason names CUDA, such as
     CUDA_SKIP_REASON) gets the marker ``needs_cuda``, so that ``-k "cuda or devices"`` (the
-    emulated runs of .ci/run) selects it even when "cuda" is in none of its names."""
+    emulated runs of .ci/run) selects it even when "cuda" is in none of its names.
+
+    Tests marked ``switches_emulator_on`` (check_kernel switches the CUDA emulator on in its
+    process, and it cannot be switched off) go last. Before, the tests that check for CUDA when
+    they run (``if not minitorch.cuda.is_available(): pytest.skip(...)``) ran or skipped by
+    whether their pytest-xdist worker had run a check_kernel test before them: the README's
+    command passed a different number of tests from one run to the next. Last in the order,
+    they are also last in each worker (xdist hands the tests out in this order)."""
     for item in items:
         if any("cuda" in str(m.kwargs.get("reason", "")).lower() for m in item.iter_markers("skipif")):
             item.add_marker(pytest.mark.needs_cuda)
+    items.sort(key=lambda item: item.get_closest_marker("switches_emulator_on") is not None)  # stable
 
 
 @pytest.hookimpl(hookwrapper=True)

@@ -17,6 +17,7 @@ from minitorch.testing import DEFAULT_SCHEDULES, KernelCheck, check_kernel
 _HAS_COMPILER = bool(os.environ.get("CXX") or shutil.which("c++") or shutil.which("g++") or shutil.which("clang++"))
 ON_GPU = minitorch.cuda.is_available() and not minitorch.cuda.is_emulated()
 pytestmark = [
+    pytest.mark.switches_emulator_on,  # (check_kernel switches the emulator on: tests/conftest.py runs these last)
     pytest.mark.skipif(not (ON_GPU or minitorch._C._emulator_compiled),
                        reason="check_kernel needs a CUDA device, real or emulated"),
     pytest.mark.skipif(not ON_GPU and not _HAS_COMPILER,

@@ -79,3 +79,39 @@ def test_the_summary_is_a_few_lines_by_kind():
     lines.clear()
     conftest.pytest_terminal_summary(types.SimpleNamespace(stats={"passed": [1]}), 0, None)
     assert lines == []  # nothing skipped: nothing said
+
+
+class _Item:
+    """What pytest_collection_modifyitems reads of a collected test."""
+
+    def __init__(self, name, marks=(), skipif_reason=None):
+        self.name, self.marks = name, set(marks)
+        self.skipif = [types.SimpleNamespace(kwargs={"reason": skipif_reason})] if skipif_reason else []
+
+    def iter_markers(self, name):
+        return iter(self.skipif if name == "skipif" else [])
+
+    def get_closest_marker(self, name):
+        return name if name in self.marks else None
+
+    def add_marker(self, mark):
+        self.marks.add(mark.name)
+
+
+def test_tests_that_switch_the_emulator_on_run_last_in_their_order():
+    """check_kernel switches the CUDA emulator on in its process for good: its tests go after
+    every other (keeping the order within each group), so that no test that checks for CUDA
+    when it runs sees it on in one run and off in the next."""
+    items = [_Item("a"), _Item("grade", ["switches_emulator_on"]), _Item("b", skipif_reason=conftest.CUDA_SKIP_REASON),
+             _Item("check", ["switches_emulator_on"]), _Item("c")]
+    conftest.pytest_collection_modifyitems(None, items)
+    assert [i.name for i in items] == ["a", "b", "c", "grade", "check"]
+    assert "needs_cuda" in items[1].marks and "needs_cuda" not in items[0].marks
+
+
+def test_the_check_kernel_files_are_marked_to_run_last():
+    import test_check_kernel
+    from examples import test_grade_kernels
+
+    for module in (test_check_kernel, test_grade_kernels):
+        assert any(m.name == "switches_emulator_on" for m in module.pytestmark), module.__name__
