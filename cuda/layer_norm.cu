@@ -87,9 +87,11 @@ __global__ void layer_norm_backward_kernel(const T* g, const T* x, const T* mean
 // loads first (predicated: `j < D ? x[j] : 0`, no branch), then the sums and the writes work on
 // the registers: one read of the row from memory, where the kernels above read it three times
 // (forward) or twice (backward), each pass a few loads in flight at a time. The sums are added
-// in the same order as above, so the results are the same bits. (As softmax_rows_kernel, and
-// tools/sass.py checks the batches in tests/tools/test_sass.py. float64 keeps the kernels above:
-// twice the registers a value.) MINITORCH_CUDA_LAYER_NORM=passes selects the kernels above.
+// in the same order as above, and the emulator gives the same bits (nvcc may fuse a product and
+// a sum into one FMA in one kernel and not in the other: a rounding apart). As
+// softmax_rows_kernel; tools/sass.py checks the batches in tests/tools/test_sass.py. float64
+// keeps the kernels above (twice the registers a value). MINITORCH_CUDA_LAYER_NORM=passes
+// selects the kernels above.
 constexpr int kRowsThreads = 128;
 
 template <class T, int kPerLane>
