@@ -89,21 +89,32 @@ MT_UNROLL
 #if MT_CUDA_EMULATED
 namespace detail {
 
-// The emulator's MMA: each lane posts its fragments (post(slot, lane)) where the warp's other
-// lanes can read them, then computes its own four elements of D, d[e] = dot(slot, row, col, d[e]),
-// from the C layout above. The blocks of a launch run one after another on the calling thread, so
-// one slot per warp index is enough.
-template <class Slot, class Post, class Dot>
-void emulated_mma(float (&d)[4], Post post, Dot dot)
+// The emulator's warp-collective instructions (mma.sync, ldmatrix): each lane posts what it
+// holds (post(slot, lane)) where the warp's other lanes can read it, then reads what PTX gives it
+// (read(slot, lane)). The blocks of a launch run one after another on the calling thread, so one
+// slot per warp index is enough.
+template <class Slot, class Post, class Read>
+void emulated_warp_exchange(Post post, Read read)
 {
     static thread_local Slot slots[32];  // a block has at most 32 warps
     const unsigned tid = threadIdx.x + blockDim.x * (threadIdx.y + blockDim.y * threadIdx.z);
-    const int lane = int(tid % kWarp), g = lane / 4, t = lane % 4;
+    const int lane = int(tid % kWarp);
     Slot& x = slots[tid / kWarp];
     post(x, lane);
-    __syncwarp();  // every lane's fragments are posted
-    for (int e = 0; e < 4; ++e) d[e] = dot(x, g + e / 2 * 8, 2 * t + e % 2, d[e]);
-    __syncwarp();  // every lane has read the fragments before the next MMA posts its own
+    __syncwarp();  // every lane has posted
+    read(static_cast<const Slot&>(x), lane);
+    __syncwarp();  // every lane has read before the next instruction posts
+}
+
+// The emulator's MMA: the lanes post their fragments, then each computes its own four elements
+// of D, d[e] = dot(slot, row, col, d[e]), from the C layout above.
+template <class Slot, class Post, class Dot>
+void emulated_mma(float (&d)[4], Post post, Dot dot)
+{
+    emulated_warp_exchange<Slot>(post, [&](const Slot& x, int lane) {
+        const int g = lane / 4, t = lane % 4;
+        for (int e = 0; e < 4; ++e) d[e] = dot(x, g + e / 2 * 8, 2 * t + e % 2, d[e]);
+    });
 }
 
 struct Tf32Exchange {
@@ -219,23 +230,21 @@ struct RowAddresses {
 // of B^T or a column of B). One instruction for four registers, where reading them takes four
 // 32-bit loads (neighbours) or eight 16-bit loads and four packs (a column). Warp-collective;
 // sm_75 on (a GPU before that never launches its callers, see mma_16bit). The emulator posts the
-// lanes' addresses as its MMA posts fragments, and each lane reads its values from the rows PTX
-// assigns it.
+// lanes' addresses (emulated_warp_exchange, as its MMA posts fragments), and each lane reads its
+// values from the rows PTX assigns it.
 template <bool kTrans>
 __device__ __forceinline__ void load_matrices_x4(uint32_t (&d)[4], const void* row)
 {
 #if MT_CUDA_EMULATED
-    static thread_local detail::RowAddresses slots[32];  // a block has at most 32 warps
-    const unsigned tid = threadIdx.x + blockDim.x * (threadIdx.y + blockDim.y * threadIdx.z);
-    const int lane = int(tid % kWarp), g = lane / 4, t = lane % 4;
-    detail::RowAddresses& x = slots[tid / kWarp];
-    x.row[lane] = static_cast<const uint16_t*>(row);
-    __syncwarp();  // every lane's address is posted
-    for (int j = 0; j < 4; ++j) {
-        if (kTrans) d[j] = uint32_t(x.row[8 * j + 2 * t][g]) | uint32_t(x.row[8 * j + 2 * t + 1][g]) << 16;
-        else d[j] = uint32_t(x.row[8 * j + g][2 * t]) | uint32_t(x.row[8 * j + g][2 * t + 1]) << 16;
-    }
-    __syncwarp();  // every lane has read them before the next load posts its own
+    detail::emulated_warp_exchange<detail::RowAddresses>(
+        [&](detail::RowAddresses& x, int lane) { x.row[lane] = static_cast<const uint16_t*>(row); },
+        [&](const detail::RowAddresses& x, int lane) {
+            const int g = lane / 4, t = lane % 4;
+            for (int j = 0; j < 4; ++j) {
+                if (kTrans) d[j] = uint32_t(x.row[8 * j + 2 * t][g]) | uint32_t(x.row[8 * j + 2 * t + 1][g]) << 16;
+                else d[j] = uint32_t(x.row[8 * j + g][2 * t]) | uint32_t(x.row[8 * j + g][2 * t + 1]) << 16;
+            }
+        });
 #elif defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 750
     const uint32_t address = uint32_t(__cvta_generic_to_shared(row));
     if constexpr (kTrans)
