@@ -142,14 +142,50 @@ def test_16_bit_gradients_follow_float32(device, dt):
         np.testing.assert_allclose(a, b, rtol=tol, atol=tol * np.abs(b).max())
 
 
-def test_a_weight_of_another_dtype_promotes_as_pytorch():
-    """PyTorch normalizes in the input's dtype, then multiplies by the weight: a bfloat16
-    input with a float32 weight gives float32."""
-    x = minitorch.tensor(np.random.default_rng(8).uniform(-2, 2, (2, 8))).to(minitorch.bfloat16)
-    w = minitorch.full((8,), 0.5)
+@pytest.mark.parametrize("xt,wt", [(minitorch.bfloat16, minitorch.float32), (minitorch.float16, minitorch.float32),
+                                   (minitorch.float32, minitorch.bfloat16), (minitorch.float32, minitorch.float64),
+                                   (minitorch.float16, minitorch.bfloat16)], ids=str)
+def test_a_weight_of_another_dtype_gives_the_input_dtype(device, xt, wt):
+    """PyTorch 2.11 (its composite path for mixed dtypes; autocast leaves rms_norm alone): the
+    normalization and the weight's product are formed in the wider type and rounded once to
+    the input's dtype. The gradients come back in the input's and the weight's dtypes."""
+    rng = np.random.default_rng(8)
+    x_np, w_np, g_np = rng.uniform(-2, 2, (5, 8)), rng.uniform(0.5, 1.5, 8), rng.standard_normal((5, 8))
+    x = minitorch.tensor(x_np, device=device).to(xt).requires_grad_()
+    w = minitorch.tensor(w_np, device=device).to(wt).requires_grad_()
     y = F.rms_norm(x, (8,), w)
-    assert y.dtype == minitorch.float32
-    np.testing.assert_array_equal(to_numpy(y), to_numpy(F.rms_norm(x, (8,)).float() * 0.5))
+    assert y.dtype == xt
+    wide = minitorch.promote_types(minitorch.float32 if xt != minitorch.float32 else xt, wt)
+    eps = float(np.finfo(np.float32).eps)  # the input's computing type's, also in float64
+    want = F.rms_norm(x.detach().to(wide), (8,), w.detach().to(wide), eps).to(xt)
+    np.testing.assert_array_equal(to_numpy(y.float()), to_numpy(want.float()))
+    composed = minitorch.nn.functional._rms_norm_composed(x.detach(), (8,), w.detach(), eps)
+    assert composed.dtype == xt
+    tol = 1e-6 if xt == minitorch.float32 else 1e-2
+    np.testing.assert_allclose(to_numpy(composed.float()), to_numpy(y.float()), rtol=tol, atol=tol)
+    y.backward(minitorch.tensor(g_np, device=device).to(xt))
+    assert x.grad.dtype == xt and w.grad.dtype == wt
+    xr = minitorch.tensor(x_np, device=device).to(xt).double().requires_grad_()
+    wr = minitorch.tensor(w_np, device=device).to(wt).double().requires_grad_()
+    F.rms_norm(xr, (8,), wr, eps).backward(minitorch.tensor(g_np, device=device).to(xt).double())
+    np.testing.assert_allclose(to_numpy(x.grad.double()), to_numpy(xr.grad), rtol=3e-2, atol=3e-2)
+    np.testing.assert_allclose(to_numpy(w.grad.double()), to_numpy(wr.grad), rtol=3e-2, atol=3e-2)
+
+
+def test_a_16_bit_activation_and_a_float32_weight_run_fused_on_cuda():
+    """The autocast case (a Linear's bfloat16 output into nn.RMSNorm's float32 weight): the
+    fused kernels between two casts, not the composed formula's dozen kernels."""
+    if not minitorch.cuda.is_available():
+        pytest.skip(CUDA_SKIP_REASON)
+    from minitorch.profiler import ProfilerActivity, profile
+    x = minitorch.randn(64, 96, device="cuda").bfloat16().requires_grad_()
+    w = minitorch.ones(96, device="cuda", requires_grad=True)
+    g = minitorch.randn(64, 96, device="cuda").bfloat16()
+    with profile(activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA]) as p:
+        F.rms_norm(x, (96,), w).backward(g)
+    names = [k.name for e in p.events() for k in e.kernels]
+    assert sum("layer_norm" in n for n in names) == 3, names  # forward; grad_in and the weight's sums
+    assert sum("copy" in n for n in names) == 4 and len(names) == 7, names  # and a cast each way, twice
 
 
 def test_one_kernel_forward_two_backward_on_cuda():

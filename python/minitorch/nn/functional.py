@@ -745,21 +745,27 @@ def rms_norm(input, normalized_shape, weight=None, eps: float | None = None):
     if eps is None:
         from .. import finfo
         eps = finfo(_C.dtype.float32 if input.dtype in (_C.dtype.float16, _C.dtype.bfloat16) else input.dtype).eps
-    if weight is not None and weight.dtype != input.dtype:  # the promoted product, composed
-        return _rms_norm_composed(input, shape, weight, float(eps))
+    if weight is not None and weight.dtype != input.dtype:
+        # As PyTorch 2.11: computed in the wider type, then rounded to the input's dtype
+        # (a bfloat16 activation meets a float32 weight under autocast). The fused op runs
+        # in that type, between two casts; the gradients come back in each one's dtype.
+        wide = _C.promote_types(_C.dtype.float32 if input.dtype in (_C.dtype.float16, _C.dtype.bfloat16)
+                                else input.dtype, weight.dtype)
+        return _C._rms_norm(input.to(wide), math.prod(shape), weight.to(wide), float(eps)).to(input.dtype)
     # One fused C++ op: the layer norm's kernels without the centring, one kernel each way;
     # 16-bit values are computed in float32 inside and rounded once.
     return _C._rms_norm(input, math.prod(shape), weight, float(eps))
 
 
 def _rms_norm_composed(input, shape: tuple, weight, eps: float):
-    """rms_norm in ordinary ops (the readable formula; the tests' reference, and the path for
-    a weight of another dtype than the input, whose product promotes as PyTorch's does)."""
+    """rms_norm in ordinary ops (the readable formula; the tests' reference): 16-bit input
+    computes in float32, the weight multiplies before the one rounding to the input's dtype
+    (PyTorch 2.11's composite, also for a weight of another dtype)."""
     x = input.float() if input.dtype in (_C.dtype.float16, _C.dtype.bfloat16) else input
     dims = tuple(range(-len(shape), 0))
     out = x * ((x * x).mean(dims, keepdim=True) + eps).rsqrt() if shape else x * (x * x + eps).rsqrt()
-    out = out.to(input.dtype) if out.dtype != input.dtype else out
-    return out * weight if weight is not None else out
+    out = out * weight if weight is not None else out
+    return out.to(input.dtype) if out.dtype != input.dtype else out
 
 
 def layer_norm(input, normalized_shape, weight=None, bias=None, eps: float = 1e-5):
