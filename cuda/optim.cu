@@ -97,20 +97,17 @@ __global__ void step_kernel(Elements e, int64_t n)
     MT_GRID_STRIDE(i, n) e.update(i, e.load(i));
 }
 
-// GradScaler's check and unscale. Thread mapping: one thread per element, grid-stride
-// loop; thread i scales grad[i] in place. A thread that meets inf or NaN writes 1 into
-// found_inf[0]: many threads may write it, always the same value, and nobody reads it
-// during the launch, so no atomics are needed. inv_scale is read from device memory, so
-// the host needs no copy of the scale.
+// GradScaler's unscale on the elements of one gradient: grad *= inv in place, and the
+// thread's own flag set when it meets inf or NaN.
 template <class T>
-__global__ void amp_unscale_kernel(T* grad, int64_t n, float* found_inf, const float* inv_scale)
-{
+struct UnscaleElements {
     using C = Compute<T>;
-    const float inv = *inv_scale;
-    bool non_finite = false;
-    MT_GRID_STRIDE(i, n) grad[i] = T(amp_unscale_value(C(grad[i]), inv, non_finite));
-    if (non_finite) *found_inf = 1.0f;
-}
+    T* grad;
+    float inv;
+    bool* non_finite;  // the thread's local flag
+    __device__ C load(int64_t i) const { return C(grad[i]); }
+    __device__ void update(int64_t i, C g) const { grad[i] = T(amp_unscale_value(g, inv, *non_finite)); }
+};
 
 
 // The multi-tensor ("foreach") steps: one launch updates many parameters (multi_tensor.cuh).
@@ -146,6 +143,22 @@ __global__ void __launch_bounds__(kMultiThreads)
     if constexpr (Centered) grad_avg = meta.ptr[3 + Momentum][t];
     multi_tensor_elements(begin, end,
                           RmspropElements<T>{meta.ptr[0][t], meta.ptr[1][t], meta.ptr[2][t], buf, grad_avg, s});
+}
+
+// GradScaler's check and unscale of every gradient (list 0). Thread mapping as the steps
+// above. A thread that met inf or NaN writes 1 into found_inf[0]: many threads may write it,
+// always the same value, and nobody reads it during the launch, so no atomics are needed.
+// inv_scale is read from device memory, so the host needs no copy of the scale.
+template <class T>
+__global__ void __launch_bounds__(kMultiThreads)
+    amp_unscale_kernel(TensorListMeta<T, 1> meta, float* found_inf, const float* inv_scale)
+{
+    int t;
+    int64_t begin, end;
+    multi_tensor_chunk(meta, t, begin, end);
+    bool non_finite = false;
+    multi_tensor_elements(begin, end, UnscaleElements<T>{meta.ptr[0][t], *inv_scale, &non_finite});
+    if (non_finite) *found_inf = 1.0f;
 }
 
 template <class T, int Depth>
@@ -254,13 +267,15 @@ void clip_grad_multi(const std::vector<Tensor>& grads, const Tensor& total, doub
     MT_CUDA_CHECK_LAUNCH("clip_grad_multi");
 }
 
-void amp_unscale(const Tensor& grad, const Tensor& found_inf, const Tensor& inv_scale)
+void amp_unscale(const std::vector<Tensor>& grads, const Tensor& found_inf, const Tensor& inv_scale)
 {
-    const int64_t n = grad->numel();
-    dispatch_floating16(grad->dtype, "amp_unscale", [&](auto tag) {
+    dispatch_floating16(grads[0]->dtype, "amp_unscale", [&](auto tag) {
         using T = typename decltype(tag)::type;
-        MT_LAUNCH(blocks_for(n), kThreads, 0, 0, amp_unscale_kernel<T>)(
-            grad->data_as<T>(), n, found_inf->data_as<float>(), inv_scale->data_as<float>());
+        const std::vector<Tensor> lists[1] = {grads};
+        multi_tensor_apply<T>(lists, [&](const TensorListMeta<T, 1>& meta, int blocks) {
+            MT_LAUNCH(blocks, kMultiThreads, 0, 0, amp_unscale_kernel<T>)(meta, found_inf->data_as<float>(),
+                                                                          inv_scale->data_as<float>());
+        });
     });
     MT_CUDA_CHECK_LAUNCH("amp_unscale");
 }

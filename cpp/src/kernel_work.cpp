@@ -362,10 +362,12 @@ Work rmsprop_multi_step(const std::vector<Tensor>& params, const std::vector<Ten
     }
     return total;
 }
-// grad *= inv_scale and the inf/NaN test.
-Work amp_unscale(const Tensor& grad, const Tensor& found_inf, const Tensor& inv_scale)
+// grad *= inv_scale and the inf/NaN test, for every grad.
+Work amp_unscale(const std::vector<Tensor>& grads, const Tensor& found_inf, const Tensor& inv_scale)
 {
-    return {2 * n(grad), 2 * bytes(grad) + bytes(found_inf, inv_scale)};
+    Work w{0, bytes(found_inf, inv_scale)};
+    for (const Tensor& g : grads) w.flops += 2 * n(g), w.bytes += 2 * bytes(g);
+    return w;
 }
 
 // ---- indexing that adds: 1 FLOP per added element --------------------------------------

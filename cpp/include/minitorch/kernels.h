@@ -333,10 +333,12 @@ struct Attention {
 //             grad *= min(1, max_norm / (total + 1e-6)), in place. grads: non-empty,
 //             contiguous, one float dtype. The scale never leaves the device (no host wait);
 //             the CUDA kernels take one launch for the norm, one to finish it, one to scale.
-//  amp_unscale  GradScaler's check: grad (contiguous, float) *= inv_scale in place, and
-//             found_inf[0] = 1 when any element of grad was inf or NaN. found_inf and
-//             inv_scale are one-element float32 tensors on grad's device, read and written
-//             by the kernel itself, so the host never waits for the GPU here.
+//  amp_unscale  GradScaler's check: every grad *= inv_scale in place, and found_inf[0] = 1
+//             when any element of any grad was inf or NaN. grads: non-empty, contiguous,
+//             one float dtype. found_inf and inv_scale are one-element float32 tensors on
+//             the grads' device, read and written by the kernels themselves, so the host
+//             never waits for the GPU here. The CUDA kernel takes all the grads in one
+//             launch (more only when the lists fill more than one table).
 //  softmax    out = softmax(in), or log_softmax(in) when `log`, along dim; in and out contiguous,
 //             one floating dtype and shape, not empty. Each row of softmax_rows(shape, dim) is
 //             read once for its max and sum (online, softmax_math.h), then written.
@@ -474,7 +476,7 @@ struct Attention {
       (const Tensor& param, const Tensor& grad, const Tensor& momentum_buffer, const SgdStep& opt))  \
     X(adam_step, (const Tensor& param, const Tensor& grad, const Tensor& exp_avg,                    \
                   const Tensor& exp_avg_sq, const AdamStep& opt))                                  \
-    X(amp_unscale, (const Tensor& grad, const Tensor& found_inf, const Tensor& inv_scale))           \
+    X(amp_unscale, (const std::vector<Tensor>& grads, const Tensor& found_inf, const Tensor& inv_scale)) \
     X(sgd_multi_step, (const std::vector<Tensor>& params, const std::vector<Tensor>& grads,          \
                        const std::vector<Tensor>& momentum_buffers, const SgdStep& opt))             \
     X(adam_multi_step, (const std::vector<Tensor>& params, const std::vector<Tensor>& grads,         \

@@ -148,19 +148,21 @@ void clip_grad_multi(const std::vector<Tensor>& grads, const Tensor& total, doub
     });
 }
 
-// grad: contiguous, float; found_inf, inv_scale: one float32 each.
-void amp_unscale(const Tensor& grad, const Tensor& found_inf, const Tensor& inv_scale)
+// grads: contiguous, one float dtype; found_inf, inv_scale: one float32 each.
+void amp_unscale(const std::vector<Tensor>& grads, const Tensor& found_inf, const Tensor& inv_scale)
 {
     const float inv = *inv_scale->data_as<float>();
-    dispatch_floating(grad->dtype, "amp_unscale", [&](auto tag) {
+    dispatch_floating(grads[0]->dtype, "amp_unscale", [&](auto tag) {
         using T = typename decltype(tag)::type;
-        T* g = grad->data_as<T>();
         std::atomic<bool> any{false};
-        parallel_for(grad->numel(), kGrainSize, [&, g, inv](int64_t begin, int64_t end) {
-            bool non_finite = false;
-            for (int64_t i = begin; i < end; ++i) g[i] = amp_unscale_value(g[i], inv, non_finite);
-            if (non_finite) any.store(true, std::memory_order_relaxed);
-        });
+        for (const Tensor& grad : grads) {
+            T* g = grad->data_as<T>();
+            parallel_for(grad->numel(), kGrainSize, [&, g, inv](int64_t begin, int64_t end) {
+                bool non_finite = false;
+                for (int64_t i = begin; i < end; ++i) g[i] = amp_unscale_value(g[i], inv, non_finite);
+                if (non_finite) any.store(true, std::memory_order_relaxed);
+            });
+        }
         if (any.load()) *found_inf->data_as<float>() = 1.0f;
     });
 }

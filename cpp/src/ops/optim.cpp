@@ -282,17 +282,28 @@ void amp_foreach_non_finite_check_and_unscale_(const std::vector<Tensor>& grads,
     // contiguous (a copy only for inv_scale, which is only read).
     Tensor inv = contiguous(inv_scale);
     Tensor flag = found_inf->is_contiguous() ? found_inf : contiguous(found_inf);
-    for (const Tensor& g : grads) {
-        if (!g->numel()) continue;
-        if (g->is_contiguous()) {
-            kernels(g->device()).amp_unscale(g, flag, inv);
-        } else {  // rare for a gradient: scale a packed copy and write it back
-            Tensor packed = contiguous(g);
-            kernels(g->device()).amp_unscale(packed, flag, inv);
-            copy_(g, packed);
+    // One kernel call per dtype for all its gradients (the CUDA one: one launch). A strided
+    // gradient (rare) is scaled as a packed copy, written back after.
+    std::vector<DType> dtypes;
+    for (const Tensor& g : grads)
+        if (g->numel() && std::find(dtypes.begin(), dtypes.end(), g->dtype) == dtypes.end()) dtypes.push_back(g->dtype);
+    for (DType dtype : dtypes) {
+        std::vector<Tensor> listed;
+        std::vector<std::pair<Tensor, Tensor>> write_back;  // (gradient, its packed copy)
+        for (const Tensor& g : grads) {
+            if (!g->numel() || g->dtype != dtype) continue;
+            if (g->is_contiguous()) {
+                listed.push_back(g);
+            } else {
+                write_back.emplace_back(g, contiguous(g));
+                listed.push_back(write_back.back().second);
+            }
         }
-        autograd::bump_version(g);
+        kernels(flag->device()).amp_unscale(listed, flag, inv);
+        for (auto& [g, packed] : write_back) copy_(g, packed);
     }
+    for (const Tensor& g : grads)
+        if (g->numel()) autograd::bump_version(g);
     if (flag != found_inf) copy_(found_inf, flag);
     autograd::bump_version(found_inf);
 }
