@@ -71,8 +71,10 @@ struct Number {
 
 // How an input of the dense path is read: element i of the output reads data[i] (Flat), one
 // value for all (Scalar), or -- the output being a (rows, inner) matrix -- data[i % inner]
-// (Row: a trailing-dims operand, the b of (n, m) * (m,)) or data[i / inner] (Column: (n, 1)).
-enum class Spread : uint8_t { Flat, Scalar, Row, Column };
+// (Row: a trailing-dims operand, the b of (n, m) * (m,)) or data[i / inner] (Column: (n, 1)),
+// or -- the output being (outer, channels, inner) -- data[(i / inner) % channels] (Channel:
+// a per-channel bias or scale, the b of (N, C, H, W) + (C, 1, 1)).
+enum class Spread : uint8_t { Flat, Scalar, Row, Column, Channel };
 
 // An input of the dense path: contiguous values (Flat, Row, Column), or one value read by every
 // element (Scalar: from GPU memory, or the host number `value` when data is null).
@@ -81,20 +83,27 @@ struct DenseIn {
     const T* data;
     Spread spread;
     T value;
-    FastDivisor inner;  // Row and Column: the output's row length (a multiple of V)
+    FastDivisor inner;     // Row, Column and Channel: the output's row length (a multiple of V)
+    FastDivisor channels;  // Channel: the output's middle dim
     __device__ __forceinline__ T one() const { return data ? data[0] : value; }
     __device__ __forceinline__ uint32_t index(uint32_t i) const
     {
         if (spread == Spread::Row) return i - inner.div(i) * inner.d;
-        return spread == Spread::Column ? inner.div(i) : i;
+        if (spread == Spread::Column) return inner.div(i);
+        if (spread == Spread::Channel) {
+            const uint32_t row = inner.div(i);
+            return row - channels.div(row) * channels.d;
+        }
+        return i;
     }
     __device__ __forceinline__ T at(uint32_t i) const { return spread == Spread::Scalar ? one() : data[index(i)]; }
     // V values from element i on (i a multiple of V; aligned when contiguous). The V elements
-    // lie in one row, so a Row operand's V values are contiguous and a Column operand's equal.
+    // lie in one row, so a Row operand's V values are contiguous and a Column or Channel
+    // operand's equal.
     template <int V>
     __device__ __forceinline__ Pack<T, V> pack(uint32_t i) const
     {
-        if (spread == Spread::Scalar || spread == Spread::Column) {
+        if (spread == Spread::Scalar || spread == Spread::Column || spread == Spread::Channel) {
             Pack<T, V> p;
             const T v = spread == Spread::Scalar ? one() : data[index(i)];
             for (int k = 0; k < V; ++k) p.v[k] = v;
@@ -181,7 +190,9 @@ namespace {
 //    or one broadcast value (stride 0), with fewer than 2^32 elements; or
 //  - it is two dims (rows, inner), inner a multiple of 4 (any V), under 2^31 elements, and each
 //    input is contiguous, one value, or broadcast along one dim: strides (0, item) (a Row
-//    operand) or (item, 0) (a Column one) -- a bias or a scale broadcast over rows or columns.
+//    operand) or (item, 0) (a Column one) -- a bias or a scale broadcast over rows or columns;
+//  - or three dims (outer, channels, inner), inner a multiple of 4, under 2^31 elements, and
+//    each input contiguous, one value, or strides (0, item, 0) (a Channel operand).
 // (The ternary kernels, reading stride[k][0] as their operands' element strides, take the first
 // form only: rows_too = false.)
 template <int N>
@@ -189,15 +200,25 @@ bool dense(const Strided<N>& s, const std::array<const TensorImpl*, N>& ts, bool
 {
     const bool flat = s.ndim == 1 && s.numel < (int64_t(1) << 32);
     const bool rows = rows_too && s.ndim == 2 && s.numel < (int64_t(1) << 31) && s.shape[1] % 4 == 0;
-    if (!flat && !rows) return false;
+    const bool grid = rows_too && s.ndim == 3 && s.numel < (int64_t(1) << 31) && s.shape[2] % 4 == 0;
+    if (!flat && !rows && !grid) return false;
     for (int k = 0; k < N; ++k) {
         const int64_t item = int64_t(itemsize(ts[k]->dtype));
         const int64_t* st = s.stride[k];
-        bool ok = flat ? st[0] == item || (k > 0 && st[0] == 0) || s.numel == 1
-                       : (st[1] == item && st[0] == s.shape[1] * item) ||
-                             (k > 0 && ((st[0] == 0 && st[1] == item) || (st[0] == item && st[1] == 0) ||
-                                        (st[0] == 0 && st[1] == 0)));
-        const bool scalar = st[0] == 0 && (flat || st[1] == 0);
+        bool ok, scalar;
+        if (flat) {
+            ok = st[0] == item || (k > 0 && st[0] == 0) || s.numel == 1;
+            scalar = st[0] == 0;
+        } else if (rows) {
+            ok = (st[1] == item && st[0] == s.shape[1] * item) ||
+                 (k > 0 && ((st[0] == 0 && st[1] == item) || (st[0] == item && st[1] == 0) ||
+                            (st[0] == 0 && st[1] == 0)));
+            scalar = st[0] == 0 && st[1] == 0;
+        } else {
+            scalar = st[0] == 0 && st[1] == 0 && st[2] == 0;
+            ok = (st[2] == item && st[1] == s.shape[2] * item && st[0] == s.shape[1] * st[1]) ||
+                 (k > 0 && (scalar || (st[0] == 0 && st[1] == item && st[2] == 0)));
+        }
         if (!ok || (!scalar && reinterpret_cast<uintptr_t>(s.base[k]) % 16 != 0)) return false;
     }
     return true;
@@ -207,12 +228,15 @@ bool dense(const Strided<N>& s, const std::array<const TensorImpl*, N>& ts, bool
 template <class T, int N>
 DenseIn<T> dense_in(const Strided<N>& s, int k, Number<T> n = {false, T{}})
 {
+    const int64_t* st = s.stride[k];
     Spread spread = Spread::Flat;
-    if (n.given || (s.stride[k][0] == 0 && (s.ndim == 1 || s.stride[k][1] == 0))) spread = Spread::Scalar;
-    else if (s.ndim == 2 && s.stride[k][0] == 0) spread = Spread::Row;
-    else if (s.ndim == 2 && s.stride[k][1] == 0) spread = Spread::Column;
+    if (n.given || (st[0] == 0 && (s.ndim == 1 || st[1] == 0) && (s.ndim < 3 || st[2] == 0))) spread = Spread::Scalar;
+    else if (s.ndim == 2 && st[0] == 0) spread = Spread::Row;
+    else if (s.ndim == 2 && st[1] == 0) spread = Spread::Column;
+    else if (s.ndim == 3 && st[0] == 0) spread = Spread::Channel;
     return {n.given ? nullptr : reinterpret_cast<const T*>(s.base[k]), spread, n.value,
-            FastDivisor(uint32_t(s.ndim == 2 ? s.shape[1] : 1))};
+            FastDivisor(uint32_t(s.ndim >= 2 ? s.shape[s.ndim - 1] : 1)),
+            FastDivisor(uint32_t(s.ndim == 3 ? s.shape[1] : 1))};
 }
 
 // The operand t as a Number: its value when it lives on the host (read here, on the host),

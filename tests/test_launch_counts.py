@@ -367,10 +367,11 @@ def test_staged_kernels_convert_inputs_in_and_outputs_back_once():
 
 
 @pytest.mark.parametrize("dtype", ["float32", "float16", "bfloat16", "float64", "int64", "bool"])
-def test_a_bias_or_scale_broadcast_over_rows_or_columns_takes_the_dense_path(dtype):
+def test_a_bias_or_scale_broadcast_over_rows_columns_or_channels_takes_the_dense_path(dtype):
     """(n, m) op (m,), (n, 1), (1, m) and (b, n, m) op (n, m): the output is a (rows, inner)
     matrix and the small operand is read at i % inner or i / inner, with vector loads -- no
-    per-element index decoding. Inner lengths that are not a multiple of 4, and views at an odd
+    per-element index decoding. (N, C, H, W) op (C, 1, 1): an (outer, channels, inner) output
+    whose small operand is read at (i / inner) % channels. Inner lengths that are not a multiple of 4, and views at an odd
     offset, take the strided kernel; the values agree either way."""
     import numpy as np
 
@@ -393,7 +394,11 @@ def test_a_bias_or_scale_broadcast_over_rows_or_columns_takes_the_dense_path(dty
 
     cases = [((6, 8), (8,), "dense_kernel"), ((6, 8), (6, 1), "dense_kernel"), ((6, 8), (1, 8), "dense_kernel"),
              ((2, 3, 8), (3, 8), "dense_kernel"), ((5, 12), (5, 1), "dense_kernel"),
-             ((6, 6), (6,), "zip_kernel"), ((6, 10), (6, 1), "zip_kernel")]
+             ((6, 6), (6,), "zip_kernel"), ((6, 10), (6, 1), "zip_kernel"),
+             # (outer, channels, inner) with a per-channel operand: a conv's bias, (C, 1, 1)
+             ((3, 5, 2, 6), (5, 1, 1), "dense_kernel"), ((2, 7, 12), (1, 7, 1), "dense_kernel"),
+             ((3, 5, 4, 1), (5, 1, 1), "dense_kernel"), ((3, 5, 3, 3), (5, 1, 1), "zip_kernel"),
+             ((2, 3, 8), (2, 1, 8), "zip_kernel")]
     for sa, sb, path in cases:
         a, b = make(*sa), make(*sb)
         check(a, b, path)
