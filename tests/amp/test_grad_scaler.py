@@ -141,6 +141,28 @@ def test_unscale_is_one_launch_for_all_gradients(device):
         assert len(names) == 1 and "amp_unscale" in names[0], names  # 16 gradients
 
 
+@pytest.mark.skipif(not minitorch.cuda.is_available(), reason=CUDA_SKIP_REASON)
+def test_an_iteration_waits_for_the_gpu_once():
+    """step() reads found_inf (the host waits for the GPU: PyTorch's one .item() an iteration);
+    update() uses what step read, and unscale_ and scale wait for nothing."""
+    model, opt = model_and_opt("cuda")
+    s = GradScaler("cuda")
+    waits = minitorch._C._cuda_host_waits
+    for overflow in (False, True, False):
+        before = waits()
+        loss = s.scale(model(batch("cuda")).sum())
+        loss.backward()
+        if overflow:
+            model[0].weight.grad[0, 0] = float("inf")
+        s.unscale_(opt)
+        assert waits() == before
+        s.step(opt)
+        s.update()
+        assert waits() == before + 1
+        opt.zero_grad()
+    assert s.get_scale() == 2.0**15  # the overflow halved it
+
+
 @pytest.mark.parametrize("device", DEVICES)
 def test_unscale_of_many_dtypes_sizes_and_a_strided_gradient(device):
     """One call per dtype; a gradient past a chunk's end, an empty one, a strided one; the

@@ -137,10 +137,16 @@ class GradScaler:
             _C._amp_foreach_non_finite_check_and_unscale_(grads, found_inf, inv)
             found[device] = found_inf
         state["found_inf_per_device"] = found
+        state.pop("found_inf", None)  # not read yet (_found_inf)
         state["stage"] = _Stage.UNSCALED
 
     def _found_inf(self, state: dict) -> bool:
-        return any(f.item() != 0 for f in state["found_inf_per_device"].values())
+        """Whether unscale_ met inf or NaN: read from the device once (the host waits for the
+        GPU there), then kept, so step() and update() wait once an iteration between them, as
+        PyTorch's do."""
+        if "found_inf" not in state:
+            state["found_inf"] = any(f.item() != 0 for f in state["found_inf_per_device"].values())
+        return state["found_inf"]
 
     def step(self, optimizer, *args, **kwargs):
         """Unscales the gradients (unless ``unscale_`` did), then runs ``optimizer.step(*args,
