@@ -72,9 +72,12 @@ struct Number {
 // How an input of the dense path is read: element i of the output reads data[i] (Flat), one
 // value for all (Scalar), or -- the output being a (rows, inner) matrix -- data[i % inner]
 // (Row: a trailing-dims operand, the b of (n, m) * (m,)) or data[i / inner] (Column: (n, 1)),
-// or -- the output being (outer, channels, inner) -- data[(i / inner) % channels] (Channel:
-// a per-channel bias or scale, the b of (N, C, H, W) + (C, 1, 1)).
-enum class Spread : uint8_t { Flat, Scalar, Row, Column, Channel };
+// or -- the output being (outer, mid, inner), element i at (o, m, n) -- data[o * step[0] +
+// m * step[1] + n * inner_step] (Grid: any operand whose steps are 0 (broadcast) or its own
+// strides: a per-channel bias, the b of (N, C, H, W) + (C, 1, 1); a (B, 1, D) vector added to
+// (B, T, D); a padding mask (B, 1, 1, T) added to scores (B, H, T, T); a slice whose rows are
+// apart in memory, the q of q, k, v = qkv.split(d, -1)).
+enum class Spread : uint8_t { Flat, Scalar, Row, Column, Grid };
 
 // An input of the dense path: contiguous values (Flat, Row, Column), or one value read by every
 // element (Scalar: from GPU memory, or the host number `value` when data is null).
@@ -83,27 +86,29 @@ struct DenseIn {
     const T* data;
     Spread spread;
     T value;
-    FastDivisor inner;     // Row, Column and Channel: the output's row length (a multiple of V)
-    FastDivisor channels;  // Channel: the output's middle dim
+    FastDivisor inner;     // Row, Column and Grid: the output's row length (a multiple of V)
+    FastDivisor mid;       // Grid: the output's middle dim
+    uint32_t step[2];      // Grid: elements between neighbours along outer and mid (0: broadcast)
+    bool inner_step;       // Grid: neighbours along inner are contiguous (else one value)
     __device__ __forceinline__ T one() const { return data ? data[0] : value; }
     __device__ __forceinline__ uint32_t index(uint32_t i) const
     {
         if (spread == Spread::Row) return i - inner.div(i) * inner.d;
         if (spread == Spread::Column) return inner.div(i);
-        if (spread == Spread::Channel) {
-            const uint32_t row = inner.div(i);
-            return row - channels.div(row) * channels.d;
+        if (spread == Spread::Grid) {
+            const uint32_t row = inner.div(i), o = mid.div(row);
+            return o * step[0] + (row - o * mid.d) * step[1] + (inner_step ? i - row * inner.d : 0);
         }
         return i;
     }
     __device__ __forceinline__ T at(uint32_t i) const { return spread == Spread::Scalar ? one() : data[index(i)]; }
     // V values from element i on (i a multiple of V; aligned when contiguous). The V elements
-    // lie in one row, so a Row operand's V values are contiguous and a Column or Channel
-    // operand's equal.
+    // lie in one row, so a Row operand's V values are contiguous, a Column operand's equal,
+    // and a Grid operand's either (inner_step).
     template <int V>
     __device__ __forceinline__ Pack<T, V> pack(uint32_t i) const
     {
-        if (spread == Spread::Scalar || spread == Spread::Column || spread == Spread::Channel) {
+        if (spread == Spread::Scalar || spread == Spread::Column || (spread == Spread::Grid && !inner_step)) {
             Pack<T, V> p;
             const T v = spread == Spread::Scalar ? one() : data[index(i)];
             for (int k = 0; k < V; ++k) p.v[k] = v;
@@ -191,17 +196,34 @@ namespace {
 //  - it is two dims (rows, inner), inner a multiple of 4 (any V), under 2^31 elements, and each
 //    input is contiguous, one value, or broadcast along one dim: strides (0, item) (a Row
 //    operand) or (item, 0) (a Column one) -- a bias or a scale broadcast over rows or columns;
-//  - or three dims (outer, channels, inner), inner a multiple of 4, under 2^31 elements, and
-//    each input contiguous, one value, or strides (0, item, 0) (a Channel operand).
+//  - or two or three dims (outer, mid, inner), inner a multiple of 4, under 2^31 elements, and
+//    each input a Grid operand (see Spread): its inner stride the item or 0, its other strides
+//    non-negative multiples of 4 items (when its inner stride is the item: every pack of V
+//    values aligned) or 0, its last element under 2^32 items from its first. Two-dim plans
+//    take this form where the one above does not (a slice's rows apart in memory).
 // (The ternary kernels, reading stride[k][0] as their operands' element strides, take the first
 // form only: rows_too = false.)
+template <int N>
+bool grid_operand(const Strided<N>& s, int k, int64_t item)
+{
+    const int64_t* st = s.stride[k];
+    const int last = s.ndim - 1;
+    if (st[last] != item && st[last] != 0) return false;
+    int64_t reach = 0;
+    for (int d = 0; d < last; ++d) {
+        if (st[d] < 0 || st[d] % item != 0 || (st[last] != 0 && (st[d] / item) % 4 != 0)) return false;
+        reach += (s.shape[d] - 1) * (st[d] / item);
+    }
+    return reach + s.shape[last] < (int64_t(1) << 32);
+}
+
 template <int N>
 bool dense(const Strided<N>& s, const std::array<const TensorImpl*, N>& ts, bool rows_too = true)
 {
     const bool flat = s.ndim == 1 && s.numel < (int64_t(1) << 32);
-    const bool rows = rows_too && s.ndim == 2 && s.numel < (int64_t(1) << 31) && s.shape[1] % 4 == 0;
-    const bool grid = rows_too && s.ndim == 3 && s.numel < (int64_t(1) << 31) && s.shape[2] % 4 == 0;
-    if (!flat && !rows && !grid) return false;
+    const bool rows = rows_too && (s.ndim == 2 || s.ndim == 3) && s.numel < (int64_t(1) << 31) &&
+                      s.shape[s.ndim - 1] % 4 == 0;
+    if (!flat && !rows) return false;
     for (int k = 0; k < N; ++k) {
         const int64_t item = int64_t(itemsize(ts[k]->dtype));
         const int64_t* st = s.stride[k];
@@ -209,15 +231,11 @@ bool dense(const Strided<N>& s, const std::array<const TensorImpl*, N>& ts, bool
         if (flat) {
             ok = st[0] == item || (k > 0 && st[0] == 0) || s.numel == 1;
             scalar = st[0] == 0;
-        } else if (rows) {
-            ok = (st[1] == item && st[0] == s.shape[1] * item) ||
-                 (k > 0 && ((st[0] == 0 && st[1] == item) || (st[0] == item && st[1] == 0) ||
-                            (st[0] == 0 && st[1] == 0)));
-            scalar = st[0] == 0 && st[1] == 0;
         } else {
-            scalar = st[0] == 0 && st[1] == 0 && st[2] == 0;
-            ok = (st[2] == item && st[1] == s.shape[2] * item && st[0] == s.shape[1] * st[1]) ||
-                 (k > 0 && (scalar || (st[0] == 0 && st[1] == item && st[2] == 0)));
+            scalar = st[0] == 0 && st[1] == 0 && (s.ndim == 2 || st[2] == 0);
+            const bool contiguous = st[s.ndim - 1] == item && st[s.ndim - 2] == s.shape[s.ndim - 1] * item &&
+                                    (s.ndim == 2 || st[0] == s.shape[1] * st[1]);
+            ok = contiguous || (k > 0 && grid_operand(s, k, item));
         }
         if (!ok || (!scalar && reinterpret_cast<uintptr_t>(s.base[k]) % 16 != 0)) return false;
     }
@@ -229,14 +247,25 @@ template <class T, int N>
 DenseIn<T> dense_in(const Strided<N>& s, int k, Number<T> n = {false, T{}})
 {
     const int64_t* st = s.stride[k];
+    const int64_t item = int64_t(sizeof(T));
+    const int last = s.ndim - 1;
     Spread spread = Spread::Flat;
+    const bool contiguous = s.ndim == 1 || (st[last] == item && st[last - 1] == s.shape[last] * item &&
+                                            (s.ndim == 2 || st[0] == s.shape[1] * st[1]));
     if (n.given || (st[0] == 0 && (s.ndim == 1 || st[1] == 0) && (s.ndim < 3 || st[2] == 0))) spread = Spread::Scalar;
-    else if (s.ndim == 2 && st[0] == 0) spread = Spread::Row;
-    else if (s.ndim == 2 && st[1] == 0) spread = Spread::Column;
-    else if (s.ndim == 3 && st[0] == 0) spread = Spread::Channel;
-    return {n.given ? nullptr : reinterpret_cast<const T*>(s.base[k]), spread, n.value,
-            FastDivisor(uint32_t(s.ndim >= 2 ? s.shape[s.ndim - 1] : 1)),
-            FastDivisor(uint32_t(s.ndim == 3 ? s.shape[1] : 1))};
+    else if (contiguous) spread = Spread::Flat;
+    else if (s.ndim == 2 && st[0] == 0 && st[1] == item) spread = Spread::Row;
+    else if (s.ndim == 2 && st[0] == item && st[1] == 0) spread = Spread::Column;
+    else spread = Spread::Grid;
+    // Grid: a two-dim plan is (1, rows, inner).
+    const int64_t outer_step = s.ndim == 3 ? st[0] / item : 0, mid_step = s.ndim >= 2 ? st[last - 1] / item : 0;
+    return {n.given ? nullptr : reinterpret_cast<const T*>(s.base[k]),
+            spread,
+            n.value,
+            FastDivisor(uint32_t(s.ndim >= 2 ? s.shape[last] : 1)),
+            FastDivisor(uint32_t(s.ndim == 3 ? s.shape[1] : s.ndim == 2 ? s.shape[0] : 1)),
+            {uint32_t(outer_step), uint32_t(mid_step)},
+            st[last] != 0};
 }
 
 // The operand t as a Number: its value when it lives on the host (read here, on the host),

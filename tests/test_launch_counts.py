@@ -367,11 +367,12 @@ def test_staged_kernels_convert_inputs_in_and_outputs_back_once():
 
 
 @pytest.mark.parametrize("dtype", ["float32", "float16", "bfloat16", "float64", "int64", "bool"])
-def test_a_bias_or_scale_broadcast_over_rows_columns_or_channels_takes_the_dense_path(dtype):
+def test_broadcasts_and_row_slices_take_the_dense_path(dtype):
     """(n, m) op (m,), (n, 1), (1, m) and (b, n, m) op (n, m): the output is a (rows, inner)
     matrix and the small operand is read at i % inner or i / inner, with vector loads -- no
-    per-element index decoding. (N, C, H, W) op (C, 1, 1): an (outer, channels, inner) output
-    whose small operand is read at (i / inner) % channels. Inner lengths that are not a multiple of 4, and views at an odd
+    per-element index decoding. (N, C, H, W) op (C, 1, 1), (B, T, D) op (B, 1, D) and slices
+    with a row pitch: an (outer, mid, inner) output whose operands are read at their own
+    steps along each dim. Inner lengths that are not a multiple of 4, and views at an odd
     offset, take the strided kernel; the values agree either way."""
     import numpy as np
 
@@ -395,13 +396,23 @@ def test_a_bias_or_scale_broadcast_over_rows_columns_or_channels_takes_the_dense
     cases = [((6, 8), (8,), "dense_kernel"), ((6, 8), (6, 1), "dense_kernel"), ((6, 8), (1, 8), "dense_kernel"),
              ((2, 3, 8), (3, 8), "dense_kernel"), ((5, 12), (5, 1), "dense_kernel"),
              ((6, 6), (6,), "zip_kernel"), ((6, 10), (6, 1), "zip_kernel"),
-             # (outer, channels, inner) with a per-channel operand: a conv's bias, (C, 1, 1)
+             # (outer, mid, inner) with an operand broadcast along some of them: a conv's bias
+             # (C, 1, 1), a (B, 1, D) vector, a padding mask (B, 1, 1, T) on scores (B, H, T, T)
              ((3, 5, 2, 6), (5, 1, 1), "dense_kernel"), ((2, 7, 12), (1, 7, 1), "dense_kernel"),
              ((3, 5, 4, 1), (5, 1, 1), "dense_kernel"), ((3, 5, 3, 3), (5, 1, 1), "zip_kernel"),
-             ((2, 3, 8), (2, 1, 8), "zip_kernel")]
+             ((2, 3, 8), (2, 1, 8), "dense_kernel"), ((2, 3, 4, 8), (2, 1, 1, 8), "dense_kernel"),
+             ((2, 3, 6), (2, 1, 6), "zip_kernel")]
     for sa, sb, path in cases:
         a, b = make(*sa), make(*sb)
         check(a, b, path)
         check(b, a, path)  # the broadcast operand first
     view = make(6, 9)[:, 1:]  # rows at an odd offset
     check(view, make(8), "zip_kernel")
+    # slices whose rows lie apart in memory (a pitch of 12, 24 or 32 values: aligned packs;
+    # an offset of 16 values keeps the start 16-byte aligned for every dtype)
+    check(make(6, 12)[:, :8], make(6, 8), "dense_kernel")
+    check(make(6, 24)[:, 16:], make(6, 8), "dense_kernel")
+    check(make(2, 3, 32)[:, :, :8], make(3, 8), "dense_kernel")
+    check(make(2, 3, 32)[:, :, 16:24], make(2, 1, 8), "dense_kernel")
+    check(make(6, 10)[:, :8], make(6, 8), "zip_kernel")  # a pitch of 10: packs not aligned
+    check(make(8, 6).t(), make(6, 8), "zip_kernel")  # transposed: not contiguous along rows
