@@ -383,12 +383,18 @@ inline cudaError_t cudaFreeHost(void* ptr)
 
 // ---------------------------------------------------------- device intrinsics
 // CUDA's min/max accept mixed arithmetic types; the constraint keeps them out of the
-// way of std::min/std::max on anything else.
+// way of std::min/std::max on anything else. For floats they are fminf/fmaxf: a NaN
+// argument gives the other one, whichever side it is on (a comparison alone would return
+// the NaN from one side only, and the lanes of a warp_max would then disagree).
 template <class A, class B>
     requires std::is_arithmetic_v<A> && std::is_arithmetic_v<B>
 inline std::common_type_t<A, B> min(A a, B b)
 {
     using C = std::common_type_t<A, B>;
+    if constexpr (std::is_floating_point_v<C>) {
+        if (C(a) != C(a)) return C(b);
+        if (C(b) != C(b)) return C(a);
+    }
     return C(b) < C(a) ? C(b) : C(a);
 }
 template <class A, class B>
@@ -396,6 +402,10 @@ template <class A, class B>
 inline std::common_type_t<A, B> max(A a, B b)
 {
     using C = std::common_type_t<A, B>;
+    if constexpr (std::is_floating_point_v<C>) {
+        if (C(a) != C(a)) return C(b);
+        if (C(b) != C(b)) return C(a);
+    }
     return C(a) < C(b) ? C(b) : C(a);
 }
 
