@@ -150,9 +150,11 @@ def workloads(lib, quick: bool, tiny: bool = False):
         x = randn(side, side)
         return lambda: x.sum(0)
 
-    def softmax():
-        x = randn(side, 1000)
-        return lambda: F.softmax(x, dim=-1)
+    def softmax(C=1000, rows=None):
+        def make():
+            x = randn(rows or side, C)
+            return lambda: F.softmax(x, dim=-1)
+        return make
 
     def cross_entropy():
         x, y = randn(side, 1000), labels(side, 1000)
@@ -205,9 +207,11 @@ def workloads(lib, quick: bool, tiny: bool = False):
     def grad_randn(*shape):
         return randn(*shape).requires_grad_()
 
-    def layer_norm():
-        x, w, b = grad_randn(pick(8192, 1024, 8), 1024), grad_randn(1024), grad_randn(1024)
-        return backward_of(lib, lambda: F.layer_norm(x, (1024,), w, b), x, w, b)
+    def layer_norm(D=1024, rows=None):
+        def make():
+            x, w, b = grad_randn(rows or pick(8192, 1024, 8), D), grad_randn(D), grad_randn(D)
+            return backward_of(lib, lambda: F.layer_norm(x, (D,), w, b), x, w, b)
+        return make
 
     def batch_norm():
         bn = lib.nn.BatchNorm2d(64).to(DEVICE)
@@ -269,7 +273,10 @@ def workloads(lib, quick: bool, tiny: bool = False):
     return [
         (f"x.sum(), 2^{n24.bit_length() - 1}", full_sum),
         (f"x.sum(0), {side}x{side}", sum0),
-        (f"softmax(dim=-1), {side}x1000", softmax),
+        (f"softmax(dim=-1), {side}x1000", softmax()),
+        # rows past a warp's 1024 values (a block a row): other shapes than the issue's
+        (f"softmax(dim=-1), {pick(4096, 1024, 4)}x{pick(8192, 8192, 1100)}",
+         softmax(pick(8192, 8192, 1100), pick(4096, 1024, 4))),
         (f"cross_entropy fwd, {side}x1000", cross_entropy),
         (f"conv2d fwd 64->64 3x3, b{batch} {hw}x{hw}", conv),
         ("small CNN (1->32->64) fwd+bwd, b256", cnn),
@@ -282,7 +289,8 @@ def workloads(lib, quick: bool, tiny: bool = False):
         ("cat of 8 x 1024^2 (dim 0)", cat8),
         (f"index_select(dim=1), {side}x1000", index_select),
         (f"embedding bwd, {vocab}x512, 64x128 tokens", embedding_bwd),
-        (f"layer_norm fwd+bwd, {pick(8192, 1024, 8)}x1024", layer_norm),
+        (f"layer_norm fwd+bwd, {pick(8192, 1024, 8)}x1024", layer_norm()),
+        (f"layer_norm fwd+bwd, {pick(2048, 256, 4)}x4096", layer_norm(4096, pick(2048, 256, 4))),
         (f"BatchNorm2d fwd+bwd, {batch}x64x{hw}x{hw}", batch_norm),
         (f"sdpa causal fwd+bwd, b{pick(32, 4, 1)} h8 T{pick(256, 256, 16)} d64", attention()),
         (f"sdpa causal fwd+bwd bf16, b{pick(32, 4, 1)} h8 T{pick(256, 256, 16)} d64", attention(lib.bfloat16)),

@@ -26,6 +26,10 @@
 //   thread_rows_kernel  inner > 1: one thread per row. Adjacent threads take adjacent
 //                       rows, whose elements are adjacent in memory, so loads coalesce.
 //
+// The softmax forward of float32 and 16-bit rows (inner == 1) has two kernels of its own that
+// hold a row in registers: softmax_rows_kernel (a warp a row, C <= 1024) and
+// softmax_block_rows_kernel (a block of 512 threads a row, C <= 16384).
+//
 // Every grid is capped (grid-stride loops over rows), so any number of rows works.
 // Accumulation is in the element type (float for float32, double for float64). softmax,
 // its backward and the class losses read float16 / bfloat16 in place (the table's softmax16
@@ -41,7 +45,8 @@ namespace minitorch::cuda {
 namespace {
 
 constexpr int64_t kWarpRowMaxC = 1024;  // longer rows get a whole block
-constexpr int kRowBlockThreads = 512;   // threads per block of block_rows_kernel
+constexpr int kRowBlockThreads = 512;   // threads per block of block_rows_kernel and softmax_block_rows_kernel
+constexpr int64_t kBlockRowMaxC = 32 * kRowBlockThreads;  // softmax_block_rows_kernel's longest row
 
 // A row: its number (0 .. outer * inner - 1) and the flat offset of its element 0.
 struct Row {
@@ -203,11 +208,11 @@ __global__ void block_rows_kernel(Op op, int64_t rows, int64_t C)
     }
 }
 
-// softmax / log_softmax forward over rows of up to 32 * kPerLane values, as PyTorch's warp
-// softmax does it. Thread mapping: as warp_rows_cached_kernel (warp = row, lane l holds the
-// row's elements l, l + 32, ... in registers, 4 rows per block). Three passes over the
-// registers: the row's max M (a warp max), the sum S of e = exp(v - M) (a warp sum), then
-// e / S or (v - M) - log S. Unlike the online merge (one exp per value, each waiting on the
+// softmax / log_softmax forward over a row held in registers, as PyTorch's warp softmax does
+// it: the row's `threads` threads (a warp, or a block for longer rows) hold its elements
+// first, first + threads, ... (kPer of them each). Three passes over the registers: the
+// row's max M, the sum S of e = exp(v - M) (both reduced over the row's threads by `row`:
+// WarpRow or BlockRow below), then e / S or (v - M) - log S. Unlike the online merge (one exp per value, each waiting on the
 // previous merge), the exps of a lane are independent of each other.
 //
 // The loads: a GPU hides memory latency only with loads in flight together, so every lane
@@ -216,48 +221,100 @@ __global__ void block_rows_kernel(Op op, int64_t rows, int64_t C)
 // makes of it decides, not the source: a version that took the max with `if (c < C && v > m)`
 // compiled to a load, a compare, the next load ..., one memory round trip per value, and the
 // H200 measured it 45% slower than the online merge (ba1949c). This one compiles to the 32 loads,
-// then the max; tests/tools/test_sass.py checks that in the compiled kernel.
+// then the max; tests/tools/test_sass.py checks that in the compiled kernels.
 //
 // Special values give what the CPU's online merge gives (softmax_math.h): a NaN makes its row
 // NaN (e is NaN there, so S is), a row of -inf only is NaN (M = -inf: e = exp(NaN)); a row
 // whose max is +inf has S = 1 if that +inf is its only one (the +inf entry is NaN, the others
 // 0), NaN if there are more.
+// The reductions of a row that one warp holds: shuffles only.
+struct WarpRow {
+    template <class A>
+    __device__ A row_max(A v) const { return warp_max(v); }
+    template <class A>
+    __device__ A row_sum(A v) const { return warp_sum(v); }
+};
+
+// The reductions of a row that a block of kWarps warps holds: each warp combines its lanes,
+// then every thread combines the warps' results from shared memory (`part`, kWarps slots) in
+// warp order, so all threads get the same bits. Every thread of the block must call them.
+template <class A, int kWarps>
+struct BlockRow {
+    A* part;
+    template <class Combine>
+    __device__ A all(A v, Combine combine) const
+    {
+        if (threadIdx.x % kWarp == 0) part[threadIdx.x / kWarp] = v;
+        __syncthreads();  // every warp's value is in part
+        A r = part[0];
+        for (int w = 1; w < kWarps; ++w) r = combine(r, part[w]);
+        __syncthreads();  // every thread has read part before it is written again
+        return r;
+    }
+    __device__ A row_max(A v) const { return all(warp_max(v), [](A a, A b) { return max(a, b); }); }
+    __device__ A row_sum(A v) const { return all(warp_sum(v), [](A a, A b) { return a + b; }); }
+};
+
+template <class T, int kPer, bool kLog, class Row>
+__device__ __forceinline__ void softmax_row(const T* __restrict__ xr, T* __restrict__ yr, int C, int first,
+                                            int threads, const Row& row)
+{
+    using A = Compute<T>;
+    A v[kPer];
+    MT_UNROLL
+    for (int k = 0; k < kPer; ++k) v[k] = first + k * threads < C ? A(xr[first + k * threads]) : A(-INFINITY);
+    A m = v[0];
+    MT_UNROLL
+    for (int k = 1; k < kPer; ++k) m = max(m, v[k]);  // fmax: NaN shows up in S instead
+    m = row.row_max(m);
+    A s;
+    if (m == A(INFINITY)) {  // m is the row's: all its threads take this branch or none
+        A infs = A(0), nans = A(0);
+        MT_UNROLL
+        for (int k = 0; k < kPer; ++k) infs += v[k] == A(INFINITY), nans += v[k] != v[k];
+        infs = row.row_sum(infs);
+        nans = row.row_sum(nans);
+        s = infs == A(1) && nans == A(0) ? A(1) : A(NAN);
+    }
+    A sum = A(0);
+    MT_UNROLL
+    for (int k = 0; k < kPer; ++k) {
+        const A e = math_exp(v[k] - m);  // 0 for the padding (m > -inf; else all is NaN)
+        sum += e;
+        if (!kLog) v[k] = e;
+    }
+    if (m != A(INFINITY)) s = row.row_sum(sum);
+    const A log_s = kLog ? math_log(s) : A(0);
+    MT_UNROLL
+    for (int k = 0; k < kPer; ++k)
+        if (first + k * threads < C) yr[first + k * threads] = T(kLog ? (v[k] - m) - log_s : v[k] / s);
+}
+
+// Rows of up to 32 * kPerLane values (C <= 1024). Thread mapping: as warp_rows_cached_kernel
+// (warp = row, lane l holds the row's elements l, l + 32, ..., 4 rows per block).
 template <class T, int kPerLane, bool kLog>
 __global__ void softmax_rows_kernel(const T* __restrict__ x, T* __restrict__ y, int64_t rows, int C)
 {
-    using A = Compute<T>;
     const int lane = threadIdx.x % kWarp;
     const int64_t warps = blockDim.x / kWarp;
-    for (int64_t r = blockIdx.x * warps + threadIdx.x / kWarp; r < rows; r += gridDim.x * warps) {
-        const T* xr = x + r * C;
-        T* yr = y + r * C;
-        A v[kPerLane];
-        MT_UNROLL
-        for (int k = 0; k < kPerLane; ++k) v[k] = lane + k * kWarp < C ? A(xr[lane + k * kWarp]) : A(-INFINITY);
-        A m = v[0];
-        MT_UNROLL
-        for (int k = 1; k < kPerLane; ++k) m = max(m, v[k]);  // fmax: NaN shows up in S instead
-        m = warp_max(m);
-        A s;
-        if (m == A(INFINITY)) {  // m is the warp's: the whole warp takes this branch or not
-            A infs = A(0), nans = A(0);
-            MT_UNROLL
-            for (int k = 0; k < kPerLane; ++k) infs += v[k] == A(INFINITY), nans += v[k] != v[k];
-            s = warp_sum(infs) == A(1) && warp_sum(nans) == A(0) ? A(1) : A(NAN);
-        }
-        A sum = A(0);
-        MT_UNROLL
-        for (int k = 0; k < kPerLane; ++k) {
-            const A e = math_exp(v[k] - m);  // 0 for the padding (m > -inf; else all is NaN)
-            sum += e;
-            if (!kLog) v[k] = e;
-        }
-        if (m != A(INFINITY)) s = warp_sum(sum);
-        const A log_s = kLog ? math_log(s) : A(0);
-        MT_UNROLL
-        for (int k = 0; k < kPerLane; ++k)
-            if (lane + k * kWarp < C) yr[lane + k * kWarp] = T(kLog ? (v[k] - m) - log_s : v[k] / s);
-    }
+    for (int64_t r = blockIdx.x * warps + threadIdx.x / kWarp; r < rows; r += gridDim.x * warps)
+        softmax_row<T, kPerLane, kLog>(x + r * C, y + r * C, C, lane, kWarp, WarpRow{});
+}
+
+// Rows of up to kRowBlockThreads * kPerThread values (1024 < C <= 16384). Thread mapping: block
+// b takes rows b, b + gridDim.x, ...; thread t holds the row's elements t, t + blockDim.x, ...
+// in registers (the row is read once, as in softmax_rows_kernel; block_rows_kernel reads it
+// twice and merges online, one exp waiting on the last).
+template <class T, int kPerThread, bool kLog>
+__global__ void __launch_bounds__(kRowBlockThreads)
+    softmax_block_rows_kernel(const T* __restrict__ x, T* __restrict__ y, int64_t rows, int C)
+{
+    using A = Compute<T>;
+    constexpr int kWarps = kRowBlockThreads / kWarp;
+    __shared__ A part[kWarps];
+    for (int64_t r = blockIdx.x; r < rows; r += gridDim.x)
+        softmax_row<T, kPerThread, kLog>(x + r * C, y + r * C, C, threadIdx.x, kRowBlockThreads,
+                                         BlockRow<A, kWarps>{part});
 }
 
 // Thread mapping: one thread per row r = (o, i) of the (outer, C, inner) view, grid-stride;
@@ -496,6 +553,23 @@ void launch_softmax_rows(const T* x, T* y, int64_t rows, int C)
     MT_CUDA_CHECK_LAUNCH(kLog ? "log_softmax" : "softmax");
 }
 
+// softmax_block_rows_kernel with the fewest registers per thread that hold a row of
+// 1024 < C <= kBlockRowMaxC.
+template <class T, bool kLog>
+void launch_softmax_block_rows(const T* x, T* y, int64_t rows, int C)
+{
+    const unsigned grid = capped_grid(rows);
+    const int per_thread = (C + kRowBlockThreads - 1) / kRowBlockThreads;
+#define MT_SOFTMAX_BLOCK_ROWS(K) \
+    MT_LAUNCH(grid, kRowBlockThreads, 0, 0, softmax_block_rows_kernel<T, K, kLog>)(x, y, rows, C)
+    if (per_thread <= 4) MT_SOFTMAX_BLOCK_ROWS(4);
+    else if (per_thread <= 8) MT_SOFTMAX_BLOCK_ROWS(8);
+    else if (per_thread <= 16) MT_SOFTMAX_BLOCK_ROWS(16);
+    else MT_SOFTMAX_BLOCK_ROWS(32);
+#undef MT_SOFTMAX_BLOCK_ROWS
+    MT_CUDA_CHECK_LAUNCH(kLog ? "log_softmax" : "softmax");
+}
+
 void softmax(const Tensor& out, const Tensor& in, int64_t dim, bool log)
 {
     const SoftmaxRows g = softmax_rows(in->shape, dim);
@@ -508,6 +582,11 @@ void softmax(const Tensor& out, const Tensor& in, int64_t dim, bool log)
             if (g.inner == 1 && g.C >= 1 && g.C <= kWarpRowMaxC && rows > 0 && !softmax_merge_forced()) {
                 if (log) launch_softmax_rows<T, true>(in->data_as<T>(), out->data_as<T>(), rows, int(g.C));
                 else launch_softmax_rows<T, false>(in->data_as<T>(), out->data_as<T>(), rows, int(g.C));
+                return;
+            }
+            if (g.inner == 1 && g.C > kWarpRowMaxC && g.C <= kBlockRowMaxC && rows > 0 && !softmax_merge_forced()) {
+                if (log) launch_softmax_block_rows<T, true>(in->data_as<T>(), out->data_as<T>(), rows, int(g.C));
+                else launch_softmax_block_rows<T, false>(in->data_as<T>(), out->data_as<T>(), rows, int(g.C));
                 return;
             }
         }

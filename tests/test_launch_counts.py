@@ -59,7 +59,8 @@ def test_softmax_is_at_most_two_launches(fn, shape, dim):
 @pytest.mark.parametrize("C, forward_kernel, backward_kernel",
                          [(10, "softmax_rows_kernel", "warp_rows_cached_kernel"),
                           (1000, "softmax_rows_kernel", "warp_rows_cached_kernel"),
-                          (1025, "block_rows_kernel", "block_rows_kernel")])
+                          (1025, "softmax_block_rows_kernel", "block_rows_kernel"),
+                          (16385, "block_rows_kernel", "block_rows_kernel")])
 def test_softmax_rows_up_to_1024_are_read_once_into_registers(monkeypatch, merge, log, C, forward_kernel,
                                                               backward_kernel):
     """softmax and its backward over rows of up to 1024: one warp per row, each lane's elements
@@ -70,18 +71,21 @@ def test_softmax_rows_up_to_1024_are_read_once_into_registers(monkeypatch, merge
     import numpy as np
     if merge:
         monkeypatch.setenv("MINITORCH_CUDA_SOFTMAX", "merge")
-        if forward_kernel == "softmax_rows_kernel":
-            forward_kernel = "warp_rows_cached_kernel"
+        forward_kernel = {"softmax_rows_kernel": "warp_rows_cached_kernel",
+                          "softmax_block_rows_kernel": "block_rows_kernel"}.get(forward_kernel, forward_kernel)
     fn = F.log_softmax if log else F.softmax
-    x = minitorch.randn(300, C, device="cuda", requires_grad=True)
-    g = minitorch.randn(300, C, device="cuda")
+    rows = 300 if C <= 1024 else 20
+    x = minitorch.randn(rows, C, device="cuda", requires_grad=True)
+    g = minitorch.randn(rows, C, device="cuda")
     y = fn(x, dim=1)
     forward = kernels(lambda: fn(x, dim=1))
     backward = kernels(lambda: y.backward(g, retain_graph=True))
     assert [k.name.split("<")[0] for k in forward] == [forward_kernel]
     assert [k.name.split("<")[0] for k in backward if "rows" in k.name] == [backward_kernel]
-    if forward_kernel != "block_rows_kernel":
-        assert blocks(forward[0]) == 300 // 4
+    if forward_kernel in ("softmax_rows_kernel", "warp_rows_cached_kernel"):
+        assert blocks(forward[0]) == 300 // 4  # a warp a row
+    elif forward_kernel == "softmax_block_rows_kernel":
+        assert blocks(forward[0]) == rows  # a block a row
     xc = x.detach().cpu().requires_grad_()
     yc = fn(xc, dim=1)
     yc.backward(g.cpu())
@@ -91,7 +95,7 @@ def test_softmax_rows_up_to_1024_are_read_once_into_registers(monkeypatch, merge
 
 @pytest.mark.parametrize("merge", [False, True])
 @pytest.mark.parametrize("log", [False, True])
-@pytest.mark.parametrize("C", [1, 31, 100, 1024])
+@pytest.mark.parametrize("C", [1, 31, 100, 1024, 1025, 4097, 16384])
 def test_softmax_rows_in_registers_keep_the_special_values(monkeypatch, merge, log, C):
     """The register kernels (softmax_rows_kernel's max, then sum of exps; the online merge under
     MINITORCH_CUDA_SOFTMAX=merge) give what the CPU's online merge gives for -inf (masked)
@@ -117,18 +121,20 @@ def test_softmax_rows_in_registers_keep_the_special_values(monkeypatch, merge, l
     x[11, 0] = -np.inf
     want = fn(minitorch.tensor(x), dim=1).numpy()
     got = fn(minitorch.tensor(x, device="cuda"), dim=1)
+    path = ("warp_rows_cached_kernel" if merge else "softmax_rows_kernel") if C <= 1024 else (
+        "block_rows_kernel" if merge else "softmax_block_rows_kernel")
     assert [k.name.split("<")[0] for k in kernels(lambda: fn(minitorch.tensor(x, device="cuda"), dim=1))
-            if "rows" in k.name] == ["warp_rows_cached_kernel" if merge else "softmax_rows_kernel"]
+            if "rows" in k.name] == [path]
     np.testing.assert_allclose(got.cpu().numpy(), want, rtol=1e-5, atol=1e-6, equal_nan=True)
     assert (np.isnan(got.cpu().numpy()) == np.isnan(want)).all()
 
 
 @pytest.mark.parametrize("dtype", [minitorch.float16, minitorch.bfloat16, minitorch.float64])
-@pytest.mark.parametrize("C", [7, 64, 65, 512, 1000])
+@pytest.mark.parametrize("C", [7, 64, 65, 512, 1000, 1500, 3000, 6000, 12000])
 def test_softmax_rows_kernel_every_dtype(dtype, C):
-    """softmax_rows_kernel in float32's and the 16-bit types' every register count: 16-bit rows
-    read in place (one launch) and computed in float32, as the CPU computes them; float64
-    rows through the online merge."""
+    """softmax_rows_kernel and softmax_block_rows_kernel (C > 1024) in float32's and the 16-bit
+    types' every register count: 16-bit rows read in place (one launch) and computed in
+    float32, as the CPU computes them; float64 rows through the online merge."""
     import numpy as np
     x = minitorch.randn(9, C, dtype=dtype) * 4
     for fn in (F.softmax, F.log_softmax):
@@ -136,8 +142,9 @@ def test_softmax_rows_kernel_every_dtype(dtype, C):
         xd = x.to("cuda")
         ks = kernels(lambda: fn(xd, dim=-1))
         # float64 keeps the online merge (cuda/softmax.cu: the compiler spreads the loads out)
-        assert [k.name.split("<")[0] for k in ks] == [
-            "warp_rows_cached_kernel" if dtype == minitorch.float64 else "softmax_rows_kernel"]
+        merge = "warp_rows_cached_kernel" if C <= 1024 else "block_rows_kernel"
+        fused = "softmax_rows_kernel" if C <= 1024 else "softmax_block_rows_kernel"
+        assert [k.name.split("<")[0] for k in ks] == [merge if dtype == minitorch.float64 else fused]
         tol = 1e-12 if dtype == minitorch.float64 else 1e-2
         np.testing.assert_allclose(fn(xd, dim=-1).cpu().float().numpy(), want, rtol=tol, atol=tol)
 

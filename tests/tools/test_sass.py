@@ -107,7 +107,7 @@ def _find(kernels, fragment):
 def test_softmax_rows_issue_a_rows_loads_together():
     """softmax_rows_kernel (cuda/softmax.cu): a lane's 32 loads of a 1000-row in flight
     together, in every dtype, softmax and log_softmax; no spills; registers for at least 4
-    blocks of 128 threads an SM."""
+    blocks of 128 threads an SM. softmax_block_rows_kernel likewise for a thread's 32."""
     kernels = _kernels("softmax.cu")
     for dtype in ("f", "NS_4HalfE", "NS_8BFloat16E"):  # float64 keeps the online merge
         for log in ("0", "1"):
@@ -118,6 +118,13 @@ def test_softmax_rows_issue_a_rows_loads_together():
             assert batches == [32] if dtype == "f" else len(batches) <= 2, (dtype, log, batches)
             assert k.spill_bytes == 0
             assert k.registers <= 128, (dtype, log, k.registers)
+            # rows of up to 16384, a block of 512 threads a row: a thread's 32 loads together
+            # too (float32 in one batch), within the 64 registers 512 threads may have
+            (k,) = _find(kernels, f"softmax_block_rows_kernelI{dtype}Li32ELb{log}E")
+            batches = k.load_batches()
+            assert k.count("LDG") == 32 and sum(batches) == 32, (dtype, log, batches)
+            assert batches == [32] if dtype == "f" else len(batches) <= 2, (dtype, log, batches)
+            assert k.spill_bytes == 0 and k.registers <= 64, (dtype, log, k.registers)
 
 
 @needs_tools
