@@ -93,110 +93,160 @@ __global__ void layer_norm_backward_kernel(const T* g, const T* x, const T* mean
 // keeps the kernels above (twice the registers a value). MINITORCH_CUDA_LAYER_NORM=passes
 // selects the kernels above.
 constexpr int kRowsThreads = 128;
+// Longer rows, up to kBlockRowsThreads * 32 values (D <= 8192): the same work with a block of
+// kBlockRowsThreads threads a row, thread t holding elements t, t + kBlockRowsThreads, ...;
+// the sums go through the block (BlockRow, warp.cuh), so they add in another order than the
+// kernels above (a few roundings apart).
+constexpr int kBlockRowsThreads = 256;
+
+// One row's forward in registers: the row's `threads` threads (a warp or a block; `row` reduces
+// over them) hold its elements first, first + threads, ... (kPer of them each).
+template <class T, int kPer, class Row>
+__device__ __forceinline__ void layer_norm_row(const T* __restrict__ xr, const T* __restrict__ w,
+                                               const T* __restrict__ b, T* __restrict__ yr, T* mean, T* rstd,
+                                               int64_t r, int D, double eps, int first, int threads, const Row& row)
+{
+    using C = Compute<T>;
+    using A = LayerNormAcc;
+    C v[kPer];
+MT_UNROLL
+    for (int k = 0; k < kPer; ++k) v[k] = first + k * threads < D ? C(xr[first + k * threads]) : C(0);
+    A ma = 0;
+    if (mean) {
+        A s = 0;
+MT_UNROLL
+        for (int k = 0; k < kPer; ++k)
+            if (first + k * threads < D) s += A(v[k]);
+        ma = row.row_sum(s) / A(D);
+    }
+    A var = 0;
+MT_UNROLL
+    for (int k = 0; k < kPer; ++k)
+        if (first + k * threads < D) var += (A(v[k]) - ma) * (A(v[k]) - ma);
+    const C m = C(ma), rs = C(A(1) / sqrt(row.row_sum(var) / A(D) + A(eps)));
+    if (first == 0) {
+        if (mean) mean[r] = T(m);
+        rstd[r] = T(rs);
+    }
+    // The write. Rows of more than 4 values a thread go 8 values at a time: their weights and
+    // biases (the same for every row: L1 hits) loaded together first, rather than one load
+    // to wait for before each value. (Shorter ones value by value: chunked, ptxas spilled
+    // 16-bit rows of 4 values a lane at sm_80 and sm_90.)
+    constexpr int kChunk = kPer < 8 ? 1 : 8;
+MT_UNROLL
+    for (int k0 = 0; k0 < kPer; k0 += kChunk) {
+        C wk[kChunk], bk[kChunk];
+        if constexpr (kChunk > 1) {
+MT_UNROLL
+            for (int k = 0; k < kChunk; ++k) {
+                const int j = first + (k0 + k) * threads;
+                wk[k] = w && j < D ? C(w[j]) : C(1);
+                bk[k] = b && j < D ? C(b[j]) : C(0);
+            }
+        }
+MT_UNROLL
+        for (int k = 0; k < kChunk; ++k) {
+            const int j = first + (k0 + k) * threads;
+            if (j >= D) continue;
+            C out = (v[k0 + k] - m) * rs;
+            if (w) out = out * (kChunk > 1 ? wk[k] : C(w[j]));
+            if (b) out = out + (kChunk > 1 ? bk[k] : C(b[j]));
+            yr[j] = T(out);
+        }
+    }
+}
+
+// One row's backward in registers: gw = g * w and x, their loads issued together.
+template <class T, int kPer, class Row>
+__device__ __forceinline__ void layer_norm_backward_row(const T* __restrict__ gr, const T* __restrict__ xr,
+                                                        const T* __restrict__ mean, const T* __restrict__ rstd,
+                                                        const T* __restrict__ w, T* __restrict__ gxr, int64_t r, int D,
+                                                        int first, int threads, const Row& row)
+{
+    using C = Compute<T>;
+    C gw[kPer], xv[kPer];
+MT_UNROLL
+    for (int k = 0; k < kPer; ++k) {
+        const int j = first + k * threads;
+        gw[k] = j < D ? (w ? C(gr[j]) * C(w[j]) : C(gr[j])) : C(0);
+        xv[k] = j < D ? C(xr[j]) : C(0);
+    }
+    const C m = mean ? C(mean[r]) : C(0), rs = C(rstd[r]);
+    LayerNormAcc s1 = 0, s2 = 0;
+MT_UNROLL
+    for (int k = 0; k < kPer; ++k)
+        if (first + k * threads < D) {
+            s1 += gw[k];
+            s2 += gw[k] * (xv[k] - m) * rs;
+        }
+    // the RMS norm's xhat does not move with the row's mean: no mean(gw) term
+    const C m1 = mean ? C(row.row_sum(s1) / LayerNormAcc(D)) : C(0), m2 = C(row.row_sum(s2) / LayerNormAcc(D));
+MT_UNROLL
+    for (int k = 0; k < kPer; ++k) {
+        const int j = first + k * threads;
+        if (j < D) gxr[j] = T(rs * (gw[k] - m1 - (xv[k] - m) * rs * m2));
+    }
+}
 
 template <class T, int kPerLane>
 __global__ void __launch_bounds__(kRowsThreads)
     layer_norm_rows_kernel(const T* __restrict__ x, const T* __restrict__ w, const T* __restrict__ b, T* __restrict__ y,
                            T* __restrict__ mean, T* __restrict__ rstd, int64_t rows, int D, double eps)
 {
-    using C = Compute<T>;
-    using A = LayerNormAcc;
     const int lane = threadIdx.x % kWarp;
     const int64_t warps = blockDim.x / kWarp;
-    for (int64_t r = blockIdx.x * warps + threadIdx.x / kWarp; r < rows; r += gridDim.x * warps) {
-        const T* xr = x + r * D;
-        C v[kPerLane];
-MT_UNROLL
-        for (int k = 0; k < kPerLane; ++k) v[k] = lane + k * kWarp < D ? C(xr[lane + k * kWarp]) : C(0);
-        A ma = 0;
-        if (mean) {
-            A s = 0;
-MT_UNROLL
-            for (int k = 0; k < kPerLane; ++k)
-                if (lane + k * kWarp < D) s += A(v[k]);
-            ma = warp_sum(s) / A(D);
-        }
-        A var = 0;
-MT_UNROLL
-        for (int k = 0; k < kPerLane; ++k)
-            if (lane + k * kWarp < D) var += (A(v[k]) - ma) * (A(v[k]) - ma);
-        const C m = C(ma), rs = C(A(1) / sqrt(warp_sum(var) / A(D) + A(eps)));
-        if (lane == 0) {
-            if (mean) mean[r] = T(m);
-            rstd[r] = T(rs);
-        }
-        // The write. Rows of more than 4 values a lane go 8 values at a time: their weights and
-        // biases (the same for every row: L1 hits) loaded together first, rather than one load
-        // to wait for before each value. (Shorter ones value by value: chunked, ptxas spilled
-        // 16-bit rows of 4 values a lane at sm_80 and sm_90.)
-        constexpr int kChunk = kPerLane < 8 ? 1 : 8;
-MT_UNROLL
-        for (int k0 = 0; k0 < kPerLane; k0 += kChunk) {
-            C wk[kChunk], bk[kChunk];
-            if constexpr (kChunk > 1) {
-MT_UNROLL
-                for (int k = 0; k < kChunk; ++k) {
-                    const int j = lane + (k0 + k) * kWarp;
-                    wk[k] = w && j < D ? C(w[j]) : C(1);
-                    bk[k] = b && j < D ? C(b[j]) : C(0);
-                }
-            }
-MT_UNROLL
-            for (int k = 0; k < kChunk; ++k) {
-                const int j = lane + (k0 + k) * kWarp;
-                if (j >= D) continue;
-                C out = (v[k0 + k] - m) * rs;
-                if (w) out = out * (kChunk > 1 ? wk[k] : C(w[j]));
-                if (b) out = out + (kChunk > 1 ? bk[k] : C(b[j]));
-                y[r * D + j] = T(out);
-            }
-        }
-    }
+    for (int64_t r = blockIdx.x * warps + threadIdx.x / kWarp; r < rows; r += gridDim.x * warps)
+        layer_norm_row<T, kPerLane>(x + r * D, w, b, y + r * D, mean, rstd, r, D, eps, lane, kWarp, WarpRow{});
 }
 
-// The backward's rows in registers: gw = g * w and x, their loads issued together.
 template <class T, int kPerLane>
 __global__ void __launch_bounds__(kRowsThreads)
     layer_norm_backward_rows_kernel(const T* __restrict__ g, const T* __restrict__ x, const T* __restrict__ mean,
                                     const T* __restrict__ rstd, const T* __restrict__ w, T* __restrict__ gx,
                                     int64_t rows, int D)
 {
-    using C = Compute<T>;
     const int lane = threadIdx.x % kWarp;
     const int64_t warps = blockDim.x / kWarp;
-    for (int64_t r = blockIdx.x * warps + threadIdx.x / kWarp; r < rows; r += gridDim.x * warps) {
-        const T *gr = g + r * D, *xr = x + r * D;
-        C gw[kPerLane], xv[kPerLane];
-MT_UNROLL
-        for (int k = 0; k < kPerLane; ++k) {
-            const int j = lane + k * kWarp;
-            gw[k] = j < D ? (w ? C(gr[j]) * C(w[j]) : C(gr[j])) : C(0);
-            xv[k] = j < D ? C(xr[j]) : C(0);
-        }
-        const C m = mean ? C(mean[r]) : C(0), rs = C(rstd[r]);
-        LayerNormAcc s1 = 0, s2 = 0;
-MT_UNROLL
-        for (int k = 0; k < kPerLane; ++k)
-            if (lane + k * kWarp < D) {
-                s1 += gw[k];
-                s2 += gw[k] * (xv[k] - m) * rs;
-            }
-        // the RMS norm's xhat does not move with the row's mean: no mean(gw) term
-        const C m1 = mean ? C(warp_sum(s1) / LayerNormAcc(D)) : C(0), m2 = C(warp_sum(s2) / LayerNormAcc(D));
-MT_UNROLL
-        for (int k = 0; k < kPerLane; ++k) {
-            const int j = lane + k * kWarp;
-            if (j < D) gx[r * D + j] = T(rs * (gw[k] - m1 - (xv[k] - m) * rs * m2));
-        }
-    }
+    for (int64_t r = blockIdx.x * warps + threadIdx.x / kWarp; r < rows; r += gridDim.x * warps)
+        layer_norm_backward_row<T, kPerLane>(g + r * D, x + r * D, mean, rstd, w, gx + r * D, r, D, lane, kWarp,
+                                             WarpRow{});
+}
+
+// Thread mapping: block b takes rows b, b + gridDim.x, ...; thread t holds elements t, t +
+// kBlockRowsThreads, ... of the row.
+template <class T, int kPerThread>
+__global__ void __launch_bounds__(kBlockRowsThreads)
+    layer_norm_block_rows_kernel(const T* __restrict__ x, const T* __restrict__ w, const T* __restrict__ b,
+                                 T* __restrict__ y, T* __restrict__ mean, T* __restrict__ rstd, int64_t rows, int D,
+                                 double eps)
+{
+    constexpr int kWarps = kBlockRowsThreads / kWarp;
+    __shared__ LayerNormAcc part[kWarps];
+    for (int64_t r = blockIdx.x; r < rows; r += gridDim.x)
+        layer_norm_row<T, kPerThread>(x + r * D, w, b, y + r * D, mean, rstd, r, D, eps, int(threadIdx.x),
+                                      kBlockRowsThreads, BlockRow<LayerNormAcc, kWarps>{part});
+}
+
+template <class T, int kPerThread>
+__global__ void __launch_bounds__(kBlockRowsThreads)
+    layer_norm_backward_block_rows_kernel(const T* __restrict__ g, const T* __restrict__ x,
+                                          const T* __restrict__ mean, const T* __restrict__ rstd,
+                                          const T* __restrict__ w, T* __restrict__ gx, int64_t rows, int D)
+{
+    constexpr int kWarps = kBlockRowsThreads / kWarp;
+    __shared__ LayerNormAcc part[kWarps];
+    for (int64_t r = blockIdx.x; r < rows; r += gridDim.x)
+        layer_norm_backward_row<T, kPerThread>(g + r * D, x + r * D, mean, rstd, w, gx + r * D, r, D,
+                                               int(threadIdx.x), kBlockRowsThreads,
+                                               BlockRow<LayerNormAcc, kWarps>{part});
 }
 
 // The longest row the register kernels take, and whether a float32 or 16-bit call goes to them.
-constexpr int64_t kRowsMaxD = 32 * kWarp;
+constexpr int64_t kRowsMaxD = 32 * kWarp, kBlockRowsMaxD = 32 * kBlockRowsThreads;
 
 bool rows_in_registers(int64_t D)
 {
-    return D >= 1 && D <= kRowsMaxD && !env_is("MINITORCH_CUDA_LAYER_NORM", "passes");
+    return D >= 1 && D <= kBlockRowsMaxD && !env_is("MINITORCH_CUDA_LAYER_NORM", "passes");
 }
 
 // Launches `Kernel<kPerLane>` (a macro's kernel template) with the fewest registers a lane that
@@ -212,6 +262,16 @@ bool rows_in_registers(int64_t D)
         else if (per_lane_ <= 8) MT_LAUNCH(grid_, kRowsThreads, 0, 0, kernel<T, 8>)(__VA_ARGS__);                   \
         else if (per_lane_ <= 16) MT_LAUNCH(grid_, kRowsThreads, 0, 0, kernel<T, 16>)(__VA_ARGS__);                 \
         else MT_LAUNCH(grid_, kRowsThreads, 0, 0, kernel<T, 32>)(__VA_ARGS__);                                      \
+    } while (0)
+
+// The same for rows of kRowsMaxD < D <= kBlockRowsMaxD, a block a row: kPerThread = 8, 16 or 32.
+#define MT_LAYER_NORM_BLOCK_ROWS(kernel, D, rows, ...)                                                              \
+    do {                                                                                                            \
+        const unsigned grid_ = unsigned(std::clamp<int64_t>(rows, 1, 65535));                                       \
+        const int64_t per_thread_ = (D + kBlockRowsThreads - 1) / kBlockRowsThreads;                                \
+        if (per_thread_ <= 8) MT_LAUNCH(grid_, kBlockRowsThreads, 0, 0, kernel<T, 8>)(__VA_ARGS__);                 \
+        else if (per_thread_ <= 16) MT_LAUNCH(grid_, kBlockRowsThreads, 0, 0, kernel<T, 16>)(__VA_ARGS__);          \
+        else MT_LAUNCH(grid_, kBlockRowsThreads, 0, 0, kernel<T, 32>)(__VA_ARGS__);                                 \
     } while (0)
 
 // The parameter gradients sum over every row: gw[j] = sum_r g[r, j] xhat[r, j] and
@@ -312,10 +372,16 @@ void layer_norm(const Tensor& out, const Tensor& mean, const Tensor& rstd, const
     dispatch_floating16(in->dtype, "layer_norm", [&](auto tag) {
         using T = typename decltype(tag)::type;
         if constexpr (!std::is_same_v<T, double>) {
-            if (rows_in_registers(D)) {
+            if (rows_in_registers(D) && D <= kRowsMaxD) {
                 MT_LAYER_NORM_ROWS(layer_norm_rows_kernel, D, rows, in->data_as<T>(), data_or_null<T>(weight),
                                    data_or_null<T>(bias), out->data_as<T>(), data_or_null<T>(mean),
                                    rstd->data_as<T>(), rows, int(D), eps);
+                return;
+            }
+            if (rows_in_registers(D)) {
+                MT_LAYER_NORM_BLOCK_ROWS(layer_norm_block_rows_kernel, D, rows, in->data_as<T>(),
+                                         data_or_null<T>(weight), data_or_null<T>(bias), out->data_as<T>(),
+                                         data_or_null<T>(mean), rstd->data_as<T>(), rows, int(D), eps);
                 return;
             }
         }
@@ -336,9 +402,14 @@ void layer_norm_backward(const Tensor& grad_in, const Tensor& grad_weight, const
         bool in_registers = false;
         if constexpr (!std::is_same_v<T, double>) {
             if (grad_in && rows_in_registers(D)) {
-                MT_LAYER_NORM_ROWS(layer_norm_backward_rows_kernel, D, rows, grad_out->data_as<T>(),
-                                   in->data_as<T>(), data_or_null<T>(mean), rstd->data_as<T>(),
-                                   data_or_null<T>(weight), grad_in->data_as<T>(), rows, int(D));
+                if (D <= kRowsMaxD)
+                    MT_LAYER_NORM_ROWS(layer_norm_backward_rows_kernel, D, rows, grad_out->data_as<T>(),
+                                       in->data_as<T>(), data_or_null<T>(mean), rstd->data_as<T>(),
+                                       data_or_null<T>(weight), grad_in->data_as<T>(), rows, int(D));
+                else
+                    MT_LAYER_NORM_BLOCK_ROWS(layer_norm_backward_block_rows_kernel, D, rows, grad_out->data_as<T>(),
+                                             in->data_as<T>(), data_or_null<T>(mean), rstd->data_as<T>(),
+                                             data_or_null<T>(weight), grad_in->data_as<T>(), rows, int(D));
                 MT_CUDA_CHECK_LAUNCH("layer_norm_backward");
                 in_registers = true;
             }

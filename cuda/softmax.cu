@@ -212,7 +212,7 @@ __global__ void block_rows_kernel(Op op, int64_t rows, int64_t C)
 // it: the row's `threads` threads (a warp, or a block for longer rows) hold its elements
 // first, first + threads, ... (kPer of them each). Three passes over the registers: the
 // row's max M, the sum S of e = exp(v - M) (both reduced over the row's threads by `row`:
-// WarpRow or BlockRow below), then e / S or (v - M) - log S. Unlike the online merge (one exp per value, each waiting on the
+// WarpRow or BlockRow, warp.cuh), then e / S or (v - M) - log S. Unlike the online merge (one exp per value, each waiting on the
 // previous merge), the exps of a lane are independent of each other.
 //
 // The loads: a GPU hides memory latency only with loads in flight together, so every lane
@@ -227,34 +227,6 @@ __global__ void block_rows_kernel(Op op, int64_t rows, int64_t C)
 // NaN (e is NaN there, so S is), a row of -inf only is NaN (M = -inf: e = exp(NaN)); a row
 // whose max is +inf has S = 1 if that +inf is its only one (the +inf entry is NaN, the others
 // 0), NaN if there are more.
-// The reductions of a row that one warp holds: shuffles only.
-struct WarpRow {
-    template <class A>
-    __device__ A row_max(A v) const { return warp_max(v); }
-    template <class A>
-    __device__ A row_sum(A v) const { return warp_sum(v); }
-};
-
-// The reductions of a row that a block of kWarps warps holds: each warp combines its lanes,
-// then every thread combines the warps' results from shared memory (`part`, kWarps slots) in
-// warp order, so all threads get the same bits. Every thread of the block must call them.
-template <class A, int kWarps>
-struct BlockRow {
-    A* part;
-    template <class Combine>
-    __device__ A all(A v, Combine combine) const
-    {
-        if (threadIdx.x % kWarp == 0) part[threadIdx.x / kWarp] = v;
-        __syncthreads();  // every warp's value is in part
-        A r = part[0];
-        for (int w = 1; w < kWarps; ++w) r = combine(r, part[w]);
-        __syncthreads();  // every thread has read part before it is written again
-        return r;
-    }
-    __device__ A row_max(A v) const { return all(warp_max(v), [](A a, A b) { return max(a, b); }); }
-    __device__ A row_sum(A v) const { return all(warp_sum(v), [](A a, A b) { return a + b; }); }
-};
-
 template <class T, int kPer, bool kLog, class Row>
 __device__ __forceinline__ void softmax_row(const T* __restrict__ xr, T* __restrict__ yr, int C, int first,
                                             int threads, const Row& row)

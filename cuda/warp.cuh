@@ -1,5 +1,5 @@
 // warp.cuh — the warp-level helpers of the reduction kernels (reduce.cu, softmax.cu,
-// layer_norm.cu). A warp is 32 threads that execute together; __shfl_*_sync lets a lane
+// layer_norm.cu), and the reductions of a row held by a warp or by a block. A warp is 32 threads that execute together; __shfl_*_sync lets a lane
 // read a register of another lane of its warp, so 32 partial results combine in 5 steps
 // without shared memory or __syncthreads(). All 32 lanes must call these.
 #pragma once
@@ -47,5 +47,34 @@ __device__ A warp_sum(A v)
         v, [](A x, int lane_mask) { return __shfl_xor_sync(kFullMask, x, lane_mask); },
         [](A a, A b) { return a + b; });
 }
+
+// The reductions over the threads that hold one row of a row kernel (softmax.cu, layer_norm.cu),
+// every thread getting the result: a warp (WarpRow: shuffles only) or a whole block (BlockRow).
+struct WarpRow {
+    template <class A>
+    __device__ A row_max(A v) const { return warp_max(v); }
+    template <class A>
+    __device__ A row_sum(A v) const { return warp_sum(v); }
+};
+
+// A block of kWarps warps: each warp combines its lanes, then every thread combines the warps'
+// results from shared memory (`part`, kWarps slots) in warp order, so all threads get the same
+// bits. Every thread of the block must call them.
+template <class A, int kWarps>
+struct BlockRow {
+    A* part;
+    template <class Combine>
+    __device__ A all(A v, Combine combine) const
+    {
+        if (threadIdx.x % kWarp == 0) part[threadIdx.x / kWarp] = v;
+        __syncthreads();  // every warp's value is in part
+        A r = part[0];
+        for (int w = 1; w < kWarps; ++w) r = combine(r, part[w]);
+        __syncthreads();  // every thread has read part before it is written again
+        return r;
+    }
+    __device__ A row_max(A v) const { return all(warp_max(v), [](A a, A b) { return max(a, b); }); }
+    __device__ A row_sum(A v) const { return all(warp_sum(v), [](A a, A b) { return a + b; }); }
+};
 
 }  // namespace minitorch::cuda

@@ -109,18 +109,19 @@ def test_few_rows_use_one_thread_per_column():
 
 
 @needs_cuda
-@pytest.mark.parametrize("D", [1, 31, 32, 33, 64, 65, 200, 384, 1000, 1024, 1025])
+@pytest.mark.parametrize("D", [1, 31, 32, 33, 64, 65, 200, 384, 1000, 1024, 1025, 2048, 3000, 4097, 8192, 8193])
 @pytest.mark.parametrize("dtype", [minitorch.float32, minitorch.float16, minitorch.bfloat16, minitorch.float64],
                          ids=["f32", "f16", "bf16", "f64"])
 @pytest.mark.parametrize("kind", ["affine", "plain", "rms"])
-def test_register_rows_give_the_bits_of_the_kernels_that_read_in_passes(monkeypatch, D, dtype, kind):
+def test_register_rows_match_the_kernels_that_read_in_passes(monkeypatch, D, dtype, kind):
     """Rows of up to 1024 values in float32 and 16 bits go to layer_norm_rows_kernel and
     layer_norm_backward_rows_kernel (cuda/layer_norm.cu: a lane's values in registers, loaded
     together); MINITORCH_CUDA_LAYER_NORM=passes sends them to the kernels that read the row in
     passes. The sums run in the same order, so the outputs and grad_input are the same bits in
     the emulator; on a GPU within a few roundings (nvcc may contract a product and a sum into
-    one FMA in one kernel and not in the other). Longer rows and float64 take the passes either
-    way."""
+    one FMA in one kernel and not in the other). Rows of 1025 to 8192 go to the block-a-row
+    kernels (layer_norm_block_rows_kernel and its backward), whose sums run in another order: a
+    few roundings apart. Longer rows and float64 take the passes either way."""
     rng = np.random.default_rng(D)
     x = minitorch.tensor(rng.normal(0.5, 2.0, size=(37, D)), dtype=dtype, device="cuda")
     g = minitorch.tensor(rng.normal(size=(37, D)), dtype=dtype, device="cuda")
@@ -140,12 +141,17 @@ def test_register_rows_give_the_bits_of_the_kernels_that_read_in_passes(monkeypa
     monkeypatch.setenv("MINITORCH_CUDA_LAYER_NORM", "passes")
     passes, passes_names = run()
     in_registers = D <= 1024 and dtype != minitorch.float64
+    in_block = 1024 < D <= 8192 and dtype != minitorch.float64
     assert ("layer_norm_rows_kernel" in rows_names) == in_registers, rows_names
     assert ("layer_norm_backward_rows_kernel" in rows_names) == in_registers, rows_names
-    assert not {"layer_norm_rows_kernel", "layer_norm_backward_rows_kernel"} & set(passes_names), passes_names
+    assert ("layer_norm_block_rows_kernel" in rows_names) == in_block, rows_names
+    assert ("layer_norm_backward_block_rows_kernel" in rows_names) == in_block, rows_names
+    register_kernels = {"layer_norm_rows_kernel", "layer_norm_backward_rows_kernel", "layer_norm_block_rows_kernel",
+                        "layer_norm_backward_block_rows_kernel"}
+    assert not register_kernels & set(passes_names), passes_names
     assert {"layer_norm_kernel", "layer_norm_backward_kernel"} <= set(passes_names), passes_names
     for a, p in zip(rows, passes):
-        if minitorch.cuda.is_emulated():
+        if minitorch.cuda.is_emulated() and not in_block:
             np.testing.assert_array_equal(a, p)
         else:
             eps = {minitorch.float16: 2e-3, minitorch.bfloat16: 1.6e-2}.get(dtype, 1e-6)

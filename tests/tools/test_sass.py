@@ -168,7 +168,8 @@ def test_layer_norm_rows_issue_a_rows_loads_together():
     """layer_norm_rows_kernel and layer_norm_backward_rows_kernel (cuda/layer_norm.cu): a lane's
     values of a row (up to 32: D <= 1024) loaded before any is used -- the forward's x in one
     batch, the backward's g, w and x in batches of dozens -- where the kernels that read the row
-    in passes kept 2-6 loads in flight. No spills, in float32 and both 16-bit types."""
+    in passes kept 2-6 loads in flight. No spills, in float32 and both 16-bit types. Likewise
+    layer_norm_block_rows_kernel and its backward (D <= 8192, a block a row)."""
     kernels = _kernels("layer_norm.cu")
     for dtype in ("f", "NS_4HalfE", "NS_8BFloat16E"):
         for per_lane in (8, 16, 32):
@@ -177,5 +178,11 @@ def test_layer_norm_rows_issue_a_rows_loads_together():
             assert fwd.load_batches()[0] == per_lane, (dtype, per_lane, fwd.load_batches())
             # the write's weights and biases: 8 values' worth at a time, not a pair per value
             assert max(fwd.load_batches()[1:]) >= 7, (dtype, per_lane, fwd.load_batches())
+            assert max(bwd.load_batches()) >= 2 * per_lane, (dtype, per_lane, bwd.load_batches())
+            assert fwd.spill_bytes == 0 and bwd.spill_bytes == 0
+            # rows of 1025 to 8192 (a block a row): the same batches for a thread's values
+            (fwd,) = _find(kernels, f"layer_norm_block_rows_kernelI{dtype}Li{per_lane}E")
+            (bwd,) = _find(kernels, f"layer_norm_backward_block_rows_kernelI{dtype}Li{per_lane}E")
+            assert fwd.load_batches()[0] == per_lane, (dtype, per_lane, fwd.load_batches())
             assert max(bwd.load_batches()) >= 2 * per_lane, (dtype, per_lane, bwd.load_batches())
             assert fwd.spill_bytes == 0 and bwd.spill_bytes == 0
