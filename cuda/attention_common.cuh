@@ -5,7 +5,6 @@
 #pragma once
 #include <cmath>
 #include <cstdint>
-#include <cstdlib>
 
 #include "common.cuh"
 #include "minitorch/attention_math.h"
@@ -105,10 +104,8 @@ __device__ __forceinline__ int64_t tile_in_order(bool causal)
 inline unsigned pair_blocks(int64_t B)
 {
     int64_t most = 65535;
-    if (const char* s = std::getenv("MINITORCH_ATTENTION_PAIR_BLOCKS")) {
-        const long long want = std::atoll(s);
-        if (want > 0 && want < most) most = want;
-    }
+    const int64_t want = env_positive("MINITORCH_ATTENTION_PAIR_BLOCKS");
+    if (want > 0 && want < most) most = want;
     return unsigned(B < most ? B : most);
 }
 inline unsigned tiles(int64_t n, int rows) { return unsigned((n + rows - 1) / rows); }

@@ -50,6 +50,15 @@ inline bool env_is(const char* name, const char* value)
     return env && std::strcmp(env, value) == 0;
 }
 
+// The positive integer environment variable `name` holds, or 0 where it is unset or holds
+// anything else: the sizes tests shrink to reach a kernel's rare paths with small tensors.
+inline int64_t env_positive(const char* name)
+{
+    const char* env = std::getenv(name);
+    const long long v = env ? std::atoll(env) : 0;
+    return v > 0 ? int64_t(v) : 0;
+}
+
 // Unrolls the loop that follows, so that a small per-thread array indexed by its counter (a
 // row's values, a tile's sums) stays in registers: every index is a constant after unrolling.
 // The emulator's host compiler does not know the pragma.

@@ -11,7 +11,6 @@
 // tensors or too many chunks), it is launched and a new one is started, continuing the
 // same tensor where the last launch stopped.
 #pragma once
-#include <cstdlib>
 #include <vector>
 
 #include "common.cuh"
@@ -31,9 +30,8 @@ constexpr int kMultiIlp = 4;            // elements per thread per step (multi_t
 inline int64_t multi_tensor_chunk_size()
 {
     static const int64_t chunk = [] {
-        const char* s = std::getenv("MINITORCH_MULTI_TENSOR_CHUNK");
-        const long long v = s ? std::atoll(s) : 0;
-        return v > 0 ? int64_t(v) : kMultiChunk;
+        const int64_t v = env_positive("MINITORCH_MULTI_TENSOR_CHUNK");
+        return v > 0 ? v : kMultiChunk;
     }();
     return chunk;
 }
