@@ -1,9 +1,10 @@
 // elementwise.cu — CUDA kernels for map / zip / where / ternary (cpu/elementwise.cpp mirrors it; fill,
 // strided copy, arange and linspace are in copy.cu).
 //
-// Two paths for map / zip:
-//  - dense (the common case: every operand contiguous, or a single broadcast value such
-//    as the 1.0 of x + 1.0): no index decoding. Thread mapping: thread t of the grid
+// Two paths for map / zip / where:
+//  - dense (the common case: every operand contiguous, a single broadcast value such as
+//    the 1.0 of x + 1.0, or one broadcast or sliced along the output's rows as Spread below
+//    lists): no per-dim index decoding. Thread mapping: thread t of the grid
 //    handles the kVec consecutive elements t*kVec ... t*kVec+kVec-1 (one 16-byte load per
 //    operand when the pointers are aligned), grid-stride over the rest, 32-bit indices;
 //    for float32 the op is a template parameter, so the compiler keeps just its formula.
@@ -79,8 +80,9 @@ struct Number {
 // apart in memory, the q of q, k, v = qkv.split(d, -1)).
 enum class Spread : uint8_t { Flat, Scalar, Row, Column, Grid };
 
-// An input of the dense path: contiguous values (Flat, Row, Column), or one value read by every
-// element (Scalar: from GPU memory, or the host number `value` when data is null).
+// An input of the dense path: values in memory (Flat, Row, Column: contiguous; Grid: at its
+// steps), or one value read by every element (Scalar: from GPU memory, or the host number
+// `value` when data is null).
 template <class T>
 struct DenseIn {
     const T* data;
@@ -169,6 +171,24 @@ __global__ void zip_kernel(Strided<3> s, BinaryOp op, Number<TA> na, Number<TB> 
         const C b = C(nb.given ? nb.value : *reinterpret_cast<const TB*>(s.base[2] + off[2]));
         *reinterpret_cast<O*>(s.base[0] + off[0]) = static_cast<O>(binary_op(op, a, b));
     }
+}
+
+// out[i] = cond[i] ? a[i] : b[i] on the dense path (see dense_kernel; a or b may be a host
+// number: Spread::Scalar). T moves values without arithmetic (16-bit ones as uint16_t).
+template <class T>
+__global__ void where_dense_kernel(T* out, DenseIn<bool> c, DenseIn<T> a, DenseIn<T> b, uint32_t n)
+{
+    constexpr int V = kVec2<T, bool>;
+    const uint32_t threads = gridDim.x * blockDim.x, tid = blockIdx.x * blockDim.x + threadIdx.x;
+    const uint32_t packs = n / V;
+    for (uint32_t p = tid; p < packs; p += threads) {
+        const Pack<bool, V> cp = c.template pack<V>(p * V);
+        const Pack<T, V> x = a.template pack<V>(p * V), y = b.template pack<V>(p * V);
+        Pack<T, V> r;
+        for (int k = 0; k < V; ++k) r.v[k] = cp.v[k] ? x.v[k] : y.v[k];
+        *reinterpret_cast<Pack<T, V>*>(out + p * V) = r;
+    }
+    for (uint32_t i = packs * V + tid; i < n; i += threads) out[i] = c.at(i) ? a.at(i) : b.at(i);
 }
 
 // na / nb: a or b is a host number (masked_fill's value, the 0.0 of where(c, x, 0.0)).
@@ -384,14 +404,31 @@ void zip(BinaryOp op, const Tensor& out, const Tensor& a, const Tensor& b)
     MT_CUDA_CHECK_LAUNCH("zip_kernel");
 }
 
+namespace {
+
+// where on T's bits: the dense kernel where the plan allows (see dense), else the strided one.
+template <class T>
+void launch_where(const Strided<4>& s, const std::array<const TensorImpl*, 4>& ts, const Tensor& a, const Tensor& b)
+{
+    const Number<T> na = number_of<T>(a), nb = number_of<T>(b);
+    if (dense<4>(s, ts)) {
+        constexpr int V = kVec2<T, bool>;
+        const uint32_t n = uint32_t(s.numel);
+        MT_LAUNCH(blocks_for((int64_t(n) + V - 1) / V), kThreads, 0, 0, where_dense_kernel<T>)(
+            reinterpret_cast<T*>(s.base[0]), dense_in<bool>(s, 1), dense_in<T>(s, 2, na), dense_in<T>(s, 3, nb), n);
+        return;
+    }
+    MT_LAUNCH(blocks_for(s.numel), kThreads, 0, 0, where_kernel<T>)(s, na, nb);
+}
+
+}  // namespace
+
 void where(const Tensor& out, const Tensor& cond, const Tensor& a, const Tensor& b)
 {
-    Strided<4> s = plan_with_numbers<4>({out.get(), cond.get(), a.get(), b.get()});
-    dispatch(out->dtype, [&](auto tag) {
-        using T = typename decltype(tag)::type;
-        MT_LAUNCH(blocks_for(s.numel), kThreads, 0, 0, where_kernel<T>)(s, number_of<T>(a), number_of<T>(b));
-    });
-    MT_CUDA_CHECK_LAUNCH("where_kernel");
+    const std::array<const TensorImpl*, 4> ts{out.get(), cond.get(), a.get(), b.get()};
+    const Strided<4> s = plan_with_numbers<4>(ts);
+    dispatch(out->dtype, [&](auto tag) { launch_where<typename decltype(tag)::type>(s, ts, a, b); });
+    MT_CUDA_CHECK_LAUNCH("where");
 }
 
 // ---- float16 / bfloat16 in place (the table's entries, see runtime.cu) ----
@@ -503,10 +540,9 @@ void where16(const Tensor& out, const Tensor& cond, const Tensor& a, const Tenso
     const bool same = a->dtype == out->dtype && b->dtype == out->dtype;
     if (!same || !native16<4>({&out, &cond, &a, &b}, {false, true, false, false}, t16))
         return MT_WIDEN(where, const Tensor&, const Tensor&, const Tensor&, const Tensor&)(out, cond, a, b);
-    const Strided<4> s = plan_with_numbers<4>({out.get(), cond.get(), a.get(), b.get()});
-    MT_LAUNCH(blocks_for(s.numel), kThreads, 0, 0, where_kernel<uint16_t>)(s, number_of<uint16_t>(a),
-                                                                          number_of<uint16_t>(b));
-    MT_CUDA_CHECK_LAUNCH("where_kernel (16-bit)");
+    const std::array<const TensorImpl*, 4> ts{out.get(), cond.get(), a.get(), b.get()};
+    launch_where<uint16_t>(plan_with_numbers<4>(ts), ts, a, b);
+    MT_CUDA_CHECK_LAUNCH("where (16-bit)");
 }
 
 // ---- ternary: lerp, addcmul, addcdiv (out[i] = ternary_op(op, a[i], b[i], c[i], value)) ----

@@ -182,8 +182,9 @@ def test_where_and_masked_fill_take_a_number_in_the_kernel(dtype):
     assert_same(g.masked_fill(mg, n), h.masked_fill(mh, n))
     assert_same(g.masked_fill(mg[0], n), h.masked_fill(mh[0], n))  # a broadcast mask
     if dtype != "int8":  # (narrow integers put the number on the GPU: their kernels widen through copies)
-        assert kernels(lambda: minitorch.where(mg, g, n)) == ["where_kernel"]
-        assert kernels(lambda: g.masked_fill(mg, n)) == ["where_kernel"]
+        assert kernels(lambda: minitorch.where(mg, g, n)) == ["where_dense_kernel"]
+        assert kernels(lambda: g.masked_fill(mg, n)) == ["where_dense_kernel"]
+        assert kernels(lambda: minitorch.where(mg.t(), g.t(), n)) == ["where_kernel"]  # strided
 
 
 def test_masked_fill_with_minus_infinity_and_a_value_that_needs_a_gradient():

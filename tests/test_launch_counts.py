@@ -423,3 +423,38 @@ def test_broadcasts_and_row_slices_take_the_dense_path(dtype):
     check(make(2, 3, 32)[:, :, 16:24], make(2, 1, 8), "dense_kernel")
     check(make(6, 10)[:, :8], make(6, 8), "zip_kernel")  # a pitch of 10: packs not aligned
     check(make(8, 6).t(), make(6, 8), "zip_kernel")  # transposed: not contiguous along rows
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float16", "bfloat16", "float64", "int64", "bool"])
+def test_where_and_masked_fill_take_the_dense_path(dtype):
+    """where(c, a, b) and masked_fill read contiguous, broadcast (a causal (T, T) mask on
+    (B, H, T, T) scores, a (B, 1, D) one) and host-number operands in where_dense_kernel, with
+    vector loads and a tail for odd sizes; a transposed operand takes the strided where_kernel.
+    The values are the CPU's either way."""
+    import numpy as np
+
+    rng = np.random.default_rng(1)
+    dt = getattr(minitorch, dtype)
+
+    def make(*shape):
+        a = rng.standard_normal(shape) * 3
+        return minitorch.tensor(a > 0 if dtype == "bool" else a).to(dt)
+
+    def mask(*shape):
+        return minitorch.tensor(rng.random(shape) > 0.5)
+
+    fill = {"bool": True, "int64": 2}.get(dtype, 2.0)  # a number of the tensor's kind: no promotion
+    cases = [(lambda c, a, b: minitorch.where(c, a, b), (mask(6, 8), make(6, 8), make(6, 8)), "where_dense_kernel"),
+             (lambda c, a: minitorch.where(c, a, fill), (mask(7, 5), make(7, 5)), "where_dense_kernel"),  # a tail
+             (lambda c, a: a.masked_fill(c, fill), (mask(8, 8), make(2, 3, 8, 8)), "where_dense_kernel"),
+             (lambda c, a, b: minitorch.where(c, a, b), (mask(2, 1, 8), make(2, 5, 8), make(2, 1, 8)),
+              "where_dense_kernel"),
+             (lambda c, a, b: minitorch.where(c.t(), a, b.t()), (mask(8, 6), make(6, 8), make(8, 6)), "where_kernel")]
+    for fn, args, path in cases:
+        on_gpu = [t.to("cuda") for t in args]
+        names = [k.name.split("<")[0] for k in kernels(lambda: fn(*on_gpu)) if "where" in k.name]
+        assert names == [path], (path, names)
+        got, want = fn(*on_gpu), fn(*args)
+        assert got.dtype == want.dtype == dt
+        wide = minitorch.bool if dtype == "bool" else minitorch.float64
+        np.testing.assert_array_equal(got.cpu().to(wide).numpy(), want.to(wide).numpy())
