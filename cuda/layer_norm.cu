@@ -101,10 +101,10 @@ constexpr int kBlockRowsThreads = 256;
 
 // One row's forward in registers: the row's `threads` threads (a warp or a block; `row` reduces
 // over them) hold its elements first, first + threads, ... (kPer of them each).
-template <class T, int kPer, class Row>
+template <class T, int kPer, class Reduce>
 __device__ __forceinline__ void layer_norm_row(const T* __restrict__ xr, const T* __restrict__ w,
                                                const T* __restrict__ b, T* __restrict__ yr, T* mean, T* rstd,
-                                               int64_t r, int D, double eps, int first, int threads, const Row& row)
+                                               int64_t r, int D, double eps, int first, int threads, const Reduce& row)
 {
     using C = Compute<T>;
     using A = LayerNormAcc;
@@ -157,11 +157,11 @@ MT_UNROLL
 }
 
 // One row's backward in registers: gw = g * w and x, their loads issued together.
-template <class T, int kPer, class Row>
+template <class T, int kPer, class Reduce>
 __device__ __forceinline__ void layer_norm_backward_row(const T* __restrict__ gr, const T* __restrict__ xr,
                                                         const T* __restrict__ mean, const T* __restrict__ rstd,
                                                         const T* __restrict__ w, T* __restrict__ gxr, int64_t r, int D,
-                                                        int first, int threads, const Row& row)
+                                                        int first, int threads, const Reduce& row)
 {
     using C = Compute<T>;
     C gw[kPer], xv[kPer];

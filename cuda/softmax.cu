@@ -227,9 +227,9 @@ __global__ void block_rows_kernel(Op op, int64_t rows, int64_t C)
 // NaN (e is NaN there, so S is), a row of -inf only is NaN (M = -inf: e = exp(NaN)); a row
 // whose max is +inf has S = 1 if that +inf is its only one (the +inf entry is NaN, the others
 // 0), NaN if there are more.
-template <class T, int kPer, bool kLog, class Row>
+template <class T, int kPer, bool kLog, class Reduce>
 __device__ __forceinline__ void softmax_row(const T* __restrict__ xr, T* __restrict__ yr, int C, int first,
-                                            int threads, const Row& row)
+                                            int threads, const Reduce& row)
 {
     using A = Compute<T>;
     A v[kPer];

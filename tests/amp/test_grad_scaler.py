@@ -164,6 +164,14 @@ def test_an_iteration_waits_for_the_gpu_once():
 
 
 @pytest.mark.parametrize("device", DEVICES)
+def test_a_gradient_listed_twice_is_unscaled_once(device):
+    g = minitorch.full((70000,), 4.0, device=device)
+    found, inv = minitorch.zeros(1, device=device), minitorch.full((1,), 0.5, device=device)
+    minitorch._C._amp_foreach_non_finite_check_and_unscale_([g, g], found, inv)
+    assert npy(g).min() == npy(g).max() == 2.0 and found.item() == 0.0
+
+
+@pytest.mark.parametrize("device", DEVICES)
 def test_unscale_of_many_dtypes_sizes_and_a_strided_gradient(device):
     """One call per dtype; a gradient past a chunk's end, an empty one, a strided one; the
     flag raised by a NaN in any of them (in the middle of a long one too)."""

@@ -283,15 +283,19 @@ void amp_foreach_non_finite_check_and_unscale_(const std::vector<Tensor>& grads,
     Tensor inv = contiguous(inv_scale);
     Tensor flag = found_inf->is_contiguous() ? found_inf : contiguous(found_inf);
     // One kernel call per dtype for all its gradients (the CUDA one: one launch). A strided
-    // gradient (rare) is scaled as a packed copy, written back after.
+    // gradient (rare) is scaled as a packed copy, written back after. A gradient listed twice
+    // (a parameter given twice) is scaled once: in one launch its two entries would race.
     std::vector<DType> dtypes;
     for (const Tensor& g : grads)
         if (g->numel() && std::find(dtypes.begin(), dtypes.end(), g->dtype) == dtypes.end()) dtypes.push_back(g->dtype);
     for (DType dtype : dtypes) {
         std::vector<Tensor> listed;
+        std::vector<const TensorImpl*> seen;
         std::vector<std::pair<Tensor, Tensor>> write_back;  // (gradient, its packed copy)
         for (const Tensor& g : grads) {
             if (!g->numel() || g->dtype != dtype) continue;
+            if (std::find(seen.begin(), seen.end(), g.get()) != seen.end()) continue;
+            seen.push_back(g.get());
             if (g->is_contiguous()) {
                 listed.push_back(g);
             } else {
