@@ -223,6 +223,24 @@ namespace {
 //    take this form where the one above does not (a slice's rows apart in memory).
 // (The ternary kernels, reading stride[k][0] as their operands' element strides, take the first
 // form only: rows_too = false.)
+// Whether every stride of operand k is 0: one value for all.
+template <int N>
+bool one_value(const Strided<N>& s, int k)
+{
+    for (int d = 0; d < s.ndim; ++d)
+        if (s.stride[k][d] != 0) return false;
+    return true;
+}
+
+// Whether operand k (items of `item` bytes) is contiguous over a two- or three-dim plan.
+template <int N>
+bool rows_packed(const Strided<N>& s, int k, int64_t item)
+{
+    const int64_t* st = s.stride[k];
+    const int last = s.ndim - 1;
+    return st[last] == item && st[last - 1] == s.shape[last] * item && (s.ndim == 2 || st[0] == s.shape[1] * st[1]);
+}
+
 template <int N>
 bool grid_operand(const Strided<N>& s, int k, int64_t item)
 {
@@ -247,16 +265,9 @@ bool dense(const Strided<N>& s, const std::array<const TensorImpl*, N>& ts, bool
     for (int k = 0; k < N; ++k) {
         const int64_t item = int64_t(itemsize(ts[k]->dtype));
         const int64_t* st = s.stride[k];
-        bool ok, scalar;
-        if (flat) {
-            ok = st[0] == item || (k > 0 && st[0] == 0) || s.numel == 1;
-            scalar = st[0] == 0;
-        } else {
-            scalar = st[0] == 0 && st[1] == 0 && (s.ndim == 2 || st[2] == 0);
-            const bool contiguous = st[s.ndim - 1] == item && st[s.ndim - 2] == s.shape[s.ndim - 1] * item &&
-                                    (s.ndim == 2 || st[0] == s.shape[1] * st[1]);
-            ok = contiguous || (k > 0 && grid_operand(s, k, item));
-        }
+        const bool scalar = one_value(s, k);
+        const bool ok = flat ? st[0] == item || (k > 0 && scalar) || s.numel == 1
+                             : rows_packed(s, k, item) || (k > 0 && grid_operand(s, k, item));
         if (!ok || (!scalar && reinterpret_cast<uintptr_t>(s.base[k]) % 16 != 0)) return false;
     }
     return true;
@@ -270,10 +281,8 @@ DenseIn<T> dense_in(const Strided<N>& s, int k, Number<T> n = {false, T{}})
     const int64_t item = int64_t(sizeof(T));
     const int last = s.ndim - 1;
     Spread spread = Spread::Flat;
-    const bool contiguous = s.ndim == 1 || (st[last] == item && st[last - 1] == s.shape[last] * item &&
-                                            (s.ndim == 2 || st[0] == s.shape[1] * st[1]));
-    if (n.given || (st[0] == 0 && (s.ndim == 1 || st[1] == 0) && (s.ndim < 3 || st[2] == 0))) spread = Spread::Scalar;
-    else if (contiguous) spread = Spread::Flat;
+    if (n.given || one_value(s, k)) spread = Spread::Scalar;
+    else if (s.ndim == 1 || rows_packed(s, k, item)) spread = Spread::Flat;
     else if (s.ndim == 2 && st[0] == 0 && st[1] == item) spread = Spread::Row;
     else if (s.ndim == 2 && st[0] == item && st[1] == 0) spread = Spread::Column;
     else spread = Spread::Grid;

@@ -372,16 +372,15 @@ void layer_norm(const Tensor& out, const Tensor& mean, const Tensor& rstd, const
     dispatch_floating16(in->dtype, "layer_norm", [&](auto tag) {
         using T = typename decltype(tag)::type;
         if constexpr (!std::is_same_v<T, double>) {
-            if (rows_in_registers(D) && D <= kRowsMaxD) {
-                MT_LAYER_NORM_ROWS(layer_norm_rows_kernel, D, rows, in->data_as<T>(), data_or_null<T>(weight),
-                                   data_or_null<T>(bias), out->data_as<T>(), data_or_null<T>(mean),
-                                   rstd->data_as<T>(), rows, int(D), eps);
-                return;
-            }
             if (rows_in_registers(D)) {
-                MT_LAYER_NORM_BLOCK_ROWS(layer_norm_block_rows_kernel, D, rows, in->data_as<T>(),
-                                         data_or_null<T>(weight), data_or_null<T>(bias), out->data_as<T>(),
-                                         data_or_null<T>(mean), rstd->data_as<T>(), rows, int(D), eps);
+                if (D <= kRowsMaxD)
+                    MT_LAYER_NORM_ROWS(layer_norm_rows_kernel, D, rows, in->data_as<T>(), data_or_null<T>(weight),
+                                       data_or_null<T>(bias), out->data_as<T>(), data_or_null<T>(mean),
+                                       rstd->data_as<T>(), rows, int(D), eps);
+                else
+                    MT_LAYER_NORM_BLOCK_ROWS(layer_norm_block_rows_kernel, D, rows, in->data_as<T>(),
+                                             data_or_null<T>(weight), data_or_null<T>(bias), out->data_as<T>(),
+                                             data_or_null<T>(mean), rstd->data_as<T>(), rows, int(D), eps);
                 return;
             }
         }

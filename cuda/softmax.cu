@@ -212,8 +212,9 @@ __global__ void block_rows_kernel(Op op, int64_t rows, int64_t C)
 // it: the row's `threads` threads (a warp, or a block for longer rows) hold its elements
 // first, first + threads, ... (kPer of them each). Three passes over the registers: the
 // row's max M, the sum S of e = exp(v - M) (both reduced over the row's threads by `row`:
-// WarpRow or BlockRow, warp.cuh), then e / S or (v - M) - log S. Unlike the online merge (one exp per value, each waiting on the
-// previous merge), the exps of a lane are independent of each other.
+// WarpRow or BlockRow, warp.cuh), then e / S or (v - M) - log S. Unlike the online merge
+// (one exp per value, each waiting on the previous merge), the exps of a lane are
+// independent of each other.
 //
 // The loads: a GPU hides memory latency only with loads in flight together, so every lane
 // issues all of its loads before it uses a value. Each is a predicated load (`c < C ? x[c] :
@@ -551,14 +552,14 @@ void softmax(const Tensor& out, const Tensor& in, int64_t dim, bool log)
         // float64 keeps the online merge: with twice the registers a value, ptxas spreads
         // softmax_rows_kernel's loads of a log_softmax row out one by one (tools/sass.py).
         if constexpr (!std::is_same_v<T, double>) {
-            if (g.inner == 1 && g.C >= 1 && g.C <= kWarpRowMaxC && rows > 0 && !softmax_merge_forced()) {
-                if (log) launch_softmax_rows<T, true>(in->data_as<T>(), out->data_as<T>(), rows, int(g.C));
-                else launch_softmax_rows<T, false>(in->data_as<T>(), out->data_as<T>(), rows, int(g.C));
-                return;
-            }
-            if (g.inner == 1 && g.C > kWarpRowMaxC && g.C <= kBlockRowMaxC && rows > 0 && !softmax_merge_forced()) {
-                if (log) launch_softmax_block_rows<T, true>(in->data_as<T>(), out->data_as<T>(), rows, int(g.C));
-                else launch_softmax_block_rows<T, false>(in->data_as<T>(), out->data_as<T>(), rows, int(g.C));
+            if (g.inner == 1 && g.C >= 1 && g.C <= kBlockRowMaxC && rows > 0 && !softmax_merge_forced()) {
+                const T* x = in->data_as<T>();
+                T* y = out->data_as<T>();
+                const int C = int(g.C);
+                if (C <= kWarpRowMaxC) log ? launch_softmax_rows<T, true>(x, y, rows, C)
+                                           : launch_softmax_rows<T, false>(x, y, rows, C);
+                else log ? launch_softmax_block_rows<T, true>(x, y, rows, C)
+                         : launch_softmax_block_rows<T, false>(x, y, rows, C);
                 return;
             }
         }

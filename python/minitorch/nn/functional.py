@@ -742,16 +742,16 @@ def rms_norm(input, normalized_shape, weight=None, eps: float | None = None):
     _check_param_shape(weight, shape, "weight", "rms_norm", "normalized_shape")
     if not input.is_floating_point():
         raise TypeError(f"rms_norm: expected a floating point input, got {input.dtype}")
+    compute = _C.dtype.float32 if input.dtype in (_C.dtype.float16, _C.dtype.bfloat16) else input.dtype
     if eps is None:
         from .. import finfo
-        eps = finfo(_C.dtype.float32 if input.dtype in (_C.dtype.float16, _C.dtype.bfloat16) else input.dtype).eps
+        eps = finfo(compute).eps
     if weight is not None and weight.dtype != input.dtype:
         # As PyTorch 2.11: normalized in the input's computing type, multiplied by the weight
         # in the wider of that and the weight's, rounded once to the input's dtype. Where the
         # weight is no wider (a bfloat16 activation meets a float32 weight under autocast) that
         # is the fused op in the computing type between two casts; the gradients come back in
         # each one's dtype. A wider weight (float64 on float32) takes the composed formula.
-        compute = _C.dtype.float32 if input.dtype in (_C.dtype.float16, _C.dtype.bfloat16) else input.dtype
         if _C.promote_types(compute, weight.dtype) != compute:
             return _rms_norm_composed(input, shape, weight, float(eps))
         return _C._rms_norm(input.to(compute), math.prod(shape), weight.to(compute), float(eps)).to(input.dtype)
