@@ -1,7 +1,8 @@
 // warp.cuh — the warp-level helpers of the reduction kernels (reduce.cu, softmax.cu,
-// layer_norm.cu), and the reductions of a row held by a warp or by a block. A warp is 32 threads that execute together; __shfl_*_sync lets a lane
-// read a register of another lane of its warp, so 32 partial results combine in 5 steps
-// without shared memory or __syncthreads(). All 32 lanes must call these.
+// layer_norm.cu), and the reductions of a row held by a warp or by a block. A warp is 32
+// threads that execute together; __shfl_*_sync lets a lane read a register of another lane
+// of its warp, so 32 partial results combine in 5 steps without shared memory or
+// __syncthreads(). All 32 lanes must call these.
 #pragma once
 #include "emu/cuda_compat.h"
 
