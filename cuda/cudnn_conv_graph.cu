@@ -24,6 +24,7 @@
 // execution is tested wherever cuDNN loads. MINITORCH_CUDNN_API=legacy sends every call to the
 // legacy functions (to compare the two on a GPU).
 #include <algorithm>
+#include <cstdint>
 #include <cstdlib>
 #include <cstring>
 #include <map>
@@ -401,6 +402,9 @@ void time_plans(const Library& c, const Target& t, Graph& g, void* x, void* w, v
     std::stable_sort(timed.begin(), timed.end());
     std::vector<Config> fastest;
     for (const auto& [ms, i] : timed) fastest.push_back(std::move(g.configs[i]));
+    // Only the winner keeps its plan (a plan may hold compiled GPU code); a runner-up rebuilds
+    // its own if the winner ever declines.
+    for (size_t j = 1; j < fastest.size(); ++j) fastest[j].plan.reset();
     g.configs = std::move(fastest);  // the untimed ones go (g.parts, which they came from, stay)
 }
 
@@ -427,6 +431,9 @@ bool graph_conv(const Library& c, cudnnHandle_t h, ConvPass pass, const Tensor& 
                 const Tensor& b, const Window2d& win, int64_t O)
 {
     if (!c.has_graph || !graph_api_wanted()) return false;
+    // Past 2^31 elements a tensor is left to the legacy path's own checks (PyTorch splits the
+    // batch there); the engines' 32-bit index math is not promised for it.
+    if (out->numel() > INT32_MAX || a->numel() > INT32_MAX || b->numel() > INT32_MAX) return false;
     const Target t{h, nullptr};
     // The pass's three tensors by role: x, w, y (see cudnn_conv.cu's run_pass for a and b).
     void *x = nullptr, *w = nullptr, *y = nullptr;
@@ -443,7 +450,6 @@ bool graph_conv(const Library& c, cudnnHandle_t h, ConvPass pass, const Tensor& 
         try {
             describe(c, t, p, *g);
             rank(c, t, *g, p.dtype, false);
-            if (cudnn_switches().benchmark) time_plans(c, t, *g, x, w, y, out->device());
         } catch (const Unsupported&) {
             g = std::make_unique<Graph>();  // remembered as "no plan": the legacy functions take this key
         } catch (const CudaOutOfMemoryError&) {
@@ -451,6 +457,8 @@ bool graph_conv(const Library& c, cudnnHandle_t h, ConvPass pass, const Tensor& 
         } catch (const std::runtime_error&) {
             g = std::make_unique<Graph>();  // cuDNN failed to describe or rank it: the legacy functions try
         }
+        // Outside the fallback above: a CUDA error while timing (a fault in a kernel) reaches Python.
+        if (cudnn_switches().benchmark) time_plans(c, t, *g, x, w, y, out->device());
         found = graphs().emplace(key, std::move(g)).first;
     }
     Graph& g = *found->second;
