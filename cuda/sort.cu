@@ -210,13 +210,15 @@ __global__ void bitonic_sort_kernel(const T* in, T* values, I* indices, int64_t 
 // positive quiet NaN, and -0.0 made +0.0: a radix sort orders the bits, so a NaN with its
 // sign bit set would otherwise come below -inf, and -0.0 before an equal +0.0 that comes
 // earlier in the line (the stable sort keeps equal values in their order).
+// at (CUB's sort only, else null): each element's place in the copy, at[e] = e.
 template <class T>
-__global__ void stage_lines_kernel(const T* in, T* keys, int64_t lines, int64_t len, int64_t inner, DivideBy by_len,
-                                   DivideBy by_inner)
+__global__ void stage_lines_kernel(const T* in, T* keys, Place* at, int64_t lines, int64_t len, int64_t inner,
+                                   DivideBy by_len, DivideBy by_inner)
 {
     MT_GRID_STRIDE(e, lines * len) {
         const int64_t line = by_len(e), r = e - line * len, o = by_inner(line), i = line - o * inner;
         const T v = in[(o * len + r) * inner + i];
+        if (at) at[e] = Place(e);
         if constexpr (std::is_floating_point<T>::value) keys[e] = is_nan(v) ? T(NAN) : (v == T(0) ? T(0) : v);
         else keys[e] = v;
     }
@@ -399,11 +401,11 @@ void merge_sort_lines(Tensor& keys, Tensor& places, int64_t lines, int64_t len, 
 }
 
 #if !MT_CUDA_EMULATED
-// MINITORCH_CUDA_SORT=merge: the nvcc build sorts long lines by the merge sort too.
+// MINITORCH_CUDA_SORT=merge: the nvcc build sorts long lines by the merge sort too. Read at
+// every call, as the other switches.
 bool merge_sort_forced()
 {
-    static const bool forced = env_is("MINITORCH_CUDA_SORT", "merge");
-    return forced;
+    return env_is("MINITORCH_CUDA_SORT", "merge");
 }
 
 // Thread mapping: one thread per element j of the copy sorted by value: line[j] = the line
@@ -447,12 +449,13 @@ void cub_sort_pairs(const K* keys, K* keys_out, const Place* places, Place* plac
 // million values is one line: then the first is all), and the second looks only at the bits
 // of a line number. (Not DeviceSegmentedRadixSort: one block per line, and its kernel spills
 // registers for float keys on sm_80 or sm_90, whichever int type the places are.)
+// at: each element's place in the copy (at[e] = e, written as the copy was staged).
 template <class T>
-void cub_sort_lines(Tensor& keys, Tensor& places, int64_t lines, int64_t len, bool descending)
+void cub_sort_lines(Tensor& keys, Tensor& places, Tensor at, int64_t lines, int64_t len, bool descending)
 {
     const Device dev = keys->device();
     const int n = int(lines * len);
-    Tensor sorted = empty(keys->shape, keys->dtype, dev), at = arange(0, double(n), 1, DType::Int32, dev);
+    Tensor sorted = empty(keys->shape, keys->dtype, dev);
     cub_sort_pairs<T>(keys->data_as<T>(), sorted->data_as<T>(), at->data_as<Place>(), places->data_as<Place>(), n,
                       descending, dev);
     keys = sorted;  // its lines are mixed until the second sort: only the places are read after it
@@ -469,23 +472,18 @@ void cub_sort_lines(Tensor& keys, Tensor& places, int64_t lines, int64_t len, bo
 }
 #endif
 
-// Sorts the contiguous (lines, len) keys and their places by CUB where it can, and says
-// whether it did. It cannot in the emulated build, is not wanted with MINITORCH_CUDA_SORT=merge,
-// counts in int (the places in a copy of more than INT_MAX values would not fit), and is not
-// used for bool lines: CUB's kernels for 1-byte keys with int values spill registers on sm_80
-// (so they are not even instantiated). The merge sort takes those.
+// Whether CUB sorts the contiguous (lines, len) copy. It cannot in the emulated build, is not
+// wanted with MINITORCH_CUDA_SORT=merge, counts in int (the places in a copy of more than
+// INT_MAX values would not fit), and is not used for bool lines: CUB's kernels for 1-byte keys
+// with int values spill registers on sm_80 (so they are not even instantiated). The merge
+// sort takes those.
 template <class T>
-bool sorted_by_cub(Tensor& keys, Tensor& places, int64_t lines, int64_t len, bool descending)
+bool cub_takes(int64_t lines, int64_t len)
 {
 #if !MT_CUDA_EMULATED
-    if constexpr (!std::is_same_v<T, bool>) {
-        if (!merge_sort_forced() && lines * len <= INT_MAX) {
-            cub_sort_lines<T>(keys, places, lines, len, descending);
-            return true;
-        }
-    }
+    if constexpr (!std::is_same_v<T, bool>) return !merge_sort_forced() && lines * len <= INT_MAX;
 #endif
-    (void)keys, (void)places, (void)lines, (void)len, (void)descending;
+    (void)lines, (void)len;
     return false;
 }
 
@@ -499,12 +497,18 @@ void sort_long_lines(const Tensor& values, const Tensor& indices, const Tensor& 
     const Device dev = in->device();
     MT_CHECK(len <= INT_MAX, "sort: the dimension being sorted can not have more than INT_MAX (", INT_MAX,
              ") elements on CUDA, got ", len);
+    const bool by_cub = cub_takes<T>(lines, len);
     Tensor keys = empty({lines, len}, in->dtype, dev), places = empty({lines, len}, DType::Int32, dev);
+    Tensor at = by_cub ? empty({lines * len}, DType::Int32, dev) : Tensor();
     MT_LAUNCH(blocks_for(lines * len), kThreads, 0, 0, stage_lines_kernel<T>)(
-        in->data_as<T>(), keys->data_as<T>(), lines, len, inner, DivideBy(len, lines * len), DivideBy(inner, lines));
+        in->data_as<T>(), keys->data_as<T>(), at ? at->data_as<Place>() : nullptr, lines, len, inner,
+        DivideBy(len, lines * len), DivideBy(inner, lines));
     MT_CUDA_CHECK_LAUNCH("sort");
-    if (!sorted_by_cub<T>(keys, places, lines, len, descending))
-        merge_sort_lines<T>(keys, places, lines, len, descending);
+#if !MT_CUDA_EMULATED
+    if constexpr (!std::is_same_v<T, bool>)
+        if (by_cub) cub_sort_lines<T>(keys, places, at, lines, len, descending);
+#endif
+    if (!by_cub) merge_sort_lines<T>(keys, places, lines, len, descending);
     MT_LAUNCH(blocks_for(lines * out_len), kThreads, 0, 0, write_lines_kernel<T>)(
         in->data_as<T>(), places->data_as<Place>(), values->data_as<T>(), indices->data_as<int64_t>(), lines, len,
         out_len, inner, DivideBy(out_len, lines * out_len), DivideBy(inner, lines), DivideBy(len, lines * len));
