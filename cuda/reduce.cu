@@ -383,12 +383,33 @@ void reduce_stats(const Tensor& out, const Tensor& mean, const Tensor& in, const
     });
 }
 
+namespace {
+
+// b.sum() of a bool b: the count of True values in int64, the bools read as they are (one
+// launch, or two when split; no int64 copy of the input first).
+void count_true(const Tensor& values, const Tensor& in)
+{
+    const int64_t outer = in->shape[0], R = in->shape[1], inner = in->shape[2];
+    const Split split = split_for(outer, R, inner);
+    const bool* x = in->data_as<bool>();
+    int64_t* out = values->data_as<int64_t>();
+    if (split.slices == 1) return launch(SumOp<int64_t, bool, int64_t>{x, out}, outer, R, inner, split);
+    Tensor partial = empty({outer, split.slices, inner}, DType::Int64, in->device());
+    launch(SumOp<int64_t, bool, int64_t>{x, partial->data_as<int64_t>()},
+           SumOp<int64_t, int64_t, int64_t>{partial->data_as<int64_t>(), out}, outer, R, inner, split);
+}
+
+}  // namespace
+
 // The table's reduce / reduce_stats entries: a float16 / bfloat16 input with outputs of its
-// own dtype is read in place; anything else goes through Widen.
+// own dtype is read in place, and so is a bool input counted into int64; anything else goes
+// through Widen.
 void reduce16(ReduceOp op, const Tensor& values, const Tensor& indices, const Tensor& in)
 {
     if (is_16bit(in->dtype) && (!values || values->dtype == in->dtype))
         return reduce(op, values, indices, in);
+    if (op == ReduceOp::Sum && in->dtype == DType::Bool && values && values->dtype == DType::Int64)
+        return count_true(values, in);
     MT_WIDEN(reduce, ReduceOp, const Tensor&, const Tensor&, const Tensor&)(op, values, indices, in);
 }
 

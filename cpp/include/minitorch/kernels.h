@@ -215,7 +215,8 @@ struct Attention {
 //             found at into indices[o, i], int64: NaN wins, ties go to the smaller r).
 //             values/indices: contiguous, outer * inner elements (any shape); either may be
 //             null where the op needs only the other (Sum, Prod: indices null). A bool Sum
-//             (sum(dtype=bool)) is True where any value is. Prod multiplies (floats in double,
+//             (sum(dtype=bool)) is True where any value is; a bool in with int64 values
+//             (Sum: b.sum()) counts the True values, read as bools. Prod multiplies (floats in double,
 //             integers in int64 with wraparound); the op passes no bool. Mean is Sum divided
 //             by R before the one store (floating dtypes only: one launch, one rounding).
 //  matmul     out (batch..., M, N) contiguous = a (batch..., M, K) @ b (batch..., K, N);

@@ -246,6 +246,11 @@ void best_strip(const T* x, int64_t R, int64_t inner, int64_t n, T* val, int64_t
 
 void reduce(ReduceOp op, const Tensor& values, const Tensor& indices, const Tensor& in)
 {
+    if (in->dtype == DType::Bool && values && values->dtype == DType::Int64) {  // a count of True values
+        Tensor wide = empty(in->shape, DType::Int64, in->device());
+        copy(wide, in);
+        return reduce(op, values, indices, wide);
+    }
     const int64_t outer = in->shape[0], R = in->shape[1], inner = in->shape[2];
     const bool is_max = op == ReduceOp::Max || op == ReduceOp::ArgMax;
     dispatch(in->dtype, [&](auto tag) {

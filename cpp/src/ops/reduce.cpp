@@ -122,9 +122,11 @@ namespace {
 Tensor sum_forward(const Tensor& t, std::vector<int64_t> dims, bool keepdim, std::optional<DType> dtype,
                    bool is_mean = false)
 {
-    // Integer and bool sums are int64, like PyTorch.
+    // Integer and bool sums are int64, like PyTorch. A bool input counted into int64 goes to
+    // the kernel as it is (the kernels read bools and count in int64).
     DType out_t = dtype ? *dtype : (is_floating(t->dtype) ? t->dtype : DType::Int64);
-    Plan p = plan_reduce(to_dtype(t, out_t), std::move(dims), keepdim, is_mean ? "mean" : "sum");
+    const bool count = !is_mean && t->dtype == DType::Bool && out_t == DType::Int64;
+    Plan p = plan_reduce(count ? t : to_dtype(t, out_t), std::move(dims), keepdim, is_mean ? "mean" : "sum");
     Tensor out = empty(p.out_shape, out_t, t->device());
     if (out->numel() == 0) return out;
     if (p.in->shape[1] == 0) {

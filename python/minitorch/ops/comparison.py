@@ -15,11 +15,16 @@ from ..autograd import no_grad
 from ._args import numpy_names
 
 
-def _count(t: Tensor, nonzero: bool, dim, keepdim: bool, op: str) -> Tensor:
-    """How many elements of ``t`` over ``dim`` are nonzero (or, with ``nonzero=False``,
-    zero), as an int64 tensor."""
+def _some(t: Tensor, nonzero: bool, dim, keepdim: bool, op: str) -> Tensor:
+    """True where some element of ``t`` over ``dim`` is nonzero (or, with ``nonzero=False``,
+    zero): a bool sum (``sum(dtype=bool)``, True where any value is), one reduce launch on
+    a bool tensor, after one comparison on any other."""
     dims = None if dim is None else dim_tuple(dim, t.ndim, op)
-    return ((t != 0) if nonzero else (t == 0)).sum(dims, keepdim)
+    if t.dtype == _C.dtype.bool:
+        flags = t if nonzero else t.logical_not()
+    else:
+        flags = (t != 0) if nonzero else (t == 0)
+    return flags.sum(dims, keepdim, dtype=_C.dtype.bool)
 
 
 @numpy_names
@@ -31,7 +36,7 @@ def all(self, dim=None, keepdim: bool = False) -> Tensor:  # noqa: A001
     >>> minitorch.tensor([[1, 0], [2, 3]]).all(dim=1)
     tensor([False,  True])
     """
-    return _count(self, False, dim, keepdim, "all") == 0
+    return _some(self, False, dim, keepdim, "all").logical_not()
 
 
 @numpy_names
@@ -43,7 +48,7 @@ def any(self, dim=None, keepdim: bool = False) -> Tensor:  # noqa: A001
     >>> minitorch.tensor([[1, 0], [0, 0]]).any(dim=1)
     tensor([ True, False])
     """
-    return _count(self, True, dim, keepdim, "any") > 0
+    return _some(self, True, dim, keepdim, "any")
 
 
 def _check_pair(a: Tensor, b, op: str, *, same_dtype: bool) -> None:
