@@ -11,10 +11,17 @@
 // broadcast operand with stride 0); anything else is copied once first. float16 and
 // bfloat16 GEMMs run on cuBLAS in their own type (tensor cores, float32 sums); the teaching
 // kernels read them in place too, summing in float32 (Compute<T>) and rounding once.
+// matmul_bias (Linear's forward) adds a bias to every row in the same launch: the teaching
+// kernels add it as they store, cuBLAS as its bias epilogue (cuBLASLt, as PyTorch's addmm).
+#include <array>
+#include <map>
+#include <mutex>
+
 #include "common.cuh"
 #include "minitorch/matrix_layout.h"
 
 #if !MT_CUDA_EMULATED
+#include <cublasLt.h>
 #include <cublas_v2.h>
 #endif
 
@@ -40,10 +47,12 @@ struct BatchPlan {
     __device__ __forceinline__ int64_t first() const { return sum_of ? 0 : blockIdx.z; }
     __device__ __forceinline__ int64_t end() const { return sum_of ? sum_of : blockIdx.z + 1; }
 };
+// bias: null, or N values, one added to each column of every row (matmul_bias).
 template <class T>
 __device__ __forceinline__ void store(T* C, BatchPlan plan, int64_t M, int64_t N, int64_t row, int64_t col,
-                                      Compute<T> acc)
+                                      Compute<T> acc, const T* bias)
 {
+    if (bias) acc += Compute<T>(bias[col]);
     if (plan.sum_of)
         C[row * N + col] = T(Compute<T>(C[row * N + col]) + acc);
     else
@@ -53,7 +62,7 @@ __device__ __forceinline__ void store(T* C, BatchPlan plan, int64_t M, int64_t N
 // Thread mapping: thread (x, y) of block (bx, by, batch) computes C[batch, by*16+y, bx*16+x].
 template <class T>
 __global__ void matmul_naive_kernel(MatrixArg<T> A, MatrixArg<T> B, T* C, int64_t M, int64_t N, int64_t K,
-                                    BatchPlan plan)
+                                    BatchPlan plan, const T* bias)
 {
     const int64_t row = int64_t(blockIdx.y) * blockDim.y + threadIdx.y,
                   col = int64_t(blockIdx.x) * blockDim.x + threadIdx.x;
@@ -62,14 +71,14 @@ __global__ void matmul_naive_kernel(MatrixArg<T> A, MatrixArg<T> B, T* C, int64_
     Acc acc = 0;
     for (int64_t p = plan.first(); p < plan.end(); ++p)
         for (int64_t k = 0; k < K; ++k) acc += Acc(A.at(p, row, k)) * Acc(B.at(p, k, col));
-    store(C, plan, M, N, row, col, acc);
+    store(C, plan, M, N, row, col, acc, bias);
 }
 
 // Same mapping; the block walks K in steps of 16, each thread loading one element of
 // the A tile and one of the B tile into shared memory.
 template <class T>
 __global__ void matmul_tiled_kernel(MatrixArg<T> A, MatrixArg<T> B, T* C, int64_t M, int64_t N, int64_t K,
-                                    BatchPlan plan)
+                                    BatchPlan plan, const T* bias)
 {
     using Acc = Compute<T>;  // 16-bit values are held in float32 from the load on
     __shared__ Acc As[kTile][kTile];
@@ -85,7 +94,7 @@ __global__ void matmul_tiled_kernel(MatrixArg<T> A, MatrixArg<T> B, T* C, int64_
             __syncthreads();  // everyone done with these tiles before the next load overwrites them
         }
     }
-    if (row < M && col < N) store(C, plan, M, N, row, col, acc);
+    if (row < M && col < N) store(C, plan, M, N, row, col, acc, bias);
 }
 
 // Thread mapping: one thread per element i of C (M * N of them): C[i] += the sum over p of
@@ -171,6 +180,149 @@ void gemm_cublas(const Tensor& a, const Tensor& b, const Tensor& out, int64_t ba
                                                   sa, &beta, out->data_as<double>(), int(N), M * N, int(batch)));
     }
 }
+
+// ---- Linear's GEMM with its bias added in cuBLASLt's epilogue: one launch ------------------
+// (PyTorch's addmm takes the same road.) cuBLASLt's heuristic picks an algorithm for a problem:
+// types, sizes, layouts and how aligned each pointer is (a kernel may assume 16-byte loads).
+// A training step meets the same few problems each time, so the choice is kept per problem;
+// one cuBLASLt cannot take is kept too, and goes the two-step way (rows = bias, GEMM adds).
+// MINITORCH_CUBLASLT=0 turns this path off (two steps always), for comparison.
+cublasLtHandle_t lt_handle()
+{
+    static cublasLtHandle_t handle = [] {
+        cublasLtHandle_t h;
+        const cublasStatus_t st = cublasLtCreate(&h);
+        MT_CHECK_RUNTIME(st == CUBLAS_STATUS_SUCCESS, "cuBLASLt: cublasLtCreate failed (status ", int(st), ")");
+        return h;
+    }();
+    return handle;
+}
+
+// The largest power of two, up to 256, that divides a device address.
+int64_t alignment_of(const void* p)
+{
+    int64_t a = 1;
+    while (a < 256 && reinterpret_cast<uintptr_t>(p) % uintptr_t(a * 2) == 0) a *= 2;
+    return a;
+}
+
+// The descriptors of one call, destroyed on every way out.
+struct LtCall {
+    cublasLtMatmulDesc_t op = nullptr;
+    cublasLtMatrixLayout_t w = nullptr, x = nullptr, y = nullptr;
+    cublasLtMatmulPreference_t pref = nullptr;
+    ~LtCall()
+    {
+        if (pref) cublasLtMatmulPreferenceDestroy(pref);
+        if (y) cublasLtMatrixLayoutDestroy(y);
+        if (x) cublasLtMatrixLayoutDestroy(x);
+        if (w) cublasLtMatrixLayoutDestroy(w);
+        if (op) cublasLtMatmulDescDestroy(op);
+    }
+};
+
+struct LtChoice {
+    bool ok = false;  // false: cuBLASLt has no algorithm for this problem
+    cublasLtMatmulAlgo_t algo{};
+    size_t workspace = 0;
+};
+constexpr uint64_t kLtMaxWorkspace = uint64_t(8) << 20;
+
+// out (M, N) = a @ b + bias in one cublasLtMatmul; false where cuBLASLt cannot take it (out
+// untouched). Column-major, as gemm_cublas: out^T (N x M) = b^T (N x K) @ a^T (K x M), so
+// cuBLASLt's A is our b, its B our a, and the bias (N values) runs down D's rows, as the
+// epilogue wants it.
+bool gemm_bias_lt(const Tensor& a, const Tensor& b, const Tensor& out, const Tensor& bias, int64_t M, int64_t N,
+                  int64_t K, BlasLayout la, BlasLayout lb)
+{
+    static const bool enabled = [] {
+        const char* v = std::getenv("MINITORCH_CUBLASLT");
+        return !(v && std::string(v) == "0");
+    }();
+    // A (K, N) operand of one row or column: cuBLASLt's heuristic refuses it (PyTorch skips it too).
+    if (!enabled || K < 2 || N < 2) return false;
+    const DType dt = out->dtype;
+    const bool tf32 = dt == DType::Float32 && tf32_allowed_now();
+    cudaDataType_t type = CUDA_R_32F, scale = CUDA_R_32F;
+    cublasComputeType_t compute = tf32 ? CUBLAS_COMPUTE_32F_FAST_TF32 : CUBLAS_COMPUTE_32F;
+    if (dt == DType::Float64) type = scale = CUDA_R_64F, compute = CUBLAS_COMPUTE_64F;
+    else if (dt == DType::Float16) type = CUDA_R_16F;
+    else if (dt == DType::BFloat16) type = CUDA_R_16BF;
+    else if (dt != DType::Float32) return false;
+
+    LtCall call;
+    const cublasOperation_t opw = lb.transposed ? CUBLAS_OP_T : CUBLAS_OP_N, opx = la.transposed ? CUBLAS_OP_T : CUBLAS_OP_N;
+    const cublasLtEpilogue_t epilogue = CUBLASLT_EPILOGUE_BIAS;
+    const void* bias_ptr = bias->data();
+    auto ok = [](cublasStatus_t st) { return st == CUBLAS_STATUS_SUCCESS; };
+    // Each stored as cuBLASLt reads it, column-major: rows x cols before its op.
+    if (!ok(cublasLtMatmulDescCreate(&call.op, compute, scale)) ||
+        !ok(cublasLtMatmulDescSetAttribute(call.op, CUBLASLT_MATMUL_DESC_TRANSA, &opw, sizeof(opw))) ||
+        !ok(cublasLtMatmulDescSetAttribute(call.op, CUBLASLT_MATMUL_DESC_TRANSB, &opx, sizeof(opx))) ||
+        !ok(cublasLtMatmulDescSetAttribute(call.op, CUBLASLT_MATMUL_DESC_EPILOGUE, &epilogue, sizeof(epilogue))) ||
+        !ok(cublasLtMatmulDescSetAttribute(call.op, CUBLASLT_MATMUL_DESC_BIAS_POINTER, &bias_ptr, sizeof(bias_ptr))) ||
+        !ok(cublasLtMatrixLayoutCreate(&call.w, type, lb.transposed ? K : N, lb.transposed ? N : K, lb.ld)) ||
+        !ok(cublasLtMatrixLayoutCreate(&call.x, type, la.transposed ? M : K, la.transposed ? K : M, la.ld)) ||
+        !ok(cublasLtMatrixLayoutCreate(&call.y, type, N, M, N)))
+        return false;
+
+    const std::array<int64_t, 14> key{int64_t(dt), tf32, M, N, K, la.transposed, la.ld, lb.transposed, lb.ld,
+                                      alignment_of(a->data()), alignment_of(b->data()), alignment_of(out->data()),
+                                      alignment_of(bias_ptr), out->device().index};
+    static std::mutex mutex;
+    static std::map<std::array<int64_t, 14>, LtChoice> choices;
+    LtChoice choice;
+    bool known = false;
+    {
+        std::lock_guard<std::mutex> lock(mutex);
+        auto it = choices.find(key);
+        if (it != choices.end()) choice = it->second, known = true;
+    }
+    if (!known) {
+        // The preference tells the heuristic the workspace it may use and the true alignments.
+        const uint32_t align_x = uint32_t(key[9]), align_w = uint32_t(key[10]), align_y = uint32_t(key[11]);
+        cublasLtMatmulHeuristicResult_t result{};
+        int found = 0;
+        const bool asked =
+            ok(cublasLtMatmulPreferenceCreate(&call.pref)) &&
+            ok(cublasLtMatmulPreferenceSetAttribute(call.pref, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES,
+                                                    &kLtMaxWorkspace, sizeof(kLtMaxWorkspace))) &&
+            ok(cublasLtMatmulPreferenceSetAttribute(call.pref, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_A_BYTES, &align_w,
+                                                    sizeof(align_w))) &&
+            ok(cublasLtMatmulPreferenceSetAttribute(call.pref, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_B_BYTES, &align_x,
+                                                    sizeof(align_x))) &&
+            ok(cublasLtMatmulPreferenceSetAttribute(call.pref, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_C_BYTES, &align_y,
+                                                    sizeof(align_y))) &&
+            ok(cublasLtMatmulPreferenceSetAttribute(call.pref, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_D_BYTES, &align_y,
+                                                    sizeof(align_y))) &&
+            ok(cublasLtMatmulAlgoGetHeuristic(lt_handle(), call.op, call.w, call.x, call.y, call.y, call.pref, 1,
+                                              &result, &found));
+        if (asked && found > 0 && ok(result.state))
+            choice.ok = true, choice.algo = result.algo, choice.workspace = result.workspaceSize;
+        std::lock_guard<std::mutex> lock(mutex);
+        choices[key] = choice;
+    }
+    if (!choice.ok) return false;
+
+    Tensor workspace = choice.workspace ? empty({int64_t(choice.workspace)}, DType::UInt8, out->device()) : Tensor();
+    const float alpha32 = 1.0f, beta32 = 0.0f;
+    const double alpha64 = 1.0, beta64 = 0.0;
+    const bool f64 = dt == DType::Float64;
+    ProfiledLaunch profiled("cublasLtMatmul(bias)", dim3(0, 0, 0), dim3(0, 0, 0), 0);
+    const cublasStatus_t st =
+        cublasLtMatmul(lt_handle(), call.op, f64 ? static_cast<const void*>(&alpha64) : &alpha32, b->data(), call.w,
+                       a->data(), call.x, f64 ? static_cast<const void*>(&beta64) : &beta32, out->data(), call.y,
+                       out->data(), call.y, &choice.algo, workspace ? static_cast<void*>(workspace->data()) : nullptr,
+                       choice.workspace, 0);
+    if (st == CUBLAS_STATUS_NOT_SUPPORTED || st == CUBLAS_STATUS_INVALID_VALUE || st == CUBLAS_STATUS_ARCH_MISMATCH) {
+        std::lock_guard<std::mutex> lock(mutex);  // refused before launching: not again for this problem
+        choices[key].ok = false;
+        return false;
+    }
+    MT_CHECK_RUNTIME(st == CUBLAS_STATUS_SUCCESS, "cuBLASLt error ", int(st), " in cublasLtMatmul (linear, ", M, "x",
+                     K, " @ ", K, "x", N, ")");
+    return true;
+}
 #endif
 
 }  // namespace
@@ -183,7 +335,11 @@ void set_matmul_impl(MatmulImpl impl)
 }
 MatmulImpl matmul_impl() { return g_impl; }
 
-void matmul(const Tensor& out, const Tensor& a_in, const Tensor& b_in, bool sum_batches)
+namespace {
+
+// out = a @ b (sum_batches: out += the sum over batches), plus bias (null, or N values added
+// to every row: matmul_bias).
+void multiply(const Tensor& out, const Tensor& a_in, const Tensor& b_in, bool sum_batches, const Tensor& bias)
 {
     const int64_t nd = a_in->dim();
     int64_t M = a_in->shape[nd - 2];
@@ -213,8 +369,18 @@ void matmul(const Tensor& out, const Tensor& a_in, const Tensor& b_in, bool sum_
         const bool scratch = sum_batches && batch > 1;
         const DType parts = is_16bit(out->dtype) ? DType::Float32 : out->dtype;  // sums unrounded
         Tensor c = scratch ? empty({batch, M, N}, parts, out->device()) : out;
-        gemm_cublas(a, b, c, batch, M, N, K, blas_layout(M, K, a->strides[nd - 2], a->strides[nd - 1]),
-                    blas_layout(K, N, b->strides[nd - 2], b->strides[nd - 1]), sa, sb, sum_batches && !scratch);
+        const BlasLayout la = blas_layout(M, K, a->strides[nd - 2], a->strides[nd - 1]),
+                         lb = blas_layout(K, N, b->strides[nd - 2], b->strides[nd - 1]);
+        bool add_into_out = sum_batches && !scratch;
+        if (bias) {
+            if (batch == 1 && gemm_bias_lt(a, b, out, bias, M, N, K, la, lb)) return;
+            // Where cuBLASLt cannot: the rows start as the bias and the GEMM adds into them.
+            Strides across_rows(out->shape.size(), 0);
+            across_rows.back() = 1;
+            copy(out, make_view(bias, out->shape, across_rows, bias->offset));
+            add_into_out = true;
+        }
+        gemm_cublas(a, b, c, batch, M, N, K, la, lb, sa, sb, add_into_out);
         if (scratch) {
             dispatch_floating16(out->dtype, "matmul", [&](auto tag) {
                 using T = typename decltype(tag)::type;
@@ -235,13 +401,29 @@ void matmul(const Tensor& out, const Tensor& a_in, const Tensor& b_in, bool sum_
         if constexpr (!std::is_same_v<T, bool>) {
             const MatrixArg<T> A{a->data_as<T>(), sa, a->strides[nd - 2], a->strides[nd - 1]};
             const MatrixArg<T> B{b->data_as<T>(), sb, b->strides[nd - 2], b->strides[nd - 1]};
+            const T* bias_values = bias ? bias->data_as<T>() : nullptr;
             if (g_impl == MatmulImpl::Naive)
-                MT_LAUNCH(grid, block, 0, 0, matmul_naive_kernel<T>)(A, B, out->data_as<T>(), M, N, K, plan);
+                MT_LAUNCH(grid, block, 0, 0, matmul_naive_kernel<T>)(A, B, out->data_as<T>(), M, N, K, plan,
+                                                                     bias_values);
             else
-                MT_LAUNCH(grid, block, 0, 0, matmul_tiled_kernel<T>)(A, B, out->data_as<T>(), M, N, K, plan);
+                MT_LAUNCH(grid, block, 0, 0, matmul_tiled_kernel<T>)(A, B, out->data_as<T>(), M, N, K, plan,
+                                                                     bias_values);
         }
     });
     MT_CUDA_CHECK_LAUNCH("matmul");
+}
+
+}  // namespace
+
+void matmul(const Tensor& out, const Tensor& a, const Tensor& b, bool sum_batches)
+{
+    multiply(out, a, b, sum_batches, nullptr);
+}
+
+// Linear's forward: one dtype (16-bit ones too, read in place), the bias contiguous.
+void matmul_bias(const Tensor& out, const Tensor& a, const Tensor& b, const Tensor& bias)
+{
+    multiply(out, a, b, false, bias);
 }
 
 // float16 / bfloat16 operands of a plain GEMM are read as they are: by cuBLAS, or by the

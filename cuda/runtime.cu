@@ -132,12 +132,13 @@ void synchronize()
     report_index_errors();
 }
 
-// matmul: float16 / bfloat16 GEMMs run natively on cuBLAS (tensor cores), not upcast.
+// matmul, matmul_bias: float16 / bfloat16 GEMMs run natively on cuBLAS (tensor cores), not upcast.
 // sort (lines of up to 4096), attention, batch and group norm, the LSTM and GRU cells, the
 // elementwise kernels, dropout, the class losses, the optimizer steps, im2col / col2im, pooling,
 // upsampling and the indexing kernels that move elements read float16 / bfloat16 themselves (no
 // staging copies through Widen).
 MT_DEFINE_KERNEL_TABLE(filled.matmul = MT_COUNTED_KERNEL(matmul, matmul_native16);
+                       filled.matmul_bias = MT_COUNTED_KERNEL(matmul_bias, matmul_bias);
                        filled.map = MT_COUNTED_KERNEL(map, map16);
                        filled.zip = MT_COUNTED_KERNEL(zip, zip16);
                        filled.where = MT_COUNTED_KERNEL(where, where16);

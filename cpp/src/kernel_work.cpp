@@ -116,6 +116,11 @@ Work matmul(const Tensor& out, const Tensor& a, const Tensor& b, bool sum_batche
     const double flops = 2.0 * n(a) * double(b->shape.back());
     return {flops, bytes(out, a, b) + (sum_batches ? bytes(out) : 0.0)};  // sum_batches adds into out
 }
+Work matmul_bias(const Tensor& out, const Tensor& a, const Tensor& b, const Tensor& bias)
+{
+    const double flops = 2.0 * n(a) * double(b->shape.back()) + n(out);  // and one add per output
+    return {flops, bytes(out, a, b) + bytes(bias)};
+}
 Work conv_forward(const Tensor& y, const Tensor& x, const Tensor& weight, const Window2d& w)
 {
     // Each output element is a dot product of (C / groups) * KH * KW terms.

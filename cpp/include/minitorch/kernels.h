@@ -226,6 +226,10 @@ struct Attention {
 //             With sum_batches, out is one (M, N) matrix and gets the products of every
 //             batch ADDED to it: out += sum over p of a[p] @ b[p] (convolution's weight
 //             gradient: one GEMM per sample, accumulated).
+//  matmul_bias  as matmul (no sum_batches), with bias (N values, contiguous) added to every
+//             row: Linear's forward in one launch where the library can add it itself
+//             (cuBLASLt's bias epilogue, when the batches fold into one GEMM), else the rows
+//             start as the bias and the GEMM adds into them (BLAS's beta = 1).
 //  gather_rows       out[i, :] = in[index[i], :]     (in, out contiguous (rows, row_size))
 //  scatter_add_rows  out[index[i], :] += in[i, :]    (index contiguous int64)
 //             Both check index[i] as check_index does (negatives wrap where `check` allows;
@@ -423,6 +427,7 @@ struct Attention {
                 Scalar value))                                                                       \
     X(reduce, (ReduceOp op, const Tensor& values, const Tensor& indices, const Tensor& in))          \
     X(matmul, (const Tensor& out, const Tensor& a, const Tensor& b, bool sum_batches))               \
+    X(matmul_bias, (const Tensor& out, const Tensor& a, const Tensor& b, const Tensor& bias))        \
     X(gather_rows, (const Tensor& out, const Tensor& in, const Tensor& index,                        \
                     const IndexCheck& check))                                                        \
     X(scatter_add_rows, (const Tensor& out, const Tensor& in, const Tensor& index,                   \
@@ -610,6 +615,7 @@ constexpr ArgRoles arg_roles(std::string_view kernel)
         {"searchsorted", {at({0}), at({0})}},     // (out, sorted, values, right)
         {"scatter", {at({1}), 0}},                // (op, out, src, index, dim, ...)
         {"matmul", {at({0}), 0}},                 // (out, a, b, sum_batches)
+        {"matmul_bias", {at({0}), at({0})}},      // (out, a, b, bias)
     };
     for (const Entry& e : entries)
         if (e.name == kernel) return e.roles;

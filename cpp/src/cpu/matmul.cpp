@@ -1,6 +1,7 @@
 // matmul.cpp — CPU kernel for batched matmul: BLAS GEMM for floats, a plain
 // i-k-j loop for int64. Batch dims are walked here; each batch is one GEMM.
 #include <climits>
+#include <cstring>
 #include <vector>
 
 #include "blas.h"
@@ -82,8 +83,13 @@ MatmulAlgo g_matmul_algo = MatmulAlgo::Blas;
 void set_matmul_algo(MatmulAlgo algo) { g_matmul_algo = algo; }
 MatmulAlgo matmul_algo() { return g_matmul_algo; }
 
-void matmul(const Tensor& out, const Tensor& a_in, const Tensor& b_in, bool sum_batches)
+namespace {
+
+// out = a @ b; sum_batches: out += the sum over batches; add: each batch's product is added
+// into its own matrix of out (which holds the bias rows: matmul_bias).
+void multiply(const Tensor& out, const Tensor& a_in, const Tensor& b_in, bool sum_batches, bool add)
 {
+    add = add || sum_batches;
     const int64_t nd = a_in->dim();
     const int64_t M = a_in->shape[nd - 2], N = b_in->shape[nd - 1], K = a_in->shape[nd - 1];
     const int64_t batch = a_in->numel() / (M * K);
@@ -102,7 +108,7 @@ void matmul(const Tensor& out, const Tensor& a_in, const Tensor& b_in, bool sum_
         const int64_t bk = b->strides[nd - 2], bn = b->strides[nd - 1];
         for (int64_t p = 0; p < batch; ++p) {
             int64_t* c = C + c_off(p);
-            if (!sum_batches)
+            if (!add)
                 for (int64_t i = 0; i < M * N; ++i) c[i] = 0;
             for (int64_t i = 0; i < M; ++i)
                 for (int64_t k = 0; k < K; ++k) {
@@ -121,9 +127,9 @@ void matmul(const Tensor& out, const Tensor& a_in, const Tensor& b_in, bool sum_
             T* C = out->data_as<T>();
             for (int64_t p = 0; p < batch; ++p) {
                 if (g_matmul_algo == MatmulAlgo::Naive)
-                    matmul_naive(M, N, K, A + a_offs[p], ar, ac, B + b_offs[p], br, bc, C + c_off(p), sum_batches);
+                    matmul_naive(M, N, K, A + a_offs[p], ar, ac, B + b_offs[p], br, bc, C + c_off(p), add);
                 else
-                    matmul_blocked(M, N, K, A + a_offs[p], ar, ac, B + b_offs[p], br, bc, C + c_off(p), sum_batches);
+                    matmul_blocked(M, N, K, A + a_offs[p], ar, ac, B + b_offs[p], br, bc, C + c_off(p), add);
             }
         });
         return;
@@ -154,8 +160,25 @@ void matmul(const Tensor& out, const Tensor& a_in, const Tensor& b_in, bool sum_
         set_blas_threads_for(2.0 * double(M) * double(N) * double(K) * double(batch), get_num_threads());
         for (int64_t p = 0; p < batch; ++p)
             gemm(ta, tb, int(M), int(N), int(K), A + a_offs[p], int(lda), B + b_offs[p], int(ldb), C + c_off(p), int(N),
-                 sum_batches);
+                 add);
     });
+}
+
+}  // namespace
+
+void matmul(const Tensor& out, const Tensor& a, const Tensor& b, bool sum_batches)
+{
+    multiply(out, a, b, sum_batches, false);
+}
+
+// Linear's forward: every row of out starts as the bias, then the GEMM adds a @ b into it
+// (BLAS's beta = 1): the bias costs one write of out instead of a second pass over it.
+void matmul_bias(const Tensor& out, const Tensor& a, const Tensor& b, const Tensor& bias)
+{
+    const int64_t row_bytes = out->size(-1) * int64_t(itemsize(out->dtype)), rows = out->numel() / out->size(-1);
+    char* data = out->data();
+    for (int64_t i = 0; i < rows; ++i) std::memcpy(data + i * row_bytes, bias->data(), size_t(row_bytes));
+    multiply(out, a, b, false, /*add=*/true);  // each batch's product added into its rows
 }
 
 }  // namespace minitorch::cpu

@@ -1,5 +1,5 @@
 // nn.cpp — the fused ops of the neural-network layer, each one graph node:
-//   linear          y = x W^T + b          (one GEMM, one broadcast add)
+//   linear          y = x W^T + b          (one GEMM adding the bias to every row: matmul_bias)
 //   log_softmax     x - logsumexp(x)       (one softmax kernel: the row's max and sum in
 //   softmax         exp(x - max) / sum      one pass, then the write; stable for large x)
 //   cross_entropy   logsumexp(row) - row[target], one class_loss kernel (+ one for the
@@ -380,10 +380,25 @@ Tensor linear(const Tensor& x, const Tensor& w, const Tensor& b)
     if (b) MT_CHECK(b->dim() == 1 && b->shape[0] == w->shape[0], "linear: bias of shape ", b->shape,
                     " does not match weight of shape ", w->shape);
     check_layer_dtypes("linear", x, w, b);
+    check_same_device("linear", x, w);
+    if (b) check_same_device("linear", x, b);
+    MT_CHECK_TYPE(x->dtype != DType::Bool, "linear: not implemented for bool tensors");
     auto forward = [&] {
-        Tensor out = matmul(x, transpose(w, 0, 1));  // BLAS reads W^T in place (a transposed view)
-        if (b) binary_(BinaryOp::Add, out, b);       // out is fresh memory: add the bias in place
-        return out;
+        Tensor wt = transpose(w, 0, 1);  // BLAS reads W^T in place (a transposed view)
+        if (!b) return matmul(x, wt);
+        // x (batch..., M, K) @ W^T + b in one kernel (matmul_bias), read where x lies; the
+        // kernel folds batches whose rows follow one another into one GEMM.
+        Tensor a = x->dim() == 1 ? unsqueeze(x, 0) : x;
+        const int64_t N = w->shape[0];
+        Shape b_shape(a->shape.begin(), a->shape.end() - 2), shape = b_shape;
+        b_shape.insert(b_shape.end(), {w->shape[1], N});
+        shape.insert(shape.end(), {a->size(-2), N});
+        Tensor out = empty(shape, x->dtype, x->device());
+        if (out->numel() && w->shape[1] == 0)  // a sum of no terms: every row is the bias
+            kernels(x->device()).copy(out, expand(b, shape));
+        else if (out->numel())
+            kernels(x->device()).matmul_bias(out, a, expand(wt, b_shape), contiguous(b));
+        return x->dim() == 1 ? squeeze(out, std::vector<int64_t>{0}) : out;
     };
     // A missing bias is a null input: no edge, needs_input_grad(2) is false.
     return autograd::record_op<LinearBackward>({&x, &w, &b}, forward, [&](LinearBackward& n, const Tensor&) {
