@@ -183,9 +183,10 @@ void count_host_wait();
 
 // ---- the CUDA KernelTable entries (one .cu file per family), as listed in kernels.h ----
 MT_DECLARE_KERNELS()
-// The table's matmul entry (matmul.cu): 16-bit GEMMs on cuBLAS in their own type, the
-// rest through Widen to matmul.
+// The table's matmul and matmul_bias entries (matmul.cu): 16-bit GEMMs on cuBLAS in their own
+// type, the rest through Widen.
 void matmul_native16(const Tensor& out, const Tensor& a, const Tensor& b, bool sum_batches);
+void matmul_bias_native(const Tensor& out, const Tensor& a, const Tensor& b, const Tensor& bias);
 // The table's map / zip / where / ternary entries (elementwise.cu): float16 / bfloat16 read and written
 // in place, computed in float32; narrow integers through Widen.
 void map16(UnaryOp op, const Tensor& out, const Tensor& in);

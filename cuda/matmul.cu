@@ -186,7 +186,7 @@ void gemm_cublas(const Tensor& a, const Tensor& b, const Tensor& out, int64_t ba
 // types, sizes, layouts and how aligned each pointer is (a kernel may assume 16-byte loads).
 // A training step meets the same few problems each time, so the choice is kept per problem;
 // one cuBLASLt cannot take is kept too, and goes the two-step way (rows = bias, GEMM adds).
-// MINITORCH_CUBLASLT=0 turns this path off (two steps always), for comparison.
+// MINITORCH_CUBLASLT=0 turns this path off (two steps always), for comparison; read at every call.
 cublasLtHandle_t lt_handle()
 {
     static cublasLtHandle_t handle = [] {
@@ -235,12 +235,9 @@ constexpr uint64_t kLtMaxWorkspace = uint64_t(8) << 20;
 bool gemm_bias_lt(const Tensor& a, const Tensor& b, const Tensor& out, const Tensor& bias, int64_t M, int64_t N,
                   int64_t K, BlasLayout la, BlasLayout lb)
 {
-    static const bool enabled = [] {
-        const char* v = std::getenv("MINITORCH_CUBLASLT");
-        return !(v && std::string(v) == "0");
-    }();
-    // A (K, N) operand of one row or column: cuBLASLt's heuristic refuses it (PyTorch skips it too).
-    if (!enabled || K < 2 || N < 2) return false;
+    // A dimension of 1 (one row of x: Linear on a vector; one column or row of W^T): PyTorch
+    // leaves those to the plain GEMM too (cuBLASLt's heuristic has refused some).
+    if (env_is("MINITORCH_CUBLASLT", "0") || M < 2 || K < 2 || N < 2) return false;
     const DType dt = out->dtype;
     const bool tf32 = dt == DType::Float32 && tf32_allowed_now();
     cudaDataType_t type = CUDA_R_32F, scale = CUDA_R_32F;
@@ -299,8 +296,10 @@ bool gemm_bias_lt(const Tensor& a, const Tensor& b, const Tensor& out, const Ten
                                               &result, &found));
         if (asked && found > 0 && ok(result.state))
             choice.ok = true, choice.algo = result.algo, choice.workspace = result.workspaceSize;
-        std::lock_guard<std::mutex> lock(mutex);
-        choices[key] = choice;
+        if (asked) {  // an answer, yes or no (a failure to ask, out of host memory, is not kept)
+            std::lock_guard<std::mutex> lock(mutex);
+            choices[key] = choice;
+        }
     }
     if (!choice.ok) return false;
 
@@ -420,10 +419,21 @@ void matmul(const Tensor& out, const Tensor& a, const Tensor& b, bool sum_batche
     multiply(out, a, b, sum_batches, nullptr);
 }
 
-// Linear's forward: one dtype (16-bit ones too, read in place), the bias contiguous.
+// Linear's forward: one dtype, the bias contiguous.
 void matmul_bias(const Tensor& out, const Tensor& a, const Tensor& b, const Tensor& bias)
 {
     multiply(out, a, b, false, bias);
+}
+
+// The table's matmul_bias entry: the types the kernels compute in (float16 / bfloat16 read in
+// place) go straight in; the narrow integer types through Widen (int64 stand-ins), as matmul.
+void matmul_bias_native(const Tensor& out, const Tensor& a, const Tensor& b, const Tensor& bias)
+{
+    const DType t = out->dtype;
+    if (is_16bit(t) || t == DType::Float32 || t == DType::Float64 || t == DType::Int64)
+        return matmul_bias(out, a, b, bias);
+    using MatmulBias = void(const Tensor&, const Tensor&, const Tensor&, const Tensor&);
+    detail::Widen<MatmulBias>::call<&matmul_bias, &copy>(out, a, b, bias);
 }
 
 // float16 / bfloat16 operands of a plain GEMM are read as they are: by cuBLAS, or by the

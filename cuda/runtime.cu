@@ -138,7 +138,7 @@ void synchronize()
 // upsampling and the indexing kernels that move elements read float16 / bfloat16 themselves (no
 // staging copies through Widen).
 MT_DEFINE_KERNEL_TABLE(filled.matmul = MT_COUNTED_KERNEL(matmul, matmul_native16);
-                       filled.matmul_bias = MT_COUNTED_KERNEL(matmul_bias, matmul_bias);
+                       filled.matmul_bias = MT_COUNTED_KERNEL(matmul_bias, matmul_bias_native);
                        filled.map = MT_COUNTED_KERNEL(map, map16);
                        filled.zip = MT_COUNTED_KERNEL(zip, zip16);
                        filled.where = MT_COUNTED_KERNEL(where, where16);

@@ -112,12 +112,44 @@ def test_linear_tf32_switch(device):
 @pytest.mark.parametrize("dtype", ["float32", "bfloat16"])
 def test_linear_forward_is_one_launch(shape, dtype):
     # Rows that fold into one GEMM: the GEMM adds the bias (the tiled kernel as it stores,
-    # cuBLASLt in its epilogue); no second pass over the output.
+    # cuBLASLt in its epilogue); no second pass over the output. One row (a vector input)
+    # goes to the plain GEMM on cuBLAS, as PyTorch's: the bias rows, then the GEMM adds.
     layer = minitorch.nn.Linear(shape[-1], 32).to("cuda").to(getattr(minitorch, dtype))
     x = minitorch.randn(*shape, device="cuda").to(getattr(minitorch, dtype))
     names = launches(lambda: layer(x))
-    assert len(names) == 1, names
-    assert names[0].startswith("matmul_tiled_kernel" if minitorch.cuda.is_emulated() else "cublasLtMatmul(bias)"), names
+    if minitorch.cuda.is_emulated():
+        assert len(names) == 1 and names[0].startswith("matmul_tiled_kernel"), names
+    elif len(shape) == 1:
+        assert len(names) == 2 and names[0].startswith("copy"), names
+    else:
+        assert names == ["cublasLtMatmul(bias)"], names
+
+
+@pytest.mark.parametrize("device", DEVICES)
+@pytest.mark.parametrize("dtype", ["int64", "int32", "int16", "uint8"])
+def test_linear_on_integers(device, dtype):
+    # Integer Linear (a lecture's exact arithmetic): int64 by the kernels, narrower ints through
+    # int64 stand-ins, the sums exact.
+    rng = np.random.default_rng(4)
+    x, w, b = rng.integers(0, 5, (3, 4, 6)), rng.integers(0, 4, (5, 6)), rng.integers(0, 9, 5)
+    xt, wt, bt = (tensor(a, dtype, device) for a in (x, w, b))
+    y = F.linear(xt, wt, bt)
+    assert y.dtype == getattr(minitorch, dtype)
+    np.testing.assert_array_equal(y.cpu().numpy().astype(np.int64), (x @ w.T + b).astype(getattr(np, dtype)))
+
+
+@pytest.mark.parametrize("device", DEVICES)
+def test_linear_with_no_inputs_has_gradients(device):
+    # in_features = 0: the output is the bias in every row; the bias gets every row's gradient,
+    # the (out, 0) weight an empty one.
+    x = minitorch.ones(2, 3, 0, device=device, requires_grad=True)
+    w = minitorch.zeros(4, 0, device=device, requires_grad=True)
+    b = minitorch.tensor([1.0, 2.0, 3.0, 4.0], device=device, requires_grad=True)
+    y = F.linear(x, w, b)
+    np.testing.assert_array_equal(y.detach().cpu().numpy(), np.broadcast_to([1.0, 2.0, 3.0, 4.0], (2, 3, 4)))
+    y.sum().backward()
+    np.testing.assert_array_equal(b.grad.cpu().numpy(), [6.0] * 4)
+    assert tuple(w.grad.shape) == (4, 0) and tuple(x.grad.shape) == (2, 3, 0)
 
 
 @pytest.mark.skipif(not minitorch.cuda.is_available(), reason=DEVICES[1].marks[0].kwargs["reason"])

@@ -21,8 +21,13 @@ namespace {
 
 using autograd::Node;
 
-// x flattened to 2-D (rows, in) — batch dims of any rank become rows.
-Tensor rows2d(const Tensor& x) { return reshape(x, {x->numel() / std::max<int64_t>(x->size(-1), 1), x->size(-1)}); }
+// x flattened to 2-D (rows, in) — batch dims of any rank become rows (in = 0 too).
+Tensor rows2d(const Tensor& x)
+{
+    int64_t rows = 1;
+    for (int64_t d = 0; d + 1 < x->dim(); ++d) rows *= x->shape[d];
+    return reshape(x, {rows, x->size(-1)});
+}
 
 // derivative of linear, input input: g @ W
 // derivative of linear, input weight: g^T @ x
