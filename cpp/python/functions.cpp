@@ -258,6 +258,7 @@ void bind_functions(py::module_& m)
     });
     m.def("_index", [](const Tensor& t, const std::vector<Tensor>& indices) { return minitorch::index(t, indices); });
     m.def("_masked_fill", [](const Tensor& t, const Tensor& mask, const Tensor& value) { return masked_fill(t, mask, value); });
+    m.def("_masked_fill_", [](const Tensor& t, const Tensor& mask, const Tensor& value) { masked_fill_(t, mask, value); });
     m.def("_masked_select", [](const Tensor& t, const Tensor& mask) { return masked_select(t, mask); });
     m.def("_nonzero", [](const Tensor& t) { return nonzero(t); });
     m.def("_stack", [](const std::vector<Tensor>& tensors, int64_t dim) { return stack(tensors, dim); });

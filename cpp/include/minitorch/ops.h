@@ -145,6 +145,7 @@ Tensor scatter_reduce(const Tensor& t, int64_t dim, const Tensor& index, const T
                       bool include_self);
 // A copy of t with value (0-dim) where mask (bool, broadcastable to t) is true.
 Tensor masked_fill(const Tensor& t, const Tensor& mask, const Tensor& value);
+void masked_fill_(const Tensor& t, const Tensor& mask, const Tensor& value);  // one where launch into t
 // The elements of t where mask (bool, broadcast with t) is true, as a 1-D tensor.
 Tensor masked_select(const Tensor& t, const Tensor& mask);
 // The coordinates (n, t.dim()) of t's non-zero elements, row-major (reads a count on the host).

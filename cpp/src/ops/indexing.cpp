@@ -500,21 +500,31 @@ Tensor scatter(const Tensor& t, int64_t dim, const Tensor& index, const Tensor& 
     });
 }
 
+namespace {
+
+// masked_fill's checks, and the value as the where kernel takes it: in t's dtype, expanded to
+// t's shape (recorded: its gradient sums). A value that needs no gradient stays a host number
+// on a GPU: the kernel takes it as an argument.
+Tensor masked_fill_value(const Tensor& t, const Tensor& mask, const Tensor& value, const char* op)
+{
+    check_same_device(op, t, mask);
+    MT_CHECK_TYPE(mask->dtype == DType::Bool, op, ": expected a bool mask, got ", mask->dtype);
+    MT_CHECK(value->dim() == 0, op, ": only supports a 0-dimensional value tensor, but got one with ", value->dim(),
+             " dimension(s)");
+    MT_CHECK(broadcast_shapes(t->shape, mask->shape, op) == t->shape, op, ": mask of shape ", mask->shape,
+             " cannot be broadcast to the tensor's shape ", t->shape);
+    const bool on_host = !t->device().is_cpu() && value->device().is_cpu() && !value->requires_grad;
+    const Tensor placed = value->device() == t->device() || on_host ? value : to_device(value, t->device());
+    return expand(kernel_operand(placed, t->dtype, t->device()), t->shape);
+}
+
+}  // namespace
+
 Tensor masked_fill(const Tensor& t, const Tensor& mask, const Tensor& value)
 {
     MT_PROFILE_OP("masked_fill", t, mask, value);
-    check_same_device("masked_fill", t, mask);
-    MT_CHECK_TYPE(mask->dtype == DType::Bool, "masked_fill: expected a bool mask, got ", mask->dtype);
-    MT_CHECK(value->dim() == 0, "masked_fill: only supports a 0-dimensional value tensor, but got one with ",
-             value->dim(), " dimension(s)");
-    MT_CHECK(broadcast_shapes(t->shape, mask->shape, "masked_fill") == t->shape, "masked_fill: mask of shape ",
-             mask->shape, " cannot be broadcast to the tensor's shape ", t->shape);
+    Tensor v = masked_fill_value(t, mask, value, "masked_fill");
     Tensor m = expand(mask, t->shape);
-    // The value goes to self's dtype and is expanded (recorded: its gradient sums). A value
-    // that needs no gradient stays a host number on a GPU: the kernel takes it as an argument.
-    const bool on_host = !t->device().is_cpu() && value->device().is_cpu() && !value->requires_grad;
-    const Tensor placed = value->device() == t->device() || on_host ? value : to_device(value, t->device());
-    Tensor v = expand(kernel_operand(placed, t->dtype, t->device()), t->shape);
     auto forward = [&] {
         Tensor out = empty(t->shape, t->dtype, t->device());
         if (out->numel()) kernels(t->device()).where(out, m, v, t);
@@ -524,6 +534,41 @@ Tensor masked_fill(const Tensor& t, const Tensor& mask, const Tensor& value)
         n.mask = m;
         n.has_saved = true;
     });
+}
+
+// t.masked_fill_(mask, value): one where launch that writes t itself (out = t and b = t: each
+// element reads its own old value, then writes it). Inside a graph, as hardtanh_ does: the
+// write, then the node (it keeps only the mask) recorded with t as its output, so t's history
+// becomes the node. A view of a live base, a value that needs a gradient, or a mask or value in
+// t's own memory (they would change under the write) take the general path: computed aside,
+// then written in (rebased inside a graph).
+void masked_fill_(const Tensor& t, const Tensor& mask, const Tensor& value)
+{
+    MT_PROFILE_OP(profiler::inplace("masked_fill"), t, mask, value);
+    Tensor v = masked_fill_value(t, mask, value, "masked_fill_");
+    check_no_internal_overlap(t, "masked_fill_");
+    const bool in_graph = autograd::inplace_in_graph(t, {&value});
+    if (in_graph) autograd::check_rebase(t, "masked_fill_");
+    const bool live_view = t->is_view && t->base.lock();
+    const bool shares_t = mask->storage == t->storage || value->storage == t->storage;
+    if (shares_t || (in_graph && (live_view || value->requires_grad))) {
+        if (in_graph) {
+            autograd::rebase_history(t, masked_fill(t, mask, value), "masked_fill_");
+        } else {
+            const Tensor out = masked_fill(t, mask, value);
+            if (t->numel()) kernels(t->device()).copy(t, out);
+            autograd::bump_version(t);
+        }
+        return;
+    }
+    const Tensor m = expand(mask, t->shape);
+    if (t->numel()) kernels(t->device()).where(t, m, v, t);
+    autograd::bump_version(t);
+    if (!in_graph || t->numel() == 0) return;
+    auto node = std::make_shared<MaskedFillBackward>();
+    autograd::record(node, std::vector<Tensor>{t, v}, std::vector<Tensor>{t});
+    node->mask = m;
+    node->has_saved = true;
 }
 
 Tensor nonzero(const Tensor& t)

@@ -264,7 +264,7 @@ OPS: tuple[Op, ...] = (
     _cpp("tril", "shape.cpp", python="shape"),
     _cpp("triu", "shape.cpp", python="shape"),
     _cpp("constant_pad_nd", "shape.cpp", python="shape", method=False),
-    _cpp("masked_fill", "indexing.cpp", python="indexing", inplace=GENERIC),
+    _cpp("masked_fill", "indexing.cpp", python="indexing", inplace=NATIVE),
     _cpp("masked_select", "indexing.cpp", python="indexing"),
     _cpp("gather", "indexing.cpp", python="indexing"),
     _cpp("scatter", "indexing.cpp", python="indexing", inplace=GENERIC),

@@ -233,6 +233,19 @@ def masked_fill(self, mask: Tensor, value) -> Tensor:
         raise TypeError(f"masked_fill(): argument 'value' must be a number or a 0-dim Tensor, not {type(value).__name__}")
     return _C._masked_fill(self, mask, value)
 
+
+def masked_fill_(self, mask: Tensor, value) -> Tensor:
+    """In-place :meth:`masked_fill`: ``value`` written into ``self`` where ``mask`` is True, in
+    one pass over ``self`` (``att.masked_fill_(~causal, float("-inf"))``); returns ``self``."""
+    if not isinstance(mask, Tensor):
+        raise TypeError(f"masked_fill_(): argument 'mask' must be a Tensor, not {type(mask).__name__}")
+    if isinstance(value, numbers.Number):
+        value = full((), value, dtype=self.dtype)
+    elif not isinstance(value, Tensor):
+        raise TypeError(f"masked_fill_(): argument 'value' must be a number or a 0-dim Tensor, not {type(value).__name__}")
+    _C._masked_fill_(self, mask, value)
+    return self
+
 # ------------------------------------------------------------- advanced indexing ----
 
 def _to_index_tensor(item, device):
