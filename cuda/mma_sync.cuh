@@ -237,7 +237,17 @@ __device__ __forceinline__ void load_matrices_x4(uint32_t (&d)[4], const void* r
 {
 #if MT_CUDA_EMULATED
     detail::emulated_warp_exchange<detail::RowAddresses>(
-        [&](detail::RowAddresses& x, int lane) { x.row[lane] = static_cast<const uint16_t*>(row); },
+        [&](detail::RowAddresses& x, int lane) {
+            // A GPU faults on a row address that is not 16-byte aligned ("misaligned address",
+            // and the context is lost): the emulator ends the launch with the same complaint.
+            if (reinterpret_cast<uintptr_t>(row) % 16 != 0) {
+                ::emu::detail::report("block (%u,%u,%u) thread (%u,%u,%u): ldmatrix row address %p is not 16-byte "
+                                      "aligned", blockIdx.x, blockIdx.y, blockIdx.z, threadIdx.x, threadIdx.y,
+                                      threadIdx.z, row);
+                throw std::runtime_error("ldmatrix: a row address is not 16-byte aligned");
+            }
+            x.row[lane] = static_cast<const uint16_t*>(row);
+        },
         [&](const detail::RowAddresses& x, int lane) {
             const int g = lane / 4, t = lane % 4;
             for (int j = 0; j < 4; ++j) {

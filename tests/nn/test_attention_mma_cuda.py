@@ -221,3 +221,29 @@ def test_attention_cuda_blocks_that_walk_several_pairs(monkeypatch, family, dtyp
     assert kernel in [n.split("<")[0] for n in names], names
     with (minitorch.cuda.emulator_schedule(schedule) if minitorch.cuda.is_emulated() else contextlib.nullcontext()):
         check_case(case, "cuda", dtype, *tol)
+
+
+@needs_cuda
+@pytest.mark.parametrize("dtype", [minitorch.float32, minitorch.bfloat16], ids=["f32", "bf16"])
+def test_mma_attention_cuda_is_bitwise_repeatable(monkeypatch, dtype):
+    """No atomics: each output row is written by one warp of one block, so every run gives the same
+    bits. A missing wait on the asynchronous copies or a missing barrier before a shared buffer is
+    reused would show on a GPU as runs that differ (the emulator copies synchronously, so there
+    this holds by construction). Several key tiles, blocks walking several pairs, causal."""
+    monkeypatch.setenv("MINITORCH_ATTENTION_PAIR_BLOCKS", "1")
+    q, k, v = (make((2, 2, 96, 64), seed, "cuda", dtype).requires_grad_() for seed in (1, 2, 3))
+    g = make((2, 2, 96, 64), 4, "cuda", dtype, requires_grad=False)
+
+    def run():
+        for t in (q, k, v):
+            t.grad = None
+        out = F.scaled_dot_product_attention(q, k, v, is_causal=True)
+        out.backward(g)
+        return [to_np(t) for t in (out.detach(), q.grad, k.grad, v.grad)]
+
+    names = kernel_names(lambda: F.scaled_dot_product_attention(q.detach(), k.detach(), v.detach()))
+    assert "attention_mma_kernel" in [n.split("<")[0] for n in names], names
+    first = run()
+    for _ in range(4):
+        for a, b in zip(first, run()):
+            np.testing.assert_array_equal(a, b)
