@@ -258,6 +258,12 @@ void bind_functions(py::module_& m)
     });
     m.def("_index", [](const Tensor& t, const std::vector<Tensor>& indices) { return minitorch::index(t, indices); });
     m.def("_masked_fill", [](const Tensor& t, const Tensor& mask, const Tensor& value) { return masked_fill(t, mask, value); });
+    m.def("_clamp_", [](const Tensor& t, py::handle lo, py::handle hi) {
+        std::optional<Tensor> l, h;  // numbers stay on the host, as clamp's
+        if (!lo.is_none()) l = operand_or_throw(lo, Device{}, "clamp_", "min");
+        if (!hi.is_none()) h = operand_or_throw(hi, Device{}, "clamp_", "max");
+        clamp_(t, l ? &*l : nullptr, h ? &*h : nullptr);
+    });
     m.def("_masked_fill_", [](const Tensor& t, const Tensor& mask, const Tensor& value) { masked_fill_(t, mask, value); });
     m.def("_masked_select", [](const Tensor& t, const Tensor& mask) { return masked_select(t, mask); });
     m.def("_nonzero", [](const Tensor& t) { return nonzero(t); });

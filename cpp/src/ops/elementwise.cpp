@@ -785,6 +785,24 @@ Tensor clamp(const Tensor& x, const Tensor* lo, const Tensor* hi)
     });
 }
 
+// x.clamp_(min, max): outside a graph one kernel writing x (the ternary clamp for two bounds,
+// maximum / minimum for one, as clamp computes them); it was clamp computed aside, then copied
+// in. Inside a graph: clamp of a copy of x (its backward reads x), written in and rebased.
+void clamp_(const Tensor& x, const Tensor* lo, const Tensor* hi)
+{
+    MT_PROFILE_OP(profiler::inplace("clamp"), x, lo, hi);
+    MT_CHECK_TYPE(x->dtype != DType::Bool, "clamp_: not implemented for bool tensors");
+    MT_CHECK(lo || hi, "clamp_: at least one of 'min' or 'max' must not be None");
+    check_no_internal_overlap(x, "clamp_");
+    if (autograd::inplace_in_graph(x, {lo, hi})) {
+        autograd::check_rebase(x, "clamp_");
+        autograd::rebase_history(x, clamp(clone(x), lo, hi), "clamp_");
+        return;
+    }
+    if (lo && hi) ternary_(TernaryOp::Clamp, x, *lo, *hi, Scalar(0.0));
+    else binary_(lo ? BinaryOp::Maximum : BinaryOp::Minimum, x, lo ? *lo : *hi);
+}
+
 Tensor where(const Tensor& cond, const Tensor& a, const Tensor& b)
 {
     MT_PROFILE_OP("where", cond, a, b);

@@ -183,7 +183,7 @@ OPS: tuple[Op, ...] = (
     _e("bitwise_xor", dtypes=BOOL_AND_INTEGRAL, operators=("__xor__", "__rxor__", "__ixor__"), **NO_GRAD),
 
     # ---- C++ ops with their own kernels and backward nodes (cpp/src/ops) ----
-    _cpp("clamp", "elementwise.cpp", python="pointwise", cpp_method=True, inplace=GENERIC, dtypes=NUMERIC, aliases=("clip",)),
+    _cpp("clamp", "elementwise.cpp", python="pointwise", cpp_method=True, inplace=NATIVE, dtypes=NUMERIC, aliases=("clip",)),
     _cpp("where", "elementwise.cpp", method=False),
     _cpp("sum", "reduce.cpp", python="reduction", cpp_method=True, autocast=FP32),
     _cpp("mean", "reduce.cpp", python="reduction", cpp_method=True, dtypes=FLOATING),
@@ -212,8 +212,8 @@ OPS: tuple[Op, ...] = (
     # ---- composites (Python, from the ops above) ----
     _py("square", python="pointwise", inplace=GENERIC),
     _py("reciprocal", python="pointwise", inplace=GENERIC, autocast=FP32),
-    _py("clamp_min", python="pointwise", inplace=GENERIC, dtypes=NUMERIC),
-    _py("clamp_max", python="pointwise", inplace=GENERIC, dtypes=NUMERIC),
+    _py("clamp_min", python="pointwise", inplace=NATIVE, dtypes=NUMERIC),
+    _py("clamp_max", python="pointwise", inplace=NATIVE, dtypes=NUMERIC),
     _py("all", python="comparison", **NO_GRAD),
     _py("any", python="comparison", **NO_GRAD),
     _py("isclose", python="comparison", **NO_GRAD),

@@ -36,10 +36,32 @@ def clamp_max(self, max) -> Tensor:  # noqa: A002
     return self.clamp(max=max)
 
 
+def clamp_min_(self, min) -> Tensor:  # noqa: A002
+    """In-place :meth:`clamp_min`, one pass writing ``self``; returns ``self``."""
+    if min is None:
+        raise TypeError("clamp_min_(): argument 'min' must be a number or a Tensor, not None")
+    _C._clamp_(self, min, None)
+    return self
+
+
+def clamp_max_(self, max) -> Tensor:  # noqa: A002
+    """In-place :meth:`clamp_max`, one pass writing ``self``; returns ``self``."""
+    if max is None:
+        raise TypeError("clamp_max_(): argument 'max' must be a number or a Tensor, not None")
+    _C._clamp_(self, None, max)
+    return self
+
+
 def clamp(input, min=None, max=None):  # noqa: A002
     """Limits every element to ``[min, max]`` (either bound may be None)."""
     check_input(input, "clamp")
     return input.clamp(min, max)
+
+
+def clamp_(self, min=None, max=None) -> Tensor:  # noqa: A002
+    """In-place :meth:`clamp`: one pass writing ``self`` (``p.data.clamp_(-c, c)``); returns ``self``."""
+    _C._clamp_(self, min, max)
+    return self
 
 
 def div(self, other, *, rounding_mode=None) -> Tensor:

@@ -32,11 +32,11 @@ def install_python_ops(module) -> None:
             continue
         if op.python:
             impl = getattr(impl_module(op), op.name)
+            own_inplace = getattr(impl_module(op), op.name + "_", None)
+            if op.method and op.inplace == NATIVE and own_inplace is not None:  # lerp_, clamp_: one kernel
+                setattr(module.Tensor, op.name + "_", own_inplace)
             if op.method and not op.cpp_method:
                 setattr(module.Tensor, op.name, impl)
-                own_inplace = getattr(impl_module(op), op.name + "_", None)
-                if op.inplace == NATIVE and own_inplace is not None:  # lerp_: one kernel (div_ is C++)
-                    setattr(module.Tensor, op.name + "_", own_inplace)
                 for operator in op.operators:
                     if hasattr(impl_module(op), operator):
                         setattr(module.Tensor, operator, getattr(impl_module(op), operator))
