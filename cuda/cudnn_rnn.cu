@@ -207,15 +207,16 @@ std::shared_ptr<RnnSaved> forward(const RnnShape& s, const Tensor& y, const Tens
     if (!c || !c->has_rnn || cudnn::broken(cudnn::Part::Rnn)) return nullptr;
     const cudnnHandle_t h = cudnn::handle(*c);
     if (!h) return nullptr;
-    // cuDNN takes bfloat16 recurrent layers from 9.13 (as PyTorch checks too); before, the
-    // layer runs minitorch's kernels.
-    if (s.dtype == DType::BFloat16 && c->cudnnGetVersion() < 91300) return nullptr;
+    // cuDNN takes bfloat16 recurrent layers from 9.13, on sm_80 on (as PyTorch checks too);
+    // elsewhere the layer runs minitorch's kernels.
+    if (s.dtype == DType::BFloat16 && (c->cudnnGetVersion() < 91300 || compute_capability() < 80)) return nullptr;
     const Device dev = x->device();
     try {
         Descriptors d(*c, h, s);
         const Layout& layout = layout_of(*c, h, d, s, dev);
         auto saved = std::make_shared<Saved>();
-        saved->weights = empty({int64_t(layout.bytes / itemsize(s.dtype))}, s.dtype, dev);
+        // Zeroed, as PyTorch's: any padding cuDNN leaves between the blocks holds no garbage.
+        saved->weights = zeros({int64_t(layout.bytes / itemsize(s.dtype))}, s.dtype, dev);
         saved->offsets = layout.offsets;
         for (size_t k = 0; k < weights.size(); ++k) {  // one copy per parameter (see the top)
             const Shape& shape = weights[k]->shape;

@@ -126,6 +126,9 @@ def test_the_library_path_equals_the_layers_own_ops(mode, bidirectional, bias, r
     m, x, states = _case(mode, bidirectional, bias)
     vals, grads, out = _run(m, x, states)
     assert out.grad_fn.name() == "CudnnRnnBackward0"  # the last layer came from the library
+    with minitorch.no_grad():  # inference: no reserve space kept, the same values
+        first = m(x, states if len(states) > 1 else states[0])[0]
+    np.testing.assert_allclose(first.numpy(), vals[0].detach().numpy(), rtol=1e-12, atol=1e-12)
     _C._set_reference_rnn_library(False)
     x2, states2 = _fresh(x, states)
     ref_vals, ref_grads, ref_out = _run(m, x2, states2)
@@ -215,8 +218,13 @@ def test_cudnn_equals_minitorchs_kernels(mode, bidirectional, bias, dtype, tol):
     m = m.to("cuda")
     x = x.detach().to("cuda").requires_grad_()
     states = [s.detach().to("cuda").requires_grad_() for s in states]
-    vals, grads, out = _run(m, x, states)
-    assert out.grad_fn.name() == "CudnnRnnBackward0"
+    with backends.cudnn.flags(allow_tf32=False):  # float32's tolerance: no TF32 in cuDNN's GEMMs
+        vals, grads, out = _run(m, x, states)
+        assert out.grad_fn.name() == "CudnnRnnBackward0"
+        # Inference (no graph: cuDNN's inference mode, no reserve space) gives the same values.
+        with minitorch.no_grad():
+            first = m(x, states if len(states) > 1 else states[0])[0]
+        np.testing.assert_allclose(first.cpu().numpy(), vals[0].detach().cpu().numpy(), rtol=tol, atol=tol)
     x2, states2 = _fresh(x, states)
     with backends.cudnn.flags(enabled=False):
         ref_vals, ref_grads, ref_out = _run(m, x2, states2)
