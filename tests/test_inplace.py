@@ -97,6 +97,22 @@ def test_random_fills_on_every_dtype(device, dtype):
     assert abs(n.mean() - 5.0) < 0.1 and abs(n.std() - 0.5) < 0.1
 
 
+@pytest.mark.skipif(not minitorch.cuda.is_available(), reason=CUDA_SKIP_REASON)
+def test_random_fills_draw_straight_into_contiguous_float_tensors():
+    # One launch of the generator's kernel into x (it was a draw, a scale, a shift and a copy);
+    # a strided x or a 16-bit one still draws aside and copies in.
+    from conftest import launches
+    x = minitorch.empty(64, 64, device="cuda")
+    for fill in (lambda: x.uniform_(-2.0, 3.0), lambda: x.normal_(1.0, 0.5)):
+        names = launches(fill)
+        assert len(names) == 1 and names[0].startswith("random_kernel"), names
+    u = to_numpy(minitorch.empty(40000, device="cuda").uniform_(-2.0, 3.0))
+    assert -2.0 <= u.min() and u.max() <= 3.0 and abs(u.mean() - 0.5) < 0.05
+    n = to_numpy(minitorch.empty(40000, device="cuda", dtype=minitorch.float64).normal_(1.0, 0.5))
+    assert abs(n.mean() - 1.0) < 0.02 and abs(n.std() - 0.5) < 0.02
+    assert len(launches(lambda: x.t().uniform_())) > 1
+
+
 # ---- the unary ops' in-place forms: one kernel that reads and writes x -----------------------
 
 UNARY_INPLACE = [n for n in INPLACE_OPS if n in minitorch._C._unary_op_names]

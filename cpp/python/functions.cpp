@@ -1,6 +1,7 @@
 // functions.cpp — module-level functions: creation, math (minitorch.exp(x), ...),
 // threads and seeds. Python wrappers in python/minitorch add the varargs forms.
 #include "bindings.h"
+#include "minitorch/autograd.h"
 #include "minitorch/host_allocator.h"
 #include "minitorch/parallel.h"
 #include "minitorch/vector_math.h"
@@ -258,6 +259,16 @@ void bind_functions(py::module_& m)
     });
     m.def("_index", [](const Tensor& t, const std::vector<Tensor>& indices) { return minitorch::index(t, indices); });
     m.def("_masked_fill", [](const Tensor& t, const Tensor& mask, const Tensor& value) { return masked_fill(t, mask, value); });
+    // t.uniform_(lo, hi) / t.normal_(mean, std) on a contiguous float32 / float64 t outside a
+    // graph: the generator's kernel draws straight into t (ops/inplace.py checks the rest).
+    m.def("_random_", [](const Tensor& t, const std::string& kind, double lo, double hi) {
+        MT_CHECK(kind == "uniform" || kind == "normal", "_random_: kind must be 'uniform' or 'normal'");
+        MT_PROFILE_OP(profiler::inplace(kind.c_str()), t);
+        MT_CHECK(t->is_contiguous() && (t->dtype == DType::Float32 || t->dtype == DType::Float64),
+                 kind, "_: the direct draw takes a contiguous float32 or float64 tensor");
+        if (t->numel()) kernels(t->device()).random(kind == "uniform" ? RandomOp::Uniform : RandomOp::Normal, t, lo, hi);
+        autograd::bump_version(t);
+    });
     m.def("_clamp_", [](const Tensor& t, py::handle lo, py::handle hi) {
         std::optional<Tensor> l, h;  // numbers stay on the host, as clamp's
         if (!lo.is_none()) l = operand_or_throw(lo, Device{}, "clamp_", "min");

@@ -2,8 +2,10 @@
 and the random fills ``normal_`` / ``uniform_``.
 
 Each computes ``x.op(...)`` into a new tensor, then copies it into ``x`` (one extra
-buffer), except the C++ ones that write ``x`` directly: ``add_ sub_ mul_ div_``, and the
-unary ops' forms (``relu_ exp_ sigmoid_``...: one kernel that reads and writes ``x``). The rules are PyTorch's,
+buffer), except the C++ ones that write ``x`` directly: ``add_ sub_ mul_ div_``, the
+unary ops' forms (``relu_ exp_ sigmoid_``...: one kernel that reads and writes ``x``),
+``masked_fill_``, ``clamp_`` (outside a graph; ops/pointwise.py, ops/indexing.py), and the
+random fills of a contiguous float32 / float64 ``x`` outside a graph (drawn straight into it). The rules are PyTorch's,
 as for the C++ in-place ops: a leaf that requires grad cannot be written in place with
 gradients on; inside a graph (``h.relu_()`` in a forward) the op's gradient is recorded
 and becomes ``x``'s history (autograd.h: "rebasing"), and anything that saved ``x``'s old
@@ -104,13 +106,19 @@ def inplace_form(name: str):
     return inplace
 
 
-def _random_fill(t: Tensor, op: str, values) -> Tensor:
+def _random_fill(t: Tensor, op: str, values, draw) -> Tensor:
+    """``values(shape, dtype, device)`` written into ``t``; or, outside a graph on a contiguous
+    float32 / float64 ``t``, ``draw = (kind, lo, hi)`` drawn straight into it (one launch, where
+    drawing, scaling, shifting and copying took four)."""
     in_graph = _in_graph(t, ())
     _check_writable(t, op, in_graph)
     if not t.dtype.is_floating_point:
         raise _C.DTypeError(f"{op}: expected a floating point tensor, got {t.dtype.name}")
     if in_graph:  # copy_ records it: the old values get a zero gradient, as in PyTorch
         return t.copy_(values(tuple(t.shape), t.dtype, t.device))
+    if t.is_contiguous() and t.dtype in (_C.dtype.float32, _C.dtype.float64):
+        _C._random_(t, *draw)
+        return t
     return _write(t, values(tuple(t.shape), t.dtype, t.device), op)
 
 
@@ -118,14 +126,14 @@ def normal_(self, mean: float = 0.0, std: float = 1.0) -> Tensor:
     """Fills ``self`` with samples from a normal distribution; reproducible after ``manual_seed``."""
     if std < 0:
         raise _C.InputError(f"normal_: expects std >= 0.0, but found std {std}")
-    return _random_fill(self, "normal_", lambda *a: _C._randn(*a) * std + mean)
+    return _random_fill(self, "normal_", lambda *a: _C._randn(*a) * std + mean, ("normal", mean, std))
 
 
 def uniform_(self, from_: float = 0.0, to: float = 1.0) -> Tensor:
     """Fills ``self`` with samples from ``[from_, to)``; reproducible after ``manual_seed``."""
     if from_ > to:
         raise _C.InputError(f"uniform_: expects to return a [from, to) range, but found from={from_} > to={to}")
-    return _random_fill(self, "uniform_", lambda *a: _C._rand(*a) * (to - from_) + from_)
+    return _random_fill(self, "uniform_", lambda *a: _C._rand(*a) * (to - from_) + from_, ("uniform", from_, to))
 
 
 # The ops whose in-place form is inplace_form's: those declared with inplace=GENERIC in
