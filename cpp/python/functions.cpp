@@ -269,11 +269,11 @@ void bind_functions(py::module_& m)
         if (t->numel()) kernels(t->device()).random(kind == "uniform" ? RandomOp::Uniform : RandomOp::Normal, t, lo, hi);
         autograd::bump_version(t);
     });
-    m.def("_clamp_", [](const Tensor& t, py::handle lo, py::handle hi) {
+    m.def("_clamp_", [](const Tensor& t, py::handle lo, py::handle hi, const std::string& name) {
         std::optional<Tensor> l, h;  // numbers stay on the host, as clamp's
-        if (!lo.is_none()) l = operand_or_throw(lo, Device{}, "clamp_", "min");
-        if (!hi.is_none()) h = operand_or_throw(hi, Device{}, "clamp_", "max");
-        clamp_(t, l ? &*l : nullptr, h ? &*h : nullptr);
+        if (!lo.is_none()) l = operand_or_throw(lo, Device{}, name.c_str(), "min");
+        if (!hi.is_none()) h = operand_or_throw(hi, Device{}, name.c_str(), "max");
+        clamp_(t, l ? &*l : nullptr, h ? &*h : nullptr, name.c_str());
     });
     m.def("_masked_fill_", [](const Tensor& t, const Tensor& mask, const Tensor& value) { masked_fill_(t, mask, value); });
     m.def("_masked_select", [](const Tensor& t, const Tensor& mask) { return masked_select(t, mask); });

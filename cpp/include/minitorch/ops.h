@@ -73,11 +73,12 @@ Tensor unfold(const Tensor& t, int64_t dim, int64_t size, int64_t step);
 // ---- elementwise (ops/elementwise.cpp) ----
 Shape broadcast_shapes(const Shape& a, const Shape& b, const char* op);
 DType result_type(const Tensor& a, const Tensor& b);
+DType result_type(const Tensor& a, const Tensor& b, const Tensor& c);  // the same rule over three
 Tensor unary(UnaryOp op, const Tensor& x);
 Tensor binary(BinaryOp op, const Tensor& a, const Tensor& b);
 Tensor where(const Tensor& cond, const Tensor& a, const Tensor& b);
 Tensor clamp(const Tensor& x, const Tensor* lo, const Tensor* hi);
-void clamp_(const Tensor& x, const Tensor* lo, const Tensor* hi);  // one kernel outside a graph
+void clamp_(const Tensor& x, const Tensor* lo, const Tensor* hi, const char* name = "clamp_");  // one kernel outside a graph
 // F.hardtanh (and relu6 = hardtanh(0, 6)): clamp to [lo, hi] in one kernel, with PyTorch's
 // gradient, 0 at the bounds as outside them. hardtanh_ writes into x (one kernel inside a
 // graph too: the backward reads only the result).

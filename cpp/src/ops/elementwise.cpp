@@ -788,15 +788,20 @@ Tensor clamp(const Tensor& x, const Tensor* lo, const Tensor* hi)
 // x.clamp_(min, max): outside a graph one kernel writing x (the ternary clamp for two bounds,
 // maximum / minimum for one, as clamp computes them); it was clamp computed aside, then copied
 // in. Inside a graph: clamp of a copy of x (its backward reads x), written in and rebased.
-void clamp_(const Tensor& x, const Tensor* lo, const Tensor* hi)
+// name: the form called (clamp_, clamp_min_, clamp_max_), for the messages.
+void clamp_(const Tensor& x, const Tensor* lo, const Tensor* hi, const char* name)
 {
     MT_PROFILE_OP(profiler::inplace("clamp"), x, lo, hi);
-    MT_CHECK_TYPE(x->dtype != DType::Bool, "clamp_: not implemented for bool tensors");
-    MT_CHECK(lo || hi, "clamp_: at least one of 'min' or 'max' must not be None");
-    check_no_internal_overlap(x, "clamp_");
+    MT_CHECK_TYPE(x->dtype != DType::Bool, name, ": not implemented for bool tensors");
+    MT_CHECK(lo || hi, name, ": at least one of 'min' or 'max' must not be None");
+    // PyTorch: the result must be castable back to x's dtype without losing its kind.
+    const DType dt = lo && hi ? result_type(x, *lo, *hi) : result_type(x, lo ? *lo : *hi);
+    MT_CHECK_TYPE(category(dt) <= category(x->dtype), name, ": result type ", dt,
+                  " can't be cast to the desired output type ", x->dtype);
+    check_no_internal_overlap(x, name);
     if (autograd::inplace_in_graph(x, {lo, hi})) {
-        autograd::check_rebase(x, "clamp_");
-        autograd::rebase_history(x, clamp(clone(x), lo, hi), "clamp_");
+        autograd::check_rebase(x, name);
+        autograd::rebase_history(x, clamp(clone(x), lo, hi), name);
         return;
     }
     if (lo && hi) ternary_(TernaryOp::Clamp, x, *lo, *hi, Scalar(0.0));

@@ -43,6 +43,8 @@ bool internal_kernel(TernaryOp op)
     return op != TernaryOp::Lerp && op != TernaryOp::Addcmul && op != TernaryOp::Addcdiv;
 }
 
+}  // namespace
+
 // PyTorch's promotion over three operands (result_type's rule, ops/elementwise.cpp): the
 // tensors with dims decide; 0-dim tensors, then Python numbers, only matter when they are
 // of a higher category (bool < int < float). A Python float that wins gives float32.
@@ -61,6 +63,8 @@ DType result_type(const Tensor& a, const Tensor& b, const Tensor& c)
     }
     return *dt;
 }
+
+namespace {
 
 // The dtype the op computes in, after PyTorch's checks: lerp takes floating tensors of one
 // dtype (a number weight aside); addcmul promotes, but not to bool; addcdiv refuses two

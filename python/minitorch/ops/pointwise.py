@@ -40,7 +40,7 @@ def clamp_min_(self, min) -> Tensor:  # noqa: A002
     """In-place :meth:`clamp_min`, one pass writing ``self``; returns ``self``."""
     if min is None:
         raise TypeError("clamp_min_(): argument 'min' must be a number or a Tensor, not None")
-    _C._clamp_(self, min, None)
+    _C._clamp_(self, min, None, "clamp_min_")
     return self
 
 
@@ -48,7 +48,7 @@ def clamp_max_(self, max) -> Tensor:  # noqa: A002
     """In-place :meth:`clamp_max`, one pass writing ``self``; returns ``self``."""
     if max is None:
         raise TypeError("clamp_max_(): argument 'max' must be a number or a Tensor, not None")
-    _C._clamp_(self, None, max)
+    _C._clamp_(self, None, max, "clamp_max_")
     return self
 
 
@@ -60,7 +60,7 @@ def clamp(input, min=None, max=None):  # noqa: A002
 
 def clamp_(self, min=None, max=None) -> Tensor:  # noqa: A002
     """In-place :meth:`clamp`: one pass writing ``self`` (``p.data.clamp_(-c, c)``); returns ``self``."""
-    _C._clamp_(self, min, max)
+    _C._clamp_(self, min, max, "clamp_")
     return self
 
 
