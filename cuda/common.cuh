@@ -50,6 +50,15 @@ inline bool env_is(const char* name, const char* value)
     return env && std::strcmp(env, value) == 0;
 }
 
+// The largest power of two, up to `most`, that divides a device address: libraries pick their
+// vector loads by it (cuDNN's plans, cuBLASLt's algorithms), so they are told the truth.
+inline int64_t alignment_of(const void* p, int64_t most)
+{
+    int64_t a = 1;
+    while (a < most && reinterpret_cast<uintptr_t>(p) % uintptr_t(a * 2) == 0) a *= 2;
+    return a;
+}
+
 // The positive integer environment variable `name` holds, or 0 where it is unset or holds
 // anything else: the sizes tests shrink to reach a kernel's rare paths with small tensors.
 inline int64_t env_positive(const char* name)

@@ -121,22 +121,19 @@ std::string unavailable(Part part)
 void check(const Library& c, cudnnStatus_t status, const char* what, Part part)
 {
     if (status == CUDNN_STATUS_SUCCESS) return;
-    const int category = CUDNN_STATUS_CATEGORY(int(status));
     // A part of the library missing or broken (libcudnn_adv for the RNNs, say) is checked first:
     // its NOT_SUPPORTED form (3009) would otherwise read as "this call is not supported" at
     // every call, and the part would never be marked unavailable.
-    const bool part_missing = status == CUDNN_STATUS_SUBLIBRARY_LOADING_FAILED ||
-                              status == CUDNN_STATUS_SUBLIBRARY_VERSION_MISMATCH ||
-                              status == CUDNN_STATUS_NOT_SUPPORTED_SUBLIBRARY_UNAVAILABLE;
-    if (!part_missing && (category == CUDNN_STATUS_NOT_SUPPORTED || category == CUDNN_STATUS_BAD_PARAM))
-        throw Unsupported{};
-    if (part_missing) {
+    if (status == CUDNN_STATUS_SUBLIBRARY_LOADING_FAILED || status == CUDNN_STATUS_SUBLIBRARY_VERSION_MISMATCH ||
+        status == CUDNN_STATUS_NOT_SUPPORTED_SUBLIBRARY_UNAVAILABLE) {
         g_broken[int(part)] = true;
         g_part_unavailable[int(part)] =
             detail::str(c.loaded_from, ": ", what, " failed: ", c.cudnnGetErrorString(status),
                         " (a part of cuDNN did not load; reinstall nvidia-cudnn-cu13)");
         throw Unsupported{};
     }
+    const int category = CUDNN_STATUS_CATEGORY(int(status));
+    if (category == CUDNN_STATUS_NOT_SUPPORTED || category == CUDNN_STATUS_BAD_PARAM) throw Unsupported{};
     throw std::runtime_error(detail::str("cuDNN: ", what, " failed: ", c.cudnnGetErrorString(status), " (status ",
                                          int(status), ")"));
 }

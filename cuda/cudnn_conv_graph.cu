@@ -88,15 +88,6 @@ using DescPtr = std::unique_ptr<Desc>;
 // The tensors' unique ids in the graph and in each call's variant pack.
 constexpr int64_t kX = 1, kW = 2, kY = 3;
 
-// The largest power of two up to 16 that divides the address: cuDNN picks vector loads by it.
-int64_t alignment_of(const void* p)
-{
-    const auto a = reinterpret_cast<uintptr_t>(p);
-    int64_t align = 16;
-    while (align > 1 && a % uintptr_t(align) != 0) align /= 2;
-    return align;
-}
-
 DescPtr tensor(const Library& c, int64_t uid, std::vector<int64_t> dims, cudnnDataType_t type, int64_t align)
 {
     std::vector<int64_t> strides(dims.size(), 1);  // contiguous NCHW
@@ -442,7 +433,8 @@ bool graph_conv(const Library& c, cudnnHandle_t h, ConvPass pass, const Tensor& 
         case ConvPass::BackwardData: x = out->data(), w = b->data(), y = a->data(); break;
         case ConvPass::BackwardFilter: x = b->data(), w = out->data(), y = a->data(); break;
     }
-    Problem p{pass, win, O, out->dtype, alignment_of(x), alignment_of(w), alignment_of(y)};
+    // Up to 16 bytes: what cuDNN picks its vector loads by.
+    Problem p{pass, win, O, out->dtype, alignment_of(x, 16), alignment_of(w, 16), alignment_of(y, 16)};
     const ConvKey key = conv_key(p.pass, p.win, p.O, p.dtype, p.align_x, p.align_w, p.align_y);
     auto found = graphs().find(key);
     if (found == graphs().end()) {

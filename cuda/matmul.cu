@@ -198,14 +198,6 @@ cublasLtHandle_t lt_handle()
     return handle;
 }
 
-// The largest power of two, up to 256, that divides a device address.
-int64_t alignment_of(const void* p)
-{
-    int64_t a = 1;
-    while (a < 256 && reinterpret_cast<uintptr_t>(p) % uintptr_t(a * 2) == 0) a *= 2;
-    return a;
-}
-
 // The descriptors of one call, destroyed on every way out.
 struct LtCall {
     cublasLtMatmulDesc_t op = nullptr;
@@ -263,9 +255,11 @@ bool gemm_bias_lt(const Tensor& a, const Tensor& b, const Tensor& out, const Ten
         !ok(cublasLtMatrixLayoutCreate(&call.y, type, N, M, N)))
         return false;
 
+    // Alignments up to 256 bytes, cuBLASLt's default assumption.
     const std::array<int64_t, 14> key{int64_t(dt), tf32, M, N, K, la.transposed, la.ld, lb.transposed, lb.ld,
-                                      alignment_of(a->data()), alignment_of(b->data()), alignment_of(out->data()),
-                                      alignment_of(bias_ptr), out->device().index};
+                                      alignment_of(a->data(), 256), alignment_of(b->data(), 256),
+                                      alignment_of(out->data(), 256), alignment_of(bias_ptr, 256),
+                                      out->device().index};
     static std::mutex mutex;
     static std::map<std::array<int64_t, 14>, LtChoice> choices;
     LtChoice choice;

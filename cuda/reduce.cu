@@ -339,18 +339,22 @@ void reduce(ReduceOp op, const Tensor& values, const Tensor& indices, const Tens
     dispatch_with16(in->dtype, [&](auto tag) {
         using T = typename decltype(tag)::type;
         const T* x = in->data_as<T>();
-        auto sum_or_prod = [&](auto prod) {
+        // Out: T, or int64 for a bool input counted (b.sum(): the bools read as they are).
+        auto sum_or_prod = [&](auto prod, auto* out) {
             constexpr bool P = decltype(prod)::value;
             using A = typename AccT<T>::type;
-            T* out = values->data_as<T>();
+            using Out = std::remove_pointer_t<decltype(out)>;
             const int64_t count = op == ReduceOp::Mean ? R : 0;
-            if (split.slices == 1) return launch(SumOp<A, T, T, P>{x, out, count}, outer, R, inner, split);
+            if (split.slices == 1) return launch(SumOp<A, T, Out, P>{x, out, count}, outer, R, inner, split);
             Tensor partial = workspace(std::is_same_v<A, double> ? DType::Float64 : DType::Int64);
-            return launch(SumOp<A, T, A, P>{x, partial->data_as<A>()}, SumOp<A, A, T, P>{partial->data_as<A>(), out, count},
-                          outer, R, inner, split);
+            return launch(SumOp<A, T, A, P>{x, partial->data_as<A>()},
+                          SumOp<A, A, Out, P>{partial->data_as<A>(), out, count}, outer, R, inner, split);
         };
-        if (op == ReduceOp::Sum || op == ReduceOp::Mean) return sum_or_prod(std::false_type{});
-        if (op == ReduceOp::Prod) return sum_or_prod(std::true_type{});
+        if constexpr (std::is_same_v<T, bool>)
+            if (op == ReduceOp::Sum && values->dtype == DType::Int64)
+                return sum_or_prod(std::false_type{}, values->data_as<int64_t>());
+        if (op == ReduceOp::Sum || op == ReduceOp::Mean) return sum_or_prod(std::false_type{}, values->data_as<T>());
+        if (op == ReduceOp::Prod) return sum_or_prod(std::true_type{}, values->data_as<T>());
         const bool is_max = op == ReduceOp::Max || op == ReduceOp::ArgMax;
         T* v = values ? values->data_as<T>() : nullptr;
         int64_t* i = indices ? indices->data_as<int64_t>() : nullptr;
@@ -383,33 +387,14 @@ void reduce_stats(const Tensor& out, const Tensor& mean, const Tensor& in, const
     });
 }
 
-namespace {
-
-// b.sum() of a bool b: the count of True values in int64, the bools read as they are (one
-// launch, or two when split; no int64 copy of the input first).
-void count_true(const Tensor& values, const Tensor& in)
-{
-    const int64_t outer = in->shape[0], R = in->shape[1], inner = in->shape[2];
-    const Split split = split_for(outer, R, inner);
-    const bool* x = in->data_as<bool>();
-    int64_t* out = values->data_as<int64_t>();
-    if (split.slices == 1) return launch(SumOp<int64_t, bool, int64_t>{x, out}, outer, R, inner, split);
-    Tensor partial = empty({outer, split.slices, inner}, DType::Int64, in->device());
-    launch(SumOp<int64_t, bool, int64_t>{x, partial->data_as<int64_t>()},
-           SumOp<int64_t, int64_t, int64_t>{partial->data_as<int64_t>(), out}, outer, R, inner, split);
-}
-
-}  // namespace
-
 // The table's reduce / reduce_stats entries: a float16 / bfloat16 input with outputs of its
 // own dtype is read in place, and so is a bool input counted into int64; anything else goes
 // through Widen.
 void reduce16(ReduceOp op, const Tensor& values, const Tensor& indices, const Tensor& in)
 {
-    if (is_16bit(in->dtype) && (!values || values->dtype == in->dtype))
-        return reduce(op, values, indices, in);
-    if (op == ReduceOp::Sum && in->dtype == DType::Bool && values && values->dtype == DType::Int64)
-        return count_true(values, in);
+    const bool native16 = is_16bit(in->dtype) && (!values || values->dtype == in->dtype);
+    const bool count = op == ReduceOp::Sum && in->dtype == DType::Bool && values && values->dtype == DType::Int64;
+    if (native16 || count) return reduce(op, values, indices, in);
     MT_WIDEN(reduce, ReduceOp, const Tensor&, const Tensor&, const Tensor&)(op, values, indices, in);
 }
 

@@ -247,6 +247,9 @@ bool inplace_in_graph(const Tensor& t, std::initializer_list<const Tensor*> othe
 // one); a tensor with views alive (their history would miss the write); a view while
 // other views of its base are alive, or of a non-contiguous base.
 void check_rebase(const Tensor& t, const char* op);
+// A view whose base is alive: a write into it must reach the base's history too (the general
+// rebase path, CopySlices); a view whose base is gone is a tensor like any other.
+inline bool live_view(const Tensor& t) { return t->is_view && t->base.lock(); }
 // The leaf check alone (x[i] = v, before the write is planned).
 void check_inplace(const Tensor& t, const char* op);
 // Writes result into t (no gradient recorded for the copy) and makes result's node t's

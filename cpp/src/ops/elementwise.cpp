@@ -660,12 +660,10 @@ struct HardtanhBackward : Node {
 // the base's history: CopySlices; a view whose base is gone is a tensor like any other),
 // dtype changes and an operand sharing x's memory (x += x.t()) take the general path:
 // these return false there.
-bool live_view(const Tensor& t) { return t->is_view && t->base.lock(); }
-
 bool record_unary_in_place(UnaryOp op, const Tensor& a, DType dt)
 {
     const UnaryOpInfo& i = info(op);
-    if (live_view(a) || dt != a->dtype || !differentiable(i.result) || a->numel() == 0) return false;
+    if (autograd::live_view(a) || dt != a->dtype || !differentiable(i.result) || a->numel() == 0) return false;
     const Tensor a_in = (i.saves & kSavesX) ? clone(a) : a;
     kernels(a->device()).map(op, a, a_in);
     autograd::bump_version(a);
@@ -680,7 +678,7 @@ bool record_unary_in_place(UnaryOp op, const Tensor& a, DType dt)
 bool record_binary_in_place(BinaryOp op, const Tensor& a, const Tensor& b, DType dt)
 {
     const BinaryOpInfo& i = info(op);
-    if (live_view(a) || dt != a->dtype || !differentiable(i.result) || a->numel() == 0) return false;
+    if (autograd::live_view(a) || dt != a->dtype || !differentiable(i.result) || a->numel() == 0) return false;
     if (b->storage == a->storage) return false;
     // Saved only for the inputs that need a gradient, as binary() does.
     const unsigned saves = (a->requires_grad ? i.saves_for_a : 0u) | (b->requires_grad ? i.saves_for_b : 0u);
@@ -751,7 +749,7 @@ void hardtanh_(const Tensor& x, double lo, double hi)
     check_no_internal_overlap(x, "hardtanh_");
     const bool in_graph = autograd::inplace_in_graph(x, {});
     if (in_graph) autograd::check_rebase(x, "hardtanh_");
-    if (in_graph && live_view(x)) {  // the general path (record_unary_in_place's rule)
+    if (in_graph && autograd::live_view(x)) {  // the general path (record_unary_in_place's rule)
         autograd::rebase_history(x, hardtanh(x, lo, hi), "hardtanh_");
         return;
     }

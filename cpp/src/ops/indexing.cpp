@@ -549,16 +549,10 @@ void masked_fill_(const Tensor& t, const Tensor& mask, const Tensor& value)
     check_no_internal_overlap(t, "masked_fill_");
     const bool in_graph = autograd::inplace_in_graph(t, {&value});
     if (in_graph) autograd::check_rebase(t, "masked_fill_");
-    const bool live_view = t->is_view && t->base.lock();
     const bool shares_t = mask->storage == t->storage || value->storage == t->storage;
-    if (shares_t || (in_graph && (live_view || value->requires_grad))) {
-        if (in_graph) {
-            autograd::rebase_history(t, masked_fill(t, mask, value), "masked_fill_");
-        } else {
-            const Tensor out = masked_fill(t, mask, value);
-            if (t->numel()) kernels(t->device()).copy(t, out);
-            autograd::bump_version(t);
-        }
+    if (shares_t || (in_graph && (autograd::live_view(t) || value->requires_grad))) {
+        if (in_graph) autograd::rebase_history(t, masked_fill(t, mask, value), "masked_fill_");
+        else copy_(t, masked_fill(t, mask, value));
         return;
     }
     const Tensor m = expand(mask, t->shape);
