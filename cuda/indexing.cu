@@ -147,8 +147,11 @@ __global__ void scatter_add_rows_kernel(const T* in, T* out, const int64_t* inde
     MT_GRID_STRIDE(i, n * row) {
         const int64_t b = by_row(i), j = i - b * row;
         int64_t k;
-        if (resolve_index(index[b], c, k)) atomicAdd(out + k * row + j, in[i]);
-        else if (j == 0) faults.report(c, index[b], b);
+        if (!resolve_index(index[b], c, k)) {
+            if (j == 0) faults.report(c, index[b], b);
+        } else if (k != c.ignore) {  // c.ignore: embedding's padding_idx, whose rows add nothing
+            atomicAdd(out + k * row + j, in[i]);
+        }
     }
 }
 

@@ -215,7 +215,8 @@ void bind_functions(py::module_& m)
         return index_select(tensor_arg(x, "index_select"), int_arg(dim, "index_select", "dim"),
                             tensor_arg(index, "index_select", "index"));
     }, py::arg("input"), py::arg("dim"), py::arg("index"));
-    m.def("_embedding_rows", &embedding_rows);
+    m.def("_embedding_rows", &embedding_rows, py::arg("weight"), py::arg("indices"),
+          py::arg("padding_idx") = py::none());
 
     // ---- joining, scans, sorting, writes by index (python/minitorch/ops/join.py, sorting.py,
     // reduction.py and indexing.py give them PyTorch's signatures) ----

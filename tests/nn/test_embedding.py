@@ -9,7 +9,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import minitorch
-from conftest import TORCH_SKIP_REASON, seeds, shapes
+from conftest import CUDA_SKIP_REASON, TORCH_SKIP_REASON, launches, seeds, shapes
 from minitorch import nn
 from minitorch.nn import functional as F
 from minitorch.testing import gradcheck
@@ -127,3 +127,44 @@ def test_embedding_matches_torch(device):
     out_t.backward(torch.tensor(g))
     np.testing.assert_array_equal(to_np(out), out_t.detach().numpy())
     np.testing.assert_allclose(to_np(ours.weight.grad), theirs.weight.grad.numpy(), rtol=1e-12, atol=1e-14)
+
+
+@pytest.mark.skipif(not minitorch.cuda.is_available(), reason=CUDA_SKIP_REASON)
+@pytest.mark.parametrize("pad", [None, 1, -1])
+def test_embedding_padding_costs_no_launch(pad):
+    """padding_idx is kept out of the gradient by the scatter-add kernel itself (the padding
+    row's picks add nothing): the lookup is one launch with or without it, the backward a zero
+    fill and one scatter-add, as without padding."""
+    device = "cuda"
+    w = minitorch.randn(5, 3, device=device, requires_grad=True)
+    idx = minitorch.tensor([[1, 4, 1], [0, 4, 2]], device=device)
+    box = []
+    fwd = launches(lambda: box.append(F.embedding(idx, w, padding_idx=pad)))
+    assert len(fwd) == 1, fwd
+    out = box[0]
+    assert out.grad_fn.name() == "EmbeddingBackward0"  # PyTorch's node name
+    g = minitorch.randn(2, 3, 3, device=device)
+    bwd = launches(lambda: out.backward(g))
+    assert len(bwd) == 2, bwd
+    want = np.zeros((5, 3), np.float32)
+    np.add.at(want, to_np(idx).reshape(-1), to_np(g).reshape(-1, 3))
+    if pad is not None:
+        want[pad % 5] = 0
+    np.testing.assert_allclose(to_np(w.grad), want, rtol=1e-6, atol=1e-6)
+
+
+def test_embedding_padding_double_backward(device):
+    """create_graph: the weight's gradient is itself differentiable in the incoming gradient
+    (index_add, then the padding row filled with zeros), so a second backward reaches g."""
+    w = minitorch.tensor(np.arange(12.0).reshape(4, 3), device=device, requires_grad=True)
+    idx = minitorch.tensor([3, 1, 3, 0], device=device)
+    g = minitorch.tensor(np.random.default_rng(2).standard_normal((4, 3)), device=device, requires_grad=True)
+    out = F.embedding(idx, w, padding_idx=3)
+    (gw,) = minitorch.autograd.grad(out, w, g, create_graph=True)
+    want = np.zeros((4, 3))
+    np.add.at(want, [3, 1, 3, 0], to_np(g))
+    want[3] = 0
+    np.testing.assert_allclose(to_np(gw), want, rtol=1e-12)
+    (gw * gw).sum().backward()  # d/dg of |gw|^2: 2 gw picked back at each index, none at the padding row
+    expect = 2 * want[[3, 1, 3, 0]]
+    np.testing.assert_allclose(to_np(g.grad), expect, rtol=1e-12)

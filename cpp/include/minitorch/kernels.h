@@ -96,6 +96,8 @@ struct IndexCheck {
     int64_t size;
     bool wrap_negative = false;
     bool is_target = false;  // "target 7 is out of bounds for 5 classes (at index 3)"
+    // With is_target: a target that is no class (cross_entropy's ignore_index). In
+    // scatter_add_rows: an index whose rows add nothing (embedding's padding_idx).
     int64_t ignore = INT64_MIN;
     int64_t dim = -1;        // >= 0: the message names the dim ("... for dimension 1 with size 4")
 };

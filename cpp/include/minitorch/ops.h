@@ -117,7 +117,8 @@ Tensor argmin(const Tensor& t, std::optional<int64_t> dim, bool keepdim);
 Tensor index_select(const Tensor& t, int64_t dim, const Tensor& index);
 // F.embedding's rows: weight.index_select(0, indices) for 1-D int64 indices, where a
 // negative index is an IndexError naming "embedding" (not wrapped), checked in the kernel.
-Tensor embedding_rows(const Tensor& weight, const Tensor& indices);
+// Rows picked at padding_idx (negative: counted from the end) get no gradient.
+Tensor embedding_rows(const Tensor& weight, const Tensor& indices, std::optional<int64_t> padding_idx = std::nullopt);
 // A copy of t with source's rows added at (index_add) or written to (index_copy) the
 // positions `index` (1-D int64) along dim; source has t's shape with index.numel() rows there.
 Tensor index_add(const Tensor& t, int64_t dim, const Tensor& index, const Tensor& source, double alpha);

@@ -57,7 +57,9 @@ void scatter_add_rows(const Tensor& out, const Tensor& in, const Tensor& index, 
         const T* src = in->data_as<T>();
         T* dst = out->data_as<T>();
         for (int64_t i = 0; i < n; ++i) {
-            T* o = dst + checked(idx[i], check, i) * row;
+            const int64_t k = checked(idx[i], check, i);
+            if (k == check.ignore) continue;  // embedding's padding_idx
+            T* o = dst + k * row;
             const T* s = src + i * row;
             for (int64_t j = 0; j < row; ++j) o[j] = static_cast<T>(o[j] + s[j]);
         }

@@ -70,18 +70,30 @@ void add_rows(const Tensor& out, const Tensor& src, int64_t dim, const Tensor& i
 }
 
 // derivative of index_select / x[index], input input: g rows scatter-added into zeros at the indices
+// derivative of embedding, input weight: the same, less the rows picked at padding_idx
 struct IndexSelectBackward : autograd::Node {
     Tensor index;
     int64_t dim = 0;
-    std::string name() const override { return "IndexSelectBackward0"; }
+    bool embedding = false;
+    int64_t padding = INT64_MIN;  // embedding's padding_idx (>= 0): that row gets no gradient
+    std::string name() const override { return embedding ? "EmbeddingBackward0" : "IndexSelectBackward0"; }
     std::vector<Tensor> apply(std::vector<Tensor>& g) override
     {
         const auto& m = input_meta[0];
-        if (autograd::is_grad_enabled())  // create_graph: the scatter-add as an op (its gradient is index_select)
-            return {index_add(zeros(m.shape, g[0]->dtype, m.device), dim, index, g[0], 1.0)};
-        // Two launches: the zero fill and one scatter-add kernel (g in any layout).
-        Tensor grad = zeros(m.shape, g[0]->dtype, m.device);
-        if (g[0]->numel()) add_rows(grad, g[0], dim, index, IndexCheck{"index_select", m.shape[dim], true});
+        // embedding's g has the indices' shape, then the rows' width: one row per index
+        const Tensor g0 = embedding ? reshape(g[0], {index->numel(), m.shape[1]}) : g[0];
+        if (autograd::is_grad_enabled()) {  // create_graph: the scatter-add as an op (its gradient is index_select)
+            Tensor grad = index_add(zeros(m.shape, g0->dtype, m.device), dim, index, g0, 1.0);
+            if (padding < 0) return {grad};
+            return {index_fill(grad, dim, scalar_tensor(padding, m.device, DType::Int64),
+                               scalar_tensor(0.0, m.device, g0->dtype))};
+        }
+        // Two launches: the zero fill and one scatter-add kernel (g in any layout); rows
+        // picked at padding_idx add nothing (the kernel skips `ignore`).
+        Tensor grad = zeros(m.shape, g0->dtype, m.device);
+        IndexCheck check{"index_select", m.shape[dim], true};
+        check.ignore = padding;
+        if (g0->numel()) add_rows(grad, g0, dim, index, check);
         return {grad};
     }
     void release() override { index.reset(); }
@@ -244,10 +256,33 @@ Tensor index_select(const Tensor& t, int64_t dim, const Tensor& index)
     return select_along(t, dim, index, "index_select", true);
 }
 
-Tensor embedding_rows(const Tensor& weight, const Tensor& indices)
+Tensor embedding_rows(const Tensor& weight, const Tensor& indices, std::optional<int64_t> padding_idx)
 {
     MT_PROFILE_OP("embedding", weight, indices);
-    return select_along(weight, 0, indices, "embedding", false);
+    check_same_device("embedding", weight, indices);
+    MT_CHECK(weight->dim() == 2, "embedding: weight must be 2-D (num_embeddings, embedding_dim), got shape ",
+             weight->shape);
+    const int64_t num = weight->shape[0], width = weight->shape[1];
+    int64_t padding = INT64_MIN;
+    if (padding_idx) {
+        MT_CHECK(-num <= *padding_idx && *padding_idx < num, "embedding: padding_idx must be within num_embeddings (",
+                 num, "), got ", *padding_idx);
+        padding = *padding_idx < 0 ? *padding_idx + num : *padding_idx;
+    }
+    Tensor flat = int64_index(reshape(indices, {indices->numel()}), num, "embedding");
+    Shape shape = indices->shape;  // the result: indices' shape, then the rows' width
+    shape.push_back(width);
+    auto forward = [&] {
+        Tensor out = empty(shape, weight->dtype, weight->device());
+        if (out->numel())
+            select_rows(view(out, {flat->numel(), width}), weight, 0, flat, IndexCheck{"embedding", num, false});
+        return out;
+    };
+    return autograd::record_op<IndexSelectBackward>({&weight}, forward, [&](IndexSelectBackward& n, const Tensor&) {
+        n.index = autograd::save(n, flat);
+        n.embedding = true;
+        n.padding = padding;
+    });
 }
 
 }  // namespace minitorch

@@ -878,23 +878,11 @@ def embedding(input, weight, padding_idx: int | None = None, max_norm: float | N
     if not isinstance(input, _C.Tensor) or input.dtype != _C.dtype.int64:
         got = input.dtype if isinstance(input, _C.Tensor) else type(input).__name__
         raise TypeError(f"embedding: expected indices of dtype int64, got {got}")
-    if weight.dim() != 2:
-        raise ValueError(f"embedding: weight must be 2-D (num_embeddings, embedding_dim), got shape "
-                         f"{tuple(weight.shape)}")
-    num = weight.shape[0]
-    if padding_idx is not None:
-        if not -num <= padding_idx < num:
-            raise ValueError(f"embedding: padding_idx must be within num_embeddings ({num}), got {padding_idx}")
-        padding_idx %= num
-    flat = input.reshape(-1)
-    # index_select's rows in one kernel launch, which also checks the indices: unlike
-    # index_select, a negative one is an IndexError (as PyTorch's embedding), raised at once
-    # on the CPU and at the next synchronization on a GPU (no wait for the GPU here).
-    out = _C._embedding_rows(weight, flat)
-    if padding_idx is not None:
-        # Same values; the padding rows' picks are detached, so no gradient reaches that row.
-        out = _C.where((flat != padding_idx).unsqueeze(1), out, out.detach())
-    return out.reshape(tuple(input.shape) + (weight.shape[1],))
+    # One kernel launch, which also checks the indices: unlike index_select, a negative one
+    # is an IndexError (as PyTorch's embedding), raised at once on the CPU and at the next
+    # synchronization on a GPU (no wait for the GPU here). Rows picked at padding_idx keep
+    # their values; the backward adds nothing into that row.
+    return _C._embedding_rows(weight, input, padding_idx)
 
 
 # ---- padding and similarity ----

@@ -220,30 +220,30 @@ def masked_select(input: Tensor, mask: Tensor) -> Tensor:
 
 
 
+def _masked_fill_args(op: str, self: Tensor, mask, value) -> Tensor:
+    """masked_fill's and masked_fill_'s arguments checked; a number value becomes a 0-dim
+    tensor of self's dtype (on the CPU: a GPU kernel takes it as an argument)."""
+    if not isinstance(mask, Tensor):
+        raise TypeError(f"{op}(): argument 'mask' must be a Tensor, not {type(mask).__name__}")
+    if isinstance(value, numbers.Number):
+        return full((), value, dtype=self.dtype)
+    if not isinstance(value, Tensor):
+        raise TypeError(f"{op}(): argument 'value' must be a number or a 0-dim Tensor, not {type(value).__name__}")
+    return value
+
+
 def masked_fill(self, mask: Tensor, value) -> Tensor:
     """A copy of ``self`` with ``value`` where ``mask`` (bool, broadcastable to self) is True.
 
     >>> scores.masked_fill(~causal, float("-inf"))   # hide the future in attention
     """
-    if not isinstance(mask, Tensor):
-        raise TypeError(f"masked_fill(): argument 'mask' must be a Tensor, not {type(mask).__name__}")
-    if isinstance(value, numbers.Number):
-        value = full((), value, dtype=self.dtype)  # on the CPU: a GPU kernel takes it as an argument
-    elif not isinstance(value, Tensor):
-        raise TypeError(f"masked_fill(): argument 'value' must be a number or a 0-dim Tensor, not {type(value).__name__}")
-    return _C._masked_fill(self, mask, value)
+    return _C._masked_fill(self, mask, _masked_fill_args("masked_fill", self, mask, value))
 
 
 def masked_fill_(self, mask: Tensor, value) -> Tensor:
     """In-place :meth:`masked_fill`: ``value`` written into ``self`` where ``mask`` is True, in
     one pass over ``self`` (``att.masked_fill_(~causal, float("-inf"))``); returns ``self``."""
-    if not isinstance(mask, Tensor):
-        raise TypeError(f"masked_fill_(): argument 'mask' must be a Tensor, not {type(mask).__name__}")
-    if isinstance(value, numbers.Number):
-        value = full((), value, dtype=self.dtype)
-    elif not isinstance(value, Tensor):
-        raise TypeError(f"masked_fill_(): argument 'value' must be a number or a 0-dim Tensor, not {type(value).__name__}")
-    _C._masked_fill_(self, mask, value)
+    _C._masked_fill_(self, mask, _masked_fill_args("masked_fill_", self, mask, value))
     return self
 
 # ------------------------------------------------------------- advanced indexing ----
