@@ -23,6 +23,8 @@ class Parameter(_C.Tensor):
     def __repr__(self) -> str:
         return "Parameter containing:\n" + _C.Tensor.__repr__(self)
 
+    __str__ = __repr__  # print(p) says so too, as PyTorch's
+
     def __deepcopy__(self, memo):
         """``copy.deepcopy``: a new Parameter with copied values (and ``.grad``), as PyTorch's."""
         if id(self) in memo:
