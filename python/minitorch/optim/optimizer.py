@@ -104,6 +104,14 @@ class Optimizer:
     def step(self, closure=None):
         raise NotImplementedError
 
+    def __getstate__(self) -> dict:
+        # A learning-rate scheduler wraps this instance's step (lr_scheduler.py) to see
+        # whether it ran: pickles and deep copies keep the class's step instead.
+        state = dict(self.__dict__)
+        state.pop("step", None)
+        state.pop("_opt_called", None)
+        return state
+
     @staticmethod
     def _evaluate(closure):
         """Runs a closure (which recomputes the loss) with gradients on; None without one."""
