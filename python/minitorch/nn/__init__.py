@@ -1,12 +1,14 @@
 """``minitorch.nn``: modules, layers and losses with PyTorch's names."""
 from . import functional, init, utils
 from . import parallel  # noqa: F401  (DistributedDataParallel)
+from .parallel import DataParallel
 from .activation import (
     ELU,
     GELU,
     Dropout,
     Dropout1d,
     Dropout2d,
+    Dropout3d,
     LeakyReLU,
     LogSoftmax,
     ReLU,
@@ -90,5 +92,5 @@ __all__ = [
     "AlphaDropout", "FeatureAlphaDropout", "RReLU", "Softmax2d", "ChannelShuffle", "MultiLabelMarginLoss",
     "MultiMarginLoss", "TripletMarginWithDistanceLoss", "LPPool1d", "LPPool2d", "ParameterDict",
     "UninitializedParameter", "LazyLinear", "LazyConv1d", "LazyConv2d",
-    "Conv3d", "LazyConv3d", "AvgPool3d", "MaxPool3d",
+    "Conv3d", "LazyConv3d", "AvgPool3d", "MaxPool3d", "DataParallel", "Dropout3d",
 ]

@@ -176,6 +176,14 @@ class Dropout2d(Dropout):
         return F.dropout2d(x, self.p, self.training)
 
 
+class Dropout3d(Dropout):
+    """Zeroes whole channels of (N, C, D, H, W) or (C, D, H, W) input with probability ``p``
+    while training."""
+
+    def forward(self, x):
+        return F.dropout3d(x, self.p, self.training)
+
+
 # ---- the activations of nn/_activation_functional.py ----
 
 class Hardtanh(Module):

@@ -148,6 +148,39 @@ from ._activation_functional import (  # noqa: E402,F401
     softmin, softshrink, softsign, tanhshrink, threshold)
 
 
+# ---- PyTorch's in-place spellings: F.relu_(x) is F.relu(x, inplace=True) ----
+
+def relu_(input):
+    return relu(input, inplace=True)
+
+
+def elu_(input, alpha: float = 1.0):
+    return elu(input, alpha, inplace=True)
+
+
+def leaky_relu_(input, negative_slope: float = 0.01):
+    return leaky_relu(input, negative_slope, inplace=True)
+
+
+def hardtanh_(input, min_val: float = -1.0, max_val: float = 1.0):
+    return hardtanh(input, min_val, max_val, inplace=True)
+
+
+def selu_(input):
+    return selu(input, inplace=True)
+
+
+def celu_(input, alpha: float = 1.0):
+    return celu(input, alpha, inplace=True)
+
+
+_threshold = threshold  # (threshold_'s argument of that name hides the function)
+
+
+def threshold_(input, threshold: float, value: float):
+    return _threshold(input, threshold, value, inplace=True)
+
+
 def _warn_if_broadcast(input, target) -> None:
     """PyTorch's regression losses broadcast a target of another shape, with a warning: a
     (4, 1) prediction against a (4,) target gives a (4, 4) loss, rarely what was meant."""
@@ -380,12 +413,7 @@ def _dropout_mask(input, p: float, training: bool, mask_shape: tuple):
 def dropout1d(input, p: float = 0.5, training: bool = True, inplace: bool = False):
     """Zeroes whole channels of (N, C, L) or (C, L) input with probability ``p`` and scales
     the rest by ``1/(1-p)``."""
-    if input.dim() not in (2, 3):
-        raise ValueError(f"dropout1d: expected a 2-D (unbatched) or 3-D (batched) input, got shape "
-                         f"{tuple(input.shape)}")
-    if input.dim() == 2:
-        return _feature_dropout(input.unsqueeze(0), p, training).squeeze(0)
-    return _feature_dropout(input, p, training)
+    return _channel_dropout("dropout1d", input, 1, p, training)
 
 
 def dropout2d(input, p: float = 0.5, training: bool = True, inplace: bool = False):
@@ -397,6 +425,22 @@ def dropout2d(input, p: float = 0.5, training: bool = True, inplace: bool = Fals
     if input.dim() == 3:
         warnings.warn("dropout2d: received a 3D input and assuming that channel-wise 1D dropout behavior is "
                       "desired (input taken as (N, C, L)), as PyTorch does; use dropout1d for that", stacklevel=2)
+    return _feature_dropout(input, p, training)
+
+
+def dropout3d(input, p: float = 0.5, training: bool = True, inplace: bool = False):
+    """Zeroes whole channels (3-D feature maps) of (N, C, D, H, W) or unbatched (C, D, H, W)
+    input with probability ``p`` and scales the rest by ``1/(1-p)``."""
+    return _channel_dropout("dropout3d", input, 3, p, training)
+
+
+def _channel_dropout(op: str, input, spatial: int, p: float, training: bool):
+    """dropout1d / dropout3d: (N, C, *spatial) input, or unbatched (C, *spatial)."""
+    if input.dim() not in (spatial + 1, spatial + 2):
+        raise ValueError(f"{op}: expected a {spatial + 1}-D (unbatched) or {spatial + 2}-D (batched) input, got "
+                         f"shape {tuple(input.shape)}")
+    if input.dim() == spatial + 1:
+        return _feature_dropout(input.unsqueeze(0), p, training).squeeze(0)
     return _feature_dropout(input, p, training)
 
 
@@ -994,6 +1038,37 @@ from ._pooling_functional import (  # noqa: E402,F401
     adaptive_avg_pool1d, adaptive_avg_pool2d, adaptive_avg_pool3d, adaptive_max_pool1d, adaptive_max_pool2d,
     adaptive_max_pool3d, avg_pool1d, avg_pool3d, lp_pool1d, lp_pool2d, max_pool1d, max_pool3d, max_unpool1d,
     max_unpool2d)
+
+
+# PyTorch's names of the pools that always return (values, indices)
+def max_pool1d_with_indices(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode: bool = False,
+                            return_indices: bool = False):
+    return max_pool1d(input, kernel_size, stride, padding, dilation, ceil_mode, return_indices=True)
+
+
+def max_pool2d_with_indices(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode: bool = False,
+                            return_indices: bool = False):
+    return max_pool2d(input, kernel_size, stride, padding, dilation, ceil_mode, return_indices=True)
+
+
+def max_pool3d_with_indices(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode: bool = False,
+                            return_indices: bool = False):
+    return max_pool3d(input, kernel_size, stride, padding, dilation, ceil_mode, return_indices=True)
+
+
+def adaptive_max_pool1d_with_indices(input, output_size, return_indices: bool = False):
+    return adaptive_max_pool1d(input, output_size, return_indices=True)
+
+
+def adaptive_max_pool2d_with_indices(input, output_size, return_indices: bool = False):
+    return adaptive_max_pool2d(input, output_size, return_indices=True)
+
+
+def adaptive_max_pool3d_with_indices(input, output_size, return_indices: bool = False):
+    return adaptive_max_pool3d(input, output_size, return_indices=True)
+
+
+from ..ops.linalg import pdist  # noqa: E402,F401  (F.pdist is torch.pdist)
 from ._sampling_functional import (  # noqa: E402,F401
     affine_grid, grid_sample, interpolate, upsample, upsample_bilinear, upsample_nearest)
 from ._shuffle_functional import channel_shuffle, pixel_shuffle, pixel_unshuffle  # noqa: E402,F401

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import math
+import warnings
 
 from .. import _C
 from ..autograd import no_grad
@@ -177,3 +178,30 @@ def sparse_(tensor, sparsity: float, std: float = 0.01, generator=None):
             drop = randperm(rows, generator=generator, device=tensor.device)[:zeros]
             tensor[drop, c] = 0
         return tensor
+
+
+def _deprecated(new):
+    """PyTorch's old names without the trailing underscore: the same fill, with a FutureWarning."""
+    old = new.__name__.rstrip("_")
+
+    def fill(*args, **kwargs):
+        warnings.warn(f"`nn.init.{old}` is now deprecated in favor of `nn.init.{new.__name__}`.", FutureWarning,
+                      stacklevel=2)
+        return new(*args, **kwargs)
+
+    fill.__name__ = fill.__qualname__ = old
+    fill.__doc__ = f"Deprecated: use :func:`{new.__name__}`."
+    return fill
+
+
+uniform = _deprecated(uniform_)
+normal = _deprecated(normal_)
+constant = _deprecated(constant_)
+eye = _deprecated(eye_)
+dirac = _deprecated(dirac_)
+xavier_uniform = _deprecated(xavier_uniform_)
+xavier_normal = _deprecated(xavier_normal_)
+kaiming_uniform = _deprecated(kaiming_uniform_)
+kaiming_normal = _deprecated(kaiming_normal_)
+orthogonal = _deprecated(orthogonal_)
+sparse = _deprecated(sparse_)

@@ -460,6 +460,13 @@ OPS: tuple[Op, ...] = (
     _f("instance_norm", dtypes=FLOATING), _f("local_response_norm", dtypes=FLOATING),
     _f("grid_sample", dtypes=FLOATING), _f("affine_grid", dtypes=FLOATING),
     _f("embedding_bag", dtypes=FLOATING), _f("gumbel_softmax", dtypes=FLOATING),
+    # PyTorch's other spellings: in-place activations, pools that always return indices,
+    # 3-D channel dropout, pdist (nn/functional.py)
+    *(_f(n, dtypes=FLOATING) for n in ("relu_", "elu_", "leaky_relu_", "hardtanh_", "selu_", "celu_", "threshold_")),
+    *(_f(n, dtypes=FLOATING) for n in (
+        "max_pool1d_with_indices", "max_pool2d_with_indices", "max_pool3d_with_indices",
+        "adaptive_max_pool1d_with_indices", "adaptive_max_pool2d_with_indices", "adaptive_max_pool3d_with_indices")),
+    _f("dropout3d"), _f("pdist", dtypes=FLOATING),
     # ---- minitorch.linalg (python/minitorch/linalg/: LAPACK / cuSOLVER; gradients in _functions.py) ----
     # the norms take float16/bfloat16 too, as PyTorch's do (but not through an SVD: 'nuc', 2, -2)
     *(Op(name, COMPOSITE, method=False, namespace=LINALG, dtypes=FLOATING) for name in (
