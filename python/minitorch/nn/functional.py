@@ -1075,5 +1075,6 @@ from ._shuffle_functional import channel_shuffle, pixel_shuffle, pixel_unshuffle
 from ._instancenorm_functional import instance_norm, local_response_norm  # noqa: E402,F401
 from ._embedding_bag_functional import embedding_bag  # noqa: E402,F401
 from ._gumbel_functional import gumbel_softmax  # noqa: E402,F401
+from ._ctc_functional import ctc_loss  # noqa: E402,F401
 # ---- SELU's dropout: nn/_dropout_functional.py ----
 from ._dropout_functional import alpha_dropout, feature_alpha_dropout  # noqa: E402,F401

@@ -73,6 +73,19 @@ class BCEWithLogitsLoss(_Loss):
                                                   pos_weight=self.pos_weight)
 
 
+class CTCLoss(_Loss):
+    """``F.ctc_loss``: the CTC loss of (T, N, C) log-probabilities against unaligned label
+    sequences, for speech and handwriting models (``blank``: the class index of "no label")."""
+
+    def __init__(self, blank: int = 0, reduction: str = "mean", zero_infinity: bool = False):
+        super().__init__(reduction)
+        self.blank, self.zero_infinity = blank, zero_infinity
+
+    def forward(self, log_probs, targets, input_lengths, target_lengths):
+        return F.ctc_loss(log_probs, targets, input_lengths, target_lengths, self.blank, self.reduction,
+                          self.zero_infinity)
+
+
 class KLDivLoss(_Loss):
     """``F.kl_div``: ``input`` log-probabilities, ``target`` probabilities (log-probabilities
     when ``log_target``). Use ``reduction='batchmean'`` for the KL divergence per sample."""

@@ -467,6 +467,7 @@ OPS: tuple[Op, ...] = (
         "max_pool1d_with_indices", "max_pool2d_with_indices", "max_pool3d_with_indices",
         "adaptive_max_pool1d_with_indices", "adaptive_max_pool2d_with_indices", "adaptive_max_pool3d_with_indices")),
     _f("dropout3d"), _f("pdist", dtypes=FLOATING),
+    _f("ctc_loss", autocast=FP32_ALL, dtypes=FLOATING),  # nn/_ctc_functional.py
     # ---- minitorch.linalg (python/minitorch/linalg/: LAPACK / cuSOLVER; gradients in _functions.py) ----
     # the norms take float16/bfloat16 too, as PyTorch's do (but not through an SVD: 'nuc', 2, -2)
     *(Op(name, COMPOSITE, method=False, namespace=LINALG, dtypes=FLOATING) for name in (
