@@ -3,6 +3,7 @@ from . import functional, init, utils
 from . import parallel  # noqa: F401  (DistributedDataParallel)
 from .parallel import DataParallel
 from .loss import CTCLoss
+from .sync_batchnorm import SyncBatchNorm
 from .activation import (
     ELU,
     GELU,
@@ -93,5 +94,5 @@ __all__ = [
     "AlphaDropout", "FeatureAlphaDropout", "RReLU", "Softmax2d", "ChannelShuffle", "MultiLabelMarginLoss",
     "MultiMarginLoss", "TripletMarginWithDistanceLoss", "LPPool1d", "LPPool2d", "ParameterDict",
     "UninitializedParameter", "LazyLinear", "LazyConv1d", "LazyConv2d",
-    "Conv3d", "LazyConv3d", "AvgPool3d", "MaxPool3d", "DataParallel", "Dropout3d", "CTCLoss",
+    "Conv3d", "LazyConv3d", "AvgPool3d", "MaxPool3d", "DataParallel", "Dropout3d", "CTCLoss", "SyncBatchNorm",
 ]

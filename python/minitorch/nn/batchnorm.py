@@ -64,8 +64,9 @@ class _BatchNorm(Module):
             raise ValueError(f"{type(self).__name__}: expected input with {self.num_features} channels (dim 1), got "
                              f"input of shape {tuple(x.shape)}")
 
-    def forward(self, x):
-        self._check_input_dim(x)
+    def _running_factor(self) -> tuple:
+        """(the running statistics' update factor, num_batches_tracked for the kernel to
+        count, or None when counted here already)."""
         factor = 0.0 if self.momentum is None else self.momentum
         counter = None  # num_batches_tracked, counted by the batch norm kernel itself
         if self.training and self.track_running_stats:
@@ -75,6 +76,11 @@ class _BatchNorm(Module):
                 factor = 1.0 / float(self.num_batches_tracked.item())
             else:
                 counter = self.num_batches_tracked
+        return factor, counter
+
+    def forward(self, x):
+        self._check_input_dim(x)
+        factor, counter = self._running_factor()
         # Batch statistics while training, and also in eval() when there are no running ones.
         use_batch = self.training or self.running_mean is None
         track = not self.training or self.track_running_stats
