@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import copy
 
-from ... import _C
 from ...autograd import no_grad
 from ..parameter import Parameter
 
