@@ -32,6 +32,7 @@ from . import functional as F
 from . import init
 from .module import Module
 from .parameter import Parameter
+from .utils.rnn import PackedSequence, _packed_rows
 
 _GATES = {"RNN_TANH": 1, "RNN_RELU": 1, "LSTM": 4, "GRU": 3}
 
@@ -299,6 +300,8 @@ class RNNBase(Module):
     def _run(self, input, states: list):
         """Runs every layer and direction over ``input``; returns (output, [final states])."""
         name = type(self).__name__
+        if isinstance(input, PackedSequence):
+            return self._run_packed(input, states)
         if not _is_tensor(input):
             raise TypeError(f"{name}: input must be a Tensor, got {type(input).__name__}")
         if input.dim() not in (2, 3):
@@ -339,6 +342,84 @@ class RNNBase(Module):
         if unbatched:
             finals = [f.squeeze(1) for f in finals]
         return output, finals
+
+    def _run_packed(self, packed: PackedSequence, states: list):
+        """Every layer and direction over a PackedSequence (sequences sorted longest first):
+        returns (PackedSequence output, [final states in the original batch order]). Each
+        sequence's final state is taken at its own last step, and the reverse direction starts
+        at that step (see _direction_chunks)."""
+        name = type(self).__name__
+        data, sizes = packed.data, [int(v) for v in packed.batch_sizes.tolist()]
+        if not _is_tensor(data) or data.dim() != 2 or data.shape[-1] != self.input_size:
+            raise _C.InputError(f"{name}: packed input data must be (sum of lengths, {self.input_size}), got "
+                                f"{tuple(data.shape) if _is_tensor(data) else type(data).__name__}")
+        steps, batch = len(sizes), sizes[0]
+        # the padded time-major batch (T, B, in), sorted order; padding rows stay 0
+        rows = _packed_rows(sizes, batch, data.device)
+        x = _C._full((steps * batch, self.input_size), 0.0, data.dtype, data.device)
+        x = x.index_copy(0, rows, data).reshape(steps, batch, self.input_size)
+        states = self._check_states(data, states, False, batch)
+        if packed.sorted_indices is not None:
+            states = [h.index_select(1, packed.sorted_indices) for h in states]
+        lengths = [sum(1 for n in sizes if n > b) for b in range(batch)]
+        num_directions = 2 if self.bidirectional else 1
+        finals = [[] for _ in states]
+        for layer in range(self.num_layers):
+            if layer > 0 and self.dropout > 0 and self.training:
+                x = F.dropout(x, self.dropout, True)
+            outs = []
+            for d, suffix in enumerate(("", "_reverse")[:num_directions]):
+                idx = layer * num_directions + d
+                out, last = self._direction_chunks(x, [h[idx] for h in states], f"l{layer}{suffix}", d == 1, lengths)
+                outs.append(out)
+                for k, h in enumerate(last):
+                    finals[k].append(h)
+            x = outs[0] if num_directions == 1 else _mt.cat(outs, 2)
+        output = x.reshape(steps * batch, x.shape[2]).index_select(0, rows)
+        finals = [_mt.stack(f, 0) for f in finals]
+        if packed.unsorted_indices is not None:
+            finals = [f.index_select(1, packed.unsorted_indices) for f in finals]
+        return PackedSequence(output, packed.batch_sizes, packed.sorted_indices, packed.unsorted_indices), finals
+
+    def _direction_chunks(self, x, states: list, key: str, reverse: bool, lengths: list):
+        """One direction of one layer over padded (T, B, in) ``x`` whose sequence b (sorted
+        longest first) has ``lengths[b]`` steps. Time splits into chunks between consecutive
+        distinct lengths; in a chunk the unfinished sequences are a fixed prefix of the batch,
+        and one ``_direction`` call runs them. Forward, a sequence's final state is recorded
+        when its chunk ends it; reverse, the chunks run last to first and a sequence joins
+        (from its initial state) at its own last step. Returns the (T, B, hidden) outputs,
+        0 past each sequence's end, and the final states (B, hidden)."""
+        batch = x.shape[1]
+        chunks, start = [], 0  # (first step, end step, sequences still running)
+        for end in sorted(set(lengths)):
+            chunks.append((start, end, sum(1 for n in lengths if n > start)))
+            start = end
+
+        def full_batch(out, active):
+            if active == batch:
+                return out
+            gap = _C._full((out.shape[0], batch - active, out.shape[2]), 0.0, out.dtype, out.device)
+            return _mt.cat([out, gap], 1)
+
+        outs, done = [], []
+        if not reverse:
+            current = list(states)
+            for first, end, active in chunks:
+                out, current = self._direction(x[first:end, :active], [h[:active] for h in current], key, False)
+                outs.append(full_batch(out, active))
+                still = sum(1 for n in lengths if n > end)
+                done.append([h[still:] for h in current])  # the sequences this chunk ends
+                current = [h[:still] for h in current]
+            finals = [_mt.cat([d[k] for d in reversed(done)], 0) for k in range(len(states))]
+            return _mt.cat(outs, 0), finals
+        current = None
+        for first, end, active in reversed(chunks):
+            start_states = [h[:active] for h in states]
+            if current is not None:  # the running ones, then the ones that start here
+                start_states = [_mt.cat([c, h[c.shape[0]:active]], 0) for c, h in zip(current, states)]
+            out, current = self._direction(x[first:end, :active], start_states, key, True)
+            outs.append(full_batch(out, active))
+        return _mt.cat(outs[::-1], 0), list(current)
 
     def _cudnn_layer(self, x, states: list, layer: int, num_directions: int):
         """The whole layer, both directions, on cuDNN's RNN API (``_C._cudnn_rnn_layer``;
