@@ -2,6 +2,8 @@
 process and in every worker process."""
 from __future__ import annotations
 
+import itertools
+
 import numpy as np
 
 from .. import _C
@@ -33,3 +35,23 @@ class Fetcher:
         if self.whole_batches:
             return self.dataset.get_batch(_C.from_numpy(np.asarray(indices, dtype=np.int64).reshape(-1)))
         return self.collate_fn([self.dataset[i] for i in indices])
+
+
+class IterableFetcher:
+    """``fetch(batch)`` for an IterableDataset: the next ``len(batch)`` samples of the
+    dataset's stream, collated (a last, shorter batch unless ``drop_last``), or the next
+    sample (``batch_size=None``); StopIteration once the stream ends."""
+
+    def __init__(self, dataset, collate_fn, auto_collation: bool, drop_last: bool):
+        self.stream = iter(dataset)
+        self.collate_fn = collate_fn
+        self.auto_collation = auto_collation
+        self.drop_last = drop_last
+
+    def fetch(self, batch):
+        if not self.auto_collation:
+            return self.collate_fn(next(self.stream))
+        samples = list(itertools.islice(self.stream, len(batch)))
+        if not samples or (self.drop_last and len(samples) < len(batch)):
+            raise StopIteration
+        return self.collate_fn(samples)

@@ -15,10 +15,11 @@ import multiprocessing
 import os
 import warnings
 
-from ._fetch import Fetcher
+from ._fetch import Fetcher, IterableFetcher
 from ._multiprocess import MultiProcessIter
 from ._pin_memory import pin, pinning_possible
 from .collate import default_collate, default_convert
+from .dataset import IterableDataset
 from .generator import Generator, random_seed
 from .sampler import BatchSampler, RandomSampler, SequentialSampler
 
@@ -71,6 +72,16 @@ class DataLoader:
         if persistent_workers and num_workers == 0:
             raise ValueError("persistent_workers option needs num_workers > 0")
 
+        iterable = isinstance(dataset, IterableDataset)
+        if iterable:  # a stream: no order to choose, and (here) no workers
+            for option, value in (("shuffle", shuffle), ("sampler", sampler), ("batch_sampler", batch_sampler)):
+                if value not in (None, False):
+                    raise ValueError(f"DataLoader with IterableDataset: expected unspecified {option} option, but "
+                                     f"got {option}={value!r}")
+            if num_workers > 0:
+                raise NotImplementedError("DataLoader: worker processes for an IterableDataset are not supported in "
+                                          "minitorch; use num_workers=0")
+            sampler = _Unindexed()
         shuffle = bool(shuffle)
         if sampler is not None and shuffle:
             raise ValueError("sampler option is mutually exclusive with shuffle")
@@ -142,6 +153,11 @@ class DataLoader:
         return self.batch_sampler if self._auto_collation else self.sampler
 
     def __len__(self) -> int:
+        if isinstance(self.dataset, IterableDataset):  # the stream's length, if it has one, in batches
+            n = len(self.dataset)
+            if self.batch_size is not None:
+                n = n // self.batch_size if self.drop_last else -(-n // self.batch_size)
+            return n
         return len(self._index_sampler)
 
     def __iter__(self):
@@ -173,16 +189,28 @@ class _SingleProcessIter:
     def __init__(self, loader: DataLoader):
         random_seed(loader.generator)  # the workers' base seed: drawn here too, so the shuffle matches
         self._sampler_iter = iter(loader._index_sampler)
-        self._fetcher = Fetcher(loader.dataset, loader.collate_fn, loader._auto_collation)
+        if isinstance(loader.dataset, IterableDataset):
+            self._fetcher = IterableFetcher(loader.dataset, loader.collate_fn, loader._auto_collation, loader.drop_last)
+        else:
+            self._fetcher = Fetcher(loader.dataset, loader.collate_fn, loader._auto_collation)
         self._pin = loader.pin_memory and pinning_possible()
-        self._index_sampler = loader._index_sampler
+        self._loader = loader
 
     def __iter__(self):
         return self
 
     def __len__(self) -> int:
-        return len(self._index_sampler)
+        return len(self._loader)
 
     def __next__(self):
         batch = self._fetcher.fetch(next(self._sampler_iter))
         return pin(batch) if self._pin else batch
+
+
+class _Unindexed:
+    """The sampler of an IterableDataset: no indices, only "the next one", forever (the
+    stream decides when to stop)."""
+
+    def __iter__(self):
+        while True:
+            yield None

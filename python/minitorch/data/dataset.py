@@ -1,6 +1,9 @@
-"""``Dataset``, ``TensorDataset``, ``Subset`` and ``random_split``."""
+"""``Dataset``, ``IterableDataset``, ``TensorDataset``, ``Subset``, ``ConcatDataset``,
+``ChainDataset`` and ``random_split``."""
 from __future__ import annotations
 
+import bisect
+import itertools
 import math
 import warnings
 
@@ -20,6 +23,24 @@ class Dataset:
 
     def __len__(self) -> int:
         raise NotImplementedError
+
+    def __add__(self, other) -> "ConcatDataset":
+        return ConcatDataset([self, other])
+
+
+class IterableDataset(Dataset):
+    """A stream of samples (``__iter__``) instead of indexed ones: lines of files too big to
+    hold, generated data. DataLoader batches it as it comes (``shuffle`` and samplers do not
+    apply). ``a + b`` chains two streams."""
+
+    def __iter__(self):
+        raise NotImplementedError
+
+    def __getitem__(self, index):
+        raise TypeError(f"{type(self).__name__} is an IterableDataset: iterate over it; it has no __getitem__")
+
+    def __add__(self, other) -> "ChainDataset":
+        return ChainDataset([self, other])
 
 
 class TensorDataset(Dataset):
@@ -96,6 +117,55 @@ class Subset(Dataset):
             return inner(_C.index_select(self._index_tensor, 0, indices))
 
         return get_batch
+
+
+class ConcatDataset(Dataset):
+    """Several datasets one after another: index ``i`` falls in the first dataset whose
+    cumulative size exceeds it (``cumulative_sizes``), negative indices count from the end."""
+
+    def __init__(self, datasets) -> None:
+        self.datasets = list(datasets)
+        if not self.datasets:
+            raise AssertionError("datasets should not be an empty iterable")
+        for d in self.datasets:
+            if isinstance(d, IterableDataset):
+                raise AssertionError("ConcatDataset does not support IterableDataset")
+        self.cumulative_sizes = list(itertools.accumulate(len(d) for d in self.datasets))
+
+    def __len__(self) -> int:
+        return self.cumulative_sizes[-1]
+
+    def __getitem__(self, idx):
+        if idx < 0:
+            if -idx > len(self):
+                raise ValueError("absolute value of index should not exceed dataset length")
+            idx = len(self) + idx
+        which = bisect.bisect_right(self.cumulative_sizes, idx)
+        if which == len(self.datasets):
+            raise IndexError(f"ConcatDataset: index {idx} is out of range for {len(self)} samples")
+        start = self.cumulative_sizes[which - 1] if which else 0
+        return self.datasets[which][idx - start]
+
+
+class ChainDataset(IterableDataset):
+    """Several IterableDatasets one after another, as one stream."""
+
+    def __init__(self, datasets) -> None:
+        self.datasets = list(datasets)
+
+    def __iter__(self):
+        for d in self.datasets:
+            if not isinstance(d, IterableDataset):
+                raise AssertionError("ChainDataset only supports IterableDataset")
+            yield from d
+
+    def __len__(self) -> int:
+        total = 0
+        for d in self.datasets:
+            if not isinstance(d, IterableDataset):
+                raise AssertionError("ChainDataset only supports IterableDataset")
+            total += len(d)
+        return total
 
 
 def random_split(dataset, lengths, generator: Generator | None = None) -> list:

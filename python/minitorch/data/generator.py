@@ -102,6 +102,10 @@ class Generator:
         """``size`` random ints in ``[0, high)`` (int64 NumPy array)."""
         return self._rng.integers(0, high, size=size, dtype=np.int64)
 
+    def choice(self, weights: np.ndarray, size: int, replace: bool) -> np.ndarray:
+        """``size`` indices drawn with probabilities proportional to ``weights`` (int64 NumPy array)."""
+        return self._rng.choice(len(weights), size=size, replace=replace, p=weights / weights.sum()).astype(np.int64)
+
     def __repr__(self) -> str:
         return f"<minitorch.Generator initial_seed={self._seed}>"
 

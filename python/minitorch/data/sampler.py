@@ -9,6 +9,9 @@ from __future__ import annotations
 
 from typing import Iterator
 
+import numpy as np
+
+from .. import _C
 from .generator import Generator, random_seed
 
 
@@ -107,3 +110,58 @@ class BatchSampler(Sampler):
     def __len__(self) -> int:
         n = len(self.sampler)
         return n // self.batch_size if self.drop_last else -(-n // self.batch_size)
+
+
+class SubsetRandomSampler(Sampler):
+    """The given ``indices`` in a new random order each pass (e.g. a validation split of one
+    dataset: ``SubsetRandomSampler(range(50000, 60000))``)."""
+
+    def __init__(self, indices, generator: Generator | None = None) -> None:
+        self.indices = indices
+        self.generator = generator
+
+    def __iter__(self) -> Iterator:
+        gen = self.generator if self.generator is not None else Generator(random_seed(None))
+        for i in gen.permutation(len(self.indices)).tolist():
+            yield self.indices[i]
+
+    def __len__(self) -> int:
+        return len(self.indices)
+
+
+class WeightedRandomSampler(Sampler):
+    """``num_samples`` indices of ``range(len(weights))``, index i drawn with probability
+    proportional to ``weights[i]`` (with ``replacement``, independently; without, each at
+    most once): how to oversample rare classes of an imbalanced dataset.
+
+    >>> class_weight = 1.0 / class_counts
+    >>> sampler = WeightedRandomSampler(class_weight[labels], num_samples=len(labels))
+    """
+
+    def __init__(self, weights, num_samples: int, replacement: bool = True,
+                 generator: Generator | None = None) -> None:
+        if isinstance(num_samples, bool) or not isinstance(num_samples, int) or num_samples <= 0:
+            raise ValueError(f"num_samples should be a positive integer value, but got num_samples={num_samples}")
+        if not isinstance(replacement, bool):
+            raise ValueError(f"replacement should be a boolean value, but got replacement={replacement}")
+        w = weights.detach().cpu().numpy() if isinstance(weights, _C.Tensor) else np.asarray(weights)
+        w = np.asarray(w, dtype=np.float64)
+        if w.ndim != 1:
+            raise ValueError(f"weights should be a 1d sequence but given weights have shape {tuple(w.shape)}")
+        if not np.all(np.isfinite(w)) or np.any(w < 0) or not w.sum() > 0:
+            raise RuntimeError("invalid multinomial distribution (weights must be finite, non-negative and not all "
+                               "zero)")
+        if not replacement and num_samples > np.count_nonzero(w):
+            raise RuntimeError(f"cannot sample n_sample > prob_dist.size(-1) samples without replacement "
+                               f"({num_samples} > {np.count_nonzero(w)} non-zero weights)")
+        self.weights = _C.from_numpy(w)
+        self.num_samples = num_samples
+        self.replacement = replacement
+        self.generator = generator
+
+    def __iter__(self) -> Iterator[int]:
+        gen = self.generator if self.generator is not None else Generator(random_seed(None))
+        yield from gen.choice(self.weights.numpy(), self.num_samples, self.replacement).tolist()
+
+    def __len__(self) -> int:
+        return self.num_samples
