@@ -6,7 +6,7 @@ The graph, the engine and every built-in backward formula are C++ (see
 from __future__ import annotations
 
 from .. import _C
-from . import graph
+from . import functional, graph
 from .function import Function, FunctionCtx
 from .grad_mode import (enable_grad, inference_mode, is_grad_enabled, is_inference_mode_enabled, no_grad,
                         set_grad_enabled)
@@ -70,3 +70,41 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph: bo
 
 __all__ = ["Function", "FunctionCtx", "backward", "enable_grad", "grad", "graph", "inference_mode", "is_grad_enabled",
            "is_inference_mode_enabled", "no_grad", "set_grad_enabled"]
+
+
+def gradcheck(func, inputs, *, eps: float = 1e-6, atol: float = 1e-5, rtol: float = 1e-3,
+              raise_exception: bool = True, **kwargs) -> bool:
+    """``torch.autograd.gradcheck``: :func:`minitorch.testing.gradcheck` (backward against
+    central finite differences, float64 inputs)."""
+    from ..testing import gradcheck as check
+    return check(func, inputs, eps=eps, atol=atol, rtol=rtol, raise_exception=raise_exception)
+
+
+def gradgradcheck(func, inputs, grad_outputs=None, *, eps: float = 1e-6, atol: float = 1e-5, rtol: float = 1e-3,
+                  raise_exception: bool = True, **kwargs) -> bool:
+    """Second derivatives against finite differences: gradcheck of the function that maps
+    (inputs, grad_outputs) to the gradients of ``sum(func(inputs) * grad_outputs)``, built
+    with ``create_graph``. Without ``grad_outputs``, random float64 ones are drawn (and
+    checked as inputs too, as PyTorch's)."""
+    ins = (inputs,) if isinstance(inputs, _C.Tensor) else tuple(inputs)
+    wrt = [x for x in ins if isinstance(x, _C.Tensor) and x.requires_grad]
+    with enable_grad():
+        first = func(*ins)
+    outs = _as_list(first)
+    if grad_outputs is None:
+        from .. import randn
+        grad_outputs = [randn(tuple(o.shape), dtype=o.dtype, device=o.device).requires_grad_() for o in outs]
+    grad_outputs = _as_list(grad_outputs)
+
+    def first_derivatives(*args):
+        xs, gs = args[:len(ins)], args[len(ins):]
+        with enable_grad():
+            ys = _as_list(func(*xs))
+            leaves = [x for x in xs if isinstance(x, _C.Tensor) and x.requires_grad]
+            return tuple(g for g in grad(ys, leaves, list(gs), create_graph=True, allow_unused=True)
+                         if g is not None)
+
+    if not wrt:
+        raise ValueError("gradgradcheck: no input has requires_grad=True")
+    return gradcheck(first_derivatives, tuple(ins) + tuple(grad_outputs), eps=eps, atol=atol, rtol=rtol,
+                     raise_exception=raise_exception)
