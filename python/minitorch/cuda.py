@@ -152,3 +152,129 @@ def set_rng_state(new_state, device="cuda") -> None:
         raise RuntimeError(f"set_rng_state: CUDA is not available ({_C._cuda_unavailable_reason()})")
     seed, offset = (int(v) for v in np.frombuffer(new_state.cpu().numpy().tobytes(), dtype="<u8"))
     _C._cuda_set_rng_state(seed, offset)
+
+
+# ---- the device and generator calls scripts make (PyTorch's names) ----
+# minitorch drives one CUDA device, cuda:0: the calls that choose a device accept it (and
+# refuse others, naming why); the generator calls act on the "cuda" generator alone, and
+# are silently ignored where there is no CUDA, as PyTorch's are.
+
+def _require(op: str) -> None:
+    if not is_available():
+        raise RuntimeError(f"{op}: {_C._cuda_unavailable_reason()}")
+
+
+def init() -> None:
+    """Initializes CUDA now rather than at the first "cuda" tensor (RuntimeError without it)."""
+    _require("init")
+
+
+def is_initialized() -> bool:
+    """Whether CUDA has been initialized (here: whether it is usable)."""
+    return is_available()
+
+
+def current_device() -> int:
+    """The index of the current device: 0, minitorch's one CUDA device."""
+    _require("current_device")
+    return 0
+
+
+def set_device(device) -> None:
+    """Makes ``device`` current: cuda:0 (or a negative index: no change) is accepted; minitorch
+    uses one CUDA device, so another index is a ValueError."""
+    if isinstance(device, int) and not isinstance(device, bool) and device < 0:
+        return
+    from .cuda_device import _check_device
+    _check_device(device, "set_device")
+
+
+class device:
+    """``with minitorch.cuda.device(0): ...``: runs the block with that device current
+    (cuda:0, the one minitorch uses; None does nothing)."""
+
+    def __init__(self, device) -> None:
+        if device is not None:
+            set_device(device)
+        self.idx = -1 if device is None else 0
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc) -> bool:
+        return False
+
+
+class device_of(device):
+    """``device(obj.device)`` for a CUDA tensor; does nothing for a CPU one."""
+
+    def __init__(self, obj) -> None:
+        super().__init__(obj.device if obj.device.type == "cuda" else None)
+
+
+def is_bf16_supported(including_emulation: bool = True) -> bool:
+    """Whether bfloat16 runs natively: compute capability 8.0 or newer (and the emulator,
+    which computes it in software exactly)."""
+    if not is_available():
+        return False
+    return is_emulated() or get_device_capability()[0] >= 8
+
+
+def manual_seed(seed: int) -> None:
+    """Seeds the "cuda" generator (ignored without CUDA). ``minitorch.manual_seed`` seeds every
+    device's generator at once."""
+    from .data.generator import _check_seed
+    seed = _check_seed(int(seed))
+    if is_available():
+        _C._cuda_set_rng_state(seed, 0)
+
+
+def manual_seed_all(seed: int) -> None:
+    """Seeds the generator of every CUDA device: here the one, as :func:`manual_seed`."""
+    manual_seed(seed)
+
+
+def seed() -> None:
+    """Seeds the "cuda" generator from the operating system's entropy (ignored without CUDA)."""
+    manual_seed(int.from_bytes(os.urandom(8), "little") >> 1)
+
+
+def seed_all() -> None:
+    seed()
+
+
+def initial_seed() -> int:
+    """The seed the "cuda" generator was last seeded with."""
+    _require("initial_seed")
+    return int(_C._cuda_rng_state()[0])
+
+
+def get_rng_state_all() -> list:
+    """One state per CUDA device (:func:`get_rng_state`): a list of one here."""
+    return [get_rng_state()]
+
+
+def set_rng_state_all(new_states) -> None:
+    """Restores the states of :func:`get_rng_state_all`."""
+    for state in new_states:
+        set_rng_state(state)
+
+
+def memory_cached(device=None) -> int:
+    """Deprecated name of :func:`memory_reserved` (a FutureWarning, as PyTorch)."""
+    import warnings
+    warnings.warn("torch.cuda.memory_cached has been renamed to torch.cuda.memory_reserved", FutureWarning,
+                  stacklevel=2)
+    return memory_reserved(device)
+
+
+def max_memory_cached(device=None) -> int:
+    """Deprecated name of :func:`max_memory_reserved`."""
+    import warnings
+    warnings.warn("torch.cuda.max_memory_cached has been renamed to torch.cuda.max_memory_reserved", FutureWarning,
+                  stacklevel=2)
+    return max_memory_reserved(device)
+
+
+def ipc_collect() -> None:
+    """Frees memory that other processes were sent through IPC: minitorch shares none."""

@@ -23,7 +23,7 @@ import numpy as np
 from . import _C
 from .data.generator import _check_seed
 
-__all__ = ["get_rng_state", "initial_seed", "manual_seed", "seed", "set_rng_state"]
+__all__ = ["fork_rng", "get_rng_state", "initial_seed", "manual_seed", "seed", "set_rng_state"]
 
 # The seed the CPU generator starts from until manual_seed or seed is called: C++'s default
 # for std::mt19937_64 (PyTorch's default generator starts from 67280421310721 instead).
@@ -78,3 +78,34 @@ def set_rng_state(new_state) -> None:
     data = new_state.detach().cpu().numpy().tobytes()
     _C._set_cpu_rng_state(data[_SEED_BYTES:])
     _initial_seed = int.from_bytes(data[:_SEED_BYTES], "little")
+
+
+class fork_rng:
+    """``with minitorch.random.fork_rng(): ...``: the draws inside the block leave the
+    generators as they were (their states are saved on entry and restored on exit) — the CPU
+    generator, and the "cuda" one where there is CUDA (``devices=[]``: the CPU only).
+    ``enabled=False`` does nothing."""
+
+    def __init__(self, devices=None, enabled: bool = True, device_type: str = "cuda") -> None:
+        self.enabled = enabled
+        self.devices = devices
+
+    def __enter__(self):
+        if not self.enabled:
+            return self
+        from . import cuda
+        self._cpu = get_rng_state()
+        self._cuda = cuda.get_rng_state() if cuda.is_available() and (self.devices is None or list(self.devices)) \
+            else None
+        self._seed = _initial_seed
+        return self
+
+    def __exit__(self, *exc) -> bool:
+        global _initial_seed
+        if self.enabled:
+            set_rng_state(self._cpu)
+            _initial_seed = self._seed
+            if self._cuda is not None:
+                from . import cuda
+                cuda.set_rng_state(self._cuda)
+        return False
