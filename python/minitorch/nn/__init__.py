@@ -49,7 +49,7 @@ from .instancenorm import InstanceNorm1d, InstanceNorm2d, InstanceNorm3d
 from .normalization import LocalResponseNorm
 from .sparse import EmbeddingBag
 # convolution features: groups, transposed convolutions, fold/unfold
-from .conv import ConvTranspose1d, ConvTranspose2d
+from .conv import ConvTranspose1d, ConvTranspose2d, ConvTranspose3d
 from .fold import Fold, Unfold
 from .transformer import Transformer, TransformerDecoder, TransformerDecoderLayer
 # wave 3: SELU's dropout, RReLU, channel shuffle, margin losses, LP pooling, ParameterDict, lazy layers
@@ -94,5 +94,5 @@ __all__ = [
     "AlphaDropout", "FeatureAlphaDropout", "RReLU", "Softmax2d", "ChannelShuffle", "MultiLabelMarginLoss",
     "MultiMarginLoss", "TripletMarginWithDistanceLoss", "LPPool1d", "LPPool2d", "ParameterDict",
     "UninitializedParameter", "LazyLinear", "LazyConv1d", "LazyConv2d",
-    "Conv3d", "LazyConv3d", "AvgPool3d", "MaxPool3d", "DataParallel", "Dropout3d", "CTCLoss", "SyncBatchNorm",
+    "Conv3d", "LazyConv3d", "AvgPool3d", "MaxPool3d", "DataParallel", "Dropout3d", "CTCLoss", "SyncBatchNorm", "ConvTranspose3d",
 ]

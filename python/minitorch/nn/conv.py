@@ -223,6 +223,19 @@ class ConvTranspose1d(_ConvTransposeNd):
                                   self.dilation)
 
 
+class ConvTranspose3d(_ConvTransposeNd):
+    """Transposed 3-D convolution (N, C_in, D, H, W) -> (N, C_out, D', H', W'), weight
+    (in_channels, out_channels/groups, KD, KH, KW): the upsampling layer of 3-D U-Nets."""
+
+    _dims = 3
+
+    def forward(self, x, output_size=None):
+        output_padding = self._output_padding(x, output_size, self.stride, self.padding, self.kernel_size, 3,
+                                              self.dilation)
+        return F.conv_transpose3d(x, self.weight, self.bias, self.stride, self.padding, output_padding, self.groups,
+                                  self.dilation)
+
+
 class _LazyConvMixin(LazyModuleMixin):
     """A convolution whose ``in_channels`` is read off its first input (dim 1 of a batched
     input, dim 0 of an unbatched one); then it becomes the eager convolution (nn/lazy.py)."""

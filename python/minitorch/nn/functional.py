@@ -677,6 +677,55 @@ def conv_transpose1d(input, weight, bias=None, stride=1, padding=0, output_paddi
     return out.squeeze(0) if unbatched else out
 
 
+def conv_transpose3d(input, weight, bias=None, stride=1, padding=0, output_padding=0, groups=1, dilation=1):
+    """Transposed 3-D convolution of (N, C, D, H, W) input with (C, O/groups, KD, KH, KW)
+    weight (3-D U-Net decoders). Output size per dim: (D - 1)*stride - 2*padding +
+    dilation*(KD - 1) + output_padding + 1.
+
+    Written from conv_transpose2d: each depth tap kd of the weight spreads every input depth
+    d over H and W (one conv_transpose2d over the N*D planes), and its planes land at output
+    depth d*stride + kd*dilation (index_add); the depth padding is cropped at the end.
+
+    >>> F.conv_transpose3d(minitorch.ones(1, 2, 3, 4, 4), minitorch.ones(2, 3, 2, 2, 2), stride=2).shape
+    minitorch.Size([1, 3, 6, 8, 8])
+    """
+    op = "conv_transpose3d"
+    x, unbatched = _batched(input, 5, op)
+    if not isinstance(weight, _C.Tensor) or weight.dim() != 5:
+        shape = tuple(weight.shape) if isinstance(weight, _C.Tensor) else type(weight).__name__
+        raise ValueError(f"{op}: expected a 5-D weight (in_channels, out_channels/groups, KD, KH, KW), got {shape}")
+    (sd, sh, sw), (pd, ph, pw), (od, oh, ow), (dd, dh, dw) = (_tuple_n(v, 3, name, op) for v, name in (
+        (stride, "stride"), (padding, "padding"), (output_padding, "output_padding"), (dilation, "dilation")))
+    groups = _check_groups(groups, op)
+    if x.shape[1] != weight.shape[0]:
+        raise ValueError(f"{op}: input of shape {tuple(input.shape)} has {x.shape[1]} channels, but weight of shape "
+                         f"{tuple(weight.shape)} expects {weight.shape[0]} input channels")
+    if sd <= 0 or dd <= 0 or pd < 0 or not 0 <= od < max(sd, dd):
+        raise ValueError(f"{op}: stride and dilation must be positive, padding non-negative and output_padding "
+                         f"smaller than stride or dilation, got stride={sd}, padding={pd}, output_padding={od}, "
+                         f"dilation={dd} (depth)")
+    n, c, depth = x.shape[0], x.shape[1], x.shape[2]
+    kd = weight.shape[2]
+    full = (depth - 1) * sd + dd * (kd - 1) + 1 + od  # the output depth before the padding is cropped
+    out_depth = full - 2 * pd
+    if out_depth <= 0:
+        raise ValueError(f"{op}: the output depth would be {out_depth} (input depth {depth}, kernel {kd}, "
+                         f"stride {sd}, padding {pd})")
+    planes = x.transpose(1, 2).reshape(n * depth, c, x.shape[3], x.shape[4])
+    positions = _C._arange(0, depth * sd, sd, _C.dtype.int64, x.device)
+    out = None
+    for tap in range(kd):
+        y = conv_transpose2d(planes, weight[:, :, tap], None, (sh, sw), (ph, pw), (oh, ow), groups, (dh, dw))
+        y = y.reshape((n, depth) + tuple(y.shape[1:]))
+        if out is None:
+            out = _C._full((n, full) + tuple(y.shape[2:]), 0.0, y.dtype, y.device)
+        out = out.index_add(1, positions + tap * dd, y)
+    out = out[:, pd:pd + out_depth].transpose(1, 2)
+    if bias is not None:
+        out = out + bias.reshape(-1, 1, 1, 1)
+    return out.squeeze(0) if unbatched else out
+
+
 def unfold(input, kernel_size, dilation=1, padding=0, stride=1):
     """Sliding blocks of a (N, C, H, W) image as columns: (N, C*KH*KW, L), L the number of
     blocks; row (c, kh, kw) holds, for every block, the pixel that tap sees (im2col, the
