@@ -67,6 +67,7 @@ def _gradient(op, written: dict) -> str:
 
 def _forms(op) -> str:
     from minitorch.ops.declarations import FUNCTIONAL, NATIVE
+    from minitorch.ops.registry import inplace_functions
 
     prefix = {FUNCTIONAL: "F.", "linalg": "minitorch.linalg."}.get(op.namespace, "minitorch.")
     forms = []
@@ -78,6 +79,8 @@ def _forms(op) -> str:
         forms.append(f"`Tensor.{op.name}_`" + (" (own)" if op.inplace == NATIVE else ""))
     forms += [f"`{a}`" for a in (*op.aliases, *op.method_aliases)]
     forms += [f"`{o}`" for o in op.operators]
+    if op.namespace == "minitorch":  # torch.exp_(x): PyTorch's in-place functions
+        forms += [f"`minitorch.{n}`" for n, owner in inplace_functions().items() if owner == op.name]
     return ", ".join(forms)
 
 

@@ -15,8 +15,8 @@ import pytest
 import minitorch
 import minitorch.nn.functional as F
 from minitorch.ops import registry
-from minitorch.ops.declarations import (CPP, ELEMENTWISE, FUNCTIONAL, FUNCTIONAL_NON_OPS, GENERIC, KINDS, LINALG,
-                                        MINITORCH, NATIVE, OPS)
+from minitorch.ops.declarations import (CPP, ELEMENTWISE, FUNCTIONAL, FUNCTIONAL_NON_OPS, GENERIC, INPLACE_FUNCTIONS,
+                                        KINDS, LINALG, MINITORCH, NATIVE, OPS)
 
 ROOT = Path(__file__).resolve().parent.parent
 Tensor = minitorch.Tensor
@@ -30,7 +30,7 @@ def _is_function(owner, name: str) -> bool:
 
 
 def _declared_functions() -> set[str]:
-    return {n for op in MT if op.function for n in (op.name, *op.aliases)}
+    return {n for op in MT if op.function for n in (op.name, *op.aliases)} | set(INPLACE_FUNCTIONS)
 
 
 def _declared_methods() -> set[str]:
@@ -80,6 +80,20 @@ def test_every_declared_form_exists():
         absent += [f"Tensor.{o}" for o in op.operators if not hasattr(Tensor, o)]
         absent += [f"{op.namespace}.{a}" for a in op.aliases if op.function and not hasattr(owner, a)]
     assert not absent, f"declared but missing: {absent}"
+
+
+def test_inplace_functions_are_the_in_place_methods():
+    # minitorch.exp_(x) is x.exp_(): each names a declared method (an op's in-place form, or an op)
+    owners = registry.inplace_functions()
+    assert set(owners) == set(INPLACE_FUNCTIONS) and len(INPLACE_FUNCTIONS) == len(set(INPLACE_FUNCTIONS))
+    assert not set(INPLACE_FUNCTIONS) & {op.name for op in MT if op.function}
+    for name in INPLACE_FUNCTIONS:
+        assert getattr(minitorch, name).__name__ == name and hasattr(Tensor, name), name
+    x = minitorch.tensor([0.25, 4.0])
+    assert minitorch.sqrt_(x) is x and x.tolist() == [0.5, 2.0]
+    assert minitorch.clamp_(x, max=1.0) is x and x.tolist() == [0.5, 1.0]
+    with pytest.raises(TypeError, match="exp_"):
+        minitorch.exp_([1.0])
 
 
 def test_names_are_declared_once_and_fields_are_valid():

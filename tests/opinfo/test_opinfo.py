@@ -263,8 +263,11 @@ def _check_values(op, dtype, layout, device):
         got = call(op, args, kwargs)
         try:
             compare(op, dtype, got, want, sample_np)
-            if op.decl.method and op.decl.function and isinstance(args[0], minitorch.Tensor):
-                assert_identical(got, getattr(args[0], op.name)(*args[1:], **kwargs), f"Tensor.{op.name}")
+            # the method's self is the function's first argument; Tensor.where(condition, y)'s is where's input
+            method_args = (args[1], args[0], *args[2:]) if op.name == "where" else args
+            if op.decl.method and op.decl.function and isinstance(method_args[0], minitorch.Tensor):
+                assert_identical(got, getattr(method_args[0], op.name)(*method_args[1:], **kwargs),
+                                 f"Tensor.{op.name}")
             if op.decl.inplace and isinstance(sample.args[0], D):
                 check_inplace(op, sample, args, kwargs, got, dtype, layout, device)
             for a, a_np in zip(args, sample_np[0]):

@@ -92,8 +92,8 @@ class inference_mode(_GradMode):  # noqa: N801
     manager and a decorator, with or without the parentheses (``@minitorch.inference_mode``).
 
     Unlike PyTorch, tensors made inside are ordinary tensors: minitorch keeps no inference
-    flag on a tensor (no ``Tensor.is_inference``), so using them later in autograd is not
-    refused. This is ``no_grad`` plus ``is_inference_mode_enabled()``.
+    flag on a tensor (``Tensor.is_inference()`` is always False), so using them later in
+    autograd is not refused. This is ``no_grad`` plus ``is_inference_mode_enabled()``.
     """
 
     def __new__(cls, mode=True):

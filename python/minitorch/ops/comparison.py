@@ -1,4 +1,5 @@
-"""Questions about a whole tensor: ``all``/``any``, ``isclose``/``allclose``, ``equal``, ``is_nonzero``.
+"""Questions about a whole tensor: ``all``/``any``, ``isclose``/``allclose``, ``equal``, ``is_nonzero``,
+and about its kind: ``is_signed``, ``is_complex``, ``is_same_size``, ``is_inference``.
 
 Each function takes the tensor first and is both ``Tensor.<name>`` and ``minitorch.<name>``
 (attached by ops/registry.py from ops/declarations.py).
@@ -121,3 +122,28 @@ def is_nonzero(self) -> bool:
         raise RuntimeError(f"is_nonzero: Boolean value of Tensor with {which} is ambiguous (shape "
                            f"{tuple(self.shape)})")
     return bool(self.item())
+
+
+def is_signed(self) -> bool:
+    """Whether ``self``'s dtype holds negative values: True for the floating dtypes and
+    int8/16/32/64, False for uint8 and bool."""
+    return self.dtype not in (_C.dtype.uint8, _C.dtype.bool)
+
+
+def is_complex(self) -> bool:
+    """Whether ``self``'s dtype is complex: always False, minitorch has no complex dtypes."""
+    return False
+
+
+def is_same_size(self, other: Tensor) -> bool:
+    """Whether ``other`` has ``self``'s shape (``self.shape == other.shape``)."""
+    if not isinstance(other, Tensor):
+        raise TypeError(f"is_same_size(): argument 'other' must be Tensor, not {type(other).__name__}")
+    return tuple(self.shape) == tuple(other.shape)
+
+
+def is_inference(self) -> bool:
+    """Whether ``self`` is an inference tensor: always False, minitorch keeps no inference flag
+    on tensors (a tensor made inside ``inference_mode()`` is an ordinary one, as under
+    ``no_grad``)."""
+    return False

@@ -1,9 +1,10 @@
-"""Creating tensors: ``tensor`` from Python data, the factory functions (``zeros``,
-``arange``, ``rand``...), their ``*_like`` forms, and ``Tensor.new_*`` (a new tensor with
-``self``'s dtype and device), ``tril_indices`` / ``triu_indices`` and ``vander`` (a ``cumprod``
-of its input, so it has a gradient), ``scalar_tensor``, ``asarray`` (sharing memory where it
-can) and ``empty_strided`` (views of a larger buffer). ops/registry.py makes
-``minitorch.<name>`` and ``Tensor.new_*`` of them, as ops/declarations.py declares them.
+"""Creating tensors: ``tensor`` from Python data, the factory functions (``zeros``, ``arange``,
+``logspace``, ``rand``, the deprecated ``range``...), their ``*_like`` forms, and
+``Tensor.new_*`` (a new tensor with ``self``'s dtype and device), ``tril_indices`` /
+``triu_indices`` and ``vander`` (a ``cumprod`` of its input, so it has a gradient),
+``scalar_tensor``, ``asarray`` (sharing memory where it can) and ``empty_strided`` (views of a
+larger buffer). ops/registry.py makes ``minitorch.<name>`` and ``Tensor.new_*`` of them, as
+ops/declarations.py declares them.
 """
 from __future__ import annotations
 
@@ -175,6 +176,53 @@ def linspace(start, end, steps, *, dtype=None, device=None, requires_grad: bool 
     return _finish(_C._linspace(start, end, steps, dtype, device), requires_grad)
 
 
+def logspace(start, end, steps, base=10.0, *, dtype=None, device=None, requires_grad: bool = False) -> Tensor:
+    """``steps`` values from ``base ** start`` to ``base ** end`` whose exponents are evenly
+    spaced (``base ** linspace(start, end, steps)``, computed in float64, then cast: an
+    integer dtype truncates). The default dtype unless ``dtype`` says otherwise.
+
+    >>> minitorch.logspace(0, 2, 3)
+    tensor([  1.,  10., 100.])
+    """
+    start, end, base = (v.item() if isinstance(v, Tensor) else v for v in (start, end, base))
+    if isinstance(steps, builtins.bool) or not isinstance(steps, (int, np.integer)):
+        raise TypeError(f"logspace(): argument 'steps' must be int, not {type(steps).__name__}")
+    if steps < 0:
+        raise _C.InputError(f"logspace: number of steps must be non-negative, got {steps}")
+    exponents = _C._linspace(start, end, int(steps), _C.dtype.float64, device)
+    out = (base ** exponents).to(get_default_dtype() if dtype is None else dtype)
+    return _finish(out, requires_grad)
+
+
+def range(start, end, step=1, *, dtype=None, device=None, requires_grad: bool = False) -> Tensor:  # noqa: A001
+    """Deprecated (a UserWarning, as in PyTorch): ``start, start + step, ...`` up to ``end``
+    *included*, ``floor((end - start) / step) + 1`` values, in the default floating dtype
+    unless ``dtype`` says otherwise. Use :func:`arange`, which stops before ``end``.
+
+    >>> minitorch.range(1, 4)
+    tensor([1., 2., 3., 4.])
+    """
+    warnings.warn("torch.range is deprecated and will be removed in a future release because its behavior is "
+                  "inconsistent with Python's range builtin. Instead, use torch.arange, which produces values in "
+                  "[start, end).", UserWarning, stacklevel=2)
+    start, end, step = (v.item() if isinstance(v, Tensor) else v for v in (start, end, step))
+    for what, v in (("start", start), ("end", end), ("step", step)):
+        if not isinstance(v, numbers.Real):
+            raise TypeError(f"range(): argument '{what}' must be Number, not {type(v).__name__}")
+    if step == 0:
+        raise _C.InputError("range: step must be nonzero")
+    if (step > 0 and end < start) or (step < 0 and end > start):
+        raise _C.InputError(f"range: upper bound and lower bound inconsistent with step sign (start={start}, "
+                            f"end={end}, step={step})")
+    dtype = get_default_dtype() if dtype is None else dtype
+    n = int(np.floor((end - start) / step)) + 1
+    if not dtype.is_floating_point and all(isinstance(v, numbers.Integral) for v in (start, step)):
+        out = _C._arange(start, start + n * step, step, dtype, device)
+    else:
+        out = (_C._arange(0, n, 1, _C.dtype.float64, device) * step + start).to(dtype)
+    return _finish(out, requires_grad)
+
+
 def eye(n, m=None, *, dtype=None, device=None, requires_grad: bool = False) -> Tensor:
     """An ``n x m`` identity matrix (``m`` defaults to ``n``)."""
     return _finish(_C._eye(n, m, dtype, device), requires_grad)
@@ -227,6 +275,30 @@ def full_like(input, fill_value, *, dtype=None, device=None, requires_grad: bool
     return full(size, fill_value, dtype=dtype, device=device, requires_grad=requires_grad)
 
 
+def randint_like(input, low=0, high=None, *, dtype=None, device=None, requires_grad: bool = False) -> Tensor:
+    """Integers drawn uniformly from ``[low, high)`` in a tensor of ``input``'s shape (and dtype
+    and device unless given): ``randint_like(x, high)`` or ``randint_like(x, low, high)``;
+    reproducible after ``manual_seed``.
+
+    >>> minitorch.randint_like(minitorch.zeros(3), 10).shape
+    minitorch.Size([3])
+    """
+    from .sampling import _check_random_range, _integers
+    if high is None:  # randint_like(x, high)
+        if isinstance(low, (int, np.integer)) and low == 0:  # randint_like(x): no high (nor one that could be)
+            raise TypeError('randint_like() missing 1 required positional arguments: "high"')
+        low, high = 0, low
+    for what, v in (("low", low), ("high", high)):
+        if isinstance(v, builtins.bool) or not isinstance(v, (int, np.integer)):
+            raise TypeError(f"randint_like(): argument '{what}' must be int, not {type(v).__name__}")
+    size, dtype, device = _like(input, dtype, device)
+    if low >= high:
+        raise _C.InputError(f"randint_like: random_ expects 'from' to be less than 'to', but got from={low} >= "
+                            f"to={high}")
+    _check_random_range("randint_like", int(low), int(high) - 1, dtype)
+    return _finish(_integers(size, int(low), int(high) - 1, device).to(dtype), requires_grad)
+
+
 def rand_like(input, *, dtype=None, device=None, requires_grad: bool = False) -> Tensor:
     size, dtype, device = _like(input, dtype, device)
     return rand(size, dtype=dtype, device=device, requires_grad=requires_grad)
@@ -261,6 +333,12 @@ def new_full(self, size, fill_value, *, dtype=None, device=None, requires_grad: 
     """``full(size, fill_value)`` with ``self``'s dtype and device unless given."""
     _, dtype, device = _like(self, dtype, device)
     return full(_size((size,), "new_full"), fill_value, dtype=dtype, device=device, requires_grad=requires_grad)
+
+
+def new_empty_strided(self, size, stride, *, dtype=None, device=None, requires_grad: bool = False) -> Tensor:
+    """``empty_strided(size, stride)`` with ``self``'s dtype and device unless given."""
+    _, dtype, device = _like(self, dtype, device)
+    return empty_strided(size, stride, dtype=dtype, device=device, requires_grad=requires_grad)
 
 
 new_empty = _new_factory(empty, "new_empty")
@@ -413,7 +491,7 @@ def empty_strided(size, stride, *, dtype=None, device=None, requires_grad: bool 
         raise _C.InputError(f"empty_strided: sizes {size} and strides {stride} must be non-negative")
     if 0 in size:
         return empty(size, dtype=dtype, device=device, requires_grad=requires_grad)
-    live = sorted((k for k in range(len(size)) if size[k] > 1 and stride[k]), key=lambda k: -stride[k])
+    live = sorted((k for k in builtins.range(len(size)) if size[k] > 1 and stride[k]), key=lambda k: -stride[k])
     for outer, inner in zip(live, live[1:]):
         if stride[outer] % stride[inner] or stride[outer] < stride[inner] * size[inner]:
             raise _C.InputError(f"empty_strided: strides {stride} for sizes {size} overlap or do not nest; "
@@ -425,9 +503,9 @@ def empty_strided(size, stride, *, dtype=None, device=None, requires_grad: bool 
     t = empty(base_shape, dtype=dtype, device=device)
     if live:
         t = t[(slice(None),) + tuple(slice(0, size[k]) for k in live[1:]) + (0,)]
-    rest = [k for k in range(len(size)) if k not in live]
+    rest = [k for k in builtins.range(len(size)) if k not in live]
     for _ in rest:
         t = t.unsqueeze(-1)
     order = live + rest
-    t = t.expand(*[size[k] for k in order]).permute(*[order.index(k) for k in range(len(size))])
+    t = t.expand(*[size[k] for k in order]).permute(*[order.index(k) for k in builtins.range(len(size))])
     return _finish(t, requires_grad)

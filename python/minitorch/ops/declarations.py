@@ -73,6 +73,7 @@ class Op:
     source: str = ""                # CPP: the file in cpp/src/ops that computes it
     python: str = ""                # the module of minitorch.ops that holds its Python function
     cpp_method: bool = False        # Tensor.<name> is bound in C++: python= holds minitorch.<name> only
+    cpp_function: bool = False      # minitorch.<name> is C++ (_C.<name>): python= holds Tensor.<name> only
     namespace: str = MINITORCH
     dtypes: tuple = ALL             # the input dtypes it takes: FLOATING, NUMERIC, ALL...
 
@@ -169,22 +170,26 @@ OPS: tuple[Op, ...] = (
     _e("atan2", inplace=GENERIC, aliases=("arctan2",)),
     _e("maximum"),
     _e("minimum"),
-    _e("eq", operators=("__eq__",), **NO_GRAD),
-    _e("ne", aliases=("not_equal",), operators=("__ne__",), **NO_GRAD),
-    _e("lt", aliases=("less",), operators=("__lt__",), **NO_GRAD),
-    _e("le", aliases=("less_equal",), operators=("__le__",), **NO_GRAD),
-    _e("gt", aliases=("greater",), operators=("__gt__",), **NO_GRAD),
-    _e("ge", aliases=("greater_equal",), operators=("__ge__",), **NO_GRAD),
-    _e("logical_and", **NO_GRAD),
-    _e("logical_or", **NO_GRAD),
-    _e("logical_xor", **NO_GRAD),
-    _e("bitwise_and", dtypes=BOOL_AND_INTEGRAL, operators=("__and__", "__rand__", "__iand__"), **NO_GRAD),
-    _e("bitwise_or", dtypes=BOOL_AND_INTEGRAL, operators=("__or__", "__ror__", "__ior__"), **NO_GRAD),
-    _e("bitwise_xor", dtypes=BOOL_AND_INTEGRAL, operators=("__xor__", "__rxor__", "__ixor__"), **NO_GRAD),
+    _e("eq", inplace=GENERIC, operators=("__eq__",), **NO_GRAD),
+    _e("ne", inplace=GENERIC, aliases=("not_equal",), operators=("__ne__",), **NO_GRAD),
+    _e("lt", inplace=GENERIC, aliases=("less",), operators=("__lt__",), **NO_GRAD),
+    _e("le", inplace=GENERIC, aliases=("less_equal",), operators=("__le__",), **NO_GRAD),
+    _e("gt", inplace=GENERIC, aliases=("greater",), operators=("__gt__",), **NO_GRAD),
+    _e("ge", inplace=GENERIC, aliases=("greater_equal",), operators=("__ge__",), **NO_GRAD),
+    _e("logical_and", inplace=GENERIC, **NO_GRAD),
+    _e("logical_or", inplace=GENERIC, **NO_GRAD),
+    _e("logical_xor", inplace=GENERIC, **NO_GRAD),
+    _e("bitwise_and", inplace=GENERIC, dtypes=BOOL_AND_INTEGRAL, operators=("__and__", "__rand__", "__iand__"),
+       **NO_GRAD),
+    _e("bitwise_or", inplace=GENERIC, dtypes=BOOL_AND_INTEGRAL, operators=("__or__", "__ror__", "__ior__"),
+       **NO_GRAD),
+    _e("bitwise_xor", inplace=GENERIC, dtypes=BOOL_AND_INTEGRAL, operators=("__xor__", "__rxor__", "__ixor__"),
+       **NO_GRAD),
 
     # ---- C++ ops with their own kernels and backward nodes (cpp/src/ops) ----
     _cpp("clamp", "elementwise.cpp", python="pointwise", cpp_method=True, inplace=NATIVE, dtypes=NUMERIC, aliases=("clip",)),
-    _cpp("where", "elementwise.cpp", method=False),
+    # Tensor.where(condition, y) is where(condition, self, y) (ops/pointwise.py); the function is C++
+    _cpp("where", "elementwise.cpp", python="pointwise", cpp_function=True),
     _cpp("sum", "reduce.cpp", python="reduction", cpp_method=True, autocast=FP32),
     _cpp("mean", "reduce.cpp", python="reduction", cpp_method=True, dtypes=FLOATING),
     _cpp("max", "reduce.cpp", python="reduction", cpp_method=True),
@@ -193,8 +198,8 @@ OPS: tuple[Op, ...] = (
     # an inconsistency its issue #35529 asks to remove; minitorch takes bool in every form.
     _cpp("argmax", "reduce.cpp", python="reduction", cpp_method=True, dtypes=ALL, **NO_GRAD),
     _cpp("argmin", "reduce.cpp", python="reduction", cpp_method=True, dtypes=ALL, **NO_GRAD),
-    _cpp("cumsum", "scan.cpp", python="reduction", autocast=FP32),
-    _cpp("cumprod", "scan.cpp", python="reduction", autocast=FP32),
+    _cpp("cumsum", "scan.cpp", python="reduction", inplace=NATIVE, autocast=FP32),
+    _cpp("cumprod", "scan.cpp", python="reduction", inplace=NATIVE, autocast=FP32),
     _cpp("logcumsumexp", "scan.cpp", python="reduction", dtypes=FLOATING),
     _cpp("sort", "sort.cpp", python="sorting"),
     _cpp("softmax", "nn.cpp", python="softmax", dtypes=FLOATING, autocast=FP32),
@@ -261,8 +266,8 @@ OPS: tuple[Op, ...] = (
     _cpp("roll", "shape.cpp", python="shape"),
     _cpp("repeat", "shape.cpp", python="shape", function=False),
     _cpp("unfold", "views.cpp", python="shape", function=False),
-    _cpp("tril", "shape.cpp", python="shape"),
-    _cpp("triu", "shape.cpp", python="shape"),
+    _cpp("tril", "shape.cpp", python="shape", inplace=GENERIC),
+    _cpp("triu", "shape.cpp", python="shape", inplace=GENERIC),
     _cpp("constant_pad_nd", "shape.cpp", python="shape", method=False),
     _cpp("masked_fill", "indexing.cpp", python="indexing", inplace=NATIVE),
     _cpp("masked_select", "indexing.cpp", python="indexing"),
@@ -351,7 +356,7 @@ OPS: tuple[Op, ...] = (
     *(_new(name, python="creation") for name in ("empty_like", "zeros_like", "ones_like", "full_like")),
     *(_new(name, python="creation") for name in ("rand", "randn", "randint", "rand_like", "randn_like")),
     *(_new(name, function=False, method=True, python="creation")
-      for name in ("new_empty", "new_zeros", "new_ones", "new_full", "new_tensor")),
+      for name in ("new_empty", "new_zeros", "new_ones", "new_full", "new_tensor", "new_empty_strided")),
     _new("normal_", function=False, method=True, python="inplace"),
     _new("uniform_", function=False, method=True, python="inplace"),
 
@@ -489,6 +494,7 @@ OPS: tuple[Op, ...] = (
     # convolution features: transposed convolutions, fold/unfold (cpp/src/ops/conv.cpp)
     _f("conv_transpose1d", autocast=LOWER, dtypes=FLOATING),
     _f("conv_transpose2d", CPP, source="cpp/src/ops/conv.cpp", autocast=LOWER, dtypes=FLOATING),
+    _f("conv_transpose3d", autocast=LOWER, dtypes=FLOATING),  # conv_transpose2d per depth tap (nn/functional.py)
     _f("unfold", CPP, source="cpp/src/ops/conv.cpp", dtypes=FLOATING),
     _f("fold", CPP, source="cpp/src/ops/conv.cpp", dtypes=FLOATING),
     # gaps classic programs hit: random draws from categorical distributions (ops/sampling.py;
@@ -505,6 +511,53 @@ OPS: tuple[Op, ...] = (
     # the straight-through gradient (ops/fake_quantize.py)
     _py("fake_quantize_per_tensor_affine", python="fake_quantize", method=False, dtypes=FLOATING),
     _py("fake_quantize_per_channel_affine", python="fake_quantize", method=False, dtypes=FLOATING),
+
+    # ---- more of torch's names, from the ops above ----
+    _py("ravel", python="shape"),
+    _py("fill_diagonal_", python="shape", function=False),
+    _py("isin", python="sets", method=False, dtypes=NUMERIC, **NO_GRAD),
+    _py("dist", python="linalg", autocast=FP32, dtypes=FLOATING),
+    _py("sum_to_size", python="reduction", function=False),
+    _py("positive", python="pointwise", dtypes=NUMERIC),
+    _py("rsub", python="pointwise", method=False, dtypes=NUMERIC),
+    _new("logspace", python="creation"), _new("randint_like", python="creation"), _new("range", python="creation"),
+    # spectral windows (ops/windows.py)
+    *(_new(name, python="windows") for name in (
+        "hann_window", "hamming_window", "blackman_window", "bartlett_window", "kaiser_window")),
+    # random fills drawn in place (ops/inplace.py, as normal_ / uniform_)
+    *(_new(name, function=False, method=True, python="inplace") for name in (
+        "random_", "exponential_", "geometric_", "cauchy_", "log_normal_")),
+    # questions about a tensor (ops/comparison.py): minitorch has no complex dtypes and no
+    # inference tensors, so is_complex and is_inference are always False
+    *(_t(name, function=True, python="comparison") for name in ("is_signed", "is_complex", "is_same_size",
+                                                                "is_inference")),
+    # torch.<name> forms of nn.functional ops, with torch's own arguments (ops/nn_forms.py; autocast
+    # applies through the F.<name> each calls)
+    *(_py(name, python="nn_forms", method=False, dtypes=FLOATING) for name in (
+        "conv1d", "conv2d", "conv3d", "conv_transpose1d", "conv_transpose2d", "conv_transpose3d",
+        "batch_norm", "layer_norm", "group_norm", "instance_norm", "rms_norm", "embedding",
+        "pixel_shuffle", "pixel_unshuffle", "channel_shuffle", "cosine_similarity", "pairwise_distance", "bilinear",
+        "selu", "celu", "threshold", "rrelu", "selu_", "celu_", "threshold_", "rrelu_",
+        "kl_div", "hinge_embedding_loss", "margin_ranking_loss", "triplet_margin_loss", "cosine_embedding_loss",
+        "poisson_nll_loss", "binary_cross_entropy_with_logits", "ctc_loss",
+        "adaptive_avg_pool1d", "adaptive_max_pool1d", "avg_pool1d", "max_pool1d", "max_pool2d", "max_pool3d",
+        "max_pool1d_with_indices")),
+    *(_py(name, python="nn_forms", method=False, dtypes=FLOATING) for name in (
+        "dropout", "alpha_dropout", "feature_alpha_dropout", "feature_dropout",
+        "dropout_", "alpha_dropout_", "feature_alpha_dropout_", "feature_dropout_")),
+    _py("prelu", python="nn_forms", dtypes=FLOATING),
+    _py("hardshrink", python="nn_forms", dtypes=FLOATING),
+)
+
+# PyTorch's in-place functions on torch itself: ``minitorch.exp_(x)`` is ``x.exp_()`` (ops/registry.py
+# makes each from the Tensor method of that name). The names are torch's, where minitorch has the method.
+INPLACE_FUNCTIONS = (
+    "abs_", "acos_", "acosh_", "addmv_", "arccos_", "arccosh_", "arcsin_", "arcsinh_", "arctan_", "arctanh_",
+    "asin_", "asinh_", "atan_", "atanh_", "ceil_", "clamp_", "clamp_max_", "clamp_min_", "clip_", "cos_",
+    "cosh_", "deg2rad_", "detach_", "erf_", "erfc_", "exp2_", "exp_", "expm1_", "fill_", "fix_", "floor_",
+    "frac_", "gcd_", "index_put_", "lcm_", "ldexp_", "log10_", "log1p_", "log2_", "log_", "logit_",
+    "nan_to_num_", "neg_", "negative_", "rad2deg_", "reciprocal_", "relu_", "round_", "rsqrt_", "sigmoid_",
+    "sin_", "sinc_", "sinh_", "sqrt_", "square_", "tan_", "tanh_", "trunc_", "xlogy_", "zero_",
 )
 
 # Public names of nn.functional that are not ops: re-exported classes and context managers.

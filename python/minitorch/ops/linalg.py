@@ -1,10 +1,11 @@
 """Linear algebra from ``matmul``: ``mm``, ``mv``, ``dot``, ``bmm``, the scaled sums ``baddbmm``,
-``addmm``, ``addmv``, ``addr`` and ``addbmm``, with PyTorch's checks of the operands' dimensions
-(``matmul`` itself broadcasts; these do not); ``outer`` (a broadcast product), ``kron`` and
-``cross``; ``tensordot`` (one matmul of the operands folded to matrices) and ``inner`` (one
-``tensordot``); ``vdot`` and the deprecated ``chain_matmul``; ``cdist`` and ``pdist`` (norms of
-the differences of rows), ``renorm`` (slices scaled to a largest norm); and ``einsum``, which
-contracts its operands left to right, each pair with one batched matmul.
+``addmm``, ``addmv``, ``addr`` and ``addbmm``, with PyTorch's checks of the operands'
+dimensions (``matmul`` itself broadcasts; these do not); ``outer`` (a broadcast product),
+``kron`` and ``cross``; ``tensordot`` (one matmul of the operands folded to matrices) and
+``inner`` (one ``tensordot``); ``vdot`` and the deprecated ``chain_matmul``; ``dist`` (the norm
+of a difference), ``cdist`` and ``pdist`` (norms of the differences of rows), ``renorm``
+(slices scaled to a largest norm); and ``einsum``, which contracts its operands left to right,
+each pair with one batched matmul.
 Each function takes the tensor first and is both ``Tensor.<name>`` and ``minitorch.<name>``
 (attached by ops/registry.py from ops/declarations.py), but ``einsum``, ``tensordot``,
 ``cdist``, ``pdist``, ``chain_matmul`` and ``ger`` (``outer``'s older name), which are
@@ -205,6 +206,24 @@ def _norm_order(op: str, p) -> float:
     if isinstance(p, bool) or not isinstance(p, (int, float)):
         raise TypeError(f"{op}(): argument 'p' must be a number, not {type(p).__name__}")
     return float(p)
+
+
+def dist(self, other: Tensor, p: float = 2) -> Tensor:
+    """The p-norm of ``self - other`` (broadcast together) over all its elements: ``p`` any
+    number, inf and 0 (the count of differing elements) included. Floating tensors; the
+    gradient at a zero difference is zero.
+
+    >>> minitorch.dist(minitorch.tensor([0.0, 0.0]), minitorch.tensor([3.0, 4.0]))
+    tensor(5.)
+    """
+    if not isinstance(other, Tensor):
+        raise TypeError(f"dist(): argument 'other' must be Tensor, not {type(other).__name__}")
+    p = _norm_order("dist", p)
+    diff = self - other
+    if not diff.dtype.is_floating_point:
+        raise _C.DTypeError(f"dist: norm(): input dtype should be either floating point or complex. Got "
+                            f"{diff.dtype.name} instead.")
+    return diff.norm(p)
 
 
 def cdist(x1: Tensor, x2: Tensor, p: float = 2.0,

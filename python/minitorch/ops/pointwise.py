@@ -1,9 +1,11 @@
 """Elementwise ops written from other elementwise ops: ``square``, ``reciprocal``,
 ``clamp_min`` and ``clamp_max`` (their autograd and devices are those of the ops they call);
-``div`` with its ``rounding_mode`` (the C++ ``_C.div`` divides); and ``minitorch.clamp``, the
-function form of the C++ ``Tensor.clamp``.
+``div`` with its ``rounding_mode`` (the C++ ``_C.div`` divides); ``minitorch.clamp``, the
+function form of the C++ ``Tensor.clamp``; ``Tensor.where``, the method form of the C++
+``minitorch.where``; ``positive`` and ``rsub``.
 Each function takes the tensor first and is both ``Tensor.<name>`` and ``minitorch.<name>``
-(attached by ops/registry.py from ops/declarations.py), but ``clamp``, whose method is C++.
+(attached by ops/registry.py from ops/declarations.py), but ``clamp``, whose method is C++,
+``where``, whose function is, and ``rsub``, a function only (as in PyTorch).
 """
 from __future__ import annotations
 
@@ -83,3 +85,35 @@ def div(self, other, *, rounding_mode=None) -> Tensor:
     signs_differ = (self < 0).logical_xor(other_negative) if isinstance(other_negative, Tensor) else (
         (self >= 0) if other_negative else (self < 0))
     return _C.where(signs_differ.logical_and(self % other != 0), floor + 1, floor)
+
+
+def where(self, condition: Tensor, y) -> Tensor:
+    """``minitorch.where(condition, self, y)``: ``self`` where ``condition`` is True, ``y``
+    (a tensor or a number) elsewhere; the three broadcast together.
+
+    >>> minitorch.tensor([1.0, 2.0]).where(minitorch.tensor([True, False]), 0.0)
+    tensor([1., 0.])
+    """
+    return _C.where(condition, self, y)
+
+
+def positive(self) -> Tensor:
+    """``+self``: ``self`` itself (no copy), as PyTorch returns it; a bool tensor is refused."""
+    if self.dtype == _C.dtype.bool:
+        raise _C.DTypeError("positive: the `+` operator, on a bool tensor is not supported.")
+    return self
+
+
+def rsub(input, other, *, alpha=1) -> Tensor:
+    """``other - alpha * input`` (``sub`` with its operands swapped); ``other`` may be a number.
+
+    >>> minitorch.rsub(minitorch.tensor([1, 2]), 5)
+    tensor([4, 3])
+    """
+    check_input(input, "rsub")
+    if input.dtype == _C.dtype.bool or (isinstance(other, Tensor) and other.dtype == _C.dtype.bool):
+        raise _C.DTypeError("rsub: Subtraction, the `-` operator, with a bool tensor is not supported. If you are "
+                            "trying to invert a mask, use the `~` or `logical_not()` operator instead.")
+    if isinstance(other, Tensor):
+        return other.sub(input, alpha=alpha)
+    return _C.sub(other, input, alpha=alpha)

@@ -1,13 +1,14 @@
 """Reductions and scans along dims: ``sum mean max min argmax argmin`` (C++ ops and methods,
 ``cpp/src/ops/reduce.cpp``: here are their ``minitorch.<name>`` forms), statistics (``var std
 var_mean std_mean logsumexp norm``, C++ ops over one ``reduce_stats`` kernel each), ``amax`` /
-``amin`` (compositions of ``max`` / ``min``), the running ``cumsum`` / ``cumprod`` / ``logcumsumexp``
-(``cpp/src/ops/scan.cpp``), and ``count_nonzero``, ``nansum``, ``nanmean`` and ``trace``
+``amin`` (compositions of ``max`` / ``min``), the running ``cumsum`` / ``cumprod`` /
+``logcumsumexp`` (``cpp/src/ops/scan.cpp``; ``cumsum_`` / ``cumprod_`` write the first two in
+place), and ``count_nonzero``, ``nansum``, ``nanmean``, ``trace`` and ``sum_to_size``
 (compositions of ``sum``); ``prod`` (the reduce kernel's product) and ``cummax`` / ``cummin``
 (the ``scan_extreme`` kernel), C++ ops. These functions parse PyTorch's argument forms.
 ops/registry.py attaches them as ops/declarations.py declares: the functions of ops whose
-method is C++ (``cpp_method``) are ``minitorch.<name>``; ``var_mean`` and ``std_mean`` too;
-the others take the tensor first and are both ``Tensor.<name>`` and ``minitorch.<name>``.
+method is C++ (``cpp_method``) are ``minitorch.<name>``; ``var_mean`` and ``std_mean`` too; the
+others take the tensor first and are both ``Tensor.<name>`` and ``minitorch.<name>``.
 """
 from __future__ import annotations
 
@@ -177,6 +178,29 @@ def cumsum(self, dim: int, *, dtype=None) -> Tensor:
 def cumprod(self, dim: int, *, dtype=None) -> Tensor:
     """Running product along ``dim``: ``out[i] = x[0] * ... * x[i]``."""
     return _C._cumprod(self, int_arg("cumprod", "dim", dim), dtype)
+
+
+def _scan_(op: str, self: Tensor, dim, dtype) -> Tensor:
+    """``self.<op>(dim)`` written into ``self`` (ops/inplace.py's rules); a ``dtype`` other
+    than ``self``'s is refused, as PyTorch's in-place call."""
+    from .inplace import write_into
+    if dtype is not None and dtype != self.dtype:
+        raise RuntimeError(f"{op}_: Bad in-place call: input tensor dtype {self.dtype.name} and output tensor dtype "
+                           f"{dtype.name} should match")
+    d = int_arg(op + "_", "dim", dim)
+    return write_into(self, op + "_", lambda x: getattr(x, op)(d))
+
+
+@numpy_names
+def cumsum_(self, dim: int, *, dtype=None) -> Tensor:
+    """In-place :meth:`cumsum`; returns ``self``."""
+    return _scan_("cumsum", self, dim, dtype)
+
+
+@numpy_names
+def cumprod_(self, dim: int, *, dtype=None) -> Tensor:
+    """In-place :meth:`cumprod`; returns ``self``."""
+    return _scan_("cumprod", self, dim, dtype)
 
 
 @numpy_names
@@ -361,3 +385,24 @@ def corrcoef(self: Tensor) -> Tensor:
     std = d.sqrt()
     c = c / std.reshape(-1, 1) / std.reshape(1, -1)
     return c.clamp(-1, 1)
+
+
+def sum_to_size(self, *size) -> Tensor:
+    """``self`` summed down to ``size`` (``x.sum_to_size(2, 1)`` or ``x.sum_to_size((2, 1))``):
+    the reverse of ``expand``, adding over the leading dims ``size`` lacks and the dims where
+    it has 1 (the gradient of a broadcast). ``size`` must be expandable to ``self.shape``.
+
+    >>> minitorch.ones(2, 3).sum_to_size(1, 3)
+    tensor([[2., 2., 2.]])
+    """
+    if not size:
+        raise TypeError('sum_to_size() missing 1 required positional arguments: "size"')
+    want = tuple(int_arg("sum_to_size", "size", n) for n in (size[0] if len(size) == 1 and isinstance(
+        size[0], (tuple, list)) else size))
+    have = tuple(self.shape)
+    lead = len(have) - len(want)
+    if lead < 0 or any(w != 1 and w != h for w, h in zip(want, have[lead:])):
+        raise _C.InputError(f"sum_to_size: size {{{list(want)}}} is not expandable to size {{{list(have)}}}.")
+    dims = tuple(range(lead)) + tuple(lead + k for k, (w, h) in enumerate(zip(want, have[lead:])) if w == 1 and h != 1)
+    out = self.sum(dims, keepdim=True) if dims else self
+    return out.reshape(want) if lead else out

@@ -1,5 +1,6 @@
 """What the op declarations (``declarations.py``) make: the Python ops' methods and functions,
-the in-place forms, the aliases and autocast's op lists. ``install_python_ops`` runs early in
+the in-place forms (and torch's in-place functions, ``minitorch.exp_``), the aliases and
+autocast's op lists. ``install_python_ops`` runs early in
 ``import minitorch``; ``install`` at its end, when every op the forms refer to exists.
 """
 from __future__ import annotations
@@ -10,7 +11,7 @@ import inspect
 from .. import _C
 from .._C import Tensor
 from ._args import check_input
-from .declarations import FP32_ALL, FUNCTIONAL, GENERIC, MINITORCH, NATIVE, OPS, Op
+from .declarations import FP32_ALL, FUNCTIONAL, GENERIC, INPLACE_FUNCTIONS, MINITORCH, NATIVE, OPS, Op
 
 
 def install_python_ops(module) -> None:
@@ -20,6 +21,8 @@ def install_python_ops(module) -> None:
     - it takes the tensor first: ``Tensor.<name>`` is the function, and ``minitorch.<name>``
       calls it after checking that its first argument is a Tensor (``function_from_method``);
     - its method is C++ (``cpp_method``) or it has none: ``minitorch.<name>`` is the function;
+    - its function is C++ (``cpp_function``: ``where``, whose condition comes first): the
+      module's function is ``Tensor.<name>`` only;
     - declared ``inplace=NATIVE`` with a ``<name>_`` function in the module (lerp_, addcmul_):
       ``Tensor.<name>_`` is that function;
     - its ``operators`` that the module defines as functions of those names (``__lshift__`` in
@@ -41,7 +44,7 @@ def install_python_ops(module) -> None:
                     if hasattr(impl_module(op), operator):
                         setattr(module.Tensor, operator, getattr(impl_module(op), operator))
                 impl = function_from_method(op.name)
-            if op.function:
+            if op.function and not op.cpp_function:
                 setattr(module, op.name, impl)
         elif op.function and op.method and not hasattr(_C, op.name):
             setattr(module, op.name, function_from_method(op.name))
@@ -116,6 +119,20 @@ def autocast_lists() -> list[tuple[str, str, str, bool]]:
     return out
 
 
+def inplace_functions() -> dict[str, str]:
+    """``minitorch.<name>_`` -> the op whose in-place form (or alias's) it is: PyTorch's
+    in-place functions (``torch.exp_(x)``, declarations.INPLACE_FUNCTIONS); ``fill_``,
+    ``zero_`` and ``detach_`` are their own ops."""
+    owners = {}
+    for op in OPS:
+        if op.namespace != MINITORCH or not op.method:
+            continue
+        owners[op.name] = op.name
+        if op.inplace:
+            owners.update({name + "_": op.name for name in (op.name, *op.aliases)})
+    return {name: owners[name] for name in INPLACE_FUNCTIONS}
+
+
 def install(module) -> None:
     """Adds to ``module`` (minitorch) and its Tensor class the forms the declarations make."""
     from .inplace import inplace_form
@@ -127,6 +144,8 @@ def install(module) -> None:
         setattr(tensor, alias, getattr(tensor, name))
     for alias, name in function_aliases().items():
         setattr(module, alias, getattr(module, name))
+    for name in inplace_functions():
+        setattr(module, name, function_from_method(name))
 
 
 def entry(name: str, namespace: str = MINITORCH) -> Op:

@@ -11,6 +11,8 @@ Tensor method and function by ops/declarations.py (attached by ops/registry.py).
 """
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
 
 from .. import _C
@@ -80,6 +82,63 @@ def _draws(kind: str, shape: tuple, dtype, device, generator) -> Tensor:
     rng = generator._rng
     values = rng.random(shape) if kind == "uniform" else rng.standard_normal(shape)
     return _C.from_numpy(np.ascontiguousarray(values)).to("cpu" if device is None else device, dtype)
+
+
+# The integers a floating dtype holds exactly: [-2**digits, 2**digits] (PyTorch's bounds for random_).
+_DIGITS = {"float16": 11, "bfloat16": 8, "float32": 24, "float64": 53}
+
+
+def _integer_range(dtype) -> tuple:
+    """The integers random_ draws into ``dtype`` without bounds given: [0, 2**digits] for a
+    floating dtype, [0, max] for an integer one, [0, 1] for bool (PyTorch's)."""
+    if dtype.is_floating_point:
+        return 0, 2 ** _DIGITS[dtype.name]
+    if dtype == _C.dtype.bool:
+        return 0, 1
+    from .._finfo import iinfo
+    return 0, iinfo(dtype).max
+
+
+def _check_random_range(op: str, low: int, high: int, dtype) -> None:
+    """``[low, high]`` (both included) must fit ``dtype`` (PyTorch's check_from_to_in_range);
+    a floating dtype beyond +-2**digits draws inexact integers: a UserWarning, as PyTorch's."""
+    if dtype.is_floating_point:
+        from .._finfo import finfo
+        lowest, highest = -finfo(dtype).max, finfo(dtype).max
+    elif dtype == _C.dtype.bool:
+        lowest, highest = 0, 1
+    else:
+        from .._finfo import iinfo
+        lowest, highest = iinfo(dtype).min, iinfo(dtype).max
+    for what, v in (("from", low), ("to - 1", high)):
+        if not lowest <= v <= highest:
+            raise _C.InputError(f"{op}: {what} is out of bounds for {dtype.name} ({what} = {v})")
+        if dtype.is_floating_point and abs(v) > 2 ** _DIGITS[dtype.name]:
+            digits = _DIGITS[dtype.name]
+            warnings.warn(f"{op}: {what} is out of bounds [-(2^{digits}), 2^{digits}]. Due to precision limitations "
+                          f"{dtype.name} can support discrete uniform distribution only within this range.",
+                          UserWarning, stacklevel=3)
+
+
+def _integers(shape: tuple, low: int, high: int, device, generator=None) -> Tensor:
+    """int64 integers drawn uniformly from ``[low, high]`` (both included; the range may hold
+    all 2**64 int64 values), of ``shape`` on ``device``, from minitorch's stream (so
+    ``manual_seed`` reproduces them) or ``generator``'s."""
+    span = high - low + 1
+    if generator is not None:
+        values = generator._rng.integers(low, high, size=shape, endpoint=True, dtype=np.int64)
+        return _C.from_numpy(np.ascontiguousarray(values)).to(device)
+    if span <= 2 ** 53:  # every device's randint takes a range this wide
+        return _C._randint(0, span, list(shape), _C.dtype.int64, device) + low
+    # Wider: 64 random bits from two 32-bit draws, taken modulo the range as PyTorch does, in
+    # uint64 on the host.
+    hi, lo = (_C._randint(0, 2 ** 32, list(shape), _C.dtype.int64, device).cpu().numpy().astype(np.uint64)
+              for _ in range(2))
+    bits = (hi << np.uint64(32)) | lo
+    if span < 2 ** 64:
+        bits %= np.uint64(span)
+    values = (bits + np.uint64(low % 2 ** 64)).view(np.int64)
+    return _C.from_numpy(np.ascontiguousarray(values)).to(device)
 
 
 def _float_dtype(*tensors):

@@ -1,9 +1,9 @@
 """Sets, counts and bins: ``unique`` and ``unique_consecutive`` (runs of equal values after a
-stable sort, or as they come), ``bincount``, ``histc`` and ``histogram`` (one ``index_add`` of
-ones or weights: atomics on a GPU), ``searchsorted`` and ``bucketize`` (a C++ op,
-``cpp/src/ops/search.cpp``: one binary search per value). None is differentiable, as in
-PyTorch. Each function takes the tensor first; ops/registry.py attaches them as
-ops/declarations.py declares.
+stable sort, or as they come), ``isin`` (a sort and a ``searchsorted``), ``bincount``,
+``histc`` and ``histogram`` (one ``index_add`` of ones or weights: atomics on a GPU),
+``searchsorted`` and ``bucketize`` (a C++ op, ``cpp/src/ops/search.cpp``: one binary search per
+value). None is differentiable, as in PyTorch. Each function takes the tensor first;
+ops/registry.py attaches them as ops/declarations.py declares.
 """
 from __future__ import annotations
 
@@ -293,3 +293,44 @@ def bucketize(input, boundaries, *, out_int32: bool = False, right: bool = False
     if boundaries.ndim != 1:
         raise _mt.InputError(f"bucketize: boundaries tensor must be 1 dimension, but got dim({boundaries.ndim})")
     return searchsorted(boundaries, _as_values("bucketize", input, boundaries), out_int32=out_int32, right=right)
+
+
+def isin(elements, test_elements, *, assume_unique: bool = False, invert: bool = False) -> Tensor:
+    """True where an element of ``elements`` is one of ``test_elements`` (``invert``: where it
+    is none of them); a bool tensor of the shape of ``elements``. Either may be a number
+    instead of a tensor; the two are compared in their common dtype. ``test_elements`` is
+    sorted once and each element looked up by ``searchsorted``; ``assume_unique`` (both
+    without repeats) changes nothing here. NaN is in nothing. Bool tensors are refused, as
+    in PyTorch.
+
+    >>> minitorch.isin(minitorch.tensor([[1, 2], [3, 4]]), minitorch.tensor([2, 3]))
+    tensor([[False,  True],
+            [ True, False]])
+    """
+    tensors = [t for t in (elements, test_elements) if isinstance(t, Tensor)]
+    if not tensors:
+        raise TypeError(f"isin(): expected 'elements' or 'test_elements' to be a Tensor, got "
+                        f"{type(elements).__name__} and {type(test_elements).__name__}")
+    for name, v in (("elements", elements), ("test_elements", test_elements)):
+        if not isinstance(v, Tensor) and (not isinstance(v, numbers.Number) or isinstance(v, complex)):
+            raise TypeError(f"isin(): argument '{name}' must be Tensor or Number, not {type(v).__name__}")
+        if isinstance(v, bool) or (isinstance(v, Tensor) and v.dtype == _mt.bool):
+            raise _mt.DTypeError("isin: Unsupported input type encountered for isin(): Bool")
+    if len(tensors) == 2 and elements.device != test_elements.device:
+        raise RuntimeError(f"isin: expected all tensors to be on the same device, but found {elements.device} and "
+                           f"{test_elements.device}")
+    dtype = _mt.result_type(elements, test_elements)
+    device = tensors[0].device
+    x, t = (v.detach().to(dtype) if isinstance(v, Tensor) else _mt.tensor(v, dtype=dtype, device=device)
+            for v in (elements, test_elements))
+    t = t.reshape(-1)
+    if dtype.is_floating_point:
+        t = t.masked_select(t == t)  # NaN matches nothing, and would upset the binary search
+    if t.numel() == 0:
+        found = _mt.zeros(tuple(x.shape), dtype=_mt.bool, device=device)
+    else:
+        table = t.sort().values
+        flat = x.reshape(-1)
+        at = _C._searchsorted(table, flat, False).clamp_max(table.shape[0] - 1)
+        found = (table.index_select(0, at) == flat).reshape(tuple(x.shape))
+    return found.logical_not() if invert else found

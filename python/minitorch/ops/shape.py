@@ -1,14 +1,18 @@
-"""Ops that rearrange a tensor: ``movedim`` (a ``permute``) and ``unflatten`` (a ``view``) are
-views; ``flip``, ``repeat``, ``roll``, ``tril``, ``triu`` and ``constant_pad_nd`` are C++ ops
-(``cpp/src/ops/shape.cpp``, one remap kernel each) whose arguments are parsed here. ``tile``, ``rot90``, ``broadcast_to``,
+"""Ops that rearrange a tensor: ``movedim`` (a ``permute``), ``unflatten`` (a ``view``) and
+``ravel`` (a ``reshape``) are views where they can be; ``flip``, ``repeat``, ``roll``,
+``tril``, ``triu`` and ``constant_pad_nd`` are C++ ops (``cpp/src/ops/shape.cpp``, one remap
+kernel each) whose arguments are parsed here. ``tile``, ``rot90``, ``broadcast_to``,
 ``atleast_1d/2d/3d``, ``diag``, ``diag_embed`` and ``diagonal`` are compositions of those and
-of ``where`` / ``index_select``, so their gradients are those ops'.
+of ``where`` / ``index_select``, so their gradients are those ops'; ``fill_diagonal_`` is a
+``masked_fill`` written in place.
 Each function takes the tensor first and is both ``Tensor.<name>`` and ``minitorch.<name>``
 (attached by ops/registry.py from ops/declarations.py).
 """
 from __future__ import annotations
 
 import numbers
+
+import numpy as np
 
 from .. import _C
 from .._C import Tensor
@@ -127,6 +131,16 @@ def constant_pad_nd(input, pad, value=0) -> Tensor:
     if not isinstance(input, Tensor):
         raise TypeError(f"constant_pad_nd: input must be a Tensor, got {type(input).__name__}")
     return _C._constant_pad_nd(input, ints_arg("constant_pad_nd", "pad", pad), value)
+
+
+def ravel(self) -> Tensor:
+    """``self`` as a 1-D tensor, row-major: a view where the strides allow, else a copy
+    (``reshape(-1)``; a 0-dim tensor gives one element).
+
+    >>> minitorch.tensor([[1, 2], [3, 4]]).ravel()
+    tensor([1, 2, 3, 4])
+    """
+    return self.reshape(-1)
 
 
 def tril(self, diagonal: int = 0) -> Tensor:
@@ -335,3 +349,39 @@ def flipud(self) -> Tensor:
     if self.ndim < 1:
         raise _C.InputError("flipud: Input must be >= 1-d, got a 0-dim tensor")
     return flip(self, 0)
+
+
+def fill_diagonal_(self, fill_value, wrap: bool = False) -> Tensor:
+    """Writes ``fill_value`` on the main diagonal of ``self`` (every index equal: ``self[i, i]``,
+    or ``self[i, i, i]`` when all its dims have the same length); returns ``self``. With
+    ``wrap``, a matrix taller than wide gets the diagonal again below each square block, every
+    ``ncols + 1`` elements in row-major order, as NumPy's ``fill_diagonal`` (PyTorch's rule).
+
+    >>> minitorch.zeros(5, 2).fill_diagonal_(1.0, wrap=True)
+    tensor([[1., 0.],
+            [0., 1.],
+            [0., 0.],
+            [1., 0.],
+            [0., 1.]])
+    """
+    from .inplace import write_into
+    if isinstance(fill_value, Tensor):
+        if fill_value.numel() != 1:
+            raise _C.InputError(f"fill_diagonal_: fill_value must be a number or a one-element tensor, got shape "
+                                f"{tuple(fill_value.shape)}")
+        fill_value = fill_value.item()
+    if not isinstance(fill_value, numbers.Number) or isinstance(fill_value, complex):
+        raise TypeError(f"fill_diagonal_(): argument 'fill_value' must be a Number, not {type(fill_value).__name__}")
+    if self.ndim < 2:
+        raise _C.InputError(f"fill_diagonal_: dimensions must larger than 1, got a {self.ndim}-D tensor")
+    height, width = self.shape[0], self.shape[1]
+    if self.ndim > 2 and any(n != height for n in self.shape):
+        raise _C.InputError(f"fill_diagonal_: all dimensions of input must be of equal length, got shape "
+                            f"{tuple(self.shape)}")
+    mask = np.zeros(tuple(self.shape), dtype=bool)
+    if wrap and self.ndim == 2 and height > width + 1:
+        mask.reshape(-1)[::width + 1] = True
+    else:
+        mask[(np.arange(min(height, width)),) * self.ndim] = True
+    where = _C.from_numpy(mask).to(self.device)
+    return write_into(self, "fill_diagonal_", lambda x: x.masked_fill(where, fill_value))
