@@ -635,6 +635,22 @@ def test_rsub(device):
     assert not hasattr(minitorch.Tensor, "rsub")
 
 
+def test_alpha_one_is_no_multiply(device):
+    """add / sub with alpha=1 compute x + y: the bool refusal holds (it used to pass
+    through the int64 product), and no multiply kernel is launched."""
+    t, f = T([True, False], device), T([False, False], device)
+    for call in (lambda: t.sub(f, alpha=1), lambda: minitorch.sub(t, f, alpha=1), lambda: t.clone().sub_(f, alpha=1)):
+        with pytest.raises(TypeError, match="two bool tensors is not supported"):
+            call()
+    a, b = T([1.0, 2.0], device), T([3.0, 5.0], device)
+    np.testing.assert_array_equal(npy(minitorch.add(a, b, alpha=1)), [4, 7])
+    np.testing.assert_array_equal(npy(a.sub(b, alpha=1.0)), [-2, -3])
+    if device == "cuda":
+        from conftest import launches
+        assert len(launches(lambda: minitorch.add(a, b, alpha=1))) == 1
+        assert len(launches(lambda: minitorch.add(a, b, alpha=2))) == 2
+
+
 # ------------------------------------------------------------------------------- range ----
 
 def test_range_includes_its_end_and_warns(device):

@@ -217,6 +217,9 @@ Tensor times_alpha(const Tensor& other, py::handle alpha, const char* op)
     // PyTorch: an integer tensor takes no float alpha (it would be rounded away silently)
     MT_CHECK_TYPE(is_floating(other->dtype) || s->dtype != DType::Float64, op,
                   ": for integral input tensors, argument alpha must not be a floating point number");
+    // alpha = 1 changes nothing: no multiply (one launch less), and a bool other stays bool,
+    // so sub(bool, bool, alpha=1) is refused as bool - bool is
+    if (s->d == 1.0) return other;
     Tensor scaled = binary(BinaryOp::Mul, other, scalar_tensor(*s, Device{}));  // a number stays on the host
     // add(x, 2, alpha=3) is x + 6, with 6 still a Python number for dtype promotion
     if (other->wrapped_number) scaled->wrapped_number = true;
