@@ -117,6 +117,7 @@ from ._dlpack import as_tensor, from_dlpack  # noqa: E402,F401
 from . import ops  # noqa: E402,F401
 from . import linalg  # noqa: E402,F401  (torch.linalg: LAPACK / cuSOLVER factorizations)
 from . import special  # noqa: E402,F401  (torch.special: the special functions under SciPy's names)
+from . import distributions  # noqa: E402,F401  (torch.distributions: Normal, Categorical, kl_divergence...)
 
 # The forms made from the op declarations (ops/declarations.py): in-place methods (exp_...)
 # and aliases (clip, greater, swapaxes...), once every op they name exists.
