@@ -19,6 +19,7 @@ def test_generator_calls_without_cuda_are_ignored_or_explained():
     cuda.manual_seed_all(1)
     cuda.seed()
     assert not cuda.is_bf16_supported() and not cuda.is_initialized()
+    assert cuda.get_rng_state_all() == []  # one per device: none (checkpoints save it on CPU machines)
     with pytest.raises(RuntimeError, match="current_device"):
         cuda.current_device()
     with pytest.raises(RuntimeError, match="initial_seed"):

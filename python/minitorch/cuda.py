@@ -250,8 +250,8 @@ def initial_seed() -> int:
 
 
 def get_rng_state_all() -> list:
-    """One state per CUDA device (:func:`get_rng_state`): a list of one here."""
-    return [get_rng_state()]
+    """One state per CUDA device (:func:`get_rng_state`): a list of one here, empty without CUDA."""
+    return [get_rng_state()] if is_available() else []
 
 
 def set_rng_state_all(new_states) -> None:

@@ -93,6 +93,8 @@ def test_argument_errors():
         jacobian(f, [1.0, 2.0])
     with pytest.raises(RuntimeError, match="single Tensor with a single element"):
         hessian(f, x)
+    with pytest.raises(NotImplementedError, match="vectorize=True"):
+        jacobian(f, x, strategy="forward-mode")
 
 
 def test_gradcheck_aliases():

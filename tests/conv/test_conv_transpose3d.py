@@ -68,9 +68,19 @@ def test_module(device):
 
 def test_errors():
     x = minitorch.zeros(1, 2, 2, 2, 2)
+    with pytest.raises(ValueError, match="expected bias to be 1-dimensional with 3 elements"):
+        F.conv_transpose3d(x, minitorch.zeros(2, 3, 2, 2, 2), minitorch.zeros(1))
+    with pytest.raises(ValueError, match="Only zero batch or zero channel inputs"):
+        F.conv_transpose3d(minitorch.zeros(1, 2, 0, 2, 2), minitorch.zeros(2, 3, 2, 2, 2))
     with pytest.raises(ValueError, match="expects 3 input channels"):
         F.conv_transpose3d(x, minitorch.zeros(3, 1, 2, 2, 2))
     with pytest.raises(ValueError, match="5-D weight"):
         F.conv_transpose3d(x, minitorch.zeros(2, 1, 2, 2))
     with pytest.raises(ValueError, match="output_padding"):
         F.conv_transpose3d(x, minitorch.zeros(2, 1, 2, 2, 2), output_padding=(2, 0, 0), stride=2)
+
+
+def test_result_is_contiguous(device):
+    y = F.conv_transpose3d(minitorch.randn(2, 3, 2, 2, 2, device=device), minitorch.randn(3, 2, 2, 2, 2, device=device),
+                           stride=2)
+    assert y.is_contiguous() and tuple(y.view(2, -1).shape) == (2, 128)

@@ -113,3 +113,14 @@ def test_weighted_random_sampler():
     with pytest.raises(RuntimeError, match="without replacement"):
         WeightedRandomSampler([1.0, 0.0], 2, replacement=False)
     assert issubclass(IterableDataset, Dataset)
+
+
+def test_stream_without_length_lists_and_refuses_len():
+    class Unsized(IterableDataset):
+        def __iter__(self):
+            return iter(minitorch.arange(5.0).unbind(0))
+
+    loader = DataLoader(Unsized(), batch_size=2)
+    assert [b.tolist() for b in list(loader)] == [[0, 1], [2, 3], [4]]  # list() asks len() and goes on
+    with pytest.raises(TypeError, match="has no len"):
+        len(loader)

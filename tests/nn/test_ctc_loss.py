@@ -96,9 +96,22 @@ def test_float32_and_impossible_is_inf(device):
     (lambda lp, t: F.ctc_loss(lp, t.float(), [4, 4], [1, 1]), RuntimeError, "targets must be int64 or int32"),
     (lambda lp, t: F.ctc_loss(lp[0], t, [4, 4], [1, 1]), RuntimeError, r"must be \(T, N, C\) or \(T, C\)|size"),
     (lambda lp, t: F.ctc_loss(lp, t, [4, 4], [1, 1], reduction="avg"), ValueError, "not a valid value"),
-    (lambda lp, t: F.ctc_loss(lp, t.reshape(-1), [4, 4], [3, 2]), RuntimeError, "sum to 5 but targets hold 4"),
+    (lambda lp, t: F.ctc_loss(lp, t.reshape(-1), [4, 4], [3, 2]), RuntimeError, "to have size 5 at dimension 0"),
+    (lambda lp, t: F.ctc_loss(lp, t.reshape(-1), [4, 4], [1, 2]), RuntimeError, "to have size 3 at dimension 0"),
 ])
 def test_errors(call, error, match):
     lp = minitorch.zeros(4, 2, 3).log_softmax(2)
     with pytest.raises(error, match=match):
         call(lp, minitorch.tensor([[1, 2], [2, 1]]))
+
+
+@pytest.mark.parametrize("pad", [-1, 99, 0])
+def test_padding_past_target_length_is_never_read(device, pad):
+    """Padded (N, S) targets: values past each row's target_length may be anything (PyTorch
+    never reads them)."""
+    rng = np.random.default_rng(8)
+    lp = minitorch.tensor(rng.standard_normal((5, 2, 4)), device=device).log_softmax(2)
+    clean = F.ctc_loss(lp, minitorch.tensor([[1, 2, 3], [2, 0, 0]], device=device), [5, 5], [3, 1], reduction="none")
+    padded = F.ctc_loss(lp, minitorch.tensor([[1, 2, 3], [2, pad, pad]], device=device), [5, 5], [3, 1],
+                        reduction="none")
+    np.testing.assert_allclose(padded.cpu().numpy(), clean.cpu().numpy(), rtol=1e-12)

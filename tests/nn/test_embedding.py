@@ -168,3 +168,18 @@ def test_embedding_padding_double_backward(device):
     (gw * gw).sum().backward()  # d/dg of |gw|^2: 2 gw picked back at each index, none at the padding row
     expect = 2 * want[[3, 1, 3, 0]]
     np.testing.assert_allclose(to_np(g.grad), expect, rtol=1e-12)
+
+
+def test_padding_row_gets_no_gradient_from_a_strided_gradient(device):
+    """A gradient that reaches the embedding non-contiguous (x.t(), a transpose into Conv1d)
+    still skips the padding row (the backward makes it contiguous for the rows kernel)."""
+    minitorch.manual_seed(0)
+    emb = nn.Embedding(5, 3, padding_idx=0).to(device)
+    conv = nn.Conv1d(3, 2, 1).to(device)
+    conv(emb(minitorch.tensor([[0, 1, 2, 0]], device=device)).transpose(1, 2)).sum().backward()
+    np.testing.assert_array_equal(to_np(emb.weight.grad)[0], 0)
+    assert np.abs(to_np(emb.weight.grad)[1]).sum() > 0
+    emb.weight.grad = None
+    x = emb(minitorch.tensor([0, 1, 2, 0], device=device))
+    (x.t() * minitorch.randn(3, 4, device=device)).sum().backward()
+    np.testing.assert_array_equal(to_np(emb.weight.grad)[0], 0)

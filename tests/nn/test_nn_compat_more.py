@@ -140,3 +140,23 @@ def test_match_torch():
     np.testing.assert_array_equal(to_np(mi), ti.numpy())
     np.testing.assert_allclose(to_np(F.pdist(minitorch.tensor(x[0]))), torch.pdist(torch.tensor(x[0])).numpy(),
                                rtol=1e-12)
+
+
+def test_data_parallel_moves_namedtuples_and_packed_sequences(device):
+    import collections
+    from minitorch.nn.utils.rnn import pack_sequence
+    Pair = collections.namedtuple("Pair", "x y")
+
+    class Sum(nn.Module):
+        def forward(self, pair):
+            return Pair(pair.x + pair.y, pair.x)
+
+    if device == "cpu" and minitorch.cuda.is_available():
+        pytest.skip("DataParallel needs the module on cuda:0 here")
+    out = nn.DataParallel(Sum())(Pair(minitorch.ones(2), minitorch.ones(2)))
+    assert isinstance(out, Pair) and out.x.tolist() == [2.0, 2.0] and out.x.device.type == device
+    lstm = nn.LSTM(3, 2).to(device)
+    packed = pack_sequence([minitorch.randn(4, 3), minitorch.randn(2, 3)])
+    y, _ = nn.DataParallel(lstm)(packed)
+    assert type(y).__name__ == "PackedSequence" and y.data.device.type == device
+    assert y.batch_sizes.device.type == "cpu"

@@ -107,3 +107,11 @@ def test_errors():
     gru = nn.GRU(2, 3)
     with pytest.raises(Exception, match="Expected hidden size"):
         gru(pack_padded_sequence(x, [4, 2, 1]), minitorch.zeros(1, 2, 3))
+
+
+def test_packed_sequence_derives_unsorted_indices():
+    p = pack_sequence([minitorch.ones(1, 1), 2 * minitorch.ones(3, 1)], enforce_sorted=False)
+    q = PackedSequence(p.data, p.batch_sizes, p.sorted_indices)
+    assert q.unsorted_indices.tolist() == p.unsorted_indices.tolist()
+    np.testing.assert_array_equal(to_np(pad_packed_sequence(q)[0]), to_np(pad_packed_sequence(p)[0]))
+    assert PackedSequence(p.data, p.batch_sizes).sorted_indices is None

@@ -234,3 +234,19 @@ def test_one_cycle_past_the_end_raises():
     steps(opt, sched, 2)
     with pytest.raises(ValueError, match="Tried to step 3 times"):
         steps(opt, sched, 1)
+
+
+def test_scheduler_keeps_no_reference_cycle_on_the_optimizer():
+    import gc
+    import weakref
+    gc.disable()
+    try:
+        opt = make_opt()
+        sched = S.StepLR(opt, step_size=2)
+        opt.step()
+        sched.step()
+        alive = weakref.ref(opt)
+        del opt, sched
+        assert alive() is None  # freed at once, as PyTorch's (its state too)
+    finally:
+        gc.enable()

@@ -80,8 +80,9 @@ struct IndexSelectBackward : autograd::Node {
     std::vector<Tensor> apply(std::vector<Tensor>& g) override
     {
         const auto& m = input_meta[0];
-        // embedding's g has the indices' shape, then the rows' width: one row per index
-        const Tensor g0 = embedding ? reshape(g[0], {index->numel(), m.shape[1]}) : g[0];
+        // embedding's g has the indices' shape, then the rows' width: one row per index,
+        // contiguous, so the rows kernel (the one that skips padding_idx) takes it
+        const Tensor g0 = embedding ? contiguous(reshape(g[0], {index->numel(), m.shape[1]})) : g[0];
         if (autograd::is_grad_enabled()) {  // create_graph: the scatter-add as an op (its gradient is index_select)
             Tensor grad = index_add(zeros(m.shape, g0->dtype, m.device), dim, index, g0, 1.0);
             if (padding < 0) return {grad};

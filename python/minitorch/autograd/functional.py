@@ -131,6 +131,8 @@ def jacobian(func, inputs, create_graph: bool = False, strict: bool = False, vec
     always takes reverse mode, one row at a time)."""
     if strategy not in ("reverse-mode", "forward-mode"):
         raise ValueError('Expected strategy to be either "forward-mode" or "reverse-mode".')
+    if strategy == "forward-mode" and not vectorize:
+        raise NotImplementedError('jacobian: `strategy="forward-mode"` is only implemented for `vectorize=True`.')
     inputs, in_tuple = _as_tuple(inputs, "inputs", "jacobian")
     inputs = _prepare_inputs(inputs, create_graph)
     outputs, out_tuple = _call(func, inputs, in_tuple, "jacobian")

@@ -39,6 +39,10 @@ class IterableDataset(Dataset):
     def __getitem__(self, index):
         raise TypeError(f"{type(self).__name__} is an IterableDataset: iterate over it; it has no __getitem__")
 
+    def __len__(self) -> int:
+        # a TypeError, as len() of an object without one (list() and tqdm then just go on)
+        raise TypeError(f"object of type '{type(self).__name__}' has no len()")
+
     def __add__(self, other) -> "ChainDataset":
         return ChainDataset([self, other])
 

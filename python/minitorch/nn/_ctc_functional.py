@@ -66,9 +66,9 @@ def _padded_targets(targets, target_lengths: list, n: int):
     if targets.dim() != 1:
         raise RuntimeError(f"ctc_loss: targets must be 1-D (concatenated) or 2-D (N, S), got shape "
                            f"{tuple(targets.shape)}")
-    if sum(target_lengths) > targets.shape[0]:
-        raise RuntimeError(f"ctc_loss: target_lengths sum to {sum(target_lengths)} but targets hold "
-                           f"{targets.shape[0]} labels")
+    if sum(target_lengths) != targets.shape[0]:
+        raise RuntimeError(f"Expected tensor to have size {sum(target_lengths)} at dimension 0, but got size "
+                           f"{targets.shape[0]} for argument #2 'targets' (while checking arguments for ctc_loss)")
     padded = _C._full((n, longest), 0, _C.dtype.int64, targets.device)
     start = 0
     for i, length in enumerate(target_lengths):
@@ -126,7 +126,9 @@ def ctc_loss(log_probs, targets, input_lengths, target_lengths, blank: int = 0, 
     L = 2 * labels.shape[1] + 1
     ext = _C._full((N, L), blank, _C.dtype.int64, device)  # blank, l1, blank, l2, ..., blank
     if L > 1:
-        ext[:, 1::2] = labels
+        # past its target_length a row's padding is never read (any value, -1 too, as PyTorch)
+        real = _C._arange(0, labels.shape[1], 1, _C.dtype.int64, device).unsqueeze(0) < _int64(tgt_lens, device)[:, None]
+        ext[:, 1::2] = _C.where(real, labels, _C._full((), blank, _C.dtype.int64, device))
     # The skip s-2 -> s: onto a label that differs from the label two states back.
     skip = ext != blank
     if L > 2:

@@ -704,6 +704,12 @@ def conv_transpose3d(input, weight, bias=None, stride=1, padding=0, output_paddi
         raise ValueError(f"{op}: stride and dilation must be positive, padding non-negative and output_padding "
                          f"smaller than stride or dilation, got stride={sd}, padding={pd}, output_padding={od}, "
                          f"dilation={dd} (depth)")
+    if bias is not None and (not isinstance(bias, _C.Tensor) or tuple(bias.shape) != (weight.shape[1] * groups,)):
+        got = tuple(bias.shape) if isinstance(bias, _C.Tensor) else type(bias).__name__
+        raise ValueError(f"{op}: expected bias to be 1-dimensional with {weight.shape[1] * groups} elements, got {got}")
+    if 0 in tuple(x.shape[2:]):
+        raise ValueError(f"{op}: Only zero batch or zero channel inputs are supported, but got input shape: "
+                         f"{tuple(input.shape)}")
     n, c, depth = x.shape[0], x.shape[1], x.shape[2]
     kd = weight.shape[2]
     full = (depth - 1) * sd + dd * (kd - 1) + 1 + od  # the output depth before the padding is cropped
@@ -721,8 +727,7 @@ def conv_transpose3d(input, weight, bias=None, stride=1, padding=0, output_paddi
             out = _C._full((n, full) + tuple(y.shape[2:]), 0.0, y.dtype, y.device)
         out = out.index_add(1, positions + tap * dd, y)
     out = out[:, pd:pd + out_depth].transpose(1, 2)
-    if bias is not None:
-        out = out + bias.reshape(-1, 1, 1, 1)
+    out = out + bias.reshape(-1, 1, 1, 1) if bias is not None else out.contiguous()  # (N, O, D, H, W) in order
     return out.squeeze(0) if unbatched else out
 
 

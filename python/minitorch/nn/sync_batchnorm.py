@@ -65,8 +65,8 @@ class _SyncBatchNormFunction(Function):
                 running_var.mul_(1 - factor).add_((unbiased * factor).to(running_var.dtype))
         xhat = ((xs - _per_channel(mean, xs)) * _per_channel(invstd, xs)).to(x.dtype)
         y = xhat
-        if weight is not None:
-            y = xhat * _per_channel(weight, x) + _per_channel(bias, x)
+        if weight is not None:  # in the input's dtype (float16 input, float32 weight: float16, as PyTorch)
+            y = (xhat * _per_channel(weight, x) + _per_channel(bias, x)).to(x.dtype)
         ctx.save_for_backward(x, weight, mean.to(x.dtype), invstd.to(x.dtype))
         ctx.n, ctx.group = n, group
         return y

@@ -19,6 +19,7 @@ from __future__ import annotations
 import math
 import types
 import warnings
+import weakref
 from bisect import bisect_right
 from collections import Counter
 
@@ -51,14 +52,21 @@ def _check_optimizer(optimizer) -> None:
 
 def _mark_optimizer_steps(optimizer) -> None:
     """Wraps optimizer.step once so the scheduler can tell whether it ran before the
-    scheduler's first step (the usual mistake: the other order skips the first lr)."""
-    step = optimizer.step
-    if getattr(step, "_wrapped_by_lr_sched", False):
+    scheduler's first step (the usual mistake: the other order skips the first lr). The
+    wrapper holds the optimizer weakly and its class's step, so the optimizer (and its
+    state) is freed as soon as it is dropped, with no reference cycle."""
+    if getattr(optimizer.step, "_wrapped_by_lr_sched", False):
         return
+    owner = weakref.ref(optimizer)
+    step = optimizer.step
+    func = getattr(step, "__func__", None)  # a bound method: call its function on the live optimizer
+    if func is not None:
+        step = None
 
     def step_and_mark(*args, **kwargs):
-        optimizer._opt_called = True
-        return step(*args, **kwargs)
+        opt = owner()
+        opt._opt_called = True
+        return func(opt, *args, **kwargs) if func is not None else step(*args, **kwargs)
 
     step_and_mark._wrapped_by_lr_sched = True
     optimizer.step = step_and_mark

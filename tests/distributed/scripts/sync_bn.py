@@ -61,4 +61,8 @@ ref32 = nn.BatchNorm2d(4)
 x32 = minitorch.tensor(X, dtype=minitorch.float32)
 close(sync32(x32[start:start + shares[r]]).detach().numpy(), ref32(x32).detach().numpy()[start:start + shares[r]],
       "float32 output", tol=1e-5)
+# float16 input with float32 parameters: a float16 result (as one rank and PyTorch give)
+y16 = nn.SyncBatchNorm(4)(x32[start:start + shares[r]].half())
+assert y16.dtype == minitorch.float16, f"rank {r}: float16 input gave {y16.dtype}"
+close(y16.float().detach().numpy(), ref32(x32).detach().numpy()[start:start + shares[r]], "float16 output", tol=2e-3)
 print(f"rank {r} ok", flush=True)

@@ -23,8 +23,10 @@ def _device_index(d) -> int:
 
 def _to(obj, device):
     """obj with every tensor in it (tuples, lists, dicts) moved to device."""
-    if isinstance(obj, _C.Tensor):
+    if isinstance(obj, _C.Tensor) or hasattr(obj, "batch_sizes"):  # a PackedSequence moves itself
         return obj.to(device)
+    if isinstance(obj, tuple) and hasattr(obj, "_fields"):  # a namedtuple: fields by position
+        return type(obj)(*(_to(o, device) for o in obj))
     if isinstance(obj, (tuple, list)):
         return type(obj)(_to(o, device) for o in obj)
     if isinstance(obj, dict):

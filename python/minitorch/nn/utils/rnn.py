@@ -57,15 +57,26 @@ def _int64(values, device=None):
     return tensor(list(values), dtype=_C.dtype.int64, device=device)
 
 
-class PackedSequence(NamedTuple):
-    """Sequences of different lengths without their padding (see the module docstring):
-    ``data`` (sum of lengths, *), ``batch_sizes`` (int64 on the CPU, one per time step),
-    ``sorted_indices`` / ``unsorted_indices`` (int64 on data's device, or None)."""
-
+class _PackedFields(NamedTuple):
     data: object
     batch_sizes: object
     sorted_indices: object = None
     unsorted_indices: object = None
+
+
+class PackedSequence(_PackedFields):
+    """Sequences of different lengths without their padding (see the module docstring):
+    ``data`` (sum of lengths, *), ``batch_sizes`` (int64 on the CPU, one per time step),
+    ``sorted_indices`` / ``unsorted_indices`` (int64 on data's device, or None; given
+    sorted_indices alone, unsorted_indices is its inverse, as PyTorch's)."""
+
+    __slots__ = ()
+
+    def __new__(cls, data, batch_sizes=None, sorted_indices=None, unsorted_indices=None):
+        if unsorted_indices is None and sorted_indices is not None:
+            from ... import argsort
+            unsorted_indices = argsort(sorted_indices)  # the inverse permutation
+        return super().__new__(cls, data, batch_sizes, sorted_indices, unsorted_indices)
 
     def to(self, *args, **kwargs) -> "PackedSequence":
         """``data.to(...)``; the index tensors follow data's device, batch_sizes stays on the CPU."""
